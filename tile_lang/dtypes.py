@@ -1,0 +1,255 @@
+"""Element types: the static markers mypy checks and the runtime descriptors both backends use.
+
+Statically a dtype is a marker class whose *category* is the constructor and whose width is
+the argument (``Float[W32]``), so operators can restrict ``self`` by structure, which mypy
+checks (it does not check TypeVar bounds on ``self``). At run time ``tl.f32`` is that same
+alias object; :func:`dtype_of` maps it to a :class:`DType` descriptor carrying the semantics.
+"""
+
+from __future__ import annotations
+
+import enum
+import typing
+from dataclasses import dataclass
+from typing import Generic, TypeAlias, TypeVar
+
+import ml_dtypes
+import numpy as np
+
+
+class Dtype:
+    """Marker base of every element type; used only as a type argument."""
+
+
+class Width:
+    """Marker base of the width argument of a dtype category."""
+
+
+class W8(Width): ...
+
+
+class W16(Width): ...
+
+
+class WBF16(Width): ...
+
+
+class W32(Width): ...
+
+
+class W64(Width): ...
+
+
+class WE4M3(Width): ...
+
+
+class WE5M2(Width): ...
+
+
+W = TypeVar("W", bound=Width)
+
+
+class Float(Dtype, Generic[W]):
+    """Floating-point category; ``Float[W]`` in a signature is the Rust ``D: Float``."""
+
+
+class Int(Dtype, Generic[W]):
+    """Signed integer category."""
+
+
+class UInt(Dtype, Generic[W]):
+    """Unsigned integer category."""
+
+
+class Bool(Dtype):
+    """The 1-bit boolean type, the element type of masks."""
+
+
+bool_: TypeAlias = Bool
+i1: TypeAlias = Bool
+i8: TypeAlias = Int[W8]
+i16: TypeAlias = Int[W16]
+i32: TypeAlias = Int[W32]
+i64: TypeAlias = Int[W64]
+u8: TypeAlias = UInt[W8]
+u16: TypeAlias = UInt[W16]
+u32: TypeAlias = UInt[W32]
+u64: TypeAlias = UInt[W64]
+f16: TypeAlias = Float[W16]
+bf16: TypeAlias = Float[WBF16]
+f32: TypeAlias = Float[W32]
+f64: TypeAlias = Float[W64]
+f8e4m3: TypeAlias = Float[WE4M3]
+f8e5m2: TypeAlias = Float[WE5M2]
+
+
+class Kind(enum.Enum):
+    """The category of a runtime dtype."""
+
+    BOOL = "bool"
+    INT = "int"
+    UINT = "uint"
+    FLOAT = "float"
+    POINTER = "pointer"
+
+
+@dataclass(frozen=True)
+class DType:
+    """Runtime description of an element type: category, bit width and host representation."""
+
+    name: str
+    kind: Kind
+    bits: int
+    numpy: np.dtype[typing.Any]
+    element: DType | None = None  # the pointee, for pointers
+
+    def __repr__(self) -> str:
+        return f"tl.{self.name}" if self.element is None else f"tl.Pointer[{self.element!r}]"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind is Kind.FLOAT
+
+    @property
+    def is_int(self) -> bool:
+        """Signed or unsigned integer (not bool)."""
+        return self.kind in (Kind.INT, Kind.UINT)
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind is Kind.INT
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind is Kind.BOOL
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.kind is Kind.POINTER
+
+    @property
+    def is_fp8(self) -> bool:
+        return self.is_float and self.bits == 8
+
+    @property
+    def itemsize(self) -> int:
+        return max(1, self.bits // 8)
+
+    def pointer_to(self) -> DType:
+        return DType(f"ptr<{self.name}>", Kind.POINTER, 64, np.dtype(np.int64), self)
+
+
+def _d(name: str, kind: Kind, bits: int, host: typing.Any) -> DType:
+    return DType(name, kind, bits, np.dtype(host))
+
+
+BOOL = _d("bool_", Kind.BOOL, 1, np.bool_)
+I8 = _d("i8", Kind.INT, 8, np.int8)
+I16 = _d("i16", Kind.INT, 16, np.int16)
+I32 = _d("i32", Kind.INT, 32, np.int32)
+I64 = _d("i64", Kind.INT, 64, np.int64)
+U8 = _d("u8", Kind.UINT, 8, np.uint8)
+U16 = _d("u16", Kind.UINT, 16, np.uint16)
+U32 = _d("u32", Kind.UINT, 32, np.uint32)
+U64 = _d("u64", Kind.UINT, 64, np.uint64)
+F16 = _d("f16", Kind.FLOAT, 16, np.float16)
+BF16 = _d("bf16", Kind.FLOAT, 16, ml_dtypes.bfloat16)
+F32 = _d("f32", Kind.FLOAT, 32, np.float32)
+F64 = _d("f64", Kind.FLOAT, 64, np.float64)
+F8E4M3 = _d("f8e4m3", Kind.FLOAT, 8, ml_dtypes.float8_e4m3fn)
+F8E5M2 = _d("f8e5m2", Kind.FLOAT, 8, ml_dtypes.float8_e5m2)
+
+ALL: tuple[DType, ...] = (BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, F8E4M3, F8E5M2)
+
+_BY_MARKER: dict[object, DType] = {
+    Bool: BOOL, i8: I8, i16: I16, i32: I32, i64: I64, u8: U8, u16: U16, u32: U32, u64: U64,
+    f16: F16, bf16: BF16, f32: F32, f64: F64, f8e4m3: F8E4M3, f8e5m2: F8E5M2,
+}
+_MARKER_BY_NAME: dict[str, object] = {d.name: m for m, d in _BY_MARKER.items()}
+_BY_NUMPY: dict[np.dtype[typing.Any], DType] = {d.numpy: d for d in ALL}
+
+
+def dtype_of(marker: object) -> DType:
+    """The runtime dtype of a static marker such as ``tl.f32`` (a DType passes through)."""
+    if isinstance(marker, DType):
+        return marker
+    found = _BY_MARKER.get(marker)
+    if found is None:
+        raise TypeError(f"{marker!r} is not a tile_lang dtype (expected e.g. tl.f32, tl.i32, tl.bf16)")
+    return found
+
+
+def marker_of(dtype: DType) -> object:
+    """The static marker (e.g. ``tl.f32``) of a runtime dtype; the value of ``buf.dtype``."""
+    return _MARKER_BY_NAME[dtype.name]
+
+
+def from_numpy(dtype: np.dtype[typing.Any]) -> DType:
+    """The tile_lang dtype holding a NumPy (or ml_dtypes) array's elements."""
+    found = _BY_NUMPY.get(np.dtype(dtype))
+    if found is None:
+        raise TypeError(f"NumPy dtype {np.dtype(dtype)} has no tile_lang equivalent")
+    return found
+
+
+# ---------------------------------------------------------------- promotion (Triton's rules)
+
+
+def _float_rank(d: DType) -> int:
+    return {8: 0, 16: 1, 32: 3, 64: 4}[d.bits] if d is not BF16 else 2
+
+
+def promote(a: DType, b: DType) -> DType:
+    """Result dtype of an arithmetic op on two tensors, following Triton's promotion rules."""
+    if a == b:
+        return a
+    if a.is_float or b.is_float:
+        if not (a.is_float and b.is_float):
+            return a if a.is_float else b
+        if {a, b} == {F16, BF16} or (a.is_fp8 and b.is_fp8):
+            return F32 if {a, b} == {F16, BF16} else F16
+        return a if _float_rank(a) > _float_rank(b) else b
+    if a.is_bool:
+        return b
+    if b.is_bool:
+        return a
+    if a.kind is b.kind:
+        return a if a.bits >= b.bits else b
+    signed, unsigned = (a, b) if a.is_signed else (b, a)
+    return unsigned if unsigned.bits >= signed.bits else signed
+
+
+def scalar_dtype(value: bool | int | float) -> DType:
+    """The dtype Triton gives a Python scalar standing alone."""
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        if -(2**31) <= value < 2**31:
+            return I32
+        if -(2**63) <= value < 2**63:
+            return I64
+        if value < 2**64:
+            return U64
+        raise OverflowError(f"integer {value} does not fit in 64 bits")
+    return F32
+
+
+def promote_scalar(tensor: DType, value: bool | int | float) -> DType:
+    """Result dtype of a tensor combined with a Python scalar: the scalar adapts to the tensor
+    unless a float meets an integer tensor (then f32) or an int is too large (then promotion)."""
+    if isinstance(value, float) and not tensor.is_float:
+        return F32
+    if isinstance(value, bool) or isinstance(value, float):
+        return tensor if not tensor.is_bool else scalar_dtype(value)
+    if tensor.is_float:
+        return tensor
+    if tensor.is_bool:
+        return scalar_dtype(value)
+    info = np.iinfo(tensor.numpy)
+    return tensor if info.min <= value <= info.max else promote(tensor, scalar_dtype(value))
+
+
+def truediv_dtype(a: DType, b: DType) -> DType:
+    """``/`` on two integers divides in f32, as Triton does; otherwise the promoted float."""
+    result = promote(a, b)
+    return F32 if not result.is_float else result

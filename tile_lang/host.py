@@ -1,0 +1,34 @@
+"""Host-side buffer creation on the current backend."""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+import numpy as np
+
+from tile_lang import dtypes, registry
+from tile_lang.buffer import Buffer
+from tile_lang.tensor import D
+
+
+@overload
+def to_device(array: Any, dtype: type[D]) -> Buffer[D]: ...
+@overload
+def to_device(array: Any, dtype: None = None) -> Buffer[Any]: ...
+def to_device(array: Any, dtype: Any = None) -> Buffer[Any]:
+    """Copy a host array to the current backend. With ``dtype`` (e.g. ``tl.f32``) the buffer is
+    typed for mypy, and the array's element type is checked against it at run time."""
+    host = np.asarray(array)
+    found = dtypes.from_numpy(host.dtype)
+    if dtype is not None and dtypes.dtype_of(dtype) != found:
+        raise TypeError(f"to_device: the array holds {host.dtype} ({found!r}) but dtype={dtypes.dtype_of(dtype)!r} "
+                        "was asked for; convert it first, e.g. array.astype(np.float32)")
+    return registry.current().to_device(np.ascontiguousarray(host), found)
+
+
+def empty(shape: int | tuple[int, ...], dtype: type[D]) -> Buffer[D]:
+    """An uninitialised buffer of ``shape`` on the current backend."""
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(d < 0 for d in dims):
+        raise ValueError(f"empty: negative extent in shape {dims}")
+    return registry.current().empty(dims, dtypes.dtype_of(dtype))

@@ -1,0 +1,212 @@
+"""``@tl.kernel`` and ``kernel[grid](...)``: argument binding and checking, then dispatch.
+
+Every check here runs before a backend sees the launch, so a bad launch fails naming the
+kernel and the parameter, with nothing executed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, ParamSpec, TypeAlias, overload
+
+import numpy as np
+
+from tile_lang import registry
+from tile_lang.buffer import Buffer
+from tile_lang.errors import LaunchError
+from tile_lang.signature import Param, ParamKind, match_pointee, read_params, show_dtype
+
+P = ParamSpec("P")
+
+Grid: TypeAlias = (
+    tuple[int] | tuple[int, int] | tuple[int, int, int] | Callable[[dict[str, Any]], tuple[int, ...]]
+)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Launch options, Triton's spelling: ``kernel[grid, tl.Options(num_warps=8)](...)``.
+
+    The same names are accepted as extra keywords at run time (``kernel[grid](..., num_warps=8)``),
+    which mypy rejects because they are not kernel parameters; this spelling type-checks.
+    """
+
+    num_warps: int = 4
+    num_stages: int = 3
+    stream: Any = None
+
+    def __post_init__(self) -> None:
+        if self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
+            raise LaunchError(f"num_warps must be a power of two >= 1, got {self.num_warps}")
+        if self.num_stages < 1:
+            raise LaunchError(f"num_stages must be >= 1, got {self.num_stages}")
+
+
+_OPTION_NAMES = frozenset(f.name for f in Options.__dataclass_fields__.values())
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A checked launch as a backend receives it."""
+
+    kernel: Kernel[...]
+    grid: tuple[int, int, int]
+    args: tuple[Any, ...]  # one per runtime parameter: Buffer, int, float or bool
+    constexprs: Mapping[str, Any] = field(default_factory=dict)
+    options: Options = Options()
+
+
+class Kernel(Generic[P]):
+    """A tile kernel: a typed Python function run by one program of a launch grid."""
+
+    def __init__(self, fn: Callable[P, None]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.params: tuple[Param, ...] = read_params(fn)
+        self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        self.lineno = fn.__code__.co_firstlineno
+        self.__doc__ = fn.__doc__
+
+    @property
+    def runtime_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.kind is not ParamKind.CONSTEXPR)
+
+    @property
+    def constexpr_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
+
+    @overload
+    def __getitem__(self, key: Grid) -> Launcher[P]: ...
+    @overload
+    def __getitem__(self, key: tuple[Grid, Options]) -> Launcher[P]: ...
+    def __getitem__(self, key: Any) -> Launcher[P]:
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Options):
+            return Launcher(self, key[0], key[1])
+        return Launcher(self, key, Options())
+
+    def __repr__(self) -> str:
+        return f"<tl.kernel {self.name} at {self.filename}:{self.lineno}>"
+
+    def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Split a call into runtime arguments (in parameter order) and constexprs, by name."""
+        by_name: dict[str, Any] = {}
+        if len(args) > len(self.params):
+            raise LaunchError(f"kernel {self.name} takes {len(self.params)} arguments, got {len(args)} positional")
+        for param, value in zip(self.params, args):
+            by_name[param.name] = value
+        for name, value in kwargs.items():
+            if name not in {p.name for p in self.params}:
+                raise LaunchError(f"kernel {self.name} has no parameter {name!r}")
+            if name in by_name:
+                raise LaunchError(f"kernel {self.name}: parameter {name!r} given twice")
+            by_name[name] = value
+        missing = [p.name for p in self.params if p.name not in by_name]
+        if missing:
+            raise LaunchError(f"kernel {self.name}: missing argument(s) {', '.join(missing)}")
+        runtime = tuple(by_name[p.name] for p in self.runtime_params)
+        constexprs = {p.name: _check_constexpr(self, p, by_name[p.name]) for p in self.constexpr_params}
+        return runtime, constexprs
+
+
+class Launcher(Generic[P]):
+    """``kernel[grid]``: calling it checks the arguments and launches on the current backend."""
+
+    def __init__(self, kernel: Kernel[P], grid: Any, options: Options) -> None:
+        self.kernel = kernel
+        self.grid = grid
+        self.options = options
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> None:
+        launch = self.prepare(args, kwargs)
+        if min(launch.grid) > 0:  # as in Triton, a grid with a zero entry launches nothing
+            registry.current().launch(launch)
+
+    def prepare(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Launch:
+        """Bind, check and adopt the arguments; the grid is resolved against the constexprs."""
+        kernel = self.kernel
+        option_kw = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
+        options = replace(self.options, **option_kw) if option_kw else self.options
+        runtime, constexprs = kernel.bind(args, {k: v for k, v in kwargs.items() if k not in _OPTION_NAMES})
+        backend = registry.current()
+        checked = _check_runtime_args(kernel, runtime, backend)
+        grid = _resolve_grid(kernel, self.grid, constexprs)
+        return Launch(kernel, grid, checked, constexprs, options)
+
+
+def kernel(fn: Callable[P, None]) -> Kernel[P]:
+    """Declare a tile kernel. Its parameters are ``Pointer[D]``, ``int``/``float``/``bool``
+    scalars and ``constexpr`` compile-time constants (passed by keyword at launch)."""
+    return Kernel(fn)
+
+
+def _check_constexpr(kernel: Kernel[Any], param: Param, value: Any) -> Any:
+    expected = param.annotation
+    ok = isinstance(value, expected) if isinstance(expected, type) else True
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if expected is int and isinstance(value, np.integer):
+        value, ok = int(value), True
+    if not ok:
+        raise LaunchError(f"kernel {kernel.name}: constexpr {param.name} must be {expected.__name__}, "
+                          f"got {type(value).__name__} {value!r}")
+    return value
+
+
+def _check_runtime_args(kernel: Kernel[Any], values: tuple[Any, ...], backend: registry.Backend) -> tuple[Any, ...]:
+    bindings: dict[Any, Any] = {}
+    checked = []
+    for param, value in zip(kernel.runtime_params, values):
+        if param.kind is ParamKind.POINTER:
+            checked.append(_check_pointer(kernel, param, value, backend, bindings))
+        else:
+            checked.append(_check_scalar(kernel, param, value))
+    return tuple(checked)
+
+
+def _check_pointer(kernel: Kernel[Any], param: Param, value: Any, backend: registry.Backend,
+                   bindings: dict[Any, Any]) -> Buffer[Any]:
+    where = f"kernel {kernel.name}, parameter {param.name} ({param.describe()})"
+    buffer = value if isinstance(value, Buffer) else backend.adopt(value)
+    if buffer is None:
+        raise LaunchError(f"{where}: expected a tile_lang Buffer or a {backend.name} array, "
+                          f"got {type(value).__name__}")
+    if buffer.backend is not backend:
+        raise LaunchError(f"{where}: the buffer lives on backend {buffer.backend.name!r} but this launch "
+                          f"runs on {backend.name!r}; create it inside `with tl.backend({backend.name!r})`")
+    if not match_pointee(param.annotation, buffer.type, bindings):
+        raise LaunchError(f"{where}: got a buffer of {show_dtype(buffer.type)}")
+    return buffer
+
+
+def _check_scalar(kernel: Kernel[Any], param: Param, value: Any) -> Any:
+    expected = param.annotation
+    if expected is bool:
+        ok = isinstance(value, (bool, np.bool_))
+    elif expected is int:
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    else:
+        ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if not ok:
+        raise LaunchError(f"kernel {kernel.name}, parameter {param.name}: expected {expected.__name__}, "
+                          f"got {type(value).__name__} {value!r}")
+    if expected is int and not -(2**63) <= int(value) < 2**64:
+        raise LaunchError(f"kernel {kernel.name}, parameter {param.name}: {value} does not fit in 64 bits")
+    return expected(value)
+
+
+def _resolve_grid(kernel: Kernel[Any], grid: Any, constexprs: Mapping[str, Any]) -> tuple[int, int, int]:
+    if callable(grid):
+        grid = grid(dict(constexprs))
+    if isinstance(grid, numbers.Integral):
+        grid = (grid,)
+    if not isinstance(grid, tuple) or not 1 <= len(grid) <= 3:
+        raise LaunchError(f"kernel {kernel.name}: the grid must be a tuple of 1 to 3 ints, got {grid!r}")
+    if not all(isinstance(g, numbers.Integral) for g in grid):
+        raise LaunchError(f"kernel {kernel.name}: grid entries must be ints, got {grid!r}")
+    if any(g < 0 for g in grid):
+        raise LaunchError(f"kernel {kernel.name}: negative grid entry in {grid!r}")
+    padded = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    return (padded[0], padded[1], padded[2])

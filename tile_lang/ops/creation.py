@@ -1,0 +1,67 @@
+"""Program identity and block creation: program_id, arange, zeros, full, cast."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, overload
+
+from tile_lang.builtin import builtin
+from tile_lang.func import helper
+from tile_lang.dtypes import Int, W32
+from tile_lang.tensor import R0, R1, R2, R3, D, E, R, Tensor
+
+
+@builtin
+def program_id(axis: Literal[0, 1, 2]) -> int:
+    """The index of this program along grid ``axis``."""
+
+
+@builtin
+def num_programs(axis: Literal[0, 1, 2]) -> int:
+    """The number of programs along grid ``axis``."""
+
+
+@builtin
+def arange(start: int, end: int) -> Tensor[Int[W32], R1]:
+    """``[start, end)`` as an i32 block; ``end - start`` must be a power of two."""
+
+
+@overload
+def zeros(shape: tuple[int], dtype: type[D]) -> Tensor[D, R1]: ...
+@overload
+def zeros(shape: tuple[int, int], dtype: type[D]) -> Tensor[D, R2]: ...
+@overload
+def zeros(shape: tuple[int, int, int], dtype: type[D]) -> Tensor[D, R3]: ...
+@builtin
+def zeros(shape: tuple[int, ...], dtype: Any) -> Any:
+    """A block of zeros."""
+
+
+@helper
+def zeros_like(input: Tensor[D, R]) -> Tensor[D, R]:
+    """A block of zeros with ``input``'s shape and dtype."""
+    return full_like(input, 0)
+
+
+@overload
+def full(shape: tuple[()], value: float, dtype: type[D]) -> Tensor[D, R0]: ...
+@overload
+def full(shape: tuple[int], value: float, dtype: type[D]) -> Tensor[D, R1]: ...
+@overload
+def full(shape: tuple[int, int], value: float, dtype: type[D]) -> Tensor[D, R2]: ...
+@overload
+def full(shape: tuple[int, int, int], value: float, dtype: type[D]) -> Tensor[D, R3]: ...
+@builtin
+def full(shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
+    """A block filled with ``value``."""
+
+
+@builtin
+def full_like(input: Tensor[D, R], value: float) -> Tensor[D, R]:
+    """A block shaped like ``input`` filled with ``value``."""
+
+
+@builtin
+def cast(
+    input: Tensor[Any, R], dtype: type[E], fp_downcast_rounding: str | None = None, bitcast: bool = False
+) -> Tensor[E, R]:
+    """Convert ``input`` to ``dtype`` (round to nearest even; ``bitcast`` reinterprets bits)."""

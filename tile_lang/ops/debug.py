@@ -1,0 +1,61 @@
+"""Compiler hints (checked by the reference backend), assertions, printing and inline asm."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tile_lang.builtin import builtin
+from tile_lang.dtypes import Bool
+from tile_lang.tensor import D, R, Tensor
+
+
+@builtin
+def multiple_of(input: Tensor[D, R], values: int | tuple[int, ...]) -> Tensor[D, R]:
+    """Promise that every element (per axis, for a tuple) is a multiple of ``values``."""
+
+
+@builtin
+def max_contiguous(input: Tensor[D, R], values: int | tuple[int, ...]) -> Tensor[D, R]:
+    """Promise that runs of ``values`` consecutive elements are contiguous (x, x+1, ...)."""
+
+
+@builtin
+def max_constancy(input: Tensor[D, R], values: int | tuple[int, ...]) -> Tensor[D, R]:
+    """Promise that runs of ``values`` consecutive elements are equal."""
+
+
+@builtin
+def assume(cond: Tensor[Bool, Any] | bool) -> None:
+    """Promise that ``cond`` holds (the reference backend checks it)."""
+
+
+@builtin
+def debug_barrier() -> None:
+    """Synchronise all threads of the program."""
+
+
+@builtin
+def device_assert(cond: Tensor[Bool, Any] | bool, msg: str = "", mask: Tensor[Bool, Any] | None = None) -> None:
+    """Fail the launch with ``msg`` where ``cond`` is false."""
+
+
+@builtin
+def device_print(prefix: str, *args: Any, hex: bool = False) -> None:
+    """Print values from the device, prefixed by ``prefix``."""
+
+
+@builtin
+def static_assert(cond: bool, msg: str = "") -> None:
+    """Check a compile-time condition."""
+
+
+@builtin
+def static_print(*values: Any) -> None:
+    """Print at compile time."""
+
+
+@builtin
+def inline_asm_elementwise(
+    asm: str, constraints: str, args: list[Tensor[Any, Any]], dtype: Any, is_pure: bool, pack: int
+) -> Any:
+    """Run PTX ``asm`` elementwise (CUDA backend only)."""

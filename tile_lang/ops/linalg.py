@@ -1,0 +1,52 @@
+"""Block matrix products."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, overload
+
+from tile_lang.builtin import builtin
+from tile_lang.dtypes import Float, Int, UInt, W8, W32, f32
+from tile_lang.tensor import R2, R, Tensor, W
+
+InputPrecision = Literal["ieee", "tf32", "tf32x3"]
+
+
+@overload
+def dot(
+    input: Tensor[Float[W], R], other: Tensor[Float[W], R], acc: Tensor[Float[W32], R] | None = None,
+    input_precision: InputPrecision | None = None, allow_tf32: bool | None = None, max_num_imprecise_acc: int | None = None,
+    out_dtype: type[f32] = f32,
+) -> Tensor[Float[W32], R]: ...
+@overload
+def dot(
+    input: Tensor[Int[W8], R], other: Tensor[Int[W8], R], acc: Tensor[Int[W32], R] | None = None,
+    input_precision: InputPrecision | None = None, allow_tf32: bool | None = None, max_num_imprecise_acc: int | None = None,
+    out_dtype: type[Int[W32]] = Int[W32],
+) -> Tensor[Int[W32], R]: ...
+@overload
+def dot(
+    input: Tensor[Float[W], R], other: Tensor[Float[W], R], acc: Tensor[Float[W], R] | None = None,
+    input_precision: InputPrecision | None = None, allow_tf32: bool | None = None, max_num_imprecise_acc: int | None = None,
+    *, out_dtype: type[Float[W]],
+) -> Tensor[Float[W], R]: ...
+@builtin
+def dot(
+    input: Any, other: Any, acc: Any = None, input_precision: InputPrecision | None = None,
+    allow_tf32: bool | None = None, max_num_imprecise_acc: int | None = None, out_dtype: Any = f32,
+) -> Any:
+    """Matrix product of 2-D (or batched 3-D) blocks accumulated in ``out_dtype``, plus ``acc``.
+
+    ``input_precision="tf32"`` (the default for f32 inputs) rounds both operands to tf32 first.
+    """
+
+
+@builtin
+def dot_scaled(
+    lhs: Tensor[Any, R2], lhs_scale: Tensor[UInt[W8], R2] | None, lhs_format: str,
+    rhs: Tensor[Any, R2], rhs_scale: Tensor[UInt[W8], R2] | None, rhs_format: str,
+    acc: Tensor[Float[W32], R2] | None = None, fast_math: bool = False, lhs_k_pack: bool = True,
+    rhs_k_pack: bool = True, out_dtype: type[f32] = f32,
+) -> Tensor[Float[W32], R2]:
+    """Microscaled matrix product: operands in fp8/bf16/fp16 formats with e8m0 scales per 32 elements of K."""
+
+

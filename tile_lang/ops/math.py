@@ -1,0 +1,175 @@
+"""Elementwise math: transcendental functions, min/max/clamp, fma, where, integer helpers."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar, overload
+
+from tile_lang.builtin import builtin
+from tile_lang.dtypes import Bool, Float, Int, UInt
+from tile_lang.func import helper
+from tile_lang.tensor import R0, D, R, Tensor, W
+
+NumT = TypeVar("NumT", bound=Float[Any] | Int[Any] | UInt[Any])
+IntT = TypeVar("IntT", bound=Int[Any] | UInt[Any])
+
+
+@builtin
+def exp(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """e ** x."""
+
+
+@builtin
+def exp2(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """2 ** x."""
+
+
+@builtin
+def log(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Natural logarithm."""
+
+
+@builtin
+def log2(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Base-2 logarithm."""
+
+
+@builtin
+def cos(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Cosine."""
+
+
+@builtin
+def sin(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Sine."""
+
+
+@builtin
+def sqrt(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Square root (may be approximate on the GPU, like Triton's)."""
+
+
+@builtin
+def sqrt_rn(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Square root rounded to nearest even."""
+
+
+@builtin
+def rsqrt(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """1 / sqrt(x)."""
+
+
+@builtin
+def erf(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """The error function."""
+
+
+@builtin
+def atan(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Arc tangent."""
+
+
+@builtin
+def ceil(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Round up to an integer value."""
+
+
+@builtin
+def floor(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Round down to an integer value."""
+
+
+@builtin
+def abs(x: Tensor[NumT, R]) -> Tensor[NumT, R]:
+    """Absolute value (identity on unsigned integers)."""
+
+
+@helper
+def sigmoid(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """1 / (1 + exp(-x))."""
+    return 1.0 / (1.0 + exp(-x))
+
+
+@builtin
+def maximum(
+    x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
+) -> Tensor[NumT, R]:
+    """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not)."""
+
+
+@builtin
+def minimum(
+    x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
+) -> Tensor[NumT, R]:
+    """Elementwise minimum."""
+
+
+@builtin
+def clamp(
+    x: Tensor[Float[W], R],
+    min: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
+    max: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
+    propagate_nan: bool = False,
+) -> Tensor[Float[W], R]:
+    """``min(max(x, min), max)``."""
+
+
+@builtin
+def fma(
+    x: Tensor[Float[W], R], y: Tensor[Float[W], R] | Tensor[Float[W], R0], z: Tensor[Float[W], R] | Tensor[Float[W], R0]
+) -> Tensor[Float[W], R]:
+    """``x * y + z`` with a single rounding."""
+
+
+@builtin
+def fdiv(x: Tensor[Float[W], R], y: Tensor[Float[W], R] | Tensor[Float[W], R0] | float, ieee_rounding: bool = False) -> Tensor[Float[W], R]:
+    """Floating division (approximate unless ``ieee_rounding``)."""
+
+
+@builtin
+def div_rn(x: Tensor[Float[W], R], y: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]:
+    """Floating division rounded to nearest even."""
+
+
+@builtin
+def umulhi(x: Tensor[IntT, R], y: Tensor[IntT, R] | Tensor[IntT, R0] | int) -> Tensor[IntT, R]:
+    """The high half of the double-width product of two 32-bit integers."""
+
+
+@overload
+def cdiv(x: int, div: int) -> int: ...
+@overload
+def cdiv(x: Tensor[IntT, R], div: Tensor[IntT, R] | Tensor[IntT, R0] | int) -> Tensor[IntT, R]: ...
+@helper
+def cdiv(x: Any, div: Any) -> Any:
+    """Ceiling division ``(x + div - 1) // div``; also usable on the host for grid sizes."""
+    return (x + div - 1) // div
+
+
+@overload
+def where(condition: Tensor[Bool, R], x: Tensor[D, R], y: Tensor[D, R] | Tensor[D, R0] | float) -> Tensor[D, R]: ...
+@overload
+def where(condition: Tensor[Bool, R], x: Tensor[D, R0] | float, y: Tensor[D, R]) -> Tensor[D, R]: ...
+@overload
+def where(condition: Tensor[Bool, R], x: Tensor[D, R0], y: Tensor[D, R0] | float) -> Tensor[D, R]: ...
+@builtin
+def where(condition: Any, x: Any, y: Any) -> Any:
+    """``x`` where ``condition`` holds, else ``y`` (broadcast)."""
+
+
+@helper
+def swizzle2d(i: int, j: int, size_i: int, size_j: int, size_g: int) -> tuple[int, int]:
+    """Reorder a row-major ``size_i x size_j`` grid into groups of ``size_g`` rows (L2 reuse)."""
+    ij = i * size_j + j
+    size_gj = size_g * size_j
+    group_id = ij // size_gj
+    off_i = group_id * size_g
+    size_g = _min_int(size_i - off_i, size_g)
+    ij = ij % size_gj
+    new_i = off_i + ij % size_g
+    new_j = ij // size_g
+    return new_i, new_j
+
+
+@builtin
+def _min_int(a: int, b: int) -> int:
+    """Minimum of two scalars (used by swizzle2d)."""

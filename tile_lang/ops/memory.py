@@ -1,0 +1,174 @@
+"""Memory: masked load/store through pointer blocks, block pointers and tensor descriptors."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, overload
+
+from tile_lang.builtin import builtin
+from tile_lang.dtypes import Bool
+from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor
+
+PaddingOption = Literal["", "zero", "nan"]
+CacheModifier = Literal["", ".ca", ".cg", ".cv", ".wb", ".cs", ".wt"]
+EvictionPolicy = Literal["", "evict_first", "evict_last", "evict_normal"]
+
+
+class BlockPointer(Generic[D, R]):
+    """A pointer to a rectangular block of a strided tensor (``tl.make_block_ptr``)."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: object) -> None:
+        self.handle = handle
+
+
+class TensorDescriptor(Generic[D, R]):
+    """A global tensor's shape and strides plus a block shape (``tl.make_tensor_descriptor``)."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: object) -> None:
+        self.handle = handle
+
+    def load(self, offsets: list[int] | tuple[int, ...]) -> Tensor[D, R]:
+        """Load the block at ``offsets``; out-of-bounds elements read as zero."""
+        return descriptor_load(self, offsets)
+
+    def store(self, offsets: list[int] | tuple[int, ...], value: Tensor[D, R]) -> None:
+        """Store ``value`` at ``offsets``; out-of-bounds elements are dropped."""
+        descriptor_store(self, offsets, value)
+
+
+@overload
+def load(
+    pointer: Tensor[Pointer[D], R],
+    mask: Tensor[Bool, R] | None = None,
+    other: Tensor[D, R] | Tensor[D, R0] | float | None = None,
+    boundary_check: tuple[int, ...] = (),
+    padding_option: PaddingOption = "",
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+    volatile: bool = False,
+) -> Tensor[D, R]: ...
+@overload
+def load(
+    pointer: Pointer[D],
+    mask: Tensor[Bool, R0] | bool | None = None,
+    other: Tensor[D, R0] | float | None = None,
+    boundary_check: tuple[int, ...] = (),
+    padding_option: PaddingOption = "",
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+    volatile: bool = False,
+) -> Tensor[D, R0]: ...
+@overload
+def load(
+    pointer: BlockPointer[D, R],
+    mask: None = None,
+    other: None = None,
+    boundary_check: tuple[int, ...] = (),
+    padding_option: PaddingOption = "",
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+    volatile: bool = False,
+) -> Tensor[D, R]: ...
+@builtin
+def load(
+    pointer: Any,
+    mask: Any = None,
+    other: Any = None,
+    boundary_check: tuple[int, ...] = (),
+    padding_option: PaddingOption = "",
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+    volatile: bool = False,
+) -> Any:
+    """Load a block. Masked-off lanes read ``other`` (poison when it is omitted) and never fault."""
+
+
+@overload
+def store(
+    pointer: Tensor[Pointer[D], R],
+    value: Tensor[D, R] | Tensor[D, R0] | float,
+    mask: Tensor[Bool, R] | None = None,
+    boundary_check: tuple[int, ...] = (),
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+) -> None: ...
+@overload
+def store(
+    pointer: Pointer[D],
+    value: Tensor[D, R0] | float,
+    mask: Tensor[Bool, R0] | bool | None = None,
+    boundary_check: tuple[int, ...] = (),
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+) -> None: ...
+@overload
+def store(
+    pointer: BlockPointer[D, R],
+    value: Tensor[D, R],
+    mask: None = None,
+    boundary_check: tuple[int, ...] = (),
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+) -> None: ...
+@builtin
+def store(
+    pointer: Any,
+    value: Any,
+    mask: Any = None,
+    boundary_check: tuple[int, ...] = (),
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+) -> None:
+    """Store a block; masked-off lanes are not written."""
+
+
+@overload
+def make_block_ptr(
+    base: Pointer[D], shape: tuple[int], strides: tuple[int], offsets: tuple[int], block_shape: tuple[int],
+    order: tuple[int],
+) -> BlockPointer[D, R1]: ...
+@overload
+def make_block_ptr(
+    base: Pointer[D], shape: tuple[int, int], strides: tuple[int, int], offsets: tuple[int, int],
+    block_shape: tuple[int, int], order: tuple[int, int],
+) -> BlockPointer[D, R2]: ...
+@overload
+def make_block_ptr(
+    base: Pointer[D], shape: tuple[int, int, int], strides: tuple[int, int, int], offsets: tuple[int, int, int],
+    block_shape: tuple[int, int, int], order: tuple[int, int, int],
+) -> BlockPointer[D, R3]: ...
+@builtin
+def make_block_ptr(
+    base: Any,
+    shape: tuple[int, ...],
+    strides: tuple[int, ...],
+    offsets: tuple[int, ...],
+    block_shape: tuple[int, ...],
+    order: tuple[int, ...],
+) -> Any:
+    """A block pointer into a ``shape``/``strides`` tensor at ``offsets``."""
+
+
+@builtin
+def advance(base: BlockPointer[D, R], offsets: tuple[int, ...]) -> BlockPointer[D, R]:
+    """The block pointer moved by ``offsets`` elements along each dimension."""
+
+
+@builtin
+def make_tensor_descriptor(
+    base: Pointer[D], shape: list[int], strides: list[int], block_shape: list[int]
+) -> TensorDescriptor[D, Any]:
+    """A tensor descriptor; every stride but the last must be a multiple of 16 bytes."""
+
+
+@builtin
+def descriptor_load(desc: TensorDescriptor[D, R], offsets: list[int] | tuple[int, ...]) -> Tensor[D, R]:
+    """``desc.load(offsets)``."""
+
+
+@builtin
+def descriptor_store(desc: TensorDescriptor[D, R], offsets: list[int] | tuple[int, ...], value: Tensor[D, R]) -> None:
+    """``desc.store(offsets, value)``."""

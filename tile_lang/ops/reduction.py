@@ -1,0 +1,147 @@
+"""Reductions, scans, sorting and gathers along an axis of a block."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, TypeVar, overload
+
+from tile_lang.builtin import builtin
+from tile_lang.dtypes import Float, Int, UInt, W32
+from tile_lang.func import Func, helper
+from tile_lang.ops.math import IntT, NumT, exp, fdiv
+from tile_lang.tensor import R0, R1, R2, R3, D, R, Tensor, W
+
+T_co = TypeVar("T_co", covariant=True)
+Combine = Func[[Tensor[D, R0], Tensor[D, R0]], Tensor[D, R0]]
+
+
+@overload
+def sum(input: Tensor[NumT, R1], axis: Literal[0] | None = None, keep_dims: Literal[False] = False, dtype: None = None) -> Tensor[NumT, R0]: ...
+@overload
+def sum(input: Tensor[NumT, R2], axis: Literal[0, 1, -1], keep_dims: Literal[False] = False, dtype: None = None) -> Tensor[NumT, R1]: ...
+@overload
+def sum(input: Tensor[NumT, R3], axis: Literal[0, 1, 2, -1], keep_dims: Literal[False] = False, dtype: None = None) -> Tensor[NumT, R2]: ...
+@overload
+def sum(input: Tensor[NumT, R], axis: int | None, keep_dims: Literal[True], dtype: None = None) -> Tensor[NumT, R]: ...
+@overload
+def sum(input: Tensor[NumT, R], axis: None = None, keep_dims: Literal[False] = False, dtype: None = None) -> Tensor[NumT, R0]: ...
+@builtin
+def sum(input: Any, axis: int | None = None, keep_dims: bool = False, dtype: Any = None) -> Any:
+    """Sum along ``axis`` (all axes when None); small integers accumulate in i32 as in Triton."""
+
+
+@overload
+def xor_sum(input: Tensor[IntT, R1], axis: Literal[0] | None = None, keep_dims: Literal[False] = False) -> Tensor[IntT, R0]: ...
+@overload
+def xor_sum(input: Tensor[IntT, R2], axis: Literal[0, 1, -1], keep_dims: Literal[False] = False) -> Tensor[IntT, R1]: ...
+@overload
+def xor_sum(input: Tensor[IntT, R], axis: int | None, keep_dims: Literal[True]) -> Tensor[IntT, R]: ...
+@builtin
+def xor_sum(input: Any, axis: int | None = None, keep_dims: bool = False) -> Any:
+    """Bitwise xor of all elements along ``axis``."""
+
+
+@overload
+def max(input: Tensor[NumT, R1], axis: Literal[0] | None = None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[NumT, R0]: ...
+@overload
+def max(input: Tensor[NumT, R2], axis: Literal[0, 1, -1], return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[NumT, R1]: ...
+@overload
+def max(input: Tensor[NumT, R3], axis: Literal[0, 1, 2, -1], return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[NumT, R2]: ...
+@overload
+def max(input: Tensor[NumT, R], axis: int | None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, *, keep_dims: Literal[True]) -> Tensor[NumT, R]: ...
+@overload
+def max(input: Tensor[NumT, R1], axis: Literal[0], return_indices: Literal[True], return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> tuple[Tensor[NumT, R0], Tensor[Int[W32], R0]]: ...
+@overload
+def max(input: Tensor[NumT, R2], axis: Literal[0, 1, -1], return_indices: Literal[True], return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> tuple[Tensor[NumT, R1], Tensor[Int[W32], R1]]: ...
+@builtin
+def max(input: Any, axis: int | None = None, return_indices: bool = False, return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
+    """Maximum along ``axis``; with ``return_indices`` also its index (leftmost on ties)."""
+
+
+@overload
+def min(input: Tensor[NumT, R1], axis: Literal[0] | None = None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[NumT, R0]: ...
+@overload
+def min(input: Tensor[NumT, R2], axis: Literal[0, 1, -1], return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[NumT, R1]: ...
+@overload
+def min(input: Tensor[NumT, R3], axis: Literal[0, 1, 2, -1], return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[NumT, R2]: ...
+@overload
+def min(input: Tensor[NumT, R], axis: int | None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, *, keep_dims: Literal[True]) -> Tensor[NumT, R]: ...
+@overload
+def min(input: Tensor[NumT, R1], axis: Literal[0], return_indices: Literal[True], return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> tuple[Tensor[NumT, R0], Tensor[Int[W32], R0]]: ...
+@overload
+def min(input: Tensor[NumT, R2], axis: Literal[0, 1, -1], return_indices: Literal[True], return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> tuple[Tensor[NumT, R1], Tensor[Int[W32], R1]]: ...
+@builtin
+def min(input: Any, axis: int | None = None, return_indices: bool = False, return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
+    """Minimum along ``axis``; with ``return_indices`` also its index (leftmost on ties)."""
+
+
+@overload
+def argmax(input: Tensor[NumT, R1], axis: Literal[0], tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Int[W32], R0]: ...
+@overload
+def argmax(input: Tensor[NumT, R2], axis: Literal[0, 1, -1], tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Int[W32], R1]: ...
+@builtin
+def argmax(input: Any, axis: int, tie_break_left: bool = True, keep_dims: bool = False) -> Any:
+    """Index of the maximum along ``axis`` (the first on ties unless ``tie_break_left=False``)."""
+
+
+@overload
+def argmin(input: Tensor[NumT, R1], axis: Literal[0], tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Int[W32], R0]: ...
+@overload
+def argmin(input: Tensor[NumT, R2], axis: Literal[0, 1, -1], tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Int[W32], R1]: ...
+@builtin
+def argmin(input: Any, axis: int, tie_break_left: bool = True, keep_dims: bool = False) -> Any:
+    """Index of the minimum along ``axis``."""
+
+
+@overload
+def reduce(input: Tensor[D, R1], axis: Literal[0] | None, combine_fn: Combine[D], keep_dims: Literal[False] = False) -> Tensor[D, R0]: ...
+@overload
+def reduce(input: Tensor[D, R2], axis: Literal[0, 1, -1], combine_fn: Combine[D], keep_dims: Literal[False] = False) -> Tensor[D, R1]: ...
+@overload
+def reduce(input: Tensor[D, R3], axis: Literal[0, 1, 2, -1], combine_fn: Combine[D], keep_dims: Literal[False] = False) -> Tensor[D, R2]: ...
+@builtin
+def reduce(input: Any, axis: int | None, combine_fn: Any, keep_dims: bool = False) -> Any:
+    """Reduce along ``axis`` with an associative, commutative ``@tl.func`` combine function."""
+
+
+@builtin
+def associative_scan(input: Tensor[D, R], axis: int, combine_fn: Combine[D], reverse: bool = False) -> Tensor[D, R]:
+    """Inclusive scan along ``axis`` with an associative ``@tl.func`` combine function."""
+
+
+@builtin
+def cumsum(input: Tensor[NumT, R], axis: int = 0, reverse: bool = False) -> Tensor[NumT, R]:
+    """Inclusive prefix sum along ``axis``."""
+
+
+@builtin
+def cumprod(input: Tensor[NumT, R], axis: int = 0, reverse: bool = False) -> Tensor[NumT, R]:
+    """Inclusive prefix product along ``axis``."""
+
+
+@builtin
+def sort(x: Tensor[NumT, R], dim: int | None = None, descending: bool = False) -> Tensor[NumT, R]:
+    """Sort along ``dim`` (the last axis by default)."""
+
+
+@builtin
+def flip(x: Tensor[D, R], dim: int | None = None) -> Tensor[D, R]:
+    """Reverse the order of elements along ``dim`` (the last axis by default)."""
+
+
+@builtin
+def histogram(input: Tensor[Int[W], R1], num_bins: int, mask: Tensor[Any, R1] | None = None) -> Tensor[Int[W32], R1]:
+    """Counts of each value in ``[0, num_bins)``; values outside are ignored."""
+
+
+@builtin
+def gather(src: Tensor[D, R], index: Tensor[IntT, R], axis: int) -> Tensor[D, R]:
+    """``src`` values picked along ``axis`` by ``index`` (same rank, other axes matching)."""
+
+
+@helper
+def softmax(x: Tensor[Float[W], R], dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Tensor[Float[W], R]:
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (the last axis by default)."""
+    axis = len(x.shape) - 1 if dim is None else dim
+    z = x - max(x, axis, keep_dims=True)
+    num = exp(z)
+    return fdiv(num, sum(num, axis, keep_dims=True), ieee_rounding=ieee_rounding)

@@ -1,0 +1,100 @@
+"""Shape manipulation: broadcast, reshape, permute, join/split, cat."""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+from tile_lang.builtin import builtin
+from tile_lang.tensor import R0, R1, R2, R3, D, R, Tensor
+
+
+@builtin
+def broadcast(input: Tensor[D, R], other: Tensor[Any, R]) -> tuple[Tensor[D, R], Tensor[Any, R]]:
+    """Both operands broadcast to their common shape."""
+
+
+@builtin
+def broadcast_to(input: Tensor[D, R], shape: tuple[int, ...]) -> Tensor[D, R]:
+    """``input`` broadcast to ``shape`` (same rank; size-1 axes expand)."""
+
+
+@overload
+def expand_dims(input: Tensor[D, R0], axis: int) -> Tensor[D, R1]: ...
+@overload
+def expand_dims(input: Tensor[D, R1], axis: int) -> Tensor[D, R2]: ...
+@overload
+def expand_dims(input: Tensor[D, R2], axis: int) -> Tensor[D, R3]: ...
+@builtin
+def expand_dims(input: Any, axis: int) -> Any:
+    """Insert a unit axis at ``axis``."""
+
+
+@builtin
+def permute(input: Tensor[D, R], dims: tuple[int, ...]) -> Tensor[D, R]:
+    """Reorder the axes."""
+
+
+@builtin
+def trans(input: Tensor[D, R], dims: tuple[int, ...] = ()) -> Tensor[D, R]:
+    """Transpose (reverse the axes unless ``dims`` is given)."""
+
+
+@overload
+def reshape(input: Tensor[D, R], shape: tuple[int], can_reorder: bool = False) -> Tensor[D, R1]: ...
+@overload
+def reshape(input: Tensor[D, R], shape: tuple[int, int], can_reorder: bool = False) -> Tensor[D, R2]: ...
+@overload
+def reshape(input: Tensor[D, R], shape: tuple[int, int, int], can_reorder: bool = False) -> Tensor[D, R3]: ...
+@builtin
+def reshape(input: Any, shape: tuple[int, ...], can_reorder: bool = False) -> Any:
+    """The same elements in row-major order under a new shape."""
+
+
+@overload
+def view(input: Tensor[D, R], shape: tuple[int]) -> Tensor[D, R1]: ...
+@overload
+def view(input: Tensor[D, R], shape: tuple[int, int]) -> Tensor[D, R2]: ...
+@overload
+def view(input: Tensor[D, R], shape: tuple[int, int, int]) -> Tensor[D, R3]: ...
+@builtin
+def view(input: Any, shape: tuple[int, ...]) -> Any:
+    """Like ``reshape`` with ``can_reorder=True`` (element order is not guaranteed in Triton)."""
+
+
+@builtin
+def ravel(x: Tensor[D, R], can_reorder: bool = False) -> Tensor[D, R1]:
+    """Flatten to one axis."""
+
+
+@overload
+def join(a: Tensor[D, R0], b: Tensor[D, R0]) -> Tensor[D, R1]: ...
+@overload
+def join(a: Tensor[D, R1], b: Tensor[D, R1]) -> Tensor[D, R2]: ...
+@overload
+def join(a: Tensor[D, R2], b: Tensor[D, R2]) -> Tensor[D, R3]: ...
+@builtin
+def join(a: Any, b: Any) -> Any:
+    """Stack two blocks along a new minor axis of size 2."""
+
+
+@overload
+def split(a: Tensor[D, R1]) -> tuple[Tensor[D, R0], Tensor[D, R0]]: ...
+@overload
+def split(a: Tensor[D, R2]) -> tuple[Tensor[D, R1], Tensor[D, R1]]: ...
+@overload
+def split(a: Tensor[D, R3]) -> tuple[Tensor[D, R2], Tensor[D, R2]]: ...
+@builtin
+def split(a: Any) -> Any:
+    """The inverse of ``join``: split a minor axis of size 2."""
+
+
+@builtin
+def interleave(a: Tensor[D, R], b: Tensor[D, R]) -> Tensor[D, R]:
+    """Interleave the elements of ``a`` and ``b`` along the last axis."""
+
+
+@builtin
+def cat(input: Tensor[D, R], other: Tensor[D, R], can_reorder: bool = False) -> Tensor[D, R]:
+    """Concatenate along the first axis."""
+
+

@@ -1,0 +1,136 @@
+"""The backend registry: one small protocol, built-in and entry-point backends, selection."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import importlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from tile_lang.dtypes import DType
+
+if TYPE_CHECKING:
+    from tile_lang.buffer import Buffer
+    from tile_lang.kernel import Launch
+
+ENTRY_POINT_GROUP = "tile_lang.backends"
+DEFAULT = "numpy"
+ENV_VAR = "TILE_LANG_BACKEND"
+
+# Shipped backends, found even when the package is used from a source tree without install.
+_BUILTIN = {"numpy": "tile_lang_numpy:NumpyBackend", "cupy": "tile_lang_cupy:CupyBackend"}
+
+
+class Backend(Protocol):
+    """What a backend implements: memory in and out, native-array adoption and launch."""
+
+    name: str
+
+    def unavailable_reason(self) -> str | None:
+        """None when usable here, else a sentence saying why not (no GPU, no CuPy...)."""
+
+    def to_device(self, array: np.ndarray[Any, Any], dtype: DType) -> Buffer[Any]:
+        """Copy a host array (already of ``dtype``) into a new buffer."""
+
+    def empty(self, shape: tuple[int, ...], dtype: DType) -> Buffer[Any]:
+        """An uninitialised buffer."""
+
+    def to_host(self, buffer: Buffer[Any]) -> np.ndarray[Any, Any]:
+        """A host copy of ``buffer`` with its shape."""
+
+    def adopt(self, obj: object) -> Buffer[Any] | None:
+        """Wrap a native array passed straight to a launch (zero-copy), or None if not native."""
+
+    def launch(self, launch: Launch) -> None:
+        """Run a checked launch."""
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """One row of ``tl.backends()``."""
+
+    name: str
+    available: bool
+    reason: str | None
+
+
+_LOADED: dict[str, Backend] = {}
+_LOAD_ERRORS: dict[str, str] = {}
+_SELECTED: contextvars.ContextVar[str | None] = contextvars.ContextVar("tile_lang_backend", default=None)
+
+
+def _targets() -> dict[str, str]:
+    found = dict(_BUILTIN)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found[ep.name] = ep.value
+    return found
+
+
+def get(name: str) -> Backend:
+    """The backend called ``name``, loaded on first use; raises if it is unknown or unusable."""
+    backend = _try_load(name)
+    if backend is None:
+        raise RuntimeError(f"tile_lang backend {name!r} could not be loaded: {_LOAD_ERRORS[name]}")
+    reason = backend.unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(f"tile_lang backend {name!r} is not available here: {reason}")
+    return backend
+
+
+def _try_load(name: str) -> Backend | None:
+    if name in _LOADED:
+        return _LOADED[name]
+    targets = _targets()
+    if name not in targets:
+        known = ", ".join(sorted(targets))
+        raise ValueError(f"unknown tile_lang backend {name!r} (registered: {known})")
+    module_name, _, attr = targets[name].partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except Exception as exc:  # an optional backend's import failing is reported, not raised
+        _LOAD_ERRORS[name] = f"{type(exc).__name__}: {exc}"
+        return None
+    backend: Backend = factory()
+    _LOADED[name] = backend
+    return backend
+
+
+def register(backend: Backend) -> None:
+    """Register a backend object directly (entry points are the installed way)."""
+    _LOADED[backend.name] = backend
+
+
+def backends() -> list[BackendInfo]:
+    """Every registered backend, whether it is usable here, and if not, why."""
+    rows = []
+    for name in sorted(set(_targets()) | set(_LOADED)):
+        backend = _try_load(name)
+        reason = _LOAD_ERRORS.get(name) if backend is None else backend.unavailable_reason()
+        rows.append(BackendInfo(name, reason is None, reason))
+    return rows
+
+
+def current_name() -> str:
+    """The backend for buffer creation and launches: ``tl.backend(...)`` scope, env, default."""
+    return _SELECTED.get() or os.environ.get(ENV_VAR) or DEFAULT
+
+
+def current() -> Backend:
+    return get(current_name())
+
+
+@contextlib.contextmanager
+def backend(name: str) -> Iterator[Backend]:
+    """Use backend ``name`` inside the ``with`` block."""
+    selected = get(name)
+    token = _SELECTED.set(name)
+    try:
+        yield selected
+    finally:
+        _SELECTED.reset(token)

@@ -1,0 +1,125 @@
+"""Kernel parameters read from annotations: pointers, scalars and constexprs, and their checks."""
+
+from __future__ import annotations
+
+import enum
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeAlias, TypeVar
+
+from tile_lang import dtypes
+from tile_lang.dtypes import DType
+from tile_lang.tensor import Pointer
+
+T = TypeVar("T")
+
+
+class _ConstexprMarker:
+    """The metadata that marks an ``Annotated`` parameter as a compile-time constant."""
+
+    def __repr__(self) -> str:
+        return "constexpr"
+
+
+CONSTEXPR = _ConstexprMarker()
+
+constexpr: TypeAlias = Annotated[int, CONSTEXPR]
+"""A compile-time integer (or bool) parameter, passed by keyword at launch."""
+
+Constexpr: TypeAlias = Annotated[T, CONSTEXPR]
+"""A compile-time parameter of another type: ``Constexpr[float]``, ``Constexpr[str]``."""
+
+
+class ParamKind(enum.Enum):
+    POINTER = "pointer"
+    SCALAR = "scalar"
+    CONSTEXPR = "constexpr"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter: its kind, and what a launch may pass for it."""
+
+    name: str
+    kind: ParamKind
+    annotation: Any  # the pointee pattern for pointers, the Python type otherwise
+
+    def describe(self) -> str:
+        if self.kind is ParamKind.POINTER:
+            return f"Pointer[{_show(self.annotation)}]"
+        name = getattr(self.annotation, "__name__", repr(self.annotation))
+        return f"constexpr {name}" if self.kind is ParamKind.CONSTEXPR else name
+
+
+def read_params(fn: Callable[..., object]) -> tuple[Param, ...]:
+    """Classify ``fn``'s parameters from its annotations (``from __future__ import annotations`` ok)."""
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise TypeError(f"kernel {fn.__qualname__}: cannot resolve its annotations ({exc})") from None
+    params = []
+    for name in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
+        if name not in hints:
+            raise TypeError(f"kernel {fn.__qualname__}: parameter {name!r} needs an annotation "
+                            "(Pointer[D], int, float, bool or constexpr)")
+        params.append(_classify(fn.__qualname__, name, hints[name]))
+    return tuple(params)
+
+
+def _classify(kernel: str, name: str, hint: Any) -> Param:
+    if typing.get_origin(hint) is Annotated:
+        base, *meta = typing.get_args(hint)
+        if any(m is CONSTEXPR for m in meta):
+            return Param(name, ParamKind.CONSTEXPR, base)
+        hint = base
+    if typing.get_origin(hint) is Pointer:
+        return Param(name, ParamKind.POINTER, typing.get_args(hint)[0])
+    if hint in (int, float, bool):
+        return Param(name, ParamKind.SCALAR, hint)
+    raise TypeError(f"kernel {kernel}: parameter {name!r} has unsupported annotation {hint!r} "
+                    "(expected Pointer[D], int, float, bool, constexpr or Constexpr[T])")
+
+
+def match_pointee(pattern: Any, dtype: DType, bindings: dict[Any, Any]) -> bool:
+    """Whether ``dtype`` fits ``pattern`` (e.g. ``Float[W]``), binding type variables consistently."""
+    return _unify(pattern, dtypes.marker_of(dtype), bindings)
+
+
+def _unify(pattern: Any, actual: Any, env: dict[Any, Any]) -> bool:
+    if isinstance(pattern, TypeVar):
+        if pattern in env:
+            return bool(env[pattern] == actual)
+        bound = pattern.__bound__
+        if bound is not None and bound is not dtypes.Dtype and not _within(actual, bound):
+            return False
+        env[pattern] = actual
+        return True
+    p_origin, a_origin = typing.get_origin(pattern), typing.get_origin(actual)
+    if p_origin is None or a_origin is None:
+        return bool(pattern == actual)
+    p_args, a_args = typing.get_args(pattern), typing.get_args(actual)
+    return p_origin is a_origin and len(p_args) == len(a_args) and all(
+        _unify(p, a, env) for p, a in zip(p_args, a_args))
+
+
+def _within(actual: Any, bound: Any) -> bool:
+    """``actual`` (a marker like ``Float[W32]`` or ``W32``) satisfies a TypeVar bound."""
+    options = typing.get_args(bound) if typing.get_origin(bound) in (typing.Union, type(int | str)) else (bound,)
+    cls = typing.get_origin(actual) or actual
+    return any(isinstance(cls, type) and issubclass(cls, typing.get_origin(o) or o) for o in options)
+
+
+def _show(pattern: Any) -> str:
+    if isinstance(pattern, TypeVar):
+        return pattern.__name__
+    origin = typing.get_origin(pattern)
+    if origin is None:
+        name: str = getattr(pattern, "__name__", repr(pattern))
+        return name
+    return f"{origin.__name__}[{', '.join(_show(a) for a in typing.get_args(pattern))}]"
+
+
+def show_dtype(dtype: DType) -> str:
+    """A runtime dtype spelled as in annotations, e.g. ``Float[W16]`` (tl.f16)."""
+    return f"{_show(dtypes.marker_of(dtype))} (tl.{dtype.name})"

@@ -1,0 +1,436 @@
+"""The typed block values of a kernel: ``Tensor[D, R]`` and the scalar ``Pointer[D]``.
+
+Both type parameters are invariant and ``self`` is restricted by *structure*
+(``self: Tensor[Float[W], R]``), the encoding mypy really checks. At run time a tensor is a
+dtype, a block shape and an engine-specific handle; operators dispatch to the active engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, NoReturn, TypeAlias, TypeVar, overload
+
+from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W32, Width, marker_of
+from tile_lang.operators import BinaryOp, UnaryOp, binary as _binary, index as _index
+from tile_lang.operators import subscript as _subscript, truth as _truth, unary as _unary
+
+
+class Rank:
+    """Marker base of the rank argument of ``Tensor``."""
+
+
+class R0(Rank):
+    """A scalar block (the result of a full reduction)."""
+
+
+class R1(Rank): ...
+
+
+class R2(Rank): ...
+
+
+class R3(Rank): ...
+
+
+D = TypeVar("D", bound=Dtype)
+E = TypeVar("E", bound=Dtype)
+W = TypeVar("W", bound=Width)
+R = TypeVar("R", bound=Rank)
+S = TypeVar("S", bound=Rank)
+
+
+class Pointer(Dtype, Generic[D]):
+    """A scalar pointer to elements of ``D``; also a dtype, so ``Tensor[Pointer[D], R]`` exists.
+
+    ``ptr + offsets`` is the Rust bound ``Pointer<D>: AddOffsets<i32, R, I32Tensor>``.
+    Inside a kernel the engine passes a rank-0 pointer tensor in its place.
+    """
+
+    @overload
+    def __add__(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]: ...
+    @overload
+    def __add__(self, offsets: int) -> Pointer[D]: ...
+    def __add__(self, offsets: Any) -> Any:
+        raise TypeError("pointer arithmetic happens inside a kernel")
+
+    def add_offsets(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]:
+        """Rust-book spelling of ``ptr + offsets``."""
+        return self + offsets
+
+
+class Tensor(Generic[D, R]):
+    """A block of ``D`` values of rank ``R``; the block shape is known when the kernel runs."""
+
+    __slots__ = ("handle", "type", "block_shape")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, handle: object, type: DType, block_shape: tuple[int, ...]) -> None:
+        self.handle = handle
+        self.type = type
+        self.block_shape = block_shape
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The block shape, as Triton's ``x.shape``."""
+        return self.block_shape
+
+    @property
+    def dtype(self) -> object:
+        """The element type as its marker, e.g. ``tl.f32``."""
+        return marker_of(self.type if self.type.element is None else self.type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.block_shape)
+
+    def __repr__(self) -> str:
+        return f"Tensor[{self.type!r}, {list(self.block_shape)}]"
+
+    def __bool__(self) -> bool:
+        return _truth(self)
+
+    def __index__(self) -> int:
+        return _index(self)
+
+    def __int__(self) -> int:
+        return _index(self)
+
+    def __iter__(self) -> NoReturn:
+        raise TypeError("a tile_lang tensor is not iterable; use tl.static_range over its indices")
+
+    @overload
+    def __add__(self: Tensor[Pointer[E], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Pointer[E], R]: ...
+    @overload
+    def __add__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]: ...
+    @overload
+    def __add__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __add__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __add__(self: Tensor[Pointer[E], R0], other: Tensor[Int[W], S]) -> Tensor[Pointer[E], S]: ...
+    @overload
+    def __add__(self: Tensor[Float[W], R0], other: Tensor[Float[W], S]) -> Tensor[Float[W], S]: ...
+    @overload
+    def __add__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
+    @overload
+    def __add__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    def __add__(self, other: Any) -> Any:
+        return _binary(BinaryOp.ADD, self, other)
+
+    @overload
+    def __radd__(self: Tensor[Float[W], R], other: float) -> Tensor[Float[W], R]: ...
+    @overload
+    def __radd__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __radd__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    def __radd__(self, other: Any) -> Any:
+        return _binary(BinaryOp.ADD, other, self)
+
+    @overload
+    def __sub__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]: ...
+    @overload
+    def __sub__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __sub__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __sub__(self: Tensor[Float[W], R0], other: Tensor[Float[W], S]) -> Tensor[Float[W], S]: ...
+    @overload
+    def __sub__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
+    @overload
+    def __sub__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    def __sub__(self, other: Any) -> Any:
+        return _binary(BinaryOp.SUB, self, other)
+
+    @overload
+    def __rsub__(self: Tensor[Float[W], R], other: float) -> Tensor[Float[W], R]: ...
+    @overload
+    def __rsub__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __rsub__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    def __rsub__(self, other: Any) -> Any:
+        return _binary(BinaryOp.SUB, other, self)
+
+    @overload
+    def __mul__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]: ...
+    @overload
+    def __mul__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __mul__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __mul__(self: Tensor[Float[W], R0], other: Tensor[Float[W], S]) -> Tensor[Float[W], S]: ...
+    @overload
+    def __mul__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
+    @overload
+    def __mul__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    def __mul__(self, other: Any) -> Any:
+        return _binary(BinaryOp.MUL, self, other)
+
+    @overload
+    def __rmul__(self: Tensor[Float[W], R], other: float) -> Tensor[Float[W], R]: ...
+    @overload
+    def __rmul__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __rmul__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    def __rmul__(self, other: Any) -> Any:
+        return _binary(BinaryOp.MUL, other, self)
+
+    @overload
+    def __truediv__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]: ...
+    @overload
+    def __truediv__(self: Tensor[Float[W], R0], other: Tensor[Float[W], S]) -> Tensor[Float[W], S]: ...
+    def __truediv__(self, other: Any) -> Any:
+        return _binary(BinaryOp.TRUEDIV, self, other)
+
+    def __rtruediv__(self: Tensor[Float[W], R], other: float) -> Tensor[Float[W], R]:
+        return _binary(BinaryOp.TRUEDIV, other, self)  # type: ignore[no-any-return]
+
+    @overload
+    def __floordiv__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __floordiv__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __floordiv__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
+    @overload
+    def __floordiv__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    def __floordiv__(self, other: Any) -> Any:
+        return _binary(BinaryOp.FLOORDIV, self, other)
+
+    @overload
+    def __rfloordiv__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __rfloordiv__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _binary(BinaryOp.FLOORDIV, other, self)
+
+    @overload
+    def __mod__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]: ...
+    @overload
+    def __mod__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __mod__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __mod__(self: Tensor[Float[W], R0], other: Tensor[Float[W], S]) -> Tensor[Float[W], S]: ...
+    @overload
+    def __mod__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
+    @overload
+    def __mod__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    def __mod__(self, other: Any) -> Any:
+        return _binary(BinaryOp.MOD, self, other)
+
+    @overload
+    def __rmod__(self: Tensor[Float[W], R], other: float) -> Tensor[Float[W], R]: ...
+    @overload
+    def __rmod__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __rmod__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    def __rmod__(self, other: Any) -> Any:
+        return _binary(BinaryOp.MOD, other, self)
+
+    @overload
+    def __lt__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __lt__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __lt__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    def __lt__(self, other: Any) -> Any:
+        return _binary(BinaryOp.LT, self, other)
+
+    @overload
+    def __le__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __le__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __le__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    def __le__(self, other: Any) -> Any:
+        return _binary(BinaryOp.LE, self, other)
+
+    @overload
+    def __gt__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __gt__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __gt__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    def __gt__(self, other: Any) -> Any:
+        return _binary(BinaryOp.GT, self, other)
+
+    @overload
+    def __ge__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __ge__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __ge__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    def __ge__(self, other: Any) -> Any:
+        return _binary(BinaryOp.GE, self, other)
+
+    @overload
+    def lt(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...
+    @overload
+    def lt(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def lt(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...
+    def lt(self, other: Any) -> Any:
+        return _binary(BinaryOp.LT, self, other)
+
+    @overload
+    def le(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...
+    @overload
+    def le(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def le(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...
+    def le(self, other: Any) -> Any:
+        return _binary(BinaryOp.LE, self, other)
+
+    @overload
+    def gt(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...
+    @overload
+    def gt(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def gt(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...
+    def gt(self, other: Any) -> Any:
+        return _binary(BinaryOp.GT, self, other)
+
+    @overload
+    def ge(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...
+    @overload
+    def ge(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def ge(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...
+    def ge(self, other: Any) -> Any:
+        return _binary(BinaryOp.GE, self, other)
+
+    @overload
+    def eq(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...
+    @overload
+    def eq(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def eq(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...
+    def eq(self, other: Any) -> Any:
+        return _binary(BinaryOp.EQ, self, other)
+
+    @overload
+    def ne(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...
+    @overload
+    def ne(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def ne(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...
+    def ne(self, other: Any) -> Any:
+        return _binary(BinaryOp.NE, self, other)
+
+    @overload
+    def __and__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __and__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __and__(self: Tensor[Bool, R], other: Tensor[Bool, R] | Tensor[Bool, R0] | bool) -> Tensor[Bool, R]: ...
+    def __and__(self, other: Any) -> Any:
+        return _binary(BinaryOp.AND, self, other)
+
+    @overload
+    def __or__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __or__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __or__(self: Tensor[Bool, R], other: Tensor[Bool, R] | Tensor[Bool, R0] | bool) -> Tensor[Bool, R]: ...
+    def __or__(self, other: Any) -> Any:
+        return _binary(BinaryOp.OR, self, other)
+
+    @overload
+    def __xor__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __xor__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __xor__(self: Tensor[Bool, R], other: Tensor[Bool, R] | Tensor[Bool, R0] | bool) -> Tensor[Bool, R]: ...
+    def __xor__(self, other: Any) -> Any:
+        return _binary(BinaryOp.XOR, self, other)
+
+    @overload
+    def __lshift__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __lshift__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    def __lshift__(self, other: Any) -> Any:
+        return _binary(BinaryOp.LSHIFT, self, other)
+
+    @overload
+    def __rshift__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __rshift__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    def __rshift__(self, other: Any) -> Any:
+        return _binary(BinaryOp.RSHIFT, self, other)
+
+    @overload
+    def __neg__(self: Tensor[Float[W], R]) -> Tensor[Float[W], R]: ...
+    @overload
+    def __neg__(self: Tensor[Int[W], R]) -> Tensor[Int[W], R]: ...
+    @overload
+    def __neg__(self: Tensor[UInt[W], R]) -> Tensor[UInt[W], R]: ...
+    def __neg__(self) -> Any:
+        return _unary(UnaryOp.NEG, self)
+
+    @overload
+    def __pos__(self: Tensor[Float[W], R]) -> Tensor[Float[W], R]: ...
+    @overload
+    def __pos__(self: Tensor[Int[W], R]) -> Tensor[Int[W], R]: ...
+    @overload
+    def __pos__(self: Tensor[UInt[W], R]) -> Tensor[UInt[W], R]: ...
+    def __pos__(self) -> Any:
+        return _unary(UnaryOp.POS, self)
+
+    @overload
+    def __invert__(self: Tensor[Int[W], R]) -> Tensor[Int[W], R]: ...
+    @overload
+    def __invert__(self: Tensor[UInt[W], R]) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __invert__(self: Tensor[Bool, R]) -> Tensor[Bool, R]: ...
+    def __invert__(self) -> Any:
+        return _unary(UnaryOp.INVERT, self)
+
+
+    def __eq__(self, other: object) -> Tensor[Bool, R]:  # type: ignore[override]
+        return _binary(BinaryOp.EQ, self, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object) -> Tensor[Bool, R]:  # type: ignore[override]
+        return _binary(BinaryOp.NE, self, other)  # type: ignore[no-any-return]
+
+    # ---- x[:, None] style broadcasting ----
+    @overload
+    def __getitem__(self: Tensor[E, R0], key: None) -> Tensor[E, R1]: ...
+    @overload
+    def __getitem__(self: Tensor[E, R1], key: tuple[slice, None] | tuple[None, slice]) -> Tensor[E, R2]: ...
+    @overload
+    def __getitem__(self: Tensor[E, R1], key: None) -> Tensor[E, R2]: ...
+    @overload
+    def __getitem__(
+        self: Tensor[E, R2], key: tuple[slice, slice, None] | tuple[None, slice, slice] | tuple[slice, None, slice]
+    ) -> Tensor[E, R3]: ...
+    @overload
+    def __getitem__(self: Tensor[E, R2], key: None) -> Tensor[E, R3]: ...
+    @overload
+    def __getitem__(self: Tensor[E, R], key: slice) -> Tensor[E, R]: ...
+    def __getitem__(self, key: Any) -> Any:
+        return _subscript(self, key)
+
+    # ---- methods (Triton and Rust-book spellings) ----
+    def to(self, dtype: type[E], fp_downcast_rounding: str | None = None, bitcast: bool = False) -> Tensor[E, R]:
+        """Convert to ``dtype`` (round to nearest even), or reinterpret the bits with ``bitcast``."""
+        from tile_lang.ops.creation import cast
+
+        return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
+    def add_offsets(self: Tensor[Pointer[E], R], offsets: Tensor[Int[W], R] | int) -> Tensor[Pointer[E], R]:
+        """Rust-book spelling of ``ptrs + offsets``."""
+        return _binary(BinaryOp.ADD, self, offsets)  # type: ignore[no-any-return]
+
+    def store(self: Tensor[Pointer[E], R], value: Tensor[E, R], mask: Tensor[Bool, R] | None = None) -> None:
+        """Rust-book spelling of ``tl.store(ptrs, value, mask)``."""
+        from tile_lang.ops.memory import store
+
+        store(self, value, mask=mask)
+
+
+# Rust-book style aliases
+BoolTensor: TypeAlias = Tensor[Bool, R]
+I32Tensor: TypeAlias = Tensor[Int[W32], R]
+Tensor0: TypeAlias = Tensor[D, R0]
+Tensor1: TypeAlias = Tensor[D, R1]
+Tensor2: TypeAlias = Tensor[D, R2]
+Tensor3: TypeAlias = Tensor[D, R3]
+
