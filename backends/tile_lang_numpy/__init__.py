@@ -1,0 +1,49 @@
+"""The NumPy reference backend: runs a kernel's Python directly, vectorised over the grid.
+
+It shares no code with the compiler, so comparing it with the CUDA backend tests the compiler.
+It is strict: out-of-bounds lanes, broken ``multiple_of``/``assume`` promises and failed
+``device_assert`` raise errors naming the kernel and the source line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tile_lang import dtypes
+from tile_lang.buffer import Buffer
+from tile_lang.dtypes import DType
+from tile_lang.kernel import Launch
+
+# importing the op families registers their implementations
+from tile_lang_numpy import atomic, blocks, debug, elementwise, linalg, memory, program, random, reduction, shape  # noqa: F401
+from tile_lang_numpy import executor
+
+
+class NumpyBackend:
+    """Host memory and host execution; native arrays are NumPy arrays."""
+
+    name = "numpy"
+
+    def unavailable_reason(self) -> str | None:
+        return None
+
+    def to_device(self, array: np.ndarray[Any, Any], dtype: DType) -> Buffer[Any]:
+        return Buffer(self, np.array(array, dtype=dtype.numpy, copy=True), dtype, tuple(array.shape))
+
+    def empty(self, shape: tuple[int, ...], dtype: DType) -> Buffer[Any]:
+        return Buffer(self, np.empty(shape, dtype=dtype.numpy), dtype, shape)
+
+    def to_host(self, buffer: Buffer[Any]) -> np.ndarray[Any, Any]:
+        return np.array(buffer.data, copy=True)
+
+    def adopt(self, obj: object) -> Buffer[Any] | None:
+        if not isinstance(obj, np.ndarray):
+            return None
+        dtype = dtypes.from_numpy(obj.dtype)
+        strides = tuple(s // obj.itemsize for s in obj.strides)
+        return Buffer(self, obj, dtype, tuple(obj.shape), strides)
+
+    def launch(self, launch: Launch) -> None:
+        executor.run(launch)

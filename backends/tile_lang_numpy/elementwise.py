@@ -1,0 +1,351 @@
+"""Elementwise semantics: operators with Triton's promotion, casts, math, where, block creation."""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang import dtypes, operators
+from tile_lang.dtypes import BOOL, F64, I32, DType
+from tile_lang.operators import BinaryOp, UnaryOp
+from tile_lang.ops import math as tl_math
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import values
+from tile_lang_numpy.engine import Engine, implements
+from tile_lang_numpy.values import Array, Pointers
+
+# ------------------------------------------------------------------------------ operands
+
+
+def operands(engine: Engine, x: object, y: object, result: Callable[[DType, DType], DType] = dtypes.promote
+             ) -> tuple[Array, Array, DType, tuple[int, ...]]:
+    """Two operands converted to their common dtype and rank, with the broadcast block shape."""
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        x = values.lift(x)
+    tx = values.lift(x, y.type if isinstance(y, Tensor) and not isinstance(x, Tensor) else None)
+    ty = values.lift(y, tx.type if not isinstance(y, Tensor) else None)
+    if tx.type.is_pointer or ty.type.is_pointer:
+        raise engine.error(f"unsupported operation between {tx!r} and {ty!r}")
+    dtype = result(tx.type, ty.type)
+    try:
+        shape = values.block_broadcast(tx.block_shape, ty.block_shape)
+    except ValueError as exc:
+        raise engine.error(str(exc)) from None
+    rank = len(shape)
+    ax = values.align(convert(values.array(tx), tx.type, dtype), tx.ndim, rank)
+    ay = values.align(convert(values.array(ty), ty.type, dtype), ty.ndim, rank)
+    engine.note_block(math.prod(shape))
+    return ax, ay, dtype, shape
+
+
+def convert(a: Array, src: DType, dst: DType) -> Array:
+    """Value conversion with the GPU's rules: round to nearest even; float to int truncates
+    toward zero and saturates (NaN -> 0); fp8 saturates to its largest finite value."""
+    if src == dst:
+        return a
+    if dst.is_bool:
+        return a != 0
+    if src.is_float and dst.is_int:
+        info = np.iinfo(dst.numpy)
+        wide = np.nan_to_num(a.astype(np.float64), nan=0.0)
+        return np.clip(np.trunc(wide), info.min, info.max).astype(dst.numpy)
+    if dst.is_fp8:
+        limit = float(np.finfo(dst.numpy).max)
+        wide = a.astype(np.float32) if not src.is_float or src.bits < 64 else a
+        return np.clip(wide, -limit, limit).astype(dst.numpy)
+    return a.astype(dst.numpy)
+
+
+# ------------------------------------------------------------------------------ operators
+
+
+def _c_divide(engine: Engine, x: Array, y: Array, want_quotient: bool) -> Array:
+    if bool(np.any(y == 0)):
+        raise engine.error("integer division by zero")
+    remainder = np.fmod(x, y)
+    return (x - remainder) // y if want_quotient else remainder
+
+
+def _int_only(engine: Engine, op: BinaryOp, dtype: DType) -> None:
+    if not (dtype.is_int or (dtype.is_bool and op in (BinaryOp.AND, BinaryOp.OR, BinaryOp.XOR))):
+        raise engine.error(f"operator {op.value} needs integer operands, got {dtype!r}")
+
+
+_ARITH: dict[BinaryOp, Callable[[Array, Array], Array]] = {
+    BinaryOp.ADD: np.add, BinaryOp.SUB: np.subtract, BinaryOp.MUL: np.multiply,
+    BinaryOp.LT: np.less, BinaryOp.LE: np.less_equal, BinaryOp.GT: np.greater,
+    BinaryOp.GE: np.greater_equal, BinaryOp.EQ: np.equal, BinaryOp.NE: np.not_equal,
+    BinaryOp.AND: np.bitwise_and, BinaryOp.OR: np.bitwise_or, BinaryOp.XOR: np.bitwise_xor,
+    BinaryOp.LSHIFT: np.left_shift, BinaryOp.RSHIFT: np.right_shift,
+}
+
+
+def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor[Any, Any]:
+    ptr, offs = (x, y) if isinstance(x, Tensor) and x.type.is_pointer else (y, x)
+    assert isinstance(ptr, Tensor) and isinstance(ptr.handle, Pointers)
+    if op not in (BinaryOp.ADD, BinaryOp.SUB) or (op is BinaryOp.SUB and ptr is y):
+        raise engine.error(f"operator {op.value} is not defined on pointers")
+    off = values.lift(offs)
+    if isinstance(off.handle, Pointers) or not (off.type.is_int or off.type.is_bool):
+        raise engine.error(f"pointer offsets must be integers, got {off!r}")
+    try:
+        shape = values.block_broadcast(ptr.block_shape, off.block_shape)
+    except ValueError as exc:
+        raise engine.error(str(exc)) from None
+    delta = values.align(values.array(off), off.ndim, len(shape))
+    if delta.dtype == np.bool_:
+        delta = delta.astype(np.int32)
+    base = values.align(ptr.handle.offsets, ptr.ndim, len(shape))
+    engine.note_block(math.prod(shape))
+    if base.size == 1 and int(base.reshape(-1)[0]) == 0:  # an argument pointer: keep the offsets' width
+        moved = np.broadcast_to(delta, np.broadcast_shapes(base.shape, delta.shape))
+        return values.make(Pointers(ptr.handle.memory, moved if op is BinaryOp.ADD else -moved), ptr.type)
+    wide = delta.astype(np.int64)
+    return values.make(Pointers(ptr.handle.memory, base + wide if op is BinaryOp.ADD else base - wide), ptr.type)
+
+
+@implements(operators.binary)
+def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    op: BinaryOp = a["op"]
+    x, y = a["x"], a["y"]
+    if any(isinstance(v, Tensor) and v.type.is_pointer for v in (x, y)):
+        if op in (BinaryOp.EQ, BinaryOp.NE) and all(isinstance(v, Tensor) and v.type.is_pointer for v in (x, y)):
+            return _pointer_compare(engine, op, x, y)
+        return _pointer_arith(engine, op, x, y)
+    if op is BinaryOp.TRUEDIV:
+        ax, ay, dtype, _ = operands(engine, x, y, dtypes.truediv_dtype)
+        return values.make(np.true_divide(ax, ay).astype(dtype.numpy), dtype)
+    ax, ay, dtype, _ = operands(engine, x, y)
+    if op in (BinaryOp.FLOORDIV, BinaryOp.MOD):
+        if dtype.is_float:
+            if op is BinaryOp.FLOORDIV:
+                raise engine.error("// needs integer operands; use / and tl.floor for floats")
+            return values.make(np.fmod(ax, ay).astype(dtype.numpy), dtype)
+        _int_only(engine, op, dtype)
+        return values.make(_c_divide(engine, ax, ay, op is BinaryOp.FLOORDIV).astype(dtype.numpy), dtype)
+    if op in (BinaryOp.AND, BinaryOp.OR, BinaryOp.XOR, BinaryOp.LSHIFT, BinaryOp.RSHIFT):
+        _int_only(engine, op, dtype)
+    result = _ARITH[op](ax, ay)
+    if op.is_comparison:
+        return values.make(result, BOOL)
+    return values.make(result.astype(dtype.numpy, copy=False), dtype)
+
+
+def _pointer_compare(engine: Engine, op: BinaryOp, x: Tensor[Any, Any], y: Tensor[Any, Any]) -> Tensor[Any, Any]:
+    px, py = values.pointers(x, "x"), values.pointers(y, "y")
+    same = px.memory is py.memory
+    eq = (px.offsets == py.offsets) if same else np.zeros(np.broadcast(px.offsets, py.offsets).shape, bool)
+    return values.make(eq if op is BinaryOp.EQ else ~eq, BOOL)
+
+
+@implements(operators.unary)
+def unary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    op: UnaryOp = a["op"]
+    x = values.lift(a["x"])
+    arr = values.array(x)
+    if op is UnaryOp.POS:
+        return x
+    if op is UnaryOp.NEG:
+        if x.type.is_bool:
+            raise engine.error("unary - on a bool block")
+        return values.make(np.negative(arr), x.type)
+    if x.type.is_float:
+        raise engine.error(f"operator ~ needs integer or bool operands, got {x.type!r}")
+    return values.make(np.logical_not(arr) if x.type.is_bool else np.invert(arr), x.type)
+
+
+# ------------------------------------------------------------------------------ math
+
+
+def _float_input(engine: Engine, x: object, name: str) -> Tensor[Any, Any]:
+    t = values.lift(x)
+    if not t.type.is_float:
+        raise engine.error(f"tl.{name} needs a floating-point block, got {t!r}")
+    return t
+
+
+def _unary_math(fn: Callable[[Array], Array], name: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+    def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+        x = _float_input(engine, a["x"], name)
+        wide = values.array(x).astype(np.float64 if x.type == F64 else np.float32)
+        return values.make(fn(wide).astype(x.type.numpy), x.type)
+    return impl
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+for _fn, _impl in [
+    (tl.exp, np.exp), (tl.exp2, np.exp2), (tl.log, np.log), (tl.log2, np.log2), (tl.cos, np.cos),
+    (tl.sin, np.sin), (tl.sqrt, np.sqrt), (tl.sqrt_rn, np.sqrt), (tl.rsqrt, lambda v: 1.0 / np.sqrt(v)),
+    (tl.atan, np.arctan), (tl.ceil, np.ceil), (tl.floor, np.floor),
+    (tl.erf, lambda v: _erf(v).astype(v.dtype)),
+]:
+    implements(_fn)(_unary_math(_impl, _fn.__name__))
+
+
+@implements(tl.abs)
+def abs_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = values.lift(a["x"])
+    arr = values.array(x)
+    return values.make(arr if x.type.kind is dtypes.Kind.UINT or x.type.is_bool else np.abs(arr), x.type)
+
+
+def _extremum(pick_nan: Callable[[Array, Array], Array], pick: Callable[[Array, Array], Array]
+              ) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+    def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+        ax, ay, dtype, _ = operands(engine, a["x"], a["y"])
+        fn = pick_nan if a["propagate_nan"] else pick
+        return values.make(fn(ax, ay), dtype)
+    return impl
+
+
+implements(tl.maximum)(_extremum(np.maximum, np.fmax))
+implements(tl.minimum)(_extremum(np.minimum, np.fmin))
+
+
+@implements(tl_math._min_int)
+def min_int(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    ax, ay, dtype, _ = operands(engine, a["a"], a["b"])
+    return values.make(np.minimum(ax, ay), dtype)
+
+
+@implements(tl.clamp)
+def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = _float_input(engine, a["x"], "clamp")
+    lo, hi = values.lift(a["min"], x.type), values.lift(a["max"], x.type)
+    low, _, dtype, _ = operands(engine, lo, x)
+    high, ax, _, _ = operands(engine, hi, x)
+    if a["propagate_nan"]:
+        return values.make(np.minimum(np.maximum(ax, low), high), dtype)
+    return values.make(np.fmin(np.fmax(ax, low), high), dtype)
+
+
+@implements(tl.fma)
+def fma(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = _float_input(engine, a["x"], "fma")
+    ax, ay, dtype, _ = operands(engine, x, a["y"])
+    prod = ax.astype(np.float64) * ay.astype(np.float64)
+    az = values.lift(a["z"], dtype)
+    total = values.align(values.array(az).astype(np.float64), az.ndim, prod.ndim - 1) + prod
+    return values.make(total.astype(dtype.numpy), dtype)
+
+
+@implements(tl.fdiv, tl.div_rn)
+def divide(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = _float_input(engine, a["x"], "fdiv")
+    ax, ay, dtype, _ = operands(engine, x, a["y"])
+    return values.make(np.true_divide(ax, ay).astype(dtype.numpy), dtype)
+
+
+@implements(tl.umulhi)
+def umulhi(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    ax, ay, dtype, _ = operands(engine, a["x"], a["y"])
+    if not dtype.is_int:
+        raise engine.error(f"tl.umulhi needs integer blocks, got {dtype!r}")
+    if dtype.bits <= 32:
+        wide = np.int64 if dtype.is_signed else np.uint64
+        return values.make(((ax.astype(wide) * ay.astype(wide)) >> dtype.bits).astype(dtype.numpy), dtype)
+    big = np.frompyfunc(lambda p, q: (int(p) * int(q)) >> 64, 2, 1)(ax, ay)
+    return values.make(np.asarray(big.astype(object) % (1 << 64) if not dtype.is_signed else big).astype(dtype.numpy), dtype)
+
+
+@implements(tl.where)
+def where(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    cond = values.lift(a["condition"])
+    if not cond.type.is_bool:
+        cond = values.make(values.array(cond) != 0, BOOL)
+    x, y = a["x"], a["y"]
+    if isinstance(x, Tensor) and x.type.is_pointer:
+        px, py = values.pointers(x, "x"), values.pointers(y, "y")
+        if px.memory is not py.memory:
+            raise engine.error("tl.where between pointers into different arguments is not supported by the numpy backend")
+        shape = values.block_broadcast(cond.block_shape, x.block_shape, y.block_shape)
+        r = len(shape)
+        offs = np.where(values.align(values.array(cond), cond.ndim, r), values.align(px.offsets, x.ndim, r),
+                        values.align(py.offsets, y.ndim, r))
+        return values.make(Pointers(px.memory, offs), x.type)
+    ax, ay, dtype, shape = operands(engine, x, y)
+    try:
+        shape = values.block_broadcast(cond.block_shape, shape)
+    except ValueError as exc:
+        raise engine.error(str(exc)) from None
+    r = len(shape)
+    result = np.where(values.align(values.array(cond), cond.ndim, r), values.align(ax, ax.ndim - 1, r),
+                      values.align(ay, ay.ndim - 1, r))
+    return values.make(result.astype(dtype.numpy, copy=False), dtype)
+
+
+# ------------------------------------------------------------------------------ casts and creation
+
+
+@implements(tl.cast)
+def cast(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = values.lift(a["input"])
+    dst = dtypes.dtype_of(a["dtype"])
+    arr = values.array(x)
+    if a["bitcast"]:
+        if x.type.bits != dst.bits:
+            raise engine.error(f"bitcast between types of different widths: {x.type!r} -> {dst!r}")
+        return values.make(np.ascontiguousarray(arr).view(dst.numpy), dst)
+    out = convert(arr, x.type, dst)
+    if a["fp_downcast_rounding"] == "rtz" and x.type.is_float and dst.is_float and dst.bits < x.type.bits:
+        wide = arr.astype(np.float64)
+        back = out.astype(np.float64)
+        away = np.abs(back) > np.abs(wide)
+        out = np.where(away, np.nextafter(out, np.zeros_like(out)), out).astype(dst.numpy)
+    elif a["fp_downcast_rounding"] not in (None, "rtne", "rtz"):
+        raise engine.error(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {a['fp_downcast_rounding']!r}")
+    return values.make(out, dst)
+
+
+def _shape(engine: Engine, shape: object) -> tuple[int, ...]:
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    try:
+        out = tuple(operator.index(d) for d in dims)
+    except TypeError:
+        raise engine.error(f"block shapes must be constexpr integers, got {shape!r}") from None
+    for d in out:
+        if d <= 0 or d & (d - 1):
+            raise engine.error(f"block dimensions must be powers of two, got shape {list(out)}")
+    engine.note_block(math.prod(out))
+    return out
+
+
+@implements(tl.arange)
+def arange(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    start, end = operator.index(a["start"]), operator.index(a["end"])
+    n = end - start
+    if n <= 0 or n & (n - 1):
+        raise engine.error(f"tl.arange({start}, {end}): the extent {n} must be a positive power of two")
+    engine.note_block(n)
+    return values.make(np.arange(start, end, dtype=np.int32)[None, :], I32)
+
+
+@implements(tl.zeros)
+def zeros(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    dtype = dtypes.dtype_of(a["dtype"])
+    return values.make(np.zeros((1,) + _shape(engine, a["shape"]), dtype.numpy), dtype)
+
+
+@implements(tl.full)
+def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    dtype = dtypes.dtype_of(a["dtype"])
+    value = values.lift(a["value"])
+    shape = _shape(engine, a["shape"]) if a["shape"] != () else ()
+    filled = np.broadcast_to(convert(values.array(value), value.type, dtype).reshape(-1, *([1] * len(shape))),
+                             (values.array(value).shape[0],) + shape)
+    return values.make(np.array(filled), dtype)
+
+
+@implements(tl.full_like)
+def full_like(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = a["input"]
+    filled = np.full((1,) + x.block_shape, a["value"]).astype(x.type.numpy)
+    return values.make(filled, x.type)
+

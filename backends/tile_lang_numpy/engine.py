@@ -1,0 +1,100 @@
+"""The reference engine: executes builtins for a group of programs at once.
+
+Implementations register per builtin with ``@implements(tl.op)``; each receives the engine
+(program ids, journal, error context) and the bound arguments by Triton's parameter names.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import tile_lang
+from tile_lang.builtin import Builtin, builtin_of
+from tile_lang.errors import KernelError
+
+from tile_lang_numpy.values import Array, Memory
+
+Impl = Callable[["Engine", Mapping[str, Any]], Any]
+IMPLS: dict[Builtin, Impl] = {}
+
+_INTERNAL_DIRS = (os.path.dirname(tile_lang.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
+
+
+def implements(*functions: Callable[..., Any]) -> Callable[[Impl], Impl]:
+    """Register the decorated function as the reference implementation of these builtins."""
+
+    def register(impl: Impl) -> Impl:
+        for fn in functions:
+            op = builtin_of(fn)
+            if op is None:
+                raise TypeError(f"{fn!r} is not a tile_lang builtin")
+            IMPLS[op] = impl
+        return impl
+
+    return register
+
+
+class Divergent(Exception):
+    """Programs of one group disagree on Python control flow: rerun them one at a time."""
+
+
+@dataclass
+class Engine:
+    """State of one group of programs being executed together."""
+
+    kernel: str
+    pids: Array  # (P, 3) program coordinates
+    grid: tuple[int, int, int]
+    journal: list[tuple[Memory, Array, Array]] = field(default_factory=list)
+    largest_block: int = 1
+
+    @property
+    def nprograms(self) -> int:
+        return int(self.pids.shape[0])
+
+    def call(self, op: Builtin, args: Mapping[str, Any]) -> Any:
+        impl = IMPLS.get(op)
+        if impl is None:
+            raise self.error(f"{op!r} is not supported by the numpy backend")
+        return impl(self, args)
+
+    def uniform(self, values: Array, what: str) -> Any:
+        """The single value all programs agree on, or :class:`Divergent`."""
+        flat = values.reshape(values.shape[0], -1)[:, 0] if values.ndim > 1 else values
+        first = flat[0]
+        if flat.shape[0] > 1 and not bool(np.all(flat == first)):
+            raise Divergent(what)
+        return first.item()
+
+    def record_write(self, memory: Memory, index: Array) -> None:
+        """Remember old values before a write, so a group can be rolled back and rerun."""
+        self.journal.append((memory, index, memory.flat.take(index)))
+
+    def rollback(self) -> None:
+        for memory, index, old in reversed(self.journal):
+            memory.flat[index] = old
+        self.journal.clear()
+
+    def note_block(self, elements: int) -> None:
+        self.largest_block = max(self.largest_block, elements)
+
+    def program_of(self, row: int) -> tuple[int, ...]:
+        """The grid coordinates of program ``row`` of this group (trailing unit axes dropped)."""
+        coords = tuple(int(c) for c in self.pids[min(row, self.nprograms - 1)])
+        dims = 3 if self.grid[2] > 1 else 2 if self.grid[1] > 1 else 1
+        return coords[:dims]
+
+    def error(self, message: str) -> KernelError:
+        """A KernelError at the innermost line of user code (kernel or @tl.func) now running."""
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
+            frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return KernelError(message, "<unknown>", 0, kernel=self.kernel)
+        return KernelError(message, frame.f_code.co_filename, frame.f_lineno, kernel=self.kernel)

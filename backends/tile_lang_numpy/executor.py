@@ -1,0 +1,100 @@
+"""Runs a launch: programs in vectorised groups, falling back to one program at a time.
+
+A group executes the kernel's Python once with every value carrying a leading program axis.
+When programs of a group disagree on Python control flow (a branch or loop bound that depends
+on ``program_id``, a spin loop on an atomic) its writes are rolled back and the group reruns
+program by program, in order, which is also a valid sequential order for atomics.
+Peak memory: a group is sized so its largest block value holds at most ``GROUP_ELEMENTS``
+elements (32 MiB at 8 bytes per element).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tile_lang import builtin
+from tile_lang.buffer import Buffer
+from tile_lang.dtypes import F32, I32, I64, BOOL, DType
+from tile_lang.kernel import Launch
+from tile_lang.signature import ParamKind
+
+from tile_lang_numpy import values
+from tile_lang_numpy.engine import Divergent, Engine
+from tile_lang_numpy.values import Memory, Pointers
+
+GROUP_ELEMENTS = 1 << 22
+FIRST_GROUP = 16
+
+
+def run(launch: Launch) -> None:
+    """Execute every program of ``launch`` on the host."""
+    grid = launch.grid
+    total = math.prod(grid)
+    memories: dict[int, Memory] = {}
+    start, group = 0, min(total, FIRST_GROUP)
+    sequential = False
+    while start < total:
+        count = 1 if sequential else min(group, total - start)
+        engine = _engine(launch, start, count)
+        args = _kernel_args(launch, memories)
+        try:
+            _execute(launch, engine, args)
+        except Divergent:
+            engine.rollback()
+            sequential = True
+            continue
+        start += count
+        if not sequential:
+            group = max(1, GROUP_ELEMENTS // max(1, engine.largest_block))
+
+
+def _engine(launch: Launch, start: int, count: int) -> Engine:
+    linear = np.arange(start, start + count, dtype=np.int64)
+    gx, gy, _ = launch.grid
+    pids = np.stack([linear % gx, (linear // gx) % gy, linear // (gx * gy)], axis=1).astype(np.int32)
+    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid)
+
+
+def _execute(launch: Launch, engine: Engine, args: dict[str, Any]) -> None:
+    with builtin.engine(engine):
+        launch.kernel.fn(**args)
+
+
+def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:
+    """Kernel-visible arguments: rank-0 pointer and scalar tensors, constexprs as Python values."""
+    out: dict[str, Any] = dict(launch.constexprs)
+    for param, value in zip(launch.kernel.runtime_params, launch.args):
+        if param.kind is ParamKind.POINTER:
+            assert isinstance(value, Buffer)
+            memory = memories.get(id(value))
+            if memory is None:
+                memory = memories[id(value)] = Memory(flat_view(value), param.name, value.type)
+            ptrs = Pointers(memory, np.zeros((1,), dtype=np.int64))
+            out[param.name] = values.make(ptrs, value.type.pointer_to())
+        else:
+            out[param.name] = values.scalar(value, _scalar_type(value))
+    return out
+
+
+def _scalar_type(value: bool | int | float) -> DType:
+    """Triton's specialisation of scalar arguments: bool -> i1, int -> i32 or i64, float -> f32."""
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return I32 if -(2**31) <= value < 2**31 else I64
+    return F32
+
+
+def flat_view(buffer: Buffer[Any]) -> values.Array:
+    """A writable 1-D view of a buffer's memory, from its first element to its last."""
+    data = buffer.data
+    assert isinstance(data, np.ndarray)
+    if data.flags.c_contiguous:
+        return data.reshape(-1)
+    if any(s < 0 for s in data.strides) or any(s % data.itemsize for s in data.strides):
+        raise ValueError("arrays with negative or unaligned strides cannot be kernel arguments")
+    span = 1 + sum((n - 1) * s // data.itemsize for n, s in zip(data.shape, data.strides)) if data.size else 0
+    return np.lib.stride_tricks.as_strided(data, shape=(span,), strides=(data.itemsize,))

@@ -1,0 +1,68 @@
+"""Program identity and Python control flow on scalars (``if``, ``range`` bounds, indexing)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang import operators
+from tile_lang.dtypes import I32
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import values
+from tile_lang_numpy.engine import Engine, implements
+
+
+def _axis(engine: Engine, axis: object) -> int:
+    if axis not in (0, 1, 2):
+        raise engine.error(f"axis must be 0, 1 or 2, got {axis!r}")
+    assert isinstance(axis, int)
+    return axis
+
+
+@implements(tl.program_id)
+def program_id(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    return values.make(engine.pids[:, _axis(engine, a["axis"])].copy(), I32)
+
+
+@implements(tl.num_programs)
+def num_programs(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    return values.scalar(engine.grid[_axis(engine, a["axis"])], I32)
+
+
+def _scalar(engine: Engine, x: object, what: str) -> np.ndarray[Any, Any]:
+    if not isinstance(x, Tensor) or x.block_shape != ():
+        raise engine.error(f"a block of shape {list(getattr(x, 'block_shape', ()))} used as {what}; "
+                           "Python control flow needs a scalar (reduce it first, or use tl.where)")
+    return values.array(x)
+
+
+@implements(operators.truth)
+def truth(engine: Engine, a: Mapping[str, Any]) -> bool:
+    return bool(engine.uniform(_scalar(engine, a["x"], "a condition"), "condition"))
+
+
+@implements(operators.index)
+def index(engine: Engine, a: Mapping[str, Any]) -> int:
+    x = a["x"]
+    if isinstance(x, Tensor) and not (x.type.is_int or x.type.is_bool):
+        raise engine.error(f"a {x.type!r} scalar used as an integer (range bound or index)")
+    return int(engine.uniform(_scalar(engine, x, "an integer"), "integer"))
+
+
+@implements(operators.subscript)
+def subscript(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x, key = a["x"], a["key"]
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(p is not None and p != slice(None) for p in parts):
+        raise engine.error(f"only ':' and None are allowed when indexing a block, got {key!r}")
+    if sum(p is not None for p in parts) != len(x.block_shape):
+        raise engine.error(f"index {key!r} does not match a block of rank {len(x.block_shape)}")
+    index: tuple[Any, ...] = (slice(None),) + tuple(np.newaxis if p is None else slice(None) for p in parts)
+    handle = x.handle
+    if isinstance(handle, values.Pointers):
+        return values.make(values.Pointers(handle.memory, handle.offsets[index]), x.type)
+    return values.make(values.array(x)[index], x.type)

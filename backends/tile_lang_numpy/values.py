@@ -1,0 +1,99 @@
+"""How the reference represents kernel values: NumPy arrays with a leading program axis.
+
+Every block value is an array of shape ``(P, *block_shape)`` where ``P`` is the number of
+programs run together, or ``1`` when the value is the same for all of them (arguments,
+``arange``); NumPy broadcasting does the rest. Pointers are a :class:`Memory` plus element
+offsets. The program axis is invisible to the kernel: ``x.shape`` is the block shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tile_lang import dtypes
+from tile_lang.dtypes import DType
+from tile_lang.tensor import Tensor
+
+Array = np.ndarray[Any, Any]
+
+
+@dataclass(eq=False)
+class Memory:
+    """One kernel argument's memory: a flat, writable view and the parameter it came from."""
+
+    flat: Array
+    param: str
+    dtype: DType
+
+    @property
+    def size(self) -> int:
+        return int(self.flat.size)
+
+
+@dataclass(frozen=True)
+class Pointers:
+    """A block of pointers into one :class:`Memory`: element offsets shaped ``(P|1, *block)``."""
+
+    memory: Memory
+    offsets: Array
+
+
+def make(handle: Array | Pointers, dtype: DType) -> Tensor[Any, Any]:
+    """Wrap a handle (program axis first) as a kernel-visible tensor."""
+    shape = (handle.offsets if isinstance(handle, Pointers) else handle).shape[1:]
+    return Tensor(handle, dtype, tuple(int(s) for s in shape))
+
+
+def array(x: Tensor[Any, Any]) -> Array:
+    """The value array of a non-pointer tensor."""
+    handle = x.handle
+    if isinstance(handle, Pointers):
+        raise TypeError("expected a value, got a pointer block")
+    assert isinstance(handle, np.ndarray)
+    return handle
+
+
+def pointers(x: object, what: str) -> Pointers:
+    """The pointer block of ``x``, or a clear error naming the parameter ``what``."""
+    handle = x.handle if isinstance(x, Tensor) else None
+    if not isinstance(handle, Pointers):
+        raise TypeError(f"{what} must be a pointer or a block of pointers, got {_describe(x)}")
+    return handle
+
+
+def _describe(x: object) -> str:
+    return repr(x) if isinstance(x, Tensor) else type(x).__name__
+
+
+def scalar(value: bool | int | float, dtype: DType) -> Tensor[Any, Any]:
+    """A rank-0 tensor shared by all programs."""
+    return make(np.asarray([value]).astype(dtype.numpy), dtype)
+
+
+def lift(value: object, like: DType | None = None) -> Tensor[Any, Any]:
+    """A tensor from a tensor or a Python scalar (typed as Triton types it next to ``like``)."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, np.generic)):
+        py = value.item() if isinstance(value, np.generic) else value
+        dtype = dtypes.scalar_dtype(py) if like is None else dtypes.promote_scalar(like, py)
+        return scalar(py, dtype)
+    raise TypeError(f"expected a tensor or a scalar, got {type(value).__name__}")
+
+
+def align(a: Array, rank_a: int, rank: int) -> Array:
+    """Give a block of rank ``rank_a`` the rank ``rank`` by inserting leading unit block axes."""
+    if rank_a == rank:
+        return a
+    return a.reshape(a.shape[:1] + (1,) * (rank - rank_a) + a.shape[1:])
+
+
+def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """Triton's broadcast of block shapes (ranks aligned on the right)."""
+    try:
+        return tuple(int(s) for s in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"cannot broadcast block shapes {' and '.join(str(list(s)) for s in shapes)}") from None

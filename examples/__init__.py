@@ -1,0 +1,1 @@
+"""tile_lang ports of the teenygrad kernels book."""

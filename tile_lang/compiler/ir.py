@@ -1,0 +1,462 @@
+"""The typed tile IR: one immutable node type, an op enum with an info table, typed attributes.
+
+A kernel is a :class:`Function` whose body is a :class:`Region`: an ordered tuple of nodes
+(SSA, each node's ``args`` are earlier nodes). Structured control flow (``FOR``/``WHILE``/
+``IF``) holds nested regions; its results are read through ``RESULT`` projections.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Union
+
+from tile_lang.dtypes import DType
+
+
+@dataclass(frozen=True)
+class Type:
+    """The result type of a node: element dtype and block shape (``()`` for a scalar)."""
+
+    dtype: DType
+    shape: tuple[int, ...] = ()
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def is_scalar(self) -> bool:
+        return not self.shape
+
+    def with_shape(self, shape: tuple[int, ...]) -> Type:
+        return Type(self.dtype, shape)
+
+    def __str__(self) -> str:
+        name = repr(self.dtype).removeprefix("tl.")
+        return name if not self.shape else f"{name}[{','.join(map(str, self.shape))}]"
+
+
+class Category(enum.Enum):
+    """How an op behaves, for passes: pure values, views, memory effects, control flow."""
+
+    SOURCE = "source"        # no operands: params, constants, program ids, aranges
+    ELEMENTWISE = "elementwise"
+    VIEW = "view"            # reindexes its operand without computing (broadcast, reshape...)
+    COLLECTIVE = "collective"  # reads many elements of its operands (reductions, scans, dot)
+    MEMORY = "memory"        # reads or writes global memory
+    CONTROL = "control"
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    category: Category
+    pure: bool  # removable when unused
+
+
+class Op(enum.Enum):
+    PARAM = "param"
+    CONST = "const"
+    PROGRAM_ID = "program_id"
+    NUM_PROGRAMS = "num_programs"
+    ARANGE = "arange"
+    SPLAT = "splat"
+    BINARY = "binary"
+    UNARY = "unary"
+    CAST = "cast"
+    WHERE = "where"
+    FMA = "fma"
+    BROADCAST = "broadcast"
+    RESHAPE = "reshape"
+    PERMUTE = "permute"
+    CONVERT = "convert"
+    REDUCE = "reduce"
+    SCAN = "scan"
+    DOT = "dot"
+    RAND = "rand"
+    LOAD = "load"
+    STORE = "store"
+    ATOMIC = "atomic"
+    BARRIER = "barrier"
+    FOR = "for"
+    WHILE = "while"
+    IF = "if"
+    RESULT = "result"
+    RETURN = "return"
+
+    @property
+    def info(self) -> OpInfo:
+        return OP_INFO[self]
+
+
+_C = Category
+OP_INFO: dict[Op, OpInfo] = {
+    Op.PARAM: OpInfo(_C.SOURCE, True), Op.CONST: OpInfo(_C.SOURCE, True),
+    Op.PROGRAM_ID: OpInfo(_C.SOURCE, True), Op.NUM_PROGRAMS: OpInfo(_C.SOURCE, True),
+    Op.ARANGE: OpInfo(_C.SOURCE, True), Op.SPLAT: OpInfo(_C.ELEMENTWISE, True),
+    Op.BINARY: OpInfo(_C.ELEMENTWISE, True), Op.UNARY: OpInfo(_C.ELEMENTWISE, True),
+    Op.CAST: OpInfo(_C.ELEMENTWISE, True), Op.WHERE: OpInfo(_C.ELEMENTWISE, True),
+    Op.FMA: OpInfo(_C.ELEMENTWISE, True), Op.RAND: OpInfo(_C.ELEMENTWISE, True),
+    Op.BROADCAST: OpInfo(_C.VIEW, True), Op.RESHAPE: OpInfo(_C.VIEW, True), Op.PERMUTE: OpInfo(_C.VIEW, True),
+    Op.CONVERT: OpInfo(_C.COLLECTIVE, True), Op.REDUCE: OpInfo(_C.COLLECTIVE, True),
+    Op.SCAN: OpInfo(_C.COLLECTIVE, True), Op.DOT: OpInfo(_C.COLLECTIVE, True),
+    Op.LOAD: OpInfo(_C.MEMORY, True), Op.STORE: OpInfo(_C.MEMORY, False), Op.ATOMIC: OpInfo(_C.MEMORY, False),
+    Op.BARRIER: OpInfo(_C.CONTROL, False), Op.FOR: OpInfo(_C.CONTROL, False), Op.WHILE: OpInfo(_C.CONTROL, False),
+    Op.IF: OpInfo(_C.CONTROL, False), Op.RESULT: OpInfo(_C.CONTROL, True), Op.RETURN: OpInfo(_C.CONTROL, False),
+}
+
+
+class BinaryFn(enum.Enum):
+    """Binary elementwise functions; integer DIV/MOD truncate (C semantics), as Triton."""
+
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    DIV = "div"      # float division (approximate where the target allows), or integer truncation
+    DIV_RN = "div_rn"
+    MOD = "mod"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    SHL = "shl"
+    SHR = "shr"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+    EQ = "eq"
+    NE = "ne"
+    MAX = "max"
+    MIN = "min"
+    MAX_NAN = "max_nan"  # maximum that propagates NaN
+    MIN_NAN = "min_nan"
+    UMULHI = "umulhi"
+
+    @property
+    def is_comparison(self) -> bool:
+        return self in _COMPARISONS
+
+
+_COMPARISONS = frozenset({BinaryFn.LT, BinaryFn.LE, BinaryFn.GT, BinaryFn.GE, BinaryFn.EQ, BinaryFn.NE})
+
+
+class UnaryFn(enum.Enum):
+    NEG = "neg"
+    INVERT = "invert"
+    NOT = "not"
+    ABS = "abs"
+    EXP = "exp"
+    EXP2 = "exp2"
+    LOG = "log"
+    LOG2 = "log2"
+    SIN = "sin"
+    COS = "cos"
+    SQRT = "sqrt"
+    SQRT_RN = "sqrt_rn"
+    RSQRT = "rsqrt"
+    ERF = "erf"
+    ATAN = "atan"
+    CEIL = "ceil"
+    FLOOR = "floor"
+
+
+class ReduceFn(enum.Enum):
+    SUM = "sum"
+    PROD = "prod"
+    MAX = "max"
+    MIN = "min"
+    XOR = "xor"
+    ARGMAX = "argmax"
+    ARGMIN = "argmin"
+
+
+class AtomicFn(enum.Enum):
+    ADD = "add"
+    MAX = "max"
+    MIN = "min"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    XCHG = "exch"
+    CAS = "cas"
+
+
+class Sem(enum.Enum):
+    RELAXED = "relaxed"
+    ACQUIRE = "acquire"
+    RELEASE = "release"
+    ACQ_REL = "acq_rel"
+
+
+class Scope(enum.Enum):
+    GPU = "gpu"
+    CTA = "cta"
+    SYS = "sys"
+
+
+class Precision(enum.Enum):
+    IEEE = "ieee"
+    TF32 = "tf32"
+    TF32X3 = "tf32x3"
+
+
+class RandFn(enum.Enum):
+    RANDINT = "randint"
+    RAND = "rand"
+    RANDN = "randn"
+
+
+# ---------------------------------------------------------------- attributes
+
+
+@dataclass(frozen=True)
+class NoAttr:
+    def __str__(self) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class ParamAttr:
+    index: int
+    name: str
+    divisibility: int = 1  # known power-of-two divisor (bytes for pointers), from specialisation
+
+    def __str__(self) -> str:
+        return f"#{self.index} {self.name} div={self.divisibility}"
+
+
+@dataclass(frozen=True)
+class ConstAttr:
+    value: bool | int | float
+
+    def __str__(self) -> str:
+        return repr(self.value)
+
+
+@dataclass(frozen=True)
+class AxisAttr:
+    axis: int
+
+    def __str__(self) -> str:
+        return f"axis={self.axis}"
+
+
+@dataclass(frozen=True)
+class RangeAttr:
+    start: int
+    end: int
+
+    def __str__(self) -> str:
+        return f"[{self.start}, {self.end})"
+
+
+@dataclass(frozen=True)
+class BinaryAttr:
+    fn: BinaryFn
+
+    def __str__(self) -> str:
+        return self.fn.value
+
+
+@dataclass(frozen=True)
+class UnaryAttr:
+    fn: UnaryFn
+
+    def __str__(self) -> str:
+        return self.fn.value
+
+
+@dataclass(frozen=True)
+class CastAttr:
+    bitcast: bool = False
+    round_to_zero: bool = False
+
+    def __str__(self) -> str:
+        return "bitcast" if self.bitcast else ("rtz" if self.round_to_zero else "rtne")
+
+
+@dataclass(frozen=True)
+class PermuteAttr:
+    dims: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"dims={list(self.dims)}"
+
+
+@dataclass(frozen=True)
+class ReduceAttr:
+    fn: ReduceFn
+    axis: int | None  # None: every axis
+    tie_break_left: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.fn.value} axis={self.axis}"
+
+
+@dataclass(frozen=True)
+class ScanAttr:
+    fn: ReduceFn
+    axis: int
+    reverse: bool
+
+    def __str__(self) -> str:
+        return f"{self.fn.value} axis={self.axis}{' reverse' if self.reverse else ''}"
+
+
+@dataclass(frozen=True)
+class DotAttr:
+    precision: Precision
+
+    def __str__(self) -> str:
+        return self.precision.value
+
+
+@dataclass(frozen=True)
+class RandAttr:
+    fn: RandFn
+    rounds: int
+
+    def __str__(self) -> str:
+        return f"{self.fn.value} rounds={self.rounds}"
+
+
+@dataclass(frozen=True)
+class MemAttr:
+    """A load or store: which optional operands are present, and the vector width chosen."""
+
+    has_mask: bool
+    has_other: bool = False
+    vector: int = 1
+    volatile: bool = False
+
+    def __str__(self) -> str:
+        return f"vec={self.vector}" + (" volatile" if self.volatile else "")
+
+
+@dataclass(frozen=True)
+class AtomicAttr:
+    fn: AtomicFn
+    sem: Sem
+    scope: Scope
+    has_mask: bool
+
+    def __str__(self) -> str:
+        return f"{self.fn.value} {self.sem.value} {self.scope.value}"
+
+
+@dataclass(frozen=True)
+class IndexAttr:
+    index: int
+
+    def __str__(self) -> str:
+        return str(self.index)
+
+
+@dataclass(frozen=True)
+class LoopAttr:
+    unroll: int | None = None
+
+    def __str__(self) -> str:
+        return "" if self.unroll is None else f"unroll={self.unroll}"
+
+
+Attr = Union[NoAttr, ParamAttr, ConstAttr, AxisAttr, RangeAttr, BinaryAttr, UnaryAttr, CastAttr, PermuteAttr,
+             ReduceAttr, ScanAttr, DotAttr, RandAttr, MemAttr, AtomicAttr, IndexAttr, LoopAttr]
+
+NO_ATTR = NoAttr()
+
+# ---------------------------------------------------------------- layouts
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Elements in row-major order dealt to ``threads`` threads, ``vector`` consecutive each,
+    repeated; a block smaller than the thread count is replicated (thread t holds t % n)."""
+
+    threads: int
+    vector: int
+    reps: int
+
+    @property
+    def per_thread(self) -> int:
+        return self.vector * self.reps
+
+    def __str__(self) -> str:
+        return f"#blocked<t={self.threads},v={self.vector},r={self.reps}>"
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The whole block in shared memory, row-major: any thread reads any element."""
+
+    def __str__(self) -> str:
+        return "#shared"
+
+
+Layout = Union[Blocked, Shared]
+
+# ---------------------------------------------------------------- nodes
+
+
+@dataclass(frozen=True)
+class Loc:
+    filename: str
+    line: int
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}"
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    """One IR operation and its value. Identity is the object (``eq=False``), so nodes hash."""
+
+    op: Op
+    type: Type | None  # None for ops without a value (store, control flow)
+    args: tuple[Node, ...] = ()
+    attr: Attr = NO_ATTR
+    regions: tuple[Region, ...] = ()
+    loc: Loc | None = None
+    layout: Layout | None = None
+
+    @property
+    def ty(self) -> Type:
+        """The value type; only for nodes that have one."""
+        assert self.type is not None, f"{self.op} has no value"
+        return self.type
+
+
+@dataclass(frozen=True)
+class Region:
+    """A nested block: its parameters (loop-carried values), body, and the values it yields."""
+
+    params: tuple[Node, ...] = ()
+    body: tuple[Node, ...] = ()
+    results: tuple[Node, ...] = ()
+
+
+@dataclass(frozen=True)
+class Function:
+    """A compiled kernel: name, runtime parameters and body; ``num_warps`` fixes the thread count."""
+
+    name: str
+    params: tuple[Node, ...]
+    body: Region
+    num_warps: int = 4
+    source: tuple[str, int] = field(default=("", 0))  # file and first line of the kernel
+
+    @property
+    def threads(self) -> int:
+        return self.num_warps * 32
+
+
+def walk(region: Region) -> list[Node]:
+    """Every node of ``region`` and its nested regions, in program order (params first)."""
+    out: list[Node] = list(region.params)
+    for node in region.body:
+        out.append(node)
+        for sub in node.regions:
+            out.extend(walk(sub))
+    return out

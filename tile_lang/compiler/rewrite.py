@@ -1,0 +1,39 @@
+"""Rebuilding a function node by node: the one traversal every IR -> IR pass uses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from tile_lang.compiler.ir import Function, Node, Region
+
+Rule = Callable[[Node, list[Node]], Node | None]
+"""Given a node (operands already rewritten) and the body built so far (to insert nodes
+before it), return its replacement, or None to drop it (only valid for unused nodes)."""
+
+
+def rewrite(fn: Function, rule: Rule) -> Function:
+    mapping: dict[Node, Node] = {}
+    params = tuple(_one(p, rule, mapping, []) for p in fn.params)
+    return replace(fn, params=params, body=_region(fn.body, rule, mapping))
+
+
+def _one(node: Node, rule: Rule, mapping: dict[Node, Node], body: list[Node]) -> Node:
+    out = rule(node, body)
+    assert out is not None, "parameters cannot be dropped"
+    mapping[node] = out
+    return out
+
+
+def _region(region: Region, rule: Rule, mapping: dict[Node, Node]) -> Region:
+    params = tuple(_one(p, rule, mapping, []) for p in region.params)
+    body: list[Node] = []
+    for node in region.body:
+        args = tuple(mapping[a] for a in node.args)
+        regions = tuple(_region(r, rule, mapping) for r in node.regions)
+        changed = args != node.args or regions != node.regions
+        out = rule(replace(node, args=args, regions=regions) if changed else node, body)
+        if out is not None:
+            body.append(out)
+            mapping[node] = out
+    return Region(params, tuple(body), tuple(mapping[r] for r in region.results))
