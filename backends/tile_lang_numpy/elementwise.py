@@ -18,7 +18,7 @@ from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.values import Array, Pointers
+from tile_lang_numpy.values import Array, Pointers, Prefix, Ramp
 
 # ------------------------------------------------------------------------------ operands
 
@@ -98,6 +98,9 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
         shape = values.block_broadcast(ptr.block_shape, off.block_shape)
     except ValueError as exc:
         raise engine.error(str(exc)) from None
+    moved = _ramp_pointers(op, ptr, off)
+    if moved is not None:
+        return moved
     delta = values.align(values.array(off), off.ndim, len(shape))
     if delta.dtype == np.bool_:
         delta = delta.astype(np.int32)
@@ -110,6 +113,39 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     return values.make(Pointers(ptr.handle.memory, base + wide if op is BinaryOp.ADD else base - wide), ptr.type)
 
 
+def _ramp_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -> Tensor[Any, Any] | None:
+    """Pointer + ramp (or ramp pointer +- scalar) stays a ramp pointer: no offsets materialised."""
+    p = ptr.handle
+    assert isinstance(p, Pointers)
+    if ptr.ndim == 0 and isinstance(off.handle, Ramp) and op is BinaryOp.ADD:
+        return values.make(Pointers(p.memory, None, p.offsets.astype(np.int64) + off.handle.starts, off.handle.lanes),
+                           ptr.type)
+    if p.starts is not None and off.ndim == 0:
+        shift = values.array(off).astype(np.int64)
+        return values.make(Pointers(p.memory, None, p.starts + shift if op is BinaryOp.ADD else p.starts - shift,
+                                    p.lanes), ptr.type)
+    return None
+
+
+def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
+    """``ramp +- scalar`` stays a :class:`Ramp`; ``ramp < scalar`` becomes a :class:`Prefix` mask."""
+    tx, ty = values.lift(x), values.lift(y)
+    flipped = isinstance(ty.handle, Ramp) and not isinstance(tx.handle, Ramp)
+    ramp, scalar = (ty, tx) if flipped else (tx, ty)
+    if not isinstance(ramp.handle, Ramp) or scalar.ndim != 0 or not (scalar.type.is_int and ramp.type.is_int):
+        return None
+    dtype = dtypes.promote(ramp.type, scalar.type) if isinstance(y, Tensor) and isinstance(x, Tensor) else ramp.type
+    s = values.array(scalar).astype(np.int64)
+    r = ramp.handle
+    if op is BinaryOp.ADD or (op is BinaryOp.SUB and not flipped):
+        starts = r.starts + s if op is BinaryOp.ADD else r.starts - s
+        return values.make(Ramp(starts, r.lanes, dtype.numpy), dtype)
+    upper = {BinaryOp.LT: 0, BinaryOp.LE: 1} if not flipped else {BinaryOp.GT: 0, BinaryOp.GE: 1}
+    if op in upper:
+        return values.make(Prefix(s - r.starts + upper[op], r.lanes), BOOL)
+    return None
+
+
 @implements(operators.binary)
 def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     op: BinaryOp = a["op"]
@@ -118,6 +154,9 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         if op in (BinaryOp.EQ, BinaryOp.NE) and all(isinstance(v, Tensor) and v.type.is_pointer for v in (x, y)):
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
+    lazy = _lazy_binary(op, x, y)
+    if lazy is not None:
+        return lazy
     if op is BinaryOp.TRUEDIV:
         ax, ay, dtype, _ = operands(engine, x, y, dtypes.truediv_dtype)
         return values.make(np.true_divide(ax, ay).astype(dtype.numpy), dtype)
@@ -180,12 +219,13 @@ def _unary_math(fn: Callable[[Array], Array], name: str) -> Callable[[Engine, Ma
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
-for _fn, _impl in [
+_MATH: list[tuple[Callable[..., Any], Callable[[Array], Array]]] = [
     (tl.exp, np.exp), (tl.exp2, np.exp2), (tl.log, np.log), (tl.log2, np.log2), (tl.cos, np.cos),
     (tl.sin, np.sin), (tl.sqrt, np.sqrt), (tl.sqrt_rn, np.sqrt), (tl.rsqrt, lambda v: 1.0 / np.sqrt(v)),
     (tl.atan, np.arctan), (tl.ceil, np.ceil), (tl.floor, np.floor),
     (tl.erf, lambda v: _erf(v).astype(v.dtype)),
-]:
+]
+for _fn, _impl in _MATH:
     implements(_fn)(_unary_math(_impl, _fn.__name__))
 
 
@@ -324,7 +364,7 @@ def arange(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if n <= 0 or n & (n - 1):
         raise engine.error(f"tl.arange({start}, {end}): the extent {n} must be a positive power of two")
     engine.note_block(n)
-    return values.make(np.arange(start, end, dtype=np.int32)[None, :], I32)
+    return values.make(Ramp(np.full(1, start, dtype=np.int64), n, I32.numpy), I32)
 
 
 @implements(tl.zeros)

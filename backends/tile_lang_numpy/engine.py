@@ -6,6 +6,7 @@ Implementations register per builtin with ``@implements(tl.op)``; each receives 
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -51,7 +52,7 @@ class Engine:
     kernel: str
     pids: Array  # (P, 3) program coordinates
     grid: tuple[int, int, int]
-    journal: list[tuple[Memory, Array, Array]] = field(default_factory=list)
+    journal: list[Callable[[], None]] = field(default_factory=list)
     largest_block: int = 1
 
     @property
@@ -74,11 +75,25 @@ class Engine:
 
     def record_write(self, memory: Memory, index: Array) -> None:
         """Remember old values before a write, so a group can be rolled back and rerun."""
-        self.journal.append((memory, index, memory.flat.take(index)))
+        old = memory.flat.take(index)
+
+        def undo() -> None:
+            memory.flat[index] = old
+
+        self.journal.append(undo)
+
+    def record_view_write(self, view: Array) -> None:
+        """Like :meth:`record_write` for a write through a view of memory."""
+        old = view.copy()
+
+        def undo() -> None:
+            view[...] = old
+
+        self.journal.append(undo)
 
     def rollback(self) -> None:
-        for memory, index, old in reversed(self.journal):
-            memory.flat[index] = old
+        for undo in reversed(self.journal):
+            undo()
         self.journal.clear()
 
     def note_block(self, elements: int) -> None:
@@ -97,4 +112,6 @@ class Engine:
             frame = frame.f_back  # type: ignore[assignment]
         if frame is None:
             return KernelError(message, "<unknown>", 0, kernel=self.kernel)
-        return KernelError(message, frame.f_code.co_filename, frame.f_lineno, kernel=self.kernel)
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+        indent = len(line) - len(line.lstrip())
+        return KernelError(message, frame.f_code.co_filename, frame.f_lineno, indent, kernel=self.kernel)

@@ -84,6 +84,37 @@ def gather(p: Pointers, offs: Array, live: Array, fill: Array | None) -> Array:
     return np.where(live, got, poison(dtype, offs.shape) if fill is None else fill)
 
 
+def ramp_view(p: Pointers, writable: bool) -> Array | None:
+    """A ``(P, lanes)`` view of memory for a ramp pointer block whose programs' rows are all in
+    bounds and evenly spaced (vector add, one row per program); None otherwise."""
+    starts = p.starts
+    if starts is None:
+        return None
+    n, flat = p.lanes, p.memory.flat
+    if int(starts.min()) < 0 or int(starts.max()) + n > p.memory.size:
+        return None
+    first = int(starts[0])
+    if starts.shape[0] == 1:
+        return flat[first:first + n][None, :]
+    step = int(starts[1]) - first
+    if step < (n if writable else 0) or not np.array_equal(starts, first + step * np.arange(starts.shape[0])):
+        return None
+    return np.lib.stride_tricks.as_strided(flat[first:], shape=(starts.shape[0], n),
+                                           strides=(step * flat.strides[0], flat.strides[0]), writeable=writable)
+
+
+def _live(engine: Engine, mask: object, rank: int, what: str) -> Array | None:
+    """The mask as a bool array aligned to ``rank`` (None when absent)."""
+    if mask is None:
+        return None
+    m = values.lift(mask)
+    if isinstance(m.handle, values.Prefix) and m.handle.all_live:
+        return None
+    if not m.type.is_bool:
+        raise engine.error(f"the mask of {what} must be a bool block (a comparison), got {m!r}")
+    return values.align(values.array(m), m.ndim, rank)
+
+
 @implements(tl.load)
 def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     ptr = a["pointer"]
@@ -93,6 +124,9 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         return load_block(engine, a)
     other = a["other"]
     other_t = None if other is None else values.lift(other)
+    fast = _fast_load(engine, ptr, a["mask"], other_t)
+    if fast is not None:
+        return fast
     p, offs, live = lanes(engine, ptr, a["mask"], "load", () if other_t is None else other_t.block_shape)
     dtype = p.memory.dtype
     fill = None
@@ -100,6 +134,21 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         fill_arr = convert(values.array(other_t), other_t.type, dtype)
         fill = np.broadcast_to(values.align(fill_arr, other_t.ndim, offs.ndim - 1), offs.shape)
     return values.make(gather(p, offs, live, fill), dtype)
+
+
+def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tensor[Any, Any] | None
+               ) -> Tensor[Any, Any] | None:
+    p = values.pointers(ptr, "load")
+    view = ramp_view(p, writable=False) if ptr.ndim == 1 else None
+    live = _live(engine, mask, 1, "load")
+    if view is None or (live is not None and live.shape[1:] != view.shape[1:]):
+        return None
+    dtype = p.memory.dtype
+    if live is None:
+        return values.make(view.copy(), dtype)
+    fill = poison(dtype, ()) if other is None else convert(values.array(other), other.type, dtype)
+    fill = values.align(fill, 0 if other is None else other.ndim, 1) if other is not None else fill
+    return values.make(np.where(live, view, fill), dtype)
 
 
 @implements(tl.store)
@@ -113,6 +162,18 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
     value = values.lift(a["value"])
     if value.type.is_pointer:
         raise engine.error("storing pointers is not supported")
+    p = values.pointers(ptr, "store")
+    view = ramp_view(p, writable=True) if ptr.ndim == 1 and value.ndim <= 1 else None
+    live = _live(engine, a["mask"], 1, "store") if view is not None else None
+    if view is not None and (live is None or live.shape[1:] == view.shape[1:]):
+        data = convert(values.array(value), value.type, p.memory.dtype)
+        data = np.broadcast_to(values.align(data, value.ndim, 1), np.broadcast_shapes(data.shape[:1] + (1,), view.shape))
+        engine.record_view_write(view)
+        if live is None:
+            view[...] = data
+        else:
+            np.copyto(view, data, where=np.broadcast_to(live, view.shape))
+        return
     p, offs, live = lanes(engine, ptr, a["mask"], "store", value.block_shape)
     dtype = p.memory.dtype
     data = np.broadcast_to(values.align(convert(values.array(value), value.type, dtype), value.ndim, offs.ndim - 1),
