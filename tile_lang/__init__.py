@@ -12,7 +12,7 @@ from tile_lang.dtypes import (
 )
 from tile_lang.errors import KernelError, LaunchError
 from tile_lang.func import Func, func
-from tile_lang.host import empty, to_device
+from tile_lang.host import empty, to_device, wrap
 from tile_lang.kernel import Grid, Kernel, Launcher, Options, kernel
 from tile_lang.ops.aliases import (
     eq, eq_scalar, ge, ge_scalar, gt, gt_scalar, le, le_scalar, lt, lt_scalar, max_with_indices, ne,
@@ -65,5 +65,5 @@ __all__ = [
     "num_programs", "permute", "program_id", "rand", "randint", "randint4x", "randn", "range", "ravel",
     "reduce", "reshape", "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn",
     "static_assert", "static_print", "static_range", "store", "sum", "swizzle2d", "to_device", "trans",
-    "u8", "u16", "u32", "u64", "umulhi", "view", "where", "where_", "xor_sum", "zeros", "zeros_like",
+    "u8", "u16", "u32", "u64", "umulhi", "view", "where", "where_", "wrap", "xor_sum", "zeros", "zeros_like",
 ]

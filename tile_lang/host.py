@@ -32,3 +32,21 @@ def empty(shape: int | tuple[int, ...], dtype: type[D]) -> Buffer[D]:
     if any(d < 0 for d in dims):
         raise ValueError(f"empty: negative extent in shape {dims}")
     return registry.current().empty(dims, dtypes.dtype_of(dtype))
+
+
+@overload
+def wrap(array: Any, dtype: type[D]) -> Buffer[D]: ...
+@overload
+def wrap(array: Any, dtype: None = None) -> Buffer[Any]: ...
+def wrap(array: Any, dtype: Any = None) -> Buffer[Any]:
+    """Wrap a native array of the current backend (a NumPy array; on CUDA a CuPy array, a torch
+    CUDA tensor, anything with ``__cuda_array_interface__`` or DLPack) without copying.
+
+    Launches accept native arrays directly too; wrapping gives them a type mypy can check."""
+    backend = registry.current()
+    buffer = backend.adopt(array)
+    if buffer is None:
+        raise TypeError(f"wrap: {type(array).__name__} is not a native array of backend {backend.name!r}")
+    if dtype is not None and dtypes.dtype_of(dtype) != buffer.type:
+        raise TypeError(f"wrap: the array holds {buffer.type!r} but dtype={dtypes.dtype_of(dtype)!r} was asked for")
+    return buffer

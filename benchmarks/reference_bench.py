@@ -1,0 +1,121 @@
+"""NumPy reference backend vs the equivalent plain-NumPy expression, in one process.
+
+    python -m benchmarks.reference_bench [--repeats 7]
+
+Prints a table of medians and the ratio (tile_lang time / NumPy time); the issue's bar is
+10x on a 2-core x86 machine. Results are checked against the NumPy answer before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, f32
+
+
+@tl.kernel
+def add_kernel(x_ptr: Pointer[f32], y_ptr: Pointer[f32], out_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@tl.kernel
+def softmax_kernel(out_ptr: Pointer[f32], in_ptr: Pointer[f32], stride: int, n_cols: int, BLOCK: constexpr) -> None:
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * stride + cols, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+@tl.kernel
+def matmul_kernel(a_ptr: Pointer[f32], b_ptr: Pointer[f32], c_ptr: Pointer[f32], M: int, N: int, K: int,
+                  BM: constexpr, BN: constexpr, BK: constexpr) -> None:
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * K + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * N + offs_n[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.f32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k * BK), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BK) & (offs_n[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+        a_ptrs += BK
+        b_ptrs += BK * N
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    tile: Callable[[], object]
+    numpy: Callable[[], object]
+
+
+def median_seconds(fn: Callable[[], object], repeats: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cases(rng: np.random.Generator) -> list[Case]:
+    """The three workloads, each checked once against NumPy; buffers wrap the NumPy arrays."""
+    n = 1 << 20
+    xh, yh = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    outh = np.empty_like(xh)
+    s_inh = rng.standard_normal((1024, 1024), dtype=np.float32)
+    s_outh = np.empty_like(s_inh)
+    ah = rng.standard_normal((512, 512), dtype=np.float32)
+    bh = rng.standard_normal((512, 512), dtype=np.float32)
+    ch = np.empty((512, 512), np.float32)
+    x, y, out, s_in, s_out, a, b, c = (tl.wrap(v, tl.f32) for v in (xh, yh, outh, s_inh, s_outh, ah, bh, ch))
+
+    def np_softmax() -> np.ndarray[Any, Any]:
+        e = np.exp(s_inh - s_inh.max(axis=1, keepdims=True))
+        result: np.ndarray[Any, Any] = e / e.sum(axis=1, keepdims=True)
+        return result
+
+    add = Case("vector add 2^20 f32, BLOCK=1024", lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024),
+               lambda: np.add(xh, yh))
+    soft = Case("row softmax 1024x1024 f32", lambda: softmax_kernel[(1024,)](s_out, s_in, 1024, 1024, BLOCK=1024),
+                np_softmax)
+    mm = Case("matmul 512^3 f32, 64x64x32 tiles",
+              lambda: matmul_kernel[(8, 8)](a, b, c, 512, 512, 512, BM=64, BN=64, BK=32), lambda: ah @ bh)
+    add.tile()
+    np.testing.assert_array_equal(outh, xh + yh)
+    soft.tile()
+    np.testing.assert_allclose(s_outh, np_softmax(), rtol=1e-5, atol=1e-7)
+    mm.tile()
+    np.testing.assert_allclose(ch, ah.astype(np.float64) @ bh, rtol=1e-4, atol=1e-3)
+    return [add, soft, mm]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    with tl.backend("numpy"):
+        rows = [(c.name, median_seconds(c.tile, args.repeats), median_seconds(c.numpy, args.repeats))
+                for c in cases(np.random.default_rng(0))]
+    print(f"{'kernel':36} {'tile_lang ms':>12} {'numpy ms':>10} {'ratio':>7}")
+    for name, tile, ref in rows:
+        print(f"{name:36} {tile * 1e3:12.2f} {ref * 1e3:10.2f} {tile / ref:6.1f}x")
+
+
+if __name__ == "__main__":
+    main()

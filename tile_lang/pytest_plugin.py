@@ -1,0 +1,49 @@
+"""pytest plugin: run a test on each selected backend (``--tile-backend=numpy,cupy``).
+
+A test takes the ``tile_backend`` fixture; it is parametrised over the selected backends,
+each one active (``with tl.backend(name)``) while the test runs. A backend that cannot run
+here (no GPU, no CuPy) is reported as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tile_lang import registry
+
+OPTION = "--tile-backend"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        OPTION, action="store", default=None,
+        help="comma-separated tile_lang backends to run tile_backend tests on "
+             f"(default: ${registry.ENV_VAR} or {registry.DEFAULT})",
+    )
+
+
+def selected(config: pytest.Config) -> list[str]:
+    """The backends chosen on the command line, by environment, or the default."""
+    raw = config.getoption(OPTION) or os.environ.get(registry.ENV_VAR) or registry.DEFAULT
+    return [name.strip() for name in str(raw).split(",") if name.strip()]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "tile_backend" in metafunc.fixturenames:
+        metafunc.parametrize("tile_backend", selected(metafunc.config), indirect=True)
+
+
+@pytest.fixture
+def tile_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The name of the backend this test runs on, active for the test's duration."""
+    name: str = request.param
+    info = {b.name: b for b in registry.backends()}.get(name)
+    if info is None:
+        pytest.fail(f"unknown tile_lang backend {name!r}; registered: {', '.join(b.name for b in registry.backends())}")
+    if not info.available:
+        pytest.skip(f"tile_lang backend {name!r} is not available here: {info.reason}")
+    with registry.backend(name):
+        yield name
