@@ -110,14 +110,16 @@ def run(seed: int = 0) -> None:
     row_max[grid](tl.to_device(xneg, tl.f32), y, idx, n_inner, n_outer, BLOCK_INNER=block)
     np.testing.assert_array_equal(host(y), xneg.max(axis=1))
 
-    # logsumexp, with large entries that would overflow a naive exp in f32
-    xl = (xf * 40.0).astype(np.float32)
-    y = poisoned(n_outer, tl.f32)
-    row_logsumexp[grid](tl.to_device(xl, tl.f32), y, n_inner, n_outer, BLOCK_INNER=block)
-    x64 = xl.astype(np.float64)
-    m = x64.max(axis=1, keepdims=True)
-    expected = (m + np.log(np.exp(x64 - m).sum(axis=1, keepdims=True)))[:, 0]
-    np.testing.assert_allclose(host(y), expected, rtol=1e-6, atol=1e-5)
+    # logsumexp on moderate values (28 padding lanes filled with 0 would add 28 * exp(-max) to
+    # the sum: the Rust kernel's bug) and on large ones (a naive exp would overflow in f32)
+    for scale in (1.0, 40.0):
+        xl = (xf * scale).astype(np.float32)
+        y = poisoned(n_outer, tl.f32)
+        row_logsumexp[grid](tl.to_device(xl, tl.f32), y, n_inner, n_outer, BLOCK_INNER=block)
+        x64 = xl.astype(np.float64)
+        m = x64.max(axis=1, keepdims=True)
+        expected = (m + np.log(np.exp(x64 - m).sum(axis=1, keepdims=True)))[:, 0]
+        np.testing.assert_allclose(host(y), expected, rtol=1e-6, atol=1e-5, err_msg=f"scale {scale}")
 
 
 if __name__ == "__main__":
