@@ -62,20 +62,47 @@ def builtin(fn: F) -> F:
     op = Builtin(name=fn.__name__, signature=signature, doc=(fn.__doc__ or "").strip())
     BUILTINS[op.name] = op
 
+    bind = _binder(op)
+
     @functools.wraps(fn)
     def dispatch(*args: Any, **kwargs: Any) -> Any:
         active = _ENGINE.get()
         if active is None:
             raise RuntimeError(f"{op!r} can only be called inside a @tl.kernel or @tl.func being run")
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise TypeError(f"{op!r}: {exc}") from None
-        bound.apply_defaults()
-        return active.call(op, bound.arguments)
+        return active.call(op, bind(args, kwargs))
 
     setattr(dispatch, "__tile_builtin__", op)
     return cast(F, dispatch)
+
+
+def _binder(op: Builtin) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str, Any]]:
+    """Argument binding by name with defaults; a fast path for plain positional-or-keyword
+    signatures, since builtins are called once per statement of every kernel run."""
+    params = list(op.signature.parameters.values())
+    simple = all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params)
+    names = [p.name for p in params]
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
+    def slow(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            bound = op.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{op!r}: {exc}") from None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def fast(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if len(args) > len(names) or any(k not in defaults and k not in names for k in kwargs):
+            return slow(args, kwargs)
+        bound = dict(defaults)
+        bound.update(zip(names, args))
+        for key, value in kwargs.items():
+            if key in names[: len(args)]:
+                return slow(args, kwargs)
+            bound[key] = value
+        return bound if len(bound) == len(names) else slow(args, kwargs)
+
+    return fast if simple else slow
 
 
 def builtin_of(obj: object) -> Builtin | None:
