@@ -253,3 +253,21 @@ def truediv_dtype(a: DType, b: DType) -> DType:
     """``/`` on two integers divides in f32, as Triton does; otherwise the promoted float."""
     result = promote(a, b)
     return F32 if not result.is_float else result
+
+
+# Triton's spellings, so ported kernels keep ``tl.float32`` and friends.
+int1: TypeAlias = Bool
+int8: TypeAlias = Int[W8]
+int16: TypeAlias = Int[W16]
+int32: TypeAlias = Int[W32]
+int64: TypeAlias = Int[W64]
+uint8: TypeAlias = UInt[W8]
+uint16: TypeAlias = UInt[W16]
+uint32: TypeAlias = UInt[W32]
+uint64: TypeAlias = UInt[W64]
+float16: TypeAlias = Float[W16]
+bfloat16: TypeAlias = Float[WBF16]
+float32: TypeAlias = Float[W32]
+float64: TypeAlias = Float[W64]
+float8e4nv: TypeAlias = Float[WE4M3]
+float8e5: TypeAlias = Float[WE5M2]

@@ -7,7 +7,7 @@ dtype, a block shape and an engine-specific handle; operators dispatch to the ac
 
 from __future__ import annotations
 
-from typing import Any, Generic, NoReturn, TypeAlias, TypeVar, overload
+from typing import Any, Generic, NoReturn, TypeAlias, TypeVar, final, overload
 
 from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W32, Width, marker_of
 from tile_lang.operators import BinaryOp, UnaryOp, binary as _binary, index as _index
@@ -36,6 +36,13 @@ E = TypeVar("E", bound=Dtype)
 W = TypeVar("W", bound=Width)
 R = TypeVar("R", bound=Rank)
 S = TypeVar("S", bound=Rank)
+
+
+@final
+class _Unsupported:
+    """Never instantiated. Each binary operator ends with an overload taking it, so that an
+    operator the dtype lacks (``/`` on ints, ``&`` on floats) is one ``[operator]`` error
+    rather than an extra "Invalid self argument" ``[misc]`` error from mypy."""
 
 
 class Pointer(Dtype, Generic[D]):
@@ -113,6 +120,8 @@ class Tensor(Generic[D, R]):
     def __add__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
     @overload
     def __add__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    @overload
+    def __add__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __add__(self, other: Any) -> Any:
         return _binary(BinaryOp.ADD, self, other)
 
@@ -137,6 +146,8 @@ class Tensor(Generic[D, R]):
     def __sub__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
     @overload
     def __sub__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    @overload
+    def __sub__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __sub__(self, other: Any) -> Any:
         return _binary(BinaryOp.SUB, self, other)
 
@@ -161,6 +172,8 @@ class Tensor(Generic[D, R]):
     def __mul__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
     @overload
     def __mul__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    @overload
+    def __mul__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __mul__(self, other: Any) -> Any:
         return _binary(BinaryOp.MUL, self, other)
 
@@ -177,6 +190,8 @@ class Tensor(Generic[D, R]):
     def __truediv__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]: ...
     @overload
     def __truediv__(self: Tensor[Float[W], R0], other: Tensor[Float[W], S]) -> Tensor[Float[W], S]: ...
+    @overload
+    def __truediv__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __truediv__(self, other: Any) -> Any:
         return _binary(BinaryOp.TRUEDIV, self, other)
 
@@ -191,6 +206,8 @@ class Tensor(Generic[D, R]):
     def __floordiv__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
     @overload
     def __floordiv__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    @overload
+    def __floordiv__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __floordiv__(self, other: Any) -> Any:
         return _binary(BinaryOp.FLOORDIV, self, other)
 
@@ -213,6 +230,8 @@ class Tensor(Generic[D, R]):
     def __mod__(self: Tensor[Int[W], R0], other: Tensor[Int[W], S]) -> Tensor[Int[W], S]: ...
     @overload
     def __mod__(self: Tensor[UInt[W], R0], other: Tensor[UInt[W], S]) -> Tensor[UInt[W], S]: ...
+    @overload
+    def __mod__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __mod__(self, other: Any) -> Any:
         return _binary(BinaryOp.MOD, self, other)
 
@@ -231,6 +250,8 @@ class Tensor(Generic[D, R]):
     def __lt__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
     @overload
     def __lt__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __lt__(self, other: _Unsupported) -> Tensor[Bool, R]: ...
     def __lt__(self, other: Any) -> Any:
         return _binary(BinaryOp.LT, self, other)
 
@@ -240,6 +261,8 @@ class Tensor(Generic[D, R]):
     def __le__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
     @overload
     def __le__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __le__(self, other: _Unsupported) -> Tensor[Bool, R]: ...
     def __le__(self, other: Any) -> Any:
         return _binary(BinaryOp.LE, self, other)
 
@@ -249,6 +272,8 @@ class Tensor(Generic[D, R]):
     def __gt__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
     @overload
     def __gt__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __gt__(self, other: _Unsupported) -> Tensor[Bool, R]: ...
     def __gt__(self, other: Any) -> Any:
         return _binary(BinaryOp.GT, self, other)
 
@@ -258,6 +283,8 @@ class Tensor(Generic[D, R]):
     def __ge__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
     @overload
     def __ge__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...  # type: ignore[misc]
+    @overload
+    def __ge__(self, other: _Unsupported) -> Tensor[Bool, R]: ...
     def __ge__(self, other: Any) -> Any:
         return _binary(BinaryOp.GE, self, other)
 
@@ -321,6 +348,8 @@ class Tensor(Generic[D, R]):
     def __and__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
     @overload
     def __and__(self: Tensor[Bool, R], other: Tensor[Bool, R] | Tensor[Bool, R0] | bool) -> Tensor[Bool, R]: ...
+    @overload
+    def __and__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __and__(self, other: Any) -> Any:
         return _binary(BinaryOp.AND, self, other)
 
@@ -330,6 +359,8 @@ class Tensor(Generic[D, R]):
     def __or__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
     @overload
     def __or__(self: Tensor[Bool, R], other: Tensor[Bool, R] | Tensor[Bool, R0] | bool) -> Tensor[Bool, R]: ...
+    @overload
+    def __or__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __or__(self, other: Any) -> Any:
         return _binary(BinaryOp.OR, self, other)
 
@@ -339,6 +370,8 @@ class Tensor(Generic[D, R]):
     def __xor__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
     @overload
     def __xor__(self: Tensor[Bool, R], other: Tensor[Bool, R] | Tensor[Bool, R0] | bool) -> Tensor[Bool, R]: ...
+    @overload
+    def __xor__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __xor__(self, other: Any) -> Any:
         return _binary(BinaryOp.XOR, self, other)
 
@@ -346,6 +379,8 @@ class Tensor(Generic[D, R]):
     def __lshift__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
     @overload
     def __lshift__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __lshift__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __lshift__(self, other: Any) -> Any:
         return _binary(BinaryOp.LSHIFT, self, other)
 
@@ -353,6 +388,8 @@ class Tensor(Generic[D, R]):
     def __rshift__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
     @overload
     def __rshift__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __rshift__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __rshift__(self, other: Any) -> Any:
         return _binary(BinaryOp.RSHIFT, self, other)
 
@@ -383,12 +420,36 @@ class Tensor(Generic[D, R]):
     def __invert__(self) -> Any:
         return _unary(UnaryOp.INVERT, self)
 
+    # Typed like ``<``: both sides share a dtype category (``==`` on f16 and i32 is an error).
+    @overload  # type: ignore[override]
+    def __eq__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...
+    @overload
+    def __eq__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def __eq__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def __eq__(self: Tensor[Bool, R], other: Tensor[Bool, R] | Tensor[Bool, R0] | bool) -> Tensor[Bool, R]: ...
+    @overload
+    def __eq__(self: Tensor[Pointer[E], R], other: Tensor[Pointer[E], R] | Tensor[Pointer[E], R0]) -> Tensor[Bool, R]: ...
+    @overload
+    def __eq__(self, other: _Unsupported) -> Tensor[Bool, R]: ...
+    def __eq__(self, other: Any) -> Any:
+        return _binary(BinaryOp.EQ, self, other)
 
-    def __eq__(self, other: object) -> Tensor[Bool, R]:  # type: ignore[override]
-        return _binary(BinaryOp.EQ, self, other)  # type: ignore[no-any-return]
-
-    def __ne__(self, other: object) -> Tensor[Bool, R]:  # type: ignore[override]
-        return _binary(BinaryOp.NE, self, other)  # type: ignore[no-any-return]
+    @overload  # type: ignore[override]
+    def __ne__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Bool, R]: ...
+    @overload
+    def __ne__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def __ne__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[Bool, R]: ...
+    @overload
+    def __ne__(self: Tensor[Bool, R], other: Tensor[Bool, R] | Tensor[Bool, R0] | bool) -> Tensor[Bool, R]: ...
+    @overload
+    def __ne__(self: Tensor[Pointer[E], R], other: Tensor[Pointer[E], R] | Tensor[Pointer[E], R0]) -> Tensor[Bool, R]: ...
+    @overload
+    def __ne__(self, other: _Unsupported) -> Tensor[Bool, R]: ...
+    def __ne__(self, other: Any) -> Any:
+        return _binary(BinaryOp.NE, self, other)
 
     # ---- x[:, None] style broadcasting ----
     @overload
@@ -419,7 +480,7 @@ class Tensor(Generic[D, R]):
         """Rust-book spelling of ``ptrs + offsets``."""
         return _binary(BinaryOp.ADD, self, offsets)  # type: ignore[no-any-return]
 
-    def store(self: Tensor[Pointer[E], R], value: Tensor[E, R], mask: Tensor[Bool, R] | None = None) -> None:
+    def store(self: Tensor[Pointer[E], R], value: Tensor[E, R], mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None) -> None:
         """Rust-book spelling of ``tl.store(ptrs, value, mask)``."""
         from tile_lang.ops.memory import store
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, overload
 
-from tile_lang.dtypes import Bool, Int, W32
+from tile_lang.dtypes import Bool, Float, Int, W32
 from tile_lang.func import helper
 from tile_lang.ops.math import NumT, where
 from tile_lang.ops.reduction import max
@@ -92,6 +92,10 @@ def ne_scalar(x: Tensor[NumT, R], y: float) -> Tensor[Bool, R]:
 def where_(condition: Tensor[Bool, R], x: Tensor[D, R], y: Tensor[D, R] | Tensor[D, R0] | float) -> Tensor[D, R]: ...
 @overload
 def where_(condition: Tensor[Bool, R], x: Tensor[D, R0] | float, y: Tensor[D, R]) -> Tensor[D, R]: ...
+@overload
+def where_(condition: Tensor[Bool, R], x: int, y: int) -> Tensor[Int[W32], R]: ...
+@overload
+def where_(condition: Tensor[Bool, R], x: float, y: float) -> Tensor[Float[W32], R]: ...
 @helper
 def where_(condition: Any, x: Any, y: Any) -> Any:
     """``tl.where`` under the Rust trait's name."""
@@ -99,7 +103,7 @@ def where_(condition: Any, x: Any, y: Any) -> Any:
 
 
 @overload
-def max_with_indices(input: Tensor[NumT, R1], axis: Literal[0]) -> tuple[Tensor[NumT, R0], Tensor[Int[W32], R0]]: ...
+def max_with_indices(input: Tensor[NumT, R1], axis: Literal[0, -1]) -> tuple[Tensor[NumT, R0], Tensor[Int[W32], R0]]: ...
 @overload
 def max_with_indices(input: Tensor[NumT, R2], axis: Literal[0, 1, -1]) -> tuple[Tensor[NumT, R1], Tensor[Int[W32], R1]]: ...
 @helper

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.dtypes import Bool
+from tile_lang.dtypes import Bool, Dtype
 from tile_lang.tensor import D, R, Tensor
 
 
+@overload
+def multiple_of(input: Tensor[D, R], values: int | tuple[int, ...]) -> Tensor[D, R]: ...
+@overload
+def multiple_of(input: int, values: int) -> int: ...
 @builtin
-def multiple_of(input: Tensor[D, R], values: int | tuple[int, ...]) -> Tensor[D, R]:
+def multiple_of(input: Any, values: int | tuple[int, ...]) -> Any:
     """Promise that every element (per axis, for a tuple) is a multiple of ``values``."""
 
 
@@ -54,8 +59,17 @@ def static_print(*values: Any) -> None:
     """Print at compile time."""
 
 
+@overload
+def inline_asm_elementwise(
+    asm: str, constraints: str, args: Sequence[Tensor[Any, R]], dtype: type[D], is_pure: bool, pack: int
+) -> Tensor[D, R]: ...
+@overload
+def inline_asm_elementwise(
+    asm: str, constraints: str, args: Sequence[Tensor[Any, R]], dtype: tuple[type[Dtype], ...], is_pure: bool,
+    pack: int,
+) -> tuple[Tensor[Any, R], ...]: ...
 @builtin
 def inline_asm_elementwise(
-    asm: str, constraints: str, args: list[Tensor[Any, Any]], dtype: Any, is_pure: bool, pack: int
+    asm: str, constraints: str, args: Sequence[Tensor[Any, Any]], dtype: Any, is_pure: bool, pack: int
 ) -> Any:
     """Run PTX ``asm`` elementwise (CUDA backend only)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, TypeVar, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.dtypes import Bool, Float, Int, UInt
+from tile_lang.dtypes import W32, Bool, Float, Int, UInt
 from tile_lang.func import helper
 from tile_lang.tensor import R0, D, R, Tensor, W
 
@@ -151,6 +151,10 @@ def where(condition: Tensor[Bool, R], x: Tensor[D, R], y: Tensor[D, R] | Tensor[
 def where(condition: Tensor[Bool, R], x: Tensor[D, R0] | float, y: Tensor[D, R]) -> Tensor[D, R]: ...
 @overload
 def where(condition: Tensor[Bool, R], x: Tensor[D, R0], y: Tensor[D, R0] | float) -> Tensor[D, R]: ...
+@overload
+def where(condition: Tensor[Bool, R], x: int, y: int) -> Tensor[Int[W32], R]: ...
+@overload
+def where(condition: Tensor[Bool, R], x: float, y: float) -> Tensor[Float[W32], R]: ...
 @builtin
 def where(condition: Any, x: Any, y: Any) -> Any:
     """``x`` where ``condition`` holds, else ``y`` (broadcast)."""

@@ -42,7 +42,7 @@ class TensorDescriptor(Generic[D, R]):
 @overload
 def load(
     pointer: Tensor[Pointer[D], R],
-    mask: Tensor[Bool, R] | None = None,
+    mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None,
     other: Tensor[D, R] | Tensor[D, R0] | float | None = None,
     boundary_check: tuple[int, ...] = (),
     padding_option: PaddingOption = "",
@@ -90,7 +90,7 @@ def load(
 def store(
     pointer: Tensor[Pointer[D], R],
     value: Tensor[D, R] | Tensor[D, R0] | float,
-    mask: Tensor[Bool, R] | None = None,
+    mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None,
     boundary_check: tuple[int, ...] = (),
     cache_modifier: CacheModifier = "",
     eviction_policy: EvictionPolicy = "",
@@ -157,11 +157,31 @@ def advance(base: BlockPointer[D, R], offsets: tuple[int, ...]) -> BlockPointer[
     """The block pointer moved by ``offsets`` elements along each dimension."""
 
 
-@builtin
+@overload
+def make_tensor_descriptor(
+    base: Pointer[D], shape: tuple[int], strides: tuple[int], block_shape: tuple[int]
+) -> TensorDescriptor[D, R1]: ...
+@overload
+def make_tensor_descriptor(
+    base: Pointer[D], shape: tuple[int, int], strides: tuple[int, int], block_shape: tuple[int, int]
+) -> TensorDescriptor[D, R2]: ...
+@overload
+def make_tensor_descriptor(
+    base: Pointer[D], shape: tuple[int, int, int], strides: tuple[int, int, int], block_shape: tuple[int, int, int]
+) -> TensorDescriptor[D, R3]: ...
+@overload
 def make_tensor_descriptor(
     base: Pointer[D], shape: list[int], strides: list[int], block_shape: list[int]
-) -> TensorDescriptor[D, Any]:
-    """A tensor descriptor; every stride but the last must be a multiple of 16 bytes."""
+) -> TensorDescriptor[D, Any]: ...
+@builtin
+def make_tensor_descriptor(
+    base: Any, shape: list[int] | tuple[int, ...], strides: list[int] | tuple[int, ...],
+    block_shape: list[int] | tuple[int, ...],
+) -> Any:
+    """A tensor descriptor; every stride but the last must be a multiple of 16 bytes.
+
+    Tuples give the descriptor a static rank; Triton's list spelling leaves the rank unchecked.
+    """
 
 
 @builtin

@@ -2,32 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tile_lang.builtin import builtin
 from tile_lang.dtypes import Float, UInt, W32
+from tile_lang.ops.math import IntT
 from tile_lang.tensor import R, Tensor
 
 DEFAULT_ROUNDS = 10
 
 
 @builtin
-def randint(seed: int, offset: Tensor[Any, R], n_rounds: int = DEFAULT_ROUNDS) -> Tensor[UInt[W32], R]:
+def randint(seed: int, offset: Tensor[IntT, R], n_rounds: int = DEFAULT_ROUNDS) -> Tensor[UInt[W32], R]:
     """One block of random u32 (the first Philox output) for ``(seed, offset)``."""
 
 
 @builtin
 def randint4x(
-    seed: int, offset: Tensor[Any, R], n_rounds: int = DEFAULT_ROUNDS
+    seed: int, offset: Tensor[IntT, R], n_rounds: int = DEFAULT_ROUNDS
 ) -> tuple[Tensor[UInt[W32], R], Tensor[UInt[W32], R], Tensor[UInt[W32], R], Tensor[UInt[W32], R]]:
     """All four Philox outputs for ``(seed, offset)``."""
 
 
 @builtin
-def rand(seed: int, offset: Tensor[Any, R], n_rounds: int = DEFAULT_ROUNDS) -> Tensor[Float[W32], R]:
+def rand(seed: int, offset: Tensor[IntT, R], n_rounds: int = DEFAULT_ROUNDS) -> Tensor[Float[W32], R]:
     """Uniform f32 in [0, 1) for ``(seed, offset)``."""
 
 
 @builtin
-def randn(seed: int, offset: Tensor[Any, R], n_rounds: int = DEFAULT_ROUNDS) -> Tensor[Float[W32], R]:
+def randn(seed: int, offset: Tensor[IntT, R], n_rounds: int = DEFAULT_ROUNDS) -> Tensor[Float[W32], R]:
     """Standard normal f32 (Box-Muller on two uniforms) for ``(seed, offset)``."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.tensor import R0, R1, R2, R3, D, R, Tensor
+from tile_lang.tensor import R0, R1, R2, R3, D, E, R, Tensor
 
 
 @builtin
-def broadcast(input: Tensor[D, R], other: Tensor[Any, R]) -> tuple[Tensor[D, R], Tensor[Any, R]]:
+def broadcast(input: Tensor[D, R], other: Tensor[E, R]) -> tuple[Tensor[D, R], Tensor[E, R]]:
     """Both operands broadcast to their common shape."""
 
 
