@@ -1,1 +1,224 @@
-"""(being written)"""
+"""Atomic read-modify-write in one sequential order: program by program, lanes in C order.
+
+That order is one a GPU may choose, so duplicate addresses accumulate and each lane returns
+the value memory held just before its own update. It is computed without a Python loop over
+lanes: live lanes are sorted stably by address and each run of equal addresses is scanned
+(float ``atomic_add`` accumulates one element at a time in the element dtype, as the GPU does).
+Masked-off lanes touch nothing and return poison, as a masked load does (Triton leaves them
+undefined). ``sem`` and ``scope`` are validated but cannot change a sequential execution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang.dtypes import BF16, F16, DType
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import values
+from tile_lang_numpy.elementwise import convert
+from tile_lang_numpy.engine import Engine, implements
+from tile_lang_numpy.memory import lanes, poison
+from tile_lang_numpy.values import Array, Pointers
+
+SEMS = ("relaxed", "acquire", "release", "acq_rel")
+SCOPES = ("gpu", "cta", "sys")
+
+# For each read-modify-write op: the ufunc combining memory with a value
+SCANS: dict[str, np.ufunc] = {
+    "add": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+    "max": np.maximum, "min": np.minimum,
+}
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Live lanes sorted stably by address: runs of one address, each in sequential order."""
+
+    order: Array  # sorted position -> position among the live lanes
+    starts: Array  # first sorted position of each run
+    counts: Array  # lanes in each run
+    address: Array  # the address of each run
+
+    @staticmethod
+    def of(index: Array) -> Runs:
+        order = np.argsort(index, kind="stable")
+        ordered = index[order]
+        first = np.ones(ordered.shape, dtype=bool)
+        first[1:] = ordered[1:] != ordered[:-1]
+        starts = np.flatnonzero(first)
+        counts = np.diff(np.append(starts, ordered.size))
+        return Runs(order, starts, counts, ordered[starts])
+
+    @property
+    def unique(self) -> bool:
+        return self.starts.size == self.order.size
+
+    def run_of(self) -> Array:
+        """The run of each sorted position."""
+        return np.repeat(np.arange(self.starts.size), self.counts)
+
+
+# ------------------------------------------------------------------------------ scans over runs
+
+
+def scan(ufunc: np.ufunc, init: Array, data: Array, runs: Runs) -> tuple[Array, Array]:
+    """Per run, fold ``data`` (sorted) into ``init`` left to right: the value before each
+    element and the final value. Runs are padded into tables of power-of-two widths so one
+    ``ufunc.accumulate`` per width does the work."""
+    if runs.unique:
+        return init, ufunc(init, data).astype(init.dtype)
+    before = np.empty(data.shape, init.dtype)
+    final = np.empty(init.shape, init.dtype)
+    run = runs.run_of()
+    rank = np.arange(data.size) - runs.starts[run]
+    widths = 1 << np.ceil(np.log2(runs.counts + 1)).astype(np.int64)
+    for width in np.unique(widths):
+        chosen = np.flatnonzero(widths == width)
+        row = np.zeros(init.shape, np.int64)
+        row[chosen] = np.arange(chosen.size)
+        members = np.flatnonzero(widths[run] == width)
+        table = np.zeros((chosen.size, int(width)), init.dtype)
+        table[:, 0] = init[chosen]
+        table[row[run[members]], rank[members] + 1] = data[members]
+        acc = ufunc.accumulate(table, axis=1, dtype=init.dtype)
+        before[members] = acc[row[run[members]], rank[members]]
+        final[chosen] = acc[np.arange(chosen.size), runs.counts[chosen]]
+    return before, final
+
+
+def exchange(init: Array, data: Array, runs: Runs) -> tuple[Array, Array]:
+    """``atomic_xchg`` per run: each lane sees the previous writer's value."""
+    before = np.empty(data.shape, init.dtype)
+    before[1:] = data[:-1]
+    before[runs.starts] = init
+    return before, data[runs.starts + runs.counts - 1]
+
+
+def compare_exchange(init: Array, cmp: Array, data: Array, runs: Runs) -> tuple[Array, Array]:
+    """``atomic_cas`` per run, bitwise compare as the GPU does; a step per duplicate rank."""
+    bits = np.dtype(f"u{init.dtype.itemsize}")
+    current = init.copy()
+    before = np.empty(data.shape, init.dtype)
+    for rank in range(int(runs.counts.max(initial=0))):
+        live_runs = np.flatnonzero(runs.counts > rank)
+        at = runs.starts[live_runs] + rank
+        before[at] = current[live_runs]
+        hit = current[live_runs].view(bits) == cmp[at].view(bits)
+        current[live_runs] = np.where(hit, data[at], current[live_runs])
+    return before, current
+
+
+def order_key(x: Array) -> Array:
+    """Float bits mapped to signed ints ordered like the floats (-NaN < -inf < -0 < +0 < +NaN);
+    its own inverse. The GPU's float max/min (signed max of the bits for a non-negative value,
+    unsigned min for a negative one) is exactly max/min of this key."""
+    bits = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+    return np.where(bits < 0, bits ^ np.iinfo(bits.dtype).max, bits)
+
+
+Fold = Callable[[Array, list[Array], Runs], tuple[Array, Array]]
+
+
+def _scan_fold(op: str) -> Fold:
+    """The fold of a read-modify-write op; float max and min fold order keys."""
+    ufunc = SCANS[op]
+
+    def fold(init: Array, data: list[Array], runs: Runs) -> tuple[Array, Array]:
+        if op not in ("max", "min") or init.dtype.kind != "f":
+            return scan(ufunc, init, data[0], runs)
+        before, final = scan(ufunc, order_key(init), order_key(data[0]), runs)
+        return order_key(before).view(init.dtype), order_key(final).view(init.dtype)
+    return fold
+
+
+# ------------------------------------------------------------------------------ the builtins
+
+
+def _check_ordering(engine: Engine, name: str, a: Mapping[str, Any]) -> None:
+    if a["sem"] not in (None, *SEMS):
+        raise engine.error(f"tl.{name}: sem must be one of {', '.join(map(repr, SEMS))}, got {a['sem']!r}")
+    if a["scope"] not in (None, *SCOPES):
+        raise engine.error(f"tl.{name}: scope must be one of {', '.join(map(repr, SCOPES))}, got {a['scope']!r}")
+
+
+def _check_dtype(engine: Engine, name: str, dtype: DType) -> None:
+    """Triton's element types: 32/64-bit ints and floats; f16/bf16 only for add; floats not
+    for bitwise ops; any 16-bit or wider type for cas."""
+    if name == "atomic_cas":
+        ok = dtype.bits in (16, 32, 64)
+    elif dtype in (F16, BF16):
+        ok = name == "atomic_add"
+    else:
+        ok = dtype.bits in (32, 64) and not (dtype.is_float and name in ("atomic_and", "atomic_or", "atomic_xor"))
+    if not ok:
+        raise engine.error(f"tl.{name} does not support {dtype!r} elements")
+
+
+def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object, operands: tuple[object, ...]
+              ) -> tuple[Pointers, Array, Array, list[Array]]:
+    """Offsets, mask and operands (converted to the element type) for every program of the
+    group: an atomic happens once per program even when all programs share its operands."""
+    dtype = values.pointers(pointer, f"the pointer of tl.{name}").memory.dtype
+    _check_dtype(engine, name, dtype)
+    given = [values.lift(v, dtype) for v in operands]
+    if any(t.type.is_pointer for t in given):
+        raise engine.error(f"tl.{name} cannot store pointers")
+    try:
+        extra = values.block_broadcast(*(t.block_shape for t in given))
+    except ValueError as exc:
+        raise engine.error(f"tl.{name}: {exc}") from None
+    p, offs, live = lanes(engine, pointer, mask, f"tl.{name}", extra)
+    full = (engine.nprograms,) + offs.shape[1:]
+    rank = len(full) - 1
+    data = [np.broadcast_to(values.align(convert(values.array(t), t.type, dtype), t.ndim, rank), full) for t in given]
+    return p, np.broadcast_to(offs, full), np.broadcast_to(live, full), data
+
+
+def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[object, ...], fold: Fold) -> Tensor[Any, Any]:
+    """Run one atomic: fold each address's lanes in order, journal and write the final values,
+    return the old value of every lane (poison where masked off)."""
+    _check_ordering(engine, name, a)
+    p, offs, live, data = _operands(engine, name, a["pointer"], a.get("mask"), operands)
+    flat_live = live.reshape(-1)
+    index = offs.reshape(-1)[flat_live]
+    runs = Runs.of(index)
+    init = p.memory.flat.take(runs.address)
+    before, final = fold(init, [d.reshape(-1)[flat_live][runs.order] for d in data], runs)
+    engine.record_write(p.memory, runs.address)
+    p.memory.flat[runs.address] = final
+    old = poison(p.memory.dtype, offs.shape)
+    old.reshape(-1)[np.flatnonzero(flat_live)[runs.order]] = before
+    return values.make(old, p.memory.dtype)
+
+
+def _read_modify_write(op: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+    name, fold = f"atomic_{op}", _scan_fold(op)
+
+    def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+        return _apply(engine, name, a, (a["val"],), fold)
+    return impl
+
+
+_READ_MODIFY_WRITE: list[tuple[str, Callable[..., Any]]] = [
+    ("add", tl.atomic_add), ("and", tl.atomic_and), ("or", tl.atomic_or), ("xor", tl.atomic_xor),
+    ("max", tl.atomic_max), ("min", tl.atomic_min),
+]
+for _op, _fn in _READ_MODIFY_WRITE:
+    implements(_fn)(_read_modify_write(_op))
+
+
+@implements(tl.atomic_xchg)
+def atomic_xchg(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    return _apply(engine, "atomic_xchg", a, (a["val"],), lambda init, data, runs: exchange(init, data[0], runs))
+
+
+@implements(tl.atomic_cas)
+def atomic_cas(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    return _apply(engine, "atomic_cas", a, (a["cmp"], a["val"]),
+                  lambda init, data, runs: compare_exchange(init, data[0], data[1], runs))

@@ -1,1 +1,288 @@
-"""(being written)"""
+"""Block pointers (``make_block_ptr``/``advance``) and tensor descriptors, as strided gathers.
+
+Element ``i`` of a block lies at ``base + sum_d (offsets_d + i_d) * strides_d``. A block-pointer
+load or store checks only the dims in ``boundary_check``: outside ``[0, shape_d)`` those read
+the padding (poison for ``""``) or are not written; an element outside an unchecked dim is a
+KernelError here (the GPU would touch whatever lies there). A tensor descriptor checks every
+dim and pads with zeros. Every element actually touched is still bounds-checked against the
+argument's memory, like any load.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang.dtypes import BOOL, DType
+from tile_lang.ops import memory as tl_memory
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import values
+from tile_lang_numpy.elementwise import convert
+from tile_lang_numpy.engine import Engine, implements
+from tile_lang_numpy.memory import gather, lanes, scatter
+from tile_lang_numpy.values import Array, Memory, Pointers
+
+PADDINGS = ("", "zero", "nan")
+MAX_DESCRIPTOR_RANK = 5
+DESCRIPTOR_ALIGN = 16  # bytes: the base, and every stride but the last
+
+
+@dataclass(frozen=True)
+class BlockHandle:
+    """A block of a strided tensor in one argument's memory. Per-program values have a leading
+    program axis of P or 1: ``base`` is ``(P|1,)``, ``shape``/``strides``/``offsets`` are ``(P|1, ndim)``."""
+
+    memory: Memory
+    base: Array
+    shape: Array
+    strides: Array
+    offsets: Array
+    block_shape: tuple[int, ...]
+    order: tuple[int, ...]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.block_shape)
+
+
+def handle_of(engine: Engine, x: object, kind: type[Any], what: str) -> BlockHandle:
+    """The handle of a block pointer or descriptor made by this backend."""
+    handle = getattr(x, "handle", None) if isinstance(x, kind) else None
+    if not isinstance(handle, BlockHandle):
+        raise engine.error(f"{what} needs a {kind.__name__}, got {type(x).__name__}")
+    return handle
+
+
+# ------------------------------------------------------------------------------ arguments
+
+
+def _column(engine: Engine, x: object, what: str) -> Array:
+    """One integer per program (``(P|1,)`` int64) from a Python int or an integer scalar."""
+    if isinstance(x, Tensor) and x.block_shape == () and (x.type.is_int or x.type.is_bool):
+        return values.array(x).astype(np.int64)
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return np.array([int(x)], dtype=np.int64)
+    raise engine.error(f"{what} must hold integers or integer scalars, got {x!r}")
+
+
+def _vector(engine: Engine, items: object, ndim: int, what: str) -> Array:
+    """A per-program vector of ``ndim`` integers, ``(P|1, ndim)``."""
+    if not isinstance(items, (tuple, list)) or len(items) != ndim:
+        raise engine.error(f"{what} must be a tuple of {ndim} integers, got {items!r}")
+    columns = [_column(engine, x, what) for x in items]
+    lead = max((c.shape[0] for c in columns), default=1)
+    return np.stack([np.broadcast_to(c, (lead,)) for c in columns], axis=1).reshape(lead, ndim)
+
+
+def _block_shape(engine: Engine, block_shape: object) -> tuple[int, ...]:
+    if not isinstance(block_shape, (tuple, list)) or not block_shape:
+        raise engine.error(f"block_shape must be a non-empty tuple of constexpr ints, got {block_shape!r}")
+    try:
+        dims = tuple(operator.index(d) for d in block_shape)
+    except TypeError:
+        raise engine.error(f"block_shape must hold constexpr ints, got {block_shape!r}") from None
+    if any(d <= 0 or d & (d - 1) for d in dims):
+        raise engine.error(f"block dimensions must be powers of two, got block_shape {list(dims)}")
+    engine.note_block(math.prod(dims))
+    return dims
+
+
+def _base(engine: Engine, base: object, what: str) -> tuple[Pointers, Array]:
+    """The memory and per-program element offset of a scalar pointer."""
+    if not (isinstance(base, Tensor) and isinstance(base.handle, Pointers) and base.block_shape == ()):
+        raise engine.error(f"the base of {what} must be a scalar pointer, got {base!r}")
+    return base.handle, base.handle.offsets.astype(np.int64)
+
+
+def _boundary_dims(engine: Engine, boundary_check: object, ndim: int) -> tuple[int, ...]:
+    dims = boundary_check if isinstance(boundary_check, (tuple, list)) else (boundary_check,)
+    if any(not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < ndim for d in dims):
+        raise engine.error(f"boundary_check must list dims in [0, {ndim}), got {boundary_check!r}")
+    return tuple(dims)
+
+
+# ------------------------------------------------------------------------------ addressing
+
+
+def _indices(h: BlockHandle) -> list[Array]:
+    """Per dim, the tensor index of each block element along it, shaped to broadcast."""
+    out = []
+    for d, extent in enumerate(h.block_shape):
+        shape = [1] * (h.ndim + 1)
+        shape[d + 1] = extent
+        start = h.offsets[:, d].reshape((-1,) + (1,) * h.ndim)
+        out.append(start + np.arange(extent, dtype=np.int64).reshape(shape))
+    return out
+
+
+def _dim(h: BlockHandle, array: Array, d: int) -> Array:
+    return array[:, d].reshape((-1,) + (1,) * h.ndim)
+
+
+def resolve(engine: Engine, h: BlockHandle, checked: tuple[int, ...], what: str
+            ) -> tuple[Tensor[Any, Any], Tensor[Any, Any]]:
+    """The block's pointers and which elements are inside the checked dims; an element outside
+    an unchecked dim is an error."""
+    index = _indices(h)
+    address = h.base.reshape((-1,) + (1,) * h.ndim)
+    live: Array = np.ones((1,) * (h.ndim + 1), dtype=bool)
+    for d, i in enumerate(index):
+        address = address + i * _dim(h, h.strides, d)
+        inside = (i >= 0) & (i < _dim(h, h.shape, d))
+        if d in checked:
+            live = live & inside
+        elif not bool(inside.all()):
+            _outside(engine, h, d, i, inside, what)
+    mask = np.broadcast_to(live, live.shape[:1] + h.block_shape)
+    return values.make(Pointers(h.memory, address), h.memory.dtype.pointer_to()), values.make(mask, BOOL)
+
+
+def _outside(engine: Engine, h: BlockHandle, d: int, index: Array, inside: Array, what: str) -> None:
+    row, *lane = (int(v) for v in np.argwhere(~inside)[0])
+    at = int(np.broadcast_to(index, inside.shape)[(row, *lane)])
+    extent = int(h.shape[min(row, h.shape.shape[0] - 1), d])
+    raise engine.error(
+        f"{what}: program {engine.program_of(row)} reaches index {at} of dim {d}, whose extent is {extent}, "
+        f"and dim {d} is not in boundary_check (add it, or fix the offsets)")
+
+
+def _padding(engine: Engine, padding: object, dtype: DType) -> Array | None:
+    """The fill for out-of-bounds elements; None means poison."""
+    if padding not in PADDINGS:
+        raise engine.error(f"padding_option must be one of {', '.join(map(repr, PADDINGS))}, got {padding!r}")
+    if padding == "nan" and not dtype.is_float:
+        raise engine.error(f"padding_option 'nan' needs floating-point elements, not {dtype!r}")
+    if padding == "":
+        return None
+    return np.array(np.nan if padding == "nan" else 0).astype(dtype.numpy)
+
+
+def _read(engine: Engine, h: BlockHandle, checked: tuple[int, ...], fill: Array | None, what: str) -> Tensor[Any, Any]:
+    ptrs, live = resolve(engine, h, checked, what)
+    p, offs, mask = lanes(engine, ptrs, live, what)
+    full = None if fill is None else np.broadcast_to(fill, offs.shape)
+    return values.make(gather(p, offs, mask, full), h.memory.dtype)
+
+
+def _write(engine: Engine, h: BlockHandle, checked: tuple[int, ...], value: Tensor[Any, Any], what: str) -> None:
+    ptrs, live = resolve(engine, h, checked, what)
+    p, offs, mask = lanes(engine, ptrs, live, what)
+    dtype = h.memory.dtype
+    data = values.align(convert(values.array(value), value.type, dtype), value.ndim, h.ndim)
+    full = (max(offs.shape[0], data.shape[0]),) + offs.shape[1:]
+    scatter(engine, p, np.broadcast_to(offs, full), np.broadcast_to(mask, full), np.broadcast_to(data, full))
+
+
+# ------------------------------------------------------------------------------ block pointers
+
+
+@implements(tl.make_block_ptr)
+def make_block_ptr(engine: Engine, a: Mapping[str, Any]) -> tl.BlockPointer[Any, Any]:
+    block_shape = _block_shape(engine, a["block_shape"])
+    ndim = len(block_shape)
+    p, base = _base(engine, a["base"], "tl.make_block_ptr")
+    order = a["order"]
+    if not isinstance(order, (tuple, list)) or sorted(order) != list(range(ndim)):
+        raise engine.error(f"order must be a permutation of range({ndim}), got {order!r}")
+    return tl.BlockPointer(BlockHandle(
+        p.memory, base, _vector(engine, a["shape"], ndim, "shape"), _vector(engine, a["strides"], ndim, "strides"),
+        _vector(engine, a["offsets"], ndim, "offsets"), block_shape, tuple(order)))
+
+
+@implements(tl.advance)
+def advance(engine: Engine, a: Mapping[str, Any]) -> tl.BlockPointer[Any, Any]:
+    h = handle_of(engine, a["base"], tl.BlockPointer, "tl.advance")
+    return tl.BlockPointer(replace(h, offsets=h.offsets + _vector(engine, a["offsets"], h.ndim, "offsets")))
+
+
+def load_block(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """``tl.load`` through a block pointer."""
+    h = handle_of(engine, a["pointer"], tl.BlockPointer, "tl.load")
+    if a["mask"] is not None or a["other"] is not None:
+        raise engine.error("a block-pointer load takes no mask or other; use boundary_check and padding_option")
+    checked = _boundary_dims(engine, a["boundary_check"], h.ndim)
+    return _read(engine, h, checked, _padding(engine, a["padding_option"], h.memory.dtype), "block-pointer load")
+
+
+def store_block(engine: Engine, a: Mapping[str, Any]) -> None:
+    """``tl.store`` through a block pointer: the value has the block's shape (or is a scalar)
+    and its dtype exactly, as in Triton."""
+    h = handle_of(engine, a["pointer"], tl.BlockPointer, "tl.store")
+    if a["mask"] is not None:
+        raise engine.error("a block-pointer store takes no mask; use boundary_check")
+    dtype = h.memory.dtype
+    value = values.lift(a["value"], dtype)
+    if value.type != dtype and isinstance(a["value"], Tensor):
+        raise engine.error(f"a block-pointer store needs {dtype!r} values, got {value!r} (convert with .to())")
+    if value.block_shape not in ((), h.block_shape):
+        raise engine.error(f"a block-pointer store needs a value of shape {list(h.block_shape)}, got {value!r}")
+    _write(engine, h, _boundary_dims(engine, a["boundary_check"], h.ndim), value, "block-pointer store")
+
+
+# ------------------------------------------------------------------------------ tensor descriptors
+
+
+def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array, block_shape: tuple[int, ...]) -> None:
+    """The TMA rules: 16-byte aligned base, unit last stride, 16-byte multiple other strides,
+    and at least 16 bytes along the last block dim."""
+    size = p.memory.dtype.itemsize
+    if not bool(np.all(strides[:, -1] == 1)):
+        raise engine.error(f"the last stride of a tensor descriptor must be 1, got {int(strides[0, -1])}")
+    bad = np.argwhere(strides[:, :-1] * size % DESCRIPTOR_ALIGN != 0)
+    if bad.size:
+        row, d = (int(v) for v in bad[0])
+        raise engine.error(f"stride {d} of a tensor descriptor is {int(strides[row, d])} elements = "
+                           f"{int(strides[row, d]) * size} bytes, not a multiple of {DESCRIPTOR_ALIGN} bytes")
+    address = p.memory.flat.ctypes.data + base * size
+    if bool(np.any(address % DESCRIPTOR_ALIGN)):
+        row = int(np.argmax(address % DESCRIPTOR_ALIGN != 0))
+        raise engine.error(f"the base of a tensor descriptor must be {DESCRIPTOR_ALIGN}-byte aligned, but program "
+                           f"{engine.program_of(row)} has element offset {int(base[row])} into {p.memory.param}")
+    if block_shape[-1] * size < DESCRIPTOR_ALIGN:
+        raise engine.error(f"the last block dim of a tensor descriptor must span at least {DESCRIPTOR_ALIGN} bytes, "
+                           f"got {block_shape[-1]} x {size} bytes")
+
+
+@implements(tl.make_tensor_descriptor)
+def make_tensor_descriptor(engine: Engine, a: Mapping[str, Any]) -> tl.TensorDescriptor[Any, Any]:
+    block_shape = _block_shape(engine, a["block_shape"])
+    ndim = len(block_shape)
+    if ndim > MAX_DESCRIPTOR_RANK:
+        raise engine.error(f"a tensor descriptor has 1 to {MAX_DESCRIPTOR_RANK} dims, got {ndim}")
+    p, base = _base(engine, a["base"], "tl.make_tensor_descriptor")
+    strides = _vector(engine, a["strides"], ndim, "strides")
+    _check_descriptor(engine, p, base, strides, block_shape)
+    return tl.TensorDescriptor(BlockHandle(
+        p.memory, base, _vector(engine, a["shape"], ndim, "shape"), strides,
+        np.zeros((1, ndim), dtype=np.int64), block_shape, tuple(range(ndim - 1, -1, -1))))
+
+
+def _at(engine: Engine, a: Mapping[str, Any], what: str) -> BlockHandle:
+    """The descriptor's handle moved to ``offsets`` (i32, as Triton requires)."""
+    h = handle_of(engine, a["desc"], tl.TensorDescriptor, what)
+    offsets = a["offsets"]
+    if isinstance(offsets, (tuple, list)) and any(isinstance(o, Tensor) and o.type.bits > 32 for o in offsets):
+        raise engine.error(f"{what}: offsets must be 32-bit integers (add .to(tl.i32)), got {offsets!r}")
+    return replace(h, offsets=_vector(engine, offsets, h.ndim, "offsets"))
+
+
+@implements(tl_memory.descriptor_load)
+def descriptor_load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    h = _at(engine, a, "descriptor load")
+    return _read(engine, h, tuple(range(h.ndim)), np.zeros((), h.memory.dtype.numpy), "descriptor load")
+
+
+@implements(tl_memory.descriptor_store)
+def descriptor_store(engine: Engine, a: Mapping[str, Any]) -> None:
+    h = _at(engine, a, "descriptor store")
+    value = values.lift(a["value"], h.memory.dtype)
+    if value.block_shape != h.block_shape:
+        raise engine.error(f"a descriptor store needs a value of shape {list(h.block_shape)}, got {value!r}")
+    _write(engine, h, tuple(range(h.ndim)), value, "descriptor store")
