@@ -50,7 +50,8 @@ def convert(a: Array, src: DType, dst: DType) -> Array:
     if src == dst:
         return a
     if dst.is_bool:
-        return a != 0
+        nonzero: Array = a != 0
+        return nonzero
     if src.is_float and dst.is_int:
         info = np.iinfo(dst.numpy)
         wide = np.nan_to_num(a.astype(np.float64), nan=0.0)
@@ -107,8 +108,8 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     base = values.align(ptr.handle.offsets, ptr.ndim, len(shape))
     engine.note_block(math.prod(shape))
     if base.size == 1 and int(base.reshape(-1)[0]) == 0:  # an argument pointer: keep the offsets' width
-        moved = np.broadcast_to(delta, np.broadcast_shapes(base.shape, delta.shape))
-        return values.make(Pointers(ptr.handle.memory, moved if op is BinaryOp.ADD else -moved), ptr.type)
+        same = np.broadcast_to(delta, np.broadcast_shapes(base.shape, delta.shape))
+        return values.make(Pointers(ptr.handle.memory, same if op is BinaryOp.ADD else -same), ptr.type)
     wide = delta.astype(np.int64)
     return values.make(Pointers(ptr.handle.memory, base + wide if op is BinaryOp.ADD else base - wide), ptr.type)
 
@@ -223,7 +224,7 @@ _MATH: list[tuple[Callable[..., Any], Callable[[Array], Array]]] = [
     (tl.exp, np.exp), (tl.exp2, np.exp2), (tl.log, np.log), (tl.log2, np.log2), (tl.cos, np.cos),
     (tl.sin, np.sin), (tl.sqrt, np.sqrt), (tl.sqrt_rn, np.sqrt), (tl.rsqrt, lambda v: 1.0 / np.sqrt(v)),
     (tl.atan, np.arctan), (tl.ceil, np.ceil), (tl.floor, np.floor),
-    (tl.erf, lambda v: _erf(v).astype(v.dtype)),
+    (tl.erf, lambda v: np.asarray(_erf(v), dtype=v.dtype)),
 ]
 for _fn, _impl in _MATH:
     implements(_fn)(_unary_math(_impl, _fn.__name__))
