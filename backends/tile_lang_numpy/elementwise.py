@@ -7,6 +7,7 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 import tile_lang as tl
@@ -57,7 +58,7 @@ def convert(a: Array, src: DType, dst: DType) -> Array:
         wide = np.nan_to_num(a.astype(np.float64), nan=0.0)
         return np.clip(np.trunc(wide), info.min, info.max).astype(dst.numpy)
     if dst.is_fp8:
-        limit = float(np.finfo(dst.numpy).max)
+        limit = float(ml_dtypes.finfo(dst.numpy).max)
         wide = a.astype(np.float32) if not src.is_float or src.bits < 64 else a
         return np.clip(wide, -limit, limit).astype(dst.numpy)
     return a.astype(dst.numpy)

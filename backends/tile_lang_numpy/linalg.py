@@ -1,1 +1,231 @@
-"""(being written)"""
+"""Block matrix products: ``tl.dot`` (2-D or batched 3-D) and ``tl.dot_scaled``.
+
+Products are batched over the program axis with ``np.matmul``. Float dots compute the sum of
+products in float64 (exact for every product; the sum rounds far below f32 precision), add
+``acc``, round to f32 (the GPU's accumulator) and then to ``out_dtype``. So the result is the
+correctly rounded f32 dot of the operands *as the GPU's tensor cores see them*:
+
+* ``input_precision="tf32"`` (the default for f32 operands, as Triton's): each f32 operand is
+  truncated toward zero to 10 mantissa bits (``bits & 0xFFFFE000``), because the tensor cores
+  ignore the low 13 bits of the registers Triton hands them (GPU-verified on an H200).
+* ``"tf32x3"``: Triton's F32DotTC split. ``big = rna(x)`` (round to nearest, ties away, to
+  10 bits: ``(bits + 0x1000) & 0xFFFFE000``), ``small = x - big`` in f32, then three tf32
+  dots chained through an f32 accumulator: ``small_a @ big_b``, ``+ big_a @ small_b``, NaNs
+  zeroed (so inf inputs do not turn into inf - inf), ``+ big_a @ big_b``, then ``+ acc``.
+* ``"ieee"``: the operands as they are.
+
+Integer dots (i8 x i8) accumulate exactly and wrap to i32 like the GPU's 32-bit adders.
+The GPU's own summation order is unspecified, so real results may differ in the last bits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang.dtypes import BF16, F16, F32, F64, F8E4M3, F8E5M2, I8, I32, U8, DType
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import values
+from tile_lang_numpy.engine import Engine, implements
+from tile_lang_numpy.shape import dtype_arg, value_operand
+from tile_lang_numpy.values import Array
+
+DOT_DTYPES = (I8, F16, BF16, F32, F64, F8E4M3, F8E5M2)
+PRECISIONS = ("tf32", "tf32x3", "ieee")
+TF32_MASK = np.uint32(0xFFFFE000)
+SCALE_GROUP = 32  # K-elements per e8m0 scale in dot_scaled
+SCALED_FORMATS = {"e4m3": F8E4M3, "e5m2": F8E5M2, "bf16": BF16, "fp16": F16}
+
+
+def min_k(dtype: DType) -> int:
+    """Triton's smallest K for a dot on NVIDIA (M and N may be anything)."""
+    return {8: 32, 64: 4}.get(dtype.bits, 16)
+
+
+# ------------------------------------------------------------------------------ checks
+
+
+def _operands(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], Tensor[Any, Any], tuple[int, ...]]:
+    """The two operands after Triton's dtype and shape checks, and the result's block shape."""
+    x = value_operand(engine, a["input"], "tl.dot")
+    y = value_operand(engine, a["other"], "tl.dot")
+    if x.type not in DOT_DTYPES or y.type not in DOT_DTYPES:
+        raise engine.error(f"tl.dot operands must be i8, f16, bf16, f32, f64 or fp8; got {x!r} and {y!r}")
+    if x.type != y.type and not (x.type.is_fp8 and y.type.is_fp8):
+        raise engine.error(f"tl.dot operands must have the same dtype, got {x!r} and {y!r}")
+    if x.ndim not in (2, 3) or y.ndim != x.ndim:
+        raise engine.error(f"tl.dot needs two 2-D or two 3-D (batched) blocks, got {x!r} and {y!r}")
+    (*batch_x, m, k), (*batch_y, k2, n) = x.block_shape, y.block_shape
+    if k != k2 or batch_x != batch_y:
+        raise engine.error(f"tl.dot: shapes {list(x.block_shape)} and {list(y.block_shape)} do not chain")
+    if k < min_k(x.type):
+        raise engine.error(f"tl.dot: K = {k} is below the minimum of {min_k(x.type)} for {x.type!r} operands")
+    engine.note_block(max(m * k, k * n, m * n) * (batch_x[0] if batch_x else 1))
+    return x, y, (*batch_x, m, n)
+
+
+def _result_dtype(engine: Engine, operand: DType, out_dtype: object) -> DType:
+    """i8 gives i32 and f64 gives f64 whatever ``out_dtype`` says (Triton); other floats give
+    ``out_dtype`` (None meaning f32), which must be f32, f16 or bf16. Triton 3.6 would ignore it
+    for f32/bf16 operands and reject bf16; here it is honoured, rounding the f32 accumulation."""
+    if operand == I8:
+        return I32
+    if operand == F64:
+        return F64
+    out = F32 if out_dtype is None else dtype_arg(engine, out_dtype, "tl.dot: out_dtype")
+    if out not in (F32, F16, BF16):
+        raise engine.error(f"tl.dot: out_dtype must be f32, f16 or bf16 for {operand!r} operands, got {out!r}")
+    return out
+
+
+def _acc(engine: Engine, acc: object, dtype: DType, shape: tuple[int, ...], what: str) -> Array | None:
+    """The accumulator's array, after checking it matches the result exactly."""
+    if acc is None:
+        return None
+    t = value_operand(engine, acc, what)
+    if t.type != dtype or t.block_shape != shape:
+        raise engine.error(f"{what}: acc must be a {dtype!r} block of shape {list(shape)}, got {t!r}")
+    return values.array(t)
+
+
+def _precision(engine: Engine, a: Mapping[str, Any]) -> str:
+    """``input_precision``, from ``allow_tf32`` (deprecated) or Triton's default, tf32."""
+    chosen, allow = a["input_precision"], a["allow_tf32"]
+    if chosen is not None and allow is not None:
+        raise engine.error("tl.dot: give only one of input_precision and allow_tf32")
+    if allow is not None:
+        return "tf32" if allow else "ieee"
+    if chosen is None:
+        return "tf32"
+    if chosen not in PRECISIONS:
+        raise engine.error(f"tl.dot: input_precision must be one of {', '.join(PRECISIONS)}, got {chosen!r}")
+    return str(chosen)
+
+
+# ------------------------------------------------------------------------------ tf32 emulation
+
+
+def tf32_truncate(x: Array) -> Array:
+    """f32 values as a tensor core reads them: the low 13 mantissa bits dropped."""
+    return (np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & TF32_MASK).view(np.float32)
+
+
+def tf32_round(x: Array) -> Array:
+    """``cvt.rna.tf32.f32``: round to nearest, ties away from zero, to 10 mantissa bits
+    (inf and NaN unchanged; the largest finite values round up to inf)."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    finite = (bits & np.uint32(0x7F800000)) != np.uint32(0x7F800000)
+    return np.where(finite, (bits + np.uint32(0x1000)) & TF32_MASK, bits).view(np.float32)
+
+
+def _matmul(x: Array, y: Array, acc: Array | None) -> Array:
+    """``x @ y + acc`` in float64."""
+    product: Array = np.matmul(x.astype(np.float64), y.astype(np.float64))
+    return product if acc is None else product + acc.astype(np.float64)
+
+
+def _tf32_dot(x: Array, y: Array, acc: Array | None) -> Array:
+    """One tf32 tensor-core dot, accumulated into f32."""
+    return _matmul(tf32_truncate(x), tf32_truncate(y), acc).astype(np.float32)
+
+
+def _tf32x3_dot(x: Array, y: Array, acc: Array | None) -> Array:
+    """Triton's F32DotTC rewrite of an f32 dot into three tf32 dots (see the module docstring)."""
+    x_big, y_big = tf32_round(x), tf32_round(y)
+    with np.errstate(invalid="ignore"):
+        x_small, y_small = x - x_big, y - y_big
+        partial = _tf32_dot(x_big, y_small, _tf32_dot(x_small, y_big, None))
+        total = _tf32_dot(x_big, y_big, np.where(np.isnan(partial), np.float32(0), partial))
+        return total if acc is None else total + acc
+
+
+def _ieee_dot(x: Array, y: Array, acc: Array | None) -> Array:
+    """An exact-operand f32 dot, accumulated into f32."""
+    return _matmul(x, y, acc).astype(np.float32)
+
+
+F32_DOTS = {"tf32": _tf32_dot, "tf32x3": _tf32x3_dot, "ieee": _ieee_dot}
+
+
+# ------------------------------------------------------------------------------ tl.dot
+
+
+@implements(tl.dot)
+def dot(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """``max_num_imprecise_acc`` (fp8 accumulation chunks on sm_90) is accepted and ignored:
+    fp8 products are accumulated exactly like every other float dot."""
+    x, y, shape = _operands(engine, a)
+    out = _result_dtype(engine, x.type, a["out_dtype"])
+    acc = _acc(engine, a["acc"], out, shape, "tl.dot")
+    precision = _precision(engine, a)  # checked for every dtype, applied to f32 operands only
+    ax, ay = values.array(x), values.array(y)
+    if x.type == I8:  # float64 sums of i8 products are exact far beyond any block's K
+        total = _matmul(ax, ay, None).astype(np.int64)
+        result = (total if acc is None else total + acc).astype(np.int32)
+    elif x.type == F64:
+        result = _matmul(ax, ay, acc)
+    elif x.type == F32:
+        result = F32_DOTS[precision](ax, ay, acc).astype(out.numpy)
+    else:
+        result = _ieee_dot(ax, ay, acc).astype(out.numpy)
+    return values.make(result, out)
+
+
+# ------------------------------------------------------------------------------ tl.dot_scaled
+
+
+def _scaled_operand(engine: Engine, x: object, scale: object, fmt: object, k_pack: bool, side: str) -> Array:
+    """One microscaled operand decoded to float64, its e8m0 scales applied along K.
+
+    ``side`` is "lhs" (shape [M, K], scales [M, K/32]) or "rhs" (shape [K, N], scales [N, K/32]).
+    An fp8 format may come as its fp8 dtype or as raw u8 bits."""
+    what = f"tl.dot_scaled: {side}"
+    if fmt == "e2m1":
+        raise engine.error(f"{what}: the e2m1 (packed fp4) format is not supported by the numpy backend")
+    if fmt not in SCALED_FORMATS:
+        raise engine.error(f"{what}_format must be one of {', '.join(SCALED_FORMATS)} (or e2m1), got {fmt!r}")
+    if not k_pack:
+        raise engine.error(f"{what}_k_pack=False only applies to e2m1 operands")
+    dtype = SCALED_FORMATS[str(fmt)]
+    t = value_operand(engine, x, what)
+    if t.ndim != 2 or not (t.type == dtype or (dtype.is_fp8 and t.type == U8)):
+        raise engine.error(f"{what}: expected a 2-D {dtype!r} block (or u8 bits) for format {fmt!r}, got {t!r}")
+    data = values.array(t)
+    decoded = (np.ascontiguousarray(data).view(dtype.numpy) if t.type == U8 else data).astype(np.float64)
+    oriented = decoded if side == "lhs" else np.swapaxes(decoded, 1, 2)  # [M|N, K]
+    if scale is not None:
+        oriented = oriented * _scale_factors(engine, scale, oriented.shape[1:], what)
+    return oriented if side == "lhs" else np.swapaxes(oriented, 1, 2)
+
+
+def _scale_factors(engine: Engine, scale: object, rows_k: tuple[int, ...], what: str) -> Array:
+    """e8m0 scales ``2**(s - 127)`` (255 is NaN), repeated over their 32 K-elements."""
+    rows, k = rows_k
+    s = value_operand(engine, scale, f"{what}_scale")
+    if s.type != U8 or s.block_shape != (rows, k // SCALE_GROUP) or k % SCALE_GROUP:
+        raise engine.error(f"{what}_scale must be a u8 block of shape [{rows}, {k // SCALE_GROUP}] "
+                           f"(one e8m0 scale per {SCALE_GROUP} elements of K = {k}), got {s!r}")
+    bits = values.array(s).astype(np.int64)
+    factors = np.where(bits == 255, np.nan, np.ldexp(1.0, bits - 127))
+    return np.repeat(factors, SCALE_GROUP, axis=-1)
+
+
+@implements(tl.dot_scaled)
+def dot_scaled(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """``(lhs * 2**(lhs_scale-127)) @ (rhs * 2**(rhs_scale-127)) + acc`` in f32, products summed
+    exactly and rounded once (``fast_math`` changes nothing here)."""
+    lhs = _scaled_operand(engine, a["lhs"], a["lhs_scale"], a["lhs_format"], a["lhs_k_pack"], "lhs")
+    rhs = _scaled_operand(engine, a["rhs"], a["rhs_scale"], a["rhs_format"], a["rhs_k_pack"], "rhs")
+    if lhs.shape[2] != rhs.shape[1]:
+        raise engine.error(f"tl.dot_scaled: lhs [M, {lhs.shape[2]}] and rhs [{rhs.shape[1]}, N] do not chain")
+    if a["out_dtype"] is not None and dtype_arg(engine, a["out_dtype"], "tl.dot_scaled: out_dtype") != F32:
+        raise engine.error("tl.dot_scaled: out_dtype must be f32")
+    shape = (lhs.shape[1], rhs.shape[2])
+    engine.note_block(max(lhs.shape[1] * lhs.shape[2], rhs.shape[1] * rhs.shape[2], shape[0] * shape[1]))
+    acc = _acc(engine, a["acc"], F32, shape, "tl.dot_scaled")
+    with np.errstate(invalid="ignore"):
+        return values.make(_matmul(lhs, rhs, acc).astype(np.float32), F32)

@@ -1,1 +1,344 @@
-"""(being written)"""
+"""Reductions, scans, sorting, histograms and gathers along a block axis.
+
+Every op works on the whole group of programs at once: the program axis (array axis 0) is
+never reduced, so a value shared by all programs (leading axis 1) gives a shared result.
+``axis=None`` reduces all block axes, in row-major order.
+
+Result dtypes (Triton 3.6, except that floating-point results always keep the input dtype):
+
+* ``sum``/``cumsum``: signed integers narrower than 32 bits accumulate in i32; unsigned ones
+  and bool in u32 (Triton's rule, GPU-verified for bool). Integers wrap on overflow.
+* ``max``/``min`` without indices: integers (and bool) narrower than 32 bits give i32, as
+  Triton upcasts them; with ``return_indices`` the values keep the input dtype.
+* everything else keeps the input dtype; indices and histograms are i32.
+
+Floating-point sums and scans accumulate in float64 and round once to the result dtype, so
+they are at least as accurate as the GPU's tree order, not bit-identical to it. ``max`` and
+``min`` ignore NaN unless every element is NaN (maxnum/minnum).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang.dtypes import I32, U32, DType, Kind
+from tile_lang.func import Func
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import values
+from tile_lang_numpy.elementwise import convert
+from tile_lang_numpy.engine import Divergent, Engine, implements
+from tile_lang_numpy.shape import (
+    block_axis, constant, dtype_arg, moved_back, moved_last, operand, pow2_shape, remap, same_lead, value_operand,
+)
+from tile_lang_numpy.values import Array
+
+# ------------------------------------------------------------------------------ reducing along an axis
+
+
+@dataclass(frozen=True)
+class Along:
+    """A block prepared for reduction: the data, the array axis to reduce, the result shape."""
+
+    data: Array  # program axis first; the block axes flattened into one when reducing all of them
+    axis: int  # the array axis being reduced (block axis + 1)
+    shape: tuple[int, ...]  # the result's block shape (keep_dims applied)
+
+    def finish(self, reduced: Array) -> Array:
+        """A reduction result (reduced axis kept with size 1) in the result's block shape."""
+        return reduced.reshape(reduced.shape[:1] + self.shape)
+
+
+def along(engine: Engine, x: Tensor[Any, Any], axis: object, keep_dims: bool, what: str) -> Along:
+    """Prepare ``x`` for reducing block axis ``axis`` (every block axis when None)."""
+    data = values.array(x)
+    if axis is None:
+        return Along(data.reshape(data.shape[0], -1), 1, (1,) * x.ndim if keep_dims else ())
+    k = block_axis(engine, axis, x.ndim, what)
+    shape = x.block_shape[:k] + ((1,) if keep_dims else ()) + x.block_shape[k + 1:]
+    return Along(data, k + 1, shape)
+
+
+def sum_dtype(dtype: DType) -> DType:
+    """What a sum or cumsum of ``dtype`` accumulates in and returns: narrow signed ints in i32,
+    narrow unsigned ints and bool in u32, everything else its own dtype."""
+    if dtype.bits < 32 and (dtype.is_bool or dtype.kind is Kind.UINT):
+        return U32
+    if dtype.bits < 32 and dtype.is_signed:
+        return I32
+    return dtype
+
+
+def _accumulator(dtype: DType) -> np.dtype[Any]:
+    """The NumPy dtype results of ``dtype`` are computed in: float64 for floats, else exact."""
+    return np.dtype(np.float64) if dtype.is_float else dtype.numpy
+
+
+# ------------------------------------------------------------------------------ sum, xor_sum
+
+
+@implements(tl.sum)
+def sum_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """With ``dtype`` the input is converted to it and the sum has exactly that dtype (Triton);
+    otherwise see the module docstring."""
+    x = value_operand(engine, a["input"], "tl.sum")
+    out = sum_dtype(x.type) if a["dtype"] is None else dtype_arg(engine, a["dtype"], "tl.sum")
+    x = values.make(convert(values.array(x), x.type, out), out)
+    r = along(engine, x, a["axis"], a["keep_dims"], "tl.sum")
+    total = np.add.reduce(r.data, axis=r.axis, dtype=_accumulator(out), keepdims=True)
+    return values.make(r.finish(total).astype(out.numpy), out)
+
+
+@implements(tl.xor_sum)
+def xor_sum(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = value_operand(engine, a["input"], "tl.xor_sum")
+    if not (x.type.is_int or x.type.is_bool):
+        raise engine.error(f"tl.xor_sum needs an integer block, got {x!r}")
+    r = along(engine, x, a["axis"], a["keep_dims"], "tl.xor_sum")
+    return values.make(r.finish(np.bitwise_xor.reduce(r.data, axis=r.axis, keepdims=True)), x.type)
+
+
+# ------------------------------------------------------------------------------ max, min, argmax, argmin
+
+
+def _extreme(r: Along, dtype: DType, largest: bool) -> Array:
+    """The maximum (or minimum) along the axis, NaN ignored unless all are NaN; axis kept."""
+    ufunc: np.ufunc
+    if dtype.is_float:
+        ufunc = np.fmax if largest else np.fmin
+    else:
+        ufunc = np.maximum if largest else np.minimum
+    result: Array = ufunc.reduce(r.data, axis=r.axis, keepdims=True)
+    return result
+
+
+def _arg_extreme(r: Along, dtype: DType, largest: bool, tie_break_left: bool) -> tuple[Array, Array]:
+    """The extreme value and its index along the axis (axis kept). Ties go to the leftmost
+    index, or with ``tie_break_left=False`` to the rightmost: Triton's fast combine keeps the
+    right operand on ties, which a tree of in-order combines turns into the rightmost one.
+    The value is read back at the index, so -0.0/+0.0 ties give the chosen element's sign."""
+    best = _extreme(r, dtype, largest)
+    hit = r.data == best  # all False in an all-NaN row: index 0 (or the last), value NaN
+    if tie_break_left:
+        index = np.argmax(hit, axis=r.axis, keepdims=True)
+    else:
+        index = r.data.shape[r.axis] - 1 - np.argmax(np.flip(hit, axis=r.axis), axis=r.axis, keepdims=True)
+    return np.take_along_axis(r.data, index, axis=r.axis), index.astype(np.int32)
+
+
+def _max_dtype(dtype: DType) -> DType:
+    """Triton upcasts integers (and bool) narrower than 32 bits to i32 before max/min."""
+    return I32 if not dtype.is_float and dtype.bits < 32 else dtype
+
+
+def _extremum(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Any]:
+    def impl(engine: Engine, a: Mapping[str, Any]) -> Any:
+        x = value_operand(engine, a["input"], name)
+        r = along(engine, x, a["axis"], a["keep_dims"], name)
+        if a["return_indices"]:
+            best, index = _arg_extreme(r, x.type, largest, a["return_indices_tie_break_left"])
+            return values.make(r.finish(best), x.type), values.make(r.finish(index), I32)
+        out = _max_dtype(x.type)
+        return values.make(r.finish(_extreme(r, x.type, largest)).astype(out.numpy), out)
+    return impl
+
+
+def _arg(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+    def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+        x = value_operand(engine, a["input"], name)
+        r = along(engine, x, a["axis"], a["keep_dims"], name)
+        _, index = _arg_extreme(r, x.type, largest, a["tie_break_left"])
+        return values.make(r.finish(index), I32)
+    return impl
+
+
+implements(tl.max)(_extremum(True, "tl.max"))
+implements(tl.min)(_extremum(False, "tl.min"))
+implements(tl.argmax)(_arg(True, "tl.argmax"))
+implements(tl.argmin)(_arg(False, "tl.argmin"))
+
+
+# ------------------------------------------------------------------------------ user combine functions
+
+
+def _combine_fn(engine: Engine, fn: object, what: str) -> Func[..., Any]:
+    """The combine function, which must be a ``@tl.func`` (as Triton requires a jitted one)."""
+    if not isinstance(fn, Func):
+        raise engine.error(f"{what}: combine_fn must be a @tl.func, got {fn!r}")
+    return fn
+
+
+def _combine(engine: Engine, fn: Func[..., Any], dtype: DType, left: Array, right: Array) -> Array:
+    """``fn`` applied to every pair ``(left[i], right[i])`` in one call.
+
+    All axes are folded into the program axis, so ``fn`` sees genuine rank-0 tensors (as on
+    the GPU) whose every lane is one independent combine."""
+    shape, lanes = left.shape, left.size
+    lhs = values.make(np.ascontiguousarray(left).reshape(-1), dtype)
+    rhs = values.make(np.ascontiguousarray(right).reshape(-1), dtype)
+    try:
+        out = fn(lhs, rhs)
+    except Divergent:
+        raise engine.error(f"{fn!r} branches on its arguments with Python control flow; "
+                           "a combine function must be branch-free (use tl.where)") from None
+    if isinstance(out, tuple) or not isinstance(out, (Tensor, bool, int, float)):
+        raise engine.error(f"{fn!r} must return one rank-0 tensor, got {type(out).__name__}")
+    t = values.lift(out, dtype)
+    if t.type != dtype or t.ndim != 0:
+        raise engine.error(f"{fn!r} must return a rank-0 {dtype!r} tensor (its arguments' type), got {t!r}")
+    result = values.array(t)
+    if result.shape[0] not in (1, lanes):
+        raise engine.error(f"{fn!r} mixes its arguments with per-program values; a combine function "
+                           "may only use its arguments and constants")
+    return np.broadcast_to(result, (lanes,)).reshape(shape)
+
+
+@implements(tl.reduce)
+def reduce(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """A tree of in-order pairwise combines: ``(x0 . x1) . (x2 . x3)``..., one ``combine_fn``
+    call per level; equal to a left fold for any associative function."""
+    x = value_operand(engine, a["input"], "tl.reduce")
+    fn = _combine_fn(engine, a["combine_fn"], "tl.reduce")
+    r = along(engine, x, a["axis"], a["keep_dims"], "tl.reduce")
+    data = np.moveaxis(r.data, r.axis, -1)
+    while data.shape[-1] > 1:
+        n = data.shape[-1]
+        paired = _combine(engine, fn, x.type, data[..., 0:n - 1:2], data[..., 1:n:2])
+        data = paired if n % 2 == 0 else np.concatenate([paired, data[..., n - 1:]], axis=-1)
+    return values.make(r.finish(np.moveaxis(data, -1, r.axis)), x.type)
+
+
+def _flipped(data: Array, reverse: bool) -> Array:
+    """The last axis reversed when ``reverse`` (a view)."""
+    return data[..., ::-1] if reverse else data
+
+
+@implements(tl.associative_scan)
+def associative_scan(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """Hillis-Steele: at step ``d`` every element combines with the one ``d`` before it (the
+    earlier one as the left operand), ``log2(n)`` calls in all. ``reverse`` scans from the end:
+    ``out[i] = x[n-1] . x[n-2] . ... . x[i]``, the mirror image of the forward scan."""
+    x = value_operand(engine, a["input"], "tl.associative_scan")
+    fn = _combine_fn(engine, a["combine_fn"], "tl.associative_scan")
+    k = block_axis(engine, a["axis"], x.ndim, "tl.associative_scan")
+    data = _flipped(moved_last(values.array(x), k), a["reverse"])
+    n, d = data.shape[-1], 1
+    while d < n:
+        tail = _combine(engine, fn, x.type, data[..., :n - d], data[..., d:])
+        data = np.concatenate([data[..., :d], tail], axis=-1)
+        d *= 2
+    return values.make(moved_back(_flipped(data, a["reverse"]), k), x.type)
+
+
+# ------------------------------------------------------------------------------ cumsum, cumprod
+
+
+def _scan(ufunc: np.ufunc, widen: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+    """An inclusive prefix scan with a NumPy ufunc (cumprod keeps narrow integers: Triton 3.6
+    does not widen them)."""
+
+    def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+        x = value_operand(engine, a["input"], name)
+        k = block_axis(engine, a["axis"], x.ndim, name)
+        out = sum_dtype(x.type) if widen else x.type
+        data = _flipped(moved_last(values.array(x), k), a["reverse"])
+        scanned = ufunc.accumulate(data, axis=-1, dtype=_accumulator(out))
+        return values.make(moved_back(_flipped(scanned, a["reverse"]), k).astype(out.numpy), out)
+    return impl
+
+
+implements(tl.cumsum)(_scan(np.add, True, "tl.cumsum"))
+implements(tl.cumprod)(_scan(np.multiply, False, "tl.cumprod"))
+
+
+# ------------------------------------------------------------------------------ sort, flip
+
+
+def _default_last(engine: Engine, x: Tensor[Any, Any], dim: object, what: str) -> int:
+    """``dim`` as a block axis, the last one when None (sort's and flip's default)."""
+    return block_axis(engine, x.ndim - 1 if dim is None else dim, x.ndim, what)
+
+
+@implements(tl.sort)
+def sort(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """Along the last axis only, as in Triton; NaNs sort last (first when descending), which
+    Triton leaves unspecified."""
+    x = value_operand(engine, a["x"], "tl.sort")
+    if _default_last(engine, x, a["dim"], "tl.sort") != x.ndim - 1:
+        raise engine.error(f"tl.sort sorts along the last axis only (dim={x.ndim - 1} or None), got dim={a['dim']}")
+    ordered = np.sort(values.array(x), axis=-1)
+    return values.make(ordered[..., ::-1] if a["descending"] else ordered, x.type)
+
+
+@implements(tl.flip)
+def flip(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = operand(engine, a["x"], "tl.flip")
+    k = _default_last(engine, x, a["dim"], "tl.flip")
+    return remap(x, lambda arr: np.flip(arr, axis=k + 1))
+
+
+# ------------------------------------------------------------------------------ histogram, gather
+
+
+def _int_block(engine: Engine, x: object, what: str) -> Tensor[Any, Any]:
+    """An integer (not bool) value block."""
+    t = value_operand(engine, x, what)
+    if not t.type.is_int:
+        raise engine.error(f"{what} needs an integer block, got {t!r}")
+    return t
+
+
+@implements(tl.histogram)
+def histogram(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """Counts per value in ``[0, num_bins)``; other values and masked-off lanes are ignored
+    (as Triton 3.9 and its interpreter do; Triton 3.6 on an H200 wraps them instead, so a
+    kernel should not rely on either)."""
+    x = _int_block(engine, a["input"], "tl.histogram")
+    if x.ndim != 1:
+        raise engine.error(f"tl.histogram needs a 1-D block, got {x!r}")
+    bins = constant(engine, a["num_bins"], "tl.histogram: num_bins")
+    pow2_shape(engine, (bins,), "tl.histogram: num_bins")
+    data = values.array(x).astype(np.int64)  # u64 values >= 2**63 turn negative: out of range either way
+    live = (data >= 0) & (data < bins)
+    if a["mask"] is not None:
+        mask = values.lift(a["mask"])
+        if not mask.type.is_bool or mask.ndim > 1:
+            raise engine.error(f"tl.histogram: mask must be a bool block like the input, got {mask!r}")
+        try:
+            live = live & values.align(values.array(mask), mask.ndim, 1)
+        except ValueError:
+            raise engine.error(f"tl.histogram: mask {mask!r} does not match the input {x!r}") from None
+    data, live = same_lead(data, live)
+    lead = live.shape[0]
+    slots = (np.arange(lead, dtype=np.int64)[:, None] * bins + data)[live]
+    counts = np.bincount(slots, minlength=lead * bins).reshape(lead, bins)
+    return values.make(counts.astype(np.int32), I32)
+
+
+@implements(tl.gather)
+def gather(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """``out[..i..] = src[..index[..i..]..]`` along ``axis``; an index outside the axis is an
+    error here (undefined on the GPU)."""
+    src = value_operand(engine, a["src"], "tl.gather")
+    index = _int_block(engine, a["index"], "tl.gather: index")
+    if src.ndim != index.ndim:
+        raise engine.error(f"tl.gather: src {src!r} and index {index!r} must have the same rank")
+    k = block_axis(engine, a["axis"], src.ndim, "tl.gather")
+    if any(s != i for d, (s, i) in enumerate(zip(src.block_shape, index.block_shape)) if d != k):
+        raise engine.error(f"tl.gather: index {index!r} must match src {src!r} on every axis but {k}")
+    idx = values.array(index).astype(np.int64)
+    extent = src.block_shape[k]
+    bad = (idx < 0) | (idx >= extent)
+    if bool(bad.any()):
+        row = int(np.argwhere(bad)[0][0])
+        raise engine.error(f"tl.gather: index {int(idx[bad][0])} is outside [0, {extent}) on axis {k} "
+                           f"(program {engine.program_of(row)})")
+    data, idx = same_lead(values.array(src), idx)
+    engine.note_block(math.prod(index.block_shape))
+    return values.make(np.take_along_axis(data, idx, axis=k + 1), src.type)

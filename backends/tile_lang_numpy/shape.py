@@ -1,1 +1,283 @@
-"""(being written)"""
+"""Shape manipulation: broadcast, expand_dims, permute/trans, reshape/view/ravel, join/split,
+interleave and cat.
+
+These ops only move elements, so they are bit-exact and work on pointer blocks as well as
+values (the element offsets move instead). Axes are *block* axes: array axis ``axis + 1``,
+because every handle carries the program axis first. The helpers at the top (axis
+normalisation, constexpr and dtype arguments, power-of-two shape checks, operands) are shared
+with ``reduction`` and ``linalg``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any, SupportsIndex
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang import dtypes
+from tile_lang.dtypes import DType
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import values
+from tile_lang_numpy.engine import Engine, implements
+from tile_lang_numpy.values import Array, Pointers
+
+# ------------------------------------------------------------------------------ shared helpers
+
+
+def constant(engine: Engine, value: object, what: str) -> int:
+    """A constexpr integer argument, or a clear error."""
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+        raise engine.error(f"{what}: expected a constexpr integer, got {value!r}")
+    return operator.index(value)
+
+
+def dtype_arg(engine: Engine, marker: object, what: str) -> DType:
+    """The runtime dtype of a dtype argument such as ``tl.f32``, or a clear error."""
+    try:
+        return dtypes.dtype_of(marker)
+    except TypeError as exc:
+        raise engine.error(f"{what}: {exc}") from None
+
+
+def block_axis(engine: Engine, axis: object, rank: int, what: str) -> int:
+    """``axis`` as a block axis in ``[0, rank)``; negative axes count from the end."""
+    index = constant(engine, axis, what)
+    if not -rank <= index < rank:
+        raise engine.error(f"{what}: axis {index} is out of range for a block of rank {rank}")
+    return index % rank
+
+
+def int_tuple(engine: Engine, dims: object, what: str) -> tuple[int, ...]:
+    """A tuple of constexpr integers from a tuple, list or single integer."""
+    items = dims if isinstance(dims, (tuple, list)) else (dims,)
+    return tuple(constant(engine, d, what) for d in items)
+
+
+def pow2_shape(engine: Engine, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
+    """``shape`` after checking every dimension is a positive power of two, as Triton requires."""
+    for d in shape:
+        if d <= 0 or d & (d - 1):
+            raise engine.error(f"{what}: block dimensions must be powers of two, got shape {list(shape)}")
+    engine.note_block(math.prod(shape))
+    return shape
+
+
+def operand(engine: Engine, x: object, what: str, like: Tensor[Any, Any] | None = None) -> Tensor[Any, Any]:
+    """``x`` as a tensor (a Python scalar typed next to ``like``), or a clear error."""
+    try:
+        return values.lift(x, None if like is None else like.type)
+    except TypeError:
+        raise engine.error(f"{what}: expected a block, got {type(x).__name__}") from None
+
+
+def value_operand(engine: Engine, x: object, what: str) -> Tensor[Any, Any]:
+    """Like :func:`operand`, refusing pointer blocks (arithmetic ops need values)."""
+    t = operand(engine, x, what)
+    if t.type.is_pointer:
+        raise engine.error(f"{what} needs a block of values, got {t!r}")
+    return t
+
+
+def data_of(x: Tensor[Any, Any]) -> Array:
+    """What shape ops move: a value block's values, or a pointer block's element offsets."""
+    return x.handle.offsets if isinstance(x.handle, Pointers) else values.array(x)
+
+
+def rebuild(like: Tensor[Any, Any], data: Array) -> Tensor[Any, Any]:
+    """A block with ``like``'s dtype (and memory, for pointers) holding moved ``data``."""
+    handle = like.handle
+    if isinstance(handle, Pointers):
+        return values.make(Pointers(handle.memory, data), like.type)
+    return values.make(data, like.type)
+
+
+def remap(x: Tensor[Any, Any], fn: Callable[[Array], Array]) -> Tensor[Any, Any]:
+    """Apply an element-moving array function to a value block or to a pointer block."""
+    return rebuild(x, fn(data_of(x)))
+
+
+def moved_last(arr: Array, axis: int) -> Array:
+    """A view of ``arr`` with block axis ``axis`` moved to the end (for along-axis algorithms)."""
+    return np.moveaxis(arr, axis + 1, -1)
+
+
+def moved_back(arr: Array, axis: int) -> Array:
+    """The inverse of :func:`moved_last`."""
+    return np.moveaxis(arr, -1, axis + 1)
+
+
+def _pair(engine: Engine, a: Tensor[Any, Any], b: Tensor[Any, Any], what: str) -> tuple[Array, Array]:
+    """The data of two blocks combined into one (same dtype; pointers into the same argument)."""
+    if a.type != b.type:
+        raise engine.error(f"{what} needs two blocks of the same dtype, got {a!r} and {b!r}")
+    ha, hb = a.handle, b.handle
+    if isinstance(ha, Pointers) and isinstance(hb, Pointers) and ha.memory is not hb.memory:
+        raise engine.error(f"{what} of pointers into different arguments is not supported by the numpy backend")
+    return data_of(a), data_of(b)
+
+
+def _expand(a: Array, rank_a: int, shape: tuple[int, ...]) -> Array:
+    """Broadcast an array of block rank ``rank_a`` to the block ``shape`` (program axis kept)."""
+    aligned = values.align(a, rank_a, len(shape))
+    return np.broadcast_to(aligned, aligned.shape[:1] + shape)
+
+
+def _common_shape(engine: Engine, what: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """Triton's broadcast of block shapes, failing at the user's line."""
+    try:
+        return values.block_broadcast(*shapes)
+    except ValueError as exc:
+        raise engine.error(f"{what}: {exc}") from None
+
+
+def same_lead(a: Array, b: Array) -> tuple[Array, Array]:
+    """Both arrays with the same program-axis length (1 broadcasts against P)."""
+    lead = max(a.shape[0], b.shape[0])
+    return np.broadcast_to(a, (lead,) + a.shape[1:]), np.broadcast_to(b, (lead,) + b.shape[1:])
+
+
+# ------------------------------------------------------------------------------ broadcasting
+
+
+@implements(tl.broadcast)
+def broadcast(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], Tensor[Any, Any]]:
+    x = operand(engine, a["input"], "tl.broadcast")
+    y = operand(engine, a["other"], "tl.broadcast", like=x)
+    shape = _common_shape(engine, "tl.broadcast", x.block_shape, y.block_shape)
+    engine.note_block(math.prod(shape))
+    return (remap(x, lambda arr: _expand(arr, x.ndim, shape)), remap(y, lambda arr: _expand(arr, y.ndim, shape)))
+
+
+@implements(tl.broadcast_to)
+def broadcast_to(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = operand(engine, a["input"], "tl.broadcast_to")
+    shape = pow2_shape(engine, int_tuple(engine, a["shape"], "tl.broadcast_to"), "tl.broadcast_to")
+    if len(shape) != x.ndim or any(s != d and s != 1 for s, d in zip(x.block_shape, shape)):
+        raise engine.error(f"tl.broadcast_to: cannot broadcast a block of shape {list(x.block_shape)} to "
+                           f"{list(shape)} (the ranks must match and only size-1 axes expand)")
+    return remap(x, lambda arr: _expand(arr, x.ndim, shape))
+
+
+@implements(tl.expand_dims)
+def expand_dims(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = operand(engine, a["input"], "tl.expand_dims")
+    axes = int_tuple(engine, a["axis"], "tl.expand_dims")
+    rank = x.ndim + len(axes)
+    new = sorted(block_axis(engine, ax, rank, "tl.expand_dims") for ax in axes)
+    if len(set(new)) != len(new):
+        raise engine.error(f"tl.expand_dims: repeated axis in {list(axes)}")
+    return remap(x, lambda arr: np.expand_dims(arr, tuple(ax + 1 for ax in new)))
+
+
+# ------------------------------------------------------------------------------ axis order
+
+
+def _permuted(engine: Engine, x: Tensor[Any, Any], dims: tuple[int, ...], what: str) -> Tensor[Any, Any]:
+    order = tuple(block_axis(engine, d, x.ndim, what) for d in dims) if len(dims) == x.ndim else ()
+    if sorted(order) != list(range(x.ndim)):
+        raise engine.error(f"{what}: dims {list(dims)} are not a permutation of the {x.ndim} axes of {x!r}")
+    return remap(x, lambda arr: arr.transpose((0,) + tuple(d + 1 for d in order)))
+
+
+@implements(tl.permute)
+def permute(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = operand(engine, a["input"], "tl.permute")
+    return _permuted(engine, x, int_tuple(engine, a["dims"], "tl.permute"), "tl.permute")
+
+
+@implements(tl.trans)
+def trans(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """Without ``dims`` Triton 3.6 permutes with ``(1, 0)``: only 2-D blocks are accepted then
+    (Triton 3.9 would swap the last two axes of a 3-D block, so that case is refused, not guessed)."""
+    x = operand(engine, a["input"], "tl.trans")
+    dims = int_tuple(engine, a["dims"], "tl.trans")
+    if not dims and x.ndim != 2:
+        raise engine.error(f"tl.trans without dims transposes a 2-D block; got {x!r}, so pass dims explicitly")
+    return _permuted(engine, x, dims or (1, 0), "tl.trans")
+
+
+# ------------------------------------------------------------------------------ reshaping
+
+
+def _reshaped(engine: Engine, x: Tensor[Any, Any], shape: tuple[int, ...], what: str) -> Tensor[Any, Any]:
+    """``x``'s elements in row-major order under ``shape`` (same element count, powers of two)."""
+    if math.prod(shape) != math.prod(x.block_shape):
+        raise engine.error(f"{what}: cannot reshape a block of shape {list(x.block_shape)} "
+                           f"({math.prod(x.block_shape)} elements) to {list(shape)}")
+    pow2_shape(engine, shape, what)
+    return remap(x, lambda arr: arr.reshape(arr.shape[:1] + shape))
+
+
+@implements(tl.reshape)
+def reshape(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """Row-major; ``can_reorder=True`` allows any order in Triton, and row-major is one of them."""
+    x = operand(engine, a["input"], "tl.reshape")
+    return _reshaped(engine, x, int_tuple(engine, a["shape"], "tl.reshape"), "tl.reshape")
+
+
+@implements(tl.view)
+def view(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = operand(engine, a["input"], "tl.view")
+    return _reshaped(engine, x, int_tuple(engine, a["shape"], "tl.view"), "tl.view")
+
+
+@implements(tl.ravel)
+def ravel(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    x = operand(engine, a["x"], "tl.ravel")
+    return _reshaped(engine, x, (math.prod(x.block_shape),), "tl.ravel")
+
+
+# ------------------------------------------------------------------------------ join, split, cat
+
+
+def _joined(engine: Engine, a: Mapping[str, Any], what: str) -> Tensor[Any, Any]:
+    """``a`` and ``b`` broadcast together and stacked along a new minor axis of size 2."""
+    x = operand(engine, a["a"], what)
+    y = operand(engine, a["b"], what, like=x)
+    shape = _common_shape(engine, what, x.block_shape, y.block_shape)
+    ax, ay = _pair(engine, x, y, what)
+    ax, ay = same_lead(_expand(ax, x.ndim, shape), _expand(ay, y.ndim, shape))
+    engine.note_block(2 * math.prod(shape))
+    return rebuild(x, np.stack([ax, ay], axis=-1))
+
+
+@implements(tl.join)
+def join(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    return _joined(engine, a, "tl.join")
+
+
+@implements(tl.split)
+def split(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], Tensor[Any, Any]]:
+    x = operand(engine, a["a"], "tl.split")
+    if x.ndim == 0 or x.block_shape[-1] != 2:
+        raise engine.error(f"tl.split needs a block whose last axis has size 2, got {x!r}")
+    return remap(x, lambda arr: arr[..., 0]), remap(x, lambda arr: arr[..., 1])
+
+
+@implements(tl.interleave)
+def interleave(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """``join`` then merge the new axis into the last one: out[..., 2i] = a[..., i], out[..., 2i+1] = b[..., i]."""
+    joined = _joined(engine, a, "tl.interleave")
+    if joined.ndim == 1:  # two scalars: the join is already the interleaving
+        return joined
+    shape = joined.block_shape[:-2] + (2 * joined.block_shape[-2],)
+    return remap(joined, lambda arr: arr.reshape(arr.shape[:1] + shape))
+
+
+@implements(tl.cat)
+def cat(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """Concatenation along the first block axis of two blocks of the same shape (so the result
+    stays a power of two). Triton 3.6 only promises *some* order (``can_reorder``); this one is
+    the plain concatenation, which is what Triton 3.9 guarantees."""
+    x = operand(engine, a["input"], "tl.cat")
+    y = operand(engine, a["other"], "tl.cat", like=x)
+    if x.ndim == 0 or x.block_shape != y.block_shape:
+        raise engine.error(f"tl.cat needs two blocks of the same shape (rank >= 1), got {x!r} and {y!r}")
+    ax, ay = same_lead(*_pair(engine, x, y, "tl.cat"))
+    engine.note_block(2 * math.prod(x.block_shape))
+    return rebuild(x, np.concatenate([ax, ay], axis=1))
