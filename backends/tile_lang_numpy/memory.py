@@ -162,6 +162,9 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
     value = values.lift(a["value"])
     if value.type.is_pointer:
         raise engine.error("storing pointers is not supported")
+    if values.block_broadcast(ptr.block_shape, value.block_shape) != ptr.block_shape:
+        raise engine.error(f"a value block of shape {list(value.block_shape)} does not fit the pointer block of "
+                           f"shape {list(ptr.block_shape)} it is stored through")
     p = values.pointers(ptr, "store")
     view = ramp_view(p, writable=True) if ptr.ndim == 1 and value.ndim <= 1 else None
     live = _live(engine, a["mask"], 1, "store") if view is not None else None
