@@ -90,6 +90,18 @@ class Kernel(Generic[P]):
     def __repr__(self) -> str:
         return f"<tl.kernel {self.name} at {self.filename}:{self.lineno}>"
 
+    def inspect(self, num_warps: int = 4, optimized: bool = True, **constexprs: Any) -> str:
+        """The compiler's IR for these constexprs (after the pass pipeline unless ``optimized=False``)."""
+        from tile_lang.compiler.inspect import ir_text
+
+        return ir_text(self, constexprs, num_warps, optimized)
+
+    def cuda_source(self, num_warps: int = 4, **constexprs: Any) -> str:
+        """The CUDA C++ the ``cupy`` backend generates for these constexprs (needs no GPU)."""
+        from tile_lang.compiler.inspect import cuda_text
+
+        return cuda_text(self, constexprs, num_warps)
+
     def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Split a call into runtime arguments (in parameter order) and constexprs, by name."""
         by_name: dict[str, Any] = {}
@@ -144,7 +156,7 @@ def kernel(fn: Callable[P, None]) -> Kernel[P]:
 
 def _check_constexpr(kernel: Kernel[Any], param: Param, value: Any) -> Any:
     expected = param.annotation
-    ok = isinstance(value, expected) if isinstance(expected, type) else True
+    ok = isinstance(value, expected) if isinstance(expected, type) and expected is not object else True
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         ok = True
     if expected is int and isinstance(value, np.integer):

@@ -394,7 +394,15 @@ class Shared:
         return "#shared"
 
 
-Layout = Union[Blocked, Shared]
+@dataclass(frozen=True)
+class Computed:
+    """No storage: every use evaluates the element from its coordinates (aranges, splats...)."""
+
+    def __str__(self) -> str:
+        return "#computed"
+
+
+Layout = Union[Blocked, Shared, Computed]
 
 # ---------------------------------------------------------------- nodes
 
@@ -446,6 +454,7 @@ class Function:
     body: Region
     num_warps: int = 4
     source: tuple[str, int] = field(default=("", 0))  # file and first line of the kernel
+    files: tuple[str, ...] = ()  # every source file read (kernel and inlined helpers), for caching
 
     @property
     def threads(self) -> int:

@@ -1,0 +1,74 @@
+"""The ``cupy`` backend: buffers are CuPy arrays; kernels are compiled to CUDA and launched."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tile_lang import dtypes
+from tile_lang.buffer import Buffer
+from tile_lang.dtypes import DType
+from tile_lang.kernel import Launch
+
+
+class CupyBackend:
+    """Runs kernels on an NVIDIA GPU through CuPy. Arrays from CuPy, torch, or anything with
+    ``__cuda_array_interface__`` or DLPack are adopted without copies."""
+
+    name = "cupy"
+
+    def __init__(self) -> None:
+        self._kernels: Any = None
+
+    def unavailable_reason(self) -> str | None:
+        try:
+            import cupy
+        except Exception as exc:
+            return f"CuPy is not installed or failed to import ({type(exc).__name__}: {exc}); pip install cupy-cuda13x"
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as exc:
+            return f"no usable CUDA device ({type(exc).__name__}: {exc})"
+        return None if count > 0 else "no CUDA device found"
+
+    def _wrap(self, array: Any) -> Buffer[Any]:
+        return Buffer(self, array, dtypes.from_numpy(array.dtype), tuple(array.shape),
+                      tuple(s // array.itemsize for s in array.strides))
+
+    def to_device(self, array: np.ndarray[Any, Any], dtype: DType) -> Buffer[Any]:
+        import cupy
+
+        return self._wrap(cupy.asarray(array))
+
+    def empty(self, shape: tuple[int, ...], dtype: DType) -> Buffer[Any]:
+        import cupy
+
+        return self._wrap(cupy.empty(shape, dtype=dtype.numpy))
+
+    def to_host(self, buffer: Buffer[Any]) -> np.ndarray[Any, Any]:
+        import cupy
+
+        host: np.ndarray[Any, Any] = cupy.asnumpy(buffer.data)
+        return host.view(buffer.type.numpy).reshape(buffer.shape)
+
+    def adopt(self, obj: object) -> Buffer[Any] | None:
+        import cupy
+
+        if isinstance(obj, cupy.ndarray):
+            return self._wrap(obj)
+        if hasattr(obj, "__cuda_array_interface__"):
+            try:
+                return self._wrap(cupy.asarray(obj))
+            except (TypeError, ValueError):
+                pass  # e.g. a dtype the interface cannot describe: try DLPack
+        if hasattr(obj, "__dlpack__"):
+            return self._wrap(cupy.from_dlpack(obj))
+        return None
+
+    def launch(self, launch: Launch) -> None:
+        from tile_lang_cupy import launch as launching
+
+        if self._kernels is None:
+            self._kernels = launching.KernelCache()
+        launching.launch(self._kernels.get(launch), launch)

@@ -1,0 +1,183 @@
+"""Ops that read many elements: conversions to shared memory, reductions, scans and dot."""
+
+from __future__ import annotations
+
+from tile_lang import dtypes
+from tile_lang.compiler.ir import DotAttr, Node, Op, Precision, ReduceAttr, ReduceFn, ScanAttr
+from tile_lang.dtypes import DType
+
+from tile_lang_cupy.codegen.ctypes_ import const_decl, compute_dtype, ctype, literal
+from tile_lang_cupy.codegen.emitter import Emitter, Index, emits
+
+_FUNCTORS = {ReduceFn.SUM: "tl::Sum()", ReduceFn.PROD: "tl::Prod()", ReduceFn.MAX: "tl::Max()",
+             ReduceFn.MIN: "tl::Min()", ReduceFn.XOR: "tl::Xor()"}
+
+
+@emits(Op.CONVERT)
+def _convert(em: Emitter, node: Node) -> None:
+    """Write the block to shared memory so any thread can read any element."""
+    src = node.args[0]
+    t = ctype(node.ty.dtype)
+    offset = em.shared(node.ty.numel * node.ty.dtype.itemsize)
+    name = em.name(node, "s")
+    em.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {offset});")
+    em.line("__syncthreads();")
+    with em.each(src) as idx:
+        owner = em.owner(src)
+        store = f"{name}[{idx.flat}] = {em.elem(src, idx)};"
+        em.line(f"if ({owner}) {store}" if owner else store)
+    em.line("__syncthreads();")
+
+
+def work_dtype(dtype: DType) -> DType:
+    """The type a reduction combines in: f32 for narrow floats, 32-bit for narrow ints."""
+    if dtype.is_bool or dtype.is_int and dtype.bits < 32:
+        return dtypes.U32 if dtype.kind is dtypes.Kind.UINT else dtypes.I32
+    return compute_dtype(dtype)
+
+
+def identity(fn: ReduceFn, dtype: DType) -> str:
+    if fn in (ReduceFn.SUM, ReduceFn.XOR):
+        return literal(0, dtype)
+    if fn is ReduceFn.PROD:
+        return literal(1, dtype)
+    lowest = fn in (ReduceFn.MAX, ReduceFn.ARGMAX)
+    if dtype.is_float:
+        return literal(float("-inf") if lowest else float("inf"), dtype)
+    if dtype.is_signed:
+        return literal(-(2 ** (dtype.bits - 1)) if lowest else 2 ** (dtype.bits - 1) - 1, dtype)
+    return literal(0 if lowest else 2**dtype.bits - 1, dtype)
+
+
+def _combine(fn: ReduceFn, acc: str, value: str) -> str:
+    return f"{acc} = {_FUNCTORS[fn]}({acc}, {value});"
+
+
+@emits(Op.REDUCE)
+def _reduce(em: Emitter, node: Node) -> None:
+    assert isinstance(node.attr, ReduceAttr)
+    if node.ty.numel == 1:
+        _reduce_block(em, node, node.attr)
+    else:
+        _reduce_axis(em, node, node.attr)
+
+
+def _is_arg(fn: ReduceFn) -> bool:
+    return fn in (ReduceFn.ARGMAX, ReduceFn.ARGMIN)
+
+
+def _reduce_block(em: Emitter, node: Node, attr: ReduceAttr) -> None:
+    """Every element to one value: per thread, then warp shuffles, then across warps."""
+    src = node.args[0]
+    work = work_dtype(src.ty.dtype)
+    w = ctype(work)
+    acc, best = em.fresh("acc"), em.fresh("idx")
+    em.line(f"{w} {acc} = {identity(attr.fn, work)};")
+    arg = _is_arg(attr.fn)
+    if arg:
+        em.line(f"int {best} = 0x7fffffff;")
+    with em.each(src) as idx:
+        value = f"tl::cvt<{w}>({em.elem(src, idx)})"
+        position = idx.coords[attr.axis] if attr.axis is not None else idx.flat
+        step = (f"tl::arg_combine<{_is_max(attr.fn)}, {_left(attr)}>({acc}, {best}, {value}, (int)({position}));"
+                if arg else _combine(attr.fn, acc, value))
+        owner = em.owner(src)
+        em.line(f"if ({owner}) {step}" if owner else step)
+    warps = em.fn.num_warps
+    if arg:
+        result = f"tl::block_argreduce<{warps}, {_is_max(attr.fn)}, {_left(attr)}>({acc}, {best}, tl_smem)"
+    else:
+        result = f"tl::cvt<{ctype(node.ty.dtype)}>(tl::block_reduce<{warps}>({acc}, {_FUNCTORS[attr.fn]}, tl_smem))"
+    t = ctype(node.ty.dtype)
+    if node.ty.is_scalar:
+        em.line(f"{const_decl(node.ty.dtype, em.name(node))} = {result};")
+    else:
+        em.line(f"{t} {em.name(node)}[1] = {{{result}}};")
+
+
+def _is_max(fn: ReduceFn) -> str:
+    return "true" if fn is ReduceFn.ARGMAX else "false"
+
+
+def _left(attr: ReduceAttr) -> str:
+    return "true" if attr.tie_break_left else "false"
+
+
+def _reduce_axis(em: Emitter, node: Node, attr: ReduceAttr) -> None:
+    """Each output element loops over the reduced axis of the block in shared memory."""
+    src = node.args[0]
+    assert attr.axis is not None
+    work = work_dtype(src.ty.dtype)
+    w = ctype(work)
+    name = em.declare(node)
+    extent = src.ty.shape[attr.axis]
+    with em.each(node) as idx:
+        coords = idx.coords[:attr.axis] + ("r",) + idx.coords[attr.axis:]
+        value = f"tl::cvt<{w}>({em.elem(src, Index(None, coords))})"
+        em.line(f"{w} acc = {identity(attr.fn, work)};")
+        if _is_arg(attr.fn):
+            em.line("int best = 0x7fffffff;")
+            step = f"tl::arg_combine<{_is_max(attr.fn)}, {_left(attr)}>(acc, best, {value}, (int)r);"
+            result = "best"
+        else:
+            step, result = _combine(attr.fn, "acc", value), f"tl::cvt<{ctype(node.ty.dtype)}>(acc)"
+        em.line(f"for (unsigned r = 0; r < {extent}u; ++r) {step}")
+        em.line(f"{name}[k] = {result};")
+
+
+@emits(Op.SCAN)
+def _scan(em: Emitter, node: Node) -> None:
+    """Inclusive scan: each element combines its prefix (or suffix) from shared memory."""
+    assert isinstance(node.attr, ScanAttr)
+    attr = node.attr
+    src = node.args[0]
+    work = work_dtype(src.ty.dtype)
+    w = ctype(work)
+    name = em.declare(node)
+    extent = src.ty.shape[attr.axis]
+    with em.each(node) as idx:
+        coords = idx.coords[:attr.axis] + ("r",) + idx.coords[attr.axis + 1:]
+        own = idx.coords[attr.axis]
+        bounds = f"unsigned r = {own}; r < {extent}u; ++r" if attr.reverse else f"unsigned r = 0; r <= {own}; ++r"
+        em.line(f"{w} acc = {identity(attr.fn, work)};")
+        value = f"tl::cvt<{w}>({em.elem(src, Index(None, coords))})"
+        em.line(f"for ({bounds}) {_combine(attr.fn, 'acc', value)}")
+        em.line(f"{name}[k] = tl::cvt<{ctype(node.ty.dtype)}>(acc);")
+
+
+@emits(Op.DOT)
+def _dot(em: Emitter, node: Node) -> None:
+    """Each output element is a K-long dot product of shared-memory rows and columns."""
+    assert isinstance(node.attr, DotAttr)
+    a, b, acc = node.args
+    out = node.ty.dtype
+    work = compute_dtype(out)
+    w = ctype(work)
+    inner = a.ty.shape[-1]
+    name = em.declare(node)
+    with em.each(node) as idx:
+        *batch, m, n = idx.coords
+        x = em.elem(a, Index(None, (*batch, m, "q")))
+        y = em.elem(b, Index(None, (*batch, "q", n)))
+        em.line(f"{w} s = tl::cvt<{w}>({em.elem(acc, idx)});")
+        with em.block(f"for (unsigned q = 0; q < {inner}u; ++q)"):
+            em.line(f"const {w} x = tl::cvt<{w}>({x});")
+            em.line(f"const {w} y = tl::cvt<{w}>({y});")
+            for statement in _dot_step(node.attr.precision, work):
+                em.line(statement)
+        em.line(f"{name}[k] = tl::cvt<{ctype(out)}>(s);")
+
+
+def _dot_step(precision: Precision, work: DType) -> list[str]:
+    if not work.is_float:
+        return ["s += x * y;"]
+    fma = "fmaf" if work.bits == 32 else "fma"
+    if precision is Precision.TF32:
+        return ["s = fmaf(tl::tf32(x), tl::tf32(y), s);"]
+    if precision is Precision.TF32X3:
+        return ["const float xb = tl::tf32(x), xs = tl::tf32(x - xb);",
+                "const float yb = tl::tf32(y), ys = tl::tf32(y - yb);",
+                "s = fmaf(xb, yb, fmaf(xb, ys, fmaf(xs, yb, 0.0f)) + s);"]
+    return [f"s = {fma}(x, y, s);"]
+
+

@@ -1,0 +1,196 @@
+"""Elementwise ops and views: the expression of one element, and filling register arrays."""
+
+from __future__ import annotations
+
+from tile_lang.compiler.ir import (
+    BinaryAttr, BinaryFn, CastAttr, ConstAttr, Node, Op, ParamAttr, PermuteAttr, RandAttr, RandFn, RangeAttr,
+    UnaryAttr, UnaryFn,
+)
+from tile_lang.dtypes import DType
+
+from tile_lang_cupy.codegen.ctypes_ import const_decl, compute_dtype, ctype, literal
+from tile_lang_cupy.codegen.emitter import ELEMENTS, SCALAR, Emitter, Index, coords_of, element, emits, flat_of
+
+_INFIX = {BinaryFn.ADD: "+", BinaryFn.SUB: "-", BinaryFn.MUL: "*", BinaryFn.DIV: "/", BinaryFn.MOD: "%",
+          BinaryFn.AND: "&", BinaryFn.OR: "|", BinaryFn.XOR: "^", BinaryFn.SHL: "<<", BinaryFn.SHR: ">>",
+          BinaryFn.LT: "<", BinaryFn.LE: "<=", BinaryFn.GT: ">", BinaryFn.GE: ">=", BinaryFn.EQ: "==",
+          BinaryFn.NE: "!="}
+_CALLS = {BinaryFn.MAX: "tl::max", BinaryFn.MIN: "tl::min", BinaryFn.MAX_NAN: "tl::max_nan",
+          BinaryFn.MIN_NAN: "tl::min_nan", BinaryFn.UMULHI: "tl::umulhi"}
+_FLOAT_FNS = {UnaryFn.EXP: "exp", UnaryFn.EXP2: "exp2", UnaryFn.LOG: "log", UnaryFn.LOG2: "log2",
+              UnaryFn.SIN: "sin", UnaryFn.COS: "cos", UnaryFn.SQRT: "sqrt", UnaryFn.SQRT_RN: "sqrt",
+              UnaryFn.RSQRT: "rsqrt", UnaryFn.ERF: "erf", UnaryFn.ATAN: "atan", UnaryFn.CEIL: "ceil",
+              UnaryFn.FLOOR: "floor", UnaryFn.ABS: "fabs"}
+
+
+def _to(dtype: DType, text: str, source: DType) -> str:
+    """``text`` (of dtype ``source``) converted to ``dtype`` when they differ."""
+    return text if dtype == source else f"tl::cvt<{ctype(dtype)}>({text})"
+
+
+# ---------------------------------------------------------------- statements
+
+
+@emits(Op.CONST)
+def _const(em: Emitter, node: Node) -> None:
+    assert isinstance(node.attr, ConstAttr)
+    em.names[node] = literal(node.attr.value, node.ty.dtype)
+
+
+@emits(Op.PROGRAM_ID, Op.NUM_PROGRAMS, Op.BINARY, Op.UNARY, Op.CAST, Op.WHERE, Op.FMA, Op.SPLAT, Op.ARANGE,
+       Op.BROADCAST, Op.RESHAPE, Op.PERMUTE, Op.RAND)
+def _elementwise(em: Emitter, node: Node) -> None:
+    """Scalars become one ``const`` variable; register blocks are filled element by element."""
+    if node.ty.is_scalar:
+        em.line(f"{const_decl(node.ty.dtype, em.name(node))} = {ELEMENTS[node.op](em, node, SCALAR)};")
+        return
+    name = em.declare(node)
+    with em.each(node) as idx:
+        em.line(f"{name}[k] = {ELEMENTS[node.op](em, node, idx)};")
+
+
+# ---------------------------------------------------------------- element expressions
+
+
+@element(Op.PROGRAM_ID)
+def _program_id(em: Emitter, node: Node, idx: Index) -> str:
+    return f"(int)blockIdx.{'xyz'[getattr(node.attr, 'axis')]}"
+
+
+@element(Op.NUM_PROGRAMS)
+def _num_programs(em: Emitter, node: Node, idx: Index) -> str:
+    return f"(int)gridDim.{'xyz'[getattr(node.attr, 'axis')]}"
+
+
+@element(Op.ARANGE)
+def _arange(em: Emitter, node: Node, idx: Index) -> str:
+    assert isinstance(node.attr, RangeAttr)
+    start = node.attr.start
+    return f"(int)({idx.coords[0]})" if start == 0 else f"((int)({idx.coords[0]}) + {start})"
+
+
+@element(Op.SPLAT)
+def _splat(em: Emitter, node: Node, idx: Index) -> str:
+    return em.elem(node.args[0], SCALAR)
+
+
+@element(Op.BROADCAST)
+def _broadcast(em: Emitter, node: Node, idx: Index) -> str:
+    src = node.args[0]
+    coords = tuple("0u" if s == 1 else c for s, c in zip(src.ty.shape, idx.coords))
+    return em.elem(src, Index(idx.k if src.ty.numel == node.ty.numel else None, coords))
+
+
+@element(Op.RESHAPE)
+def _reshape(em: Emitter, node: Node, idx: Index) -> str:
+    src = node.args[0]
+    if [s for s in src.ty.shape if s != 1] == [s for s in node.ty.shape if s != 1]:
+        real = iter(c for c, s in zip(idx.coords, node.ty.shape) if s != 1)
+        coords = tuple("0u" if s == 1 else next(real) for s in src.ty.shape)
+    else:
+        coords = coords_of(f"({flat_of(idx.coords, node.ty.shape)})", src.ty.shape)
+    return em.elem(src, Index(idx.k, coords))
+
+
+@element(Op.PERMUTE)
+def _permute(em: Emitter, node: Node, idx: Index) -> str:
+    assert isinstance(node.attr, PermuteAttr)
+    coords = ["0u"] * len(idx.coords)
+    for out_dim, src_dim in enumerate(node.attr.dims):
+        coords[src_dim] = idx.coords[out_dim]
+    return em.elem(node.args[0], Index(None, tuple(coords)))
+
+
+@element(Op.BINARY)
+def _binary(em: Emitter, node: Node, idx: Index) -> str:
+    assert isinstance(node.attr, BinaryAttr)
+    fn = node.attr.fn
+    a, b = node.args
+    x, y = em.elem(a, idx), em.elem(b, idx)
+    if node.ty.dtype.is_pointer:
+        return f"({x} + {y})"
+    src = a.ty.dtype
+    work = compute_dtype(src)
+    x, y = _to(work, x, src), _to(work, y, src)
+    if fn is BinaryFn.MOD and work.is_float:
+        text = f"fmod{'f' if work.bits == 32 else ''}({x}, {y})"
+    elif fn is BinaryFn.DIV_RN:
+        text = f"__{'f' if work.bits == 32 else 'd'}div_rn({x}, {y})"
+    elif fn in _CALLS:
+        text = f"{_CALLS[fn]}({x}, {y})"
+    else:
+        text = f"({x} {_INFIX[fn]} {y})"
+    out = node.ty.dtype
+    if fn.is_comparison:
+        return text
+    if out.is_int and out.bits < 32 or out.is_bool:
+        return f"({ctype(out)}){text}"
+    return _to(out, text, work)
+
+
+@element(Op.UNARY)
+def _unary(em: Emitter, node: Node, idx: Index) -> str:
+    assert isinstance(node.attr, UnaryAttr)
+    fn, dtype = node.attr.fn, node.ty.dtype
+    x = em.elem(node.args[0], idx)
+    if fn is UnaryFn.NOT:
+        return f"(!{x})"
+    if fn is UnaryFn.INVERT:
+        return f"({ctype(dtype)})(~{x})" if not dtype.is_bool else f"(!{x})"
+    if fn is UnaryFn.ABS and not dtype.is_float:
+        return x if not dtype.is_signed else f"({ctype(dtype)})({x} < 0 ? -{x} : {x})"
+    work = compute_dtype(dtype)
+    x = _to(work, x, dtype)
+    if fn is UnaryFn.NEG:
+        text = f"(-{x})"
+        return f"({ctype(dtype)}){text}" if dtype.is_int and dtype.bits < 32 else _to(dtype, text, work)
+    suffix = "f" if work.bits == 32 else ""
+    name = _FLOAT_FNS[fn]
+    if fn is UnaryFn.SQRT_RN:
+        text = f"__{'fsqrt' if work.bits == 32 else 'dsqrt'}_rn({x})"
+    else:
+        text = f"{name}{suffix}({x})"
+    return _to(dtype, text, work)
+
+
+@element(Op.CAST)
+def _cast(em: Emitter, node: Node, idx: Index) -> str:
+    assert isinstance(node.attr, CastAttr)
+    src, dst = node.args[0].ty.dtype, node.ty.dtype
+    x = em.elem(node.args[0], idx)
+    if node.attr.bitcast:
+        return f"tl::bitcast<{ctype(dst)}>({x})"
+    if node.attr.round_to_zero and dst.is_float and dst.bits < src.bits:
+        return f"tl::cvt_rtz<{ctype(dst)}>({_to(compute_dtype(src), x, src)})" if src.bits <= 32 \
+            else f"tl::cvt_rtz_f32({x})"
+    if src.is_pointer or dst.is_pointer:
+        return f"reinterpret_cast<{ctype(dst)}>({x})"
+    return _to(dst, x, src)
+
+
+@element(Op.WHERE)
+def _where(em: Emitter, node: Node, idx: Index) -> str:
+    c, x, y = (em.elem(a, idx) for a in node.args)
+    return f"({c} ? {x} : {y})"
+
+
+@element(Op.FMA)
+def _fma(em: Emitter, node: Node, idx: Index) -> str:
+    dtype = node.ty.dtype
+    work = compute_dtype(dtype)
+    x, y, z = (_to(work, em.elem(a, idx), dtype) for a in node.args)
+    return _to(dtype, f"fma{'f' if work.bits == 32 else ''}({x}, {y}, {z})", work)
+
+
+@element(Op.RAND)
+def _rand(em: Emitter, node: Node, idx: Index) -> str:
+    assert isinstance(node.attr, RandAttr)
+    seed, offset = (em.elem(a, idx) for a in node.args)
+    fn = {RandFn.RANDINT: "randint", RandFn.RAND: "rand", RandFn.RANDN: "randn"}[node.attr.fn]
+    return f"tl::{fn}({seed}, {offset}, {node.attr.rounds})"
+
+
+@element(Op.PARAM)
+def _param(em: Emitter, node: Node, idx: Index) -> str:
+    assert isinstance(node.attr, ParamAttr)
+    return em.names[node]

@@ -1,0 +1,208 @@
+"""The CUDA emitter's core: naming, element access by coordinates, loops, ``#line``, registries.
+
+Each op registers how it is emitted: ``@emits(Op.X)`` for the statements that compute a node,
+``@element(Op.X)`` for the C++ expression of one element (elementwise ops and views), used both
+to fill register arrays and to recompute ``#computed`` values where they are read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from tile_lang.compiler.ir import Blocked, Computed, Function, Node, Op, Region, Shared, walk
+from tile_lang.compiler.passes.layouts import blocked
+
+from tile_lang_cupy.codegen.ctypes_ import ctype, feature
+
+SCRATCH_BYTES = 512  # reductions and broadcasts: 32 values and 32 indices of up to 8 bytes
+
+
+@dataclass(frozen=True)
+class Index:
+    """Which element is read: ``k``, its number in the reader's register layout (None when the
+    coordinates are not the reader's own), and its coordinates as C++ unsigned expressions."""
+
+    k: str | None
+    coords: tuple[str, ...]
+    flat: str = ""  # the flat (row-major) index, when iterating a register layout
+
+    def at(self, j: int, shape: tuple[int, ...]) -> Index:
+        """The element ``j`` positions further inside this thread's vector (same row)."""
+        if j == 0:
+            return self
+        flat = f"({self.flat} + {j}u)"
+        return Index(f"(k + {j})" if self.k == "k" else None, coords_of(flat, shape), flat)
+
+
+SCALAR = Index("0", ())
+
+Statement = Callable[["Emitter", Node], None]
+Element = Callable[["Emitter", Node, Index], str]
+STATEMENTS: dict[Op, Statement] = {}
+ELEMENTS: dict[Op, Element] = {}
+
+
+def emits(*ops: Op) -> Callable[[Statement], Statement]:
+    def register(fn: Statement) -> Statement:
+        for op in ops:
+            STATEMENTS[op] = fn
+        return fn
+    return register
+
+
+def element(*ops: Op) -> Callable[[Element], Element]:
+    def register(fn: Element) -> Element:
+        for op in ops:
+            ELEMENTS[op] = fn
+        return fn
+    return register
+
+
+def coords_of(flat: str, shape: tuple[int, ...]) -> tuple[str, ...]:
+    """Row-major coordinates of flat index ``flat`` in ``shape``."""
+    out = []
+    stride = math.prod(shape)
+    for d, size in enumerate(shape):
+        stride //= size
+        if size == 1:
+            out.append("0u")
+            continue
+        text = flat if stride == 1 else f"({flat} / {stride}u)"
+        out.append(text if d == 0 else f"({text} % {size}u)")
+    return tuple(out)
+
+
+def flat_of(coords: tuple[str, ...], shape: tuple[int, ...]) -> str:
+    terms = []
+    stride = math.prod(shape)
+    for c, size in zip(coords, shape):
+        stride //= size
+        if size != 1:
+            terms.append(c if stride == 1 else f"{c} * {stride}u")
+    return " + ".join(terms) or "0u"
+
+
+class Emitter:
+    """Emits one kernel. ``names`` maps nodes to C++ variables (or literals)."""
+
+    def __init__(self, fn: Function) -> None:
+        self.fn = fn
+        self.lines: list[str] = []
+        self.depth = 1
+        self.names: dict[Node, str] = {}
+        self.counter = 0
+        self.smem_bytes = SCRATCH_BYTES
+        self.last_line: int | None = None
+        self.uses: dict[Node, int] = {}
+        self.results: dict[Node, list[str]] = {}
+        for node in walk(fn.body):
+            for arg in node.args:
+                self.uses[arg] = self.uses.get(arg, 0) + 1
+            for region in node.regions:
+                for r in region.results:
+                    self.uses[r] = self.uses.get(r, 0) + 1
+
+    # ---------------------------------------------------------------- text
+
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    @contextmanager
+    def block(self, head: str) -> Iterator[None]:
+        self.line(head + " {")
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            self.line("}")
+
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def locate(self, node: Node) -> None:
+        if node.loc is not None and node.loc.line != self.last_line:
+            self.lines.append(f'#line {node.loc.line} "{node.loc.filename}"')
+            self.last_line = node.loc.line
+
+    # ---------------------------------------------------------------- values
+
+    def name(self, node: Node, prefix: str = "v") -> str:
+        if node not in self.names:
+            self.names[node] = self.fresh(prefix)
+        return self.names[node]
+
+    def layout(self, node: Node) -> Blocked:
+        if isinstance(node.layout, Blocked):
+            return node.layout
+        return blocked(node.ty.numel, self.fn.threads)
+
+    def elem(self, node: Node, index: Index) -> str:
+        """The C++ expression of ``node``'s element at ``index``."""
+        if node.ty.is_scalar:
+            return self.names[node] if node in self.names else ELEMENTS[node.op](self, node, SCALAR)
+        if isinstance(node.layout, Computed):
+            return ELEMENTS[node.op](self, node, index)
+        if isinstance(node.layout, Shared):
+            return f"{self.names[node]}[{flat_of(index.coords, node.ty.shape)}]"
+        if node.ty.numel == 1:
+            return f"{self.names[node]}[0]"
+        assert index.k is not None, f"register value read at foreign coordinates: {node.op}"
+        return f"{self.names[node]}[{index.k}]"
+
+    def declare(self, node: Node, prefix: str = "v") -> str:
+        """Declare storage for ``node`` (an array for blocks); returns its name."""
+        name = self.name(node, prefix)
+        if node.ty.is_scalar:
+            self.line(f"{ctype(node.ty.dtype)} {name};")
+        else:
+            self.line(f"{ctype(node.ty.dtype)} {name}[{self.layout(node).per_thread}];")
+        return name
+
+    @contextmanager
+    def each(self, node: Node, step: int = 1) -> Iterator[Index]:
+        """A loop over this thread's elements of ``node``'s register layout."""
+        lay = self.layout(node)
+        flat = self.fresh("f")
+        self.line("#pragma unroll")
+        with self.block(f"for (int k = 0; k < {lay.per_thread}; k += {step})"):
+            self.line(f"const unsigned {flat} = tl::flat<{lay.threads}, {lay.vector}>(k, tid);")
+            yield Index("k", coords_of(flat, node.ty.shape), flat)
+
+    def owner(self, node: Node) -> str | None:
+        """The condition that this thread holds the canonical copy (blocks smaller than the CTA
+        are replicated: only the first copy stores or performs atomics)."""
+        lay = self.layout(node)
+        return None if lay.threads == self.fn.threads else f"tid < {lay.threads}u"
+
+    def assign_from(self, target: Node, value: Node, name: str) -> None:
+        """``name`` (storage shaped like ``target``) = ``value`` element by element."""
+        if target.ty.is_scalar:
+            self.line(f"{name} = {self.elem(value, SCALAR)};")
+            return
+        with self.each(target) as idx:
+            self.line(f"{name}[k] = {self.elem(value, idx)};")
+
+    def shared(self, nbytes: int) -> int:
+        """Reserve ``nbytes`` of dynamic shared memory; returns the byte offset."""
+        offset = self.smem_bytes
+        self.smem_bytes += (nbytes + 15) // 16 * 16
+        return offset
+
+    # ---------------------------------------------------------------- nodes
+
+    def region(self, region: Region) -> None:
+        for node in region.body:
+            if node.type is not None and not node.ty.is_scalar and isinstance(node.layout, Computed):
+                continue  # evaluated where it is read
+            self.locate(node)
+            STATEMENTS[node.op](self, node)
+
+    def features(self) -> list[str]:
+        found = {feature(n.ty.dtype) for n in walk(self.fn.body) if n.type is not None}
+        found |= {feature(p.ty.dtype) for p in self.fn.params}
+        return sorted(f for f in found if f is not None)

@@ -1,0 +1,312 @@
+// tile_lang CUDA runtime header: the helpers generated kernels call, so the generated code
+// stays a thin, readable transcription of the IR. Included by every kernel the compiler emits.
+#pragma once
+#if defined(TL_USE_FP16)
+#include <cuda_fp16.h>
+#endif
+#if defined(TL_USE_BF16)
+#include <cuda_bf16.h>
+#endif
+#if defined(TL_USE_FP8)
+#include <cuda_fp8.h>
+#endif
+
+namespace tl {
+
+// ---------------------------------------------------------------- layouts
+// Element k of a thread in a blocked layout: V consecutive elements per thread, TU threads.
+template <unsigned TU, unsigned V>
+__device__ __forceinline__ unsigned flat(unsigned k, unsigned tid) {
+  return (k / V) * (TU * V) + (tid % TU) * V + (k % V);
+}
+
+// ---------------------------------------------------------------- conversions
+template <class To, class From>
+struct Convert {
+  __device__ static To run(From x) { return static_cast<To>(x); }
+};
+template <class From>
+struct Convert<bool, From> {
+  __device__ static bool run(From x) { return x != From(0); }
+};
+template <>
+struct Convert<bool, bool> {
+  __device__ static bool run(bool x) { return x; }
+};
+#if defined(TL_USE_FP16)
+template <class To>
+struct Convert<To, __half> {
+  __device__ static To run(__half x) { return Convert<To, float>::run(__half2float(x)); }
+};
+template <class From>
+struct Convert<__half, From> {
+  __device__ static __half run(From x) { return __float2half_rn(static_cast<float>(x)); }
+};
+template <>
+struct Convert<__half, double> {
+  __device__ static __half run(double x) { return __double2half(x); }
+};
+template <>
+struct Convert<__half, __half> {
+  __device__ static __half run(__half x) { return x; }
+};
+template <>
+struct Convert<bool, __half> {
+  __device__ static bool run(__half x) { return __half2float(x) != 0.0f; }
+};
+#endif
+#if defined(TL_USE_BF16)
+template <class To>
+struct Convert<To, __nv_bfloat16> {
+  __device__ static To run(__nv_bfloat16 x) { return Convert<To, float>::run(__bfloat162float(x)); }
+};
+template <class From>
+struct Convert<__nv_bfloat16, From> {
+  __device__ static __nv_bfloat16 run(From x) { return __float2bfloat16_rn(static_cast<float>(x)); }
+};
+template <>
+struct Convert<__nv_bfloat16, double> {
+  __device__ static __nv_bfloat16 run(double x) { return __double2bfloat16(x); }
+};
+template <>
+struct Convert<__nv_bfloat16, __nv_bfloat16> {
+  __device__ static __nv_bfloat16 run(__nv_bfloat16 x) { return x; }
+};
+template <>
+struct Convert<bool, __nv_bfloat16> {
+  __device__ static bool run(__nv_bfloat16 x) { return __bfloat162float(x) != 0.0f; }
+};
+#endif
+#if defined(TL_USE_FP16) && defined(TL_USE_BF16)
+template <>
+struct Convert<__half, __nv_bfloat16> {
+  __device__ static __half run(__nv_bfloat16 x) { return __float2half_rn(__bfloat162float(x)); }
+};
+template <>
+struct Convert<__nv_bfloat16, __half> {
+  __device__ static __nv_bfloat16 run(__half x) { return __float2bfloat16_rn(__half2float(x)); }
+};
+#endif
+#if defined(TL_USE_FP8)
+template <class To>
+struct Convert<To, __nv_fp8_e4m3> {
+  __device__ static To run(__nv_fp8_e4m3 x) { return Convert<To, float>::run(static_cast<float>(x)); }
+};
+template <class To>
+struct Convert<To, __nv_fp8_e5m2> {
+  __device__ static To run(__nv_fp8_e5m2 x) { return Convert<To, float>::run(static_cast<float>(x)); }
+};
+template <class From>
+struct Convert<__nv_fp8_e4m3, From> {
+  __device__ static __nv_fp8_e4m3 run(From x) { return __nv_fp8_e4m3(static_cast<float>(x)); }
+};
+template <class From>
+struct Convert<__nv_fp8_e5m2, From> {
+  __device__ static __nv_fp8_e5m2 run(From x) { return __nv_fp8_e5m2(static_cast<float>(x)); }
+};
+#endif
+
+// Value conversion: round to nearest even for floats, truncation for float -> int.
+template <class To, class From>
+__device__ __forceinline__ To cvt(From x) { return Convert<To, From>::run(x); }
+
+// Float downcast rounding toward zero (fp_downcast_rounding="rtz").
+template <class To>
+__device__ __forceinline__ To cvt_rtz(float x);
+template <>
+__device__ __forceinline__ float cvt_rtz<float>(float x) { return x; }
+#if defined(TL_USE_FP16)
+template <>
+__device__ __forceinline__ __half cvt_rtz<__half>(float x) { return __float2half_rz(x); }
+#endif
+#if defined(TL_USE_BF16)
+template <>
+__device__ __forceinline__ __nv_bfloat16 cvt_rtz<__nv_bfloat16>(float x) { return __float2bfloat16_rz(x); }
+#endif
+__device__ __forceinline__ float cvt_rtz_f32(double x) { return __double2float_rz(x); }
+
+template <class To, class From>
+__device__ __forceinline__ To bitcast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "bitcast needs equal widths");
+  To r;
+  __builtin_memcpy(&r, &x, sizeof(To));
+  return r;
+}
+
+// ---------------------------------------------------------------- arithmetic
+template <class T>
+__device__ __forceinline__ T max(T a, T b) { return a > b ? a : b; }
+template <class T>
+__device__ __forceinline__ T min(T a, T b) { return a < b ? a : b; }
+__device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ double max(double a, double b) { return fmax(a, b); }
+__device__ __forceinline__ double min(double a, double b) { return fmin(a, b); }
+// Maximum/minimum that propagate NaN (propagate_nan=True).
+template <class T>
+__device__ __forceinline__ T max_nan(T a, T b) { return (a != a || b != b) ? a + b : max(a, b); }
+template <class T>
+__device__ __forceinline__ T min_nan(T a, T b) { return (a != a || b != b) ? a + b : min(a, b); }
+
+__device__ __forceinline__ int umulhi(int a, int b) { return __mulhi(a, b); }
+__device__ __forceinline__ unsigned umulhi(unsigned a, unsigned b) { return __umulhi(a, b); }
+__device__ __forceinline__ long long umulhi(long long a, long long b) { return __mul64hi(a, b); }
+__device__ __forceinline__ unsigned long long umulhi(unsigned long long a, unsigned long long b) {
+  return __umul64hi(a, b);
+}
+
+// Round an f32 to tf32: nearest, ties away from zero (cvt.rna.tf32.f32), as Triton's tf32x3.
+__device__ __forceinline__ float tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return __uint_as_float(r);
+}
+
+// ---------------------------------------------------------------- vector memory access
+template <int W, class T>
+struct alignas(sizeof(T) * W) Vec {
+  T v[W];
+};
+template <int W, class T>
+__device__ __forceinline__ void load(T* dst, const T* p) {
+  const Vec<W, T> t = *reinterpret_cast<const Vec<W, T>*>(p);
+#pragma unroll
+  for (int j = 0; j < W; ++j) dst[j] = t.v[j];
+}
+template <int W, class T>
+__device__ __forceinline__ void store(T* p, const T* src) {
+  Vec<W, T> t;
+#pragma unroll
+  for (int j = 0; j < W; ++j) t.v[j] = src[j];
+  *reinterpret_cast<Vec<W, T>*>(p) = t;
+}
+
+// ---------------------------------------------------------------- reductions
+struct Sum {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct Prod {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a * b; }
+};
+struct Max {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return tl::max(a, b); }
+};
+struct Min {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return tl::min(a, b); }
+};
+struct Xor {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a ^ b; }
+};
+
+// Reduce one value per thread over the block: warp shuffles, then one slot per warp in shared
+// memory. Every thread gets the result. ``scratch`` holds at least 32 values of T.
+template <int WARPS, class T, class Op>
+__device__ __forceinline__ T block_reduce(T v, Op op, void* scratch) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  if (WARPS == 1) return v;
+  T* s = static_cast<T*>(scratch);
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = s[0];
+#pragma unroll
+  for (int w = 1; w < WARPS; ++w) v = op(v, s[w]);
+  return v;
+}
+
+// Index of the maximum (IS_MAX) or minimum; ties go to the smaller index when LEFT.
+template <bool IS_MAX, bool LEFT, class T>
+__device__ __forceinline__ void arg_combine(T& v, int& i, T v2, int i2) {
+  const bool better = IS_MAX ? (v2 > v) : (v2 < v);
+  const bool tie = v2 == v && (LEFT ? i2 < i : i2 > i);
+  if (better || tie) {
+    v = v2;
+    i = i2;
+  }
+}
+template <int WARPS, bool IS_MAX, bool LEFT, class T>
+__device__ __forceinline__ int block_argreduce(T v, int i, void* scratch) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const T v2 = __shfl_xor_sync(0xffffffffu, v, o);
+    const int i2 = __shfl_xor_sync(0xffffffffu, i, o);
+    arg_combine<IS_MAX, LEFT>(v, i, v2, i2);
+  }
+  if (WARPS == 1) return i;
+  T* s = static_cast<T*>(scratch);
+  int* si = reinterpret_cast<int*>(s + 32);
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) {
+    s[threadIdx.x >> 5] = v;
+    si[threadIdx.x >> 5] = i;
+  }
+  __syncthreads();
+  v = s[0];
+  i = si[0];
+#pragma unroll
+  for (int w = 1; w < WARPS; ++w) arg_combine<IS_MAX, LEFT>(v, i, s[w], si[w]);
+  return i;
+}
+
+// A value computed by thread 0 (a scalar atomic), given to every thread.
+template <class T>
+__device__ __forceinline__ T broadcast(T v, void* scratch) {
+  T* s = static_cast<T*>(scratch);
+  __syncthreads();
+  if (threadIdx.x == 0) s[0] = v;
+  __syncthreads();
+  return s[0];
+}
+
+// ---------------------------------------------------------------- Philox 4x32-10 (Triton's streams)
+struct U4 {
+  unsigned x, y, z, w;
+};
+__device__ __forceinline__ U4 philox(unsigned long long seed, unsigned c0, unsigned c1, int rounds) {
+  unsigned k0 = static_cast<unsigned>(seed), k1 = static_cast<unsigned>(seed >> 32);
+  unsigned c2 = 0, c3 = 0;
+  for (int r = 0; r < rounds; ++r) {
+    const unsigned a0 = c0, a2 = c2;
+    c0 = __umulhi(0xCD9E8D57u, a2) ^ c1 ^ k0;
+    c2 = __umulhi(0xD2511F53u, a0) ^ c3 ^ k1;
+    c1 = 0xCD9E8D57u * a2;
+    c3 = 0xD2511F53u * a0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return U4{c0, c1, c2, c3};
+}
+template <class Off>
+__device__ __forceinline__ U4 philox_at(unsigned long long seed, Off offset, int rounds) {
+  const unsigned lo = static_cast<unsigned>(offset);
+  const unsigned hi = sizeof(Off) > 4 ? static_cast<unsigned>(static_cast<long long>(offset) >> 32) : 0u;
+  return philox(seed, lo, hi, rounds);
+}
+__device__ __forceinline__ float uniform(unsigned x) {
+  int i = static_cast<int>(x);
+  i = i < 0 ? ~i : i;
+  return __int2float_rn(i) * __uint_as_float(0x2FFFFFFFu);
+}
+template <class Off>
+__device__ __forceinline__ unsigned randint(unsigned long long seed, Off offset, int rounds) {
+  return philox_at(seed, offset, rounds).x;
+}
+template <class Off>
+__device__ __forceinline__ float rand(unsigned long long seed, Off offset, int rounds) {
+  return uniform(philox_at(seed, offset, rounds).x);
+}
+template <class Off>
+__device__ __forceinline__ float randn(unsigned long long seed, Off offset, int rounds) {
+  const U4 r = philox_at(seed, offset, rounds);
+  const float u1 = fmaxf(1.0e-7f, uniform(r.x));
+  const float th = 6.283185307179586f * uniform(r.y);
+  return sqrtf(-2.0f * logf(u1)) * cosf(th);
+}
+
+}  // namespace tl

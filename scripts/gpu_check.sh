@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# GPU validation in one go (for the device machine): the test suite on the cupy backend, the
+# differential test (numpy vs cupy), and the benchmark. Logs go to ${OUT:-/tmp/gpu_check}.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/gpu_check}"
+mkdir -p "$OUT"
+export PYTHONPATH="$PWD:$PWD/backends${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export TILE_LANG_CACHE_DIR="${TILE_LANG_CACHE_DIR:-$OUT/cache}"
+python3 -c 'import tile_lang as tl; print(tl.backends())' 2>&1 | tee "$OUT/backends.log"
+python3 -m pytest -q -p tile_lang.pytest_plugin --tile-backend=cupy tests --maxfail=25 \
+  --ignore=tests/compiler/test_differential.py --ignore=tests/test_typing.py --ignore=tests/test_docs.py 2>&1 | tee "$OUT/tests.log" | tail -60
+python3 -m pytest -q -p tile_lang.pytest_plugin tests/compiler/test_differential.py 2>&1 | tee "$OUT/differential.log" | tail -40
+python3 benchmarks/gpu_bench.py 2>&1 | tee "$OUT/bench.log"

@@ -1,0 +1,138 @@
+"""Compiler unit tests (no GPU, no nvcc): IR printing, the verifier, axis info and vector
+widths, layouts, and errors located at the user's line."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr
+from tile_lang.compiler import build, compile_ir, print_function, static_spec
+from tile_lang.compiler.ir import Function, MemAttr, Node, Op, Region, Type, walk
+from tile_lang.compiler.passes.axis_info import analyze
+from tile_lang.compiler.spec import Spec
+from tile_lang.compiler.verifier import VerifyError, verify
+from tile_lang.dtypes import F32, I32
+from tile_lang.errors import KernelError
+
+from tests.compiler.kernels import KERNELS, add_kernel, softmax_kernel
+
+
+def _aligned(spec: Spec) -> Spec:
+    """Every argument divisible by 16, as a launch on aligned buffers with n % 16 == 0."""
+    return replace(spec, args=tuple(replace(a, divisible_by_16=True) for a in spec.args))
+
+
+def _memory_widths(fn: Function) -> list[int]:
+    return [n.attr.vector for n in walk(fn.body) if n.op in (Op.LOAD, Op.STORE) and isinstance(n.attr, MemAttr)]
+
+
+def test_ir_prints_types_layouts_and_lines() -> None:
+    text = print_function(compile_ir(add_kernel, static_spec(add_kernel, {"BLOCK": 1024})))
+    assert text.startswith("func @add_kernel(")
+    assert "arange[[0, 1024)]() : i32[1024] #computed" in text
+    assert "load[vec=" in text and "#blocked<t=128,v=4,r=2>" in text
+    assert "@" + str(add_kernel.lineno + 3) in text  # source lines of the kernel file
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_every_pass_keeps_the_ir_valid(name: str) -> None:
+    kernel, constexprs = KERNELS[name]
+    compile_ir(kernel, static_spec(kernel, constexprs), verify_each=True)
+
+
+def test_verifier_rejects_use_before_definition() -> None:
+    fn = build(add_kernel, static_spec(add_kernel, {"BLOCK": 64}))
+    body = fn.body.body
+    broken = replace(fn, body=Region((), body[::-1], ()))
+    with pytest.raises(VerifyError, match="not defined before"):
+        verify(broken)
+
+
+def test_verifier_rejects_shape_mismatch() -> None:
+    a = Node(Op.ARANGE, Type(I32, (64,)))
+    bad = Node(Op.CAST, Type(F32, (32,)), (a,))
+    fn = Function("f", (), Region((), (a, bad), ()))
+    with pytest.raises(VerifyError, match="operand shape"):
+        verify(fn)
+
+
+def test_axis_info_of_block_offsets() -> None:
+    fn = build(add_kernel, _aligned(static_spec(add_kernel, {"BLOCK": 1024})))
+    info = analyze(fn)
+    offs = next(n for n in walk(fn.body) if n.op is Op.BINARY and n.ty.shape == (1024,) and n.ty.dtype == I32)
+    assert info[offs].contiguity == (1024,)
+    assert info[offs].divisibility == (1024,)
+    mask = next(n for n in walk(fn.body) if n.ty is not None and n.type is not None and n.ty.dtype.is_bool)
+    assert info[mask].constancy == (16,)
+
+
+def test_aligned_offsets_give_128_bit_access() -> None:
+    fn = compile_ir(add_kernel, _aligned(static_spec(add_kernel, {"BLOCK": 1024})))
+    assert _memory_widths(fn) == [4, 4, 4]
+
+
+def test_unaligned_bound_gives_scalar_access() -> None:
+    fn = compile_ir(add_kernel, static_spec(add_kernel, {"BLOCK": 1024}))  # n not known divisible by 16
+    assert _memory_widths(fn) == [1, 1, 1]
+
+
+def test_softmax_needs_no_shared_memory_conversion() -> None:
+    fn = compile_ir(softmax_kernel, _aligned(static_spec(softmax_kernel, {"BLOCK": 1024})))
+    assert not any(n.op is Op.CONVERT for n in walk(fn.body))
+
+
+def test_broadcast_of_loaded_value_goes_through_shared_memory() -> None:
+    kernel, constexprs = KERNELS["reduce2d"]
+    fn = compile_ir(kernel, static_spec(kernel, constexprs))
+    assert any(n.op is Op.CONVERT for n in walk(fn.body))
+
+
+def test_constexpr_if_keeps_one_branch() -> None:
+    kernel, constexprs = KERNELS["control"]
+    on = print_function(compile_ir(kernel, static_spec(kernel, {**constexprs, "FLAG": True})))
+    off = print_function(compile_ir(kernel, static_spec(kernel, {**constexprs, "FLAG": False})))
+    assert on.count("binary[mul]") > off.count("binary[mul]")
+
+
+# ---------------------------------------------------------------- errors at the user's line
+
+
+def _helper(x: int) -> int:
+    return x + 1
+
+
+@tl.kernel
+def uses_list_comprehension(x_ptr: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    values = [i for i in range(4)]  # line: comprehension
+    tl.store(x_ptr, values[0])
+
+
+@tl.kernel
+def calls_python(x_ptr: Pointer[tl.f32], n: int) -> None:
+    tl.store(x_ptr, _helper(n))  # line: python call
+
+
+@tl.kernel
+def branches_on_block(x_ptr: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    if x > 0:  # line: tensor if
+        tl.store(x_ptr, 1.0)
+
+
+@pytest.mark.parametrize("kernel, marker, message", [
+    (uses_list_comprehension, "# line: comprehension", "ListComp"),
+    (calls_python, "# line: python call", "_helper"),
+    (branches_on_block, "# line: tensor if", "tl.where"),
+])
+def test_errors_point_at_the_user_line(kernel: tl.Kernel[...], marker: str, message: str) -> None:
+    with pytest.raises(KernelError) as caught:
+        build(kernel, static_spec(kernel, {"BLOCK": 64}))
+    err = caught.value
+    lines = open(__file__).read().splitlines()
+    assert marker in lines[err.lineno - 1]
+    text = str(err)
+    assert message in text and __file__ in text and marker in text
+    assert "tile_lang/compiler" not in text and "frontend.py" not in text

@@ -1,0 +1,91 @@
+"""Differential testing on a GPU: random shapes and block sizes, NumPy reference vs CUDA
+(cupy backend), outputs poisoned before every run. Skipped where the cupy backend is unavailable."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import tile_lang as tl
+from tile_lang import registry
+
+from tests.compiler.kernels import Precision, add_kernel, layernorm_kernel, matmul_kernel, softmax_kernel, sum_kernel
+
+_CUPY = {b.name: b for b in registry.backends()}["cupy"]
+pytestmark = pytest.mark.skipif(not _CUPY.available, reason=f"cupy backend unavailable: {_CUPY.reason}")
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BLOCKS = st.sampled_from([32, 64, 128, 256, 512, 1024])
+WARPS = st.sampled_from([1, 2, 4, 8])
+
+
+def _both(run: Any, outputs: list[tuple[int, ...]], *inputs: np.ndarray[Any, Any]) -> list[Any]:
+    """Run ``run(*buffers)`` on each backend with fresh NaN-poisoned outputs; the host results."""
+    results = []
+    for name in ("numpy", "cupy"):
+        with tl.backend(name):
+            ins = [tl.to_device(x) for x in inputs]
+            outs = [tl.to_device(np.full(shape, np.nan, dtype=np.float32)) for shape in outputs]
+            run(*ins, *outs)
+            results.append([o.numpy() for o in outs])
+    return results
+
+
+@SETTINGS
+@given(n=st.integers(1, 5000), block=BLOCKS, warps=WARPS, seed=st.integers(0, 2**16))
+def test_add(n: int, block: int, warps: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    ref, got = _both(lambda a, b, o: add_kernel[(tl.cdiv(n, block),), tl.Options(num_warps=warps)](
+        a, b, o, n, BLOCK=block), [(n,)], x, y)
+    np.testing.assert_array_equal(got[0], ref[0])
+
+
+@SETTINGS
+@given(rows=st.integers(1, 40), cols=st.integers(1, 1024), warps=WARPS, seed=st.integers(0, 2**16))
+def test_softmax(rows: int, cols: int, warps: int, seed: int) -> None:
+    block = 1 << max(0, (cols - 1).bit_length())
+    x = np.random.default_rng(seed).standard_normal((rows, cols), dtype=np.float32) * 4
+    ref, got = _both(lambda i, o: softmax_kernel[(rows,), tl.Options(num_warps=warps)](
+        o, i, cols, cols, BLOCK=block), [(rows, cols)], x)
+    np.testing.assert_allclose(got[0], ref[0], rtol=2e-6, atol=1e-7)
+
+
+@SETTINGS
+@given(rows=st.integers(1, 8), cols=st.integers(1, 2000), block=st.sampled_from([128, 512, 1024]), seed=st.integers(0, 2**16))
+def test_layernorm(rows: int, cols: int, block: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((rows, cols), dtype=np.float32)
+    w, b = rng.standard_normal(cols, dtype=np.float32), rng.standard_normal(cols, dtype=np.float32)
+    ref, got = _both(lambda xi, wi, bi, y: layernorm_kernel[(rows,)](xi, y, wi, bi, cols, cols, 1e-5, BLOCK=block),
+                     [(rows, cols)], x, w, b)
+    np.testing.assert_allclose(got[0], ref[0], rtol=1e-4, atol=1e-4)
+
+
+@SETTINGS
+@given(n=st.integers(1, 20000), block=BLOCKS, seed=st.integers(0, 2**16))
+def test_atomic_sum(n: int, block: int, seed: int) -> None:
+    x = np.random.default_rng(seed).standard_normal(n, dtype=np.float32)
+
+    for name in ("numpy", "cupy"):
+        with tl.backend(name):
+            out = tl.to_device(np.zeros(1, dtype=np.float32))
+            sum_kernel[(tl.cdiv(n, block),)](tl.to_device(x), out, n, BLOCK=block)
+            np.testing.assert_allclose(out.numpy()[0], x.astype(np.float64).sum(), rtol=1e-4, atol=1e-3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(1, 70), n=st.integers(1, 70), k=st.integers(1, 70),
+       precision=st.sampled_from(list(typing.get_args(Precision))), seed=st.integers(0, 2**16))
+def test_matmul(m: int, n: int, k: int, precision: Precision, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    grid = (tl.cdiv(m, 32), tl.cdiv(n, 32))
+    ref, got = _both(lambda ai, bi, c: matmul_kernel[grid](ai, bi, c, m, n, k, k, n, n, BLOCK_M=32, BLOCK_N=32,
+                                                           BLOCK_K=16, PRECISION=precision),
+                     [(m, n)], a, b)
+    tol = 1e-5 if precision != "tf32" else 3e-3
+    np.testing.assert_allclose(got[0], ref[0], rtol=tol, atol=tol * np.sqrt(k))

@@ -1,0 +1,50 @@
+"""The CUDA generated for every example kernel (as the examples launch them) and every
+compiler test kernel compiles with nvcc for sm_90 and sm_80. Needs nvcc, not CuPy or a GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from examples import EXAMPLES
+from tile_lang.compiler import compile_ir, static_spec
+from tile_lang.compiler.spec import Spec
+from tile_lang.errors import KernelError
+from tile_lang_cupy.codegen import generate
+
+from tests.compiler.conftest import ARCHS, launch_spec, nvcc_ptx, record_example
+from tests.compiler.kernels import KERNELS
+
+
+UNSUPPORTED = "not supported by the CUDA compiler yet"
+
+
+def _check(kernel: Any, spec: Spec, tmp_path: Path) -> None:
+    try:
+        source = generate(compile_ir(kernel, spec, verify_each=True)).source
+    except KernelError as exc:
+        if UNSUPPORTED in exc.message:
+            pytest.xfail(f"{kernel.name}: {exc.message}")
+        raise
+    for arch in ARCHS:
+        result = nvcc_ptx(source, arch, tmp_path)
+        assert result.returncode == 0, f"{kernel.name} for {arch}:\n{result.stderr}\n{source}"
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_compiler_kernels_compile(name: str, tmp_path: Path, need_nvcc: None) -> None:
+    kernel, constexprs = KERNELS[name]
+    _check(kernel, static_spec(kernel, constexprs), tmp_path)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_example_kernels_compile(example: str, tmp_path: Path, need_nvcc: None) -> None:
+    specs: dict[tuple[Any, str], tuple[Any, Spec]] = {}
+    for launch in record_example(example):
+        spec = launch_spec(launch)
+        specs[(launch.kernel, spec.key())] = (launch.kernel, spec)
+    assert specs, f"example {example} launched nothing"
+    for kernel, spec in specs.values():
+        _check(kernel, spec, tmp_path)

@@ -1,0 +1,58 @@
+"""``tile-lang``: the command line. ``tile-lang inspect MODULE:KERNEL --constexpr BLOCK=1024 [--ir|--cuda]``."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def _constexpr(text: str) -> tuple[str, Any]:
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value  # a bare string constexpr
+
+
+def _kernel(target: str) -> Any:
+    from tile_lang.kernel import Kernel
+
+    module_name, sep, attr = target.partition(":")
+    if not sep:
+        raise SystemExit(f"tile-lang: expected MODULE:KERNEL, got {target!r}")
+    sys.path.insert(0, "")
+    found = getattr(importlib.import_module(module_name), attr, None)
+    if not isinstance(found, Kernel):
+        raise SystemExit(f"tile-lang: {target} is not a @tl.kernel")
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tile-lang", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    inspect = commands.add_parser("inspect", help="print a kernel's IR or generated CUDA")
+    inspect.add_argument("target", help="MODULE:KERNEL, e.g. examples.vector_add:vector_add")
+    inspect.add_argument("--constexpr", action="append", type=_constexpr, default=[], metavar="NAME=VALUE")
+    inspect.add_argument("--num-warps", type=int, default=4)
+    shown = inspect.add_mutually_exclusive_group()
+    shown.add_argument("--ir", action="store_true", help="the IR after the pass pipeline (default)")
+    shown.add_argument("--ir-raw", action="store_true", help="the IR as the front end builds it")
+    shown.add_argument("--cuda", action="store_true", help="the generated CUDA C++")
+    args = parser.parse_args(argv)
+    kernel = _kernel(args.target)
+    constexprs = dict(args.constexpr)
+    if args.cuda:
+        print(kernel.cuda_source(args.num_warps, **constexprs))
+    else:
+        print(kernel.inspect(args.num_warps, not args.ir_raw, **constexprs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,282 @@
+"""Typed construction of IR nodes: promotion, broadcasting and checks happen here, once.
+
+The front end hands Python values (nodes or compile-time constants) to these methods; every
+dtype rule comes from :mod:`tile_lang.dtypes`, shared with the NumPy reference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Union
+
+from tile_lang import dtypes
+from tile_lang.compiler.ir import (
+    NO_ATTR, Attr, AxisAttr, BinaryAttr, BinaryFn, CastAttr, ConstAttr, Loc, Node, Op, RangeAttr, Region, Type,
+    UnaryAttr, UnaryFn,
+)
+from tile_lang.dtypes import DType
+from tile_lang.operators import BinaryOp
+
+Scalar = Union[bool, int, float]
+Value = Union[Node, Scalar]
+
+_BINARY: dict[BinaryOp, BinaryFn] = {
+    BinaryOp.ADD: BinaryFn.ADD, BinaryOp.SUB: BinaryFn.SUB, BinaryOp.MUL: BinaryFn.MUL,
+    BinaryOp.TRUEDIV: BinaryFn.DIV, BinaryOp.FLOORDIV: BinaryFn.DIV, BinaryOp.MOD: BinaryFn.MOD,
+    BinaryOp.AND: BinaryFn.AND, BinaryOp.OR: BinaryFn.OR, BinaryOp.XOR: BinaryFn.XOR,
+    BinaryOp.LSHIFT: BinaryFn.SHL, BinaryOp.RSHIFT: BinaryFn.SHR, BinaryOp.LT: BinaryFn.LT,
+    BinaryOp.LE: BinaryFn.LE, BinaryOp.GT: BinaryFn.GT, BinaryOp.GE: BinaryFn.GE, BinaryOp.EQ: BinaryFn.EQ,
+    BinaryOp.NE: BinaryFn.NE,
+}
+_BITWISE = frozenset({BinaryFn.AND, BinaryFn.OR, BinaryFn.XOR, BinaryFn.SHL, BinaryFn.SHR})
+
+
+def is_scalar_value(value: object) -> bool:
+    return isinstance(value, (bool, int, float))
+
+
+def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy broadcasting of two block shapes (ranks aligned on the right)."""
+    rank = max(len(a), len(b))
+    pa, pb = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb):
+        if x != y and 1 not in (x, y):
+            raise TypeError(f"cannot broadcast block shapes {list(a)} and {list(b)}")
+        out.append(max(x, y))
+    return tuple(out)
+
+
+class Builder:
+    """Appends typed nodes to the region being built; ``loc`` is the current source line."""
+
+    def __init__(self) -> None:
+        self.bodies: list[list[Node]] = [[]]
+        self.loc: Loc | None = None
+
+    # ---------------------------------------------------------------- regions
+
+    @contextlib.contextmanager
+    def region(self, body: list[Node]) -> Iterator[list[Node]]:
+        """Build into ``body`` (a fresh list the caller keeps) inside the ``with`` block."""
+        self.bodies.append(body)
+        try:
+            yield body
+        finally:
+            self.bodies.pop()
+
+    def emit(self, op: Op, type: Type | None, args: tuple[Node, ...] = (), attr: Attr = NO_ATTR,
+             regions: tuple[Region, ...] = ()) -> Node:
+        node = Node(op, type, args, attr, regions, self.loc)
+        self.bodies[-1].append(node)
+        return node
+
+    # ---------------------------------------------------------------- values
+
+    def const(self, value: Scalar, dtype: DType) -> Node:
+        if dtype.is_float:
+            value = float(value)
+        elif dtype.is_bool:
+            value = bool(value)
+        else:
+            value = int(value)
+            info = _int_range(dtype)
+            if not info[0] <= value <= info[1]:
+                raise TypeError(f"constant {value} does not fit in {dtype!r}")
+        return self.emit(Op.CONST, Type(dtype), attr=ConstAttr(value))
+
+    def to_node(self, value: Value, dtype: DType | None = None) -> Node:
+        """A node for ``value``; a Python scalar becomes a constant of ``dtype`` (or its own type)."""
+        if isinstance(value, Node):
+            return value if dtype is None or value.ty.dtype == dtype else self.cast(value, dtype)
+        if not is_scalar_value(value):
+            raise TypeError(f"expected a tensor or a number, got {type(value).__name__} {value!r}")
+        return self.const(value, dtype or dtypes.scalar_dtype(value))
+
+    def splat(self, node: Node, shape: tuple[int, ...]) -> Node:
+        if node.ty.shape == shape:
+            return node
+        if node.ty.is_scalar:
+            return self.emit(Op.SPLAT, node.ty.with_shape(shape), (node,)) if shape else node
+        return self.broadcast_to(node, shape)
+
+    def broadcast_to(self, node: Node, shape: tuple[int, ...]) -> Node:
+        src = node.ty.shape
+        if src == shape:
+            return node
+        if not src:
+            return self.splat(node, shape)
+        if len(src) < len(shape):
+            node = self.reshape(node, (1,) * (len(shape) - len(src)) + src)
+        if broadcast_shapes(node.ty.shape, shape) != shape:
+            raise TypeError(f"cannot broadcast block shape {list(src)} to {list(shape)}")
+        return self.emit(Op.BROADCAST, node.ty.with_shape(shape), (node,))
+
+    def reshape(self, node: Node, shape: tuple[int, ...]) -> Node:
+        if node.ty.shape == shape:
+            return node
+        if node.ty.numel != _prod(shape):
+            raise TypeError(f"cannot reshape block {list(node.ty.shape)} to {list(shape)}")
+        return self.emit(Op.RESHAPE, node.ty.with_shape(shape), (node,))
+
+    def expand_dims(self, node: Node, axis: int) -> Node:
+        shape = list(node.ty.shape)
+        axis = axis + len(shape) + 1 if axis < 0 else axis
+        shape.insert(axis, 1)
+        return self.reshape(node, tuple(shape)) if node.ty.shape else self.splat(node, (1,))
+
+    def cast(self, node: Node, dtype: DType, bitcast: bool = False, round_to_zero: bool = False) -> Node:
+        if node.ty.dtype == dtype:
+            return node
+        if bitcast and node.ty.dtype.bits != dtype.bits:
+            raise TypeError(f"bitcast needs equal widths, got {node.ty.dtype!r} to {dtype!r}")
+        return self.emit(Op.CAST, Type(dtype, node.ty.shape), (node,), CastAttr(bitcast, round_to_zero))
+
+    def arange(self, start: int, end: int) -> Node:
+        n = end - start
+        if n <= 0 or n & (n - 1):
+            raise TypeError(f"arange({start}, {end}): the length must be a positive power of two")
+        return self.emit(Op.ARANGE, Type(dtypes.I32, (n,)), attr=RangeAttr(start, end))
+
+    def program_id(self, op: Op, axis: int) -> Node:
+        if axis not in (0, 1, 2):
+            raise TypeError(f"axis must be 0, 1 or 2, got {axis}")
+        return self.emit(op, Type(dtypes.I32), attr=AxisAttr(axis))
+
+    # ---------------------------------------------------------------- arithmetic
+
+    def binary_op(self, op: BinaryOp, a: Value, b: Value) -> Value:
+        """A Python operator in kernel source: constants fold, otherwise Triton's rules."""
+        if not isinstance(a, Node) and not isinstance(b, Node):
+            return _fold(op, a, b)
+        if op is BinaryOp.FLOORDIV and any(isinstance(v, Node) and v.ty.dtype.is_float for v in (a, b)):
+            raise TypeError("// needs integer operands (Triton has no float floor division)")
+        return self.binary(_BINARY[op], a, b, true_div=op is BinaryOp.TRUEDIV)
+
+    def binary(self, fn: BinaryFn, a: Value, b: Value, true_div: bool = False) -> Node:
+        if isinstance(a, Node) and a.ty.dtype.is_pointer or isinstance(b, Node) and b.ty.dtype.is_pointer:
+            return self._pointer_arith(fn, a, b)
+        signed_shift = fn is BinaryFn.SHR and _left_signed(a, b)
+        dtype = self._result_dtype(a, b, true_div or fn is BinaryFn.DIV_RN)
+        if fn in _BITWISE and not (dtype.is_int or dtype.is_bool):
+            raise TypeError(f"bitwise {fn.value} needs integer operands, got {dtype!r}")
+        x, y = self._operands(a, b, dtype)
+        if fn is BinaryFn.SHR and signed_shift != dtype.is_signed:
+            return self._shift_as(x, y, signed_shift)
+        out = dtypes.BOOL if fn.is_comparison else dtype
+        return self.emit(Op.BINARY, Type(out, x.ty.shape), (x, y), BinaryAttr(fn))
+
+    def _shift_as(self, x: Node, y: Node, signed: bool) -> Node:
+        """``>>`` decides arithmetic vs logical by the left operand's original signedness."""
+        kind = dtypes.Kind.INT if signed else dtypes.Kind.UINT
+        alt = next(d for d in dtypes.ALL if d.kind is kind and d.bits == x.ty.dtype.bits)
+        shifted = self.emit(Op.BINARY, Type(alt, x.ty.shape), (self.cast(x, alt, bitcast=True),
+                                                               self.cast(y, alt, bitcast=True)),
+                            BinaryAttr(BinaryFn.SHR))
+        return self.cast(shifted, x.ty.dtype, bitcast=True)
+
+    def _result_dtype(self, a: Value, b: Value, true_div: bool) -> DType:
+        if isinstance(a, Node) and isinstance(b, Node):
+            dtype = dtypes.promote(a.ty.dtype, b.ty.dtype)
+            return dtypes.truediv_dtype(a.ty.dtype, b.ty.dtype) if true_div else dtype
+        node, scalar = (a, b) if isinstance(a, Node) else (b, a)
+        assert isinstance(node, Node) and not isinstance(scalar, Node)
+        dtype = dtypes.promote_scalar(node.ty.dtype, scalar)
+        if true_div:
+            dtype = dtypes.truediv_dtype(dtype, dtype)
+        return dtype
+
+    def _operands(self, a: Value, b: Value, dtype: DType) -> tuple[Node, Node]:
+        x, y = self.to_node(a, dtype), self.to_node(b, dtype)
+        shape = broadcast_shapes(x.ty.shape, y.ty.shape)
+        return self.broadcast_to(x, shape), self.broadcast_to(y, shape)
+
+    def _pointer_arith(self, fn: BinaryFn, a: Value, b: Value) -> Node:
+        if fn not in (BinaryFn.ADD, BinaryFn.SUB) or not isinstance(a, Node) or not a.ty.dtype.is_pointer:
+            raise TypeError(f"pointer arithmetic supports ptr + int and ptr - int, not {fn.value}")
+        offset = self.to_node(b)
+        if not (offset.ty.dtype.is_int or offset.ty.dtype.is_bool):
+            raise TypeError(f"pointer offsets must be integers, got {offset.ty.dtype!r}")
+        if fn is BinaryFn.SUB:
+            offset = self.unary(UnaryFn.NEG, offset)
+        shape = broadcast_shapes(a.ty.shape, offset.ty.shape)
+        ptr, off = self.broadcast_to(a, shape), self.broadcast_to(offset, shape)
+        return self.emit(Op.BINARY, Type(a.ty.dtype, shape), (ptr, off), BinaryAttr(BinaryFn.ADD))
+
+    def unary(self, fn: UnaryFn, x: Node) -> Node:
+        dtype = x.ty.dtype
+        if fn is UnaryFn.INVERT and not (dtype.is_int or dtype.is_bool):
+            raise TypeError(f"~ needs an integer operand, got {dtype!r}")
+        if fn is UnaryFn.NOT:
+            x = self.truth(x)
+            dtype = dtypes.BOOL
+        return self.emit(Op.UNARY, Type(dtype, x.ty.shape), (x,), UnaryAttr(fn))
+
+    def math(self, fn: UnaryFn, x: Value) -> Node:
+        """A float function (exp, sqrt...): integers are not accepted, as in Triton."""
+        node = self.to_node(x)
+        if not node.ty.dtype.is_float:
+            raise TypeError(f"{fn.value} needs a float operand, got {node.ty.dtype!r}")
+        return self.emit(Op.UNARY, node.ty, (node,), UnaryAttr(fn))
+
+    def truth(self, x: Node) -> Node:
+        return x if x.ty.dtype.is_bool else self.binary(BinaryFn.NE, x, 0)
+
+    def where(self, cond: Value, x: Value, y: Value) -> Node:
+        c = self.truth(self.to_node(cond))
+        if isinstance(x, Node) and isinstance(y, Node):
+            dtype = dtypes.promote(x.ty.dtype, y.ty.dtype)
+        elif isinstance(x, Node) or isinstance(y, Node):
+            node, scalar = (x, y) if isinstance(x, Node) else (y, x)
+            assert isinstance(node, Node) and not isinstance(scalar, Node)
+            dtype = dtypes.promote_scalar(node.ty.dtype, scalar)
+        else:
+            dtype = dtypes.promote(dtypes.scalar_dtype(x), dtypes.scalar_dtype(y))
+        xs, ys = self.to_node(x, dtype), self.to_node(y, dtype)
+        shape = broadcast_shapes(broadcast_shapes(c.ty.shape, xs.ty.shape), ys.ty.shape)
+        args = (self.broadcast_to(c, shape), self.broadcast_to(xs, shape), self.broadcast_to(ys, shape))
+        return self.emit(Op.WHERE, Type(dtype, shape), args)
+
+    def elementwise(self, op: Op, values: tuple[Value, ...], dtype: DType, attr: Attr = NO_ATTR) -> Node:
+        """An op on operands converted to ``dtype`` and broadcast together (fma, maximum...)."""
+        nodes = [self.to_node(v, dtype) for v in values]
+        shape: tuple[int, ...] = ()
+        for n in nodes:
+            shape = broadcast_shapes(shape, n.ty.shape)
+        return self.emit(op, Type(dtype, shape), tuple(self.broadcast_to(n, shape) for n in nodes), attr)
+
+
+def _prod(shape: tuple[int, ...]) -> int:
+    out = 1
+    for s in shape:
+        out *= s
+    return out
+
+
+def _int_range(dtype: DType) -> tuple[int, int]:
+    if dtype.is_signed:
+        return -(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1
+    return 0, 2**dtype.bits - 1
+
+
+def _left_signed(a: Value, b: Value) -> bool:
+    if isinstance(a, Node):
+        return a.ty.dtype.is_signed
+    return isinstance(b, Node) and b.ty.dtype.is_signed
+
+
+def _fold(op: BinaryOp, a: Scalar, b: Scalar) -> Scalar:
+    """Constant arithmetic is Python's, as for Triton constexprs."""
+    import operator
+
+    table = {
+        BinaryOp.ADD: operator.add, BinaryOp.SUB: operator.sub, BinaryOp.MUL: operator.mul,
+        BinaryOp.TRUEDIV: operator.truediv, BinaryOp.FLOORDIV: operator.floordiv, BinaryOp.MOD: operator.mod,
+        BinaryOp.AND: operator.and_, BinaryOp.OR: operator.or_, BinaryOp.XOR: operator.xor,
+        BinaryOp.LSHIFT: operator.lshift, BinaryOp.RSHIFT: operator.rshift, BinaryOp.LT: operator.lt,
+        BinaryOp.LE: operator.le, BinaryOp.GT: operator.gt, BinaryOp.GE: operator.ge, BinaryOp.EQ: operator.eq,
+        BinaryOp.NE: operator.ne,
+    }
+    result: Scalar = table[op](a, b)
+    return result

@@ -1,0 +1,276 @@
+"""Control flow in the front end: constexpr conditions are folded, runtime ones become regions.
+
+Values a loop or branch reassigns are carried as region parameters and results; a carried
+value first bound to a Python number takes the type the body gives it (as Triton retries).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from tile_lang import dtypes
+from tile_lang.compiler.builder import Builder, Value, is_scalar_value
+from tile_lang.compiler.ir import IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
+from tile_lang.ops import iterators
+
+
+def assigned_names(stmts: list[ast.stmt]) -> set[str]:
+    """Names a block (re)binds, nested blocks included."""
+    names: set[str] = set()
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
+
+
+_Built = tuple[list[Node], tuple[Node, ...], dict[str, Any], bool]
+
+
+class ControlFlow:
+    """Mixin of the front end's visitor: ``if``, ``for`` and ``while``."""
+
+    _runtime_depth = 0
+    b: Builder
+
+    # provided by the front end's visitor
+    def visit(self, node: ast.AST) -> Any:
+        raise NotImplementedError
+
+    def block(self, stmts: list[ast.stmt]) -> bool:
+        raise NotImplementedError
+
+    def error(self, message: str) -> Exception:
+        raise NotImplementedError
+
+    def assign(self, target: ast.expr, value: Any) -> None:
+        raise NotImplementedError
+
+    @property
+    def in_runtime_branch(self) -> bool:
+        return self._runtime_depth > 0
+
+    @contextlib.contextmanager
+    def runtime_branch(self, inside: bool) -> Iterator[None]:
+        """Inside a runtime branch a ``return`` becomes a RETURN node; a helper resets this."""
+        saved = self._runtime_depth
+        self._runtime_depth = saved + 1 if inside else 0
+        try:
+            yield
+        finally:
+            self._runtime_depth = saved
+
+    def _env(self) -> dict[str, Any]:
+        env: dict[str, Any] = getattr(self, "scope").env
+        return env
+
+    def _set_env(self, env: dict[str, Any]) -> None:
+        getattr(self, "scope").env = env
+
+    def _inlined(self) -> bool:
+        return bool(getattr(self, "scope").inlined)
+
+    # ---------------------------------------------------------------- if
+
+    def visit_If(self, node: ast.If) -> object:
+        test = self.visit(node.test)
+        if not isinstance(test, Node):
+            return self._returned_marker() if self.block(node.body if test else node.orelse) else None
+        if not test.ty.is_scalar:
+            raise self.error("Python `if` on a block tensor; use tl.where, or reduce it to a scalar first")
+        cond = self.b.truth(test)
+        before = self._env()
+        branches = []
+        for stmts in (node.body, node.orelse):
+            env, body = dict(before), list[Node]()
+            self._set_env(env)
+            with self.b.region(body), self.runtime_branch(True):
+                returned = self.block(stmts)
+            if returned and self._inlined():
+                raise self.error("`return` inside a runtime `if` of a @tl.func is not supported")
+            branches.append((body, env, returned))
+        self._set_env(before)
+        return self._merge_if(cond, branches)
+
+    def _merge_if(self, cond: Node, branches: list[tuple[list[Node], dict[str, Any], bool]]) -> object:
+        (then_body, then_env, then_ret), (else_body, else_env, else_ret) = branches
+        names = [] if then_ret or else_ret else [
+            n for n in then_env if n in else_env and then_env[n] is not else_env[n]
+            and (isinstance(then_env[n], Node) or isinstance(else_env[n], Node) or then_env[n] != else_env[n])]
+        types = [self._common_type(then_env[n], else_env[n], n) for n in names]
+        yields = []
+        for body, env in ((then_body, then_env), (else_body, else_env)):
+            with self.b.region(body):
+                yields.append(tuple(self._as(env[n], t) for n, t in zip(names, types)))
+        regions = (Region((), tuple(then_body), yields[0]), Region((), tuple(else_body), yields[1]))
+        if_node = self.b.emit(Op.IF, None, (cond,), regions=regions)
+        env = else_env if then_ret else then_env if else_ret else self._env()
+        self._set_env(env)
+        for i, (name, t) in enumerate(zip(names, types)):
+            env[name] = self.b.emit(Op.RESULT, t, (if_node,), IndexAttr(i))
+        return self._returned_marker() if then_ret and else_ret else None
+
+    def _common_type(self, a: Any, b: Any, name: str) -> Type:
+        if isinstance(a, Node) and isinstance(b, Node):
+            if a.ty != b.ty:
+                raise self.error(f"{name!r} is {a.ty} on one branch and {b.ty} on the other")
+            return a.ty
+        for node, other in ((a, b), (b, a)):
+            if isinstance(node, Node):
+                if not is_scalar_value(other):
+                    raise self.error(f"{name!r} is a tensor on one branch and {other!r} on the other")
+                return node.ty
+        if not (is_scalar_value(a) and is_scalar_value(b)):
+            raise self.error(f"{name!r} takes different compile-time values on runtime branches")
+        return Type(dtypes.promote(dtypes.scalar_dtype(a), dtypes.scalar_dtype(b)))
+
+    def _as(self, value: Value, t: Type) -> Node:
+        return self.b.splat(self.b.to_node(value, t.dtype), t.shape)
+
+    def _returned_marker(self) -> object:
+        from tile_lang.compiler.frontend import _RETURNED
+        return _RETURNED
+
+    # ---------------------------------------------------------------- for
+
+    def visit_For(self, node: ast.For) -> object:
+        if node.orelse:
+            raise self.error("for ... else is not supported")
+        if not isinstance(node.iter, ast.Call):
+            raise self.error("a kernel loop iterates over range(...), tl.range(...) or tl.static_range(...)")
+        callee = self.visit(node.iter.func)
+        args = [self.visit(a) for a in node.iter.args]
+        kwargs = {k.arg: self.visit(k.value) for k in node.iter.keywords if k.arg}
+        if callee is iterators.static_range:
+            return self._unrolled(node, iterators.static_range(*args, **kwargs))
+        if callee not in (builtins.range, iterators.range):
+            raise self.error("a kernel loop iterates over range(...), tl.range(...) or tl.static_range(...)")
+        start, end = (0, args[0]) if len(args) == 1 else (args[0], args[1])
+        step = args[2] if len(args) > 2 else kwargs.get("step", 1)
+        step = 1 if step is None else step
+        unroll = kwargs.get("loop_unroll_factor")
+        if not isinstance(node.target, ast.Name):
+            raise self.error("the loop variable must be a plain name")
+        return self._runtime_for(node, start, end, step, unroll)
+
+    def _unrolled(self, node: ast.For, it: iterators.range) -> object:
+        for value in (it.start, it.end, it.step):
+            if isinstance(value, Node):
+                raise self.error("tl.static_range needs compile-time bounds")
+        for i in builtins.range(it.start, it.end, it.step):
+            self.assign(node.target, i)
+            if self.block(node.body):
+                return self._returned_marker()
+        return None
+
+    def _runtime_for(self, node: ast.For, start: Value, end: Value, step: Value, unroll: Any) -> object:
+        bounds = [self.b.to_node(v) for v in (start, end, step)]
+        dtype = dtypes.I32
+        for bound in bounds:
+            if not bound.ty.is_scalar or not bound.ty.dtype.is_int:
+                raise self.error(f"loop bounds must be integer scalars, got {bound.ty}")
+            dtype = dtypes.promote(dtype, bound.ty.dtype)
+        bounds = [self.b.cast(bound, dtype) for bound in bounds]
+        name = node.target.id  # type: ignore[attr-defined]
+        iv = Node(Op.PARAM, Type(dtype), attr=ParamAttr(0, name))
+
+        def body(env: dict[str, Any]) -> bool:
+            env[name] = iv
+            return bool(self.block(node.body))
+
+        carried = sorted((assigned_names(node.body) - {name}) & set(self._env()))
+        self._loop(carried, body, lambda inits, params, b: self.b.emit(
+            Op.FOR, None, (*bounds, *inits), LoopAttr(unroll if isinstance(unroll, int) else None),
+            regions=(Region((iv, *params), tuple(b[0]), b[1]),)))
+        return None
+
+    # ---------------------------------------------------------------- while
+
+    def visit_While(self, node: ast.While) -> object:
+        if node.orelse:
+            raise self.error("while ... else is not supported")
+        carried = sorted(assigned_names(node.body) & set(self._env()))
+        cond_region: list[Region] = []
+
+        def body(env: dict[str, Any]) -> bool:
+            test = self.visit(node.test)
+            if not isinstance(test, Node) or not test.ty.is_scalar:
+                raise self.error("a runtime while loop needs a scalar runtime condition")
+            cond = self.b.truth(test)
+            cond_region.append(Region((), tuple(self.b.bodies[-1]), (cond,)))
+            self.b.bodies[-1].clear()
+            return bool(self.block(node.body))
+
+        def emit(inits: tuple[Node, ...], params: tuple[Node, ...], built: tuple[list[Node], tuple[Node, ...]]) -> Node:
+            cond = cond_region[-1]
+            return self.b.emit(Op.WHILE, None, inits, regions=(
+                Region(params, cond.body, cond.results), Region(params, tuple(built[0]), built[1])))
+
+        self._loop(carried, body, emit)
+        return None
+
+    # ---------------------------------------------------------------- shared by loops
+
+    def _loop(self, carried: list[str], body: Callable[[dict[str, Any]], bool],
+              emit: Callable[[tuple[Node, ...], tuple[Node, ...], tuple[list[Node], tuple[Node, ...]]], Node]) -> None:
+        before = self._env()
+        types: dict[str, Type] = {}
+        for n in carried:
+            found = self._initial_type(before[n])
+            if found is not None:
+                types[n] = found
+        for _attempt in builtins.range(4):
+            names = list(types)
+            params = tuple(Node(Op.PARAM, types[n], attr=ParamAttr(i + 1, n)) for i, n in enumerate(names))
+            env = dict(before)
+            env.update(zip(names, params))
+            built: list[Node] = []
+            self._set_env(env)
+            with self.b.region(built), self.runtime_branch(True):
+                body(env)
+            self._set_env(before)
+            changed = self._retype(names, params, env, before, types)
+            if not changed:
+                break
+        else:
+            raise self.error(f"loop-carried values do not settle on a type: {', '.join(types)}")
+        with self.b.region(built):
+            yields = tuple(self._as(env[n], types[n]) for n in names)
+        inits = tuple(self._as(before[n], types[n]) for n in names)
+        loop = emit(inits, params, (built, yields))
+        for i, n in enumerate(names):
+            before[n] = self.b.emit(Op.RESULT, types[n], (loop,), IndexAttr(i))
+        return None
+
+    def _initial_type(self, value: Any) -> Type | None:
+        if isinstance(value, Node):
+            return value.ty
+        if is_scalar_value(value):
+            return Type(dtypes.scalar_dtype(value))
+        return None
+
+    def _retype(self, names: list[str], params: tuple[Node, ...], env: dict[str, Any],
+                before: dict[str, Any], types: dict[str, Type]) -> bool:
+        """Adjust carried types to what the body produced; True when another build is needed."""
+        changed = False
+        for name, param in zip(names, params):
+            out = env.get(name)
+            if out is param or (not isinstance(out, Node) and out is before[name]):
+                if out is before[name] and not isinstance(out, Node):
+                    del types[name]  # rebound to the same constant: not carried
+                    changed = True
+                continue
+            out_type = out.ty if isinstance(out, Node) else self._initial_type(out)
+            if out_type is None:
+                raise self.error(f"{name!r} is reassigned in the loop to {out!r}")
+            if out_type != types[name]:
+                if isinstance(before[name], Node) and before[name].ty.shape != out_type.shape:
+                    del types[name]  # a loop-local value reusing the name
+                else:
+                    types[name] = Type(dtypes.promote(types[name].dtype, out_type.dtype), out_type.shape)
+                changed = True
+        return changed

@@ -1,0 +1,413 @@
+"""Front end: a kernel's Python source (its AST, real file lines) to typed IR, without tracing.
+
+Runtime control flow becomes structured regions; constexprs are evaluated here (``if FLAG:``
+keeps one branch, ``tl.static_range`` unrolls); ``@tl.func`` and library helpers are inlined.
+Every failure surfaces as a :class:`KernelError` at the user's own file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import functools
+import inspect
+import operator
+import textwrap
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tile_lang import dtypes
+from tile_lang.builtin import builtin_of
+from tile_lang.compiler import lowering
+from tile_lang.compiler.builder import Builder, Value, is_scalar_value
+from tile_lang.compiler.controlflow import ControlFlow
+from tile_lang.compiler.ir import Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
+from tile_lang.compiler.spec import Spec
+from tile_lang.errors import KernelError
+from tile_lang.func import inlinable
+from tile_lang.operators import BinaryOp
+from tile_lang.ops import iterators
+
+_BINOPS: dict[type[ast.AST], BinaryOp] = {
+    ast.Add: BinaryOp.ADD, ast.Sub: BinaryOp.SUB, ast.Mult: BinaryOp.MUL, ast.Div: BinaryOp.TRUEDIV,
+    ast.FloorDiv: BinaryOp.FLOORDIV, ast.Mod: BinaryOp.MOD, ast.BitAnd: BinaryOp.AND, ast.BitOr: BinaryOp.OR,
+    ast.BitXor: BinaryOp.XOR, ast.LShift: BinaryOp.LSHIFT, ast.RShift: BinaryOp.RSHIFT, ast.Lt: BinaryOp.LT,
+    ast.LtE: BinaryOp.LE, ast.Gt: BinaryOp.GT, ast.GtE: BinaryOp.GE, ast.Eq: BinaryOp.EQ, ast.NotEq: BinaryOp.NE,
+}
+_METHOD_OPS = {"lt": BinaryOp.LT, "le": BinaryOp.LE, "gt": BinaryOp.GT, "ge": BinaryOp.GE, "eq": BinaryOp.EQ,
+               "ne": BinaryOp.NE, "add_offsets": BinaryOp.ADD}
+# Python builtins a kernel may call on compile-time values.
+_PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builtins.len, builtins.abs,
+                                               builtins.int, builtins.float, builtins.bool, builtins.isinstance})
+
+
+@dataclass
+class Scope:
+    """One function being visited: the kernel, or a helper inlined into it."""
+
+    name: str
+    filename: str
+    line_offset: int
+    globals: Mapping[str, Any]
+    env: dict[str, Any]
+    inlined: bool = False
+    returned: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BoundMethod:
+    """``x.to`` and friends: a tensor method looked up, not yet called."""
+
+    receiver: Node
+    name: str
+
+
+@functools.lru_cache(maxsize=256)
+def parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str, int]:
+    """The function's AST with its file and the line offset that makes AST lines real."""
+    lines, first = inspect.getsourcelines(fn)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise TypeError(f"{fn!r} is not a plain function")
+    return fdef, inspect.getsourcefile(fn) or fn.__code__.co_filename, first - 1
+
+
+def build(kernel: Any, spec: Spec) -> Function:
+    """The IR of ``kernel`` (a :class:`tile_lang.Kernel`) specialised by ``spec``."""
+    fdef, filename, offset = parse(kernel.fn)
+    front = Frontend(kernel.name)
+    env: dict[str, Any] = {p.name: p.default for p in inspect.signature(kernel.fn).parameters.values()
+                           if p.default is not inspect.Parameter.empty}
+    env.update(spec.constexprs)
+    params = []
+    for index, (param, arg) in enumerate(zip(kernel.runtime_params, spec.args)):
+        div = 16 if arg.divisible_by_16 else 1
+        node = Node(Op.PARAM, Type(arg.dtype), attr=ParamAttr(index, param.name, div))
+        params.append(node)
+        env[param.name] = 1 if arg.equals_one else node
+    scope = Scope(kernel.name, filename, offset, kernel.fn.__globals__, env)
+    with front.enter(scope):
+        front.block(_body(fdef))
+    body = Region((), tuple(front.b.bodies[0]), ())
+    return Function(kernel.name, tuple(params), body, spec.num_warps, (filename, kernel.lineno),
+                    tuple(sorted(front.files)))
+
+
+def _body(fdef: ast.FunctionDef) -> list[ast.stmt]:
+    body = fdef.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        return body[1:]  # the docstring
+    return body
+
+
+class Frontend(ControlFlow):
+    """The AST visitor. ``visit`` is the single place errors are converted and located."""
+
+    def __init__(self, kernel: str) -> None:
+        self.kernel = kernel
+        self.b = Builder()
+        self.scopes: list[Scope] = []
+        self.files: set[str] = set()
+
+    @property
+    def scope(self) -> Scope:
+        return self.scopes[-1]
+
+    @contextlib.contextmanager
+    def enter(self, scope: Scope) -> Iterator[None]:
+        self.files.add(scope.filename)
+        self.scopes.append(scope)
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+    # ---------------------------------------------------------------- the wrapper
+
+    def visit(self, node: ast.AST) -> Any:
+        scope = self.scope
+        saved = self.b.loc
+        line = getattr(node, "lineno", None)
+        if line is not None:
+            self.b.loc = Loc(scope.filename, line + scope.line_offset, getattr(node, "col_offset", 0))
+        try:
+            method = getattr(self, f"visit_{type(node).__name__}", None)
+            if method is None:
+                raise SyntaxError(f"unsupported Python in a kernel: {type(node).__name__} "
+                                  f"({ast.unparse(node)[:60]!r})")
+            return method(node)
+        except KernelError:
+            raise
+        except Exception as exc:
+            loc = self.b.loc
+            message = str(exc) if not isinstance(exc, (KeyError, AssertionError)) else f"{type(exc).__name__}: {exc}"
+            raise KernelError(message, loc.filename if loc else scope.filename, loc.line if loc else 0,
+                              loc.col if loc else 0, self.kernel) from None
+        finally:
+            self.b.loc = saved
+
+    def error(self, message: str) -> Exception:
+        return TypeError(message)
+
+    # ---------------------------------------------------------------- statements
+
+    def block(self, stmts: list[ast.stmt]) -> bool:
+        """Visit statements in order; True when the block ended in a ``return``."""
+        for stmt in stmts:
+            if self.visit(stmt) is _RETURNED:
+                return True
+        return False
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a string statement (comment-like)
+        self.visit(node.value)
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        return None
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.assign(node.target, self.visit(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        current = self.visit(ast.Name(id=node.target.id, ctx=ast.Load(), lineno=node.lineno,
+                                      col_offset=node.col_offset)) if isinstance(node.target, ast.Name) else None
+        if not isinstance(node.target, ast.Name):
+            raise self.error("augmented assignment only to a plain name")
+        self.assign(node.target, self.binop(type(node.op), current, self.visit(node.value)))
+
+    def assign(self, target: ast.expr, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.scope.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, tuple) or len(value) != len(target.elts):
+                raise self.error(f"cannot unpack {_show(value)} into {len(target.elts)} names")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        else:
+            raise self.error(f"unsupported assignment target {ast.unparse(target)!r}")
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        test = self.visit(node.test)
+        if isinstance(test, Node):
+            raise self.error("assert needs a compile-time condition; use tl.device_assert for runtime checks")
+        if not test:
+            raise self.error(f"assertion failed: {self.visit(node.msg) if node.msg else ast.unparse(node.test)}")
+
+    def visit_Return(self, node: ast.Return) -> object:
+        value = self.visit(node.value) if node.value is not None else None
+        if self.scope.inlined:
+            self.scope.returned.append(value)
+        elif value is not None:
+            raise self.error("a kernel cannot return a value")
+        elif self.in_runtime_branch:
+            self.b.emit(Op.RETURN, None)
+        return _RETURNED
+
+    # ---------------------------------------------------------------- expressions
+
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        scope = self.scope
+        if node.id in scope.env:
+            return scope.env[node.id]
+        if node.id in scope.globals:
+            return scope.globals[node.id]
+        if hasattr(builtins, node.id):
+            return getattr(builtins, node.id)
+        raise NameError(f"name {node.id!r} is not defined")
+
+    def visit_Tuple(self, node: ast.Tuple) -> tuple[Any, ...]:
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_List(self, node: ast.List) -> tuple[Any, ...]:
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.visit(node.value)
+        if isinstance(base, Node):
+            if node.attr == "shape":
+                return base.ty.shape
+            if node.attr == "dtype":
+                return dtypes.marker_of(base.ty.dtype.element or base.ty.dtype) if base.ty.dtype.is_pointer \
+                    else dtypes.marker_of(base.ty.dtype)
+            if node.attr == "ndim":
+                return len(base.ty.shape)
+            return BoundMethod(base, node.attr)
+        return getattr(base, node.attr)
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        return self.binop(type(node.op), self.visit(node.left), self.visit(node.right))
+
+    def binop(self, op: type[ast.AST], left: Any, right: Any) -> Any:
+        if op not in _BINOPS:
+            raise self.error(f"unsupported operator {op.__name__}")
+        if not isinstance(left, Node) and not isinstance(right, Node) and not (
+                is_scalar_value(left) and is_scalar_value(right)):
+            return _python_binop(op, left, right)
+        return self.b.binary_op(_BINOPS[op], left, right)
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        if len(node.ops) != 1:
+            raise self.error("chained comparisons are not supported; use & between comparisons")
+        op, right = node.ops[0], self.visit(node.comparators[0])
+        left = self.visit(node.left)
+        if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(left, Node) or isinstance(right, Node):
+                raise self.error(f"{type(op).__name__} on a tensor")
+            return _python_compare(op, left, right)
+        return self.binop(type(op), left, right)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        values = [self.visit(v) for v in node.values]
+        if not any(isinstance(v, Node) for v in values):
+            result = values[0]
+            for v in values[1:]:
+                result = (result and v) if isinstance(node.op, ast.And) else (result or v)
+            return result
+        if any(isinstance(v, Node) and not v.ty.is_scalar for v in values):
+            raise self.error("and/or on a block; use & and | instead")
+        op = BinaryOp.AND if isinstance(node.op, ast.And) else BinaryOp.OR
+        acc: Value = self.b.truth(self.b.to_node(values[0]))
+        for v in values[1:]:
+            acc = self.b.binary_op(op, acc, self.b.truth(self.b.to_node(v)))
+        return acc
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        operand = self.visit(node.operand)
+        if not isinstance(operand, Node):
+            table: dict[type[ast.AST], Callable[[Any], Any]] = {
+                ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x, ast.Invert: lambda x: ~x}
+            return table[type(node.op)](operand)
+        fns = {ast.USub: UnaryFn.NEG, ast.Invert: UnaryFn.INVERT, ast.Not: UnaryFn.NOT}
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        return self.b.unary(fns[type(node.op)], operand)
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        test = self.visit(node.test)
+        if not isinstance(test, Node):
+            return self.visit(node.body if test else node.orelse)
+        return self.b.where(test, self.visit(node.body), self.visit(node.orelse))
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.visit(node.value)
+        key = self.visit(node.slice)
+        if not isinstance(base, Node):
+            return base[key]
+        keys = key if isinstance(key, tuple) else (key,)
+        shape: list[int] = []
+        dims = iter(base.ty.shape)
+        for k in keys:
+            if k is None:
+                shape.append(1)
+            elif isinstance(k, slice) and k == slice(None):
+                shape.append(next(dims))
+            else:
+                raise self.error(f"tensor indexing supports only ':' and None, got {k!r}")
+        shape.extend(dims)
+        return self.b.reshape(base, tuple(shape)) if base.ty.shape else self.b.splat(base, tuple(shape))
+
+    def visit_Slice(self, node: ast.Slice) -> slice:
+        parts = [self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)]
+        return slice(*parts)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> str:
+        values = [self.visit(v) for v in node.values]
+        return "".join(str(v) for v in values)
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> str:
+        return str(self.visit(node.value))
+
+    # ---------------------------------------------------------------- calls
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        callee = self.visit(node.func)
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            raise self.error("*args in a kernel call is not supported")
+        args = tuple(self.visit(a) for a in node.args)
+        kwargs = {k.arg: self.visit(k.value) for k in node.keywords if k.arg is not None}
+        return self.call(callee, args, kwargs)
+
+    def call(self, callee: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if isinstance(callee, BoundMethod):
+            return self.method(callee, args, kwargs)
+        op = builtin_of(callee)
+        if op is not None:
+            lower = lowering.LOWERINGS.get(op)
+            if lower is None:
+                raise self.error(f"tl.{op.name} is not supported by the CUDA compiler yet")
+            bound = op.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return lower(self, bound.arguments)
+        fn = inlinable(callee)
+        if fn is not None:
+            return self.inline(fn, args, kwargs)
+        if callee in (builtins.range, iterators.range, iterators.static_range):
+            raise self.error("range() is only allowed as a for loop's iterator")
+        if callee in _PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
+            return callee(*args, **kwargs)
+        name = getattr(callee, "__qualname__", None) or type(callee).__name__
+        raise self.error(f"call to {name}: a kernel may only call tl builtins and @tl.func functions "
+                         "(Python functions run on the host)")
+
+    def method(self, bound: BoundMethod, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        import tile_lang as tl
+
+        if bound.name in _METHOD_OPS:
+            return self.b.binary_op(_METHOD_OPS[bound.name], bound.receiver, *args)
+        if bound.name == "to":
+            return self.call(tl.cast, (bound.receiver, *args), kwargs)
+        if bound.name == "store":
+            return self.call(tl.store, (bound.receiver, *args), kwargs)
+        raise self.error(f"tensors have no method {bound.name!r} in kernels")
+
+    def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Visit a helper's body with its parameters bound to the caller's values."""
+        if len(self.scopes) > 32:
+            raise self.error(f"{fn.__qualname__}: recursion is not supported")
+        fdef, filename, offset = parse(fn)
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        scope = Scope(fn.__qualname__, filename, offset, fn.__globals__, dict(bound.arguments), inlined=True)
+        with self.enter(scope), self.runtime_branch(False):
+            self.block(_body(fdef))
+        return scope.returned[0] if scope.returned else None
+
+
+_RETURNED = object()
+
+
+def _show(value: Any) -> str:
+    return f"tensor {value.ty}" if isinstance(value, Node) else f"{type(value).__name__} {value!r}"
+
+
+_PY_OPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Lt: operator.lt,
+    ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+}
+
+
+def _python_binop(op: type[ast.AST], a: Any, b: Any) -> Any:
+    """An operator on compile-time Python values (tuples, dtype markers, strings)."""
+    return _PY_OPS[op](a, b)
+
+
+def _python_compare(op: ast.cmpop, a: Any, b: Any) -> bool:
+    table: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+        ast.Is: lambda x, y: x is y, ast.IsNot: lambda x, y: x is not y,
+        ast.In: lambda x, y: x in y, ast.NotIn: lambda x, y: x not in y}
+    return table[type(op)](a, b)

@@ -1,0 +1,25 @@
+"""IR -> IR passes, run in the order of :data:`PIPELINE`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tile_lang.compiler.ir import Function
+from tile_lang.compiler.passes.dce import dce
+from tile_lang.compiler.passes.layouts import assign_layouts
+from tile_lang.compiler.passes.vectorize import vectorize
+
+Pass = Callable[[Function], Function]
+
+PIPELINE: tuple[Pass, ...] = (dce, assign_layouts, vectorize)
+
+
+def run_pipeline(fn: Function, verify_each: bool = False) -> Function:
+    """Apply every pass; with ``verify_each`` the verifier runs after each (tests do this)."""
+    from tile_lang.compiler.verifier import verify
+
+    for p in PIPELINE:
+        fn = p(fn)
+        if verify_each:
+            verify(fn)
+    return fn

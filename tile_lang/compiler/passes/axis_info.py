@@ -1,0 +1,124 @@
+"""Axis info (Triton's AxisInfo): per dimension, how long runs of consecutive values are
+(contiguity), runs of equal values (constancy), and the power of two dividing each run's first
+value (divisibility; in bytes for pointers). Drives vector widths of loads and stores."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tile_lang.compiler.ir import (
+    BinaryAttr, BinaryFn, ConstAttr, Function, Node, Op, ParamAttr, RangeAttr, walk,
+)
+
+MAX_DIV = 1 << 30
+
+
+@dataclass(frozen=True)
+class AxisInfo:
+    contiguity: tuple[int, ...]
+    divisibility: tuple[int, ...]
+    constancy: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"contig={list(self.contiguity)} div={list(self.divisibility)} const={list(self.constancy)}"
+
+
+def _pow2_divisor(value: int) -> int:
+    return MAX_DIV if value == 0 else min(MAX_DIV, value & -value)
+
+
+def _dims(node: Node) -> tuple[int, ...]:
+    return node.ty.shape or (1,)  # scalars are analysed as one-element blocks
+
+
+def _unknown(node: Node) -> AxisInfo:
+    ones = tuple(1 for _ in _dims(node))
+    return AxisInfo(ones, ones, ones)
+
+
+def _uniform(node: Node, div: int) -> AxisInfo:
+    dims = _dims(node)
+    return AxisInfo(tuple(1 for _ in dims), tuple(div for _ in dims), dims)
+
+
+def analyze(fn: Function) -> dict[Node, AxisInfo]:
+    """Axis info of every valued node; region parameters (loop-carried) are unknown."""
+    info: dict[Node, AxisInfo] = {}
+    for p in fn.params:
+        assert isinstance(p.attr, ParamAttr)
+        info[p] = _uniform(p, p.attr.divisibility)
+    for node in walk(fn.body):
+        if node.type is not None and node not in info:
+            info[node] = _infer(node, info)
+    return info
+
+
+def _infer(node: Node, info: dict[Node, AxisInfo]) -> AxisInfo:
+    if node.op is Op.CONST and isinstance(node.attr, ConstAttr) and isinstance(node.attr.value, int):
+        return _uniform(node, _pow2_divisor(int(node.attr.value)))
+    if node.op is Op.ARANGE and isinstance(node.attr, RangeAttr):
+        n = node.ty.shape[0]
+        return AxisInfo((n,), (_pow2_divisor(node.attr.start),), (1,))
+    if node.op is Op.SPLAT:
+        return _uniform(node, info[node.args[0]].divisibility[0])
+    if node.op is Op.BROADCAST:
+        return _broadcast(node, info[node.args[0]])
+    if node.op is Op.RESHAPE:
+        return _reshape(node, info[node.args[0]])
+    if node.op is Op.CAST and node.ty.dtype.is_int and node.args[0].ty.dtype.is_int:
+        return info[node.args[0]]
+    if node.op is Op.BINARY and isinstance(node.attr, BinaryAttr):
+        return _binary(node, node.attr.fn, info[node.args[0]], info[node.args[1]])
+    if node.op is Op.WHERE:
+        const = _gcds(*(info[a].constancy for a in node.args))
+        return AxisInfo(tuple(1 for _ in const), tuple(1 for _ in const), const)
+    return _unknown(node)
+
+
+def _gcds(*columns: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(math.gcd(*vals) for vals in zip(*columns))
+
+
+def _broadcast(node: Node, src: AxisInfo) -> AxisInfo:
+    cont, div, const = [], [], []
+    for d, (s, t) in enumerate(zip(node.args[0].ty.shape, node.ty.shape)):
+        expanded = s == 1 and t != 1
+        cont.append(1 if expanded else src.contiguity[d])
+        div.append(src.divisibility[d])
+        const.append(t if expanded else src.constancy[d])
+    return AxisInfo(tuple(cont), tuple(div), tuple(const))
+
+
+def _reshape(node: Node, src: AxisInfo) -> AxisInfo:
+    """Inserting or removing unit dimensions keeps the facts of the others."""
+    real = [(c, v, k) for c, v, k, s in zip(src.contiguity, src.divisibility, src.constancy,
+                                              node.args[0].ty.shape or (1,)) if s != 1]
+    if [s for s in node.args[0].ty.shape if s != 1] != [s for s in node.ty.shape if s != 1]:
+        return _unknown(node)
+    it = iter(real)
+    rows = [next(it) if s != 1 else (1, MAX_DIV, 1) for s in node.ty.shape]
+    return AxisInfo(tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows))
+
+
+def _binary(node: Node, fn: BinaryFn, a: AxisInfo, b: AxisInfo) -> AxisInfo:
+    const = _gcds(a.constancy, b.constancy)
+    ones = tuple(1 for _ in const)
+    if fn is BinaryFn.ADD or fn is BinaryFn.SUB:
+        scale = node.ty.dtype.element.itemsize if node.ty.dtype.is_pointer and node.ty.dtype.element else 1
+        b_div = tuple(min(MAX_DIV, d * scale) for d in b.divisibility)
+        cont = tuple(max(math.gcd(ca, kb), math.gcd(ka, cb) if fn is BinaryFn.ADD else 1)
+                     for ca, kb, ka, cb in zip(a.contiguity, b.constancy, a.constancy, b.contiguity))
+        return AxisInfo(cont, _gcds(a.divisibility, b_div), const)
+    if fn is BinaryFn.MUL:
+        div = tuple(min(MAX_DIV, x * y) for x, y in zip(a.divisibility, b.divisibility))
+        return AxisInfo(ones, div, const)
+    if fn.is_comparison:
+        # x, x+1, ... compared with a value constant over the run: equal results in runs of
+        # the length both sides are aligned to (why Triton specialises ints divisible by 16).
+        run = tuple(math.gcd(ca, da, db) if kb >= ca else 1
+                    for ca, da, db, kb in zip(a.contiguity, a.divisibility, b.divisibility, b.constancy))
+        return AxisInfo(ones, ones, tuple(max(k, r) for k, r in zip(const, run)))
+    if fn in (BinaryFn.AND, BinaryFn.OR, BinaryFn.XOR):
+        return AxisInfo(ones, ones, const)
+    return AxisInfo(ones, ones, const)

@@ -1,0 +1,47 @@
+"""Vector width of each load and store: as wide as layout, contiguity, alignment and mask allow
+(at most 16 bytes), e.g. 128-bit accesses for ``pid * BLOCK + tl.arange(0, BLOCK)`` offsets."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from tile_lang.compiler.ir import Function, MemAttr, Node, Op
+from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
+from tile_lang.compiler.passes.layouts import blocked
+from tile_lang.compiler.rewrite import rewrite
+
+
+def vectorize(fn: Function) -> Function:
+    info = analyze(fn)
+
+    def rule(node: Node, body: list[Node]) -> Node:
+        if node.op not in (Op.LOAD, Op.STORE) or not isinstance(node.attr, MemAttr):
+            return node
+        return replace(node, attr=replace(node.attr, vector=_width(node, info, fn.threads)))
+
+    return rewrite(fn, rule)
+
+
+def _width(node: Node, info: dict[Node, AxisInfo], threads: int) -> int:
+    ptr = node.args[0]
+    element = ptr.ty.dtype.element
+    if ptr.ty.is_scalar or element is None:
+        return 1
+    layout = blocked(ptr.ty.numel, threads)
+    facts = info.get(ptr)
+    if facts is None:
+        return 1
+    width = math.gcd(layout.vector, facts.contiguity[-1], max(1, 16 // element.itemsize),
+                     max(1, facts.divisibility[-1] // element.itemsize))
+    mask = _mask(node)
+    if mask is not None and mask in info:
+        width = math.gcd(width, info[mask].constancy[-1])
+    return width
+
+
+def _mask(node: Node) -> Node | None:
+    assert isinstance(node.attr, MemAttr)
+    if not node.attr.has_mask:
+        return None
+    return node.args[1] if node.op is Op.LOAD else node.args[2]

@@ -1,0 +1,87 @@
+"""Specialisation: what a compiled kernel assumes about its arguments (Triton's rules).
+
+Integers equal to 1 become the constant 1; pointers and integers divisible by 16 carry that
+fact into axis analysis (so masks and addresses prove 128-bit vector access).
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tile_lang import dtypes
+from tile_lang.dtypes import DType
+from tile_lang.signature import ParamKind
+
+DIVISIBILITY = 16
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One runtime argument as compiled: its IR dtype and what is known about its value."""
+
+    dtype: DType  # ptr<elem> for pointers
+    divisible_by_16: bool = False
+    equals_one: bool = False
+
+    def key(self) -> str:
+        flags = ("d" if self.divisible_by_16 else "") + ("1" if self.equals_one else "")
+        return f"{self.dtype.name}{':' + flags if flags else ''}"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything a compiled module depends on besides the source: arguments, constexprs, warps."""
+
+    args: tuple[ArgSpec, ...]
+    constexprs: tuple[tuple[str, Any], ...]
+    num_warps: int = 4
+
+    def key(self) -> str:
+        consts = ",".join(f"{k}={v!r}" for k, v in self.constexprs)
+        return f"{';'.join(a.key() for a in self.args)}|{consts}|w{self.num_warps}"
+
+
+def int_spec(value: int) -> ArgSpec:
+    """An int argument: i32 when it fits, else i64 (u64 at 2**63 and above), as Triton types it."""
+    dtype = dtypes.I32 if -(2**31) <= value < 2**31 else (dtypes.I64 if value < 2**63 else dtypes.U64)
+    return ArgSpec(dtype, value % DIVISIBILITY == 0, value == 1)
+
+
+def pointer_spec(element: DType, address: int) -> ArgSpec:
+    return ArgSpec(element.pointer_to(), address % DIVISIBILITY == 0)
+
+
+def scalar_spec(annotation: Any, value: Any) -> ArgSpec:
+    if annotation is bool:
+        return ArgSpec(dtypes.BOOL)
+    if annotation is int:
+        return int_spec(int(value))
+    return ArgSpec(dtypes.F32)
+
+
+def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
+                pointee: DType = dtypes.F32) -> Spec:
+    """A specialisation without a launch (for ``inspect`` and compile checks): pointers aligned,
+    ints as unconstrained i32, generic pointee types as ``pointee``."""
+    args = []
+    for param in kernel.runtime_params:
+        if param.kind is ParamKind.POINTER:
+            element = _concrete(param.annotation) or pointee
+            args.append(ArgSpec(element.pointer_to(), True))
+        elif param.annotation is int:
+            args.append(ArgSpec(dtypes.I32))
+        else:
+            args.append(scalar_spec(param.annotation, 0))
+    return Spec(tuple(args), tuple(sorted(constexprs.items())), num_warps)
+
+
+def _concrete(annotation: Any) -> DType | None:
+    if isinstance(annotation, typing.TypeVar):
+        return None
+    try:
+        return dtypes.dtype_of(annotation)
+    except TypeError:
+        return None
