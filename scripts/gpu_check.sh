@@ -8,7 +8,7 @@ mkdir -p "$OUT"
 export PYTHONPATH="$PWD:$PWD/backends${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export TILE_LANG_CACHE_DIR="${TILE_LANG_CACHE_DIR:-$OUT/cache}"
 python3 -c 'import tile_lang as tl; print(tl.backends())' 2>&1 | tee "$OUT/backends.log"
-python3 -m pytest -q -p tile_lang.pytest_plugin --tile-backend=cupy tests --maxfail=25 \
+python3 -m pytest -q -p tile_lang.pytest_plugin --tile-backend=cupy tests --maxfail=300 --tb=line \
   --ignore=tests/compiler/test_differential.py --ignore=tests/test_typing.py --ignore=tests/test_docs.py 2>&1 | tee "$OUT/tests.log" | tail -60
 python3 -m pytest -q -p tile_lang.pytest_plugin tests/compiler/test_differential.py 2>&1 | tee "$OUT/differential.log" | tail -40
 python3 benchmarks/gpu_bench.py 2>&1 | tee "$OUT/bench.log"

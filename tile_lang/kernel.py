@@ -69,6 +69,7 @@ class Kernel(Generic[P]):
         self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
         self.lineno = fn.__code__.co_firstlineno
         self.__doc__ = fn.__doc__
+        self.matched_pointees: set[tuple[Any, ...]] = set()  # pointer dtypes already checked
 
     @property
     def runtime_params(self) -> tuple[Param, ...]:
@@ -168,28 +169,30 @@ def _check_constexpr(kernel: Kernel[Any], param: Param, value: Any) -> Any:
 
 
 def _check_runtime_args(kernel: Kernel[Any], values: tuple[Any, ...], backend: registry.Backend) -> tuple[Any, ...]:
-    bindings: dict[Any, Any] = {}
-    checked = []
-    for param, value in zip(kernel.runtime_params, values):
-        if param.kind is ParamKind.POINTER:
-            checked.append(_check_pointer(kernel, param, value, backend, bindings))
-        else:
-            checked.append(_check_scalar(kernel, param, value))
-    return tuple(checked)
+    checked = tuple(_check_pointer(kernel, param, value, backend) if param.kind is ParamKind.POINTER
+                    else _check_scalar(kernel, param, value) for param, value in zip(kernel.runtime_params, values))
+    pointees = tuple(b.type for b in checked if isinstance(b, Buffer))
+    if pointees not in kernel.matched_pointees:  # dtype matching is slow; each combination is checked once
+        bindings: dict[Any, Any] = {}
+        for param, value in zip(kernel.runtime_params, checked):
+            if param.kind is ParamKind.POINTER and not match_pointee(param.annotation, value.type, bindings):
+                raise LaunchError(f"{_where(kernel, param)}: got a buffer of {show_dtype(value.type)}")
+        kernel.matched_pointees.add(pointees)
+    return checked
 
 
-def _check_pointer(kernel: Kernel[Any], param: Param, value: Any, backend: registry.Backend,
-                   bindings: dict[Any, Any]) -> Buffer[Any]:
-    where = f"kernel {kernel.name}, parameter {param.name} ({param.describe()})"
+def _where(kernel: Kernel[Any], param: Param) -> str:
+    return f"kernel {kernel.name}, parameter {param.name} ({param.describe()})"
+
+
+def _check_pointer(kernel: Kernel[Any], param: Param, value: Any, backend: registry.Backend) -> Buffer[Any]:
     buffer = value if isinstance(value, Buffer) else backend.adopt(value)
     if buffer is None:
-        raise LaunchError(f"{where}: expected a tile_lang Buffer or a {backend.name} array, "
+        raise LaunchError(f"{_where(kernel, param)}: expected a tile_lang Buffer or a {backend.name} array, "
                           f"got {type(value).__name__}")
     if buffer.backend is not backend:
-        raise LaunchError(f"{where}: the buffer lives on backend {buffer.backend.name!r} but this launch "
-                          f"runs on {backend.name!r}; create it inside `with tl.backend({backend.name!r})`")
-    if not match_pointee(param.annotation, buffer.type, bindings):
-        raise LaunchError(f"{where}: got a buffer of {show_dtype(buffer.type)}")
+        raise LaunchError(f"{_where(kernel, param)}: the buffer lives on backend {buffer.backend.name!r} but this "
+                          f"launch runs on {backend.name!r}; create it inside `with tl.backend({backend.name!r})`")
     return buffer
 
 

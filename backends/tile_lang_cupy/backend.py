@@ -11,6 +11,15 @@ from tile_lang.buffer import Buffer
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
 
+from tile_lang_cupy.memory import Foreign
+
+_TORCH_DTYPES: dict[str, DType] = {
+    "torch.float32": dtypes.F32, "torch.float64": dtypes.F64, "torch.float16": dtypes.F16,
+    "torch.bfloat16": dtypes.BF16, "torch.int8": dtypes.I8, "torch.int16": dtypes.I16, "torch.int32": dtypes.I32,
+    "torch.int64": dtypes.I64, "torch.uint8": dtypes.U8, "torch.bool": dtypes.BOOL,
+    "torch.float8_e4m3fn": dtypes.F8E4M3, "torch.float8_e5m2": dtypes.F8E5M2,
+}
+
 
 class CupyBackend:
     """Runs kernels on an NVIDIA GPU through CuPy. Arrays from CuPy, torch, or anything with
@@ -20,8 +29,14 @@ class CupyBackend:
 
     def __init__(self) -> None:
         self._kernels: Any = None
+        self._reason: str | None | bool = False  # False: not checked yet
 
     def unavailable_reason(self) -> str | None:
+        if self._reason is False:
+            self._reason = self._check()
+        return self._reason if isinstance(self._reason, str) else None
+
+    def _check(self) -> str | None:
         try:
             import cupy
         except Exception as exc:
@@ -49,7 +64,8 @@ class CupyBackend:
     def to_host(self, buffer: Buffer[Any]) -> np.ndarray[Any, Any]:
         import cupy
 
-        host: np.ndarray[Any, Any] = cupy.asnumpy(buffer.data)
+        data = buffer.data.owner if isinstance(buffer.data, Foreign) else buffer.data
+        host: np.ndarray[Any, Any] = cupy.asnumpy(cupy.asarray(data))
         return host.view(buffer.type.numpy).reshape(buffer.shape)
 
     def adopt(self, obj: object) -> Buffer[Any] | None:
@@ -57,6 +73,8 @@ class CupyBackend:
 
         if isinstance(obj, cupy.ndarray):
             return self._wrap(obj)
+        if getattr(obj, "is_cuda", False) and str(getattr(obj, "dtype", "")) in _TORCH_DTYPES:
+            return self._adopt_tensor(obj)
         if hasattr(obj, "__cuda_array_interface__"):
             try:
                 return self._wrap(cupy.asarray(obj))
@@ -65,6 +83,12 @@ class CupyBackend:
         if hasattr(obj, "__dlpack__"):
             return self._wrap(cupy.from_dlpack(obj))
         return None
+
+    def _adopt_tensor(self, tensor: Any) -> Buffer[Any]:
+        """A torch CUDA tensor, read through its own accessors (much cheaper per launch than
+        building a CuPy view through ``__cuda_array_interface__``)."""
+        dtype = _TORCH_DTYPES[str(tensor.dtype)]
+        return Buffer(self, Foreign(tensor.data_ptr(), tensor), dtype, tuple(tensor.shape), tuple(tensor.stride()))
 
     def launch(self, launch: Launch) -> None:
         from tile_lang_cupy import launch as launching

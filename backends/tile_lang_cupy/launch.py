@@ -16,6 +16,7 @@ from tile_lang.compiler.spec import ArgSpec, Spec, int_spec
 from tile_lang.kernel import Kernel, Launch
 
 from tile_lang_cupy import cache, nvrtc
+from tile_lang_cupy.memory import address
 
 
 @dataclass
@@ -36,7 +37,7 @@ _NP_SCALARS: dict[dtypes.DType, Any] = {dtypes.I32: np.int32, dtypes.I64: np.int
 def arg_key(value: Any) -> Any:
     """The part of an argument that selects a specialisation (cheap: runs every launch)."""
     if isinstance(value, Buffer):
-        return (value.type, value.data.data.ptr % 16 == 0)
+        return (value.type, address(value) % 16 == 0)
     if isinstance(value, bool):
         return bool
     if isinstance(value, int):
@@ -46,7 +47,7 @@ def arg_key(value: Any) -> Any:
 
 def arg_spec(value: Any) -> ArgSpec:
     if isinstance(value, Buffer):
-        return ArgSpec(value.type.pointer_to(), value.data.data.ptr % 16 == 0)
+        return ArgSpec(value.type.pointer_to(), address(value) % 16 == 0)
     if isinstance(value, bool):
         return ArgSpec(dtypes.BOOL)
     if isinstance(value, int):
@@ -130,7 +131,7 @@ def _generate(kernel: Kernel[Any], spec: Spec, root: Path, front: str) -> dict[s
 
 
 def launch(compiled: Compiled, launch: Launch) -> None:
-    args = tuple(np.uint64(a.data.data.ptr) if pack is None else pack(a)
+    args = tuple(np.uint64(address(a)) if pack is None else pack(a)
                  for a, pack in zip(launch.args, compiled.packers))
     stream = launch.options.stream
     compiled.function(launch.grid, (compiled.threads, 1, 1), args, shared_mem=compiled.smem_bytes,

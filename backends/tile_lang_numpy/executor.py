@@ -26,7 +26,7 @@ from tile_lang_numpy.engine import Divergent, Engine
 from tile_lang_numpy.values import Memory, Pointers
 
 GROUP_ELEMENTS = 1 << 22
-FIRST_GROUP = 16
+FIRST_GROUP = 64
 
 
 def run(launch: Launch) -> None:

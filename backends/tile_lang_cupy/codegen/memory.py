@@ -7,7 +7,7 @@ from tile_lang import dtypes
 from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Blocked, MemAttr, Node, Op
 from tile_lang.dtypes import DType
 
-from tile_lang_cupy.codegen.ctypes_ import const_decl, ctype
+from tile_lang_cupy.codegen.ctypes_ import const_decl, ctype, literal
 from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, emits
 
 
@@ -31,7 +31,7 @@ def _load(em: Emitter, node: Node) -> None:
     if node.ty.is_scalar:
         value = deref(em.elem(ptr, SCALAR))
         if mask is not None:
-            fill = em.elem(other, SCALAR) if other is not None else f"{t}()"
+            fill = em.elem(other, SCALAR) if other is not None else literal(0, node.ty.dtype)
             value = f"({em.elem(mask, SCALAR)} ? {value} : {fill})"
         em.line(f"{const_decl(node.ty.dtype, em.name(node))} = {value};")
         return
@@ -104,7 +104,7 @@ def _atomic(em: Emitter, node: Node) -> None:
     t = ctype(node.ty.dtype)
     if ptr.ty.is_scalar:
         name = em.name(node)
-        em.line(f"{t} {name} = {t}();")
+        em.line(f"{t} {name} = {literal(0, node.ty.dtype)};")
         guard = _guard("tid == 0", em.elem(mask, SCALAR) if mask is not None else None)
         asm = atomic_asm(node.attr, node.ty.dtype, name, em.elem(ptr, SCALAR),
                          [em.elem(o, SCALAR) for o in operands])
@@ -115,7 +115,7 @@ def _atomic(em: Emitter, node: Node) -> None:
     name = em.declare(node)
     with em.each(node) as idx:
         guard = _guard(em.owner(node), em.elem(mask, idx) if mask is not None else None)
-        em.line(f"{name}[k] = {t}();")
+        em.line(f"{name}[k] = {literal(0, node.ty.dtype)};")
         asm = atomic_asm(node.attr, node.ty.dtype, f"{name}[k]", em.elem(ptr, idx),
                          [em.elem(o, idx) for o in operands])
         em.line(f"if ({guard}) {asm}" if guard else asm)
