@@ -200,7 +200,7 @@ def device_print(engine: Engine, a: Mapping[str, Any]) -> None:
     prefix = triton_prefix(str(a["prefix"]), bool(args))
     for row in range(engine.nprograms):
         pid = tuple(int(c) for c in engine.pids[row])
-        print(f"pid {pid}{prefix}" + " ".join(_show(x, a["hex"], row) for x in args))
+        engine.output.append(f"pid {pid}{prefix}" + " ".join(_show(x, a["hex"], row) for x in args))
 
 
 @implements(tl.static_assert)
@@ -216,7 +216,7 @@ def static_assert(engine: Engine, a: Mapping[str, Any]) -> None:
 def static_print(engine: Engine, a: Mapping[str, Any]) -> None:
     """Printed by the group holding the launch's first program, as Triton prints it once when compiling."""
     if not bool(np.any(engine.pids[0])):
-        print(*(repr(v) if isinstance(v, Tensor) else v for v in a["values"]))
+        engine.output.append(" ".join(str(repr(v) if isinstance(v, Tensor) else v) for v in a["values"]))
 
 
 @implements(tl.debug_barrier)

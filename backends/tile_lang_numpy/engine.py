@@ -53,6 +53,7 @@ class Engine:
     pids: Array  # (P, 3) program coordinates
     grid: tuple[int, int, int]
     journal: list[Callable[[], None]] = field(default_factory=list)
+    output: list[str] = field(default_factory=list)  # device_print lines, printed once the group commits
     largest_block: int = 1
 
     @property

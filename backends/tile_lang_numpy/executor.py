@@ -43,12 +43,21 @@ def run(launch: Launch) -> None:
         try:
             _execute(launch, engine, args)
         except Divergent:
-            engine.rollback()
+            engine.rollback()  # its writes and its prints are dropped: the group reruns
             sequential = True
             continue
+        except BaseException:
+            _flush(engine)  # what printed before a failed device_assert is shown
+            raise
+        _flush(engine)
         start += count
         if not sequential:
             group = max(1, GROUP_ELEMENTS // max(1, engine.largest_block))
+
+
+def _flush(engine: Engine) -> None:
+    for line in engine.output:
+        print(line)
 
 
 def _engine(launch: Launch, start: int, count: int) -> Engine:
