@@ -1,9 +1,9 @@
 """Block matrix products: ``tl.dot`` (2-D or batched 3-D) and ``tl.dot_scaled``.
 
-Products are batched over the program axis with ``np.matmul``. Float dots compute the sum of
-products in float64 (exact for every product; the sum rounds far below f32 precision), add
-``acc``, round to f32 (the GPU's accumulator) and then to ``out_dtype``. So the result is the
-correctly rounded f32 dot of the operands *as the GPU's tensor cores see them*:
+Products are batched over the program axis with ``np.matmul``. Float dots accumulate in f32,
+the GPU's accumulator (each product of f16, bf16, fp8 or tf32 values is exact in f32), add
+``acc`` and round to ``out_dtype``; i8 and f64 dots accumulate exactly in float64. The operands
+are taken *as the GPU's tensor cores see them*:
 
 * ``input_precision="tf32"`` (the default for f32 operands, as Triton's): each f32 operand is
   truncated toward zero to 10 mantissa bits (``bits & 0xFFFFE000``), because the tensor cores
@@ -122,15 +122,17 @@ def tf32_round(x: Array) -> Array:
     return np.where(finite, (bits + np.uint32(0x1000)) & TF32_MASK, bits).view(np.float32)
 
 
-def _matmul(x: Array, y: Array, acc: Array | None) -> Array:
-    """``x @ y + acc`` in float64."""
-    product: Array = np.matmul(x.astype(np.float64), y.astype(np.float64))
-    return product if acc is None else product + acc.astype(np.float64)
+def _matmul(x: Array, y: Array, acc: Array | None, wide: type[np.number[Any]] = np.float64) -> Array:
+    """``x @ y + acc`` computed in ``wide``: float64 (exact) for i8 and f64 operands, f32 for the
+    others, like the GPU's f32 accumulator (every product of f16, bf16, fp8 or tf32 values is
+    exact in f32; only the summation order differs from the GPU's, which is unspecified)."""
+    product: Array = np.matmul(x.astype(wide, copy=False), y.astype(wide, copy=False))
+    return product if acc is None else product + acc.astype(wide, copy=False)
 
 
 def _tf32_dot(x: Array, y: Array, acc: Array | None) -> Array:
     """One tf32 tensor-core dot, accumulated into f32."""
-    return _matmul(tf32_truncate(x), tf32_truncate(y), acc).astype(np.float32)
+    return _matmul(tf32_truncate(x), tf32_truncate(y), acc, np.float32)
 
 
 def _tf32x3_dot(x: Array, y: Array, acc: Array | None) -> Array:
@@ -145,7 +147,7 @@ def _tf32x3_dot(x: Array, y: Array, acc: Array | None) -> Array:
 
 def _ieee_dot(x: Array, y: Array, acc: Array | None) -> Array:
     """An exact-operand f32 dot, accumulated into f32."""
-    return _matmul(x, y, acc).astype(np.float32)
+    return _matmul(x, y, acc, np.float32)
 
 
 F32_DOTS = {"tf32": _tf32_dot, "tf32x3": _tf32x3_dot, "ieee": _ieee_dot}
