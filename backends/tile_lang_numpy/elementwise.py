@@ -18,7 +18,8 @@ from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.values import Array, Pointers, Prefix, Ramp
+from tile_lang_numpy import affine
+from tile_lang_numpy.values import Array, Pointers
 
 # ------------------------------------------------------------------------------ operands
 
@@ -102,7 +103,7 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
         shape = values.block_broadcast(ptr.block_shape, off.block_shape)
     except ValueError as exc:
         raise engine.error(str(exc)) from None
-    moved = _ramp_pointers(op, ptr, off)
+    moved = _lazy_pointers(op, ptr, off)
     if moved is not None:
         return moved
     delta = values.align(values.array(off), off.ndim, len(shape))
@@ -117,36 +118,65 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     return values.make(Pointers(ptr.handle.memory, base + wide if op is BinaryOp.ADD else base - wide), ptr.type)
 
 
-def _ramp_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -> Tensor[Any, Any] | None:
-    """Pointer + ramp (or ramp pointer +- scalar) stays a ramp pointer: no offsets materialised."""
+def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -> Tensor[Any, Any] | None:
+    """Pointer arithmetic that keeps offsets affine (see :mod:`affine`)."""
     p = ptr.handle
     assert isinstance(p, Pointers)
-    if ptr.ndim == 0 and isinstance(off.handle, Ramp) and op is BinaryOp.ADD:
-        return values.make(Pointers(p.memory, None, p.offsets.astype(np.int64) + off.handle.starts, off.handle.lanes),
-                           ptr.type)
-    if p.starts is not None and off.ndim == 0:
-        shift = values.array(off).astype(np.int64)
-        return values.make(Pointers(p.memory, None, p.starts + shift if op is BinaryOp.ADD else p.starts - shift,
-                                    p.lanes), ptr.type)
-    return None
+    sign = 1 if op is BinaryOp.ADD else -1
+    index = np.dtype(np.int64)
+    mine = p.affine if p.affine is not None else (
+        affine.Affine(p.offsets.astype(np.int64), (), (), index) if ptr.ndim == 0 else None)
+    if mine is None:
+        return None
+    if isinstance(off.handle, affine.Affine):
+        moved = affine.combine(mine, off.handle, sign, index)
+    elif off.ndim == 0 and off.type.is_int:
+        moved = affine.shift(mine, sign * values.array(off).astype(np.int64), index)
+    else:
+        return None
+    return None if moved is None else values.make(Pointers(p.memory, None, moved), ptr.type)
+
+
+def _uniform_int(t: Tensor[Any, Any]) -> int | None:
+    """A scalar shared by all programs, as a Python int (None otherwise)."""
+    if t.ndim or not t.type.is_int or isinstance(t.handle, affine.Affine):
+        return None
+    arr = values.array(t)
+    return int(arr[0]) if arr.shape == (1,) else None
 
 
 def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
-    """``ramp +- scalar`` stays a :class:`Ramp`; ``ramp < scalar`` becomes a :class:`Prefix` mask."""
+    """Integer arithmetic that keeps :class:`affine.Affine` blocks affine, and ``offs < n`` on a
+    contiguous rank-1 block as a :class:`affine.Prefix` mask."""
     tx, ty = values.lift(x), values.lift(y)
-    flipped = isinstance(ty.handle, Ramp) and not isinstance(tx.handle, Ramp)
-    ramp, scalar = (ty, tx) if flipped else (tx, ty)
-    if not isinstance(ramp.handle, Ramp) or scalar.ndim != 0 or not (scalar.type.is_int and ramp.type.is_int):
+    ax, ay = tx.handle, ty.handle
+    if not (isinstance(ax, affine.Affine) or isinstance(ay, affine.Affine)) or not (tx.type.is_int and ty.type.is_int):
         return None
-    dtype = dtypes.promote(ramp.type, scalar.type) if isinstance(y, Tensor) and isinstance(x, Tensor) else ramp.type
-    s = values.array(scalar).astype(np.int64)
-    r = ramp.handle
+    both = isinstance(x, Tensor) and isinstance(y, Tensor)
+    dtype = dtypes.promote(tx.type, ty.type) if both else (tx.type if isinstance(x, Tensor) else ty.type)
+    if isinstance(ax, affine.Affine) and isinstance(ay, affine.Affine):
+        if op not in (BinaryOp.ADD, BinaryOp.SUB):
+            return None
+        result = affine.combine(ax, ay, 1 if op is BinaryOp.ADD else -1, dtype.numpy)
+        return None if result is None else values.make(result, dtype)
+    flipped = not isinstance(ax, affine.Affine)
+    lazy, scalar = (ty, tx) if flipped else (tx, ty)
+    assert isinstance(lazy.handle, affine.Affine)
+    a = lazy.handle
+    if scalar.ndim:
+        return None
     if op is BinaryOp.ADD or (op is BinaryOp.SUB and not flipped):
-        starts = r.starts + s if op is BinaryOp.ADD else r.starts - s
-        return values.make(Ramp(starts, r.lanes, dtype.numpy), dtype)
+        amount = values.array(scalar).astype(np.int64)
+        result = affine.shift(a, amount if op is BinaryOp.ADD else -amount, dtype.numpy)
+        return None if result is None else values.make(result, dtype)
+    if op is BinaryOp.MUL:
+        factor = _uniform_int(scalar)
+        result = None if factor is None else affine.scale(a, factor, dtype.numpy)
+        return None if result is None else values.make(result, dtype)
     upper = {BinaryOp.LT: 0, BinaryOp.LE: 1} if not flipped else {BinaryOp.GT: 0, BinaryOp.GE: 1}
-    if op in upper:
-        return values.make(Prefix(s - r.starts + upper[op], r.lanes), BOOL)
+    if op in upper and a.strides == (1,):
+        limit = values.array(scalar).astype(np.int64) - a.base + upper[op]
+        return values.make(affine.Prefix(limit, a.block[0]), BOOL)
     return None
 
 
@@ -368,7 +398,7 @@ def arange(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if n <= 0 or n & (n - 1):
         raise engine.error(f"tl.arange({start}, {end}): the extent {n} must be a positive power of two")
     engine.note_block(n)
-    return values.make(Ramp(np.full(1, start, dtype=np.int64), n, I32.numpy), I32)
+    return values.make(affine.Affine(np.full(1, start, dtype=np.int64), (1,), (n,), I32.numpy), I32)
 
 
 @implements(tl.zeros)

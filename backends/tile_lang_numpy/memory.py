@@ -17,7 +17,8 @@ import tile_lang as tl
 from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import values
+from tile_lang_numpy import affine, values
+from tile_lang_numpy.affine import Prefix
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.values import Array, Pointers
@@ -84,35 +85,34 @@ def gather(p: Pointers, offs: Array, live: Array, fill: Array | None) -> Array:
     return np.where(live, got, poison(dtype, offs.shape) if fill is None else fill)
 
 
-def ramp_view(p: Pointers, writable: bool) -> Array | None:
-    """A ``(P, lanes)`` view of memory for a ramp pointer block whose programs' rows are all in
-    bounds and evenly spaced (vector add, one row per program); None otherwise."""
-    starts = p.starts
-    if starts is None:
-        return None
-    n, flat = p.lanes, p.memory.flat
-    if int(starts.min()) < 0 or int(starts.max()) + n > p.memory.size:
-        return None
-    first = int(starts[0])
-    if starts.shape[0] == 1:
-        return flat[first:first + n][None, :]
-    step = int(starts[1]) - first
-    if step < (n if writable else 0) or not np.array_equal(starts, first + step * np.arange(starts.shape[0])):
-        return None
-    return np.lib.stride_tricks.as_strided(flat[first:], shape=(starts.shape[0], n),
-                                           strides=(step * flat.strides[0], flat.strides[0]), writeable=writable)
+def _in_bounds(p: Pointers) -> bool:
+    """Whether an affine pointer block lies wholly inside its memory, for every program."""
+    if p.affine is None:
+        return False
+    low, high = p.affine.span()
+    return bool(low.min() >= 0 and high.max() < p.memory.size)
 
 
-def _live(engine: Engine, mask: object, rank: int, what: str) -> Array | None:
-    """The mask as a bool array aligned to ``rank`` (None when absent)."""
+def _fits(ptr: Tensor[Any, Any], other: object) -> bool:
+    """Whether ``other`` broadcasts to the pointer block without growing it."""
+    shape = other.block_shape if isinstance(other, Tensor) else ()
+    try:
+        return values.block_broadcast(ptr.block_shape, shape) == ptr.block_shape
+    except ValueError:
+        return False
+
+
+def _live(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str) -> Array | None:
+    """The mask aligned to the pointer block's rank; None when every lane is live."""
     if mask is None:
         return None
     m = values.lift(mask)
-    if isinstance(m.handle, values.Prefix) and m.handle.all_live:
-        return None
     if not m.type.is_bool:
         raise engine.error(f"the mask of {what} must be a bool block (a comparison), got {m!r}")
-    return values.align(values.array(m), m.ndim, rank)
+    if isinstance(m.handle, Prefix) and m.handle.all_live:
+        return None
+    live = values.align(values.array(m), m.ndim, ptr.ndim)
+    return None if bool(live.all()) else live
 
 
 @implements(tl.load)
@@ -138,17 +138,46 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tensor[Any, Any] | None
                ) -> Tensor[Any, Any] | None:
+    """A load through strided views, when the pointers are affine and wholly in bounds."""
     p = values.pointers(ptr, "load")
-    view = ramp_view(p, writable=False) if ptr.ndim == 1 else None
-    live = _live(engine, mask, 1, "load")
-    if view is None or (live is not None and live.shape[1:] != view.shape[1:]):
+    if not (_in_bounds(p) and _fits(ptr, mask) and _fits(ptr, other)):
+        return None
+    assert p.affine is not None
+    got = affine.view(p.memory.flat, p.affine)
+    if got is None:
         return None
     dtype = p.memory.dtype
+    live = _live(engine, ptr, mask, "load")
     if live is None:
-        return values.make(view.copy(), dtype)
-    fill = poison(dtype, ()) if other is None else convert(values.array(other), other.type, dtype)
-    fill = values.align(fill, 0 if other is None else other.ndim, 1) if other is not None else fill
-    return values.make(np.where(live, view, fill), dtype)
+        return values.make(got, dtype)
+    fill = poison(dtype, ()) if other is None else \
+        values.align(convert(values.array(other), other.type, dtype), other.ndim, ptr.ndim)
+    return values.make(np.where(live, got, fill), dtype)
+
+
+def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], mask: object) -> bool:
+    """A store through writable strided views; False when the generic path must do it."""
+    p = values.pointers(ptr, "store")
+    if not (_in_bounds(p) and _fits(ptr, mask)):
+        return False
+    assert p.affine is not None
+    views = affine.writable_views(p.memory.flat, p.affine)
+    data = values.align(convert(values.array(value), value.type, p.memory.dtype), value.ndim, ptr.ndim)
+    live = _live(engine, ptr, mask, "store")
+    programs = sum(v.shape[0] for v in views) if views is not None else 0
+    if views is None or data.shape[0] > programs or (live is not None and live.shape[0] > programs):
+        return False  # e.g. all programs write the same lanes: the generic path keeps the last writer
+    start = 0
+    for view in views:
+        rows = slice(start, start + view.shape[0])
+        engine.record_view_write(view)
+        chosen = np.broadcast_to(data[rows] if data.shape[0] > 1 else data, view.shape)
+        if live is None:
+            view[...] = chosen
+        else:
+            np.copyto(view, chosen, where=np.broadcast_to(live[rows] if live.shape[0] > 1 else live, view.shape))
+        start += view.shape[0]
+    return True
 
 
 @implements(tl.store)
@@ -165,17 +194,7 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
     if values.block_broadcast(ptr.block_shape, value.block_shape) != ptr.block_shape:
         raise engine.error(f"a value block of shape {list(value.block_shape)} does not fit the pointer block of "
                            f"shape {list(ptr.block_shape)} it is stored through")
-    p = values.pointers(ptr, "store")
-    view = ramp_view(p, writable=True) if ptr.ndim == 1 and value.ndim <= 1 else None
-    live = _live(engine, a["mask"], 1, "store") if view is not None else None
-    if view is not None and (live is None or live.shape[1:] == view.shape[1:]):
-        data = convert(values.array(value), value.type, p.memory.dtype)
-        data = np.broadcast_to(values.align(data, value.ndim, 1), np.broadcast_shapes(data.shape[:1] + (1,), view.shape))
-        engine.record_view_write(view)
-        if live is None:
-            view[...] = data
-        else:
-            np.copyto(view, data, where=np.broadcast_to(live, view.shape))
+    if _fast_store(engine, ptr, value, a["mask"]):
         return
     p, offs, live = lanes(engine, ptr, a["mask"], "store", value.block_shape)
     dtype = p.memory.dtype

@@ -12,7 +12,7 @@ from tile_lang import operators
 from tile_lang.dtypes import I32
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import values
+from tile_lang_numpy import affine, values
 from tile_lang_numpy.engine import Engine, implements
 
 
@@ -64,5 +64,9 @@ def subscript(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     index: tuple[Any, ...] = (slice(None),) + tuple(np.newaxis if p is None else slice(None) for p in parts)
     handle = x.handle
     if isinstance(handle, values.Pointers):
+        if handle.affine is not None:
+            return values.make(values.Pointers(handle.memory, None, affine.insert_axes(handle.affine, parts)), x.type)
         return values.make(values.Pointers(handle.memory, handle.offsets[index]), x.type)
+    if isinstance(handle, affine.Affine):
+        return values.make(affine.insert_axes(handle, parts), x.type)
     return values.make(values.array(x)[index], x.type)

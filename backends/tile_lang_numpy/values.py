@@ -17,7 +17,10 @@ from tile_lang import dtypes
 from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
 
+from tile_lang_numpy.affine import Affine, Prefix
+
 Array = np.ndarray[Any, Any]
+
 
 
 @dataclass(eq=False)
@@ -34,86 +37,30 @@ class Memory:
 
 
 class Pointers:
-    """A block of pointers into one :class:`Memory`: element offsets shaped ``(P|1, *block)``.
+    """A block of pointers into one :class:`Memory`: element offsets shaped ``(P|1, *block)``,
+    either as an array or as a lazy :class:`Affine` block (then materialised only on demand)."""
 
-    A rank-1 block whose lanes are consecutive (``base + tl.arange``) also knows each
-    program's first offset (``starts``), so loads and stores can use slices instead of
-    gathers; its full offsets are only materialised when needed.
-    """
+    __slots__ = ("memory", "_offsets", "affine")
 
-    __slots__ = ("memory", "_offsets", "starts", "lanes")
-
-    def __init__(self, memory: Memory, offsets: Array | None, starts: Array | None = None, lanes: int = 0) -> None:
+    def __init__(self, memory: Memory, offsets: Array | None, affine: Affine | None = None) -> None:
         self.memory = memory
         self._offsets = offsets
-        self.starts = starts
-        self.lanes = lanes
+        self.affine = affine
 
     @property
     def offsets(self) -> Array:
         if self._offsets is None:
-            assert self.starts is not None
-            self._offsets = self.starts[:, None] + np.arange(self.lanes, dtype=np.int64)
+            assert self.affine is not None
+            self._offsets = self.affine.materialize()
         return self._offsets
 
     @property
     def shape(self) -> tuple[int, ...]:
         """``(P|1, *block)`` without materialising the offsets."""
-        if self._offsets is None:
-            assert self.starts is not None
-            return (self.starts.shape[0], self.lanes)
-        return tuple(self._offsets.shape)
+        return self.affine.shape if self._offsets is None and self.affine is not None else tuple(self.offsets.shape)
 
 
-class Ramp:
-    """A lazy rank-1 integer block: lane ``i`` of program ``p`` holds ``starts[p] + i``.
-
-    ``pid * BLOCK + tl.arange(0, BLOCK)`` stays a ramp, so pointer blocks built from it load
-    and store through slices, and ``offs < n`` becomes a :class:`Prefix` mask."""
-
-    __slots__ = ("starts", "lanes", "dtype", "_array")
-
-    def __init__(self, starts: Array, lanes: int, dtype: np.dtype[Any]) -> None:
-        self.starts = starts
-        self.lanes = lanes
-        self.dtype = dtype
-        self._array: Array | None = None
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return (self.starts.shape[0], self.lanes)
-
-    def materialize(self) -> Array:
-        if self._array is None:
-            self._array = (self.starts[:, None] + np.arange(self.lanes, dtype=np.int64)).astype(self.dtype)
-        return self._array
-
-
-class Prefix:
-    """A lazy rank-1 mask: lane ``i`` of program ``p`` is live when ``i < limit[p]``."""
-
-    __slots__ = ("limit", "lanes", "_array")
-
-    def __init__(self, limit: Array, lanes: int) -> None:
-        self.limit = limit
-        self.lanes = lanes
-        self._array: Array | None = None
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return (self.limit.shape[0], self.lanes)
-
-    @property
-    def all_live(self) -> bool:
-        return bool(self.limit.min() >= self.lanes)
-
-    def materialize(self) -> Array:
-        if self._array is None:
-            self._array = np.arange(self.lanes)[None, :] < self.limit[:, None]
-        return self._array
-
-
-def make(handle: Array | Pointers | Ramp | Prefix, dtype: DType) -> Tensor[Any, Any]:
+def make(handle: Array | Pointers | Affine | Prefix, dtype: DType) -> Tensor[Any, Any]:
     """Wrap a handle (program axis first) as a kernel-visible tensor."""
     shape = handle.shape[1:]
     return Tensor(handle, dtype, tuple(int(s) for s in shape))
@@ -122,7 +69,7 @@ def make(handle: Array | Pointers | Ramp | Prefix, dtype: DType) -> Tensor[Any, 
 def array(x: Tensor[Any, Any]) -> Array:
     """The value array of a non-pointer tensor."""
     handle = x.handle
-    if isinstance(handle, (Ramp, Prefix)):
+    if isinstance(handle, (Affine, Prefix)):
         return handle.materialize()
     if isinstance(handle, Pointers):
         raise TypeError("expected a value, got a pointer block")

@@ -1,0 +1,190 @@
+"""Lazy affine index blocks, so the usual pointer arithmetic never materialises offsets.
+
+``pid * BLOCK + tl.arange(0, BLOCK)``, ``offs_m[:, None] * stride + offs_k[None, :]`` and
+``ptrs += BLOCK_K`` are all of the form ``base[p] + sum_d strides[d] * i_d``: kept in that form,
+a pointer block's bounds are known per program without looking at its lanes, and loads and
+stores go through strided views of memory instead of gathers. Anything else materialises.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+Array = np.ndarray[Any, Any]
+
+# views are built program by program for up to this many distinct bases; beyond, a gather
+MAX_VIEWS = 64
+
+
+class Affine:
+    """An integer block whose lane ``(i_0, i_1, ...)`` of program ``p`` is
+    ``base[p] + sum(strides[d] * i_d)``; ``base`` has one entry per program, or one for all."""
+
+    __slots__ = ("base", "strides", "block", "dtype", "_array")
+
+    def __init__(self, base: Array, strides: tuple[int, ...], block: tuple[int, ...], dtype: np.dtype[Any]) -> None:
+        self.base = base
+        self.strides = strides
+        self.block = block
+        self.dtype = dtype
+        self._array: Array | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.base.shape[0], *self.block)
+
+    def relative(self) -> Array:
+        """``sum(strides[d] * i_d)`` over the block, as int64."""
+        rel = np.zeros(self.block, dtype=np.int64)
+        for axis, (stride, extent) in enumerate(zip(self.strides, self.block)):
+            if stride and extent > 1:
+                shape = [1] * len(self.block)
+                shape[axis] = extent
+                rel = rel + (np.arange(extent, dtype=np.int64) * stride).reshape(shape)
+        return rel
+
+    def materialize(self) -> Array:
+        if self._array is None:
+            lead = self.base.reshape((-1,) + (1,) * len(self.block))
+            self._array = (lead + self.relative()).astype(self.dtype)
+        return self._array
+
+    def span(self) -> tuple[Array, Array]:
+        """The smallest and largest lane value of each program."""
+        low = sum(min(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
+        high = sum(max(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
+        return self.base + low, self.base + high
+
+    def fits(self, dtype: np.dtype[Any]) -> bool:
+        """Whether every lane is representable in ``dtype`` (else wrap-around must be materialised)."""
+        low, high = self.span()
+        info = np.iinfo(dtype)
+        return bool(low.min() >= info.min and high.max() <= info.max)
+
+
+class Prefix:
+    """A lazy rank-1 mask: lane ``i`` of program ``p`` is live when ``i < limit[p]``."""
+
+    __slots__ = ("limit", "lanes", "_array")
+
+    def __init__(self, limit: Array, lanes: int) -> None:
+        self.limit = limit
+        self.lanes = lanes
+        self._array: Array | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.limit.shape[0], self.lanes)
+
+    @property
+    def all_live(self) -> bool:
+        return bool(self.limit.min() >= self.lanes)
+
+    def materialize(self) -> Array:
+        if self._array is None:
+            self._array = np.arange(self.lanes)[None, :] < self.limit[:, None]
+        return self._array
+
+
+def shift(a: Affine, amount: Array, dtype: np.dtype[Any]) -> Affine | None:
+    """``a + amount`` for per-program scalars ``amount`` (None if it would wrap in ``dtype``)."""
+    return _checked(Affine(a.base + amount, a.strides, a.block, dtype))
+
+
+def scale(a: Affine, factor: int, dtype: np.dtype[Any]) -> Affine | None:
+    """``a * factor`` for a factor shared by all programs."""
+    return _checked(Affine(a.base * factor, tuple(s * factor for s in a.strides), a.block, dtype))
+
+
+def combine(a: Affine, b: Affine, sign: int, dtype: np.dtype[Any]) -> Affine | None:
+    """``a + sign * b``, broadcasting blocks as Triton does (ranks aligned on the right)."""
+    rank = max(len(a.block), len(b.block))
+    sa, na = _pad(a, rank)
+    sb, nb = _pad(b, rank)
+    if any(x != y and 1 not in (x, y) for x, y in zip(na, nb)):
+        return None
+    block = tuple(max(x, y) for x, y in zip(na, nb))
+    strides = tuple((s if n > 1 else 0) + sign * (t if m > 1 else 0) for s, n, t, m in zip(sa, na, sb, nb))
+    return _checked(Affine(a.base + sign * b.base, strides, block, dtype))
+
+
+def insert_axes(a: Affine, key: tuple[object, ...]) -> Affine:
+    """``a[:, None]``-style indexing: ``None`` adds a unit axis."""
+    strides, block = list(a.strides), list(a.block)
+    for position, part in enumerate(key):
+        if part is None:
+            strides.insert(position, 0)
+            block.insert(position, 1)
+    return Affine(a.base, tuple(strides), tuple(block), a.dtype)
+
+
+def _pad(a: Affine, rank: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    extra = rank - len(a.block)
+    return (0,) * extra + a.strides, (1,) * extra + a.block
+
+
+def _checked(a: Affine) -> Affine | None:
+    return a if a.fits(a.dtype) else None
+
+
+# ------------------------------------------------------------------------------ memory views
+
+
+def view(flat: Array, offsets: Affine) -> Array | None:
+    """A ``(P|1, *block)`` array read through strided views of ``flat`` (caller checked bounds),
+    or None when the programs' bases are too irregular for views to pay off."""
+    step = flat.strides[0]
+    shape, strides = offsets.block, tuple(s * step for s in offsets.strides)
+    base = offsets.base
+    if base.shape[0] == 1:
+        return _strided(flat, int(base[0]), shape, strides)[None].copy()
+    first, spacing = int(base[0]), int(base[1]) - int(base[0])
+    if np.array_equal(base, first + spacing * np.arange(base.shape[0])):
+        return _strided(flat, first, (base.shape[0], *shape), (spacing * step, *strides)).copy()
+    distinct, inverse = np.unique(base, return_inverse=True)
+    if distinct.shape[0] > MAX_VIEWS:
+        return None
+    stacked = np.stack([_strided(flat, int(b), shape, strides) for b in distinct])
+    return stacked[inverse.reshape(-1)]
+
+
+def writable_views(flat: Array, offsets: Affine) -> list[Array] | None:
+    """Writable views of the programs' lanes, each with a leading program axis: one view for
+    all when the bases are evenly spaced at least a program's extent apart, else one per
+    program, in order (so "later programs win", as in the generic path). None when lanes of one
+    program may alias, or there are too many irregular programs."""
+    if not _one_to_one(offsets.strides, offsets.block):
+        return None
+    step = flat.strides[0]
+    strides = tuple(s * step for s in offsets.strides)
+    base = offsets.base
+    extent = 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
+    first = int(base[0])
+    spacing = int(base[1]) - first if base.shape[0] > 1 else extent
+    if abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
+        return [_strided(flat, first, (base.shape[0], *offsets.block), (spacing * step, *strides))]
+    if base.shape[0] > MAX_VIEWS:
+        return None
+    return [_strided(flat, int(b), offsets.block, strides)[None] for b in base]
+
+
+def _one_to_one(strides: tuple[int, ...], block: tuple[int, ...]) -> bool:
+    """Whether distinct lanes of one program always get distinct offsets (nested, non-overlapping axes)."""
+    axes = sorted((abs(s), n) for s, n in zip(strides, block) if n > 1)
+    if any(s == 0 for s, _ in axes):
+        return False
+    reach = 1
+    for stride, extent in axes:
+        if stride < reach:
+            return False
+        reach = stride * extent
+    return True
+
+
+def _strided(flat: Array, start: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> Array:
+    """``as_strided`` through an unsigned view, since it rejects ml_dtypes' bf16/fp8 dtypes."""
+    raw = flat.view(np.dtype(f"u{flat.dtype.itemsize}"))[start:]
+    strided: Array = np.lib.stride_tricks.as_strided(raw, shape=shape, strides=strides).view(flat.dtype)
+    return strided
