@@ -64,28 +64,64 @@ class Affine:
         return bool(low.min() >= info.min and high.max() <= info.max)
 
 
-class Prefix:
-    """A lazy rank-1 mask: lane ``i`` of program ``p`` is live when ``i < limit[p]``."""
+class Box:
+    """A lazy mask: lane ``(i_0, i_1, ...)`` of program ``p`` is live when ``i_d < limits[d][p]``
+    on every axis ``d`` that has a limit. ``offs < n`` on an affine block is one; ``&`` of two
+    is one; a load or store sees at once when every lane is live."""
 
-    __slots__ = ("limit", "lanes", "_array")
+    __slots__ = ("limits", "block", "_array")
 
-    def __init__(self, limit: Array, lanes: int) -> None:
-        self.limit = limit
-        self.lanes = lanes
+    def __init__(self, limits: tuple[Array | None, ...], block: tuple[int, ...]) -> None:
+        self.limits = limits
+        self.block = block
         self._array: Array | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return (self.limit.shape[0], self.lanes)
+        lead = max((lim.shape[0] for lim in self.limits if lim is not None), default=1)
+        return (lead, *self.block)
 
     @property
     def all_live(self) -> bool:
-        return bool(self.limit.min() >= self.lanes)
+        return all(lim is None or bool(lim.min() >= n) for lim, n in zip(self.limits, self.block))
 
     def materialize(self) -> Array:
         if self._array is None:
-            self._array = np.arange(self.lanes)[None, :] < self.limit[:, None]
+            live = np.ones(self.shape, dtype=bool)
+            rank = len(self.block)
+            for axis, (lim, n) in enumerate(zip(self.limits, self.block)):
+                if lim is not None:
+                    lane = np.arange(n).reshape((1,) + tuple(n if d == axis else 1 for d in range(rank)))
+                    live &= lane < lim.reshape((-1,) + (1,) * rank)
+            self._array = live
         return self._array
+
+
+def below(a: Affine, bound: Array, inclusive: bool) -> Box | None:
+    """``a < bound`` (``<=`` when inclusive) as a :class:`Box`, when ``a`` varies along one axis
+    with a positive stride."""
+    moving = [d for d, (s, n) in enumerate(zip(a.strides, a.block)) if s and n > 1]
+    if len(moving) != 1 or a.strides[moving[0]] < 0:
+        return None
+    axis = moving[0]
+    stride = a.strides[axis]
+    room = bound - a.base + (1 if inclusive else 0)  # lanes i with i * stride < room
+    limits: list[Array | None] = [None] * len(a.block)
+    limits[axis] = -((-room) // stride)
+    return Box(tuple(limits), a.block)
+
+
+def both(x: Box, y: Box) -> Box | None:
+    """``x & y``, broadcasting blocks (ranks aligned on the right)."""
+    rank = max(len(x.block), len(y.block))
+    lx = (None,) * (rank - len(x.block)) + x.limits
+    ly = (None,) * (rank - len(y.block)) + y.limits
+    bx = (1,) * (rank - len(x.block)) + x.block
+    by = (1,) * (rank - len(y.block)) + y.block
+    if any(m != n and 1 not in (m, n) for m, n in zip(bx, by)):
+        return None
+    limits = tuple(a if b is None else b if a is None else np.minimum(a, b) for a, b in zip(lx, ly))
+    return Box(limits, tuple(max(m, n) for m, n in zip(bx, by)))
 
 
 def shift(a: Affine, amount: Array, dtype: np.dtype[Any]) -> Affine | None:
@@ -112,12 +148,22 @@ def combine(a: Affine, b: Affine, sign: int, dtype: np.dtype[Any]) -> Affine | N
 
 def insert_axes(a: Affine, key: tuple[object, ...]) -> Affine:
     """``a[:, None]``-style indexing: ``None`` adds a unit axis."""
-    strides, block = list(a.strides), list(a.block)
+    strides, block = _inserted(list(a.strides), list(a.block), key, 0)
+    return Affine(a.base, tuple(strides), tuple(block), a.dtype)
+
+
+def insert_box_axes(b: Box, key: tuple[object, ...]) -> Box:
+    """The same indexing for a lazy mask."""
+    limits, block = _inserted(list(b.limits), list(b.block), key, None)
+    return Box(tuple(limits), tuple(block))
+
+
+def _inserted(per_axis: list[Any], block: list[int], key: tuple[object, ...], unit: object) -> tuple[list[Any], list[int]]:
     for position, part in enumerate(key):
         if part is None:
-            strides.insert(position, 0)
+            per_axis.insert(position, unit)
             block.insert(position, 1)
-    return Affine(a.base, tuple(strides), tuple(block), a.dtype)
+    return per_axis, block
 
 
 def _pad(a: Affine, rank: int) -> tuple[tuple[int, ...], tuple[int, ...]]:

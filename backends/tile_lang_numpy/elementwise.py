@@ -147,7 +147,7 @@ def _uniform_int(t: Tensor[Any, Any]) -> int | None:
 
 def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     """Integer arithmetic that keeps :class:`affine.Affine` blocks affine, and ``offs < n`` on a
-    contiguous rank-1 block as a :class:`affine.Prefix` mask."""
+    one-axis affine block as a lazy :class:`affine.Box` mask."""
     tx, ty = values.lift(x), values.lift(y)
     ax, ay = tx.handle, ty.handle
     if not (isinstance(ax, affine.Affine) or isinstance(ay, affine.Affine)) or not (tx.type.is_int and ty.type.is_int):
@@ -173,10 +173,19 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
         factor = _uniform_int(scalar)
         result = None if factor is None else affine.scale(a, factor, dtype.numpy)
         return None if result is None else values.make(result, dtype)
-    upper = {BinaryOp.LT: 0, BinaryOp.LE: 1} if not flipped else {BinaryOp.GT: 0, BinaryOp.GE: 1}
-    if op in upper and a.strides == (1,):
-        limit = values.array(scalar).astype(np.int64) - a.base + upper[op]
-        return values.make(affine.Prefix(limit, a.block[0]), BOOL)
+    inclusive = {BinaryOp.LT: False, BinaryOp.LE: True} if not flipped else {BinaryOp.GT: False, BinaryOp.GE: True}
+    if op in inclusive and lazy.type.is_signed and scalar.type.is_signed:  # unsigned compares wrap
+        box = affine.below(a, values.array(scalar).astype(np.int64), inclusive[op])
+        return None if box is None else values.make(box, BOOL)
+    return None
+
+
+def _lazy_and(x: object, y: object) -> Tensor[Any, Any] | None:
+    """``box & box`` stays a lazy :class:`affine.Box` mask."""
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and isinstance(x.handle, affine.Box) \
+            and isinstance(y.handle, affine.Box):
+        box = affine.both(x.handle, y.handle)
+        return None if box is None else values.make(box, BOOL)
     return None
 
 
@@ -188,7 +197,7 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         if op in (BinaryOp.EQ, BinaryOp.NE) and all(isinstance(v, Tensor) and v.type.is_pointer for v in (x, y)):
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
-    lazy = _lazy_binary(op, x, y)
+    lazy = _lazy_and(x, y) if op is BinaryOp.AND else _lazy_binary(op, x, y)
     if lazy is not None:
         return lazy
     if op is BinaryOp.TRUEDIV:

@@ -18,7 +18,7 @@ from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import affine, values
-from tile_lang_numpy.affine import Prefix
+from tile_lang_numpy.affine import Box
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.values import Array, Pointers
@@ -109,7 +109,7 @@ def _live(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str) -> Arr
     m = values.lift(mask)
     if not m.type.is_bool:
         raise engine.error(f"the mask of {what} must be a bool block (a comparison), got {m!r}")
-    if isinstance(m.handle, Prefix) and m.handle.all_live:
+    if isinstance(m.handle, Box) and m.handle.all_live:
         return None
     live = values.align(values.array(m), m.ndim, ptr.ndim)
     return None if bool(live.all()) else live

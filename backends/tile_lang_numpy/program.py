@@ -69,4 +69,6 @@ def subscript(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         return values.make(values.Pointers(handle.memory, handle.offsets[index]), x.type)
     if isinstance(handle, affine.Affine):
         return values.make(affine.insert_axes(handle, parts), x.type)
+    if isinstance(handle, affine.Box):
+        return values.make(affine.insert_box_axes(handle, parts), x.type)
     return values.make(values.array(x)[index], x.type)

@@ -17,7 +17,7 @@ from tile_lang import dtypes
 from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy.affine import Affine, Prefix
+from tile_lang_numpy.affine import Affine, Box
 
 Array = np.ndarray[Any, Any]
 
@@ -60,7 +60,7 @@ class Pointers:
         return self.affine.shape if self._offsets is None and self.affine is not None else tuple(self.offsets.shape)
 
 
-def make(handle: Array | Pointers | Affine | Prefix, dtype: DType) -> Tensor[Any, Any]:
+def make(handle: Array | Pointers | Affine | Box, dtype: DType) -> Tensor[Any, Any]:
     """Wrap a handle (program axis first) as a kernel-visible tensor."""
     shape = handle.shape[1:]
     return Tensor(handle, dtype, tuple(int(s) for s in shape))
@@ -69,7 +69,7 @@ def make(handle: Array | Pointers | Affine | Prefix, dtype: DType) -> Tensor[Any
 def array(x: Tensor[Any, Any]) -> Array:
     """The value array of a non-pointer tensor."""
     handle = x.handle
-    if isinstance(handle, (Affine, Prefix)):
+    if isinstance(handle, (Affine, Box)):
         return handle.materialize()
     if isinstance(handle, Pointers):
         raise TypeError("expected a value, got a pointer block")
