@@ -165,9 +165,13 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     a = lazy.handle
     if scalar.ndim:
         return None
-    if op is BinaryOp.ADD or (op is BinaryOp.SUB and not flipped):
+    if op in (BinaryOp.ADD, BinaryOp.SUB):
         amount = values.array(scalar).astype(np.int64)
-        result = affine.shift(a, amount if op is BinaryOp.ADD else -amount, dtype.numpy)
+        if op is BinaryOp.SUB and flipped:  # scalar - block: a reversed block
+            negated = affine.scale(a, -1, dtype.numpy)
+            result = None if negated is None else affine.shift(negated, amount, dtype.numpy)
+        else:
+            result = affine.shift(a, amount if op is BinaryOp.ADD else -amount, dtype.numpy)
         return None if result is None else values.make(result, dtype)
     if op is BinaryOp.MUL:
         factor = _uniform_int(scalar)
