@@ -11,4 +11,7 @@ python3 -c 'import tile_lang as tl; print(tl.backends())' 2>&1 | tee "$OUT/backe
 python3 -m pytest -q -p tile_lang.pytest_plugin --tile-backend=cupy tests --maxfail=300 --tb=line \
   --ignore=tests/compiler/test_differential.py --ignore=tests/test_typing.py --ignore=tests/test_docs.py 2>&1 | tee "$OUT/tests.log" | tail -60
 python3 -m pytest -q -p tile_lang.pytest_plugin tests/compiler/test_differential.py 2>&1 | tee "$OUT/differential.log" | tail -40
-python3 benchmarks/gpu_bench.py 2>&1 | tee "$OUT/bench.log"
+# launch checks and the launch fast path on the GPU (the out-of-bounds check is the reference's alone)
+TILE_LANG_BACKEND=cupy python3 -m pytest -q tests/test_launch.py tests/test_fast_launch.py -k "not out_of_bounds" 2>&1 \
+  | tee "$OUT/launch.log" | tail -20
+python3 -m benchmarks.gpu_bench 2>&1 | tee "$OUT/bench.log"

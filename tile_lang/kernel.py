@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import numbers
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Generic, ParamSpec, TypeAlias, overload
 
 import numpy as np
@@ -17,6 +17,7 @@ import numpy as np
 from tile_lang import registry
 from tile_lang.buffer import Buffer
 from tile_lang.errors import LaunchError
+from tile_lang.launch_cache import Entry, FastBackend, LaunchCache, plain_grid
 from tile_lang.signature import Param, ParamKind, match_pointee, read_params, show_dtype
 
 P = ParamSpec("P")
@@ -37,15 +38,26 @@ class Options:
     num_warps: int = 4
     num_stages: int = 3
     stream: Any = None
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
             raise LaunchError(f"num_warps must be a power of two >= 1, got {self.num_warps}")
         if self.num_stages < 1:
             raise LaunchError(f"num_stages must be >= 1, got {self.num_stages}")
+        try:  # hashed on every launch (it is part of the fast path's key), so hashed once here
+            object.__setattr__(self, "_hash", hash((self.num_warps, self.num_stages, self.stream)))
+        except TypeError:
+            object.__setattr__(self, "_hash", None)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            raise TypeError(f"unhashable stream {self.stream!r}")
+        return self._hash
 
 
-_OPTION_NAMES = frozenset(f.name for f in Options.__dataclass_fields__.values())
+_OPTION_NAMES = frozenset(f.name for f in fields(Options) if f.init)
+_DEFAULT_OPTIONS = Options()
 
 
 @dataclass(frozen=True)
@@ -56,7 +68,7 @@ class Launch:
     grid: tuple[int, int, int]
     args: tuple[Any, ...]  # one per runtime parameter: Buffer, int, float or bool
     constexprs: Mapping[str, Any] = field(default_factory=dict)
-    options: Options = Options()
+    options: Options = _DEFAULT_OPTIONS
 
 
 class Kernel(Generic[P]):
@@ -66,18 +78,21 @@ class Kernel(Generic[P]):
         self.fn = fn
         self.name = fn.__name__
         self.params: tuple[Param, ...] = read_params(fn)
+        self.runtime_params = tuple(p for p in self.params if p.kind is not ParamKind.CONSTEXPR)
+        self.constexpr_params = tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
         self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
         self.lineno = fn.__code__.co_firstlineno
         self.__doc__ = fn.__doc__
         self.matched_pointees: set[tuple[Any, ...]] = set()  # pointer dtypes already checked
+        self._launch_caches: dict[str, tuple[registry.Backend, LaunchCache | None]] = {}  # by backend name
 
-    @property
-    def runtime_params(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if p.kind is not ParamKind.CONSTEXPR)
-
-    @property
-    def constexpr_params(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
+    def launch_cache(self, backend: registry.Backend) -> LaunchCache | None:
+        """This kernel's fast path on ``backend``, or None if the backend has none."""
+        known = self._launch_caches.get(backend.name)
+        if known is None or known[0] is not backend:
+            cache = LaunchCache(self, backend, _OPTION_NAMES) if isinstance(backend, FastBackend) else None
+            known = self._launch_caches[backend.name] = (backend, cache)
+        return known[1]
 
     @overload
     def __getitem__(self, key: Grid) -> Launcher[P]: ...
@@ -86,7 +101,7 @@ class Kernel(Generic[P]):
     def __getitem__(self, key: Any) -> Launcher[P]:
         if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Options):
             return Launcher(self, key[0], key[1])
-        return Launcher(self, key, Options())
+        return Launcher(self, key, _DEFAULT_OPTIONS)
 
     def __repr__(self) -> str:
         return f"<tl.kernel {self.name} at {self.filename}:{self.lineno}>"
@@ -133,17 +148,40 @@ class Launcher(Generic[P]):
         self.options = options
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> None:
-        launch = self.prepare(args, kwargs)
-        if min(launch.grid) > 0:  # as in Triton, a grid with a zero entry launches nothing
-            registry.current().launch(launch)
+        """Launch: through the fast path when this call looks like an earlier checked one (see
+        :mod:`tile_lang.launch_cache`), else check everything first. As in Triton, a grid with a
+        zero entry launches nothing."""
+        backend = registry.current()
+        cache = self.kernel.launch_cache(backend)
+        found = cache.find(self.options, args, kwargs) if cache is not None else None
+        if found is not None and found[0] is not None and self._run_prepared(found[0], found[1]):
+            return
+        launch = self.prepare(args, kwargs, backend)
+        if min(launch.grid) == 0:
+            return
+        if cache is None or found is None:
+            backend.launch(launch)
+        else:
+            runner = found[0].runner if found[0] is not None else cache.remember(found, launch)
+            runner(launch.grid, found[1])
 
-    def prepare(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Launch:
+    def _run_prepared(self, entry: Entry, raw: tuple[Any, ...]) -> bool:
+        """Run a prepared specialisation; False if the grid needs the checked path."""
+        grid = plain_grid(self.grid, entry.constexprs)
+        if grid is None:
+            return False
+        if grid[0] and grid[1] and grid[2]:
+            entry.runner(grid, raw)
+        return True
+
+    def prepare(self, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                backend: registry.Backend | None = None) -> Launch:
         """Bind, check and adopt the arguments; the grid is resolved against the constexprs."""
         kernel = self.kernel
         option_kw = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
         options = replace(self.options, **option_kw) if option_kw else self.options
         runtime, constexprs = kernel.bind(args, {k: v for k, v in kwargs.items() if k not in _OPTION_NAMES})
-        backend = registry.current()
+        backend = backend or registry.current()
         checked = _check_runtime_args(kernel, runtime, backend)
         grid = _resolve_grid(kernel, self.grid, constexprs)
         return Launch(kernel, grid, checked, constexprs, options)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -10,8 +12,12 @@ from tile_lang import dtypes
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
+from tile_lang.launch_cache import Probe, Runner
 
-from tile_lang_cupy.memory import Foreign
+from tile_lang_cupy.memory import Foreign, address
+
+if TYPE_CHECKING:
+    from tile_lang_cupy.launch import Compiled, KernelCache
 
 _TORCH_DTYPES: dict[str, DType] = {
     "torch.float32": dtypes.F32, "torch.float64": dtypes.F64, "torch.float16": dtypes.F16,
@@ -28,7 +34,7 @@ class CupyBackend:
     name = "cupy"
 
     def __init__(self) -> None:
-        self._kernels: Any = None
+        self._kernels: KernelCache | None = None
         self._reason: str | None | bool = False  # False: not checked yet
 
     def unavailable_reason(self) -> str | None:
@@ -73,6 +79,8 @@ class CupyBackend:
 
         if isinstance(obj, cupy.ndarray):
             return self._wrap(obj)
+        if getattr(obj, "is_cuda", None) is False:
+            return None  # a torch tensor in host memory
         if getattr(obj, "is_cuda", False) and str(getattr(obj, "dtype", "")) in _TORCH_DTYPES:
             return self._adopt_tensor(obj)
         if hasattr(obj, "__cuda_array_interface__"):
@@ -93,6 +101,40 @@ class CupyBackend:
     def launch(self, launch: Launch) -> None:
         from tile_lang_cupy import launch as launching
 
+        launching.launch(self._compiled(launch), launch)
+
+    def probe(self, cls: type) -> Probe | None:
+        """Fast-path readers (see :mod:`tile_lang.launch_cache`) for the array classes that
+        ``adopt`` takes without building a CuPy view: Buffers, CuPy arrays and torch tensors."""
+        if issubclass(cls, Buffer):
+            return self._probe_buffer
+        cupy = sys.modules.get("cupy")
+        if cupy is not None and issubclass(cls, cupy.ndarray):
+            return _probe_cupy
+        torch = sys.modules.get("torch")
+        if torch is not None and issubclass(cls, torch.Tensor):
+            return _probe_tensor
+        return None
+
+    def runner(self, launch: Launch) -> Runner:
+        return self._compiled(launch).runner(launch.options.stream)
+
+    def _compiled(self, launch: Launch) -> Compiled:
+        from tile_lang_cupy import launch as launching
+
         if self._kernels is None:
             self._kernels = launching.KernelCache()
-        launching.launch(self._kernels.get(launch), launch)
+        return self._kernels.get(launch)
+
+    def _probe_buffer(self, buffer: Buffer[Any]) -> tuple[Hashable, int]:
+        if buffer.backend is not self:  # the checked path rejects it
+            return (buffer.backend.name, buffer.type.name), 0
+        return (None, buffer.type.name), address(buffer)
+
+
+def _probe_cupy(array: Any) -> tuple[Hashable, int]:
+    return array.dtype, array.data.ptr
+
+
+def _probe_tensor(tensor: Any) -> tuple[Hashable, int]:
+    return (tensor.dtype, tensor.is_cuda), tensor.data_ptr()

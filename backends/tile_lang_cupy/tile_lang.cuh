@@ -155,11 +155,15 @@ __device__ __forceinline__ unsigned long long umulhi(unsigned long long a, unsig
   return __umul64hi(a, b);
 }
 
-// Round an f32 to tf32: nearest, ties away from zero (cvt.rna.tf32.f32), as Triton's tf32x3.
-__device__ __forceinline__ float tf32(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return __uint_as_float(r);
+// An f32 as a tf32 tensor core reads it (input_precision="tf32"): the low 13 mantissa bits are
+// ignored, i.e. truncated toward zero (GPU-verified with Triton 3.6 on an H200).
+__device__ __forceinline__ float tf32(float x) { return __uint_as_float(__float_as_uint(x) & 0xFFFFE000u); }
+// Round an f32 to tf32, nearest with ties away from zero, as cvt.rna.tf32.f32 (the big part of
+// tf32x3): finite values add half a tf32 ulp to the bits and truncate; inf and NaN are kept.
+__device__ __forceinline__ float round_tf32(float x) {
+  const unsigned bits = __float_as_uint(x);
+  const bool finite = (bits & 0x7F800000u) != 0x7F800000u;
+  return __uint_as_float(finite ? (bits + 0x1000u) & 0xFFFFE000u : bits);
 }
 
 // ---------------------------------------------------------------- vector memory access
@@ -254,6 +258,23 @@ __device__ __forceinline__ int block_argreduce(T v, int i, void* scratch) {
   return i;
 }
 
+// The order tl.sort sorts in: ascending, NaN after every number (NumPy's order).
+template <class T>
+__device__ __forceinline__ bool sort_greater(T a, T b) {
+  return a > b || (a != a && b == b);
+}
+
+// ---------------------------------------------------------------- debugging
+// A failed device_assert: the message, and the file and line the #line directives give.
+__device__ __forceinline__ void assert_fail(const char* message, const char* file, unsigned line,
+                                            const char* function) {
+#if defined(__CUDACC_RTC__)
+  __assertfail(message, file, line, function, sizeof(char));
+#else
+  __assert_fail(message, file, line, function);
+#endif
+}
+
 // A value computed by thread 0 (a scalar atomic), given to every thread.
 template <class T>
 __device__ __forceinline__ T broadcast(T v, void* scratch) {
@@ -296,6 +317,12 @@ __device__ __forceinline__ float uniform(unsigned x) {
 template <class Off>
 __device__ __forceinline__ unsigned randint(unsigned long long seed, Off offset, int rounds) {
   return philox_at(seed, offset, rounds).x;
+}
+// Output LANE (0..3) of Philox: randint4x's four blocks.
+template <int LANE, class Off>
+__device__ __forceinline__ unsigned randint4x(unsigned long long seed, Off offset, int rounds) {
+  const U4 r = philox_at(seed, offset, rounds);
+  return LANE == 0 ? r.x : LANE == 1 ? r.y : LANE == 2 ? r.z : r.w;
 }
 template <class Off>
 __device__ __forceinline__ float rand(unsigned long long seed, Off offset, int rounds) {

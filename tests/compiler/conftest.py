@@ -54,14 +54,16 @@ def record_example(name: str) -> list[Launch]:
     return seen
 
 
-def nvcc_ptx(source: str, arch: str, workdir: Any) -> subprocess.CompletedProcess[str]:
+def nvcc_cubin(source: str, arch: str, workdir: Any) -> subprocess.CompletedProcess[str]:
+    """Compile generated CUDA down to machine code for ``arch``: ptxas checks the PTX too (inline
+    atomics, asm), as NVRTC does when a kernel is loaded."""
     from tile_lang_cupy.codegen import INCLUDE_DIR
 
     path = workdir / f"k_{arch}.cu"
     path.write_text(source)
     assert NVCC is not None
-    return subprocess.run([NVCC, "--ptx", f"-arch={arch}", "-std=c++17", f"-I{INCLUDE_DIR}", str(path),
-                           "-o", str(path.with_suffix(".ptx"))], capture_output=True, text=True, check=False)
+    return subprocess.run([NVCC, "-cubin", f"-arch={arch}", "-std=c++17", f"-I{INCLUDE_DIR}", str(path),
+                           "-o", str(path.with_suffix(".cubin"))], capture_output=True, text=True, check=False)
 
 
 @pytest.fixture

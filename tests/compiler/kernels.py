@@ -1,5 +1,6 @@
 """Kernels the compiler tests build: the benchmark shapes (add, softmax, layernorm, atomic sum)
-and coverage of control flow, reductions, dot, scans, atomics and random numbers."""
+and coverage of control flow, reductions, dot, scans, atomics, random numbers, shared-memory ops
+(user combines, sort, gather, histogram), shape ops, block pointers and descriptors, debugging."""
 
 from __future__ import annotations
 
@@ -141,6 +142,100 @@ def mixed_kernel(x_ptr: Pointer[tl.f16], y_ptr: Pointer[tl.bf16], out_ptr: Point
     tl.store(out_ptr + offs, x.to(tl.f32) * y.to(tl.f32) + r + q.to(tl.f32), mask=mask)
 
 
+@tl.func
+def _compose(p: tl.Tensor[tl.u32, tl.R0], q: tl.Tensor[tl.u32, tl.R0]) -> tl.Tensor[tl.u32, tl.R0]:
+    """Associative, not commutative: the combine order shows in the result."""
+    return (((p >> 16) * (q >> 16)) << 16) | (((q >> 16) * (p & 0xFFFF) + (q & 0xFFFF)) & 0xFFFF)
+
+
+@tl.kernel
+def cooperative_kernel(x_ptr: Pointer[tl.u32], out_ptr: Pointer[tl.u32], h_ptr: Pointer[tl.i32], n: int,
+                       ROWS: constexpr, COLS: constexpr) -> None:
+    """Ops computed through shared memory: user reductions and scans, sort, flip, gather, histogram."""
+    rows = tl.arange(0, ROWS)
+    cols = tl.arange(0, COLS)
+    offs = rows[:, None] * COLS + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=offs < n, other=1 << 16)
+    tl.store(out_ptr + rows, tl.reduce(x, 1, _compose))
+    tl.store(out_ptr + ROWS + cols[None, :], tl.reduce(x, 0, _compose, keep_dims=True))
+    tl.store(out_ptr + 2 * ROWS * COLS + offs, tl.associative_scan(x, 1, _compose, reverse=True))
+    tl.store(out_ptr + 3 * ROWS * COLS + offs, tl.sort(x, descending=True) + tl.flip(x, 0))
+    tl.store(out_ptr + 4 * ROWS * COLS + offs, tl.gather(x, (x % COLS).to(tl.i32), 1))
+    flat = tl.ravel(x)
+    tl.store(h_ptr + tl.arange(0, 32), tl.histogram((flat % 40).to(tl.i32), 32, mask=flat > 3))
+    tl.store(out_ptr, tl.reduce(x, None, _compose))
+
+
+@tl.kernel
+def shapes_kernel(x_ptr: Pointer[tl.f16], out_ptr: Pointer[tl.f16], seed: int, BLOCK: constexpr) -> None:
+    """join/split/interleave/cat (on values and on pointers) and randint4x."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = x * 2.0
+    a, b = tl.split(tl.join(x, y))
+    tl.store(out_ptr + tl.arange(0, 2 * BLOCK), tl.interleave(a, b) + tl.cat(x, y, can_reorder=True))
+    lo, hi = tl.split(tl.reshape(out_ptr + 2 * BLOCK + tl.arange(0, 2 * BLOCK), (BLOCK, 2)))
+    tl.store(tl.join(hi, lo), tl.join(x, y))
+    r0, r1, r2, r3 = tl.randint4x(seed, offs)
+    tl.store(out_ptr + 4 * BLOCK + offs, ((r0 ^ r1 ^ r2 ^ r3) >> 20).to(tl.f16))
+
+
+@tl.kernel
+def blocks_kernel(x_ptr: Pointer[tl.f32], y_ptr: Pointer[tl.f32], M: int, N: int, stride_m: int,
+                  BM: constexpr, BN: constexpr) -> None:
+    """Block pointers advanced in a loop (carried through it) and tensor descriptors."""
+    pm = tl.program_id(0)
+    src = tl.make_block_ptr(x_ptr, (M, N), (stride_m, 1), (pm * BM, 0), (BM, BN), (1, 0))
+    acc = tl.zeros((BM, BN), tl.f32)
+    for _ in range(0, N, BN):
+        acc += tl.load(src, boundary_check=(0, 1), padding_option="zero")
+        src = tl.advance(src, (0, BN))
+    out = tl.make_tensor_descriptor(y_ptr, [M, BN], [BN, 1], [BM, BN])
+    back = tl.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [BM, BN])
+    out.store([pm * BM, 0], acc + back.load([pm * BM, 0]))
+
+
+@tl.kernel
+def atomics_kernel(f_ptr: Pointer[tl.f32], d_ptr: Pointer[tl.f64], h_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.bf16],
+                   i_ptr: Pointer[tl.i16], BLOCK: constexpr) -> None:
+    """Float max/min through the integer bit trick, f16/bf16 add, 16-bit compare-and-swap."""
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(f_ptr + offs)
+    one_address: Any = f_ptr + 4  # a scalar pointer with a block of values: every lane updates it
+    old = tl.atomic_max(f_ptr + offs % 4, v) + tl.atomic_min(one_address, v, sem="relaxed", scope="cta")
+    d = tl.atomic_max(d_ptr + offs % 2, v.to(tl.f64)) + tl.atomic_min(d_ptr, 1.0)
+    h = tl.atomic_add(h_ptr + offs % 8, v.to(tl.f16)) + tl.atomic_cas(h_ptr, 0.0, 1.0)
+    b = tl.atomic_add(b_ptr + offs % 8, v.to(tl.bf16), mask=offs < 3)
+    tl.atomic_cas(i_ptr + offs, offs.to(tl.i16), (offs + 1).to(tl.i16))
+    tl.store(f_ptr + BLOCK + offs, old + d.to(tl.f32) + h.to(tl.f32) + b.to(tl.f32))
+
+
+@tl.kernel
+def debug_kernel(x_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr) -> None:
+    """device_assert (at this file's line), device_print and inline PTX (packed and not)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.device_assert(x >= 0.0, "x must be non-negative", mask=offs < n)
+    tl.device_assert(n > 0, "n must be positive")
+    tl.device_print("x", x, offs)
+    tl.device_print("n", n, hex=True)
+    doubled = tl.inline_asm_elementwise("add.f32 $0, $1, $1;", "=f,f", [x], dtype=tl.f32, is_pure=True, pack=1)
+    small = x.to(tl.u8)
+    bumped = tl.inline_asm_elementwise("add.u32 $0, $1, 0x01010101;", "=r,r", [small], dtype=tl.u8, is_pure=True,
+                                       pack=4)
+    tl.store(x_ptr + offs, doubled + bumped.to(tl.f32), mask=offs < n)
+
+
+@tl.kernel
+def scaled_dot_kernel(a_ptr: Pointer[tl.u8], sa_ptr: Pointer[tl.u8], b_ptr: Pointer[tl.bf16], c_ptr: Pointer[tl.f32],
+                      BM: constexpr, BN: constexpr, BK: constexpr) -> None:
+    rm, rn, rk, rg = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK), tl.arange(0, BK // 32)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    sa = tl.load(sa_ptr + rm[:, None] * (BK // 32) + rg[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], tl.dot_scaled(a, sa, "e4m3", b, None, "bf16"))
+
+
 KERNELS: dict[str, tuple[tl.Kernel[...], dict[str, Any]]] = {
     "add": (add_kernel, {"BLOCK": 1024}),
     "softmax": (softmax_kernel, {"BLOCK": 1024}),
@@ -151,4 +246,10 @@ KERNELS: dict[str, tuple[tl.Kernel[...], dict[str, Any]]] = {
     "control": (control_kernel, {"SCALE": 3, "FLAG": True}),
     "reduce2d": (reduce2d_kernel, {"ROWS": 16, "COLS": 32}),
     "mixed": (mixed_kernel, {"BLOCK": 256}),
+    "cooperative": (cooperative_kernel, {"ROWS": 8, "COLS": 32}),
+    "shapes": (shapes_kernel, {"BLOCK": 64}),
+    "blocks": (blocks_kernel, {"BM": 16, "BN": 32}),
+    "atomics": (atomics_kernel, {"BLOCK": 128}),
+    "debug": (debug_kernel, {"BLOCK": 256}),
+    "scaled_dot": (scaled_dot_kernel, {"BM": 16, "BN": 16, "BK": 64}),
 }

@@ -4,6 +4,7 @@ widths, layouts, and errors located at the user's line."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -136,3 +137,29 @@ def test_errors_point_at_the_user_line(kernel: tl.Kernel[...], marker: str, mess
     text = str(err)
     assert message in text and __file__ in text and marker in text
     assert "tile_lang/compiler" not in text and "frontend.py" not in text
+
+
+# ---------------------------------------------------------------- the reference's misuse cases, compiled
+
+_RUNTIME_ONLY = {"gather_range", "join_pointers"}  # checked on values by the reference; undefined on a GPU
+
+
+def _misuse_cases() -> list[tuple[Any, str, str]]:
+    """Every (kernel, case, message) of the reference's misuse tests that a compiler can check."""
+    from tests.numpy_backend import test_dot, test_reduction, test_shape
+
+    cases = []
+    for module in (test_reduction, test_shape, test_dot):
+        test = module.test_misuse_is_a_kernel_error_at_the_line
+        table = next(m.args[1] for m in test.pytestmark if m.name == "parametrize")
+        cases.extend((module, case, message) for case, message in table if case not in _RUNTIME_ONLY)
+    return cases
+
+
+@pytest.mark.parametrize("module, case, message", _misuse_cases(),
+                         ids=[f"{m.__name__.rsplit('_', 1)[-1]}-{c}" for m, c, _ in _misuse_cases()])
+def test_reference_misuse_is_a_compile_error_at_the_user_line(module: Any, case: str, message: str) -> None:
+    with pytest.raises(KernelError, match=message) as caught:
+        build(module.misuse, static_spec(module.misuse, {"CASE": case}))
+    assert caught.value.filename == module.__file__
+    assert "tile_lang/compiler" not in str(caught.value)

@@ -13,7 +13,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import tile_lang as tl
 from tile_lang import registry
 
-from tests.compiler.kernels import Precision, add_kernel, layernorm_kernel, matmul_kernel, softmax_kernel, sum_kernel
+from tests.compiler.kernels import (
+    Precision, add_kernel, debug_kernel, layernorm_kernel, matmul_kernel, softmax_kernel, sum_kernel,
+)
 
 _CUPY = {b.name: b for b in registry.backends()}["cupy"]
 pytestmark = pytest.mark.skipif(not _CUPY.available, reason=f"cupy backend unavailable: {_CUPY.reason}")
@@ -89,3 +91,18 @@ def test_matmul(m: int, n: int, k: int, precision: Precision, seed: int) -> None
                      [(m, n)], a, b)
     tol = 1e-5 if precision != "tf32" else 3e-3
     np.testing.assert_allclose(got[0], ref[0], rtol=tol, atol=tol * np.sqrt(k))
+
+
+def test_debug_ops(capfd: pytest.CaptureFixture[str]) -> None:
+    """device_assert that holds, device_print and inline PTX (packed u8 and f32) on the GPU
+    (the NumPy reference has no inline asm, so this one is checked against NumPy directly)."""
+    n = 100
+    x = np.abs(np.random.default_rng(3).standard_normal(n)).astype(np.float32) * 4
+    with tl.backend("cupy"):
+        buf = tl.to_device(x)
+        debug_kernel[(2,)](buf, n, BLOCK=64)
+        got = buf.numpy()
+    np.testing.assert_array_equal(got, 2 * x + (x.astype(np.uint8) + 1).astype(np.float32))
+    lines = capfd.readouterr().out.splitlines()
+    assert "pid (0, 0, 0) idx (5) x: %.9g 5" % x[5] in lines
+    assert "pid (1, 0, 0) n: 0x64" in lines

@@ -9,10 +9,11 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tile_lang import dtypes
+from tile_lang.compiler import aggregates
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
 from tile_lang.compiler.ir import IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
 from tile_lang.ops import iterators
@@ -91,28 +92,36 @@ class ControlFlow:
             with self.b.region(body), self.runtime_branch(True):
                 returned = self.block(stmts)
             if returned and self._inlined():
-                raise self.error("`return` inside a runtime `if` of a @tl.func is not supported")
+                raise self.error("`return` inside a runtime `if` of a @tl.func is not supported (a combine "
+                                 "function must be branch-free: use tl.where)")
             branches.append((body, env, returned))
         self._set_env(before)
         return self._merge_if(cond, branches)
 
     def _merge_if(self, cond: Node, branches: list[tuple[list[Node], dict[str, Any], bool]]) -> object:
         (then_body, then_env, then_ret), (else_body, else_env, else_ret) = branches
-        names = [] if then_ret or else_ret else [
-            n for n in then_env if n in else_env and then_env[n] is not else_env[n]
-            and (isinstance(then_env[n], Node) or isinstance(else_env[n], Node) or then_env[n] != else_env[n])]
-        types = [self._common_type(then_env[n], else_env[n], n) for n in names]
+        keys = [] if then_ret or else_ret else self._differing(then_env, else_env)
+        types = [self._common_type(self._get(then_env, k), self._get(else_env, k), _slot_name(k)) for k in keys]
         yields = []
         for body, env in ((then_body, then_env), (else_body, else_env)):
             with self.b.region(body):
-                yields.append(tuple(self._as(env[n], t) for n, t in zip(names, types)))
+                yields.append(tuple(self._as(self._get(env, k), t) for k, t in zip(keys, types)))
         regions = (Region((), tuple(then_body), yields[0]), Region((), tuple(else_body), yields[1]))
         if_node = self.b.emit(Op.IF, None, (cond,), regions=regions)
         env = else_env if then_ret else then_env if else_ret else self._env()
         self._set_env(env)
-        for i, (name, t) in enumerate(zip(names, types)):
-            env[name] = self.b.emit(Op.RESULT, t, (if_node,), IndexAttr(i))
+        _bind(env, keys, [self.b.emit(Op.RESULT, t, (if_node,), IndexAttr(i)) for i, t in enumerate(types)])
         return self._returned_marker() if then_ret and else_ret else None
+
+    def _differing(self, then_env: dict[str, Any], else_env: dict[str, Any]) -> list[Slot]:
+        """The slots whose values the two branches leave different."""
+        names = [n for n in then_env if n in else_env and then_env[n] is not else_env[n]]
+        keys = []
+        for slot in slots_of(names, then_env):
+            a, b = self._get(then_env, slot), self._get(else_env, slot)
+            if a is not b and (isinstance(a, Node) or isinstance(b, Node) or a != b):
+                keys.append(slot)
+        return keys
 
     def _common_type(self, a: Any, b: Any, name: str) -> Type:
         if isinstance(a, Node) and isinstance(b, Node):
@@ -218,33 +227,44 @@ class ControlFlow:
     def _loop(self, carried: list[str], body: Callable[[dict[str, Any]], bool],
               emit: Callable[[tuple[Node, ...], tuple[Node, ...], tuple[list[Node], tuple[Node, ...]]], Node]) -> None:
         before = self._env()
-        types: dict[str, Type] = {}
-        for n in carried:
-            found = self._initial_type(before[n])
+        types: dict[Slot, Type] = {}
+        for slot in slots_of(carried, before):
+            found = self._initial_type(self._get(before, slot))
             if found is not None:
-                types[n] = found
+                types[slot] = found
         for _attempt in builtins.range(4):
-            names = list(types)
-            params = tuple(Node(Op.PARAM, types[n], attr=ParamAttr(i + 1, n)) for i, n in enumerate(names))
+            keys = list(types)
+            params = tuple(Node(Op.PARAM, types[k], attr=ParamAttr(i + 1, _slot_name(k))) for i, k in enumerate(keys))
             env = dict(before)
-            env.update(zip(names, params))
+            _bind(env, keys, params)
             built: list[Node] = []
             self._set_env(env)
             with self.b.region(built), self.runtime_branch(True):
                 body(env)
             self._set_env(before)
-            changed = self._retype(names, params, env, before, types)
+            changed = self._retype(keys, params, env, before, types)
             if not changed:
                 break
         else:
-            raise self.error(f"loop-carried values do not settle on a type: {', '.join(types)}")
+            raise self.error(f"loop-carried values do not settle on a type: {', '.join(map(_slot_name, types))}")
         with self.b.region(built):
-            yields = tuple(self._as(env[n], types[n]) for n in names)
-        inits = tuple(self._as(before[n], types[n]) for n in names)
+            yields = tuple(self._as(self._get(env, k), types[k]) for k in keys)
+        inits = tuple(self._as(self._get(before, k), types[k]) for k in keys)
         loop = emit(inits, params, (built, yields))
-        for i, n in enumerate(names):
-            before[n] = self.b.emit(Op.RESULT, types[n], (loop,), IndexAttr(i))
+        _bind(before, keys, [self.b.emit(Op.RESULT, types[k], (loop,), IndexAttr(i)) for i, k in enumerate(keys)])
         return None
+
+    def _get(self, env: dict[str, Any], slot: Slot) -> Any:
+        """The value of a carried slot: a variable, or one part of an aggregate variable."""
+        name, part = slot
+        value = env.get(name)
+        if part < 0:
+            return value
+        parts = aggregates.leaves(value)
+        if parts is None:
+            raise self.error(f"{name!r} is a {type(env.get(name)).__name__} here but a block pointer or "
+                             "tensor descriptor before")
+        return parts[part]
 
     def _initial_type(self, value: Any) -> Type | None:
         if isinstance(value, Node):
@@ -253,24 +273,55 @@ class ControlFlow:
             return Type(dtypes.scalar_dtype(value))
         return None
 
-    def _retype(self, names: list[str], params: tuple[Node, ...], env: dict[str, Any],
-                before: dict[str, Any], types: dict[str, Type]) -> bool:
+    def _retype(self, keys: list[Slot], params: tuple[Node, ...], env: dict[str, Any],
+                before: dict[str, Any], types: dict[Slot, Type]) -> bool:
         """Adjust carried types to what the body produced; True when another build is needed."""
         changed = False
-        for name, param in zip(names, params):
-            out = env.get(name)
-            if out is param or (not isinstance(out, Node) and out is before[name]):
-                if out is before[name] and not isinstance(out, Node):
-                    del types[name]  # rebound to the same constant: not carried
+        for key, param in zip(keys, params):
+            out, was = self._get(env, key), self._get(before, key)
+            if out is param or (not isinstance(out, Node) and out is was):
+                if (out is was and not isinstance(out, Node)) or key[1] >= 0:
+                    del types[key]  # unchanged (a constant, or a part of an aggregate): not carried
                     changed = True
                 continue
             out_type = out.ty if isinstance(out, Node) else self._initial_type(out)
             if out_type is None:
-                raise self.error(f"{name!r} is reassigned in the loop to {out!r}")
-            if out_type != types[name]:
-                if isinstance(before[name], Node) and before[name].ty.shape != out_type.shape:
-                    del types[name]  # a loop-local value reusing the name
+                raise self.error(f"{_slot_name(key)!r} is reassigned in the loop to {out!r}")
+            if out_type != types[key]:
+                if isinstance(was, Node) and was.ty.shape != out_type.shape:
+                    del types[key]  # a loop-local value reusing the name
                 else:
-                    types[name] = Type(dtypes.promote(types[name].dtype, out_type.dtype), out_type.shape)
+                    types[key] = Type(dtypes.promote(types[key].dtype, out_type.dtype), out_type.shape)
                 changed = True
         return changed
+
+
+Slot = tuple[str, int]
+"""A carried value: a variable, and which part of it when it is an aggregate (-1: the value)."""
+
+
+def slots_of(names: list[str], env: dict[str, Any]) -> list[Slot]:
+    """The slots of ``names``: one per plain value, one per part of a block pointer or descriptor."""
+    out: list[Slot] = []
+    for name in names:
+        parts = aggregates.leaves(env[name])
+        out.extend([(name, i) for i in builtins.range(len(parts))] if parts is not None else [(name, -1)])
+    return out
+
+
+def _slot_name(slot: Slot) -> str:
+    return slot[0] if slot[1] < 0 else f"{slot[0]}.{slot[1]}"
+
+
+def _bind(env: dict[str, Any], slots: list[Slot], values: Sequence[Any]) -> None:
+    """Store ``values`` in the slots, rebuilding aggregates from their new parts."""
+    parts: dict[str, dict[int, Any]] = {}
+    for (name, part), value in zip(slots, values):
+        if part < 0:
+            env[name] = value
+        else:
+            parts.setdefault(name, {})[part] = value
+    for name, new in parts.items():
+        old = aggregates.leaves(env[name])
+        assert old is not None
+        env[name] = aggregates.rebuild(env[name], [new.get(i, v) for i, v in enumerate(old)])

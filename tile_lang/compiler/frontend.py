@@ -29,6 +29,7 @@ from tile_lang.errors import KernelError
 from tile_lang.func import inlinable
 from tile_lang.operators import BinaryOp
 from tile_lang.ops import iterators
+from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
 
 _BINOPS: dict[type[ast.AST], BinaryOp] = {
     ast.Add: BinaryOp.ADD, ast.Sub: BinaryOp.SUB, ast.Mult: BinaryOp.MUL, ast.Div: BinaryOp.TRUEDIV,
@@ -236,6 +237,8 @@ class Frontend(ControlFlow):
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         base = self.visit(node.value)
+        if isinstance(base, TensorDescriptor) and node.attr in _DESCRIPTOR_METHODS:
+            return functools.partial(_DESCRIPTOR_METHODS[node.attr], base)
         if isinstance(base, Node):
             if node.attr == "shape":
                 return base.ty.shape
@@ -323,6 +326,9 @@ class Frontend(ControlFlow):
         parts = [self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)]
         return slice(*parts)
 
+    def visit_Lambda(self, node: ast.Lambda) -> Any:
+        raise self.error("a lambda cannot be called from a kernel: a helper or combine_fn must be a @tl.func")
+
     def visit_JoinedStr(self, node: ast.JoinedStr) -> str:
         values = [self.visit(v) for v in node.values]
         return "".join(str(v) for v in values)
@@ -343,6 +349,8 @@ class Frontend(ControlFlow):
     def call(self, callee: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if isinstance(callee, BoundMethod):
             return self.method(callee, args, kwargs)
+        if isinstance(callee, functools.partial):
+            return self.call(callee.func, (*callee.args, *args), {**callee.keywords, **kwargs})
         op = builtin_of(callee)
         if op is not None:
             lower = lowering.LOWERINGS.get(op)
@@ -387,6 +395,8 @@ class Frontend(ControlFlow):
 
 
 _RETURNED = object()
+# desc.load(...) and desc.store(...) on a tensor descriptor are these builtins with desc first.
+_DESCRIPTOR_METHODS: dict[str, Callable[..., Any]] = {"load": descriptor_load, "store": descriptor_store}
 
 
 def _show(value: Any) -> str:

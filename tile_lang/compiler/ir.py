@@ -53,6 +53,7 @@ class Category(enum.Enum):
 class OpInfo:
     category: Category
     pure: bool  # removable when unused
+    gathers: tuple[int, ...] = ()  # operands read at other threads' coordinates (need random access)
 
 
 class Op(enum.Enum):
@@ -75,10 +76,18 @@ class Op(enum.Enum):
     SCAN = "scan"
     DOT = "dot"
     RAND = "rand"
+    GATHER = "gather"
+    SORT = "sort"
+    HISTOGRAM = "histogram"
+    COMBINE_REDUCE = "combine_reduce"
+    COMBINE_SCAN = "combine_scan"
+    ASM = "asm"
     LOAD = "load"
     STORE = "store"
     ATOMIC = "atomic"
     BARRIER = "barrier"
+    ASSERT = "assert"
+    PRINT = "print"
     FOR = "for"
     WHILE = "while"
     IF = "if"
@@ -101,8 +110,12 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.BROADCAST: OpInfo(_C.VIEW, True), Op.RESHAPE: OpInfo(_C.VIEW, True), Op.PERMUTE: OpInfo(_C.VIEW, True),
     Op.CONVERT: OpInfo(_C.COLLECTIVE, True), Op.REDUCE: OpInfo(_C.COLLECTIVE, True),
     Op.SCAN: OpInfo(_C.COLLECTIVE, True), Op.DOT: OpInfo(_C.COLLECTIVE, True),
+    Op.GATHER: OpInfo(_C.COLLECTIVE, True, gathers=(0,)), Op.SORT: OpInfo(_C.COLLECTIVE, True),
+    Op.HISTOGRAM: OpInfo(_C.COLLECTIVE, True), Op.COMBINE_REDUCE: OpInfo(_C.COLLECTIVE, True),
+    Op.COMBINE_SCAN: OpInfo(_C.COLLECTIVE, True), Op.ASM: OpInfo(_C.ELEMENTWISE, False),
     Op.LOAD: OpInfo(_C.MEMORY, True), Op.STORE: OpInfo(_C.MEMORY, False), Op.ATOMIC: OpInfo(_C.MEMORY, False),
-    Op.BARRIER: OpInfo(_C.CONTROL, False), Op.FOR: OpInfo(_C.CONTROL, False), Op.WHILE: OpInfo(_C.CONTROL, False),
+    Op.BARRIER: OpInfo(_C.CONTROL, False), Op.ASSERT: OpInfo(_C.CONTROL, False), Op.PRINT: OpInfo(_C.CONTROL, False),
+    Op.FOR: OpInfo(_C.CONTROL, False), Op.WHILE: OpInfo(_C.CONTROL, False),
     Op.IF: OpInfo(_C.CONTROL, False), Op.RESULT: OpInfo(_C.CONTROL, True), Op.RETURN: OpInfo(_C.CONTROL, False),
 }
 
@@ -159,6 +172,7 @@ class UnaryFn(enum.Enum):
     ATAN = "atan"
     CEIL = "ceil"
     FLOOR = "floor"
+    ROUND_TF32 = "round_tf32"  # f32 to tf32, nearest with ties away from zero (cvt.rna.tf32.f32)
 
 
 class ReduceFn(enum.Enum):
@@ -316,9 +330,74 @@ class DotAttr:
 class RandAttr:
     fn: RandFn
     rounds: int
+    lane: int = 0  # which of Philox's four outputs (randint4x); randint is lane 0
 
     def __str__(self) -> str:
-        return f"{self.fn.value} rounds={self.rounds}"
+        return f"{self.fn.value} rounds={self.rounds}" + (f" lane={self.lane}" if self.lane else "")
+
+
+@dataclass(frozen=True)
+class SortAttr:
+    descending: bool
+
+    def __str__(self) -> str:
+        return "descending" if self.descending else "ascending"
+
+
+@dataclass(frozen=True)
+class HistogramAttr:
+    bins: int
+    has_mask: bool
+
+    def __str__(self) -> str:
+        return f"bins={self.bins}"
+
+
+@dataclass(frozen=True)
+class CombineAttr:
+    """A reduction (axis None: every axis) or scan whose combine function is the node's region."""
+
+    axis: int | None
+    reverse: bool = False
+
+    def __str__(self) -> str:
+        return f"axis={self.axis}" + (" reverse" if self.reverse else "")
+
+
+@dataclass(frozen=True)
+class AssertAttr:
+    message: str
+
+    def __str__(self) -> str:
+        return repr(self.message)
+
+
+@dataclass(frozen=True)
+class PrintAttr:
+    """``device_print``: the prefix, and per printed item its text (a compile-time value) or None
+    (the next tensor operand)."""
+
+    prefix: str
+    items: tuple[str | None, ...]
+    hex: bool
+
+    def __str__(self) -> str:
+        return repr(self.prefix) + (" hex" if self.hex else "")
+
+
+@dataclass(frozen=True)
+class AsmAttr:
+    """``inline_asm_elementwise``: PTX with ``$n`` operands, outputs first in ``constraints``."""
+
+    asm: str
+    constraints: str
+    pack: int
+    pure: bool
+    outputs: tuple[DType, ...] = ()  # every output's dtype (one asm statement writes them all)
+    output: int = 0  # which one this node is
+
+    def __str__(self) -> str:
+        return repr(self.asm) + (f" output={self.output}" if len(self.outputs) > 1 else "")
 
 
 @dataclass(frozen=True)
@@ -362,7 +441,8 @@ class LoopAttr:
 
 
 Attr = Union[NoAttr, ParamAttr, ConstAttr, AxisAttr, RangeAttr, BinaryAttr, UnaryAttr, CastAttr, PermuteAttr,
-             ReduceAttr, ScanAttr, DotAttr, RandAttr, MemAttr, AtomicAttr, IndexAttr, LoopAttr]
+             ReduceAttr, ScanAttr, DotAttr, RandAttr, SortAttr, HistogramAttr, CombineAttr, AssertAttr, PrintAttr,
+             AsmAttr, MemAttr, AtomicAttr, IndexAttr, LoopAttr]
 
 NO_ATTR = NoAttr()
 

@@ -1,26 +1,38 @@
-"""Builtins to IR: one function per ``tl.*`` builtin, registered with ``@lowers(tl.x)``."""
+"""Builtins to IR: one function per ``tl.*`` builtin, registered with ``@lowers(tl.x)``.
+
+This module holds the registry and the elementwise, shape, random and debugging builtins;
+:mod:`lowering_memory` (loads, stores, atomics, block pointers, descriptors) and
+:mod:`lowering_collective` (reductions, scans, sort, histogram, dot) register the rest.
+Each lowering checks its arguments as the NumPy reference does, so misuse is a KernelError at
+the user's line.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 import tile_lang as tl
 from tile_lang import dtypes, operators
 from tile_lang.builtin import Builtin, builtin_of
 from tile_lang.compiler.builder import Builder, Value
+from tile_lang.compiler.builder import broadcast_shapes
 from tile_lang.compiler.ir import (
-    AtomicAttr, AtomicFn, BinaryFn, DotAttr, MemAttr, Node, Op, Precision, RandAttr, RandFn, ReduceAttr, ReduceFn,
-    ScanAttr, Scope, Sem, Type, UnaryFn,
+    AssertAttr, AsmAttr, AxisAttr, BinaryFn, Node, Op, PermuteAttr, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
 from tile_lang.dtypes import DType
 from tile_lang.ops import debug, math as tlmath, random as tlrandom
 
 
 class Context(Protocol):
+    """What a lowering sees of the front end: the builder, errors, and inlining of a @tl.func."""
+
     b: Builder
 
     def error(self, message: str) -> Exception: ...
+
+    def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
 
 
 Args = Mapping[str, Any]
@@ -31,23 +43,45 @@ LOWERINGS: dict[Builtin, Lowering] = {}
 def lowers(*functions: Callable[..., Any]) -> Callable[[Lowering], Lowering]:
     def register(impl: Lowering) -> Lowering:
         for fn in functions:
-            LOWERINGS[_builtin(fn)] = impl
+            LOWERINGS[builtin_op(fn)] = impl
         return impl
     return register
 
 
-def _builtin(fn: object) -> Builtin:
+def builtin_op(fn: object) -> Builtin:
     op = builtin_of(fn)
     assert op is not None, fn
     return op
 
 
-def _dtype(marker: Any) -> DType:
+def dtype_arg(marker: Any) -> DType:
     return dtypes.dtype_of(marker)
 
 
-def _node(b: Builder, value: Value) -> Node:
+def node_arg(b: Builder, value: Value) -> Node:
     return b.to_node(value)
+
+
+def constant(c: Context, value: Any, what: str) -> int:
+    """A compile-time integer argument, or an error naming it."""
+    if isinstance(value, Node) or isinstance(value, bool) or not isinstance(value, int):
+        raise c.error(f"{what}: expected a constexpr integer, got {value!r}")
+    return value
+
+
+def block_axis(c: Context, x: Node, axis: Any, what: str) -> int:
+    """``axis`` (a constexpr, negative from the end) as an axis of ``x``'s block."""
+    rank = len(x.ty.shape)
+    index = constant(c, axis, what)
+    if not -rank <= index < rank:
+        raise c.error(f"{what}: axis {index} is out of range for a block of rank {rank}")
+    return index % rank
+
+
+def pow2_shape(c: Context, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
+    if any(not isinstance(d, int) or d <= 0 or d & (d - 1) for d in shape):
+        raise c.error(f"{what}: block dimensions must be powers of two, got shape {list(shape)}")
+    return shape
 
 
 # ---------------------------------------------------------------- creation
@@ -76,12 +110,12 @@ def _full(b: Builder, shape: tuple[int, ...], value: Value, dtype: DType) -> Nod
 
 @lowers(tl.zeros)
 def _zeros(c: Context, a: Args) -> Node:
-    return _full(c.b, a["shape"], 0, _dtype(a["dtype"]))
+    return _full(c.b, a["shape"], 0, dtype_arg(a["dtype"]))
 
 
 @lowers(tl.full)
 def _full_builtin(c: Context, a: Args) -> Node:
-    return _full(c.b, a["shape"], a["value"], _dtype(a["dtype"]))
+    return _full(c.b, a["shape"], a["value"], dtype_arg(a["dtype"]))
 
 
 @lowers(tl.full_like)
@@ -95,7 +129,7 @@ def _cast(c: Context, a: Args) -> Node:
     rounding = a["fp_downcast_rounding"]
     if rounding not in (None, "rtne", "rtz"):
         raise c.error(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
-    return c.b.cast(_node(c.b, a["input"]), _dtype(a["dtype"]), a["bitcast"], rounding == "rtz")
+    return c.b.cast(node_arg(c.b, a["input"]), dtype_arg(a["dtype"]), a["bitcast"], rounding == "rtz")
 
 
 # ---------------------------------------------------------------- operators (used by library helpers)
@@ -112,7 +146,7 @@ def _unary(c: Context, a: Args) -> Value:
     x: Value = a["x"]
     if a["op"] is operators.UnaryOp.POS:
         return x
-    return c.b.unary(fns[a["op"]], _node(c.b, x))
+    return c.b.unary(fns[a["op"]], node_arg(c.b, x))
 
 
 # ---------------------------------------------------------------- math
@@ -132,7 +166,7 @@ for _fn, _unary_fn in _MATH.items():
 
 @lowers(tl.abs)
 def _abs(c: Context, a: Args) -> Node:
-    return c.b.unary(UnaryFn.ABS, _node(c.b, a["x"]))
+    return c.b.unary(UnaryFn.ABS, node_arg(c.b, a["x"]))
 
 
 def _minmax(c: Context, a: Args, fn: BinaryFn, nan_fn: BinaryFn) -> Node:
@@ -158,7 +192,7 @@ def _clamp(c: Context, a: Args) -> Node:
 
 @lowers(tl.fma)
 def _fma(c: Context, a: Args) -> Node:
-    x = _node(c.b, a["x"])
+    x = node_arg(c.b, a["x"])
     return c.b.elementwise(Op.FMA, (x, a["y"], a["z"]), x.ty.dtype)
 
 
@@ -191,107 +225,71 @@ def _min_int(c: Context, a: Args) -> Value:
     return c.b.binary(BinaryFn.MIN, x, y)
 
 
-# ---------------------------------------------------------------- memory
-
-
-def _mask(b: Builder, mask: Value | None, shape: tuple[int, ...]) -> Node | None:
-    if mask is None:
-        return None
-    return b.broadcast_to(b.truth(b.to_node(mask)), shape)
-
-
-def _pointer(c: Context, pointer: Any, mask: Any) -> Node:
-    if not isinstance(pointer, Node) or not pointer.ty.dtype.is_pointer:
-        raise c.error(f"expected a pointer or a block of pointers, got {pointer!r}")
-    if isinstance(mask, Node) and len(mask.ty.shape) > len(pointer.ty.shape):
-        return c.b.broadcast_to(pointer, mask.ty.shape)
-    return pointer
-
-
-@lowers(tl.load)
-def _load(c: Context, a: Args) -> Node:
-    ptr = _pointer(c, a["pointer"], a["mask"])
-    element = ptr.ty.dtype.element
-    assert element is not None
-    mask = _mask(c.b, a["mask"], ptr.ty.shape)
-    other = None
-    if a["other"] is not None:
-        other = c.b.broadcast_to(c.b.to_node(a["other"], element), ptr.ty.shape)
-        if mask is None:
-            other = None
-    args = tuple(x for x in (ptr, mask, other) if x is not None)
-    attr = MemAttr(mask is not None, other is not None, volatile=bool(a["volatile"]))
-    return c.b.emit(Op.LOAD, Type(element, ptr.ty.shape), args, attr)
-
-
-@lowers(tl.store)
-def _store(c: Context, a: Args) -> None:
-    ptr = _pointer(c, a["pointer"], a["mask"])
-    element = ptr.ty.dtype.element
-    assert element is not None
-    value = c.b.broadcast_to(c.b.to_node(a["value"], element), ptr.ty.shape)
-    mask = _mask(c.b, a["mask"], ptr.ty.shape)
-    args = (ptr, value) if mask is None else (ptr, value, mask)
-    c.b.emit(Op.STORE, None, args, MemAttr(mask is not None))
-
-
-def _atomic_lowering(fn: AtomicFn) -> Lowering:
-    def lower(c: Context, a: Args) -> Node:
-        ptr = _pointer(c, a["pointer"], a.get("mask"))
-        element = ptr.ty.dtype.element
-        assert element is not None
-        operands = [c.b.broadcast_to(c.b.to_node(a[k], element), ptr.ty.shape)
-                    for k in (("cmp", "val") if fn is AtomicFn.CAS else ("val",))]
-        mask = _mask(c.b, a.get("mask"), ptr.ty.shape)
-        sem, scope = Sem(a["sem"] or "acq_rel"), Scope(a["scope"] or "gpu")
-        args = (ptr, *operands) + ((mask,) if mask is not None else ())
-        return c.b.emit(Op.ATOMIC, Type(element, ptr.ty.shape), args, AtomicAttr(fn, sem, scope, mask is not None))
-    return lower
-
-
-_ATOMICS: dict[object, AtomicFn] = {tl.atomic_add: AtomicFn.ADD, tl.atomic_max: AtomicFn.MAX, tl.atomic_min: AtomicFn.MIN,
-                        tl.atomic_and: AtomicFn.AND, tl.atomic_or: AtomicFn.OR, tl.atomic_xor: AtomicFn.XOR,
-                        tl.atomic_xchg: AtomicFn.XCHG, tl.atomic_cas: AtomicFn.CAS}
-for _atomic, _atomic_fn in _ATOMICS.items():
-    LOWERINGS[_builtin(_atomic)] = _atomic_lowering(_atomic_fn)
-
-
 # ---------------------------------------------------------------- shapes
+
+
+def _int_tuple(c: Context, dims: Any, what: str) -> tuple[int, ...]:
+    items = dims if isinstance(dims, (tuple, list)) else (dims,)
+    return tuple(constant(c, d, what) for d in items)
 
 
 @lowers(tl.broadcast_to)
 def _broadcast_to(c: Context, a: Args) -> Node:
-    return c.b.broadcast_to(_node(c.b, a["input"]), tuple(a["shape"]))
+    x = node_arg(c.b, a["input"])
+    shape = pow2_shape(c, _int_tuple(c, a["shape"], "tl.broadcast_to"), "tl.broadcast_to")
+    if len(shape) != len(x.ty.shape) or any(s != d and s != 1 for s, d in zip(x.ty.shape, shape)):
+        raise c.error(f"tl.broadcast_to: cannot broadcast a block of shape {list(x.ty.shape)} to {list(shape)} "
+                      "(the ranks must match and only size-1 axes expand)")
+    return c.b.broadcast_to(x, shape)
 
 
 @lowers(tl.broadcast)
 def _broadcast(c: Context, a: Args) -> tuple[Node, Node]:
-    from tile_lang.compiler.builder import broadcast_shapes
-    x, y = _node(c.b, a["input"]), _node(c.b, a["other"])
+    x = node_arg(c.b, a["input"])
+    y = c.b.to_node(a["other"], None if isinstance(a["other"], Node) else x.ty.dtype)
     shape = broadcast_shapes(x.ty.shape, y.ty.shape)
     return c.b.broadcast_to(x, shape), c.b.broadcast_to(y, shape)
 
 
 @lowers(tl.expand_dims)
 def _expand_dims(c: Context, a: Args) -> Node:
-    return c.b.expand_dims(_node(c.b, a["input"]), a["axis"])
+    x = node_arg(c.b, a["input"])
+    axes = _int_tuple(c, a["axis"], "tl.expand_dims")
+    rank = len(x.ty.shape) + len(axes)
+    for ax in axes:
+        if not -rank <= ax < rank:
+            raise c.error(f"tl.expand_dims: axis {ax} is out of range for a result of rank {rank}")
+    new = sorted(ax % rank for ax in axes)
+    if len(set(new)) != len(new):
+        raise c.error(f"tl.expand_dims: repeated axis in {list(axes)}")
+    shape = list(x.ty.shape)
+    for ax in new:
+        shape.insert(ax, 1)
+    return c.b.reshape(x, tuple(shape)) if x.ty.shape else c.b.splat(x, tuple(shape))
+
+
+def _reshaped(c: Context, x: Node, shape: tuple[int, ...], what: str) -> Node:
+    if x.ty.numel != _prod(shape):
+        raise c.error(f"{what}: cannot reshape a block of shape {list(x.ty.shape)} to {list(shape)}")
+    pow2_shape(c, shape, what)
+    return c.b.reshape(x, shape) if x.ty.shape else c.b.splat(x, shape)
 
 
 @lowers(tl.reshape, tl.view)
 def _reshape(c: Context, a: Args) -> Node:
-    return c.b.reshape(_node(c.b, a["input"]), tuple(a["shape"]))
+    return _reshaped(c, node_arg(c.b, a["input"]), _int_tuple(c, a["shape"], "tl.reshape"), "tl.reshape")
 
 
 @lowers(tl.ravel)
 def _ravel(c: Context, a: Args) -> Node:
-    x = _node(c.b, a["x"])
-    return c.b.reshape(x, (x.ty.numel,))
+    x = node_arg(c.b, a["x"])
+    return _reshaped(c, x, (x.ty.numel,), "tl.ravel")
 
 
-def _permute(c: Context, x: Node, dims: tuple[int, ...]) -> Node:
-    from tile_lang.compiler.ir import PermuteAttr
+def permute(c: Context, x: Node, dims: tuple[int, ...]) -> Node:
+    """``x`` with its axes reordered (out axis i is x's axis dims[i])."""
     if sorted(dims) != list(range(len(x.ty.shape))):
-        raise c.error(f"permutation {list(dims)} does not match a block of rank {len(x.ty.shape)}")
+        raise c.error(f"dims {list(dims)} are not a permutation of the {len(x.ty.shape)} axes of a block")
     if dims == tuple(range(len(dims))):
         return x
     shape = tuple(x.ty.shape[d] for d in dims)
@@ -299,135 +297,145 @@ def _permute(c: Context, x: Node, dims: tuple[int, ...]) -> Node:
 
 
 @lowers(tl.permute)
-def _permute_builtin(c: Context, a: Args) -> Node:
-    return _permute(c, _node(c.b, a["input"]), tuple(a["dims"]))
+def _permutebuiltin_op(c: Context, a: Args) -> Node:
+    x = node_arg(c.b, a["input"])
+    rank = len(x.ty.shape)
+    dims = tuple(d % rank if rank else d for d in _int_tuple(c, a["dims"], "tl.permute"))
+    return permute(c, x, dims)
 
 
 @lowers(tl.trans)
 def _trans(c: Context, a: Args) -> Node:
-    x = _node(c.b, a["input"])
-    dims = tuple(a["dims"]) or tuple(reversed(range(len(x.ty.shape))))
-    return _permute(c, x, dims)
+    x = node_arg(c.b, a["input"])
+    dims = _int_tuple(c, a["dims"], "tl.trans") if a["dims"] else ()
+    if not dims and len(x.ty.shape) != 2:
+        raise c.error(f"tl.trans without dims transposes a 2-D block; got a block of shape {list(x.ty.shape)}, "
+                      "so pass dims explicitly")
+    return permute(c, x, dims or (1, 0))
 
 
-# ---------------------------------------------------------------- reductions and scans
+def gather(c: Context, src: Node, index: Node, axis: int) -> Node:
+    """``out[..i..] = src[.. index[..i..] at axis ..]``: the result has index's shape."""
+    return c.b.emit(Op.GATHER, Type(src.ty.dtype, index.ty.shape), (src, index), AxisAttr(axis))
 
 
-def _axis(c: Context, x: Node, axis: int | None) -> int | None:
-    if axis is None:
-        return None
-    rank = len(x.ty.shape)
-    if not -rank <= axis < rank:
-        raise c.error(f"axis {axis} is out of range for a block of rank {rank}")
-    return axis % rank
+def _positions(c: Context, shape: tuple[int, ...], axis: int, value: Callable[[Node], Value]) -> Node:
+    """A computed i32 block of ``shape`` holding ``value(arange)`` along ``axis``."""
+    along = c.b.to_node(value(c.b.arange(0, shape[axis])), dtypes.I32)
+    dims = tuple(shape[axis] if d == axis else 1 for d in range(len(shape)))
+    return c.b.broadcast_to(c.b.reshape(along, dims), shape)
 
 
-def _reduce(c: Context, x: Node, fn: ReduceFn, axis: int | None, keep_dims: bool, dtype: DType,
-            tie_break_left: bool = True) -> Node:
+@lowers(tl.flip)
+def _flip(c: Context, a: Args) -> Node:
+    x = node_arg(c.b, a["x"])
     if x.ty.is_scalar:
-        return x if fn not in (ReduceFn.ARGMAX, ReduceFn.ARGMIN) else c.b.const(0, dtypes.I32)
-    ax = _axis(c, x, axis)
-    shape = () if ax is None else x.ty.shape[:ax] + x.ty.shape[ax + 1:]
-    out = c.b.emit(Op.REDUCE, Type(dtype, shape), (x,), ReduceAttr(fn, ax, tie_break_left))
-    if keep_dims:
-        kept = tuple(1 if ax is None or i == ax else s for i, s in enumerate(x.ty.shape))
-        return c.b.splat(out, kept) if ax is None else c.b.reshape(out, kept)
+        raise c.error("tl.flip needs a block")
+    axis = block_axis(c, x, len(x.ty.shape) - 1 if a["dim"] is None else a["dim"], "tl.flip")
+    last = x.ty.shape[axis] - 1
+    return gather(c, x, _positions(c, x.ty.shape, axis, lambda i: c.b.binary_op(operators.BinaryOp.SUB, last, i)), axis)
+
+
+def _pair(c: Context, a: Args, what: str) -> tuple[Node, Node]:
+    """``a`` and ``b`` of join/interleave: one dtype, broadcast together."""
+    x = node_arg(c.b, a["a"])
+    y = c.b.to_node(a["b"], None if isinstance(a["b"], Node) else x.ty.dtype)
+    if x.ty.dtype != y.ty.dtype:
+        raise c.error(f"{what} needs two blocks of the same dtype, got {x.ty} and {y.ty}")
+    shape = broadcast_shapes(x.ty.shape, y.ty.shape)
+    return c.b.broadcast_to(x, shape), c.b.broadcast_to(y, shape)
+
+
+def join(c: Context, x: Node, y: Node) -> Node:
+    """Two blocks of one shape stacked along a new last axis of size 2."""
+    shape = x.ty.shape + (2,)
+    parts = [c.b.broadcast_to(c.b.expand_dims(v, len(x.ty.shape)), shape) for v in (x, y)]
+    first = _positions(c, shape, len(shape) - 1, lambda i: c.b.binary(BinaryFn.EQ, i, 0))
+    return c.b.emit(Op.WHERE, Type(x.ty.dtype, shape), (c.b.truth(first), parts[0], parts[1]))
+
+
+@lowers(tl.join)
+def _join(c: Context, a: Args) -> Node:
+    return join(c, *_pair(c, a, "tl.join"))
+
+
+@lowers(tl.interleave)
+def _interleave(c: Context, a: Args) -> Node:
+    joined = join(c, *_pair(c, a, "tl.interleave"))
+    if len(joined.ty.shape) == 1:
+        return joined
+    return c.b.reshape(joined, joined.ty.shape[:-2] + (2 * joined.ty.shape[-2],))
+
+
+@lowers(tl.split)
+def _split(c: Context, a: Args) -> tuple[Node, Node]:
+    x = node_arg(c.b, a["a"])
+    if x.ty.is_scalar or x.ty.shape[-1] != 2:
+        raise c.error(f"tl.split needs a block whose last axis has size 2, got a block of shape {list(x.ty.shape)}")
+    axis = len(x.ty.shape) - 1
+    pick = x.ty.shape[:-1] + (1,)
+
+    def half(j: int) -> Node:
+        index = c.b.splat(c.b.const(j, dtypes.I32), pick)
+        return c.b.reshape(gather(c, x, index, axis), x.ty.shape[:-1])
+
+    return half(0), half(1)
+
+
+@lowers(tl.cat)
+def _cat(c: Context, a: Args) -> Node:
+    """Concatenation along the first axis: join, move the new axis first, merge it in."""
+    x, y = node_arg(c.b, a["input"]), node_arg(c.b, a["other"])
+    if x.ty.is_scalar or x.ty.shape != y.ty.shape or x.ty.dtype != y.ty.dtype:
+        raise c.error(f"tl.cat needs two blocks of the same shape and dtype (rank >= 1), got {x.ty} and {y.ty}")
+    joined = join(c, x, y)
+    rank = len(joined.ty.shape)
+    moved = permute(c, joined, (rank - 1, *range(rank - 1)))
+    return c.b.reshape(moved, (2 * x.ty.shape[0], *x.ty.shape[1:]))
+
+
+def _prod(shape: tuple[int, ...]) -> int:
+    out = 1
+    for s in shape:
+        out *= s
     return out
-
-
-def _sum_dtype(dtype: DType) -> DType:
-    if dtype.is_bool or (dtype.is_int and dtype.bits < 32):
-        return dtypes.I32 if dtype.is_signed or dtype.is_bool else dtypes.U32
-    return dtype
-
-
-@lowers(tl.sum)
-def _sum(c: Context, a: Args) -> Node:
-    x = _node(c.b, a["input"])
-    dtype = _dtype(a["dtype"]) if a["dtype"] is not None else _sum_dtype(x.ty.dtype)
-    return _reduce(c, c.b.cast(x, dtype), ReduceFn.SUM, a["axis"], a["keep_dims"], dtype)
-
-
-@lowers(tl.xor_sum)
-def _xor_sum(c: Context, a: Args) -> Node:
-    x = _node(c.b, a["input"])
-    return _reduce(c, x, ReduceFn.XOR, a["axis"], a["keep_dims"], x.ty.dtype)
-
-
-def _extreme(fn: ReduceFn, arg_fn: ReduceFn) -> Lowering:
-    def lower(c: Context, a: Args) -> Any:
-        x = _node(c.b, a["input"])
-        value = _reduce(c, x, fn, a["axis"], a["keep_dims"], x.ty.dtype)
-        if not a["return_indices"]:
-            return value
-        index = _reduce(c, x, arg_fn, a["axis"], a["keep_dims"], dtypes.I32, a["return_indices_tie_break_left"])
-        return value, index
-    return lower
-
-
-LOWERINGS[_builtin(tl.max)] = _extreme(ReduceFn.MAX, ReduceFn.ARGMAX)
-LOWERINGS[_builtin(tl.min)] = _extreme(ReduceFn.MIN, ReduceFn.ARGMIN)
-
-
-def _arg(fn: ReduceFn) -> Lowering:
-    def lower(c: Context, a: Args) -> Node:
-        x = _node(c.b, a["input"])
-        return _reduce(c, x, fn, a["axis"], a["keep_dims"], dtypes.I32, a["tie_break_left"])
-    return lower
-
-
-lowers(tl.argmax)(_arg(ReduceFn.ARGMAX))
-lowers(tl.argmin)(_arg(ReduceFn.ARGMIN))
-
-
-def _scan(fn: ReduceFn) -> Lowering:
-    def lower(c: Context, a: Args) -> Node:
-        x = _node(c.b, a["input"])
-        dtype = _sum_dtype(x.ty.dtype)
-        axis = _axis(c, x, a["axis"])
-        assert axis is not None
-        return c.b.emit(Op.SCAN, Type(dtype, x.ty.shape), (c.b.cast(x, dtype),), ScanAttr(fn, axis, a["reverse"]))
-    return lower
-
-
-lowers(tl.cumsum)(_scan(ReduceFn.SUM))
-lowers(tl.cumprod)(_scan(ReduceFn.PROD))
-
-
-# ---------------------------------------------------------------- dot
-
-
-@lowers(tl.dot)
-def _dot(c: Context, a: Args) -> Node:
-    x, y = _node(c.b, a["input"]), _node(c.b, a["other"])
-    if len(x.ty.shape) not in (2, 3) or len(y.ty.shape) != len(x.ty.shape) or x.ty.shape[-1] != y.ty.shape[-2]:
-        raise c.error(f"tl.dot of blocks {list(x.ty.shape)} and {list(y.ty.shape)}")
-    shape = x.ty.shape[:-1] + y.ty.shape[-1:]
-    out = dtypes.I32 if x.ty.dtype.is_int else _dtype(a["out_dtype"])
-    acc = a["acc"]
-    acc_node = c.b.to_node(acc, out) if acc is not None else c.b.splat(c.b.const(0, out), shape)
-    precision = a["input_precision"] or ("ieee" if a["allow_tf32"] is False else "tf32")
-    if not x.ty.dtype == dtypes.F32:
-        precision = "ieee"
-    return c.b.emit(Op.DOT, Type(out, shape), (x, y, acc_node), DotAttr(Precision(precision)))
 
 
 # ---------------------------------------------------------------- random numbers
 
 
+def _random_operands(c: Context, a: Args) -> tuple[Node, Node, int]:
+    """The seed (u64, sign-extended, splat to the offsets' shape), the offsets and the rounds."""
+    offset = node_arg(c.b, a["offset"])
+    seed = c.b.to_node(a["seed"])
+    if not offset.ty.dtype.is_int or not seed.ty.dtype.is_int:
+        raise c.error(f"the seed and offset of a random function must be integers, got {seed.ty} and {offset.ty}")
+    rounds = a["n_rounds"]
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 0:
+        raise c.error(f"n_rounds must be a non-negative constexpr int, got {rounds!r}")
+    shape = broadcast_shapes(seed.ty.shape, offset.ty.shape)
+    seed = c.b.broadcast_to(c.b.cast(seed, dtypes.U64), shape)
+    return seed, c.b.broadcast_to(offset, shape), rounds
+
+
 def _rand(fn: RandFn) -> Lowering:
     def lower(c: Context, a: Args) -> Node:
-        offset = _node(c.b, a["offset"])
-        seed = c.b.cast(c.b.to_node(a["seed"]), dtypes.U64)
+        seed, offset, rounds = _random_operands(c, a)
         out = dtypes.U32 if fn is RandFn.RANDINT else dtypes.F32
-        seed = c.b.splat(seed, offset.ty.shape)
-        return c.b.emit(Op.RAND, Type(out, offset.ty.shape), (seed, offset), RandAttr(fn, a["n_rounds"]))
+        return c.b.emit(Op.RAND, Type(out, offset.ty.shape), (seed, offset), RandAttr(fn, rounds))
     return lower
 
 
 lowers(tlrandom.randint)(_rand(RandFn.RANDINT))
 lowers(tlrandom.rand)(_rand(RandFn.RAND))
 lowers(tlrandom.randn)(_rand(RandFn.RANDN))
+
+
+@lowers(tlrandom.randint4x)
+def _randint4x(c: Context, a: Args) -> tuple[Node, ...]:
+    seed, offset, rounds = _random_operands(c, a)
+    return tuple(c.b.emit(Op.RAND, Type(dtypes.U32, offset.ty.shape), (seed, offset),
+                          RandAttr(RandFn.RANDINT, rounds, lane)) for lane in range(4))
 
 
 # ---------------------------------------------------------------- hints and debugging
@@ -453,9 +461,72 @@ def _static_assert(c: Context, a: Args) -> None:
     if isinstance(a["cond"], Node):
         raise c.error("tl.static_assert needs a compile-time condition")
     if not a["cond"]:
-        raise c.error(f"static_assert failed: {a['msg']}")
+        raise c.error(f"static_assert failed{': ' + a['msg'] if a['msg'] else ''}")
 
 
 @lowers(debug.static_print)
 def _static_print(c: Context, a: Args) -> None:
     print(*a["values"])
+
+
+def _bool_block(c: Context, value: Any, what: str) -> Node:
+    node = c.b.to_node(value)
+    if not node.ty.dtype.is_bool:
+        raise c.error(f"tl.{what} needs a bool condition (a comparison), got {node.ty}")
+    return node
+
+
+@lowers(debug.device_assert)
+def _device_assert(c: Context, a: Args) -> None:
+    """Checked on every element; with a mask, only where the mask is true."""
+    ok = _bool_block(c, a["cond"], "device_assert")
+    if a["mask"] is not None:
+        live = _bool_block(c, a["mask"], "device_assert")
+        ok = c.b.binary(BinaryFn.OR, ok, c.b.unary(UnaryFn.NOT, live))
+    c.b.emit(Op.ASSERT, None, (ok,), AssertAttr(str(a["msg"] or "")))
+
+
+def print_prefix(prefix: str, has_args: bool) -> str:
+    """Triton's normalisation: a prefix with arguments ends in ": ", a long one starts with " "."""
+    if has_args and not prefix.endswith(" "):
+        prefix += " "
+    if has_args and not prefix.endswith(": "):
+        prefix = prefix[:-1] + ": "
+    return " " + prefix if len(prefix) > 2 and not prefix.startswith(" ") else prefix
+
+
+@lowers(debug.device_print)
+def _device_print(c: Context, a: Args) -> None:
+    """One line per element (per program for scalars), as Triton prints on the GPU; compile-time
+    values are printed as text."""
+    values = tuple(a["args"])
+    nodes = [v for v in values if isinstance(v, Node)]
+    shape: tuple[int, ...] = ()
+    for n in nodes:
+        shape = broadcast_shapes(shape, n.ty.shape)
+    items = tuple(None if isinstance(v, Node) else str(v) for v in values)
+    operands = tuple(c.b.broadcast_to(n, shape) for n in nodes)
+    c.b.emit(Op.PRINT, None, operands, PrintAttr(print_prefix(str(a["prefix"]), bool(values)), items, bool(a["hex"])))
+
+
+@lowers(debug.inline_asm_elementwise)
+def _inline_asm(c: Context, a: Args) -> Any:
+    """PTX applied elementwise to the broadcast arguments; a tuple ``dtype`` gives a tuple."""
+    args = [node_arg(c.b, v) for v in a["args"]]
+    shape: tuple[int, ...] = ()
+    for n in args:
+        shape = broadcast_shapes(shape, n.ty.shape)
+    operands = tuple(c.b.broadcast_to(n, shape) for n in args)
+    many = isinstance(a["dtype"], (tuple, list))
+    outs = [dtype_arg(d) for d in (a["dtype"] if many else (a["dtype"],))]
+    pack = constant(c, a["pack"], "tl.inline_asm_elementwise: pack")
+    if pack < 1 or (shape and shape[-1] % pack):
+        raise c.error(f"tl.inline_asm_elementwise: pack={pack} must divide the last block dimension {list(shape)}")
+    attr = AsmAttr(str(a["asm"]), str(a["constraints"]), pack, bool(a["is_pure"]), tuple(outs))
+    results = tuple(c.b.emit(Op.ASM, Type(d, shape), operands, replace(attr, output=i))
+                    for i, d in enumerate(outs))
+    return results if many else results[0]
+
+
+# Importing these registers the memory and collective lowerings.
+from tile_lang.compiler import lowering_collective, lowering_memory  # noqa: E402,F401

@@ -29,7 +29,7 @@ def _region(region: Region, rule: Rule, mapping: dict[Node, Node]) -> Region:
     params = tuple(_one(p, rule, mapping, []) for p in region.params)
     body: list[Node] = []
     for node in region.body:
-        args = tuple(mapping[a] for a in node.args)
+        args = tuple(mapping.get(a, a) for a in node.args)  # a dropped operand: this node is dropped too
         regions = tuple(_region(r, rule, mapping) for r in node.regions)
         changed = args != node.args or regions != node.regions
         out = rule(replace(node, args=args, regions=regions) if changed else node, body)

@@ -64,3 +64,17 @@ def literal(value: bool | int | float, dtype: DType) -> str:
     if dtype == dtypes.U32:
         return f"{v}u"
     return f"({ctype(dtype)}){v}"
+
+
+def c_string(text: str) -> str:
+    """``text`` as a C++ string literal (escaped; non-ASCII as UTF-8 bytes)."""
+    out = []
+    for byte in text.encode():
+        char = chr(byte)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 32 <= byte < 127 and char != "?":
+            out.append(char)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'

@@ -144,12 +144,12 @@ def _unary(em: Emitter, node: Node, idx: Index) -> str:
     if fn is UnaryFn.NEG:
         text = f"(-{x})"
         return f"({ctype(dtype)}){text}" if dtype.is_int and dtype.bits < 32 else _to(dtype, text, work)
-    suffix = "f" if work.bits == 32 else ""
-    name = _FLOAT_FNS[fn]
     if fn is UnaryFn.SQRT_RN:
         text = f"__{'fsqrt' if work.bits == 32 else 'dsqrt'}_rn({x})"
+    elif fn is UnaryFn.ROUND_TF32:
+        text = f"tl::round_tf32({x})"
     else:
-        text = f"{name}{suffix}({x})"
+        text = f"{_FLOAT_FNS[fn]}{'f' if work.bits == 32 else ''}({x})"
     return _to(dtype, text, work)
 
 
@@ -187,6 +187,8 @@ def _rand(em: Emitter, node: Node, idx: Index) -> str:
     assert isinstance(node.attr, RandAttr)
     seed, offset = (em.elem(a, idx) for a in node.args)
     fn = {RandFn.RANDINT: "randint", RandFn.RAND: "rand", RandFn.RANDN: "randn"}[node.attr.fn]
+    if node.attr.lane:
+        fn = f"randint4x<{node.attr.lane}>"
     return f"tl::{fn}({seed}, {offset}, {node.attr.rounds})"
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from tile_lang.compiler.ir import Blocked, Computed, Function, Node, Op, Region, Shared, walk
 from tile_lang.compiler.passes.layouts import blocked
+from tile_lang.dtypes import DType
 
 from tile_lang_cupy.codegen.ctypes_ import ctype, feature
 
@@ -95,7 +96,7 @@ class Emitter:
         self.names: dict[Node, str] = {}
         self.counter = 0
         self.smem_bytes = SCRATCH_BYTES
-        self.last_line: int | None = None
+        self.last_line: tuple[str, int] | None = None
         self.uses: dict[Node, int] = {}
         self.results: dict[Node, list[str]] = {}
         for node in walk(fn.body):
@@ -111,23 +112,25 @@ class Emitter:
         self.lines.append("  " * self.depth + text)
 
     @contextmanager
-    def block(self, head: str) -> Iterator[None]:
+    def block(self, head: str, close: str = "}") -> Iterator[None]:
         self.line(head + " {")
         self.depth += 1
         try:
             yield
         finally:
             self.depth -= 1
-            self.line("}")
+            self.line(close)
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
 
-    def locate(self, node: Node) -> None:
-        if node.loc is not None and node.loc.line != self.last_line:
+    def locate(self, node: Node, force: bool = False) -> None:
+        """A ``#line`` directive for ``node``'s source line when it changes (or ``force``: the
+        next emitted line is then exactly that source line, for ``__LINE__``)."""
+        if node.loc is not None and (force or (node.loc.filename, node.loc.line) != self.last_line):
             self.lines.append(f'#line {node.loc.line} "{node.loc.filename}"')
-            self.last_line = node.loc.line
+            self.last_line = (node.loc.filename, node.loc.line)
 
     # ---------------------------------------------------------------- values
 
@@ -192,6 +195,41 @@ class Emitter:
         offset = self.smem_bytes
         self.smem_bytes += (nbytes + 15) // 16 * 16
         return offset
+
+    def scratch(self, dtype: DType, count: int, prefix: str = "s") -> str:
+        """A fresh shared-memory array of ``count`` elements of ``dtype``; returns its name."""
+        t = ctype(dtype)
+        name = self.fresh(prefix)
+        self.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {self.shared(count * max(1, dtype.bits // 8))});")
+        return name
+
+    def stage(self, node: Node) -> str:
+        """A private row-major copy of block ``node`` in shared memory, visible to every thread
+        when this returns (the ops that read or update elements at any coordinates use it)."""
+        name = self.scratch(node.ty.dtype, node.ty.numel)
+        self.line("__syncthreads();")  # earlier readers of this buffer (in a loop) are done
+        with self.each(node) as idx:
+            owner = self.owner(node)
+            store = f"{name}[{idx.flat}] = {self.elem(node, idx)};"
+            self.line(f"if ({owner}) {store}" if owner else store)
+        self.line("__syncthreads();")
+        return name
+
+    def random_access(self, node: Node) -> Node:
+        """``node``, or its copy in shared memory when its elements sit in other threads'
+        registers: the result can be read at any coordinates with :meth:`elem`."""
+        if node.ty.is_scalar or node.ty.numel == 1 or isinstance(node.layout, (Shared, Computed)):
+            return node
+        staged = Node(Op.CONVERT, node.ty, (node,), loc=node.loc, layout=Shared())
+        self.names[staged] = self.stage(node)
+        return staged
+
+    @contextmanager
+    def strided(self, count: str) -> Iterator[str]:
+        """A loop dealing ``count`` work items (a C++ expression) to the block's threads."""
+        w = self.fresh("w")
+        with self.block(f"for (unsigned {w} = tid; {w} < {count}; {w} += {self.fn.threads}u)"):
+            yield w
 
     # ---------------------------------------------------------------- nodes
 

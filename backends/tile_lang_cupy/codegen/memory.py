@@ -3,6 +3,8 @@ only the owning copy of a replicated block writing."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from tile_lang import dtypes
 from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Blocked, MemAttr, Node, Op
 from tile_lang.dtypes import DType
@@ -72,26 +74,78 @@ def _store(em: Emitter, node: Node) -> None:
         em.line(f"if ({guard}) {stmt}" if guard else stmt)
 
 
-_PTX_TYPES: dict[DType, tuple[str, str, str]] = {  # arithmetic type, bit type, register constraint
-    dtypes.I32: ("s32", "b32", "r"), dtypes.U32: ("u32", "b32", "r"), dtypes.I64: ("s64", "b64", "l"),
-    dtypes.U64: ("u64", "b64", "l"), dtypes.F32: ("f32", "b32", "f"), dtypes.F64: ("f64", "b64", "d"),
+@dataclass(frozen=True)
+class PtxType:
+    """How an element type goes through ``atom``: its arithmetic and bit type names, the
+    register constraint, and the C++ type of that register."""
+
+    arith: str
+    bits: str
+    reg: str
+    ctype: str
+
+
+_PTX_TYPES: dict[DType, PtxType] = {
+    dtypes.I32: PtxType("s32", "b32", "r", "int"), dtypes.U32: PtxType("u32", "b32", "r", "unsigned"),
+    dtypes.I64: PtxType("s64", "b64", "l", "long long"), dtypes.U64: PtxType("u64", "b64", "l", "unsigned long long"),
+    dtypes.F32: PtxType("f32", "b32", "f", "float"), dtypes.F64: PtxType("f64", "b64", "d", "double"),
+    dtypes.I16: PtxType("s16", "b16", "h", "unsigned short"), dtypes.U16: PtxType("u16", "b16", "h", "unsigned short"),
+    dtypes.F16: PtxType("noftz.f16", "b16", "h", "unsigned short"),
+    dtypes.BF16: PtxType("noftz.bf16", "b16", "h", "unsigned short"),
 }
+_SIGNED_BITS = {32: dtypes.I32, 64: dtypes.I64}
+_UNSIGNED_BITS = {32: dtypes.U32, 64: dtypes.U64}
 
 
-def atomic_asm(attr: AtomicAttr, dtype: DType, old: str, ptr: str, operands: list[str]) -> str:
-    """One ``atom`` instruction with the requested memory semantics and scope."""
-    if dtype not in _PTX_TYPES:
-        raise NotImplementedError(f"atomics on {dtype!r} are not supported by the CUDA backend yet")
-    arith, bits, reg = _PTX_TYPES[dtype]
-    fn = attr.fn
-    if fn in (AtomicFn.MAX, AtomicFn.MIN) and dtype.is_float:
-        raise NotImplementedError("atomic_max/atomic_min on floats are not supported by the CUDA backend yet")
-    ptx_type = {AtomicFn.ADD: "u64" if arith == "s64" else arith, AtomicFn.MAX: arith, AtomicFn.MIN: arith}.get(
-        fn, bits)
+def atomic_asm(attr: AtomicAttr, fn: AtomicFn, ptx: PtxType, old: str, ptr: str, operands: list[str]) -> str:
+    """One ``atom`` instruction with the requested memory semantics and scope (operands and
+    ``old`` are C++ lvalues/expressions of ``ptx.ctype``)."""
+    ptx_type = {AtomicFn.ADD: "u64" if ptx.arith == "s64" else ptx.arith, AtomicFn.MAX: ptx.arith,
+                AtomicFn.MIN: ptx.arith}.get(fn, ptx.bits)
     placeholders = ", ".join(f"%{i + 2}" for i in range(len(operands)))
-    ins = ", ".join(f'"{reg}"({o})' for o in operands)
+    ins = ", ".join(f'"{ptx.reg}"({o})' for o in operands)
     return (f'asm volatile("atom.{attr.sem.value}.{attr.scope.value}.global.{fn.value}.{ptx_type} %0, [%1], '
-            f'{placeholders};" : "={reg}"({old}) : "l"({ptr}), {ins} : "memory");')
+            f'{placeholders};" : "={ptx.reg}"({old}) : "l"({ptr}), {ins} : "memory");')
+
+
+def atomic_update(attr: AtomicAttr, dtype: DType, old: str, ptr: str, operands: list[str]) -> str:
+    """The statement that applies one lane's atomic to ``*ptr`` and sets ``old`` (of ``dtype``)."""
+    if dtype not in _PTX_TYPES:
+        raise NotImplementedError(f"atomics on {dtype!r} are not supported by the CUDA backend")
+    if attr.fn in (AtomicFn.MAX, AtomicFn.MIN) and dtype.is_float:
+        return _float_extreme(attr, dtype, old, ptr, operands[0])
+    if attr.fn is AtomicFn.ADD and dtype == dtypes.BF16:
+        return _bf16_add(attr, old, ptr, operands[0])
+    ptx = _PTX_TYPES[dtype]
+    if ptx.ctype == ctype(dtype):
+        return atomic_asm(attr, attr.fn, ptx, old, ptr, operands)
+    # 16-bit elements travel in unsigned short registers
+    asm = atomic_asm(attr, attr.fn, ptx, "r", ptr, [f"tl::bitcast<{ptx.ctype}>({o})" for o in operands])
+    return f"{{ {ptx.ctype} r; {asm} {old} = tl::bitcast<{ctype(dtype)}>(r); }}"
+
+
+def _float_extreme(attr: AtomicAttr, dtype: DType, old: str, ptr: str, value: str) -> str:
+    """Float max/min as Triton does it on the bits: for max, a signed max when the value's sign
+    bit is clear, else an unsigned min (min mirrors it). Correct for every ordered pair, with
+    -0.0 below +0.0."""
+    signed, unsigned = _PTX_TYPES[_SIGNED_BITS[dtype.bits]], _PTX_TYPES[_UNSIGNED_BITS[dtype.bits]]
+    positive_fn, negative_fn = (AtomicFn.MAX, AtomicFn.MIN) if attr.fn is AtomicFn.MAX else (AtomicFn.MIN, AtomicFn.MAX)
+    on_positive = atomic_asm(attr, positive_fn, signed, "s", ptr, ["tl::bitcast<%s>(v)" % signed.ctype])
+    on_negative = atomic_asm(attr, negative_fn, unsigned, "u", ptr, ["tl::bitcast<%s>(v)" % unsigned.ctype])
+    t = ctype(dtype)
+    return (f"{{ const {t} v = {value}; if (tl::bitcast<{signed.ctype}>(v) >= 0) {{ {signed.ctype} s; {on_positive} "
+            f"{old} = tl::bitcast<{t}>(s); }} else {{ {unsigned.ctype} u; {on_negative} {old} = tl::bitcast<{t}>(u); }} }}")
+
+
+def _bf16_add(attr: AtomicAttr, old: str, ptr: str, value: str) -> str:
+    """bf16 add as a compare-and-swap loop on the 16 bits (native bf16 atom needs sm_90): each
+    step rounds the f32 sum to bf16, as one bf16 addition does."""
+    cas = replace(attr, fn=AtomicFn.CAS)
+    swap = atomic_asm(cas, AtomicFn.CAS, _PTX_TYPES[dtypes.BF16], "seen", ptr, ["was", "next"])
+    total = "tl::cvt<float>(tl::bitcast<__nv_bfloat16>(was)) + tl::cvt<float>(v)"
+    return (f"{{ const __nv_bfloat16 v = {value}; unsigned short seen = *(volatile unsigned short*)({ptr}), was; "
+            f"do {{ was = seen; const unsigned short next = tl::bitcast<unsigned short>(tl::cvt<__nv_bfloat16>({total})); "
+            f"{swap} }} while (seen != was); {old} = tl::bitcast<__nv_bfloat16>(was); }}")
 
 
 @emits(Op.ATOMIC)
@@ -106,9 +160,9 @@ def _atomic(em: Emitter, node: Node) -> None:
         name = em.name(node)
         em.line(f"{t} {name} = {literal(0, node.ty.dtype)};")
         guard = _guard("tid == 0", em.elem(mask, SCALAR) if mask is not None else None)
-        asm = atomic_asm(node.attr, node.ty.dtype, name, em.elem(ptr, SCALAR),
-                         [em.elem(o, SCALAR) for o in operands])
-        em.line(f"if ({guard}) {asm}")
+        update = atomic_update(node.attr, node.ty.dtype, name, em.elem(ptr, SCALAR),
+                               [em.elem(o, SCALAR) for o in operands])
+        em.line(f"if ({guard}) {update}")
         if em.uses.get(node):
             em.line(f"{name} = tl::broadcast({name}, tl_smem);")
         return
@@ -116,8 +170,6 @@ def _atomic(em: Emitter, node: Node) -> None:
     with em.each(node) as idx:
         guard = _guard(em.owner(node), em.elem(mask, idx) if mask is not None else None)
         em.line(f"{name}[k] = {literal(0, node.ty.dtype)};")
-        asm = atomic_asm(node.attr, node.ty.dtype, f"{name}[k]", em.elem(ptr, idx),
-                         [em.elem(o, idx) for o in operands])
-        em.line(f"if ({guard}) {asm}" if guard else asm)
-
-
+        update = atomic_update(node.attr, node.ty.dtype, f"{name}[k]", em.elem(ptr, idx),
+                               [em.elem(o, idx) for o in operands])
+        em.line(f"if ({guard}) {update}" if guard else update)

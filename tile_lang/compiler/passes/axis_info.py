@@ -43,15 +43,26 @@ def _uniform(node: Node, div: int) -> AxisInfo:
 
 
 def analyze(fn: Function) -> dict[Node, AxisInfo]:
-    """Axis info of every valued node; region parameters (loop-carried) are unknown."""
+    """Axis info of every valued node; loop-carried region parameters are unknown."""
     info: dict[Node, AxisInfo] = {}
     for p in fn.params:
         assert isinstance(p.attr, ParamAttr)
         info[p] = _uniform(p, p.attr.divisibility)
-    for node in walk(fn.body):
+    for node in walk(fn.body):  # a loop comes before its region's parameters
+        if node.op is Op.FOR:
+            _induction(node, info)
         if node.type is not None and node not in info:
             info[node] = _infer(node, info)
     return info
+
+
+def _induction(loop: Node, info: dict[Node, AxisInfo]) -> None:
+    """A for loop's induction variable is start, start + step, ...: every value is divisible by
+    what divides both (Triton's rule), e.g. ``range(0, n, BLOCK)`` keeps 128-bit accesses."""
+    start, step = (info.get(loop.args[i]) for i in (0, 2))
+    iv = loop.regions[0].params[0]
+    if start is not None and step is not None:
+        info[iv] = _uniform(iv, min(start.divisibility[0], step.divisibility[0]))
 
 
 def _infer(node: Node, info: dict[Node, AxisInfo]) -> AxisInfo:
@@ -91,13 +102,16 @@ def _broadcast(node: Node, src: AxisInfo) -> AxisInfo:
 
 
 def _reshape(node: Node, src: AxisInfo) -> AxisInfo:
-    """Inserting or removing unit dimensions keeps the facts of the others."""
+    """Inserting or removing unit dimensions keeps the facts of the others. Along a unit
+    dimension every element starts a run, so its divisibility is what divides every element
+    (Triton's rule for expand_dims): 1 if the source has runs of consecutive values."""
     real = [(c, v, k) for c, v, k, s in zip(src.contiguity, src.divisibility, src.constancy,
                                               node.args[0].ty.shape or (1,)) if s != 1]
     if [s for s in node.args[0].ty.shape if s != 1] != [s for s in node.ty.shape if s != 1]:
         return _unknown(node)
+    every = math.gcd(*(1 if c > 1 else v for c, v in zip(src.contiguity, src.divisibility)))
     it = iter(real)
-    rows = [next(it) if s != 1 else (1, MAX_DIV, 1) for s in node.ty.shape]
+    rows = [next(it) if s != 1 else (1, every, 1) for s in node.ty.shape]
     return AxisInfo(tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows))
 
 

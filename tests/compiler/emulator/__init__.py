@@ -1,0 +1,174 @@
+"""A CPU stand-in for the GPU: the CUDA the compiler generates, built with g++ against a small
+CUDA-on-CPU header (``cuda_on_cpu.h``) and run with one std::thread per CUDA thread.
+
+It runs the generated code's indexing, shared-memory staging, barriers and warp shuffles for
+real, so the differential tests can run without a GPU:
+``pytest -p tests.compiler.emulator --tile-backend=emu tests/numpy_backend``. It cannot say
+anything about PTX-level behaviour (tensor-core rounding, memory ordering, approximate math).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tile_lang import dtypes, registry
+from tile_lang.buffer import Buffer
+from tile_lang.compiler.spec import ArgSpec, Spec, int_spec
+from tile_lang.dtypes import DType
+from tile_lang.kernel import Launch
+
+HERE = Path(__file__).resolve().parent
+CUDA_INCLUDE = Path("/usr/local/cuda/include")
+CXX = shutil.which("g++")
+CACHE = Path(tempfile.gettempdir()) / "tile_lang_emu"
+NAME = "emu"
+
+_ATOM = re.compile(
+    r'asm volatile\("atom\.\w+\.\w+\.global\.(?P<op>\w+)\.(?:noftz\.)?(?P<type>\w+) %0, \[%1\], %2(?:, %3)?;" '
+    r': "=\w"\((?P<old>[^()]*(?:\([^()]*\))?[^()]*)\) : "l"\((?P<ptr>.*?)\), "\w"\((?P<a>.*?)\)'
+    r'(?:, "\w"\((?P<b>.*?)\))? : "memory"\);')
+_UPDATES = {"add": "o + a", "max": "o > a ? o : a", "min": "o < a ? o : a", "and": "o & a", "or": "o | a",
+            "xor": "o ^ a", "exch": "a"}
+
+
+def _atomic(match: re.Match[str]) -> str:
+    """One PTX ``atom`` as a CAS loop on the CPU (bitwise compare for cas, as the GPU)."""
+    op, ptx_type, old, ptr, a, b = (match.group(k) for k in ("op", "type", "old", "ptr", "a", "b"))
+    cell = {"s32": "int", "u32": "unsigned", "s64": "long long", "u64": "unsigned long long", "f32": "float",
+            "f64": "double", "b32": "unsigned", "b64": "unsigned long long", "b16": "unsigned short",
+            "f16": "__half", "bf16": "__nv_bfloat16"}[ptx_type]
+    if op == "cas":
+        update = f"tl_emu_bits<{cell}>(o) == tl_emu_bits<{cell}>(a) ? tl_emu_bits<{cell}>({b}) : o"
+    elif ptx_type in ("f16", "bf16"):
+        update = f"{cell}(float(o) + float(a))"
+    else:
+        update = _UPDATES[op]
+    value = f"tl_emu_bits<{cell}>({a})" if ptx_type.startswith("b") or ptx_type in ("f16", "bf16") else f"({cell})({a})"
+    return (f"{{ auto* cell_ = reinterpret_cast<{cell}*>({ptr}); const {cell} a = {value}; "
+            f"const {cell} was_ = tl_emu::atomic_update(cell_, [&]({cell} o) -> {cell} {{ return {update}; }}); "
+            f"{old} = tl_emu_bits<std::remove_reference_t<decltype({old})>>(was_); }}")
+
+
+def emulated_source(source: str) -> str:
+    """The generated CUDA with PTX atomics replaced by CPU equivalents."""
+    return _ATOM.sub(_atomic, source)
+
+
+def _launcher(name: str, params: list[str]) -> str:
+    unpack = ", ".join(f"*static_cast<{p}*>(args[{i}])" for i, p in enumerate(params))
+    return (f'\nextern "C" void tl_emu_launch(unsigned gx, unsigned gy, unsigned gz, unsigned threads, void** args) {{\n'
+            f"  tl_emu::run(tl_emu_dim3{{gx, gy, gz}}, threads, [&] {{ {name}({unpack}); }});\n}}\n")
+
+
+def build(source: str, name: str, params: list[str]) -> Path:
+    """The shared library of one generated kernel (cached by source)."""
+    from tile_lang_cupy.codegen import INCLUDE_DIR
+
+    text = emulated_source(source) + _launcher(name, params)
+    digest = hashlib.sha256((text + (HERE / "cuda_on_cpu.h").read_text()).encode()).hexdigest()[:24]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    lib = CACHE / f"{digest}.so"
+    if lib.exists():
+        return lib
+    src = CACHE / f"{digest}.cpp"
+    src.write_text(text)
+    assert CXX is not None
+    cmd = [CXX, "-std=c++20", "-O1", "-w", "-fPIC", "-shared", "-pthread", f"-I{INCLUDE_DIR}", f"-I{CUDA_INCLUDE}",
+           "-include", str(HERE / "cuda_on_cpu.h"), str(src), "-o", str(lib) + ".tmp"]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"g++ failed on {src}:\n{done.stderr[:4000]}")
+    os.replace(str(lib) + ".tmp", lib)
+    return lib
+
+
+_SCALARS: dict[DType, Any] = {dtypes.I32: ctypes.c_int32, dtypes.I64: ctypes.c_int64, dtypes.U64: ctypes.c_uint64,
+                              dtypes.F32: ctypes.c_float, dtypes.BOOL: ctypes.c_bool}
+
+
+class EmuBackend:
+    """A tile_lang backend whose buffers are host arrays and whose kernels are the generated
+    CUDA run on CPU threads."""
+
+    name = NAME
+
+    def __init__(self) -> None:
+        self.loaded: dict[Any, tuple[Any, int]] = {}
+
+    def unavailable_reason(self) -> str | None:
+        if CXX is None or not CUDA_INCLUDE.exists():
+            return "the emulator needs g++ and the CUDA headers (/usr/local/cuda/include)"
+        return None
+
+    def _wrap(self, array: np.ndarray[Any, Any], dtype: DType) -> Buffer[Any]:
+        return Buffer(self, array, dtype, tuple(array.shape))
+
+    def to_device(self, array: np.ndarray[Any, Any], dtype: DType) -> Buffer[Any]:
+        return self._wrap(np.ascontiguousarray(array).copy(), dtype)
+
+    def empty(self, shape: tuple[int, ...], dtype: DType) -> Buffer[Any]:
+        return self._wrap(np.empty(shape, dtype=dtype.numpy), dtype)
+
+    def to_host(self, buffer: Buffer[Any]) -> np.ndarray[Any, Any]:
+        host: np.ndarray[Any, Any] = np.array(buffer.data).view(buffer.type.numpy).reshape(buffer.shape)
+        return host
+
+    def adopt(self, obj: object) -> Buffer[Any] | None:
+        return None
+
+    def launch(self, launch: Launch) -> None:
+        function, threads = self._function(launch)
+        keep = [self._arg(a) for a in launch.args]
+        argv = (ctypes.c_void_p * max(1, len(keep)))(*[ctypes.cast(ctypes.pointer(k), ctypes.c_void_p) for k in keep])
+        function(*launch.grid, threads, argv)
+
+    def _arg(self, value: Any) -> Any:
+        if isinstance(value, Buffer):
+            return ctypes.c_void_p(value.data.ctypes.data)
+        spec = _spec(value)
+        return _SCALARS[spec.dtype](value)
+
+    def _function(self, launch: Launch) -> tuple[Any, int]:
+        from tile_lang.compiler import compile_ir
+        from tile_lang_cupy.codegen import generate
+        from tile_lang_cupy.codegen.ctypes_ import ctype
+
+        spec = Spec(tuple(_spec(a) for a in launch.args), tuple(sorted(launch.constexprs.items())),
+                    launch.options.num_warps)
+        key = (launch.kernel, spec.key())
+        found = self.loaded.get(key)
+        if found is None:
+            fn = compile_ir(launch.kernel, spec, verify_each=True)
+            cuda = generate(fn)
+            lib = ctypes.CDLL(str(build(cuda.source, cuda.name, [ctype(p.ty.dtype) for p in fn.params])))
+            entry = lib.tl_emu_launch
+            entry.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
+            entry.restype = None
+            found = self.loaded[key] = (entry, cuda.threads)
+        return found
+
+
+def _spec(value: Any) -> ArgSpec:
+    if isinstance(value, Buffer):
+        return ArgSpec(value.type.pointer_to(), value.data.ctypes.data % 16 == 0)
+    if isinstance(value, bool):
+        return ArgSpec(dtypes.BOOL)
+    if isinstance(value, int):
+        return int_spec(value)
+    return ArgSpec(dtypes.F32)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Loaded with ``-p tests.compiler.emulator``: makes the ``emu`` backend selectable."""
+    registry.register(EmuBackend())

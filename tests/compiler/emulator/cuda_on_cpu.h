@@ -1,0 +1,151 @@
+// CUDA on the CPU, for testing generated kernels without a GPU: each thread of a block is a
+// std::thread, __syncthreads and warp shuffles are barriers, shared memory is one static array
+// (blocks run one after another). Only what tile_lang's generated code and tile_lang.cuh use.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <atomic>
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#define __global__
+#define __launch_bounds__(n)
+#define __align__(n)
+#undef __forceinline__
+#define __forceinline__ inline
+
+struct tl_emu_dim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+
+namespace tl_emu {
+inline thread_local tl_emu_dim3 thread_index;
+inline tl_emu_dim3 block_index, grid_dim, block_dim;
+inline std::unique_ptr<std::barrier<>> block_sync;
+inline std::vector<std::unique_ptr<std::barrier<>>> warp_sync;
+alignas(16) inline unsigned char warp_slots[32][32][16];
+}  // namespace tl_emu
+
+#define threadIdx tl_emu::thread_index
+#define blockIdx tl_emu::block_index
+#define gridDim tl_emu::grid_dim
+#define blockDim tl_emu::block_dim
+
+alignas(16) unsigned char tl_smem[4 << 20];
+
+inline void __syncthreads() { tl_emu::block_sync->arrive_and_wait(); }
+
+template <class T>
+inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
+  const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  auto& bar = *tl_emu::warp_sync[warp];
+  std::memcpy(tl_emu::warp_slots[warp][lane], &v, sizeof(T));
+  bar.arrive_and_wait();
+  T r;
+  std::memcpy(&r, tl_emu::warp_slots[warp][lane ^ static_cast<unsigned>(lane_mask)], sizeof(T));
+  bar.arrive_and_wait();
+  return r;
+}
+
+template <class To, class From>
+inline To tl_emu_bits(From x) {
+  To r;
+  std::memcpy(&r, &x, sizeof(To));
+  return r;
+}
+inline float __int_as_float(int x) { return tl_emu_bits<float>(x); }
+inline float __uint_as_float(unsigned x) { return tl_emu_bits<float>(x); }
+inline int __float_as_int(float x) { return tl_emu_bits<int>(x); }
+inline unsigned __float_as_uint(float x) { return tl_emu_bits<unsigned>(x); }
+inline double __longlong_as_double(long long x) { return tl_emu_bits<double>(x); }
+inline long long __double_as_longlong(double x) { return tl_emu_bits<long long>(x); }
+inline float __int2float_rn(int x) { return static_cast<float>(x); }
+inline unsigned __umulhi(unsigned a, unsigned b) { return static_cast<unsigned>((1ull * a * b) >> 32); }
+inline int __mulhi(int a, int b) { return static_cast<int>((1ll * a * b) >> 32); }
+inline long long __mul64hi(long long a, long long b) {
+  return static_cast<long long>((static_cast<__int128>(a) * b) >> 64);
+}
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return static_cast<unsigned long long>((static_cast<unsigned __int128>(a) * b) >> 64);
+}
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline float __fsqrt_rn(float a) { return std::sqrt(a); }
+inline double __dsqrt_rn(double a) { return std::sqrt(a); }
+inline float rsqrtf(float a) { return 1.0f / std::sqrt(a); }
+inline double rsqrt(double a) { return 1.0 / std::sqrt(a); }
+inline float __double2float_rz(double x) {
+  float f = static_cast<float>(x);
+  if (std::isfinite(x) && std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
+  return f;
+}
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+
+// PTX atomics, as the emulator rewrites them: sequentially consistent read-modify-write.
+namespace tl_emu {
+template <class T, class F>
+inline T atomic_update(T* p, F f) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomic width");
+  using U = std::conditional_t<sizeof(T) == 2, unsigned short, std::conditional_t<sizeof(T) == 4, unsigned, unsigned long long>>;
+  std::atomic_ref<U> cell(*reinterpret_cast<U*>(p));
+  U seen = cell.load();
+  for (;;) {
+    const T old = tl_emu_bits<T>(seen);
+    const U next = tl_emu_bits<U>(static_cast<T>(f(old)));
+    if (cell.compare_exchange_weak(seen, next)) return old;
+  }
+}
+}  // namespace tl_emu
+
+template <class T>
+inline T atomicAdd(T* p, T v) {
+  return std::atomic_ref<T>(*p).fetch_add(v);
+}
+
+inline void __trap() { std::abort(); }
+extern "C" inline void __assertfail(const char* msg, const char* file, unsigned line, const char*, size_t) {
+  std::fprintf(stderr, "%s:%u: device assertion failed: %s\n", file, line, msg);
+  std::abort();
+}
+
+namespace tl_emu {
+// Run ``kernel`` over the grid: one std::thread per CUDA thread, blocks one after another.
+inline void run(tl_emu_dim3 grid, unsigned threads, const std::function<void()>& kernel) {
+  grid_dim = grid;
+  block_dim = tl_emu_dim3{threads, 1, 1};
+  const unsigned long long blocks = 1ull * grid.x * grid.y * grid.z;
+  unsigned long long next = 0;
+  auto reset = [&]() noexcept {
+    block_sync = std::make_unique<std::barrier<>>(threads);
+    warp_sync.clear();
+    for (unsigned w = 0; w < (threads + 31) / 32; ++w) warp_sync.push_back(std::make_unique<std::barrier<>>(32));
+    const unsigned long long b = next++;
+    block_index = tl_emu_dim3{static_cast<unsigned>(b % grid.x), static_cast<unsigned>(b / grid.x % grid.y),
+                              static_cast<unsigned>(b / grid.x / grid.y)};
+  };
+  reset();
+  std::barrier between(threads, reset);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      thread_index = tl_emu_dim3{t, 0, 0};
+      for (unsigned long long b = 0; b < blocks; ++b) {
+        kernel();
+        block_sync->arrive_and_drop();
+        warp_sync[t / 32]->arrive_and_drop();
+        between.arrive_and_wait();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+}
+}  // namespace tl_emu

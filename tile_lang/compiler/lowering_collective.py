@@ -1,0 +1,382 @@
+"""Lowerings of builtins that read many elements: reductions and scans (builtin and with a
+``@tl.func`` combine function), sort, histogram, gather, ``dot`` and ``dot_scaled``.
+
+Result dtypes follow the NumPy reference (backends/tile_lang_numpy/reduction.py, linalg.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tile_lang as tl
+from tile_lang import dtypes
+from tile_lang.compiler.builder import Value
+from tile_lang.compiler.ir import (
+    BinaryFn, CombineAttr, DotAttr, HistogramAttr, Node, Op, ParamAttr, Precision, ReduceAttr, ReduceFn, Region,
+    ScanAttr, SortAttr, Type, UnaryFn,
+)
+from tile_lang.compiler.lowering import (
+    Args, Context, Lowering, block_axis, constant, dtype_arg, gather, lowers, node_arg, permute, pow2_shape,
+)
+from tile_lang.dtypes import DType
+from tile_lang.func import Func
+
+# ---------------------------------------------------------------- reductions and scans
+
+
+def _values(c: Context, value: Any, what: str) -> Node:
+    """A block of values (not pointers)."""
+    x = node_arg(c.b, value)
+    if x.ty.dtype.is_pointer:
+        raise c.error(f"{what} needs a block of values, got {x.ty}")
+    return x
+
+
+def _reduce_axis(c: Context, x: Node, axis: Any, what: str) -> int | None:
+    return None if axis is None else block_axis(c, x, axis, what)
+
+
+def _kept(c: Context, out: Node, x: Node, axis: int | None, keep_dims: bool) -> Node:
+    """A reduction result with the reduced axes kept as size 1 when ``keep_dims``."""
+    if not keep_dims:
+        return out
+    kept = tuple(1 if axis is None or i == axis else s for i, s in enumerate(x.ty.shape))
+    return c.b.splat(out, kept) if axis is None else c.b.reshape(out, kept)
+
+
+def _reduce(c: Context, x: Node, fn: ReduceFn, axis: Any, keep_dims: bool, dtype: DType, what: str,
+            tie_break_left: bool = True) -> Node:
+    arg = fn in (ReduceFn.ARGMAX, ReduceFn.ARGMIN)
+    if x.ty.is_scalar:
+        return c.b.const(0, dtypes.I32) if arg else c.b.cast(x, dtype)
+    ax = _reduce_axis(c, x, axis, what)
+    shape = () if ax is None else x.ty.shape[:ax] + x.ty.shape[ax + 1:]
+    operand = x if arg else c.b.cast(x, dtype)
+    out = c.b.emit(Op.REDUCE, Type(dtype, shape), (operand,), ReduceAttr(fn, ax, tie_break_left))
+    return _kept(c, out, x, ax, keep_dims)
+
+
+def sum_dtype(dtype: DType) -> DType:
+    """Sums widen narrow signed ints to i32, narrow unsigned ints and bool to u32."""
+    if dtype.bits < 32 and (dtype.is_bool or dtype.kind is dtypes.Kind.UINT):
+        return dtypes.U32
+    if dtype.bits < 32 and dtype.is_signed:
+        return dtypes.I32
+    return dtype
+
+
+def _max_dtype(dtype: DType) -> DType:
+    """max/min without indices upcast integers (and bool) narrower than 32 bits to i32."""
+    return dtypes.I32 if not dtype.is_float and dtype.bits < 32 else dtype
+
+
+@lowers(tl.sum)
+def _sum(c: Context, a: Args) -> Node:
+    x = _values(c, a["input"], "tl.sum")
+    dtype = dtype_arg(a["dtype"]) if a["dtype"] is not None else sum_dtype(x.ty.dtype)
+    return _reduce(c, x, ReduceFn.SUM, a["axis"], a["keep_dims"], dtype, "tl.sum")
+
+
+@lowers(tl.xor_sum)
+def _xor_sum(c: Context, a: Args) -> Node:
+    x = _values(c, a["input"], "tl.xor_sum")
+    if not (x.ty.dtype.is_int or x.ty.dtype.is_bool):
+        raise c.error(f"tl.xor_sum needs an integer block, got {x.ty}")
+    return _reduce(c, x, ReduceFn.XOR, a["axis"], a["keep_dims"], x.ty.dtype, "tl.xor_sum")
+
+
+def _extreme(fn: ReduceFn, arg_fn: ReduceFn, what: str) -> Lowering:
+    def lower(c: Context, a: Args) -> Any:
+        x = _values(c, a["input"], what)
+        if not a["return_indices"]:
+            return _reduce(c, x, fn, a["axis"], a["keep_dims"], _max_dtype(x.ty.dtype), what)
+        value = _reduce(c, x, fn, a["axis"], a["keep_dims"], x.ty.dtype, what)
+        index = _reduce(c, x, arg_fn, a["axis"], a["keep_dims"], dtypes.I32, what, a["return_indices_tie_break_left"])
+        return value, index
+    return lower
+
+
+lowers(tl.max)(_extreme(ReduceFn.MAX, ReduceFn.ARGMAX, "tl.max"))
+lowers(tl.min)(_extreme(ReduceFn.MIN, ReduceFn.ARGMIN, "tl.min"))
+
+
+def _arg(fn: ReduceFn, what: str) -> Lowering:
+    def lower(c: Context, a: Args) -> Node:
+        x = _values(c, a["input"], what)
+        return _reduce(c, x, fn, a["axis"], a["keep_dims"], dtypes.I32, what, a["tie_break_left"])
+    return lower
+
+
+lowers(tl.argmax)(_arg(ReduceFn.ARGMAX, "tl.argmax"))
+lowers(tl.argmin)(_arg(ReduceFn.ARGMIN, "tl.argmin"))
+
+
+def _scan(fn: ReduceFn, widen: bool, what: str) -> Lowering:
+    """cumsum widens like sum; cumprod keeps the input dtype (Triton 3.6)."""
+    def lower(c: Context, a: Args) -> Node:
+        x = _values(c, a["input"], what)
+        dtype = sum_dtype(x.ty.dtype) if widen else x.ty.dtype
+        if x.ty.is_scalar:
+            return c.b.cast(x, dtype)
+        axis = block_axis(c, x, a["axis"], what)
+        return c.b.emit(Op.SCAN, Type(dtype, x.ty.shape), (c.b.cast(x, dtype),), ScanAttr(fn, axis, a["reverse"]))
+    return lower
+
+
+lowers(tl.cumsum)(_scan(ReduceFn.SUM, True, "tl.cumsum"))
+lowers(tl.cumprod)(_scan(ReduceFn.PROD, False, "tl.cumprod"))
+
+
+def _combine_region(c: Context, fn: Any, dtype: DType, what: str) -> Region:
+    """The combine function inlined on two scalar parameters: ``(lhs, rhs) -> result``."""
+    if not isinstance(fn, Func):
+        raise c.error(f"{what}: combine_fn must be a @tl.func, got {fn!r}")
+    lhs = Node(Op.PARAM, Type(dtype), attr=ParamAttr(0, "lhs"))
+    rhs = Node(Op.PARAM, Type(dtype), attr=ParamAttr(1, "rhs"))
+    body: list[Node] = []
+    with c.b.region(body):
+        out = c.inline(fn.fn, (lhs, rhs), {})
+        if isinstance(out, (bool, int, float)):
+            out = c.b.to_node(out, dtype)
+    if not isinstance(out, Node) or out.ty != Type(dtype):
+        shown = out.ty if isinstance(out, Node) else type(out).__name__
+        raise c.error(f"{what}: {fn!r} must return one rank-0 {dtype!r} tensor (its arguments' type), got {shown}")
+    return Region((lhs, rhs), tuple(body), (out,))
+
+
+@lowers(tl.reduce)
+def _reduce_with(c: Context, a: Args) -> Node:
+    """A tree of in-order combines, ``(x0 . x1) . (x2 . x3)``..., as the reference."""
+    x = _values(c, a["input"], "tl.reduce")
+    region = _combine_region(c, a["combine_fn"], x.ty.dtype, "tl.reduce")
+    if x.ty.is_scalar:
+        return x
+    axis = _reduce_axis(c, x, a["axis"], "tl.reduce")
+    shape = () if axis is None else x.ty.shape[:axis] + x.ty.shape[axis + 1:]
+    out = c.b.emit(Op.COMBINE_REDUCE, Type(x.ty.dtype, shape), (x,), CombineAttr(axis), (region,))
+    return _kept(c, out, x, axis, a["keep_dims"])
+
+
+@lowers(tl.associative_scan)
+def _scan_with(c: Context, a: Args) -> Node:
+    """Hillis-Steele along the axis (the earlier element on the left), as the reference."""
+    x = _values(c, a["input"], "tl.associative_scan")
+    region = _combine_region(c, a["combine_fn"], x.ty.dtype, "tl.associative_scan")
+    if x.ty.is_scalar:
+        return x
+    axis = block_axis(c, x, a["axis"], "tl.associative_scan")
+    return c.b.emit(Op.COMBINE_SCAN, x.ty, (x,), CombineAttr(axis, bool(a["reverse"])), (region,))
+
+
+# ---------------------------------------------------------------- sort, histogram, gather
+
+
+@lowers(tl.sort)
+def _sort(c: Context, a: Args) -> Node:
+    """Along the last axis only; NaN sorts last (first when descending)."""
+    x = _values(c, a["x"], "tl.sort")
+    if x.ty.is_scalar:
+        return x
+    last = len(x.ty.shape) - 1
+    if block_axis(c, x, last if a["dim"] is None else a["dim"], "tl.sort") != last:
+        raise c.error(f"tl.sort sorts along the last axis only (dim={last} or None), got dim={a['dim']}")
+    return c.b.emit(Op.SORT, x.ty, (x,), SortAttr(bool(a["descending"])))
+
+
+def _int_block(c: Context, value: Any, what: str) -> Node:
+    x = _values(c, value, what)
+    if not x.ty.dtype.is_int:
+        raise c.error(f"{what} needs an integer block, got {x.ty}")
+    return x
+
+
+@lowers(tl.histogram)
+def _histogram(c: Context, a: Args) -> Node:
+    """Counts per value in [0, num_bins); other values and masked-off lanes are ignored."""
+    x = _int_block(c, a["input"], "tl.histogram")
+    if len(x.ty.shape) != 1:
+        raise c.error(f"tl.histogram needs a 1-D block, got {x.ty}")
+    bins = constant(c, a["num_bins"], "tl.histogram: num_bins")
+    pow2_shape(c, (bins,), "tl.histogram: num_bins")
+    args: tuple[Node, ...] = (x,)
+    if a["mask"] is not None:
+        mask = c.b.to_node(a["mask"])
+        if not mask.ty.dtype.is_bool or len(mask.ty.shape) > 1:
+            raise c.error(f"tl.histogram: mask must be a bool block like the input, got {mask.ty}")
+        args = (x, c.b.broadcast_to(mask, x.ty.shape))
+    return c.b.emit(Op.HISTOGRAM, Type(dtypes.I32, (bins,)), args, HistogramAttr(bins, len(args) == 2))
+
+
+@lowers(tl.gather)
+def _gather(c: Context, a: Args) -> Node:
+    """``out[..i..] = src[..index[..i..]..]`` along ``axis``; an index outside the axis is undefined."""
+    src = node_arg(c.b, a["src"])
+    index = _int_block(c, a["index"], "tl.gather: index")
+    if len(src.ty.shape) != len(index.ty.shape) or src.ty.is_scalar:
+        raise c.error(f"tl.gather: src {src.ty} and index {index.ty} must have the same rank")
+    axis = block_axis(c, src, a["axis"], "tl.gather")
+    if any(s != i for d, (s, i) in enumerate(zip(src.ty.shape, index.ty.shape)) if d != axis):
+        raise c.error(f"tl.gather: index {index.ty} must match src {src.ty} on every axis but {axis}")
+    return gather(c, src, index, axis)
+
+
+# ---------------------------------------------------------------- dot
+
+DOT_DTYPES = (dtypes.I8, dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.F8E4M3, dtypes.F8E5M2)
+PRECISIONS = tuple(p.value for p in Precision)
+
+
+def min_k(dtype: DType) -> int:
+    """Triton's smallest K for a dot on NVIDIA."""
+    return {8: 32, 64: 4}.get(dtype.bits, 16)
+
+
+def _dot_operands(c: Context, a: Args) -> tuple[Node, Node, tuple[int, ...]]:
+    x, y = node_arg(c.b, a["input"]), node_arg(c.b, a["other"])
+    if x.ty.dtype not in DOT_DTYPES or y.ty.dtype not in DOT_DTYPES:
+        raise c.error(f"tl.dot operands must be i8, f16, bf16, f32, f64 or fp8; got {x.ty} and {y.ty}")
+    if x.ty.dtype != y.ty.dtype and not (x.ty.dtype.is_fp8 and y.ty.dtype.is_fp8):
+        raise c.error(f"tl.dot operands must have the same dtype, got {x.ty} and {y.ty}")
+    if len(x.ty.shape) not in (2, 3) or len(y.ty.shape) != len(x.ty.shape):
+        raise c.error(f"tl.dot needs two 2-D or two 3-D (batched) blocks, got {x.ty} and {y.ty}")
+    (*batch_x, m, k), (*batch_y, k2, n) = x.ty.shape, y.ty.shape
+    if k != k2 or batch_x != batch_y:
+        raise c.error(f"tl.dot: shapes {list(x.ty.shape)} and {list(y.ty.shape)} do not chain")
+    if k < min_k(x.ty.dtype):
+        raise c.error(f"tl.dot: K = {k} is below the minimum of {min_k(x.ty.dtype)} for {x.ty.dtype!r} operands")
+    return x, y, (*batch_x, m, n)
+
+
+def _dot_result(c: Context, operand: DType, out_dtype: Any) -> DType:
+    """i8 gives i32 and f64 gives f64; other floats give ``out_dtype`` (f32, f16 or bf16)."""
+    if operand == dtypes.I8:
+        return dtypes.I32
+    if operand == dtypes.F64:
+        return dtypes.F64
+    out = dtypes.F32 if out_dtype is None else dtype_arg(out_dtype)
+    if out not in (dtypes.F32, dtypes.F16, dtypes.BF16):
+        raise c.error(f"tl.dot: out_dtype must be f32, f16 or bf16 for {operand!r} operands, got {out!r}")
+    return out
+
+
+def _precision(c: Context, a: Args) -> Precision:
+    chosen, allow = a["input_precision"], a["allow_tf32"]
+    if chosen is not None and allow is not None:
+        raise c.error("tl.dot: give only one of input_precision and allow_tf32")
+    if allow is not None:
+        return Precision.TF32 if allow else Precision.IEEE
+    if chosen is None:
+        return Precision.TF32
+    if chosen not in PRECISIONS:
+        raise c.error(f"tl.dot: input_precision must be one of {', '.join(PRECISIONS)}, got {chosen!r}")
+    return Precision(chosen)
+
+
+def _zeros(c: Context, dtype: DType, shape: tuple[int, ...]) -> Node:
+    return c.b.splat(c.b.const(0, dtype), shape)
+
+
+def dot(c: Context, x: Node, y: Node, acc: Node, precision: Precision) -> Node:
+    return c.b.emit(Op.DOT, acc.ty, (x, y, acc), DotAttr(precision))
+
+
+def _tf32x3(c: Context, x: Node, y: Node, shape: tuple[int, ...]) -> Node:
+    """Triton's F32DotTC split of an f32 dot into three tf32 dots: ``big = rna(x)``,
+    ``small = x - big``; ``small_x @ big_y``, ``+ big_x @ small_y``, NaNs zeroed (so infinite
+    inputs do not give inf - inf), ``+ big_x @ big_y``."""
+    def split(v: Node) -> tuple[Node, Node]:
+        big = c.b.math(UnaryFn.ROUND_TF32, v)
+        return big, c.b.binary(BinaryFn.SUB, v, big)
+
+    (x_big, x_small), (y_big, y_small) = split(x), split(y)
+    partial = dot(c, x_small, y_big, _zeros(c, dtypes.F32, shape), Precision.TF32)
+    partial = dot(c, x_big, y_small, partial, Precision.TF32)
+    partial = c.b.where(c.b.binary(BinaryFn.NE, partial, partial), 0.0, partial)
+    return dot(c, x_big, y_big, partial, Precision.TF32)
+
+
+@lowers(tl.dot)
+def _dot(c: Context, a: Args) -> Node:
+    """``x @ y + acc``; for f32 operands ``input_precision`` says what the tensor cores see."""
+    x, y, shape = _dot_operands(c, a)
+    out = _dot_result(c, x.ty.dtype, a["out_dtype"])
+    precision = _precision(c, a)
+    acc: Node | None = None
+    if a["acc"] is not None:
+        acc = node_arg(c.b, a["acc"])
+        if acc.ty != Type(out, shape):
+            raise c.error(f"tl.dot: acc must be a {out!r} block of shape {list(shape)}, got {acc.ty}")
+    if x.ty.dtype == dtypes.F32 and precision is Precision.TF32X3:
+        total = _tf32x3(c, x, y, shape)
+        if acc is not None:
+            total = c.b.binary(BinaryFn.ADD, total, c.b.cast(acc, dtypes.F32))
+        return c.b.cast(total, out)
+    used = precision if x.ty.dtype == dtypes.F32 else Precision.IEEE
+    return dot(c, x, y, acc if acc is not None else _zeros(c, out, shape), used)
+
+
+# ---------------------------------------------------------------- dot_scaled
+
+SCALE_GROUP = 32  # K-elements per e8m0 scale
+SCALED_FORMATS = {"e4m3": dtypes.F8E4M3, "e5m2": dtypes.F8E5M2, "bf16": dtypes.BF16, "fp16": dtypes.F16}
+
+
+def _scale_factors(c: Context, scale: Any, rows: int, k: int, what: str) -> Node:
+    """e8m0 scales ``2**(s - 127)`` (0 is 2**-127, 255 is NaN) as f32 ``[rows, k]``, each
+    repeated over its 32 K-elements."""
+    s = _values(c, scale, f"{what}_scale")
+    if s.ty.dtype != dtypes.U8 or s.ty.shape != (rows, k // SCALE_GROUP) or k % SCALE_GROUP:
+        raise c.error(f"{what}_scale must be a u8 block of shape [{rows}, {k // SCALE_GROUP}] "
+                      f"(one e8m0 scale per {SCALE_GROUP} elements of K = {k}), got {s.ty}")
+    bits = c.b.binary(BinaryFn.SHL, c.b.cast(s, dtypes.U32), 23)
+    factor = c.b.cast(bits, dtypes.F32, bitcast=True)
+    factor = c.b.where(c.b.binary(BinaryFn.EQ, s, 0), 2.0 ** -127, factor)
+    factor = c.b.where(c.b.binary(BinaryFn.EQ, s, 255), float("nan"), factor)
+    groups = k // SCALE_GROUP
+    spread = c.b.broadcast_to(c.b.reshape(factor, (rows, groups, 1)), (rows, groups, SCALE_GROUP))
+    return c.b.reshape(spread, (rows, k))
+
+
+def _scaled_operand(c: Context, x: Any, scale: Any, fmt: Any, k_pack: Any, side: str) -> Node:
+    """One microscaled operand as f64 with its scales applied along K (lhs [M, K], rhs [K, N];
+    scales [M|N, K/32]). An fp8 format may come as its fp8 dtype or as raw u8 bits."""
+    what = f"tl.dot_scaled: {side}"
+    if fmt == "e2m1":
+        raise c.error(f"{what}: the e2m1 (packed fp4) format is not supported by the CUDA compiler")
+    if fmt not in SCALED_FORMATS:
+        raise c.error(f"{what}_format must be one of {', '.join(SCALED_FORMATS)} (or e2m1), got {fmt!r}")
+    if not k_pack:
+        raise c.error(f"{what}_k_pack=False only applies to e2m1 operands")
+    dtype = SCALED_FORMATS[str(fmt)]
+    t = _values(c, x, what)
+    if len(t.ty.shape) != 2 or not (t.ty.dtype == dtype or (dtype.is_fp8 and t.ty.dtype == dtypes.U8)):
+        raise c.error(f"{what}: expected a 2-D {dtype!r} block (or u8 bits) for format {fmt!r}, got {t.ty}")
+    decoded = c.b.cast(c.b.cast(t, dtype, bitcast=True) if t.ty.dtype == dtypes.U8 else t, dtypes.F32)
+    if scale is not None:
+        oriented = decoded if side == "lhs" else permute(c, decoded, (1, 0))
+        rows, k = oriented.ty.shape
+        oriented = c.b.binary(BinaryFn.MUL, oriented, _scale_factors(c, scale, rows, k, what))
+        decoded = oriented if side == "lhs" else permute(c, oriented, (1, 0))
+    return c.b.cast(decoded, dtypes.F64)
+
+
+@lowers(tl.dot_scaled)
+def _dot_scaled(c: Context, a: Args) -> Node:
+    """``(lhs * 2**(lhs_scale-127)) @ (rhs * 2**(rhs_scale-127)) + acc``: products exact and summed
+    in f64, rounded once to f32 (as the reference)."""
+    lhs = _scaled_operand(c, a["lhs"], a["lhs_scale"], a["lhs_format"], a["lhs_k_pack"], "lhs")
+    rhs = _scaled_operand(c, a["rhs"], a["rhs_scale"], a["rhs_format"], a["rhs_k_pack"], "rhs")
+    if lhs.ty.shape[1] != rhs.ty.shape[0]:
+        raise c.error(f"tl.dot_scaled: lhs {list(lhs.ty.shape)} and rhs {list(rhs.ty.shape)} do not chain")
+    if a["out_dtype"] is not None and dtype_arg(a["out_dtype"]) != dtypes.F32:
+        raise c.error("tl.dot_scaled: out_dtype must be f32")
+    shape = (lhs.ty.shape[0], rhs.ty.shape[1])
+    acc: Value = 0.0
+    if a["acc"] is not None:
+        given = node_arg(c.b, a["acc"])
+        if given.ty != Type(dtypes.F32, shape):
+            raise c.error(f"tl.dot_scaled: acc must be a tl.f32 block of shape {list(shape)}, got {given.ty}")
+        acc = given
+    total = dot(c, lhs, rhs, c.b.broadcast_to(c.b.to_node(acc, dtypes.F64), shape), Precision.IEEE)
+    return c.b.cast(total, dtypes.F32)
+

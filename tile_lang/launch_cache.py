@@ -1,0 +1,209 @@
+"""The fast path of repeat launches.
+
+The first launch of a kernel with a new combination of argument binding, constexprs, options,
+argument types, buffer dtypes and specialisation bits runs every check in :mod:`tile_lang.kernel`.
+A backend that supports it (:class:`FastBackend`) then hands back a *runner* for that
+specialisation, stored under a key made of exactly what those checks and the specialisation
+depended on. A later launch with the same key skips binding, checks, adoption and ``Launch``
+construction: it computes the key, reads the device addresses and calls the runner. A launch
+whose key is new, or that the key cannot describe (a numpy integer for an ``int``, an array type
+the backend cannot probe), takes the checked path, so a bad launch still fails before anything runs.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+
+from tile_lang.signature import ParamKind
+
+if TYPE_CHECKING:
+    from tile_lang.kernel import Kernel, Launch
+
+Probe: TypeAlias = Callable[[Any], tuple[Hashable, int]]
+"""An array -> (validation token, device address). The token holds everything adoption and the
+dtype checks depend on besides the array's class (dtype, device kind, owning backend), so arrays
+of one class with equal tokens pass the checks alike."""
+
+Runner: TypeAlias = Callable[[tuple[int, int, int], tuple[Any, ...]], None]
+"""Runs one compiled specialisation: (grid, raw arguments) -> None, where the raw arguments are
+device addresses for pointers and the Python (or NumPy) scalars as passed otherwise."""
+
+
+@runtime_checkable
+class FastBackend(Protocol):
+    """What a backend adds to :class:`tile_lang.registry.Backend` to get the fast path."""
+
+    def probe(self, cls: type) -> Probe | None:
+        """How to read arrays of class ``cls`` (exactly that class) passed to a pointer
+        parameter, or None if launches with them should always take the checked path."""
+
+    def runner(self, launch: Launch) -> Runner:
+        """A runner for ``launch``'s specialisation (compiling it if needed). ``launch`` is
+        checked; the runner is called with its grid and raw arguments right away, then reused."""
+
+
+_POINTER, _INT, _OTHER = 0, 1, 2
+_PAD: dict[int, tuple[int, ...]] = {1: (1, 1), 2: (1,), 3: ()}
+
+
+def int_class(value: int) -> int:
+    """The facts about an ``int`` argument that its checks and specialisation depend on: the
+    width it is passed in (0 when it fits in none, so such a launch is never cached), whether it
+    is divisible by 16, and whether it equals 1."""
+    if -0x8000_0000 <= value < 0x8000_0000:
+        width = 1
+    elif -(1 << 63) <= value < 1 << 63:
+        width = 2
+    else:
+        width = 3 if 0 <= value < 1 << 64 else 0
+    return width << 2 | (value & 15 == 0) << 1 | (value == 1)
+
+
+def plain_grid(grid: Any, constexprs: Mapping[str, Any]) -> tuple[int, int, int] | None:
+    """``grid`` (or what a callable grid returns) padded to three entries when it is a tuple of
+    one to three non-negative Python ints; None otherwise, for the checked path to resolve or reject."""
+    if callable(grid):
+        grid = grid(dict(constexprs))
+    if type(grid) is not tuple:
+        return None
+    pad = _PAD.get(len(grid))
+    if pad is None:
+        return None
+    for g in grid:
+        if type(g) is not int or g < 0:
+            return None
+    padded: tuple[int, int, int] = grid + pad
+    return padded
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A prepared specialisation: its runner, and the constexprs a callable grid is given."""
+
+    runner: Runner
+    constexprs: Mapping[str, Any]
+
+
+@dataclass
+class _Binding:
+    """How calls with a given number of positional arguments and given keyword names map to
+    parameters (as ``Kernel.bind`` would map them), and the specialisations seen for them."""
+
+    runtime: Callable[[tuple[Any, ...]], tuple[Any, ...]]  # (*args, *kwargs values) -> runtime args
+    statics: Callable[[tuple[Any, ...]], tuple[Any, ...]]  # ... -> constexpr and option values
+    entries: dict[Hashable, Entry] = field(default_factory=dict)
+
+
+Found: TypeAlias = tuple[Entry | None, tuple[Any, ...], _Binding, Hashable]
+"""A launch described by a key: the entry if the key was seen before, the raw arguments, and
+where to store a new entry (a plain tuple: it is built on every launch)."""
+
+
+class LaunchCache:
+    """The fast path of one kernel on one backend."""
+
+    def __init__(self, kernel: Kernel[Any], backend: FastBackend, option_names: frozenset[str]) -> None:
+        self.kernel = kernel
+        self.backend = backend
+        self.option_names = option_names
+        self.kinds = tuple(_kind(p.kind, p.annotation) for p in kernel.runtime_params)
+        self.probes: dict[type, Probe | None] = {}
+        self.bindings: dict[tuple[int, tuple[str, ...]], _Binding | None] = {}
+
+    def find(self, options: Hashable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Found | None:
+        """The key and raw arguments of a call, or None if the key cannot describe it."""
+        names = tuple(kwargs)
+        binding = self.bindings.get((len(args), names), _UNSEEN)
+        if binding is _UNSEEN:
+            binding = self.bindings[(len(args), names)] = self._bind(len(args), names)
+        if binding is None:
+            return None
+        flat = args + tuple(kwargs.values()) if kwargs else args
+        probed = self._probe(binding.runtime(flat))
+        if probed is None:
+            return None
+        statics = binding.statics(flat)
+        key = (options, statics, tuple(map(type, statics)), probed[0])
+        try:
+            entry = binding.entries.get(key)
+        except TypeError:  # an unhashable constexpr or option
+            return None
+        return entry, probed[1], binding, key
+
+    def remember(self, found: Found, launch: Launch) -> Runner:
+        """Prepare and store the runner for a checked launch that ``find`` described."""
+        runner = self.backend.runner(launch)
+        found[2].entries[found[3]] = Entry(runner, launch.constexprs)
+        return runner
+
+    def _probe(self, values: tuple[Any, ...]) -> tuple[tuple[Hashable, ...], tuple[Any, ...]] | None:
+        """The per-argument part of the key, and the raw arguments (addresses for pointers)."""
+        parts: list[Any] = []
+        raw: list[Any] = []
+        part, keep, probes = parts.append, raw.append, self.probes  # bound once: this loop is hot
+        for kind, value in zip(self.kinds, values):
+            if kind == _POINTER:
+                cls = type(value)
+                probe = probes.get(cls, _UNSEEN)
+                if probe is _UNSEEN:
+                    probe = probes[cls] = self.backend.probe(cls)
+                if probe is None:
+                    return None
+                try:
+                    token, address = probe(value)
+                except Exception:  # e.g. a tensor without storage: the checked path says why
+                    return None
+                part((cls, token, address & 15 == 0))
+                keep(address)
+            elif kind == _INT:
+                if type(value) is not int:
+                    return None
+                part(int_class(value))
+                keep(value)
+            else:
+                part(type(value))
+                keep(value)
+        return tuple(parts), tuple(raw)
+
+    def _bind(self, n_args: int, names: tuple[str, ...]) -> _Binding | None:
+        """The binding of calls shaped like this, or None if ``Kernel.bind`` would reject them."""
+        params = self.kernel.params
+        if n_args > len(params):
+            return None
+        slot = {p.name: i for i, p in enumerate(params[:n_args])}
+        options = []
+        for i, name in enumerate(names, start=n_args):
+            if name in self.option_names:
+                options.append(i)
+            elif name in slot or all(p.name != name for p in params):
+                return None
+            else:
+                slot[name] = i
+        if len(slot) != len(params):
+            return None
+        runtime = [slot[p.name] for p in self.kernel.runtime_params]
+        statics = [slot[p.name] for p in self.kernel.constexpr_params] + options
+        return _Binding(_picker(runtime), _picker(statics))
+
+
+_UNSEEN: Any = object()
+
+
+def _kind(kind: ParamKind, annotation: Any) -> int:
+    if kind is ParamKind.POINTER:
+        return _POINTER
+    return _INT if annotation is int else _OTHER
+
+
+def _picker(indices: list[int]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """A function taking these positions of a tuple, as a tuple."""
+    if not indices:
+        return lambda flat: ()
+    if len(indices) == 1:
+        (i,) = indices
+        return lambda flat: (flat[i],)
+    getter: Callable[[tuple[Any, ...]], tuple[Any, ...]] = operator.itemgetter(*indices)
+    return getter
