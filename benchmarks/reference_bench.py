@@ -61,20 +61,28 @@ class Case:
     name: str
     tile: Callable[[], object]
     numpy: Callable[[], object]
+    check: Callable[[], None]
 
 
-def median_seconds(fn: Callable[[], object], repeats: int) -> float:
+def seconds(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
     fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return time.perf_counter() - start
+
+
+def measure(case: Case, repeats: int) -> tuple[float, float]:
+    """Median seconds of the kernel and of NumPy, timed alternately so both see the same machine
+    (BLAS threads left spinning by one case must not slow the next: each case is checked and
+    warmed up right before it is timed)."""
+    case.tile()
+    case.check()
+    case.numpy()
+    pairs = [(seconds(case.tile), seconds(case.numpy)) for _ in range(repeats)]
+    return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
 
 
 def cases(rng: np.random.Generator) -> list[Case]:
-    """The three workloads, each checked once against NumPy; buffers wrap the NumPy arrays."""
+    """The three workloads with their checks against NumPy; buffers wrap the NumPy arrays."""
     n = 1 << 20
     xh, yh = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     outh = np.empty_like(xh)
@@ -91,17 +99,12 @@ def cases(rng: np.random.Generator) -> list[Case]:
         return result
 
     add = Case("vector add 2^20 f32, BLOCK=1024", lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024),
-               lambda: np.add(xh, yh))
+               lambda: np.add(xh, yh), lambda: np.testing.assert_array_equal(outh, xh + yh))
     soft = Case("row softmax 1024x1024 f32", lambda: softmax_kernel[(1024,)](s_out, s_in, 1024, 1024, BLOCK=1024),
-                np_softmax)
+                np_softmax, lambda: np.testing.assert_allclose(s_outh, np_softmax(), rtol=1e-5, atol=1e-7))
     mm = Case("matmul 512^3 f32, 64x64x32 tiles",
-              lambda: matmul_kernel[(8, 8)](a, b, c, 512, 512, 512, BM=64, BN=64, BK=32), lambda: ah @ bh)
-    add.tile()
-    np.testing.assert_array_equal(outh, xh + yh)
-    soft.tile()
-    np.testing.assert_allclose(s_outh, np_softmax(), rtol=1e-5, atol=1e-7)
-    mm.tile()
-    np.testing.assert_allclose(ch, ah.astype(np.float64) @ bh, rtol=1e-4, atol=1e-3)
+              lambda: matmul_kernel[(8, 8)](a, b, c, 512, 512, 512, BM=64, BN=64, BK=32), lambda: ah @ bh,
+              lambda: np.testing.assert_allclose(ch, ah.astype(np.float64) @ bh, rtol=1e-4, atol=1e-3))
     return [add, soft, mm]
 
 
@@ -110,8 +113,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     with tl.backend("numpy"):
-        rows = [(c.name, median_seconds(c.tile, args.repeats), median_seconds(c.numpy, args.repeats))
-                for c in cases(np.random.default_rng(0))]
+        rows = [(c.name, *measure(c, args.repeats)) for c in cases(np.random.default_rng(0))]
     print(f"{'kernel':36} {'tile_lang ms':>12} {'numpy ms':>10} {'ratio':>7}")
     for name, tile, ref in rows:
         print(f"{name:36} {tile * 1e3:12.2f} {ref * 1e3:10.2f} {tile / ref:6.1f}x")

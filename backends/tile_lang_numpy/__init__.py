@@ -18,13 +18,16 @@ from tile_lang.kernel import Launch
 
 # importing the op families registers their implementations
 from tile_lang_numpy import atomic, blocks, debug, elementwise, linalg, memory, program, random, reduction, shape  # noqa: F401
-from tile_lang_numpy import executor
+from tile_lang_numpy import allocator, executor
 
 
 class NumpyBackend:
     """Host memory and host execution; native arrays are NumPy arrays."""
 
     name = "numpy"
+
+    def __init__(self) -> None:
+        allocator.keep_heap()
 
     def unavailable_reason(self) -> str | None:
         return None
