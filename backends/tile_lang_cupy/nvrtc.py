@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ def _include_dirs() -> list[str]:
     cuda_path = cupy.cuda.get_cuda_path()
     candidates = [os.path.join(cuda_path, "include")] if cuda_path else []
     try:
-        import nvidia  # type: ignore[import-not-found]
+        nvidia = importlib.import_module("nvidia")  # pip's CUDA wheels, when present
 
         for base in getattr(nvidia, "__path__", []):
             candidates += [str(p) for p in Path(base).glob("*/include")]

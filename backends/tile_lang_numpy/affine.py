@@ -178,9 +178,11 @@ def _checked(a: Affine) -> Affine | None:
 # ------------------------------------------------------------------------------ memory views
 
 
-def view(flat: Array, offsets: Affine) -> Array | None:
+def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None) -> Array | None:
     """A ``(P|1, *block)`` array read through strided views of ``flat`` (caller checked bounds),
-    or None when the programs' bases are too irregular for views to pay off."""
+    or None when the programs' bases are too irregular for views to pay off. ``grid`` is given
+    when the programs are the whole launch grid, in order (then bases affine in the program
+    coordinates, as in a tiled matmul, read as one view)."""
     step = flat.strides[0]
     shape, strides = offsets.block, tuple(s * step for s in offsets.strides)
     base = offsets.base
@@ -189,11 +191,29 @@ def view(flat: Array, offsets: Affine) -> Array | None:
     first, spacing = int(base[0]), int(base[1]) - int(base[0])
     if np.array_equal(base, first + spacing * np.arange(base.shape[0])):
         return _strided(flat, first, (base.shape[0], *shape), (spacing * step, *strides)).copy()
+    per_axis = _grid_strides(base, grid) if grid is not None else None
+    if per_axis is not None:
+        gx, gy, gz = grid or (1, 1, 1)
+        sx, sy, sz = (s * step for s in per_axis)
+        whole = _strided(flat, first, (gz, gy, gx, *shape), (sz, sy, sx, *strides))
+        return whole.copy().reshape((base.shape[0], *shape))  # a copy: loaded values never alias memory
     distinct, inverse = np.unique(base, return_inverse=True)
     if distinct.shape[0] > MAX_VIEWS:
         return None
     stacked = np.stack([_strided(flat, int(b), shape, strides) for b in distinct])
     return stacked[inverse.reshape(-1)]
+
+
+def _grid_strides(base: Array, grid: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    """Per-grid-axis strides when ``base[p] = base[0] + sum(pid_d * s_d)`` over the whole grid."""
+    gx, gy, gz = grid
+    laid = base.reshape(gz, gy, gx)
+    sx = int(laid[0, 0, 1] - laid[0, 0, 0]) if gx > 1 else 0
+    sy = int(laid[0, 1, 0] - laid[0, 0, 0]) if gy > 1 else 0
+    sz = int(laid[1, 0, 0] - laid[0, 0, 0]) if gz > 1 else 0
+    expected = (int(base[0]) + np.arange(gz)[:, None, None] * sz + np.arange(gy)[None, :, None] * sy
+                + np.arange(gx)[None, None, :] * sx)
+    return (sx, sy, sz) if np.array_equal(laid, expected) else None
 
 
 def writable_views(flat: Array, offsets: Affine) -> list[Array] | None:

@@ -148,9 +148,11 @@ def _uniform_int(t: Tensor[Any, Any]) -> int | None:
 def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     """Integer arithmetic that keeps :class:`affine.Affine` blocks affine, and ``offs < n`` on a
     one-axis affine block as a lazy :class:`affine.Box` mask."""
+    if not any(isinstance(v, Tensor) and isinstance(v.handle, affine.Affine) for v in (x, y)):
+        return None
     tx, ty = values.lift(x), values.lift(y)
     ax, ay = tx.handle, ty.handle
-    if not (isinstance(ax, affine.Affine) or isinstance(ay, affine.Affine)) or not (tx.type.is_int and ty.type.is_int):
+    if not (tx.type.is_int and ty.type.is_int):
         return None
     both = isinstance(x, Tensor) and isinstance(y, Tensor)
     dtype = dtypes.promote(tx.type, ty.type) if both else (tx.type if isinstance(x, Tensor) else ty.type)

@@ -74,6 +74,11 @@ class Engine:
             raise Divergent(what)
         return first.item()
 
+    @property
+    def whole_grid(self) -> tuple[int, int, int] | None:
+        """The grid, when this group is every program of the launch (in order)."""
+        return self.grid if self.nprograms == self.grid[0] * self.grid[1] * self.grid[2] else None
+
     def record_write(self, memory: Memory, index: Array) -> None:
         """Remember old values before a write, so a group can be rolled back and rerun."""
         old = memory.flat.take(index)

@@ -127,7 +127,9 @@ def _matmul(x: Array, y: Array, acc: Array | None, wide: type[np.number[Any]] = 
     others, like the GPU's f32 accumulator (every product of f16, bf16, fp8 or tf32 values is
     exact in f32; only the summation order differs from the GPU's, which is unspecified)."""
     product: Array = np.matmul(x.astype(wide, copy=False), y.astype(wide, copy=False))
-    return product if acc is None else product + acc.astype(wide, copy=False)
+    if acc is not None:
+        product += acc.astype(wide, copy=False)  # in place: no second block-sized temporary
+    return product
 
 
 def _tf32_dot(x: Array, y: Array, acc: Array | None) -> Array:
@@ -171,9 +173,9 @@ def dot(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     elif x.type == F64:
         result = _matmul(ax, ay, acc)
     elif x.type == F32:
-        result = F32_DOTS[precision](ax, ay, acc).astype(out.numpy)
+        result = F32_DOTS[precision](ax, ay, acc).astype(out.numpy, copy=False)
     else:
-        result = _ieee_dot(ax, ay, acc).astype(out.numpy)
+        result = _ieee_dot(ax, ay, acc).astype(out.numpy, copy=False)
     return values.make(result, out)
 
 

@@ -143,7 +143,7 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
     if not (_in_bounds(p) and _fits(ptr, mask) and _fits(ptr, other)):
         return None
     assert p.affine is not None
-    got = affine.view(p.memory.flat, p.affine)
+    got = affine.view(p.memory.flat, p.affine, engine.whole_grid)
     if got is None:
         return None
     dtype = p.memory.dtype
