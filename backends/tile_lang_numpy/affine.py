@@ -8,6 +8,7 @@ stores go through strided views of memory instead of gathers. Anything else mate
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -59,9 +60,19 @@ class Affine:
 
     def fits(self, dtype: np.dtype[Any]) -> bool:
         """Whether every lane is representable in ``dtype`` (else wrap-around must be materialised)."""
-        low, high = self.span()
-        info = np.iinfo(dtype)
-        return bool(low.min() >= info.min and high.max() <= info.max)
+        reach = sum(abs(s) * (n - 1) for s, n in zip(self.strides, self.block))
+        low, high = _range_of(dtype)
+        base = self.base
+        if base.shape[0] == 1:
+            first = int(base[0])
+            return low + reach <= first <= high - reach
+        return bool(base.min() >= low + reach and base.max() <= high - reach)
+
+
+@functools.cache
+def _range_of(dtype: np.dtype[Any]) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
 
 
 class Box:

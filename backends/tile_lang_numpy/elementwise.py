@@ -148,7 +148,8 @@ def _uniform_int(t: Tensor[Any, Any]) -> int | None:
 def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     """Integer arithmetic that keeps :class:`affine.Affine` blocks affine, and ``offs < n`` on a
     one-axis affine block as a lazy :class:`affine.Box` mask."""
-    if not any(isinstance(v, Tensor) and isinstance(v.handle, affine.Affine) for v in (x, y)):
+    if not ((isinstance(x, Tensor) and isinstance(x.handle, affine.Affine))
+            or (isinstance(y, Tensor) and isinstance(y.handle, affine.Affine))):
         return None
     tx, ty = values.lift(x), values.lift(y)
     ax, ay = tx.handle, ty.handle
@@ -199,8 +200,10 @@ def _lazy_and(x: object, y: object) -> Tensor[Any, Any] | None:
 def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     op: BinaryOp = a["op"]
     x, y = a["x"], a["y"]
-    if any(isinstance(v, Tensor) and v.type.is_pointer for v in (x, y)):
-        if op in (BinaryOp.EQ, BinaryOp.NE) and all(isinstance(v, Tensor) and v.type.is_pointer for v in (x, y)):
+    x_ptr = isinstance(x, Tensor) and x.type.is_pointer
+    y_ptr = isinstance(y, Tensor) and y.type.is_pointer
+    if x_ptr or y_ptr:
+        if op in (BinaryOp.EQ, BinaryOp.NE) and x_ptr and y_ptr:
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
     lazy = _lazy_and(x, y) if op is BinaryOp.AND else _lazy_binary(op, x, y)

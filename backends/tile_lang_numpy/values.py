@@ -62,8 +62,7 @@ class Pointers:
 
 def make(handle: Array | Pointers | Affine | Box, dtype: DType) -> Tensor[Any, Any]:
     """Wrap a handle (program axis first) as a kernel-visible tensor."""
-    shape = handle.shape[1:]
-    return Tensor(handle, dtype, tuple(int(s) for s in shape))
+    return Tensor(handle, dtype, tuple(handle.shape[1:]))
 
 
 def array(x: Tensor[Any, Any]) -> Array:
@@ -114,7 +113,12 @@ def align(a: Array, rank_a: int, rank: int) -> Array:
 
 def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """Triton's broadcast of block shapes (ranks aligned on the right)."""
-    try:
-        return tuple(int(s) for s in np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ValueError(f"cannot broadcast block shapes {' and '.join(str(list(s)) for s in shapes)}") from None
+    rank = max(len(s) for s in shapes)
+    out = [1] * rank
+    for shape in shapes:
+        for axis, extent in enumerate(shape, start=rank - len(shape)):
+            if extent != 1:
+                if out[axis] not in (1, extent):
+                    raise ValueError(f"cannot broadcast block shapes {' and '.join(str(list(s)) for s in shapes)}")
+                out[axis] = extent
+    return tuple(out)
