@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from tile_lang.errors import KernelError
+
 
 def _constexpr(text: str) -> tuple[str, Any]:
     name, sep, value = text.partition("=")
@@ -47,10 +49,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     kernel = _kernel(args.target)
     constexprs = dict(args.constexpr)
-    if args.cuda:
-        print(kernel.cuda_source(args.num_warps, **constexprs))
-    else:
-        print(kernel.inspect(args.num_warps, not args.ir_raw, **constexprs))
+    try:
+        if args.cuda:
+            print(kernel.cuda_source(args.num_warps, **constexprs))
+        else:
+            print(kernel.inspect(args.num_warps, not args.ir_raw, **constexprs))
+    except KernelError as exc:  # the kernel's own line, not a compiler traceback
+        print(exc, file=sys.stderr)
+        return 1
     return 0
 
 
