@@ -53,19 +53,19 @@ class CupyBackend:
             return f"no usable CUDA device ({type(exc).__name__}: {exc})"
         return None if count > 0 else "no CUDA device found"
 
-    def _wrap(self, array: Any) -> Buffer[Any]:
-        return Buffer(self, array, dtypes.from_numpy(array.dtype), tuple(array.shape),
+    def _wrap(self, array: Any, dtype: DType | None = None) -> Buffer[Any]:
+        return Buffer(self, array, dtype or dtypes.from_numpy(array.dtype), tuple(array.shape),
                       tuple(s // array.itemsize for s in array.strides))
 
     def to_device(self, array: np.ndarray[Any, Any], dtype: DType) -> Buffer[Any]:
         import cupy
 
-        return self._wrap(cupy.asarray(array))
+        return self._wrap(cupy.asarray(array.view(_storage(dtype))), dtype)
 
     def empty(self, shape: tuple[int, ...], dtype: DType) -> Buffer[Any]:
         import cupy
 
-        return self._wrap(cupy.empty(shape, dtype=dtype.numpy))
+        return self._wrap(cupy.empty(shape, dtype=_storage(dtype)), dtype)
 
     def to_host(self, buffer: Buffer[Any]) -> np.ndarray[Any, Any]:
         import cupy
@@ -138,3 +138,8 @@ def _probe_cupy(array: Any) -> tuple[Hashable, int]:
 
 def _probe_tensor(tensor: Any) -> tuple[Hashable, int]:
     return (tensor.dtype, tensor.is_cuda), tensor.data_ptr()
+
+
+def _storage(dtype: DType) -> np.dtype[Any]:
+    """How CuPy holds ``dtype``: fp8 as raw bytes (CuPy has no fp8 dtype; kernels see the bits)."""
+    return np.dtype(np.uint8) if dtype.is_fp8 else dtype.numpy

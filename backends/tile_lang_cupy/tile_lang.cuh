@@ -125,11 +125,16 @@ __device__ __forceinline__ __nv_bfloat16 cvt_rtz<__nv_bfloat16>(float x) { retur
 #endif
 __device__ __forceinline__ float cvt_rtz_f32(double x) { return __double2float_rz(x); }
 
+// The bits of x as a To. Byte copies (always allowed to alias) compile to a register move;
+// NVRTC has no __builtin_memcpy.
 template <class To, class From>
 __device__ __forceinline__ To bitcast(From x) {
   static_assert(sizeof(To) == sizeof(From), "bitcast needs equal widths");
   To r;
-  __builtin_memcpy(&r, &x, sizeof(To));
+  const unsigned char* from = reinterpret_cast<const unsigned char*>(&x);
+  unsigned char* to = reinterpret_cast<unsigned char*>(&r);
+#pragma unroll
+  for (unsigned i = 0; i < sizeof(To); ++i) to[i] = from[i];
   return r;
 }
 
@@ -265,6 +270,7 @@ __device__ __forceinline__ bool sort_greater(T a, T b) {
 }
 
 // ---------------------------------------------------------------- debugging
+#if defined(TL_USE_ASSERT)
 // A failed device_assert: the message, and the file and line the #line directives give.
 __device__ __forceinline__ void assert_fail(const char* message, const char* file, unsigned line,
                                             const char* function) {
@@ -273,6 +279,44 @@ __device__ __forceinline__ void assert_fail(const char* message, const char* fil
 #else
   __assert_fail(message, file, line, function);
 #endif
+}
+#endif
+
+// ---------------------------------------------------------------- atomics
+// The generated code passes each PTX `atom` it needs as a lambda (its memory order and scope
+// are literals in the instruction); these build Triton's composite atomics from them.
+template <int BYTES>
+struct Bits;
+template <>
+struct Bits<4> {
+  using Signed = int;
+  using Unsigned = unsigned;
+};
+template <>
+struct Bits<8> {
+  using Signed = long long;
+  using Unsigned = unsigned long long;
+};
+
+// Float max as Triton does it on the bits: a signed max when v's sign bit is clear, else an
+// unsigned min (min is the mirror image). Right for every ordered pair, with -0.0 below +0.0.
+template <class T, class OnPositive, class OnNegative>
+__device__ __forceinline__ T atomic_float_order(T v, OnPositive on_positive, OnNegative on_negative) {
+  const typename Bits<sizeof(T)>::Signed bits = bitcast<typename Bits<sizeof(T)>::Signed>(v);
+  return bits >= 0 ? bitcast<T>(on_positive(bits))
+                   : bitcast<T>(on_negative(bitcast<typename Bits<sizeof(T)>::Unsigned>(v)));
+}
+
+// A 16-bit float add as a compare-and-swap loop (the bf16 atom needs sm_90); `cas(expected,
+// desired)` returns the bits memory held. Each try rounds the f32 sum once, as one add does.
+template <class T, class Cas>
+__device__ __forceinline__ T atomic_add_by_cas(T* p, T v, Cas cas) {
+  unsigned short seen = *reinterpret_cast<volatile unsigned short*>(p), was;
+  do {
+    was = seen;
+    seen = cas(was, bitcast<unsigned short>(cvt<T>(cvt<float>(bitcast<T>(was)) + cvt<float>(v))));
+  } while (seen != was);
+  return bitcast<T>(was);
 }
 
 // A value computed by thread 0 (a scalar atomic), given to every thread.

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
+import glob
+import importlib.util
 import shutil
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +20,7 @@ from tile_lang.kernel import Launch
 
 NVCC = shutil.which("nvcc")
 ARCHS = ("sm_90", "sm_80")
+CUDA_INCLUDE = Path("/usr/local/cuda/include")
 
 
 def launch_spec(launch: Launch) -> Spec:
@@ -67,7 +72,48 @@ def nvcc_cubin(source: str, arch: str, workdir: Any) -> subprocess.CompletedProc
 
 
 @pytest.fixture
-def need_nvcc() -> Iterator[None]:
-    if NVCC is None:
-        pytest.skip("nvcc is not on PATH: the generated CUDA cannot be compile-checked here")
+def need_cuda_compiler() -> Iterator[None]:
+    if NVCC is None and NVRTC is None:
+        pytest.skip("neither nvcc nor libnvrtc is here: the generated CUDA cannot be compile-checked")
     yield
+
+
+def _libnvrtc() -> Any:
+    """NVRTC from the nvidia-cuda-nvrtc wheel or the CUDA toolkit, or None."""
+    candidates = []
+    wheel = importlib.util.find_spec("nvidia")
+    for base in (wheel.submodule_search_locations or []) if wheel is not None else []:
+        candidates += sorted(glob.glob(f"{base}/**/libnvrtc.so*", recursive=True))
+    candidates += sorted(glob.glob("/usr/local/cuda/lib64/libnvrtc.so*"))
+    for path in candidates:
+        if "alt" not in path:
+            try:
+                for builtins in glob.glob(str(Path(path).parent / "libnvrtc-builtins.so.*")):
+                    if "alt" not in builtins:  # NVRTC opens it by name: load it first
+                        ctypes.CDLL(builtins, mode=ctypes.RTLD_GLOBAL)
+                return ctypes.CDLL(path)
+            except OSError:
+                continue
+    return None
+
+
+NVRTC = _libnvrtc()
+
+
+def nvrtc_compile(source: str, name: str, arch: str) -> tuple[bool, str]:
+    """Compile with NVRTC as the cupy backend does at run time (it has no host headers and
+    fewer builtins than nvcc); returns (success, log)."""
+    from tile_lang_cupy.codegen import INCLUDE_DIR
+
+    assert NVRTC is not None
+    prog = ctypes.c_void_p()
+    NVRTC.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), f"{name}.cu".encode(), 0, None, None)
+    options = [b"-std=c++17", f"-arch={arch}".encode(), f"-I{INCLUDE_DIR}".encode(), f"-I{CUDA_INCLUDE}".encode()]
+    argv = (ctypes.c_char_p * len(options))(*options)
+    status = NVRTC.nvrtcCompileProgram(prog, len(options), argv)
+    size = ctypes.c_size_t()
+    NVRTC.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    NVRTC.nvrtcGetProgramLog(prog, log)
+    NVRTC.nvrtcDestroyProgram(ctypes.byref(prog))
+    return status == 0, log.value.decode(errors="replace")

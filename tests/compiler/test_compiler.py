@@ -148,7 +148,7 @@ def _misuse_cases() -> list[tuple[Any, str, str]]:
     """Every (kernel, case, message) of the reference's misuse tests that a compiler can check."""
     from tests.numpy_backend import test_dot, test_reduction, test_shape
 
-    cases = []
+    cases: list[tuple[Any, str, str]] = []
     for module in (test_reduction, test_shape, test_dot):
         test = module.test_misuse_is_a_kernel_error_at_the_line
         table = next(m.args[1] for m in test.pytestmark if m.name == "parametrize")
@@ -163,3 +163,24 @@ def test_reference_misuse_is_a_compile_error_at_the_user_line(module: Any, case:
         build(module.misuse, static_spec(module.misuse, {"CASE": case}))
     assert caught.value.filename == module.__file__
     assert "tile_lang/compiler" not in str(caught.value)
+
+
+_BLOCK_MISUSE = [
+    ("misuse_kernel", "mask", "takes no mask or other"), ("misuse_kernel", "dtype", r"needs tl\.f32 values"),
+    ("misuse_kernel", "nan", "'nan' needs floating-point"),
+    ("misuse_kernel", "dims", r"boundary_check must list dims in \[0, 2\)"),
+    ("misuse_kernel", "order", "order must be a permutation"),
+    ("bad_descriptor_kernel", "last", "last stride of a tensor descriptor must be 1"),
+    ("bad_descriptor_kernel", "narrow", "at least 16 bytes"),
+    ("bad_descriptor_kernel", "offsets", r"offsets must be 32-bit integers \(add \.to\(tl\.i32\)\)"),
+]
+
+
+@pytest.mark.parametrize("kernel, what, message", _BLOCK_MISUSE, ids=[w for _, w, _ in _BLOCK_MISUSE])
+def test_block_pointer_and_descriptor_misuse_is_a_compile_error(kernel: str, what: str, message: str) -> None:
+    from tests.numpy_backend import test_blocks
+
+    fn = getattr(test_blocks, kernel)
+    with pytest.raises(KernelError, match=message) as caught:
+        build(fn, static_spec(fn, {"WHAT": what}))
+    assert caught.value.filename == test_blocks.__file__

@@ -1,6 +1,7 @@
 """The CUDA generated for every example kernel (as the examples launch them) and every
 compiler test kernel compiles with nvcc to machine code for sm_90 and sm_80 (so ptxas checks the
-inline PTX too). Needs nvcc, not CuPy or a GPU."""
+inline PTX too), and with NVRTC, as the cupy backend compiles it, where libnvrtc is installed
+(the nvidia-cuda-nvrtc wheel). Needs either compiler, not CuPy or a GPU."""
 
 from __future__ import annotations
 
@@ -14,25 +15,28 @@ from tile_lang.compiler import compile_ir, static_spec
 from tile_lang.compiler.spec import Spec
 from tile_lang_cupy.codegen import generate
 
-from tests.compiler.conftest import ARCHS, launch_spec, nvcc_cubin, record_example
+from tests.compiler.conftest import ARCHS, NVCC, NVRTC, launch_spec, nvcc_cubin, nvrtc_compile, record_example
 from tests.compiler.kernels import KERNELS
 
 
 def _check(kernel: Any, spec: Spec, tmp_path: Path) -> None:
     source = generate(compile_ir(kernel, spec, verify_each=True)).source
-    for arch in ARCHS:
+    if NVRTC is not None:
+        ok, log = nvrtc_compile(source, kernel.name, ARCHS[0])
+        assert ok, f"NVRTC on {kernel.name}:\n{log}\n{source}"
+    for arch in ARCHS if NVCC is not None else ():
         result = nvcc_cubin(source, arch, tmp_path)
         assert result.returncode == 0, f"{kernel.name} for {arch}:\n{result.stderr}\n{source}"
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
-def test_compiler_kernels_compile(name: str, tmp_path: Path, need_nvcc: None) -> None:
+def test_compiler_kernels_compile(name: str, tmp_path: Path, need_cuda_compiler: None) -> None:
     kernel, constexprs = KERNELS[name]
     _check(kernel, static_spec(kernel, constexprs), tmp_path)
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_example_kernels_compile(example: str, tmp_path: Path, need_nvcc: None) -> None:
+def test_example_kernels_compile(example: str, tmp_path: Path, need_cuda_compiler: None) -> None:
     specs: dict[tuple[Any, str], tuple[Any, Spec]] = {}
     for launch in record_example(example):
         spec = launch_spec(launch)

@@ -16,8 +16,7 @@ from typing import Any, Protocol
 import tile_lang as tl
 from tile_lang import dtypes, operators
 from tile_lang.builtin import Builtin, builtin_of
-from tile_lang.compiler.builder import Builder, Value
-from tile_lang.compiler.builder import broadcast_shapes
+from tile_lang.compiler.builder import Builder, Value, broadcast_shapes
 from tile_lang.compiler.ir import (
     AssertAttr, AsmAttr, AxisAttr, BinaryFn, Node, Op, PermuteAttr, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
@@ -55,10 +54,12 @@ def builtin_op(fn: object) -> Builtin:
 
 
 def dtype_arg(marker: Any) -> DType:
+    """The dtype a marker such as ``tl.f32`` names."""
     return dtypes.dtype_of(marker)
 
 
 def node_arg(b: Builder, value: Value) -> Node:
+    """A tensor argument as a node (a Python number becomes a constant)."""
     return b.to_node(value)
 
 

@@ -162,8 +162,10 @@ def _index(c: Context, block: BlockInfo, d: int) -> Node:
     """The tensor index of each block element along dim ``d``, shaped to broadcast (i32, or i64
     when the dim's stride is a runtime value, as Triton's 64-bit strides)."""
     extent = block.block_shape[d]
-    index = c.b.binary_op(BinaryOp.ADD, block.offsets[d], c.b.arange(0, extent))
-    assert isinstance(index, Node)
+    start = block.offsets[d]
+    index = c.b.arange(0, extent)
+    if not (isinstance(start, int) and start == 0):
+        index = c.b.binary(BinaryFn.ADD, start, index)
     if isinstance(block.strides[d], Node):
         index = c.b.cast(index, dtypes.promote(index.ty.dtype, dtypes.I64))
     dims = tuple(extent if i == d else 1 for i in range(block.ndim))
@@ -228,7 +230,8 @@ def _block_arg(c: Context, value: Any, kind: type[Any], what: str) -> BlockInfo:
 def _advance(c: Context, a: Args) -> tl.BlockPointer[Any, Any]:
     block = _block_arg(c, a["base"], tl.BlockPointer, "tl.advance")
     deltas = _integers(c, a["offsets"], block.ndim, "offsets")
-    moved = tuple(c.b.binary_op(BinaryOp.ADD, o, d) for o, d in zip(block.offsets, deltas))
+    moved = tuple(o if isinstance(d, int) and d == 0 else c.b.binary_op(BinaryOp.ADD, o, d)
+                  for o, d in zip(block.offsets, deltas))
     return tl.BlockPointer(BlockInfo(block.base, block.shape, block.strides, moved, block.block_shape))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tile_lang.compiler.ir import Category, Function, Node, Op, Region
+from tile_lang.compiler.ir import Category, Function, Node, Op, Region, Type
 
 
 class VerifyError(Exception):
@@ -52,6 +52,17 @@ def _node(node: Node) -> None:
         _check(len(body.results) == len(node.args) - 3, node, "for: yields and inits differ")
         for init, res in zip(node.args[3:], body.results):
             _check(init.type == res.type, node, f"for: carried {init.type} yields {res.type}")
+    if node.op is Op.GATHER:
+        table, index = node.args
+        _check(index.ty.shape == node.ty.shape and table.ty.dtype == node.ty.dtype, node,
+               "gather: the result is not index-shaped values of src")
+    if node.op in (Op.COMBINE_REDUCE, Op.COMBINE_SCAN):
+        (combine,) = node.regions
+        element = Type(node.args[0].ty.dtype)
+        _check(len(combine.params) == 2 and all(p.type == element for p in combine.params), node,
+               "combine region takes two scalars of the operand's dtype")
+        _check(len(combine.results) == 1 and combine.results[0].type == element, node,
+               "combine region yields one scalar of the operand's dtype")
     if node.op is Op.IF:
         then, other = node.regions
         _check(len(then.results) == len(other.results), node, "if: branches yield different counts")

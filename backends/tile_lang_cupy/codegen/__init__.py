@@ -41,5 +41,12 @@ def generate(fn: Function) -> CudaKernel:
             *(f"#define {f} 1" for f in em.features()),
             f'#include "{HEADER}"', "",
             f'#line {line} "{filename}"',
-            f'extern "C" __global__ void __launch_bounds__({fn.threads}) {fn.name}({", ".join(params)}) {{']
+            f'extern "C" __global__ void __launch_bounds__({_bounds(fn.threads)}) {fn.name}({", ".join(params)}) {{']
     return CudaKernel(fn.name, "\n".join([*head, *em.lines, "}", ""]), fn.threads, em.smem_bytes)
+
+
+def _bounds(threads: int) -> str:
+    """``__launch_bounds__`` arguments. 512-thread programs also ask for two resident blocks
+    per SM (at most 64 registers a thread): measured on the H200, row softmax 4096x16384 went
+    from 0.75x to 0.99x Triton, while smaller blocks were slower with the same cap."""
+    return f"{threads}, 2" if threads == 512 else str(threads)

@@ -42,6 +42,8 @@ def identity(fn: ReduceFn, dtype: DType) -> str:
     if fn is ReduceFn.PROD:
         return literal(1, dtype)
     lowest = fn in (ReduceFn.MAX, ReduceFn.ARGMAX)
+    if dtype.is_float and fn in (ReduceFn.MAX, ReduceFn.MIN):
+        return literal(float("nan"), dtype)  # fmax/fmin drop it, so only an all-NaN input stays NaN
     if dtype.is_float:
         return literal(float("-inf") if lowest else float("inf"), dtype)
     if dtype.is_signed:

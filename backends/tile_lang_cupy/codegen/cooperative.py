@@ -62,7 +62,8 @@ def _sort(em: Emitter, node: Node) -> None:
                 em.line(f"const unsigned lo = {item} / {n // 2}u * {n}u + p, hi = lo + {stride}u;")
                 em.line(f"const bool up = (p & {size}u) == 0;")
                 em.line(f"const auto a = {buf}[lo], b = {buf}[hi];")
-                em.line(f"if (tl::sort_greater(tl::cvt<{w}>(a), tl::cvt<{w}>(b)) == up) {{ {buf}[lo] = b; {buf}[hi] = a; }}")
+                swap = f"{{ {buf}[lo] = b; {buf}[hi] = a; }}"
+                em.line(f"if (tl::sort_greater(tl::cvt<{w}>(a), tl::cvt<{w}>(b)) == up) {swap}")
             em.line("__syncthreads();")
             stride //= 2
         size *= 2

@@ -241,6 +241,10 @@ class Emitter:
             STATEMENTS[node.op](self, node)
 
     def features(self) -> list[str]:
-        found = {feature(n.ty.dtype) for n in walk(self.fn.body) if n.type is not None}
+        """The header's optional parts this kernel needs (fp16/bf16/fp8 types, assertions)."""
+        nodes = walk(self.fn.body)
+        found = {feature(n.ty.dtype) for n in nodes if n.type is not None}
         found |= {feature(p.ty.dtype) for p in self.fn.params}
+        if any(n.op is Op.ASSERT for n in nodes):
+            found.add("TL_USE_ASSERT")
         return sorted(f for f in found if f is not None)

@@ -124,28 +124,25 @@ def atomic_update(attr: AtomicAttr, dtype: DType, old: str, ptr: str, operands: 
     return f"{{ {ptx.ctype} r; {asm} {old} = tl::bitcast<{ctype(dtype)}>(r); }}"
 
 
+def _atom_lambda(attr: AtomicAttr, fn: AtomicFn, ptx: PtxType, ptr: str, count: int) -> str:
+    """A C++ lambda running one ``atom`` on ``ptr`` with ``count`` register operands."""
+    names = [f"a{i}" for i in range(count)]
+    params = ", ".join(f"{ptx.ctype} {n}" for n in names)
+    return f"[&]({params}) {{ {ptx.ctype} o; {atomic_asm(attr, fn, ptx, 'o', ptr, names)} return o; }}"
+
+
 def _float_extreme(attr: AtomicAttr, dtype: DType, old: str, ptr: str, value: str) -> str:
-    """Float max/min as Triton does it on the bits: for max, a signed max when the value's sign
-    bit is clear, else an unsigned min (min mirrors it). Correct for every ordered pair, with
-    -0.0 below +0.0."""
-    signed, unsigned = _PTX_TYPES[_SIGNED_BITS[dtype.bits]], _PTX_TYPES[_UNSIGNED_BITS[dtype.bits]]
-    positive_fn, negative_fn = (AtomicFn.MAX, AtomicFn.MIN) if attr.fn is AtomicFn.MAX else (AtomicFn.MIN, AtomicFn.MAX)
-    on_positive = atomic_asm(attr, positive_fn, signed, "s", ptr, ["tl::bitcast<%s>(v)" % signed.ctype])
-    on_negative = atomic_asm(attr, negative_fn, unsigned, "u", ptr, ["tl::bitcast<%s>(v)" % unsigned.ctype])
-    t = ctype(dtype)
-    return (f"{{ const {t} v = {value}; if (tl::bitcast<{signed.ctype}>(v) >= 0) {{ {signed.ctype} s; {on_positive} "
-            f"{old} = tl::bitcast<{t}>(s); }} else {{ {unsigned.ctype} u; {on_negative} {old} = tl::bitcast<{t}>(u); }} }}")
+    """Float max/min through integer atomics on the bits (``tl::atomic_float_order``)."""
+    on_positive, on_negative = (AtomicFn.MAX, AtomicFn.MIN) if attr.fn is AtomicFn.MAX else (AtomicFn.MIN, AtomicFn.MAX)
+    signed = _atom_lambda(attr, on_positive, _PTX_TYPES[_SIGNED_BITS[dtype.bits]], ptr, 1)
+    unsigned = _atom_lambda(attr, on_negative, _PTX_TYPES[_UNSIGNED_BITS[dtype.bits]], ptr, 1)
+    return f"{old} = tl::atomic_float_order({value}, {signed}, {unsigned});"
 
 
 def _bf16_add(attr: AtomicAttr, old: str, ptr: str, value: str) -> str:
-    """bf16 add as a compare-and-swap loop on the 16 bits (native bf16 atom needs sm_90): each
-    step rounds the f32 sum to bf16, as one bf16 addition does."""
-    cas = replace(attr, fn=AtomicFn.CAS)
-    swap = atomic_asm(cas, AtomicFn.CAS, _PTX_TYPES[dtypes.BF16], "seen", ptr, ["was", "next"])
-    total = "tl::cvt<float>(tl::bitcast<__nv_bfloat16>(was)) + tl::cvt<float>(v)"
-    return (f"{{ const __nv_bfloat16 v = {value}; unsigned short seen = *(volatile unsigned short*)({ptr}), was; "
-            f"do {{ was = seen; const unsigned short next = tl::bitcast<unsigned short>(tl::cvt<__nv_bfloat16>({total})); "
-            f"{swap} }} while (seen != was); {old} = tl::bitcast<__nv_bfloat16>(was); }}")
+    """bf16 add through a 16-bit compare-and-swap loop (``tl::atomic_add_by_cas``)."""
+    cas = _atom_lambda(replace(attr, fn=AtomicFn.CAS), AtomicFn.CAS, _PTX_TYPES[dtypes.BF16], ptr, 2)
+    return f"{old} = tl::atomic_add_by_cas({ptr}, {value}, {cas});"
 
 
 @emits(Op.ATOMIC)

@@ -4,7 +4,9 @@ CUDA-on-CPU header (``cuda_on_cpu.h``) and run with one std::thread per CUDA thr
 It runs the generated code's indexing, shared-memory staging, barriers and warp shuffles for
 real, so the differential tests can run without a GPU:
 ``pytest -p tests.compiler.emulator --tile-backend=emu tests/numpy_backend``. It cannot say
-anything about PTX-level behaviour (tensor-core rounding, memory ordering, approximate math).
+anything about PTX-level behaviour (tensor-core rounding, memory ordering, approximate math):
+PTX ``atom`` instructions are rewritten into CPU compare-and-swap loops, other inline PTX does
+not build, and out-of-range float-to-int conversions follow x86 (the GPU saturates).
 """
 
 from __future__ import annotations
@@ -67,16 +69,17 @@ def emulated_source(source: str) -> str:
 
 def _launcher(name: str, params: list[str]) -> str:
     unpack = ", ".join(f"*static_cast<{p}*>(args[{i}])" for i, p in enumerate(params))
-    return (f'\nextern "C" void tl_emu_launch(unsigned gx, unsigned gy, unsigned gz, unsigned threads, void** args) {{\n'
-            f"  tl_emu::run(tl_emu_dim3{{gx, gy, gz}}, threads, [&] {{ {name}({unpack}); }});\n}}\n")
+    head = 'extern "C" void tl_emu_launch(unsigned gx, unsigned gy, unsigned gz, unsigned threads, void** args)'
+    return f"\n{head} {{\n  tl_emu::run(tl_emu_dim3{{gx, gy, gz}}, threads, [&] {{ {name}({unpack}); }});\n}}\n"
 
 
 def build(source: str, name: str, params: list[str]) -> Path:
     """The shared library of one generated kernel (cached by source)."""
-    from tile_lang_cupy.codegen import INCLUDE_DIR
+    from tile_lang_cupy.codegen import HEADER, INCLUDE_DIR
 
     text = emulated_source(source) + _launcher(name, params)
-    digest = hashlib.sha256((text + (HERE / "cuda_on_cpu.h").read_text()).encode()).hexdigest()[:24]
+    headers = (HERE / "cuda_on_cpu.h").read_text() + (INCLUDE_DIR / HEADER).read_text()
+    digest = hashlib.sha256((text + headers).encode()).hexdigest()[:24]
     CACHE.mkdir(parents=True, exist_ok=True)
     lib = CACHE / f"{digest}.so"
     if lib.exists():
