@@ -9,6 +9,7 @@ alias object; :func:`dtype_of` maps it to a :class:`DType` descriptor carrying t
 from __future__ import annotations
 
 import enum
+import functools
 import typing
 from dataclasses import dataclass
 from typing import Generic, TypeAlias, TypeVar
@@ -93,9 +94,12 @@ class Kind(enum.Enum):
     POINTER = "pointer"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DType:
-    """Runtime description of an element type: category, bit width and host representation."""
+    """Runtime description of an element type: category, bit width and host representation.
+
+    Each dtype exists once (pointer types are interned by :meth:`pointer_to`), so equality is
+    identity: cheap, since both backends compare dtypes on every operation."""
 
     name: str
     kind: Kind
@@ -136,7 +140,12 @@ class DType:
         return max(1, self.bits // 8)
 
     def pointer_to(self) -> DType:
-        return DType(f"ptr<{self.name}>", Kind.POINTER, 64, np.dtype(np.int64), self)
+        return _pointer_type(self)
+
+
+@functools.cache
+def _pointer_type(element: DType) -> DType:
+    return DType(f"ptr<{element.name}>", Kind.POINTER, 64, np.dtype(np.int64), element)
 
 
 def _d(name: str, kind: Kind, bits: int, host: typing.Any) -> DType:

@@ -183,7 +183,9 @@ def _pad(a: Affine, rank: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def _checked(a: Affine) -> Affine | None:
-    return a if a.fits(a.dtype) else None
+    """``a``, unless some lane would wrap around in its dtype (then the caller materialises).
+    64-bit values (pointer offsets) are not checked: no block gets near 2**63."""
+    return a if a.dtype.itemsize == 8 or a.fits(a.dtype) else None
 
 
 # ------------------------------------------------------------------------------ memory views

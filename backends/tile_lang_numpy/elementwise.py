@@ -27,6 +27,11 @@ from tile_lang_numpy.values import Array, Pointers
 def operands(engine: Engine, x: object, y: object, result: Callable[[DType, DType], DType] = dtypes.promote
              ) -> tuple[Array, Array, DType, tuple[int, ...]]:
     """Two operands converted to their common dtype and rank, with the broadcast block shape."""
+    if (isinstance(x, Tensor) and isinstance(y, Tensor) and x.type is y.type and x.block_shape == y.block_shape
+            and type(x.handle) is np.ndarray and type(y.handle) is np.ndarray and not x.type.is_pointer):
+        dtype = result(x.type, y.type)
+        if dtype is x.type:  # the common case: same dtype, same shape, nothing to convert
+            return x.handle, y.handle, dtype, x.block_shape
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = values.lift(x)
     tx = values.lift(x, y.type if isinstance(y, Tensor) and not isinstance(x, Tensor) else None)
