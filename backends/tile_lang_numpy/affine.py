@@ -188,10 +188,41 @@ def _checked(a: Affine) -> Affine | None:
     return a if a.dtype.itemsize == 8 or a.fits(a.dtype) else None
 
 
+class Tiles:
+    """A loaded block that depends on only some axes of the launch grid, kept compact:
+    ``compact`` has shape ``(gz|1, gy|1, gx|1, *block)``, and program ``(x, y, z)`` (the whole
+    grid, in order) holds ``compact[z, y, x]`` with unit axes broadcast. A tiled matmul's A tile
+    depends on ``pid_m`` only: 8 tiles instead of 64 copies, and ``tl.dot`` of two such blocks
+    is one matrix product instead of one per program."""
+
+    __slots__ = ("compact", "grid", "_array")
+
+    def __init__(self, compact: Array, grid: tuple[int, int, int]) -> None:
+        self.compact = compact
+        self.grid = grid
+        self._array: Array | None = None
+
+    @property
+    def block(self) -> tuple[int, ...]:
+        return tuple(self.compact.shape[3:])
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        gx, gy, gz = self.grid
+        return (gx * gy * gz, *self.block)
+
+    def materialize(self) -> Array:
+        if self._array is None:
+            gx, gy, gz = self.grid
+            full = np.broadcast_to(self.compact, (gz, gy, gx, *self.block))
+            self._array = np.ascontiguousarray(full).reshape(self.shape)
+        return self._array
+
+
 # ------------------------------------------------------------------------------ memory views
 
 
-def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None) -> Array | None:
+def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None) -> Array | Tiles | None:
     """A ``(P|1, *block)`` array read through strided views of ``flat`` (caller checked bounds),
     or None when the programs' bases are too irregular for views to pay off. ``grid`` is given
     when the programs are the whole launch grid, in order (then bases affine in the program
@@ -208,8 +239,9 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     if per_axis is not None:
         gx, gy, gz = grid or (1, 1, 1)
         sx, sy, sz = (s * step for s in per_axis)
-        whole = _strided(flat, first, (gz, gy, gx, *shape), (sz, sy, sx, *strides))
-        return whole.copy().reshape((base.shape[0], *shape))  # a copy: loaded values never alias memory
+        extents = tuple(1 if s == 0 else g for s, g in ((sz, gz), (sy, gy), (sx, gx)))
+        compact = _strided(flat, first, (*extents, *shape), (sz, sy, sx, *strides)).copy()  # never aliases memory
+        return Tiles(compact, (gx, gy, gz)) if 1 in extents else compact.reshape((base.shape[0], *shape))
     distinct, inverse = np.unique(base, return_inverse=True)
     if distinct.shape[0] > MAX_VIEWS:
         return None

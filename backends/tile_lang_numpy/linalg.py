@@ -29,7 +29,7 @@ import tile_lang as tl
 from tile_lang.dtypes import BF16, F16, F32, F64, F8E4M3, F8E5M2, I8, I32, U8, DType
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import values
+from tile_lang_numpy import affine, values
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.shape import dtype_arg, value_operand
 from tile_lang_numpy.values import Array
@@ -166,6 +166,9 @@ def dot(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     out = _result_dtype(engine, x.type, a["out_dtype"])
     acc = _acc(engine, a["acc"], out, shape, "tl.dot")
     precision = _precision(engine, a)  # checked for every dtype, applied to f32 operands only
+    tiled = _tiled_dot(x, y, precision, acc)
+    if tiled is not None:
+        return values.make(tiled.astype(out.numpy, copy=False), out)
     ax, ay = values.array(x), values.array(y)
     if x.type == I8:  # float64 sums of i8 products are exact far beyond any block's K
         total = _matmul(ax, ay, None).astype(np.int64)
@@ -177,6 +180,33 @@ def dot(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     else:
         result = _ieee_dot(ax, ay, acc).astype(out.numpy, copy=False)
     return values.make(result, out)
+
+
+def _tiled_dot(x: Tensor[Any, Any], y: Tensor[Any, Any], precision: str, acc: Array | None) -> Array | None:
+    """An f32-accumulated dot of two loaded :class:`affine.Tiles` blocks, computed from their
+    compact tiles without expanding them per program; None when the operands are not such
+    blocks, or the precision needs the general path."""
+    hx, hy = x.handle, y.handle
+    if not (isinstance(hx, affine.Tiles) and isinstance(hy, affine.Tiles) and hx.grid == hy.grid
+            and x.type in (F16, BF16, F32) and (x.type != F32 or precision in ("ieee", "tf32"))):
+        return None
+    cx, cy = hx.compact, hy.compact
+    if x.type == F32 and precision == "tf32":
+        cx, cy = tf32_truncate(cx), tf32_truncate(cy)
+    product = _grid_product(cx.astype(np.float32, copy=False), cy.astype(np.float32, copy=False), hx.grid)
+    if acc is not None:
+        product += acc
+    return product
+
+
+def _grid_product(cx: Array, cy: Array, grid: tuple[int, int, int]) -> Array:
+    """``cx @ cy`` per program, ``(P, M, N)``, from tiles shaped ``(gz|1, gy|1, gx|1, M|K, K|N)``:
+    one batched product that broadcasts the grid axes, reading each tile where it lies."""
+    gx, gy, gz = grid
+    product: Array = np.matmul(cx, cy)
+    if product.shape[:3] != (gz, gy, gx):
+        product = np.ascontiguousarray(np.broadcast_to(product, (gz, gy, gx, *product.shape[3:])))
+    return product.reshape(gz * gy * gx, *product.shape[3:])
 
 
 # ------------------------------------------------------------------------------ tl.dot_scaled

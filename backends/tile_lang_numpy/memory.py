@@ -152,7 +152,8 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \
         values.align(convert(values.array(other), other.type, dtype), other.ndim, ptr.ndim)
-    return values.make(np.where(live, got, fill), dtype)
+    loaded = got.materialize() if isinstance(got, affine.Tiles) else got
+    return values.make(np.where(live, loaded, fill), dtype)
 
 
 def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], mask: object) -> bool:

@@ -17,7 +17,7 @@ from tile_lang import dtypes
 from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy.affine import Affine, Box
+from tile_lang_numpy.affine import Affine, Box, Tiles
 
 Array = np.ndarray[Any, Any]
 
@@ -60,7 +60,7 @@ class Pointers:
         return self.affine.shape if self._offsets is None and self.affine is not None else tuple(self.offsets.shape)
 
 
-def make(handle: Array | Pointers | Affine | Box, dtype: DType) -> Tensor[Any, Any]:
+def make(handle: Array | Pointers | Affine | Box | Tiles, dtype: DType) -> Tensor[Any, Any]:
     """Wrap a handle (program axis first) as a kernel-visible tensor."""
     return Tensor(handle, dtype, tuple(handle.shape[1:]))
 
@@ -68,7 +68,7 @@ def make(handle: Array | Pointers | Affine | Box, dtype: DType) -> Tensor[Any, A
 def array(x: Tensor[Any, Any]) -> Array:
     """The value array of a non-pointer tensor."""
     handle = x.handle
-    if isinstance(handle, (Affine, Box)):
+    if isinstance(handle, (Affine, Box, Tiles)):
         return handle.materialize()
     if isinstance(handle, Pointers):
         raise TypeError("expected a value, got a pointer block")
