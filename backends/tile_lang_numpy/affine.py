@@ -261,11 +261,13 @@ def _grid_strides(base: Array, grid: tuple[int, int, int]) -> tuple[int, int, in
     return (sx, sy, sz) if np.array_equal(laid, expected) else None
 
 
-def writable_views(flat: Array, offsets: Affine) -> list[Array] | None:
-    """Writable views of the programs' lanes, each with a leading program axis: one view for
-    all when the bases are evenly spaced at least a program's extent apart, else one per
-    program, in order (so "later programs win", as in the generic path). None when lanes of one
-    program may alias, or there are too many irregular programs."""
+def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None) -> list[Array] | None:
+    """Writable views of the programs' lanes, each with leading program axes (``view.ndim``
+    minus the block's rank of them): one view for all when no two lanes of the launch share an
+    address (bases evenly spaced far enough apart, or, with ``grid``, affine in the program
+    coordinates as a tiled matmul's output), else one per program, in order (so "later
+    programs win", as in the generic path). None when lanes of one program may alias, or there
+    are too many irregular programs."""
     if not _one_to_one(offsets.strides, offsets.block):
         return None
     step = flat.strides[0]
@@ -276,6 +278,11 @@ def writable_views(flat: Array, offsets: Affine) -> list[Array] | None:
     spacing = int(base[1]) - first if base.shape[0] > 1 else extent
     if abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
         return [_strided(flat, first, (base.shape[0], *offsets.block), (spacing * step, *strides))]
+    per_axis = _grid_strides(base, grid) if grid is not None else None
+    if grid is not None and per_axis is not None and \
+            _one_to_one((*offsets.strides, *per_axis), (*offsets.block, *grid)):
+        (gx, gy, gz), (sx, sy, sz) = grid, per_axis
+        return [_strided(flat, first, (gz, gy, gx, *offsets.block), (sz * step, sy * step, sx * step, *strides))]
     if base.shape[0] > MAX_VIEWS:
         return None
     return [_strided(flat, int(b), offsets.block, strides)[None] for b in base]

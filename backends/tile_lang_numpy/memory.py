@@ -162,23 +162,31 @@ def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], 
     if not (_in_bounds(p) and _fits(ptr, mask)):
         return False
     assert p.affine is not None
-    views = affine.writable_views(p.memory.flat, p.affine)
+    views = affine.writable_views(p.memory.flat, p.affine, engine.whole_grid)
     data = values.align(convert(values.array(value), value.type, p.memory.dtype), value.ndim, ptr.ndim)
     live = _live(engine, ptr, mask, "store")
-    programs = sum(v.shape[0] for v in views) if views is not None else 0
-    if views is None or data.shape[0] > programs or (live is not None and live.shape[0] > programs):
+    counts = [math.prod(v.shape[: v.ndim - ptr.ndim]) for v in views] if views is not None else []
+    if views is None or data.shape[0] > sum(counts) or (live is not None and live.shape[0] > sum(counts)):
         return False  # e.g. all programs write the same lanes: the generic path keeps the last writer
     start = 0
-    for view in views:
-        rows = slice(start, start + view.shape[0])
+    for view, count in zip(views, counts):
+        rows = slice(start, start + count)
         engine.record_view_write(view)
-        chosen = np.broadcast_to(data[rows] if data.shape[0] > 1 else data, view.shape)
+        chosen = _rows_as(data, rows, view.shape, ptr.block_shape)
         if live is None:
             view[...] = chosen
         else:
-            np.copyto(view, chosen, where=np.broadcast_to(live[rows] if live.shape[0] > 1 else live, view.shape))
-        start += view.shape[0]
+            np.copyto(view, chosen, where=_rows_as(live, rows, view.shape, ptr.block_shape))
+        start += count
     return True
+
+
+def _rows_as(a: Array, rows: slice, shape: tuple[int, ...], block: tuple[int, ...]) -> Array:
+    """Programs ``rows`` of ``a`` (or its single shared row) shaped like a view with leading
+    program axes."""
+    picked = a[rows] if a.shape[0] > 1 else a
+    count = rows.stop - rows.start
+    return np.broadcast_to(picked, (count, *block)).reshape(shape)
 
 
 @implements(tl.store)
