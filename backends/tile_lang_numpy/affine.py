@@ -52,11 +52,15 @@ class Affine:
             self._array = (lead + self.relative()).astype(self.dtype)
         return self._array
 
-    def span(self) -> tuple[Array, Array]:
-        """The smallest and largest lane value of each program."""
+    def span(self) -> tuple[int, int]:
+        """The smallest and largest lane value over all programs."""
         low = sum(min(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
         high = sum(max(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
-        return self.base + low, self.base + high
+        base = self.base
+        if base.shape[0] == 1:
+            first = int(base[0])
+            return first + low, first + high
+        return int(base.min()) + low, int(base.max()) + high
 
     def fits(self, dtype: np.dtype[Any]) -> bool:
         """Whether every lane is representable in ``dtype`` (else wrap-around must be materialised)."""
@@ -233,9 +237,9 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     if base.shape[0] == 1:
         return _strided(flat, int(base[0]), shape, strides)[None].copy()
     first, spacing = int(base[0]), int(base[1]) - int(base[0])
-    if np.array_equal(base, first + spacing * np.arange(base.shape[0])):
-        return _strided(flat, first, (base.shape[0], *shape), (spacing * step, *strides)).copy()
     per_axis = _grid_strides(base, grid) if grid is not None else None
+    if per_axis is None and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
+        return _strided(flat, first, (base.shape[0], *shape), (spacing * step, *strides)).copy()
     if per_axis is not None:
         gx, gy, gz = grid or (1, 1, 1)
         sx, sy, sz = (s * step for s in per_axis)
@@ -302,7 +306,13 @@ def _one_to_one(strides: tuple[int, ...], block: tuple[int, ...]) -> bool:
 
 
 def _strided(flat: Array, start: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> Array:
-    """``as_strided`` through an unsigned view, since it rejects ml_dtypes' bf16/fp8 dtypes."""
+    """A view of ``flat`` from element ``start`` with byte ``strides`` (the caller checked that
+    every lane is inside ``flat``). Built with the ndarray constructor when the strides allow
+    (several times cheaper than ``as_strided``), else ``as_strided`` through an unsigned view,
+    which also accepts ml_dtypes' bf16/fp8 dtypes."""
+    if flat.flags.c_contiguous and all(s >= 0 for s in strides):
+        view: Array = np.ndarray(shape, flat.dtype, buffer=flat, offset=start * flat.itemsize, strides=strides)
+        return view
     raw = flat.view(np.dtype(f"u{flat.dtype.itemsize}"))[start:]
     strided: Array = np.lib.stride_tricks.as_strided(raw, shape=shape, strides=strides).view(flat.dtype)
     return strided

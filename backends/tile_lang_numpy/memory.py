@@ -90,7 +90,7 @@ def _in_bounds(p: Pointers) -> bool:
     if p.affine is None:
         return False
     low, high = p.affine.span()
-    return bool(low.min() >= 0 and high.max() < p.memory.size)
+    return low >= 0 and high < p.memory.size
 
 
 def _fits(ptr: Tensor[Any, Any], other: object) -> bool:
