@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tile_lang as tl
+from examples import EXAMPLES, load
 from tile_lang import registry
 
 from tests.compiler.kernels import (
@@ -19,7 +20,7 @@ from tests.compiler.kernels import (
 
 _CUPY = {b.name: b for b in registry.backends()}["cupy"]
 pytestmark = pytest.mark.skipif(not _CUPY.available, reason=f"cupy backend unavailable: {_CUPY.reason}")
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BLOCKS = st.sampled_from([32, 64, 128, 256, 512, 1024])
 WARPS = st.sampled_from([1, 2, 4, 8])
 
@@ -79,7 +80,7 @@ def test_atomic_sum(n: int, block: int, seed: int) -> None:
             np.testing.assert_allclose(out.numpy()[0], x.astype(np.float64).sum(), rtol=1e-4, atol=1e-3)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(m=st.integers(1, 70), n=st.integers(1, 70), k=st.integers(1, 70),
        precision=st.sampled_from(list(typing.get_args(Precision))), seed=st.integers(0, 2**16))
 def test_matmul(m: int, n: int, k: int, precision: Precision, seed: int) -> None:
@@ -106,3 +107,14 @@ def test_debug_ops(capfd: pytest.CaptureFixture[str]) -> None:
     lines = capfd.readouterr().out.splitlines()
     assert "pid (0, 0, 0) idx (5) x: %.9g 5" % x[5] in lines
     assert "pid (1, 0, 0) n: 0x64" in lines
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_example_on_both_backends(name: str, seed: int) -> None:
+    """Every ported example, on each backend in turn; each run poisons its outputs and checks
+    them against its float64 NumPy reference."""
+    run = load(name)
+    for backend in ("numpy", "cupy"):
+        with tl.backend(backend):
+            run(seed)
