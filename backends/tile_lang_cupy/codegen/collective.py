@@ -171,15 +171,12 @@ def _dot(em: Emitter, node: Node) -> None:
 
 
 def _dot_step(precision: Precision, work: DType) -> list[str]:
+    """One multiply-accumulate of the K loop (tf32x3 never gets here: the lowering splits it
+    into three tf32 dots, as Triton does)."""
     if not work.is_float:
         return ["s += x * y;"]
-    fma = "fmaf" if work.bits == 32 else "fma"
     if precision is Precision.TF32:
         return ["s = fmaf(tl::tf32(x), tl::tf32(y), s);"]
-    if precision is Precision.TF32X3:
-        return ["const float xb = tl::tf32(x), xs = tl::tf32(x - xb);",
-                "const float yb = tl::tf32(y), ys = tl::tf32(y - yb);",
-                "s = fmaf(xb, yb, fmaf(xb, ys, fmaf(xs, yb, 0.0f)) + s);"]
-    return [f"s = {fma}(x, y, s);"]
+    return [f"s = {'fmaf' if work.bits == 32 else 'fma'}(x, y, s);"]
 
 
