@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Constexpr, Dtype, Float, Pointer, constexpr, f32, f64, i8, i32, u8
+from tile_lang import Constexpr, Dtype, Float, Pointer, constexpr, f32, i8, u8
 from tile_lang.ops.linalg import InputPrecision
 
 from tests.numpy_backend._support import name, np_type, poisoned

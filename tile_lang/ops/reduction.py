@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import Any, Literal, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.dtypes import Bool, Float, Int, UInt, W32
+from tile_lang.dtypes import Bool, Float, Int, W32
 from tile_lang.func import Func, helper
 from tile_lang.ops.math import IntT, NumT, exp, fdiv
 from tile_lang.tensor import R0, R1, R2, R3, D, R, Tensor, W
 
-T_co = TypeVar("T_co", covariant=True)
 Combine = Func[[Tensor[D, R0], Tensor[D, R0]], Tensor[D, R0]]
 
 

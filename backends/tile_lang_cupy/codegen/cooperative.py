@@ -13,7 +13,7 @@ import math
 
 from tile_lang.compiler.ir import AxisAttr, CombineAttr, HistogramAttr, Node, Op, Region, SortAttr
 
-from tile_lang_cupy.codegen.ctypes_ import compute_dtype, const_decl, ctype
+from tile_lang_cupy.codegen.ctypes_ import compute_dtype, ctype
 from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, Index, emits
 
 
@@ -33,12 +33,7 @@ def _gather(em: Emitter, node: Node) -> None:
 def _read_back(em: Emitter, node: Node, buffer: str, flat: str = "") -> None:
     """``node``'s registers (or scalar) from row-major ``buffer`` (``flat`` maps an element's
     flat index to its buffer position; identity by default)."""
-    if node.ty.is_scalar:
-        em.line(f"{const_decl(node.ty.dtype, em.name(node))} = {buffer}[0];")
-        return
-    name = em.declare(node)
-    with em.each(node) as idx:
-        em.line(f"{name}[k] = {buffer}[{flat.format(idx.flat) if flat else idx.flat}];")
+    em.define(node, lambda idx: f"{buffer}[{flat.format(idx.flat) if flat else idx.flat}]")
 
 
 # ---------------------------------------------------------------- sort

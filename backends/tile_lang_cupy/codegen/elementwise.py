@@ -8,7 +8,7 @@ from tile_lang.compiler.ir import (
 )
 from tile_lang.dtypes import DType
 
-from tile_lang_cupy.codegen.ctypes_ import const_decl, compute_dtype, ctype, literal
+from tile_lang_cupy.codegen.ctypes_ import compute_dtype, ctype, literal
 from tile_lang_cupy.codegen.emitter import ELEMENTS, SCALAR, Emitter, Index, coords_of, element, emits, flat_of
 
 _INFIX = {BinaryFn.ADD: "+", BinaryFn.SUB: "-", BinaryFn.MUL: "*", BinaryFn.DIV: "/", BinaryFn.MOD: "%",
@@ -41,12 +41,7 @@ def _const(em: Emitter, node: Node) -> None:
        Op.BROADCAST, Op.RESHAPE, Op.PERMUTE, Op.RAND)
 def _elementwise(em: Emitter, node: Node) -> None:
     """Scalars become one ``const`` variable; register blocks are filled element by element."""
-    if node.ty.is_scalar:
-        em.line(f"{const_decl(node.ty.dtype, em.name(node))} = {ELEMENTS[node.op](em, node, SCALAR)};")
-        return
-    name = em.declare(node)
-    with em.each(node) as idx:
-        em.line(f"{name}[k] = {ELEMENTS[node.op](em, node, idx)};")
+    em.define(node, lambda idx: ELEMENTS[node.op](em, node, idx))
 
 
 # ---------------------------------------------------------------- element expressions

@@ -16,7 +16,7 @@ from tile_lang.compiler.ir import Blocked, Computed, Function, Node, Op, Region,
 from tile_lang.compiler.passes.layouts import blocked
 from tile_lang.dtypes import DType
 
-from tile_lang_cupy.codegen.ctypes_ import ctype, feature
+from tile_lang_cupy.codegen.ctypes_ import const_decl, ctype, feature
 
 SCRATCH_BYTES = 512  # reductions and broadcasts: 32 values and 32 indices of up to 8 bytes
 
@@ -181,6 +181,16 @@ class Emitter:
         are replicated: only the first copy stores or performs atomics)."""
         lay = self.layout(node)
         return None if lay.threads == self.fn.threads else f"tid < {lay.threads}u"
+
+    def define(self, node: Node, value: Callable[[Index], str]) -> None:
+        """``node`` as a ``const`` scalar, or as registers filled element by element, with
+        ``value(index)`` giving each element's expression."""
+        if node.ty.is_scalar:
+            self.line(f"{const_decl(node.ty.dtype, self.name(node))} = {value(SCALAR)};")
+            return
+        name = self.declare(node)
+        with self.each(node) as idx:
+            self.line(f"{name}[k] = {value(idx)};")
 
     def assign_from(self, target: Node, value: Node, name: str) -> None:
         """``name`` (storage shaped like ``target``) = ``value`` element by element."""
