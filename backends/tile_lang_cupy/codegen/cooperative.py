@@ -33,7 +33,12 @@ def _gather(em: Emitter, node: Node) -> None:
 def _read_back(em: Emitter, node: Node, buffer: str, flat: str = "") -> None:
     """``node``'s registers (or scalar) from row-major ``buffer`` (``flat`` maps an element's
     flat index to its buffer position; identity by default)."""
-    em.define(node, lambda idx: f"{buffer}[{flat.format(idx.flat) if flat else idx.flat}]")
+    def at(idx: Index) -> str:
+        if node.ty.is_scalar:
+            return f"{buffer}[0]"
+        return f"{buffer}[{flat.format(idx.flat) if flat else idx.flat}]"
+
+    em.define(node, at)
 
 
 # ---------------------------------------------------------------- sort
