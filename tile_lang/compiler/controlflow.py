@@ -91,6 +91,7 @@ class ControlFlow:
             self._set_env(env)
             with self.b.region(body), self.runtime_branch(True):
                 returned = self.block(stmts)
+            env = self._env()  # a nested `if` that returns rebinds the scope to its other branch's env
             if returned and self._inlined():
                 raise self.error("`return` inside a runtime `if` of a @tl.func is not supported (a combine "
                                  "function must be branch-free: use tl.where)")
@@ -241,6 +242,7 @@ class ControlFlow:
             self._set_env(env)
             with self.b.region(built), self.runtime_branch(True):
                 body(env)
+            env = self._env()  # what the body left bound (an `if` that returns rebinds the scope)
             self._set_env(before)
             changed = self._retype(keys, params, env, before, types)
             if not changed:

@@ -12,10 +12,17 @@ Rule = Callable[[Node, list[Node]], Node | None]
 before it), return its replacement, or None to drop it (only valid for unused nodes)."""
 
 
-def rewrite(fn: Function, rule: Rule) -> Function:
+Keep = Callable[[Node], bool]
+"""Given an original node (before any rewriting), whether it stays; dropped nodes never reach the rule."""
+
+
+def rewrite(fn: Function, rule: Rule, keep: Keep | None = None) -> Function:
+    """Rebuild ``fn`` bottom-up with ``rule``; ``keep`` prunes nodes by their original identity
+    (a node whose operands or regions were rewritten is a new object, so analyses over the
+    original function, such as liveness, must decide before the rebuild)."""
     mapping: dict[Node, Node] = {}
     params = tuple(_one(p, rule, mapping, []) for p in fn.params)
-    return replace(fn, params=params, body=_region(fn.body, rule, mapping))
+    return replace(fn, params=params, body=_region(fn.body, rule, mapping, keep))
 
 
 def _one(node: Node, rule: Rule, mapping: dict[Node, Node], body: list[Node]) -> Node:
@@ -25,12 +32,14 @@ def _one(node: Node, rule: Rule, mapping: dict[Node, Node], body: list[Node]) ->
     return out
 
 
-def _region(region: Region, rule: Rule, mapping: dict[Node, Node]) -> Region:
+def _region(region: Region, rule: Rule, mapping: dict[Node, Node], keep: Keep | None) -> Region:
     params = tuple(_one(p, rule, mapping, []) for p in region.params)
     body: list[Node] = []
     for node in region.body:
+        if keep is not None and not keep(node):
+            continue
         args = tuple(mapping.get(a, a) for a in node.args)  # a dropped operand: this node is dropped too
-        regions = tuple(_region(r, rule, mapping) for r in node.regions)
+        regions = tuple(_region(r, rule, mapping, keep) for r in node.regions)
         changed = args != node.args or regions != node.regions
         out = rule(replace(node, args=args, regions=regions) if changed else node, body)
         if out is not None:

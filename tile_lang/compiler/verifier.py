@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tile_lang.compiler.ir import Category, Function, Node, Op, Region, Type
+from collections import Counter
+
+from tile_lang.compiler.ir import Category, Function, Node, Op, Region, Type, walk
 
 
 class VerifyError(Exception):
@@ -14,6 +16,18 @@ def verify(fn: Function) -> None:
     for p in fn.params:
         _check(p.op is Op.PARAM and p.ty.is_scalar, p, "function parameters are scalar PARAMs")
     _region(fn.body, scope)
+
+
+def verify_effects_kept(before: Function, after: Function, pass_name: str) -> None:
+    """A pass may rewrite and reorder, but never lose an effect: stores, atomics, asserts,
+    prints, barriers, returns and the control flow around them keep their count per kind."""
+    def effects(fn: Function) -> Counter[Op]:
+        return Counter(n.op for n in walk(fn.body) if not n.op.info.pure)
+
+    lost = effects(before) - effects(after)
+    if lost:
+        kinds = ", ".join(f"{count} {op.value}" for op, count in sorted(lost.items(), key=lambda kv: kv[0].value))
+        raise VerifyError(f"pass {pass_name} dropped {kinds} of {before.name}")
 
 
 def _region(region: Region, scope: set[Node]) -> None:

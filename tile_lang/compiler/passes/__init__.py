@@ -16,10 +16,14 @@ PIPELINE: tuple[Pass, ...] = (dce, assign_layouts, vectorize)
 
 def run_pipeline(fn: Function, verify_each: bool = False) -> Function:
     """Apply every pass; with ``verify_each`` the verifier runs after each (tests do this)."""
-    from tile_lang.compiler.verifier import verify
+    from tile_lang.compiler.verifier import verify, verify_effects_kept
 
+    if verify_each:
+        verify(fn)
     for p in PIPELINE:
-        fn = p(fn)
+        out = p(fn)
         if verify_each:
-            verify(fn)
+            verify(out)
+            verify_effects_kept(fn, out, p.__name__)
+        fn = out
     return fn

@@ -23,4 +23,4 @@ def live_nodes(fn: Function) -> set[Node]:
 
 def dce(fn: Function) -> Function:
     live = live_nodes(fn)
-    return rewrite(fn, lambda node, body: node if node in live or node.op is Op.PARAM else None)
+    return rewrite(fn, lambda node, body: node, keep=lambda node: node in live or node.op is Op.PARAM)
