@@ -381,3 +381,7 @@ __device__ __forceinline__ float randn(unsigned long long seed, Off offset, int 
 }
 
 }  // namespace tl
+
+#if defined(TL_USE_MMA)
+#include "tile_lang_mma.cuh"
+#endif

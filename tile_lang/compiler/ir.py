@@ -467,11 +467,48 @@ class Blocked:
 
 
 @dataclass(frozen=True)
-class Shared:
-    """The whole block in shared memory, row-major: any thread reads any element."""
+class Mma:
+    """Tensor-core accumulator fragments of ``mma.sync`` m16n8 instructions: the block's rows
+    and columns are split over ``warps_m x warps_n`` warps (warp w at row tile ``w % warps_m``,
+    column tile ``w // warps_m``); each warp holds ``tiles_m x tiles_n`` instruction tiles of
+    16x8, and each thread 4 elements of every tile: rows ``lane / 4`` and ``+8``, columns
+    ``2 * (lane % 4)`` and ``+1``. Warps past ``warps_m * warps_n`` hold copies."""
+
+    warps_m: int
+    warps_n: int
+    tiles_m: int
+    tiles_n: int
+
+    @property
+    def threads(self) -> int:
+        return self.warps_m * self.warps_n * 32
+
+    @property
+    def per_thread(self) -> int:
+        return self.tiles_m * self.tiles_n * 4
+
+    @property
+    def vector(self) -> int:
+        return 2  # registers k, k + 1 (k even) are adjacent columns of one row
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.warps_m * self.tiles_m * 16, self.warps_n * self.tiles_n * 8
 
     def __str__(self) -> str:
-        return "#shared"
+        return f"#mma<warps={self.warps_m}x{self.warps_n},tiles={self.tiles_m}x{self.tiles_n}>"
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The whole block in shared memory, row-major: any thread reads any element. Rows of a
+    2-D block may be padded by ``row_pad`` elements so that tensor-core fragment loads
+    (``ldmatrix``) of consecutive rows fall in different banks."""
+
+    row_pad: int = 0
+
+    def __str__(self) -> str:
+        return "#shared" + (f"<pad={self.row_pad}>" if self.row_pad else "")
 
 
 @dataclass(frozen=True)
@@ -482,7 +519,10 @@ class Computed:
         return "#computed"
 
 
-Layout = Union[Blocked, Shared, Computed]
+Registers = Union[Blocked, Mma]
+"""Layouts whose elements sit in registers, ``per_thread`` of them in each of ``threads`` threads."""
+
+Layout = Union[Blocked, Mma, Shared, Computed]
 
 # ---------------------------------------------------------------- nodes
 

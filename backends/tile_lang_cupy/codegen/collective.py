@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from tile_lang import dtypes
-from tile_lang.compiler.ir import DotAttr, Node, Op, Precision, ReduceAttr, ReduceFn, ScanAttr
+from tile_lang.compiler.ir import Blocked, DotAttr, Mma, Node, Op, Precision, ReduceAttr, ReduceFn, ScanAttr, Shared
 from tile_lang.dtypes import DType
 
 from tile_lang_cupy.codegen.ctypes_ import const_decl, compute_dtype, ctype, literal
-from tile_lang_cupy.codegen.emitter import Emitter, Index, emits
+from tile_lang_cupy.codegen.emitter import Emitter, Index, emits, shared_numel, shared_offset
 
 _FUNCTORS = {ReduceFn.SUM: "tl::Sum()", ReduceFn.PROD: "tl::Prod()", ReduceFn.MAX: "tl::Max()",
              ReduceFn.MIN: "tl::Min()", ReduceFn.XOR: "tl::Xor()"}
@@ -15,16 +15,23 @@ _FUNCTORS = {ReduceFn.SUM: "tl::Sum()", ReduceFn.PROD: "tl::Prod()", ReduceFn.MA
 
 @emits(Op.CONVERT)
 def _convert(em: Emitter, node: Node) -> None:
-    """Write the block to shared memory so any thread can read any element."""
+    """Write the block to shared memory so any thread can read any element; a thread's run of
+    consecutive registers goes as one vector store where the rows allow."""
     src = node.args[0]
+    layout = node.layout if isinstance(node.layout, Shared) else Shared()
     t = ctype(node.ty.dtype)
-    offset = em.shared(node.ty.numel * node.ty.dtype.itemsize)
+    offset = em.shared(shared_numel(layout, node.ty.shape) * node.ty.dtype.itemsize)
     name = em.name(node, "s")
     em.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {offset});")
     em.line("__syncthreads();")
-    with em.each(src) as idx:
+    own = em.layout(src)
+    width = own.vector if isinstance(src.layout, (Blocked, Mma)) and node.ty.shape[-1] % own.vector == 0 else 1
+    if width * node.ty.dtype.itemsize > 16 or (layout.row_pad * node.ty.dtype.itemsize) % (width * node.ty.dtype.itemsize):
+        width = 1
+    with em.each(src, width) as idx:
         owner = em.owner(src)
-        store = f"{name}[{idx.flat}] = {em.elem(src, idx)};"
+        at = f"{name}[{shared_offset(layout, idx.coords, node.ty.shape)}]"
+        store = f"{at} = {em.elem(src, idx)};" if width == 1 else f"tl::store<{width}>(&{at}, &{em.names[src]}[k]);"
         em.line(f"if ({owner}) {store}" if owner else store)
     em.line("__syncthreads();")
 
@@ -149,8 +156,12 @@ def _scan(em: Emitter, node: Node) -> None:
 
 @emits(Op.DOT)
 def _dot(em: Emitter, node: Node) -> None:
-    """Each output element is a K-long dot product of shared-memory rows and columns."""
+    """On tensor cores when the layouts pass gave the result fragments (:class:`Mma`); else
+    each output element is a K-long dot product of shared-memory rows and columns."""
     assert isinstance(node.attr, DotAttr)
+    if isinstance(node.layout, Mma):
+        _dot_mma(em, node, node.layout)
+        return
     a, b, acc = node.args
     out = node.ty.dtype
     work = compute_dtype(out)
@@ -180,3 +191,15 @@ def _dot_step(precision: Precision, work: DType) -> list[str]:
     return [f"s = {'fmaf' if work.bits == 32 else 'fma'}(x, y, s);"]
 
 
+def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
+    """``tl::mma_block`` on the operand tiles in (padded) shared memory, accumulating into this
+    thread's fragments, which start as ``acc``."""
+    a, b, acc = node.args
+    assert isinstance(a.layout, Shared) and isinstance(b.layout, Shared)
+    name = em.declare(node)
+    with em.each(node) as idx:
+        em.line(f"{name}[k] = tl::cvt<float>({em.elem(acc, idx)});")
+    (m, k), n = a.ty.shape, b.ty.shape[1]
+    lda, ldb = k + a.layout.row_pad, n + b.layout.row_pad
+    em.line(f"tl::mma_block<{ctype(a.ty.dtype)}, {layout.warps_m}, {layout.warps_n}, {layout.tiles_m}, "
+            f"{layout.tiles_n}, {k}, {lda}, {ldb}>({name}, {em.names[a]}, {em.names[b]}, tid);")

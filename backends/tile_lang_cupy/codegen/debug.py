@@ -10,7 +10,7 @@ from tile_lang.compiler.ir import AsmAttr, AssertAttr, Node, Op, PrintAttr
 from tile_lang.dtypes import DType
 
 from tile_lang_cupy.codegen.ctypes_ import c_string, ctype
-from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, Index, coords_of, emits
+from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, Index, coords_of, emits, flat_index
 
 
 @emits(Op.ASSERT)
@@ -157,8 +157,8 @@ def _asm(em: Emitter, node: Node) -> None:
 
 def _element_index(em: Emitter, node: Node, k: str) -> Index:
     lay = em.layout(node)
-    flat = f"tl::flat<{lay.threads}, {lay.vector}>({k}, tid)"
-    return Index(k, coords_of(flat, node.ty.shape), flat)
+    flat = flat_index(lay, node.ty.shape, k)
+    return Index(k, coords_of(flat, node.ty.shape), flat, lay)
 
 
 def _operands(em: Emitter, node: Node, out_codes: list[str], in_codes: list[str], items: list[Index]

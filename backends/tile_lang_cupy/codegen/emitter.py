@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tile_lang.compiler.ir import Blocked, Computed, Function, Node, Op, Region, Shared, walk
+from tile_lang.compiler.ir import Blocked, Computed, Function, Mma, Node, Op, Region, Registers, Shared, walk
 from tile_lang.compiler.passes.layouts import blocked
 from tile_lang.dtypes import DType
 
@@ -29,13 +29,14 @@ class Index:
     k: str | None
     coords: tuple[str, ...]
     flat: str = ""  # the flat (row-major) index, when iterating a register layout
+    layout: Registers | None = None  # the register layout ``k`` counts in
 
     def at(self, j: int, shape: tuple[int, ...]) -> Index:
         """The element ``j`` positions further inside this thread's vector (same row)."""
         if j == 0:
             return self
         flat = f"({self.flat} + {j}u)"
-        return Index(f"(k + {j})" if self.k == "k" else None, coords_of(flat, shape), flat)
+        return Index(f"(k + {j})" if self.k == "k" else None, coords_of(flat, shape), flat, self.layout)
 
 
 SCALAR = Index("0", ())
@@ -74,6 +75,26 @@ def coords_of(flat: str, shape: tuple[int, ...]) -> tuple[str, ...]:
         text = flat if stride == 1 else f"({flat} / {stride}u)"
         out.append(text if d == 0 else f"({text} % {size}u)")
     return tuple(out)
+
+
+def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
+    """The row-major index of register ``k`` of this thread in ``layout`` (C++ expression)."""
+    if isinstance(layout, Mma):
+        return (f"tl::mma_flat<{shape[-1]}, {layout.warps_m}, {layout.warps_n}, {layout.tiles_m}, "
+                f"{layout.tiles_n}>({k}, tid)")
+    return f"tl::flat<{layout.threads}, {layout.vector}>({k}, tid)"
+
+
+def shared_offset(layout: Shared, coords: tuple[str, ...], shape: tuple[int, ...]) -> str:
+    """Where the element at ``coords`` sits in a shared-memory block (rows padded by ``row_pad``)."""
+    if not layout.row_pad:
+        return flat_of(coords, shape)
+    return f"{coords[0]} * {shape[1] + layout.row_pad}u + {coords[1]}"
+
+
+def shared_numel(layout: Shared, shape: tuple[int, ...]) -> int:
+    """Elements a shared-memory block of ``shape`` occupies, padding included."""
+    return shape[0] * (shape[1] + layout.row_pad) if layout.row_pad else math.prod(shape)
 
 
 def flat_of(coords: tuple[str, ...], shape: tuple[int, ...]) -> str:
@@ -139,8 +160,9 @@ class Emitter:
             self.names[node] = self.fresh(prefix)
         return self.names[node]
 
-    def layout(self, node: Node) -> Blocked:
-        if isinstance(node.layout, Blocked):
+    def layout(self, node: Node) -> Registers:
+        """The register layout ``node`` is held in, or walked in when it has no registers."""
+        if isinstance(node.layout, (Blocked, Mma)):
             return node.layout
         return blocked(node.ty.numel, self.fn.threads)
 
@@ -151,10 +173,12 @@ class Emitter:
         if isinstance(node.layout, Computed):
             return ELEMENTS[node.op](self, node, index)
         if isinstance(node.layout, Shared):
-            return f"{self.names[node]}[{flat_of(index.coords, node.ty.shape)}]"
+            return f"{self.names[node]}[{shared_offset(node.layout, index.coords, node.ty.shape)}]"
         if node.ty.numel == 1:
             return f"{self.names[node]}[0]"
         assert index.k is not None, f"register value read at foreign coordinates: {node.op}"
+        assert index.layout is None or index.layout == self.layout(node), (
+            f"register value read in another layout: {node.op} {self.layout(node)} at {index.layout}")
         return f"{self.names[node]}[{index.k}]"
 
     def declare(self, node: Node, prefix: str = "v") -> str:
@@ -173,8 +197,8 @@ class Emitter:
         flat = self.fresh("f")
         self.line("#pragma unroll")
         with self.block(f"for (int k = 0; k < {lay.per_thread}; k += {step})"):
-            self.line(f"const unsigned {flat} = tl::flat<{lay.threads}, {lay.vector}>(k, tid);")
-            yield Index("k", coords_of(flat, node.ty.shape), flat)
+            self.line(f"const unsigned {flat} = {flat_index(lay, node.ty.shape, 'k')};")
+            yield Index("k", coords_of(flat, node.ty.shape), flat, lay)
 
     def owner(self, node: Node) -> str | None:
         """The condition that this thread holds the canonical copy (blocks smaller than the CTA
@@ -193,10 +217,13 @@ class Emitter:
             self.line(f"{name}[k] = {value(idx)};")
 
     def assign_from(self, target: Node, value: Node, name: str) -> None:
-        """``name`` (storage shaped like ``target``) = ``value`` element by element."""
+        """``name`` (storage shaped like ``target``) = ``value`` element by element (through shared
+        memory when ``value`` sits in registers of another layout)."""
         if target.ty.is_scalar:
             self.line(f"{name} = {self.elem(value, SCALAR)};")
             return
+        if isinstance(value.layout, (Blocked, Mma)) and value.ty.numel > 1 and value.layout != self.layout(target):
+            value = self.random_access(value)
         with self.each(target) as idx:
             self.line(f"{name}[k] = {self.elem(value, idx)};")
 
@@ -257,4 +284,6 @@ class Emitter:
         found |= {feature(p.ty.dtype) for p in self.fn.params}
         if any(n.op is Op.ASSERT for n in nodes):
             found.add("TL_USE_ASSERT")
+        if any(isinstance(n.layout, Mma) for n in nodes):
+            found.add("TL_USE_MMA")
         return sorted(f for f in found if f is not None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tile_lang import dtypes
-from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Blocked, MemAttr, Node, Op
+from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Blocked, MemAttr, Mma, Node, Op
 from tile_lang.dtypes import DType
 
 from tile_lang_cupy.codegen.ctypes_ import const_decl, ctype, literal
@@ -61,12 +61,13 @@ def _store(em: Emitter, node: Node) -> None:
         return
     width = node.attr.vector
     t = ctype(value.ty.dtype)
-    with em.each(ptr, width) as idx:
-        guard = _guard(em.owner(ptr), em.elem(mask, idx) if mask is not None else None)
+    walked = value if isinstance(value.layout, (Blocked, Mma)) and value.ty.numel > 1 else ptr
+    with em.each(walked, width) as idx:
+        guard = _guard(em.owner(walked), em.elem(mask, idx) if mask is not None else None)
         p = em.elem(ptr, idx)
         if width == 1:
             stmt = f"*({p}) = {em.elem(value, idx)};"
-        elif isinstance(value.layout, Blocked) and value.ty.numel > 1:
+        elif walked is value:
             stmt = f"tl::store<{width}>({p}, &{em.names[value]}[k]);"
         else:
             parts = ", ".join(em.elem(value, idx.at(j, ptr.ty.shape)) for j in range(width))

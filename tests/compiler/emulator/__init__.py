@@ -75,10 +75,10 @@ def _launcher(name: str, params: list[str]) -> str:
 
 def build(source: str, name: str, params: list[str]) -> Path:
     """The shared library of one generated kernel (cached by source)."""
-    from tile_lang_cupy.codegen import HEADER, INCLUDE_DIR
+    from tile_lang_cupy.codegen import INCLUDE_DIR
 
     text = emulated_source(source) + _launcher(name, params)
-    headers = (HERE / "cuda_on_cpu.h").read_text() + (INCLUDE_DIR / HEADER).read_text()
+    headers = (HERE / "cuda_on_cpu.h").read_text() + "".join(p.read_text() for p in sorted(INCLUDE_DIR.glob("*.cuh")))
     digest = hashlib.sha256((text + headers).encode()).hexdigest()[:24]
     CACHE.mkdir(parents=True, exist_ok=True)
     lib = CACHE / f"{digest}.so"

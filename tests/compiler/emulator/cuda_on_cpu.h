@@ -56,6 +56,82 @@ inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
   return r;
 }
 
+#define TL_EMULATOR 1
+
+namespace tl_emu {
+// Every lane's first `bytes` (at most 16) of `mine`, indexed by lane: the warp-wide exchange
+// that ldmatrix and mma perform in hardware.
+inline void warp_gather(const void* mine, unsigned bytes, unsigned char (*all)[16]) {
+  const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  auto& bar = *warp_sync[warp];
+  std::memcpy(warp_slots[warp][lane], mine, bytes);
+  bar.arrive_and_wait();
+  std::memcpy(all, warp_slots[warp], sizeof warp_slots[warp]);
+  bar.arrive_and_wait();
+}
+
+// ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16, from its PTX definition: lanes 8i..8i+7
+// give the row addresses of matrix i; lane t receives (row t/4, columns 2(t%4), +1) of each,
+// or with TRANS (rows 2(t%4), +1, column t/4).
+template <unsigned N, bool TRANS>
+inline void ldmatrix(unsigned* r, const void* p) {
+  unsigned char rows[32][16];
+  warp_gather(&p, sizeof p, rows);
+  const unsigned lane = threadIdx.x % 32;
+  auto row = [&](unsigned i) {
+    const unsigned char* q;
+    std::memcpy(&q, rows[i], sizeof q);
+    return q;
+  };
+  for (unsigned i = 0; i < N; ++i) {
+    if (!TRANS) {
+      std::memcpy(&r[i], row(8 * i + lane / 4) + 4 * (lane % 4), 4);
+    } else {
+      unsigned short lo, hi;
+      std::memcpy(&lo, row(8 * i + 2 * (lane % 4)) + 2 * (lane / 4), 2);
+      std::memcpy(&hi, row(8 * i + 2 * (lane % 4) + 1) + 2 * (lane / 4), 2);
+      r[i] = lo | (static_cast<unsigned>(hi) << 16);
+    }
+  }
+}
+
+// mma.sync.aligned m16n8k16 (16-bit T) or m16n8k8 (tf32, T = float) with f32 accumulators,
+// from the PTX fragment layouts; tf32 operands keep their top 19 bits, as the tensor cores do.
+template <class T>
+inline void mma(float* d, const unsigned* a, const unsigned* b) {
+  unsigned char as[32][16], bs[32][16];
+  warp_gather(a, 16, as);
+  warp_gather(b, 8, bs);
+  constexpr bool tf32 = sizeof(T) == 4;
+  constexpr unsigned K = tf32 ? 8 : 16, PAIR = tf32 ? 1 : 2, HALF = K / 2;
+  auto value = [](const unsigned char* regs, unsigned reg, unsigned part) -> float {
+    unsigned word;
+    std::memcpy(&word, regs + 4 * reg, 4);
+    if (tf32) {
+      word &= 0xffffe000u;
+      float f;
+      std::memcpy(&f, &word, 4);
+      return f;
+    }
+    const unsigned short bits = static_cast<unsigned short>(word >> (16 * part));
+    T x;
+    std::memcpy(&x, &bits, 2);
+    return static_cast<float>(x);
+  };
+  auto A = [&](unsigned row, unsigned k) {
+    return value(as[(row % 8) * 4 + (k % HALF) / PAIR], (row >= 8) + 2 * (k >= HALF), k % PAIR);
+  };
+  auto B = [&](unsigned k, unsigned n) { return value(bs[n * 4 + (k % HALF) / PAIR], k >= HALF, k % PAIR); };
+  const unsigned lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+  for (unsigned j = 0; j < 4; ++j) {
+    const unsigned row = g + 8 * (j >> 1), col = 2 * c + (j & 1);
+    float s = d[j];
+    for (unsigned k = 0; k < K; ++k) s += A(row, k) * B(k, col);
+    d[j] = s;
+  }
+}
+}  // namespace tl_emu
+
 template <class To, class From>
 inline To tl_emu_bits(From x) {
   To r;

@@ -1,23 +1,30 @@
 """Layout assignment: where each block lives, and conversions through shared memory.
 
-Registers (:class:`Blocked`) hold loaded and computed blocks; values that are cheap functions
-of their coordinates (aranges, splats, index arithmetic) are :class:`Computed` wherever they
-are used; an operand read at other threads' positions (broadcast of a loaded value,
-transpose, dot operands, axis reductions, scans) goes through a ``CONVERT`` to :class:`Shared`.
-A tensor-core layout later becomes one more member of ``Layout`` chosen here for dot results.
+Registers hold loaded and computed blocks: :class:`Blocked` in general, :class:`Mma` for the
+results of ``dot`` on tensor cores and the elementwise values computed from them (so an
+epilogue runs on the accumulator fragments where they are). Values that are cheap functions of
+their coordinates (aranges, splats, index arithmetic) are :class:`Computed` wherever they are
+used. An operand read at other threads' positions (broadcast of a loaded value, transpose, dot
+operands, axis reductions, scans), or held in another register layout than its reader's, goes
+through a ``CONVERT`` to :class:`Shared`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from tile_lang.compiler.ir import Blocked, Computed, Function, Node, Op, Shared, UnaryAttr, UnaryFn
+from tile_lang import dtypes
+from tile_lang.compiler.ir import (
+    Blocked, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, Node, Op, Precision, Registers,
+    Shared, UnaryAttr, UnaryFn, walk,
+)
 from tile_lang.compiler.rewrite import rewrite
 
 MAX_VECTOR = 4
 _CHEAP_UNARY = frozenset({UnaryFn.NEG, UnaryFn.INVERT, UnaryFn.NOT, UnaryFn.ABS})
 _COMPUTABLE = frozenset({Op.ARANGE, Op.SPLAT, Op.BINARY, Op.CAST, Op.WHERE, Op.UNARY, Op.BROADCAST, Op.RESHAPE,
                          Op.PERMUTE})
+_MMA_K = {dtypes.F16: 16, dtypes.BF16: 16, dtypes.F32: 8}  # K of one mma.sync per operand dtype
 
 
 def blocked(numel: int, threads: int) -> Blocked:
@@ -27,9 +34,54 @@ def blocked(numel: int, threads: int) -> Blocked:
     return Blocked(used, vector, numel // (used * vector))
 
 
+def mma_layout(node: Node, num_warps: int) -> Mma | None:
+    """The tensor-core layout of a ``dot`` result, or None when the dot stays on CUDA cores: 2-D,
+    f32 accumulation, f16/bf16 operands or f32 ones in tf32, M and N multiples of 16 and 8 and K
+    of the instruction's K. Warps split the block to keep each warp's tile square."""
+    if node.op is not Op.DOT or not isinstance(node.attr, DotAttr):
+        return None
+    a = node.args[0]
+    operand = a.ty.dtype
+    if len(node.ty.shape) != 2 or node.ty.dtype != dtypes.F32 or operand not in _MMA_K:
+        return None
+    (m, k), n = a.ty.shape, node.ty.shape[1]
+    if operand == dtypes.F32 and node.attr.precision is not Precision.TF32:
+        return None
+    if m % 16 or n % 8 or k % _MMA_K[operand]:
+        return None
+    wm = wn = 1
+    while wm * wn < num_warps:
+        if m // (2 * wm) >= 16 and (m // wm >= n // wn or n // (2 * wn) < 8):
+            wm *= 2
+        elif n // (2 * wn) >= 8:
+            wn *= 2
+        else:
+            break
+    return Mma(wm, wn, m // wm // 16, n // wn // 8)
+
+
+def operand_pad(dtype: dtypes.DType, cols: int, which: int) -> int:
+    """Row padding (elements) of a tensor-core operand in shared memory so that the rows one
+    fragment load reads fall in distinct banks: an odd number of 16-byte units per row for
+    ``ldmatrix`` (16-bit operands, the tf32 A), an odd number of 32-byte units for the tf32 B,
+    whose lanes read 4 rows at once."""
+    unit = 32 if (dtype == dtypes.F32 and which == 1) else 16
+    row = cols * dtype.itemsize
+    units = -(-row // unit)
+    units += 1 - units % 2
+    return (units * unit - row) // dtype.itemsize
+
+
 def random_access(node: Node) -> bool:
     """Whether any thread can read any element of ``node`` without a conversion."""
     return node.ty.is_scalar or node.ty.numel == 1 or isinstance(node.layout, (Shared, Computed))
+
+
+def registers(node: Node) -> Registers | None:
+    """``node``'s register layout, or None when it is not held in registers."""
+    if node.type is None or random_access(node) or not isinstance(node.layout, (Blocked, Mma)):
+        return None
+    return node.layout
 
 
 def _computable(node: Node) -> bool:
@@ -55,23 +107,138 @@ def _reads_anywhere(node: Node) -> tuple[int, ...]:
     return ()
 
 
+def _follows_fragments(node: Node) -> bool:
+    """Ops computed element by element at their own coordinates, which can run on fragments."""
+    return node.op.info.category is Category.ELEMENTWISE and node.op is not Op.ASM
+
+
+def _carried_fragments(fn: Function) -> dict[Node, Mma]:
+    """Loop-carried values that hold tensor-core fragments: a region parameter whose yield is
+    (computed elementwise from) a tensor-core dot takes its layout, decided before the loop
+    body is rewritten, so an accumulator never leaves its registers between iterations."""
+    found: dict[Node, Mma] = {}
+    yields: list[tuple[Node, Node]] = []
+    for node in walk(fn.body):
+        if node.op is Op.FOR:
+            body = node.regions[0]
+            yields += list(zip(body.params[1:], body.results))
+        elif node.op is Op.WHILE:
+            yields += list(zip(node.regions[1].params, node.regions[1].results))
+    for _ in range(4):  # nested loops settle from the inside out
+        seen = dict(found)
+        for param, value in yields:
+            layout = _fragment_of(value, fn.num_warps, found, {})
+            if layout is not None:
+                found[param] = layout
+        if seen == found:
+            break
+    return found
+
+
+def _fragment_of(node: Node, num_warps: int, params: dict[Node, Mma], memo: dict[Node, Mma | None]) -> Mma | None:
+    if node in memo:
+        return memo[node]
+    memo[node] = None
+    layout: Mma | None = None
+    if node.op is Op.DOT:
+        layout = mma_layout(node, num_warps)
+    elif node.op is Op.PARAM:
+        layout = params.get(node)
+    elif node.op is Op.RESULT and isinstance(node.attr, IndexAttr):
+        owner = node.args[0]
+        if owner.op is Op.FOR:
+            layout = params.get(owner.regions[0].params[1 + node.attr.index])
+        elif owner.op is Op.WHILE:
+            layout = params.get(owner.regions[1].params[node.attr.index])
+    elif _follows_fragments(node) and node.type is not None and not node.ty.is_scalar:
+        found = {_fragment_of(a, num_warps, params, memo) for a in node.args if not a.ty.is_scalar}
+        found.discard(None)
+        layout = found.pop() if len(found) == 1 else None
+    memo[node] = layout
+    return layout
+
+
+def _result_layout(node: Node) -> Layout | None:
+    """A control-flow result lives where its carried variable does."""
+    if not isinstance(node.attr, IndexAttr):
+        return None
+    owner, i = node.args[0], node.attr.index
+    if owner.op is Op.FOR:
+        return owner.regions[0].params[1 + i].layout
+    if owner.op is Op.WHILE:
+        return owner.regions[1].params[i].layout
+    if owner.op is Op.IF:
+        return owner.regions[0].results[i].layout
+    return None
+
+
 def assign_layouts(fn: Function) -> Function:
     threads = fn.threads
+    carried = _carried_fragments(fn)
+
+    def convert(value: Node, body: list[Node], layout: Shared = Shared()) -> Node:
+        conv = Node(Op.CONVERT, value.ty, (value,), loc=value.loc, layout=layout)
+        body.append(conv)
+        return conv
 
     def rule(node: Node, body: list[Node]) -> Node:
-        if node.type is None or node.ty.is_scalar:
+        if node.op is Op.PARAM and node.type is not None and not node.ty.is_scalar:
+            return replace(node, layout=carried.get(node) or blocked(node.ty.numel, threads))
+        if node.op is Op.RESULT and node.type is not None and not node.ty.is_scalar:
+            return replace(node, layout=_result_layout(node) or blocked(node.ty.numel, threads))
+        if node.type is not None and node.ty.is_scalar and node.op is not Op.STORE:
             return node
         args = list(node.args)
-        for i in _reads_anywhere(node):
-            if not random_access(args[i]):
-                conv = Node(Op.CONVERT, args[i].ty, (args[i],), loc=args[i].loc, layout=Shared())
-                body.append(conv)
-                args[i] = conv
+        mma = mma_layout(node, fn.num_warps)
+        gathered = (0, 1) if mma is not None else _reads_anywhere(node)
+        for i in gathered:
+            if mma is not None:
+                args[i] = convert(args[i], body, Shared(operand_pad(args[i].ty.dtype, args[i].ty.shape[-1], i)))
+            elif not random_access(args[i]):
+                args[i] = convert(args[i], body)
         node = replace(node, args=tuple(args)) if tuple(args) != node.args else node
-        if node.op is Op.CONVERT:
-            return replace(node, layout=Shared())
-        layout = Computed() if _computable(node) else blocked(node.ty.numel, threads)
-        return replace(node, layout=layout)
+        layout = _layout(node, mma, threads)
+        walked = _iteration(node, layout, threads)
+        if walked is not None and _reads_own(node):
+            for i, arg in enumerate(args):
+                own = registers(arg)
+                if i not in gathered and own is not None and own != walked:
+                    args[i] = convert(arg, body)  # held in another register layout than the reader's
+            node = replace(node, args=tuple(args)) if tuple(args) != node.args else node
+            if layout is not None and not isinstance(layout, Shared) and node.op is not Op.CONVERT:
+                layout = _layout(node, mma, threads)  # a converted operand may make it computable
+        return node if layout is None else replace(node, layout=layout)
 
     return rewrite(fn, rule)
 
+
+def _layout(node: Node, mma: Mma | None, threads: int) -> Layout | None:
+    if node.type is None or node.ty.is_scalar:
+        return None
+    if mma is not None:
+        return mma
+    if node.op is Op.CONVERT:
+        return node.layout if isinstance(node.layout, Shared) else Shared()
+    if _computable(node):
+        return Computed()
+    if _follows_fragments(node) or node.op is Op.RESHAPE:
+        found = [lay for lay in (registers(a) for a in node.args) if isinstance(lay, Mma)]
+        if found and node.op is not Op.RESHAPE:
+            return found[0]  # an epilogue on accumulator fragments stays on them
+    return blocked(node.ty.numel, threads)
+
+
+def _reads_own(node: Node) -> bool:
+    """Ops that read their (non-gathered) operands at their own elements' coordinates."""
+    return (node.op.info.category is Category.ELEMENTWISE or node.op.info.category is Category.MEMORY
+            or node.op in (Op.RESHAPE, Op.DOT))
+
+
+def _iteration(node: Node, layout: Layout | None, threads: int) -> Registers | None:
+    """The register layout whose elements the node's code walks: its own, or for a store the
+    stored value's (else the pointers' default blocked layout)."""
+    if isinstance(layout, (Blocked, Mma)):
+        return layout
+    if node.op is Op.STORE and not node.args[0].ty.is_scalar:
+        return registers(node.args[1]) or blocked(node.args[0].ty.numel, threads)
+    return None

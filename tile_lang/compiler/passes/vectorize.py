@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from tile_lang.compiler.ir import Function, MemAttr, Node, Op
+from tile_lang.compiler.ir import Blocked, Function, MemAttr, Mma, Node, Op
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import blocked
 from tile_lang.compiler.rewrite import rewrite
@@ -28,7 +28,8 @@ def _width(node: Node, info: dict[Node, AxisInfo], threads: int) -> int:
     element = ptr.ty.dtype.element
     if ptr.ty.is_scalar or element is None:
         return 1
-    layout = blocked(ptr.ty.numel, threads)
+    value = node.args[1] if node.op is Op.STORE else node
+    layout = value.layout if isinstance(value.layout, (Blocked, Mma)) else blocked(ptr.ty.numel, threads)
     facts = info.get(ptr)
     if facts is None:
         return 1

@@ -1,0 +1,142 @@
+// tile_lang tensor-core helpers (mma.sync, sm_80 and later): the accumulator fragment layout
+// (tile_lang.compiler.ir.Mma) and the warp-level product of two operand tiles held in shared
+// memory. Included by tile_lang.cuh when a kernel has a dot on tensor cores (TL_USE_MMA).
+// Under the CPU emulator of generated code (TL_EMULATOR) the two warp instructions are
+// computed by tl_emu from their PTX definitions, so the layouts are tested without a GPU.
+#pragma once
+
+namespace tl {
+
+// Row-major index of accumulator register k of thread tid: warps tile the block WM x WN, each
+// warp holds TM x TN tiles of 16x8, a thread 4 elements of each (rows lane/4 and +8, columns
+// 2*(lane%4) and +1). N is the block's column count.
+template <unsigned N, unsigned WM, unsigned WN, unsigned TM, unsigned TN>
+__device__ __forceinline__ unsigned mma_flat(unsigned k, unsigned tid) {
+  const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN);
+  const unsigned j = k & 3u, tile = k >> 2, ni = tile % TN, mi = tile / TN;
+  const unsigned row = (warp % WM) * (TM * 16u) + mi * 16u + (lane >> 2) + 8u * (j >> 1);
+  const unsigned col = (warp / WM) * (TN * 8u) + ni * 8u + 2u * (lane & 3u) + (j & 1u);
+  return row * N + col;
+}
+
+template <class A, class B>
+struct Same {
+  static constexpr bool value = false;
+};
+template <class A>
+struct Same<A, A> {
+  static constexpr bool value = true;
+};
+
+// K of one instruction per operand type: m16n8k16 for 16-bit floats, m16n8k8 for tf32.
+template <class T>
+struct MmaK {
+  static constexpr unsigned value = 16;
+};
+template <>
+struct MmaK<float> {
+  static constexpr unsigned value = 8;
+};
+
+// N 8x8 matrices of 16-bit elements from shared memory, each lane giving one row's address
+// (lanes 8i..8i+7 the rows of matrix i); TRANS delivers them transposed.
+template <unsigned N, bool TRANS>
+__device__ __forceinline__ void ldmatrix(unsigned* r, const void* p) {
+#if defined(TL_EMULATOR)
+  tl_emu::ldmatrix<N, TRANS>(r, p);
+#else
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  if constexpr (N == 4 && !TRANS) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+  } else if constexpr (N == 4) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+  } else {
+    static_assert(N == 2 && TRANS, "ldmatrix: x4, x4.trans or x2.trans");
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+  }
+#endif
+}
+
+// d += a * b for one 16x8 tile: a, b and d in the PTX fragment layouts of mma.sync.
+template <class T>
+__device__ __forceinline__ void mma(float* d, const unsigned* a, const unsigned* b) {
+#if defined(TL_EMULATOR)
+  tl_emu::mma<T>(d, a, b);
+#else
+  if constexpr (MmaK<T>::value == 8) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#if defined(TL_USE_BF16)
+  } else if constexpr (sizeof(T) == 2 && Same<T, __nv_bfloat16>::value) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+  } else {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+#endif
+}
+
+// B fragments of TN column tiles for the K step at kk: 16-bit operands through ldmatrix.trans
+// (two tiles per x4), tf32 ones element by element (b0 = B[kk + lane%4][n], b1 = 4 rows on).
+template <class T, unsigned TN, unsigned LDB>
+__device__ __forceinline__ void mma_load_b(unsigned (*b)[2], const T* sb, unsigned kk, unsigned col0,
+                                           unsigned lane) {
+  if constexpr (MmaK<T>::value == 8) {
+#pragma unroll
+    for (unsigned ni = 0; ni < TN; ++ni) {
+      const T* p = sb + (kk + (lane & 3u)) * LDB + col0 + ni * 8u + (lane >> 2);
+      b[ni][0] = bitcast<unsigned>(p[0]);
+      b[ni][1] = bitcast<unsigned>(p[4u * LDB]);
+    }
+  } else {
+#pragma unroll
+    for (unsigned ni = 0; ni + 1 < TN; ni += 2) {
+      unsigned r[4];
+      ldmatrix<4, true>(r, sb + (kk + (lane & 15u)) * LDB + col0 + (ni + (lane >> 4)) * 8u);
+      b[ni][0] = r[0];
+      b[ni][1] = r[1];
+      b[ni + 1][0] = r[2];
+      b[ni + 1][1] = r[3];
+    }
+    if constexpr (TN % 2 == 1) {
+      ldmatrix<2, true>(b[TN - 1], sb + (kk + (lane & 15u)) * LDB + col0 + (TN - 1) * 8u);
+    }
+  }
+}
+
+// acc (this thread's fragments, layout mma_flat) += A[M x K] * B[K x N], both row-major in
+// shared memory with row strides LDA and LDB (padded so each fragment load is conflict-free).
+template <class T, unsigned WM, unsigned WN, unsigned TM, unsigned TN, unsigned K, unsigned LDA, unsigned LDB>
+__device__ __forceinline__ void mma_block(float* acc, const T* sa, const T* sb, unsigned tid) {
+  constexpr unsigned KS = MmaK<T>::value;
+  const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN);
+  const unsigned row0 = (warp % WM) * (TM * 16u), col0 = (warp / WM) * (TN * 8u);
+#pragma unroll
+  for (unsigned kk = 0; kk < K; kk += KS) {
+    unsigned a[TM][4];
+    unsigned b[TN][2];
+#pragma unroll
+    for (unsigned mi = 0; mi < TM; ++mi) {
+      ldmatrix<4, false>(a[mi], sa + (row0 + mi * 16u + (lane & 15u)) * LDA + kk + (lane >> 4) * (KS / 2u));
+    }
+    mma_load_b<T, TN, LDB>(b, sb, kk, col0, lane);
+#pragma unroll
+    for (unsigned mi = 0; mi < TM; ++mi) {
+#pragma unroll
+      for (unsigned ni = 0; ni < TN; ++ni) mma<T>(acc + (mi * TN + ni) * 4u, a[mi], b[ni]);
+    }
+  }
+}
+
+}  // namespace tl

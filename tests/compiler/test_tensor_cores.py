@@ -1,0 +1,174 @@
+"""``tl.dot`` on tensor cores (mma.sync): the layouts pass gives dot results the fragment layout,
+the generated code runs on the CPU emulator (whose ldmatrix and mma follow their PTX
+definitions) against float64 NumPy on random data, and nvcc's PTX holds ``mma.sync``."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, dtypes, registry
+from tile_lang.dtypes import DType
+from tile_lang.compiler import compile_ir, static_spec
+from tile_lang.compiler.ir import Mma, Op, walk
+from tile_lang.compiler.passes.layouts import operand_pad
+from tile_lang_cupy.codegen import INCLUDE_DIR, generate
+
+from tests.compiler.conftest import NVCC
+from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.kernels import Precision, matmul_kernel
+
+_BACKEND = EmuBackend()
+_EMULATED = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None, reason=str(_BACKEND.unavailable_reason()))
+
+
+@tl.kernel
+def mm_epilogue(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], bias_ptr: Pointer[tl.f32], c_ptr: Pointer[tl.f16],
+                M: int, N: int, K: int, BM: constexpr, BN: constexpr, BK: constexpr) -> None:
+    """A fused matmul + bias + relu, f16 out, with ragged masked edges (the epilogue runs on
+    the accumulator fragments)."""
+    om = tl.program_id(0) * BM + tl.arange(0, BM)
+    on = tl.program_id(1) * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.f32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :], mask=(om[:, None] < M) & ((k + ok)[None, :] < K),
+                    other=0.0)
+        b = tl.load(b_ptr + (k + ok)[:, None] * N + on[None, :], mask=((k + ok)[:, None] < K) & (on[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(a, b, acc)
+    bias = tl.load(bias_ptr + on, mask=on < N, other=0.0)
+    out = tl.maximum(acc + bias[None, :], 0.0).to(tl.f16)
+    tl.store(c_ptr + om[:, None] * N + on[None, :], out, mask=(om[:, None] < M) & (on[None, :] < N))
+
+
+@tl.kernel
+def mm_bf16(a_ptr: Pointer[tl.bf16], b_ptr: Pointer[tl.bf16], c_ptr: Pointer[tl.f32], M: int, N: int, K: int,
+            BM: constexpr, BN: constexpr, BK: constexpr) -> None:
+    om = tl.program_id(0) * BM + tl.arange(0, BM)
+    on = tl.program_id(1) * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.f32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :], mask=(om[:, None] < M) & ((k + ok)[None, :] < K),
+                    other=0.0)
+        b = tl.load(b_ptr + (k + ok)[:, None] * N + on[None, :], mask=((k + ok)[:, None] < K) & (on[None, :] < N),
+                    other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + om[:, None] * N + on[None, :], acc, mask=(om[:, None] < M) & (on[None, :] < N))
+
+
+def _mma_nodes(kernel: Any, warps: int, **constexprs: Any) -> list[Mma]:
+    fn = compile_ir(kernel, static_spec(kernel, constexprs, warps), verify_each=True)
+    return [n.layout for n in walk(fn.body) if n.op is Op.DOT and isinstance(n.layout, Mma)]
+
+
+@pytest.mark.parametrize("bm, bn, warps, expect", [
+    (128, 256, 8, Mma(2, 4, 4, 8)),   # 64x64 warp tiles
+    (64, 64, 4, Mma(2, 2, 2, 4)),
+    (16, 8, 4, Mma(1, 1, 1, 1)),      # one instruction tile: three warps hold copies
+    (32, 128, 4, Mma(1, 4, 2, 4)),
+])
+def test_warps_split_the_block_into_square_tiles(bm: int, bn: int, warps: int, expect: Mma) -> None:
+    assert _mma_nodes(mm_epilogue, warps, BM=bm, BN=bn, BK=32) == [expect]
+
+
+def test_dots_tensor_cores_cannot_run_stay_on_cuda_cores() -> None:
+    assert _mma_nodes(matmul_kernel, 4, BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, PRECISION="ieee") == []
+    assert _mma_nodes(matmul_kernel, 4, BLOCK_M=8, BLOCK_N=32, BLOCK_K=16, PRECISION="tf32") == []  # M < 16
+    assert len(_mma_nodes(matmul_kernel, 4, BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, PRECISION="tf32")) == 1
+    assert len(_mma_nodes(matmul_kernel, 4, BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, PRECISION="tf32x3")) == 3
+
+
+@pytest.mark.parametrize("dtype, cols, which, pad", [
+    (dtypes.F16, 64, 0, 8), (dtypes.F16, 16, 0, 8), (dtypes.F16, 8, 1, 0), (dtypes.F16, 24, 0, 0),
+    (dtypes.F32, 32, 0, 4), (dtypes.F32, 32, 1, 8), (dtypes.F32, 8, 1, 0),
+])
+def test_operand_rows_are_padded_to_an_odd_count_of_bank_units(dtype: DType, cols: int, which: int, pad: int) -> None:
+    assert operand_pad(dtype, cols, which) == pad
+
+
+def _on_emulator(launch: Any) -> None:
+    registry.register(_BACKEND)
+    with registry.backend(NAME):
+        launch()
+
+
+@_EMULATED
+@pytest.mark.parametrize("bm, bn, bk, warps", [(32, 32, 16, 4), (64, 32, 32, 2), (16, 8, 16, 4), (32, 16, 32, 1)])
+def test_fused_epilogue_on_fragments_matches_float64(bm: int, bn: int, bk: int, warps: int) -> None:
+    rng = np.random.default_rng(bm * 7 + bn + warps)
+    m, n, k = 40, 24, 48  # ragged against every block shape
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    bias = rng.standard_normal(n).astype(np.float32)
+    want = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0.0)
+    c = np.full((m, n), np.nan, np.float16)
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f16)
+        mm_epilogue[(tl.cdiv(m, bm), tl.cdiv(n, bn)), tl.Options(num_warps=warps)](
+            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), tl.to_device(bias, tl.f32), out, m, n, k,
+            BM=bm, BN=bn, BK=bk)
+        c[...] = out.numpy()
+
+    _on_emulator(launch)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-3, atol=2e-3)
+
+
+@_EMULATED
+def test_bf16_accumulating_sum_of_dots_matches_float64() -> None:
+    import ml_dtypes
+
+    rng = np.random.default_rng(5)
+    m, n, k = 32, 48, 64
+    a, b = (rng.standard_normal(s).astype(ml_dtypes.bfloat16) for s in ((m, k), (k, n)))
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    c = np.full((m, n), np.nan, np.float32)
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f32)
+        mm_bf16[(2, 3), tl.Options(num_warps=4)](tl.to_device(a, tl.bf16), tl.to_device(b, tl.bf16), out, m, n, k,
+                                                 BM=16, BN=16, BK=32)
+        c[...] = out.numpy()
+
+    _on_emulator(launch)
+    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
+
+
+@_EMULATED
+@pytest.mark.parametrize("precision, tol", [("tf32", 2e-2), ("tf32x3", 1e-4)])
+def test_tf32_dots_match_the_reference_backend(precision: Precision, tol: float) -> None:
+    rng = np.random.default_rng(6)
+    m, n, k = 48, 40, 72
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n)))
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    results = []
+    for name in ("numpy", NAME):
+        registry.register(_BACKEND)
+        with registry.backend(name):
+            out = tl.to_device(np.full((m, n), np.nan, np.float32), tl.f32)
+            matmul_kernel[(2, 2), tl.Options(num_warps=4)](tl.to_device(a, tl.f32), tl.to_device(b, tl.f32), out,
+                                                           m, n, k, k, n, n, BLOCK_M=32, BLOCK_N=32, BLOCK_K=16,
+                                                           PRECISION=precision)
+            results.append(out.numpy())
+    reference, emulated = results
+    np.testing.assert_allclose(emulated, want, atol=tol * np.sqrt(k))
+    np.testing.assert_allclose(emulated, reference, atol=1e-4)  # both truncate operands to tf32
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: the PTX cannot be generated")
+def test_ptx_uses_mma_sync_and_ldmatrix(tmp_path: Path) -> None:
+    fn = compile_ir(mm_epilogue, static_spec(mm_epilogue, {"BM": 64, "BN": 64, "BK": 32}, 4), verify_each=True)
+    src = tmp_path / "k.cu"
+    src.write_text(generate(fn).source)
+    assert NVCC is not None
+    subprocess.run([NVCC, "--ptx", "-arch=sm_80", "-std=c++17", f"-I{INCLUDE_DIR}", str(src), "-o",
+                    str(tmp_path / "k.ptx")], check=True, capture_output=True)
+    ptx = (tmp_path / "k.ptx").read_text()
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
