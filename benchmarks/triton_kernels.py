@@ -55,3 +55,78 @@ def tt_sum(x_ptr, out_ptr, n, BLOCK: ttl.constexpr):
     offs = ttl.program_id(0) * BLOCK + ttl.arange(0, BLOCK)
     x = ttl.load(x_ptr + offs, mask=offs < n, other=0.0)
     ttl.atomic_add(out_ptr, ttl.sum(x, axis=0))
+
+
+@triton.jit
+def tt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+              BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr, GROUP_M: ttl.constexpr):
+    pid = ttl.program_id(0)
+    num_m = ttl.cdiv(M, BLOCK_M)
+    num_n = ttl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = ttl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    offs_m = pid_m * BLOCK_M + ttl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + ttl.arange(0, BLOCK_N)
+    offs_k = ttl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = ttl.zeros((BLOCK_M, BLOCK_N), ttl.float32)
+    for k in range(0, ttl.cdiv(K, BLOCK_K)):
+        a = ttl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = ttl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = ttl.dot(a, b, acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
+    ttl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def tt_matmul_bias_relu(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                        BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr):
+    offs_m = ttl.program_id(0) * BLOCK_M + ttl.arange(0, BLOCK_M)
+    offs_n = ttl.program_id(1) * BLOCK_N + ttl.arange(0, BLOCK_N)
+    offs_k = ttl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = ttl.zeros((BLOCK_M, BLOCK_N), ttl.float32)
+    for k in range(0, ttl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        a = ttl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
+        b = ttl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
+        acc = ttl.dot(a, b, acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    bias = ttl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0)
+    out = ttl.maximum(acc + bias[None, :], 0.0)
+    ttl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], out.to(ttl.float16),
+              mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def tt_attention(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr,
+                 HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
+    start_m = ttl.program_id(0)
+    base = ttl.program_id(1) * seq * HEAD
+    offs_m = start_m * BLOCK_M + ttl.arange(0, BLOCK_M)
+    offs_n = ttl.arange(0, BLOCK_N)
+    offs_d = ttl.arange(0, HEAD)
+    q = ttl.load(q_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :])
+    m_i = ttl.zeros((BLOCK_M,), ttl.float32) - float("inf")
+    l_i = ttl.zeros((BLOCK_M,), ttl.float32)
+    acc = ttl.zeros((BLOCK_M, HEAD), ttl.float32)
+    qk_scale = scale * 1.44269504
+    end = (start_m + 1) * BLOCK_M if CAUSAL else seq
+    for start_n in range(0, end, BLOCK_N):
+        kt = ttl.load(k_ptr + base + (start_n + offs_n)[None, :] * HEAD + offs_d[:, None])
+        qk = ttl.dot(q, kt) * qk_scale
+        if CAUSAL:
+            qk = ttl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
+        m_new = ttl.maximum(m_i, ttl.max(qk, 1))
+        p = ttl.exp2(qk - m_new[:, None])
+        alpha = ttl.exp2(m_i - m_new)
+        l_i = l_i * alpha + ttl.sum(p, 1)
+        v = ttl.load(v_ptr + base + (start_n + offs_n)[:, None] * HEAD + offs_d[None, :])
+        acc = acc * alpha[:, None] + ttl.dot(p.to(ttl.float16), v)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    ttl.store(o_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], out.to(ttl.float16))
