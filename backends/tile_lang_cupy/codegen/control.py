@@ -34,6 +34,7 @@ def _yield(em: Emitter, params: tuple[Node, ...], values: tuple[Node, ...], name
         if param.ty.is_scalar:
             em.line(f"{name} = {temp};")
         else:
+            em.line("#pragma unroll")
             em.line(f"for (int k = 0; k < {em.layout(param).per_thread}; ++k) {name}[k] = {temp}[k];")
 
 

@@ -43,8 +43,21 @@ def _uniform(node: Node, div: int) -> AxisInfo:
 
 
 def analyze(fn: Function) -> dict[Node, AxisInfo]:
-    """Axis info of every valued node; loop-carried region parameters are unknown."""
-    info: dict[Node, AxisInfo] = {}
+    """Axis info of every valued node. A scalar a ``for`` loop carries and advances by a step
+    (``offset + step``) is divisible by what divides its start and its step, found by a second
+    pass once the step is known; other loop-carried values are unknown."""
+    seeds: dict[Node, AxisInfo] = {}
+    for _attempt in range(3):
+        info = _analyze(fn, seeds)
+        found = _carried_steps(fn, info)
+        if found == seeds:
+            break
+        seeds = found
+    return info
+
+
+def _analyze(fn: Function, seeds: dict[Node, AxisInfo]) -> dict[Node, AxisInfo]:
+    info: dict[Node, AxisInfo] = dict(seeds)
     for p in fn.params:
         assert isinstance(p.attr, ParamAttr)
         info[p] = _uniform(p, p.attr.divisibility)
@@ -54,6 +67,23 @@ def analyze(fn: Function) -> dict[Node, AxisInfo]:
         if node.type is not None and node not in info:
             info[node] = _infer(node, info)
     return info
+
+
+def _carried_steps(fn: Function, info: dict[Node, AxisInfo]) -> dict[Node, AxisInfo]:
+    seeds: dict[Node, AxisInfo] = {}
+    for loop in walk(fn.body):
+        if loop.op is not Op.FOR:
+            continue
+        body = loop.regions[0]
+        for param, init, out in zip(body.params[1:], loop.args[3:], body.results):
+            if not param.ty.is_scalar or not param.ty.dtype.is_int or out.op is not Op.BINARY:
+                continue
+            if not isinstance(out.attr, BinaryAttr) or out.attr.fn is not BinaryFn.ADD or out.args[0] is not param:
+                continue
+            step, start = info.get(out.args[1]), info.get(init)
+            if step is not None and start is not None:
+                seeds[param] = _uniform(param, min(start.divisibility[0], step.divisibility[0]))
+    return seeds
 
 
 def _induction(loop: Node, info: dict[Node, AxisInfo]) -> None:
