@@ -91,11 +91,12 @@ class KernelCache:
 
     def get(self, launch: Launch) -> Compiled:
         args = tuple(arg_key(a) for a in launch.args)
-        key = (launch.kernel, args, tuple(launch.constexprs.items()), launch.options.num_warps)
+        key = (launch.kernel, args, tuple(launch.constexprs.items()), launch.options.num_warps,
+               launch.options.num_stages)
         found = self.loaded.get(key)
         if found is None:
             constexprs = ",".join(f"{k}={v!r}" for k, v in sorted(launch.constexprs.items()))
-            text = f"{';'.join(args)}|{constexprs}|w{launch.options.num_warps}"
+            text = f"{';'.join(args)}|{constexprs}|w{launch.options.num_warps}|s{launch.options.num_stages}"
             found = self.loaded[key] = load(launch, text)
         return found
 
@@ -132,7 +133,7 @@ def launch_spec(launch: Launch) -> Spec:
     from tile_lang.compiler.spec import Spec
 
     return Spec(tuple(arg_spec(a) for a in launch.args), tuple(sorted(launch.constexprs.items())),
-                launch.options.num_warps)
+                launch.options.num_warps, launch.options.num_stages)
 
 
 def make_packer(params: list[str | None]) -> Packer:

@@ -139,4 +139,38 @@ __device__ __forceinline__ void mma_block(float* acc, const T* sa, const T* sb, 
   }
 }
 
+// Asynchronous copy of BYTES (4, 8 or 16) from global to shared memory; a false predicate
+// zero-fills the destination without reading the source (masked elements of a dot operand).
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void* dst, const void* src, bool pred) {
+#if defined(TL_EMULATOR)
+  if (pred) {
+    std::memcpy(dst, src, BYTES);
+  } else {
+    std::memset(dst, 0, BYTES);
+  }
+#else
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const int n = pred ? BYTES : 0;
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(n) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src), "n"(BYTES), "r"(n) : "memory");
+  }
+#endif
+}
+
+// Close the group of copies issued so far; wait until at most N groups are still in flight.
+__device__ __forceinline__ void cp_async_commit() {
+#if !defined(TL_EMULATOR)
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if !defined(TL_EMULATOR)
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
 }  // namespace tl

@@ -35,7 +35,8 @@ def launch_spec(launch: Launch) -> Spec:
             args.append(int_spec(value))
         else:
             args.append(ArgSpec(__import__("tile_lang").dtypes.F32))
-    return Spec(tuple(args), tuple(sorted(launch.constexprs.items())), launch.options.num_warps)
+    return Spec(tuple(args), tuple(sorted(launch.constexprs.items())), launch.options.num_warps,
+                launch.options.num_stages)
 
 
 def record_example(name: str) -> list[Launch]:

@@ -15,7 +15,8 @@ import tile_lang as tl
 from tile_lang import Pointer, constexpr, dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.compiler import compile_ir, static_spec
-from tile_lang.compiler.ir import Mma, Op, walk
+from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, Op, walk
+from tile_lang.compiler.spec import Spec, int_spec, pointer_spec
 from tile_lang.compiler.passes.layouts import operand_pad
 from tile_lang_cupy.codegen import INCLUDE_DIR, generate
 
@@ -172,3 +173,55 @@ def test_ptx_uses_mma_sync_and_ldmatrix(tmp_path: Path) -> None:
     ptx = (tmp_path / "k.ptx").read_text()
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: the PTX cannot be generated")
+def test_ptx_of_a_pipelined_loop_uses_cp_async(tmp_path: Path) -> None:
+    fn = compile_ir(mm_epilogue, _aligned_spec(mm_epilogue, 4096, 4, 3, BM=64, BN=64, BK=32))
+    src = tmp_path / "k.cu"
+    src.write_text(generate(fn).source)
+    assert NVCC is not None
+    subprocess.run([NVCC, "--ptx", "-arch=sm_80", "-std=c++17", f"-I{INCLUDE_DIR}", str(src), "-o",
+                    str(tmp_path / "k.ptx")], check=True, capture_output=True)
+    ptx = (tmp_path / "k.ptx").read_text()
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group 1" in ptx
+
+
+def _aligned_spec(kernel: Any, ints: int, warps: int, stages: int, **constexprs: Any) -> Spec:
+    """A launch's specialisation with 16-byte aligned pointers and ints divisible by 16."""
+    args = tuple(pointer_spec(p.ty.dtype.element, 0) if p.ty.dtype.is_pointer and p.ty.dtype.element else int_spec(ints)
+                 for p in compile_ir(kernel, static_spec(kernel, constexprs, warps)).params)
+    return Spec(args, tuple(sorted(constexprs.items())), warps, stages)
+
+
+@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+def test_dot_operands_copy_asynchronously_and_loops_pipeline(stages: int) -> None:
+    fn = compile_ir(mm_epilogue, _aligned_spec(mm_epilogue, 48, 4, stages, BM=64, BN=64, BK=32), verify_each=True)
+    nodes = walk(fn.body)
+    copies = [n for n in nodes if n.op is Op.ASYNC_COPY]
+    assert len(copies) == 2 and all(isinstance(c.attr, MemAttr) and c.attr.vector == 8 for c in copies)
+    assert not [n for n in nodes if n.op is Op.LOAD and len(n.ty.shape) == 2]  # no round trip through registers
+    (loop,) = [n for n in nodes if n.op is Op.FOR]
+    assert isinstance(loop.attr, LoopAttr) and loop.attr.stages == stages
+
+
+@_EMULATED
+@pytest.mark.parametrize("stages, k", [(2, 48), (3, 16), (3, 48), (4, 80)])
+def test_pipelined_matmul_matches_float64_for_any_trip_count(stages: int, k: int) -> None:
+    """Trip counts below, at and above the pipeline depth (the prologue's guards)."""
+    rng = np.random.default_rng(stages * 100 + k)
+    m, n = 32, 48
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    bias = rng.standard_normal(n).astype(np.float32)
+    want = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0.0)
+    c = np.full((m, n), np.nan, np.float16)
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f16)
+        mm_epilogue[(2, 3), tl.Options(num_warps=4, num_stages=stages)](
+            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), tl.to_device(bias, tl.f32), out, m, n, k,
+            BM=16, BN=16, BK=16)
+        c[...] = out.numpy()
+
+    _on_emulator(launch)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-3, atol=2e-3)

@@ -94,7 +94,7 @@ def build(kernel: Any, spec: Spec) -> Function:
         front.block(_body(fdef))
     body = Region((), tuple(front.b.bodies[0]), ())
     return Function(kernel.name, tuple(params), body, spec.num_warps, (filename, kernel.lineno),
-                    tuple(sorted(front.files)))
+                    tuple(sorted(front.files)), spec.num_stages)
 
 
 def _body(fdef: ast.FunctionDef) -> list[ast.stmt]:

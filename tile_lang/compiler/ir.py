@@ -83,6 +83,7 @@ class Op(enum.Enum):
     COMBINE_SCAN = "combine_scan"
     ASM = "asm"
     LOAD = "load"
+    ASYNC_COPY = "async_copy"  # a load straight into shared memory (a dot operand), maybe prefetched
     STORE = "store"
     ATOMIC = "atomic"
     BARRIER = "barrier"
@@ -113,7 +114,7 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.GATHER: OpInfo(_C.COLLECTIVE, True, gathers=(0,)), Op.SORT: OpInfo(_C.COLLECTIVE, True),
     Op.HISTOGRAM: OpInfo(_C.COLLECTIVE, True), Op.COMBINE_REDUCE: OpInfo(_C.COLLECTIVE, True),
     Op.COMBINE_SCAN: OpInfo(_C.COLLECTIVE, True), Op.ASM: OpInfo(_C.ELEMENTWISE, False),
-    Op.LOAD: OpInfo(_C.MEMORY, True), Op.STORE: OpInfo(_C.MEMORY, False), Op.ATOMIC: OpInfo(_C.MEMORY, False),
+    Op.LOAD: OpInfo(_C.MEMORY, True), Op.ASYNC_COPY: OpInfo(_C.MEMORY, True), Op.STORE: OpInfo(_C.MEMORY, False), Op.ATOMIC: OpInfo(_C.MEMORY, False),
     Op.BARRIER: OpInfo(_C.CONTROL, False), Op.ASSERT: OpInfo(_C.CONTROL, False), Op.PRINT: OpInfo(_C.CONTROL, False),
     Op.FOR: OpInfo(_C.CONTROL, False), Op.WHILE: OpInfo(_C.CONTROL, False),
     Op.IF: OpInfo(_C.CONTROL, False), Op.RESULT: OpInfo(_C.CONTROL, True), Op.RETURN: OpInfo(_C.CONTROL, False),
@@ -434,10 +435,16 @@ class IndexAttr:
 
 @dataclass(frozen=True)
 class LoopAttr:
+    """``unroll``: the user's loop_unroll_factor; ``stages``: how many iterations' async copies
+    are in flight at once (software pipelining; 1 means none)."""
+
     unroll: int | None = None
+    stages: int = 1
 
     def __str__(self) -> str:
-        return "" if self.unroll is None else f"unroll={self.unroll}"
+        parts = ([] if self.unroll is None else [f"unroll={self.unroll}"]) + (
+            [f"stages={self.stages}"] if self.stages > 1 else [])
+        return " ".join(parts)
 
 
 Attr = Union[NoAttr, ParamAttr, ConstAttr, AxisAttr, RangeAttr, BinaryAttr, UnaryAttr, CastAttr, PermuteAttr,
@@ -575,6 +582,7 @@ class Function:
     num_warps: int = 4
     source: tuple[str, int] = field(default=("", 0))  # file and first line of the kernel
     files: tuple[str, ...] = ()  # every source file read (kernel and inlined helpers), for caching
+    num_stages: int = 3  # software-pipelining depth of loops that feed tensor cores
 
     @property
     def threads(self) -> int:

@@ -33,15 +33,17 @@ class ArgSpec:
 
 @dataclass(frozen=True)
 class Spec:
-    """Everything a compiled module depends on besides the source: arguments, constexprs, warps."""
+    """Everything a compiled module depends on besides the source: arguments, constexprs, warps
+    and software-pipelining stages."""
 
     args: tuple[ArgSpec, ...]
     constexprs: tuple[tuple[str, Any], ...]
     num_warps: int = 4
+    num_stages: int = 3
 
     def key(self) -> str:
         consts = ",".join(f"{k}={v!r}" for k, v in self.constexprs)
-        return f"{';'.join(a.key() for a in self.args)}|{consts}|w{self.num_warps}"
+        return f"{';'.join(a.key() for a in self.args)}|{consts}|w{self.num_warps}|s{self.num_stages}"
 
 
 def int_spec(value: int) -> ArgSpec:
@@ -63,7 +65,7 @@ def scalar_spec(annotation: Any, value: Any) -> ArgSpec:
 
 
 def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
-                pointee: DType = dtypes.F32) -> Spec:
+                pointee: DType = dtypes.F32, num_stages: int = 3) -> Spec:
     """A specialisation without a launch (for ``inspect`` and compile checks): pointers aligned,
     ints as unconstrained i32, generic pointee types as ``pointee``."""
     args = []
@@ -75,7 +77,7 @@ def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
             args.append(ArgSpec(dtypes.I32))
         else:
             args.append(scalar_spec(param.annotation, 0))
-    return Spec(tuple(args), tuple(sorted(constexprs.items())), num_warps)
+    return Spec(tuple(args), tuple(sorted(constexprs.items())), num_warps, num_stages)
 
 
 def _concrete(annotation: Any) -> DType | None:

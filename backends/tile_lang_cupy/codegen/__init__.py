@@ -8,7 +8,7 @@ from pathlib import Path
 from tile_lang.compiler.ir import Function, ParamAttr
 
 # Importing the op modules registers their emitters.
-from tile_lang_cupy.codegen import collective, control, cooperative, debug, elementwise, memory  # noqa: F401
+from tile_lang_cupy.codegen import collective, control, cooperative, debug, elementwise, memory, pipeline  # noqa: F401
 from tile_lang_cupy.codegen.ctypes_ import ctype
 from tile_lang_cupy.codegen.emitter import Emitter
 

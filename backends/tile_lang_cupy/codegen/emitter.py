@@ -193,12 +193,17 @@ class Emitter:
     @contextmanager
     def each(self, node: Node, step: int = 1) -> Iterator[Index]:
         """A loop over this thread's elements of ``node``'s register layout."""
-        lay = self.layout(node)
+        with self.walk(self.layout(node), node.ty.shape, step) as idx:
+            yield idx
+
+    @contextmanager
+    def walk(self, lay: Registers, shape: tuple[int, ...], step: int = 1) -> Iterator[Index]:
+        """A loop over this thread's elements of a block of ``shape`` in layout ``lay``."""
         flat = self.fresh("f")
         self.line("#pragma unroll")
         with self.block(f"for (int k = 0; k < {lay.per_thread}; k += {step})"):
-            self.line(f"const unsigned {flat} = {flat_index(lay, node.ty.shape, 'k')};")
-            yield Index("k", coords_of(flat, node.ty.shape), flat, lay)
+            self.line(f"const unsigned {flat} = {flat_index(lay, shape, 'k')};")
+            yield Index("k", coords_of(flat, shape), flat, lay)
 
     def owner(self, node: Node) -> str | None:
         """The condition that this thread holds the canonical copy (blocks smaller than the CTA
@@ -284,6 +289,6 @@ class Emitter:
         found |= {feature(p.ty.dtype) for p in self.fn.params}
         if any(n.op is Op.ASSERT for n in nodes):
             found.add("TL_USE_ASSERT")
-        if any(isinstance(n.layout, Mma) for n in nodes):
+        if any(isinstance(n.layout, Mma) or n.op is Op.ASYNC_COPY for n in nodes):
             found.add("TL_USE_MMA")
         return sorted(f for f in found if f is not None)

@@ -148,7 +148,7 @@ class EmuBackend:
         from tile_lang_cupy.codegen.ctypes_ import ctype
 
         spec = Spec(tuple(_spec(a) for a in launch.args), tuple(sorted(launch.constexprs.items())),
-                    launch.options.num_warps)
+                    launch.options.num_warps, launch.options.num_stages)
         key = (launch.kernel, spec.key())
         found = self.loaded.get(key)
         if found is None:

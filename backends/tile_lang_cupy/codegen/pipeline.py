@@ -1,0 +1,122 @@
+"""Async copies into shared memory (``cp.async``) and software-pipelined ``for`` loops.
+
+An ``ASYNC_COPY`` outside a pipelined loop copies and waits at once (a conversion to shared
+memory without the trip through registers). In a loop marked with ``stages`` (passes/pipeline.py)
+each copy gets a ring of ``stages`` buffers: the prologue issues iterations ``0 .. stages-2``,
+and each iteration waits for its own copies, then issues those of iteration ``i + stages - 1``
+into the buffer the previous iteration finished reading, then computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from tile_lang.compiler.ir import Blocked, ConstAttr, LoopAttr, MemAttr, Node, Op, Region, Shared
+from tile_lang.compiler.passes.pipeline import carried_steps
+
+from tile_lang_cupy.codegen.carried import carry, yield_values
+from tile_lang_cupy.codegen.ctypes_ import ctype, literal
+from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, emits, shared_numel, shared_offset
+
+
+def _slot_elements(node: Node) -> int:
+    assert isinstance(node.layout, Shared)
+    return shared_numel(node.layout, node.ty.shape)
+
+
+def issue(em: Emitter, copy: Node, dst: str) -> None:
+    """This thread's ``cp.async`` instructions for ``copy`` into the shared buffer ``dst``."""
+    assert isinstance(copy.attr, MemAttr) and isinstance(copy.layout, Shared)
+    width = copy.attr.vector
+    numel = copy.ty.numel
+    used = min(em.fn.threads, numel // width)
+    lay = Blocked(used, width, numel // (used * width))
+    ptr = copy.args[0]
+    mask = copy.args[1] if copy.attr.has_mask else None
+    nbytes = width * copy.ty.dtype.itemsize
+    with em.walk(lay, copy.ty.shape, width) as idx:
+        at = f"{dst}[{shared_offset(copy.layout, idx.coords, copy.ty.shape)}]"
+        pred = em.elem(mask, idx) if mask is not None else "true"
+        stmt = f"tl::cp_async<{nbytes}>(&{at}, {em.elem(ptr, idx)}, {pred});"
+        em.line(stmt if used == em.fn.threads else f"if (tid < {used}u) {stmt}")
+
+
+@emits(Op.ASYNC_COPY)
+def _async_copy(em: Emitter, node: Node) -> None:
+    if node in em.names:
+        return  # a pipelined loop has issued it and named its buffer
+    t = ctype(node.ty.dtype)
+    name = em.name(node, "s")
+    em.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {em.shared(_slot_elements(node) * node.ty.dtype.itemsize)});")
+    em.line("__syncthreads();")  # earlier readers of this buffer (in a loop) are done
+    issue(em, node, name)
+    em.line("tl::cp_async_commit();")
+    em.line("tl::cp_async_wait<0>();")
+    em.line("__syncthreads();")
+
+
+@contextmanager
+def _ahead(em: Emitter, loop: Node, start: str, count: int) -> Iterator[None]:
+    """Evaluate expressions ``count`` iterations after the one whose induction variable is
+    ``start``: the induction variable and the carried scalars stand for their later values (a
+    carried scalar advances by its step each iteration), and the body's scalars in between are
+    recomputed inline from them."""
+    body = loop.regions[0]
+    saved = dict(em.names)
+    for node in body.body:
+        em.names.pop(node, None)
+        if node.op is Op.CONST and isinstance(node.attr, ConstAttr):
+            em.names[node] = literal(node.attr.value, node.ty.dtype)
+    step = em.elem(loop.args[2], SCALAR)
+    advanced = {param: f"({saved[param]} + {count} * ({em.elem(amount, SCALAR)}))"
+                for param, amount in carried_steps(body).items()}
+    em.names[body.params[0]] = f"({start} + {count} * ({step}))"
+    em.names.update(advanced)
+    try:
+        yield
+    finally:
+        em.names.clear()
+        em.names.update(saved)
+
+
+def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
+    """The loop with its copies ``stages - 1`` iterations ahead (see the module docstring)."""
+    lower, upper, step, *inits = node.args
+    body: Region = node.regions[0]
+    iv, *params = body.params
+    names = carry(em, node, tuple(params), tuple(inits))
+    copies = [n for n in body.body if n.op is Op.ASYNC_COPY]
+    rings = {}
+    for copy in copies:
+        t, size = ctype(copy.ty.dtype), _slot_elements(copy)
+        ring = em.fresh("ring")
+        em.line(f"{t}* {ring} = reinterpret_cast<{t}*>(tl_smem + {em.shared(stages * size * copy.ty.dtype.itemsize)});")
+        rings[copy] = (ring, size)
+    lo, hi = em.elem(lower, SCALAR), em.elem(upper, SCALAR)
+    for s in range(stages - 1):
+        with _ahead(em, node, lo, s):
+            with em.block(f"if ({em.names[iv]} < {hi})"):
+                for copy, (ring, size) in rings.items():
+                    issue(em, copy, f"({ring} + {s * size}u)")
+        em.line("tl::cp_async_commit();")
+    slot = em.fresh("slot")
+    em.line(f"unsigned {slot} = 0u;")
+    i = em.name(iv, "i")
+    head = f"for ({ctype(iv.ty.dtype)} {i} = {lo}; {i} < {hi}; {i} += {em.elem(step, SCALAR)})"
+    with em.block(head):
+        em.line(f"tl::cp_async_wait<{stages - 2}>();")
+        em.line("__syncthreads();")  # this iteration's operands landed; the previous one's reads are done
+        with _ahead(em, node, i, stages - 1):
+            with em.block(f"if ({em.names[iv]} < {hi})"):
+                ahead = f"(({slot} + {stages - 1}u) % {stages}u)"
+                for copy, (ring, size) in rings.items():
+                    issue(em, copy, f"({ring} + {ahead} * {size}u)")
+        em.line("tl::cp_async_commit();")
+        for copy, (ring, size) in rings.items():
+            em.names[copy] = f"({ring} + {slot} * {size}u)"
+        em.region(body)
+        yield_values(em, tuple(params), body.results, names)
+        em.line(f"{slot} = {slot} + 1u == {stages}u ? 0u : {slot} + 1u;")
+    em.line("tl::cp_async_wait<0>();")
+    em.line("__syncthreads();")

@@ -1,0 +1,132 @@
+"""Software pipelining of loops that feed ``dot``: operands load straight into shared memory
+(``ASYNC_COPY``, ``cp.async`` on the GPU), ``num_stages - 1`` iterations ahead.
+
+A load whose only use is the conversion of a ``dot`` operand to shared memory becomes one
+``ASYNC_COPY`` (no round trip through registers; masked elements are zero-filled, so an
+``other`` must be 0). A ``for`` loop with a positive constant step whose copies can be computed
+for a later iteration (their pointers and masks depend on the induction variable, on carried
+scalars advanced by a loop-invariant step, and on values from outside the loop only, through
+pure arithmetic) is marked with ``stages``; codegen then issues the copies of iteration
+``i + stages - 1`` while iteration ``i`` computes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from tile_lang.compiler.ir import (
+    BinaryAttr, BinaryFn, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Node, Op, Region, Shared, walk,
+)
+from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
+from tile_lang.compiler.rewrite import rewrite
+
+COPY_BYTES = (4, 8, 16)  # the sizes cp.async copies
+
+
+def pipeline(fn: Function) -> Function:
+    info = analyze(fn)
+    users: dict[Node, list[Node]] = {}
+    for node in walk(fn.body):
+        for arg in node.args:
+            users.setdefault(arg, []).append(node)
+
+    def rule(node: Node, body: list[Node]) -> Node:
+        if node.op is Op.CONVERT:
+            return _async_copy(node, users, info) or node
+        if node.op is Op.FOR and isinstance(node.attr, LoopAttr) and fn.num_stages > 1 and _prefetchable(node):
+            return replace(node, attr=replace(node.attr, stages=fn.num_stages))
+        return node
+
+    return rewrite(fn, rule)
+
+
+def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo]) -> Node | None:
+    """``convert`` as one ASYNC_COPY, when it moves a dot operand loaded only for it."""
+    load = convert.args[0]
+    if load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile:
+        return None
+    attr = load.attr
+    if len(users.get(load, [])) != 1 or not all(u.op is Op.DOT for u in users.get(convert, [])):
+        return None
+    if attr.has_other and not _is_zero(load.args[2]):
+        return None
+    if len(load.ty.shape) != 2 or not isinstance(convert.layout, Shared):
+        return None
+    mask = load.args[1] if attr.has_mask else None
+    width = _width(load.args[0], mask, load.ty.shape, info)
+    if width * load.ty.dtype.itemsize not in COPY_BYTES:
+        return None
+    return Node(Op.ASYNC_COPY, load.type, (load.args[0], *(() if mask is None else (mask,))),
+                MemAttr(attr.has_mask, vector=width), loc=load.loc, layout=convert.layout)
+
+
+def _width(ptr: Node, mask: Node | None, shape: tuple[int, ...], info: dict[Node, AxisInfo]) -> int:
+    """Elements per copy: what contiguity, alignment and the mask allow, at most 16 bytes."""
+    element = ptr.ty.dtype.element
+    facts = info.get(ptr)
+    if facts is None or element is None:
+        return 1
+    item = element.itemsize
+    width = math.gcd(16 // item, facts.contiguity[-1], max(1, facts.divisibility[-1] // item), shape[-1])
+    if mask is not None:
+        found = info.get(mask)
+        width = math.gcd(width, found.constancy[-1] if found is not None else 1)
+    return width
+
+
+def _is_zero(node: Node) -> bool:
+    while node.op in (Op.SPLAT, Op.CAST):
+        node = node.args[0]
+    return node.op is Op.CONST and isinstance(node.attr, ConstAttr) and node.attr.value == 0
+
+
+def carried_steps(body: Region) -> dict[Node, Node]:
+    """Carried scalars of a ``for`` body yielded as ``param + step`` with a loop-invariant step:
+    param -> step."""
+    inside = set(body.body)
+    variant = set(body.params)
+    steps: dict[Node, Node] = {}
+    for param, out in zip(body.params[1:], body.results):
+        if (param.ty.is_scalar and out.op is Op.BINARY and isinstance(out.attr, BinaryAttr)
+                and out.attr.fn is BinaryFn.ADD and out.args[0] is param
+                and _cone_ok(out.args[1], inside, variant, frozenset())):
+            steps[param] = out.args[1]
+    return steps
+
+
+def _cone_ok(root: Node, inside: set[Node], variant: set[Node], allowed: frozenset[Node]) -> bool:
+    """Whether ``root`` can be evaluated anywhere in the loop from ``allowed`` loop values and
+    values from outside it, through pure arithmetic."""
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if node in seen or node in allowed:
+            continue
+        seen.add(node)
+        if node in variant:
+            return False
+        if node not in inside:
+            continue  # defined before the loop
+        pure = node.op.info.pure and not node.regions and node.op is not Op.RESULT
+        if not pure or node.op.info.category not in (Category.SOURCE, Category.ELEMENTWISE, Category.VIEW):
+            return False
+        if node.op in (Op.RAND, Op.ASM) or not (node.ty.is_scalar or isinstance(node.layout, Computed)):
+            return False
+        stack.extend(node.args)
+    return True
+
+
+def _prefetchable(loop: Node) -> bool:
+    """A loop with copies directly in its body that can all be issued stages ahead."""
+    lower, upper, step = loop.args[:3]
+    if step.op is not Op.CONST or not isinstance(step.attr, ConstAttr) or not int(step.attr.value) > 0:
+        return False
+    body = loop.regions[0]
+    copies = [n for n in body.body if n.op is Op.ASYNC_COPY]
+    if not copies:
+        return False
+    steps = carried_steps(body)
+    allowed = frozenset((body.params[0], *steps))
+    inside, variant = set(body.body), set(body.params)
+    return all(_cone_ok(arg, inside, variant, allowed) for copy in copies for arg in copy.args)
