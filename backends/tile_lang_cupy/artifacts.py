@@ -73,10 +73,11 @@ def source_key(kernel: Kernel[Any], spec_text: str) -> str:
                   source_digest(fn), spec_text, compiler_version())
 
 
-def generated(kernel: Kernel[Any], spec: Spec, spec_text: str | None, disk: DiskCache) -> Generated:
-    """The generated CUDA for ``spec``: from the disk cache when an entry matches the kernel and
-    every value it read, else from the compiler (and stored, when every read can be found again).
-    ``spec_text`` is None when the specialisation has no stable key (then nothing is cached)."""
+def generated(kernel: Kernel[Any], spec: Callable[[], Spec], spec_text: str | None, disk: DiskCache) -> Generated:
+    """The generated CUDA for the specialisation ``spec()`` (called only to compile: building a
+    ``Spec`` imports the compiler) described by ``spec_text`` (None: no stable key, nothing is
+    cached): from the disk cache when an entry matches the kernel and every value it read, else
+    from the compiler (and stored, when every read can be found again)."""
     front = source_key(kernel, spec_text) if spec_text is not None else None
     if front is not None:
         found = _cached(kernel, front, disk)
@@ -85,9 +86,10 @@ def generated(kernel: Kernel[Any], spec: Spec, spec_text: str | None, disk: Disk
     from tile_lang.compiler import compile_ir
     from tile_lang_cupy.codegen import generate
 
-    fn = compile_ir(kernel, spec)
+    specialisation = spec()
+    fn = compile_ir(kernel, specialisation)
     cuda = generate(fn)
-    params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in spec.args)
+    params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in specialisation.args)
     result = Generated(cuda.name, cuda.source, cuda.threads, cuda.smem_bytes, params)
     fingerprints = [r.fingerprint for r in fn.reads]
     if front is not None and all(r.owner is not None for r in fn.reads) and None not in fingerprints:

@@ -126,7 +126,7 @@ def load(launch: Launch, spec_text: str | None) -> Compiled:
     start = time.perf_counter()
     disk = cache.open_cache()
     toolchain = nvrtc.toolchain(_arch())
-    gen = artifacts.generated(launch.kernel, launch_spec(launch), spec_text, disk)
+    gen = artifacts.generated(launch.kernel, lambda: launch_spec(launch), spec_text, disk)
     function = _function(gen, toolchain, disk)
     if gen.smem_bytes > 48 * 1024:
         function.max_dynamic_shared_size_bytes = gen.smem_bytes
