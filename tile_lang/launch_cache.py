@@ -46,7 +46,6 @@ class FastBackend(Protocol):
 
 
 _POINTER, _INT, _OTHER = 0, 1, 2
-_PLAIN: frozenset[type] = frozenset({int, bool, str, type(None)})  # equal values of one such type compile alike
 
 
 def typed(value: Any) -> Hashable:
@@ -138,7 +137,7 @@ class LaunchCache:
             return None
         statics = binding.statics(flat)
         kinds: tuple[Hashable, ...] = tuple(map(type, statics))
-        if not _PLAIN.issuperset(kinds):
+        if float in kinds or tuple in kinds:  # 0.0 == -0.0, (1, 2) == (1.0, 2.0): key by more than type
             kinds = tuple(map(typed, statics))
         key = (options, statics, kinds, probed[0])
         try:

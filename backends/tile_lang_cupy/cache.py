@@ -138,6 +138,8 @@ def _untrusted(st: os.stat_result, what: str) -> str | None:
     """Why a cache directory or entry with this status must not be used, or None."""
     if what == "directory" and not stat.S_ISDIR(st.st_mode):
         return "not a directory"
+    if what == "file" and not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
     uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
     if st.st_uid != uid:
         return f"the {what} is owned by uid {st.st_uid}, not by you (uid {uid})"
