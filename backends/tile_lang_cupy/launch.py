@@ -142,7 +142,9 @@ def _function(gen: artifacts.Generated, toolchain: artifacts.Toolchain, disk: ca
 
     path, cached = artifacts.cubin_file(gen, toolchain, disk)
     try:
-        return cupy.RawModule(path=str(path)).get_function(gen.name)
+        function = cupy.RawModule(path=str(path)).get_function(gen.name)
+        function.kernel  # noqa: B018 (loads the module now, so a bad cached cubin is caught here)
+        return function
     except RuntimeError:  # CUDADriverError: e.g. a cubin corrupted inside
         if not cached:
             raise
