@@ -46,6 +46,16 @@ class FastBackend(Protocol):
 
 
 _POINTER, _INT, _OTHER = 0, 1, 2
+
+
+def typed(value: Any) -> Hashable:
+    """``value`` as a key that tells apart values equal under ``==`` but compiled differently:
+    4, 4.0 and True by type, 0.0 and -0.0 by ``repr``, tuples element by element."""
+    if isinstance(value, float):
+        return type(value), repr(value)
+    if isinstance(value, tuple):
+        return type(value), tuple(map(typed, value))
+    return type(value), value
 _PAD: dict[int, tuple[int, ...]] = {1: (1, 1), 2: (1,), 3: ()}
 
 
@@ -126,7 +136,10 @@ class LaunchCache:
         if probed is None:
             return None
         statics = binding.statics(flat)
-        key = (options, statics, tuple(map(type, statics)), probed[0])
+        kinds: tuple[Hashable, ...] = tuple(map(type, statics))
+        if float in kinds or tuple in kinds:  # 0.0 == -0.0, (1, 2) == (1.0, 2.0): key by more than type
+            kinds = tuple(map(typed, statics))
+        key = (options, statics, kinds, probed[0])
         try:
             entry = binding.entries.get(key)
         except TypeError:  # an unhashable constexpr or option

@@ -2,25 +2,25 @@
 (memory, then disk, then compile), argument packing and the call on the stream.
 
 A launch whose generated source and cubin are on disk imports neither the compiler nor NVRTC:
-the disk cache is keyed by text built from the launch itself, and its metadata records how to
-pack each argument.
+the disk cache is keyed by text built from the launch itself and the Python values the kernel
+read (see :mod:`tile_lang_cupy.artifacts`), and its metadata records how to pack each argument.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tile_lang.buffer import Buffer
 from tile_lang.kernel import Kernel, Launch
-from tile_lang.launch_cache import Runner, int_class
+from tile_lang.launch_cache import Runner, int_class, typed
+from tile_lang.reads import fingerprint
 
-from tile_lang_cupy import cache
+from tile_lang_cupy import artifacts, cache
 from tile_lang_cupy.memory import address
 
 if TYPE_CHECKING:
@@ -91,14 +91,23 @@ class KernelCache:
 
     def get(self, launch: Launch) -> Compiled:
         args = tuple(arg_key(a) for a in launch.args)
-        key = (launch.kernel, args, tuple(launch.constexprs.items()), launch.options.num_warps,
-               launch.options.num_stages)
+        constexprs = tuple((k, typed(v)) for k, v in launch.constexprs.items())
+        key = (launch.kernel, args, constexprs, launch.options.num_warps, launch.options.num_stages)
         found = self.loaded.get(key)
         if found is None:
-            constexprs = ",".join(f"{k}={v!r}" for k, v in sorted(launch.constexprs.items()))
-            text = f"{';'.join(args)}|{constexprs}|w{launch.options.num_warps}|s{launch.options.num_stages}"
-            found = self.loaded[key] = load(launch, text)
+            found = self.loaded[key] = load(launch, spec_text(args, launch))
         return found
+
+
+def spec_text(args: tuple[str, ...], launch: Launch) -> str | None:
+    """The specialisation as disk-cache key text: argument keys, each constexpr's fingerprint
+    (type and value: 4, 4.0 and True differ, as do 0.0 and -0.0), ``num_warps`` and ``num_stages``; None if a
+    constexpr has no fingerprint stable across processes."""
+    constexprs = [(k, fingerprint(v)) for k, v in sorted(launch.constexprs.items())]
+    if any(f is None for _, f in constexprs):
+        return None
+    options = f"w{launch.options.num_warps}|s{launch.options.num_stages}"
+    return f"{';'.join(args)}|{','.join(f'{k}={f}' for k, f in constexprs)}|{options}"
 
 
 def _arch() -> str:
@@ -107,25 +116,41 @@ def _arch() -> str:
     return str(cupy.cuda.Device().compute_capability)
 
 
-def load(launch: Launch, spec_text: str) -> Compiled:
-    """The kernel for ``launch``'s specialisation (described by ``spec_text``): generated source
-    from the disk cache or the compiler, and the module from the disk cache or NVRTC."""
+def load(launch: Launch, spec_text: str | None) -> Compiled:
+    """The kernel for ``launch``'s specialisation (described by ``spec_text``, None: not cached
+    on disk): generated source from the disk cache or the compiler, and the module from the disk
+    cache or NVRTC."""
     import cupy
 
+    from tile_lang_cupy import nvrtc
+
     start = time.perf_counter()
-    kernel = launch.kernel
-    root = cache.cache_dir()
-    front = cache.digest(kernel.filename, kernel.name, cache.current_digest(kernel.filename), spec_text,
-                         cache.compiler_version())
-    meta = _cached_source(root, front)
-    if meta is None:
-        meta = _generate(kernel, launch_spec(launch), root, front)
-    function = _module(root, meta, _arch()).get_function(meta["name"])
-    if meta["smem_bytes"] > 48 * 1024:
-        function.max_dynamic_shared_size_bytes = meta["smem_bytes"]
+    disk = cache.open_cache()
+    toolchain = nvrtc.toolchain(_arch())
+    gen = artifacts.generated(launch.kernel, lambda: launch_spec(launch), spec_text, disk)
+    function = _function(gen, toolchain, disk)
+    if gen.smem_bytes > 48 * 1024:
+        function.max_dynamic_shared_size_bytes = gen.smem_bytes
     device = cupy.cuda.runtime.getDevice()
-    return Compiled(function, meta["threads"], meta["smem_bytes"], make_packer(meta["params"]),
+    return Compiled(function, gen.threads, gen.smem_bytes, make_packer(gen.params),
                     time.perf_counter() - start, device, function.kernel, cupy.cuda.runtime.getDevice)
+
+
+def _function(gen: artifacts.Generated, toolchain: artifacts.Toolchain, disk: cache.DiskCache) -> Any:
+    """The kernel's CuPy RawKernel, loaded from the cached cubin, or from a fresh compile if the
+    driver rejects the cached one."""
+    import cupy
+
+    path, cached = artifacts.cubin_file(gen, toolchain, disk)
+    try:
+        function = cupy.RawModule(path=str(path)).get_function(gen.name)
+        function.kernel  # noqa: B018 (loads the module now, so a bad cached cubin is caught here)
+        return function
+    except RuntimeError:  # CUDADriverError: e.g. a cubin corrupted inside
+        if not cached:
+            raise
+    path, _ = artifacts.cubin_file(gen, toolchain, disk, fresh=True)
+    return cupy.RawModule(path=str(path)).get_function(gen.name)
 
 
 def launch_spec(launch: Launch) -> Spec:
@@ -136,7 +161,7 @@ def launch_spec(launch: Launch) -> Spec:
                 launch.options.num_warps, launch.options.num_stages)
 
 
-def make_packer(params: list[str | None]) -> Packer:
+def make_packer(params: Sequence[str | None]) -> Packer:
     """A function from raw arguments to CuPy launch arguments. ``params`` holds, per kernel
     parameter, None for a pointer (its address goes as a Python int, which CuPy passes as 64
     bits) or the NumPy type string of a scalar (the value is converted to that width).
@@ -149,43 +174,6 @@ def make_packer(params: list[str | None]) -> Packer:
     items = "".join(f"t{i}(raw[{i}])," if p is not None else f"raw[{i}]," for i, p in enumerate(params))
     packer: Packer = eval(f"lambda raw: ({items})", scalars)  # noqa: S307 (text built above from ints)
     return packer
-
-
-def _module(root: Path, meta: dict[str, Any], arch: str) -> Any:
-    """The loaded module: the cached cubin, or a fresh NVRTC compile stored for next time. The
-    cubin is keyed by the source, the target and the library version (the source includes our
-    header, which the source text does not show)."""
-    import cupy
-
-    cubin_path = root / f"{cache.digest(meta['source'], arch, cache.compiler_version())}.cubin"
-    if not cubin_path.exists():
-        from tile_lang_cupy import nvrtc
-
-        cache.write_atomic(cubin_path, nvrtc.compile_cubin(meta["source"], meta["name"], arch))
-    return cupy.RawModule(path=str(cubin_path))
-
-
-def _cached_source(root: Path, front: str) -> dict[str, Any] | None:
-    meta = cache.read_json(root / f"{front}.json")
-    if meta is None or "params" not in meta:
-        return None
-    if any(cache.current_digest(f) != d for f, d in meta.get("files", {}).items()):
-        return None  # an inlined helper changed
-    return meta
-
-
-def _generate(kernel: Kernel[Any], spec: Spec, root: Path, front: str) -> dict[str, Any]:
-    from tile_lang.compiler import compile_ir
-    from tile_lang_cupy.codegen import generate
-
-    fn = compile_ir(kernel, spec)
-    cuda = generate(fn)
-    params = [None if a.dtype.is_pointer else a.dtype.numpy.str for a in spec.args]
-    meta = {"name": cuda.name, "source": cuda.source, "threads": cuda.threads, "smem_bytes": cuda.smem_bytes,
-            "params": params, "files": {f: cache.current_digest(f) for f in fn.files}}
-    cache.write_atomic(root / f"{front}.cu", cuda.source.encode())
-    cache.write_json(root / f"{front}.json", meta)
-    return meta
 
 
 def launch(compiled: Compiled, launch: Launch) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from pathlib import Path
-from typing import Any
 
+from tile_lang_cupy.artifacts import Toolchain
 from tile_lang_cupy.codegen import INCLUDE_DIR
 
 
@@ -29,13 +30,23 @@ def _include_dirs() -> list[str]:
     return dirs
 
 
+@functools.lru_cache(maxsize=None)
 def options(arch: str) -> tuple[str, ...]:
     return ("-std=c++17", f"-arch=sm_{arch}", *(f"-I{d}" for d in _include_dirs()))
 
 
+@functools.lru_cache(maxsize=None)
+def toolchain(arch: str) -> Toolchain:
+    """NVRTC for ``sm_<arch>``: its version and options key the cubin cache."""
+    from cupy.cuda import nvrtc
+
+    version = ".".join(str(v) for v in nvrtc.getVersion())
+    return Toolchain(arch, version, options(arch), functools.partial(compile_cubin, arch=arch))
+
+
 def compile_cubin(source: str, name: str, arch: str) -> bytes:
     """The cubin of ``source`` for ``sm_<arch>``; raises with NVRTC's log on errors."""
-    from cupy_backends.cuda.libs import nvrtc  # type: ignore[import-not-found]
+    from cupy.cuda import nvrtc
 
     prog = nvrtc.createProgram(source, f"{name}.cu", (), ())
     try:
@@ -44,7 +55,6 @@ def compile_cubin(source: str, name: str, arch: str) -> bytes:
         except Exception as exc:
             log = nvrtc.getProgramLog(prog)
             raise RuntimeError(f"NVRTC failed to compile kernel {name}:\n{log}") from exc
-        cubin: Any = nvrtc.getCUBIN(prog)
-        return bytes(cubin)
+        return bytes(nvrtc.getCUBIN(prog))
     finally:
         nvrtc.destroyProgram(prog)

@@ -14,6 +14,8 @@ import functools
 import inspect
 import operator
 import textwrap
+import types
+from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +32,7 @@ from tile_lang.func import inlinable
 from tile_lang.operators import BinaryOp
 from tile_lang.ops import iterators
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
+from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner, source_of
 
 _BINOPS: dict[type[ast.AST], BinaryOp] = {
     ast.Add: BinaryOp.ADD, ast.Sub: BinaryOp.SUB, ast.Mult: BinaryOp.MUL, ast.Div: BinaryOp.TRUEDIV,
@@ -55,6 +58,7 @@ class Scope:
     env: dict[str, Any]
     inlined: bool = False
     returned: list[Any] = field(default_factory=list)
+    owner: str | None = ""  # where its names resolve, as a Read records it: "" for the kernel
 
 
 @dataclass(frozen=True)
@@ -68,12 +72,11 @@ class BoundMethod:
 @functools.lru_cache(maxsize=256)
 def parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str, int]:
     """The function's AST with its file and the line offset that makes AST lines real."""
-    lines, first = inspect.getsourcelines(fn)
-    tree = ast.parse(textwrap.dedent("".join(lines)))
-    fdef = tree.body[0]
+    source, filename, offset = source_of(fn)
+    fdef = ast.parse(textwrap.dedent(source)).body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise TypeError(f"{fn!r} is not a plain function")
-    return fdef, inspect.getsourcefile(fn) or fn.__code__.co_filename, first - 1
+    return fdef, filename, offset
 
 
 def build(kernel: Any, spec: Spec) -> Function:
@@ -89,12 +92,12 @@ def build(kernel: Any, spec: Spec) -> Function:
         node = Node(Op.PARAM, Type(arg.dtype), attr=ParamAttr(index, param.name, div))
         params.append(node)
         env[param.name] = 1 if arg.equals_one else node
-    scope = Scope(kernel.name, filename, offset, kernel.fn.__globals__, env)
+    scope = Scope(kernel.name, filename, offset, ChainMap(closure_vars(kernel.fn), kernel.fn.__globals__), env)
     with front.enter(scope):
         front.block(_body(fdef))
     body = Region((), tuple(front.b.bodies[0]), ())
     return Function(kernel.name, tuple(params), body, spec.num_warps, (filename, kernel.lineno),
-                    tuple(sorted(front.files)), spec.num_stages)
+                    tuple(front.reads.values()), spec.num_stages)
 
 
 def _body(fdef: ast.FunctionDef) -> list[ast.stmt]:
@@ -111,7 +114,7 @@ class Frontend(ControlFlow):
         self.kernel = kernel
         self.b = Builder()
         self.scopes: list[Scope] = []
-        self.files: set[str] = set()
+        self.reads: dict[tuple[ReadKind, str | None, str], Read] = {}
 
     @property
     def scope(self) -> Scope:
@@ -119,7 +122,6 @@ class Frontend(ControlFlow):
 
     @contextlib.contextmanager
     def enter(self, scope: Scope) -> Iterator[None]:
-        self.files.add(scope.filename)
         self.scopes.append(scope)
         try:
             yield
@@ -152,6 +154,12 @@ class Frontend(ControlFlow):
 
     def error(self, message: str) -> Exception:
         return TypeError(message)
+
+    def note(self, kind: ReadKind, owner: str | None, name: str, value: Any) -> Any:
+        """Record a value read from Python (compiled code depends on it), and return it."""
+        if (kind, owner, name) not in self.reads:
+            self.reads[(kind, owner, name)] = Read(kind, owner, name, fingerprint(value))
+        return value
 
     # ---------------------------------------------------------------- statements
 
@@ -224,9 +232,9 @@ class Frontend(ControlFlow):
         if node.id in scope.env:
             return scope.env[node.id]
         if node.id in scope.globals:
-            return scope.globals[node.id]
+            return self.note(ReadKind.NAME, scope.owner, node.id, scope.globals[node.id])
         if hasattr(builtins, node.id):
-            return getattr(builtins, node.id)
+            return self.note(ReadKind.NAME, scope.owner, node.id, getattr(builtins, node.id))
         raise NameError(f"name {node.id!r} is not defined")
 
     def visit_Tuple(self, node: ast.Tuple) -> tuple[Any, ...]:
@@ -248,6 +256,8 @@ class Frontend(ControlFlow):
             if node.attr == "ndim":
                 return len(base.ty.shape)
             return BoundMethod(base, node.attr)
+        if isinstance(base, (types.ModuleType, type)):
+            return self.note(ReadKind.ATTR, location(base), node.attr, getattr(base, node.attr))
         return getattr(base, node.attr)
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
@@ -388,7 +398,8 @@ class Frontend(ControlFlow):
         fdef, filename, offset = parse(fn)
         bound = inspect.signature(fn).bind(*args, **kwargs)
         bound.apply_defaults()
-        scope = Scope(fn.__qualname__, filename, offset, fn.__globals__, dict(bound.arguments), inlined=True)
+        scope = Scope(fn.__qualname__, filename, offset, fn.__globals__, dict(bound.arguments), inlined=True,
+                      owner=module_owner(fn.__globals__))
         with self.enter(scope), self.runtime_branch(False):
             self.block(_body(fdef))
         return scope.returned[0] if scope.returned else None

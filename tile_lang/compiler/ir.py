@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from tile_lang.dtypes import DType
+from tile_lang.reads import Read
 
 
 @dataclass(frozen=True)
@@ -581,7 +582,7 @@ class Function:
     body: Region
     num_warps: int = 4
     source: tuple[str, int] = field(default=("", 0))  # file and first line of the kernel
-    files: tuple[str, ...] = ()  # every source file read (kernel and inlined helpers), for caching
+    reads: tuple[Read, ...] = ()  # every Python value the front end read: caches key by them
     num_stages: int = 3  # software-pipelining depth of loops that feed tensor cores
 
     @property

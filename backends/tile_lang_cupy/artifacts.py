@@ -1,0 +1,178 @@
+"""From a launch's specialisation to its generated CUDA and its cubin file: the cache keys, the
+disk lookups, and the compiles they save. Needs no GPU: the cubin compiler comes in a
+:class:`Toolchain` (NVRTC through CuPy at run time, a stand-in or nvcc in tests).
+
+Keys cannot collide (docs/compiler.md, Runtime):
+- generated source: the kernel's module, qualified name, file:line and source text digest, the
+  specialisation (argument kinds, constexprs with their types, ``num_warps``), the compiler
+  version, and the fingerprints of every Python value the front end read (globals, closure
+  values, module attributes). The reads are only known after a compile, so a small manifest under
+  the first part lists them; a lookup re-resolves them and looks for the entry keyed by both.
+- cubin: the generated source, the target architecture, the NVRTC version and compile options,
+  and the compiler version (the source includes our header).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tile_lang.kernel import Kernel
+from tile_lang.reads import Read, ReadKind, current, source_digest
+
+from tile_lang_cupy.cache import DiskCache, compiler_version, digest, scratch_dir
+
+if TYPE_CHECKING:
+    from tile_lang.compiler.spec import Spec
+
+_FORMAT = "tile_lang-cache-2"  # bump when what an entry holds changes
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """What a cubin depends on besides its source, and the compiler that makes one."""
+
+    arch: str  # e.g. "90"
+    version: str  # of NVRTC
+    options: tuple[str, ...]
+    compile: Callable[[str, str], bytes]  # (source, kernel name) -> cubin
+
+    def key(self) -> str:
+        return f"sm_{self.arch}|nvrtc {self.version}|{' '.join(self.options)}"
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A specialisation's generated CUDA and how to launch it (a generated-source entry)."""
+
+    name: str
+    source: str
+    threads: int
+    smem_bytes: int
+    params: tuple[str | None, ...]  # per parameter: None for a pointer, else a NumPy type string
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Generated | None:
+        """The entry, or None if a field is missing or of the wrong type (a corrupt entry)."""
+        name, source, threads, smem, params = (data.get(f.name) for f in fields(cls))
+        if not (isinstance(name, str) and isinstance(source, str) and type(threads) is int
+                and type(smem) is int and isinstance(params, list)
+                and all(p is None or isinstance(p, str) for p in params)):
+            return None
+        return cls(name, source, threads, smem, tuple(params))
+
+
+def source_key(kernel: Kernel[Any], spec_text: str) -> str:
+    """The key of everything a compile depends on that is known before compiling."""
+    fn = kernel.fn
+    return digest(_FORMAT, fn.__module__, fn.__qualname__, f"{kernel.filename}:{kernel.lineno}",
+                  source_digest(fn), spec_text, compiler_version())
+
+
+def generated(kernel: Kernel[Any], spec: Callable[[], Spec], spec_text: str | None, disk: DiskCache) -> Generated:
+    """The generated CUDA for the specialisation ``spec()`` (called only to compile: building a
+    ``Spec`` imports the compiler) described by ``spec_text`` (None: no stable key, nothing is
+    cached): from the disk cache when an entry matches the kernel and every value it read, else
+    from the compiler (and stored, when every read can be found again)."""
+    front = source_key(kernel, spec_text) if spec_text is not None else None
+    if front is not None:
+        found = _cached(kernel, front, disk)
+        if found is not None:
+            return found
+    from tile_lang.compiler import compile_ir
+    from tile_lang_cupy.codegen import generate
+
+    specialisation = spec()
+    fn = compile_ir(kernel, specialisation)
+    cuda = generate(fn)
+    params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in specialisation.args)
+    result = Generated(cuda.name, cuda.source, cuda.threads, cuda.smem_bytes, params)
+    fingerprints = [r.fingerprint for r in fn.reads]
+    if front is not None and all(r.owner is not None for r in fn.reads) and None not in fingerprints:
+        paths = _paths(fn.reads)
+        entry = _entry_key(front, paths, fingerprints)
+        disk.write(f"{entry}.cu", cuda.source.encode())
+        disk.write_json(f"{entry}.json", asdict(result))
+        disk.write_json(f"{front}.reads.json", {"reads": paths})
+    return result
+
+
+def _cached(kernel: Kernel[Any], front: str, disk: DiskCache) -> Generated | None:
+    manifest = disk.read_json(f"{front}.reads.json")
+    if manifest is None:
+        return None
+    reads = _reads(manifest.get("reads"))
+    if reads is None:
+        disk.corrupt(f"{front}.reads.json", "no valid 'reads' list")
+        return None
+    fingerprints = [current(r, kernel.fn) for r in reads]
+    if None in fingerprints:
+        return None
+    entry = _entry_key(front, _paths(reads), fingerprints)
+    data = disk.read_json(f"{entry}.json")
+    if data is None:
+        return None
+    found = Generated.from_json(data)
+    if found is None:
+        disk.corrupt(f"{entry}.json", "a field is missing or of the wrong type")
+    return found
+
+
+def _paths(reads: tuple[Read, ...] | list[Read]) -> list[list[str | None]]:
+    return [[r.kind.value, r.owner, r.name] for r in reads]
+
+
+def _reads(paths: Any) -> list[Read] | None:
+    """The reads a manifest lists (without fingerprints), or None if it is malformed."""
+    if not isinstance(paths, list):
+        return None
+    kinds = {k.value: k for k in ReadKind}
+    out = []
+    for p in paths:
+        if not (isinstance(p, list) and len(p) == 3 and p[0] in kinds and isinstance(p[1], str)
+                and isinstance(p[2], str)):
+            return None
+        out.append(Read(kinds[p[0]], p[1], p[2], None))
+    return out
+
+
+def _entry_key(front: str, paths: list[list[str | None]], fingerprints: list[str | None]) -> str:
+    return digest(front, json.dumps(paths), *(f or "" for f in fingerprints))
+
+
+def cubin_file(result: Generated, toolchain: Toolchain, disk: DiskCache, fresh: bool = False) -> tuple[Path, bool]:
+    """A file holding the cubin of ``result`` and whether it came from the cache: the cached one
+    (unless ``fresh``: it failed to load), else a new compile, stored in the cache or, when that
+    cannot be written, in a private scratch folder."""
+    name = f"{digest(result.source, toolchain.key(), compiler_version())}.cubin"
+    if not fresh:
+        data = disk.read(name)
+        if data is not None:
+            if looks_like_cubin(data):
+                path = disk.path(name)
+                assert path is not None
+                return path, True
+            disk.corrupt(name, "not a complete ELF file")
+    elif disk.path(name) is not None:
+        disk.corrupt(name, "the CUDA driver could not load it")
+    data = toolchain.compile(result.source, result.name)
+    stored = disk.write(name, data)
+    if stored is None:
+        stored = scratch_dir() / name
+        stored.write_bytes(data)
+    return stored, False
+
+
+def looks_like_cubin(data: bytes) -> bool:
+    """A 64-bit little-endian ELF file whose program and section header tables lie inside it
+    (a truncated or overwritten cubin fails this)."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return False
+    phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
+    end: int = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
+    return end <= len(data)

@@ -1,0 +1,464 @@
+"""The CUDA backend's compile caches, without a GPU: keys that cannot collide (same-named kernels,
+module globals and attributes, constexprs equal under ``==``, a file edited after import) and
+cache faults that warn once and fall back (unusable or untrusted directory, truncated cubin,
+tampered JSON, FIFO entries). NVRTC is replaced by a recording stand-in (or nvcc); generated code
+is checked against a fresh compile, and run on the CPU emulator against NumPy where it matters."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import signal
+import stat
+import struct
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from benchmarks.noop_backend import DeviceArray, NoopBackend
+from tile_lang import Constexpr, Pointer, constexpr, dtypes, registry
+from tile_lang.buffer import Buffer
+from tile_lang.kernel import Kernel, Launch
+from tile_lang.launch_cache import typed
+from tile_lang.reads import fingerprint
+from tile_lang_cupy import artifacts, cache
+from tile_lang_cupy.artifacts import Generated, Toolchain
+from tile_lang_cupy.launch import arg_key, launch_spec, spec_text
+from tile_lang_cupy.memory import Foreign
+
+from tests.compiler import cache_constants
+from tests.compiler.conftest import NVCC, nvcc_cubin
+from tests.compiler.emulator import EmuBackend, build
+from tests.test_launch import launch_untyped
+
+SCALE = 2.0
+N = 300
+EMULATOR = EmuBackend().unavailable_reason()
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@pytest.fixture(autouse=True)
+def deadline() -> Iterator[None]:
+    """No cache fault may hang a launch (a FIFO opened for reading blocks forever)."""
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError("cache test took over 60 s: something blocked")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def fake_cubin(source: str) -> bytes:
+    """A well-formed 64-bit ELF file carrying ``source`` (what the stand-in 'compiles' to)."""
+    payload = source.encode()
+    shoff = 64 + len(payload)
+    ident = b"\x7fELF\x02\x01\x01" + bytes(9)  # 64-bit, little-endian
+    header = ident + struct.pack("<HHIQQQIHHHHHH", 2, 190, 1, 0, 0, shoff, 0, 64, 0, 0, 64, 1, 0)
+    return header + payload + bytes(64)
+
+
+class FakeNvrtc:
+    """Stands in for NVRTC: records each compile."""
+
+    def __init__(self) -> None:
+        self.sources: list[str] = []
+        self.toolchain = Toolchain("90", "12.8", ("-std=c++17", "-arch=sm_90"), self)
+
+    def __call__(self, source: str, name: str) -> bytes:
+        self.sources.append(source)
+        return fake_cubin(source)
+
+
+@pytest.fixture
+def front_end(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of kernels the compiler front end ran on."""
+    import tile_lang.compiler
+
+    seen: list[str] = []
+    original = tile_lang.compiler.compile_ir
+
+    def counting(kernel: Any, spec: Any, verify_each: bool = False) -> Any:
+        seen.append(kernel.name)
+        return original(kernel, spec, verify_each)
+
+    monkeypatch.setattr(tile_lang.compiler, "compile_ir", counting)
+    return seen
+
+
+def device(array: np.ndarray[Any, Any]) -> Buffer[Any]:
+    """A host array posing as device memory (the cache reads only its dtype and address)."""
+    return Buffer(registry.get("numpy"), Foreign(array.ctypes.data, array), dtypes.from_numpy(array.dtype),
+                  array.shape)
+
+
+def compile_launch(kernel: Kernel[Any], disk: cache.DiskCache, nvrtc: FakeNvrtc, args: tuple[Any, ...],
+                   **constexprs: Any) -> tuple[Generated, Path]:
+    """What the CUDA backend's ``load`` does for a launch, up to loading the cubin."""
+    launch = Launch(kernel, (1, 1, 1), args, constexprs)
+    keys = tuple(arg_key(a) for a in args)
+    gen = artifacts.generated(kernel, lambda: launch_spec(launch), spec_text(keys, launch), disk)
+    path, _ = artifacts.cubin_file(gen, nvrtc.toolchain, disk)
+    assert path.read_bytes() == fake_cubin(gen.source)  # the module for exactly this source
+    return gen, path
+
+
+def fresh_source(kernel: Kernel[Any], args: tuple[Any, ...], **constexprs: Any) -> str:
+    """The CUDA a compile without any cache generates."""
+    from tile_lang.compiler.frontend import build as front_end
+    from tile_lang.compiler.passes import run_pipeline
+    from tile_lang_cupy.codegen import generate
+
+    spec = launch_spec(Launch(kernel, (1, 1, 1), args, constexprs))
+    return generate(run_pipeline(front_end(kernel, spec))).source
+
+
+def emulate(gen: Generated, kernel: Kernel[Any], x: np.ndarray[Any, Any], **constexprs: Any) -> np.ndarray[Any, Any]:
+    """Run generated code of a (x, out, n) kernel on the CPU emulator; out starts as NaN."""
+    from tile_lang_cupy.codegen.ctypes_ import ctype
+
+    out = np.full_like(x, np.nan)
+    args = (device(x), device(out), N)
+    spec = launch_spec(Launch(kernel, (1, 1, 1), args, constexprs))
+    entry = ctypes.CDLL(str(build(gen.source, gen.name, [ctype(a.dtype) for a in spec.args]))).tl_emu_launch
+    entry.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
+    keep = [ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(out.ctypes.data), ctypes.c_int32(N)]
+    argv = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.pointer(k), ctypes.c_void_p) for k in keep])
+    entry(-(-N // constexprs["BLOCK"]), 1, 1, gen.threads, argv)
+    return out
+
+
+def make_scaler(scale: float) -> Kernel[...]:
+    """Kernels of one name, file and line that differ only in a closure value."""
+    @tl.kernel
+    def scaled(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr) -> None:
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
+
+    return scaled
+
+
+@tl.kernel
+def global_scaled(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * SCALE + cache_constants.OFFSET, mask=mask)
+
+
+@tl.kernel
+def filled(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr, C: constexpr,
+           F: Constexpr[float]) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 0.0 + (C + F), mask=mask)
+
+
+# int and bool pass an int constexpr's check, int and float a float one's: all must differ
+EQUAL_CONSTEXPRS = [(1, 4), (True, 4), (4, 4), (1, 4.0), (1, 0.0), (1, -0.0)]
+SPEC = {"BLOCK": 64, "C": 1, "F": 0.5}
+
+
+def buffers() -> tuple[np.ndarray[Any, Any], tuple[Any, ...]]:
+    x = np.random.default_rng(0).standard_normal(N).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    return x, (device(x), device(out), N)
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> cache.DiskCache:
+    return cache.DiskCache.open(tmp_path / "cache")
+
+
+# ---------------------------------------------------------------- keys
+
+
+def test_fingerprints_tell_apart_values_equal_under_eq() -> None:
+    values = [4, 4.0, True, 1, 0.0, -0.0, (1, 2), (1.0, 2.0), "4", None]
+    assert len({fingerprint(v) for v in values}) == len(values)
+    assert len({typed(v) for v in values}) == len(values)
+    assert fingerprint(object()) is None  # its repr shows only an address: never keyed on disk
+
+
+@pytest.mark.skipif(EMULATOR is not None, reason=str(EMULATOR))
+def test_same_named_kernels_from_a_factory_get_their_own_code(disk: cache.DiskCache, front_end: list[str]) -> None:
+    x, args = buffers()
+    nvrtc = FakeNvrtc()
+    kernels = {scale: make_scaler(scale) for scale in (2.0, 3.0)}
+    for scale, kernel in kernels.items():
+        gen, _ = compile_launch(kernel, disk, nvrtc, args, BLOCK=128)
+        assert gen.source == fresh_source(kernel, args, BLOCK=128)
+        np.testing.assert_allclose(emulate(gen, kernel, x, BLOCK=128), x.astype(np.float64) * scale, rtol=1e-6)
+    assert len(set(nvrtc.sources)) == 2 and front_end == ["scaled", "scaled"]
+    # a later process (a new kernel object, a new cache handle) finds each one's own code
+    again = cache.DiskCache.open(disk.root or Path())
+    for scale in (3.0, 2.0):
+        gen, _ = compile_launch(make_scaler(scale), again, nvrtc, args, BLOCK=128)
+        np.testing.assert_allclose(emulate(gen, kernels[scale], x, BLOCK=128), x.astype(np.float64) * scale,
+                                   rtol=1e-6)
+    assert len(nvrtc.sources) == 2 and len(front_end) == 2
+
+
+@pytest.mark.skipif(EMULATOR is not None, reason=str(EMULATOR))
+def test_a_changed_module_global_or_imported_constant_gives_new_code(
+        disk: cache.DiskCache, front_end: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    x, args = buffers()
+    nvrtc = FakeNvrtc()
+    settings = [(2.0, 0.5), (3.0, 0.5), (3.0, -1.25), (2.0, 0.5)]  # the last was compiled before
+    for scale, offset in settings:
+        monkeypatch.setattr(sys.modules[__name__], "SCALE", scale)
+        monkeypatch.setattr(cache_constants, "OFFSET", offset)
+        gen, _ = compile_launch(global_scaled, disk, nvrtc, args, BLOCK=64)
+        assert gen.source == fresh_source(global_scaled, args, BLOCK=64)
+        expected = x.astype(np.float64) * scale + offset
+        np.testing.assert_allclose(emulate(gen, global_scaled, x, BLOCK=64), expected, rtol=1e-6, atol=1e-6)
+    assert len(front_end) == 3 and len(nvrtc.sources) == 3
+
+
+def test_constexprs_equal_under_eq_get_distinct_entries(disk: cache.DiskCache, front_end: list[str]) -> None:
+    _, args = buffers()
+    nvrtc = FakeNvrtc()
+    keys = tuple(arg_key(a) for a in args)
+    texts = {spec_text(keys, Launch(filled, (1, 1, 1), args, {"BLOCK": 64, "C": c, "F": f})) for c, f in EQUAL_CONSTEXPRS}
+    assert len(texts) == len(EQUAL_CONSTEXPRS)
+    for c, f in EQUAL_CONSTEXPRS * 2:  # the second round hits the disk cache
+        gen, _ = compile_launch(filled, disk, nvrtc, args, BLOCK=64, C=c, F=f)
+        assert gen.source == fresh_source(filled, args, BLOCK=64, C=c, F=f)
+    assert len(front_end) == len(EQUAL_CONSTEXPRS) and len(nvrtc.sources) == len(set(nvrtc.sources))
+
+
+def test_fast_path_keys_constexprs_by_type_and_sign() -> None:
+    backend = NoopBackend()
+    registry.register(backend)
+    src, dst = DeviceArray(np.dtype(np.float32), 1 << 20, (100,)), DeviceArray(np.dtype(np.float32), 2 << 20, (100,))
+    with tl.backend("noop"):
+        for c, f in EQUAL_CONSTEXPRS * 2:
+            launch_untyped(filled, (1,), src, dst, 100, BLOCK=64, C=c, F=f)
+    assert backend.runners == len(EQUAL_CONSTEXPRS)
+
+
+def test_the_source_compiled_is_the_source_keyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 disk: cache.DiskCache) -> None:
+    """A kernel file edited while a process runs: the process keeps compiling (and keying) the text it
+    read first; a new process compiles and keys the new text."""
+    module = tmp_path / "edited_kernel.py"
+    body = ("import tile_lang as tl\nfrom tile_lang import Pointer, constexpr\n\n@tl.kernel\n"
+            "def edited(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr) -> None:\n"
+            "    offs = tl.arange(0, BLOCK)\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * {}, mask=offs < n)\n")
+    module.write_text(body.format("2.0"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _, args = buffers()
+    nvrtc = FakeNvrtc()
+    first = importlib.import_module("edited_kernel")
+    before, _ = compile_launch(first.edited, disk, nvrtc, args, BLOCK=64)
+    module.write_text(body.format("7.0"))
+    os.utime(module, ns=(1, 1))  # a different mtime, whatever the clock resolution
+    same, _ = compile_launch(first.edited, disk, nvrtc, args, BLOCK=64, )
+    assert same.source == before.source and "2.0" in before.source
+    monkeypatch.delitem(sys.modules, "edited_kernel")
+    after, _ = compile_launch(importlib.import_module("edited_kernel").edited, disk, nvrtc, args, BLOCK=64)
+    assert "7.0" in after.source and "2.0" not in after.source
+    monkeypatch.delitem(sys.modules, "edited_kernel")
+
+
+# ---------------------------------------------------------------- faults
+
+
+def cache_warnings(record: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in record if issubclass(w.category, cache.CacheWarning)]
+
+
+def check_falls_back(disk: cache.DiskCache, record: list[warnings.WarningMessage], expected: int = 1) -> None:
+    """Two launches of one specialisation: right code both times, ``expected`` warnings in all."""
+    _, args = buffers()
+    nvrtc = FakeNvrtc()
+    for _ in range(2):
+        gen, path = compile_launch(filled, disk, nvrtc, args, **SPEC)
+        assert gen.source == fresh_source(filled, args, **SPEC)
+    assert len(cache_warnings(record)) == expected, cache_warnings(record)
+
+
+def test_an_unusable_directory_compiles_in_memory_with_one_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "file" / "cache"))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        disk = cache.open_cache()
+        assert cache.open_cache() is disk and disk.root is None
+        check_falls_back(disk, record)
+    assert str(tmp_path / "file" / "cache") in cache_warnings(record)[0]
+
+
+def test_failing_writes_warn_once_and_compile_in_memory(disk: cache.DiskCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(path: Path, data: bytes) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(cache, "write_atomic", refuse)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        check_falls_back(disk, record)
+    assert "Permission denied" in cache_warnings(record)[0]
+
+
+@pytest.mark.skipif(ROOT, reason="root can write into a read-only directory")
+def test_a_read_only_directory_warns_once(disk: cache.DiskCache) -> None:
+    assert disk.root is not None
+    disk.root.chmod(0o500)
+    try:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            check_falls_back(disk, record)
+    finally:
+        disk.root.chmod(0o700)
+
+
+def populated(disk: cache.DiskCache) -> tuple[Path, Path, Path]:
+    """Fill the cache for one specialisation: its manifest, entry JSON and cubin."""
+    _, args = buffers()
+    _, cubin = compile_launch(filled, disk, FakeNvrtc(), args, **SPEC)
+    assert disk.root is not None
+    manifest, = disk.root.glob("*.reads.json")
+    entry, = (p for p in disk.root.glob("*.json") if p != manifest)
+    return manifest, entry, cubin
+
+
+def rebuilds(disk: cache.DiskCache, compiles: int, front_ends: int, front_end: list[str]) -> str:
+    """Launch once more: the right code, the given compiles, one warning; its message."""
+    _, args = buffers()
+    nvrtc = FakeNvrtc()
+    before = len(front_end)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        gen, _ = compile_launch(filled, disk, nvrtc, args, **SPEC)
+    assert gen.source == fresh_source(filled, args, **SPEC)
+    assert len(nvrtc.sources) == compiles and len(front_end) - before == front_ends
+    messages = cache_warnings(record)
+    assert len(messages) == 1, messages
+    return messages[0]
+
+
+def test_a_truncated_cubin_is_rebuilt(disk: cache.DiskCache, front_end: list[str]) -> None:
+    _, _, cubin = populated(disk)
+    whole = cubin.read_bytes()
+    cubin.write_bytes(whole[: len(whole) // 2])
+    assert "corrupt" in rebuilds(disk, compiles=1, front_ends=0, front_end=front_end)
+    assert cubin.read_bytes() == whole
+
+
+@pytest.mark.parametrize("text", ['{"name": "filled"}', "{not json", "[1, 2]", '{"name": 1, "source": "x", '
+                                  '"threads": 128, "smem_bytes": 0, "params": []}'])
+def test_a_tampered_entry_is_rebuilt(disk: cache.DiskCache, front_end: list[str], text: str) -> None:
+    _, entry, _ = populated(disk)
+    entry.write_text(text)
+    assert "corrupt" in rebuilds(disk, compiles=0, front_ends=1, front_end=front_end)
+    assert "source" in entry.read_text()
+
+
+def test_a_tampered_manifest_is_rebuilt(disk: cache.DiskCache, front_end: list[str]) -> None:
+    manifest, _, _ = populated(disk)
+    manifest.write_text('{"reads": [["name", "", 3]]}')
+    assert "corrupt" in rebuilds(disk, compiles=0, front_ends=1, front_end=front_end)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_a_fifo_entry_is_never_opened(disk: cache.DiskCache, front_end: list[str], which: int) -> None:
+    path = populated(disk)[which]
+    path.unlink()
+    os.mkfifo(path)
+    message = rebuilds(disk, compiles=int(which == 2), front_ends=int(which < 2), front_end=front_end)
+    assert "not a regular file" in message and str(path) in message
+    assert stat.S_ISREG(os.lstat(path).st_mode)
+
+
+def test_a_group_writable_directory_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "shared"
+    root.mkdir()
+    root.chmod(0o775)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        disk = cache.DiskCache.open(root)
+        assert disk.root is None
+        check_falls_back(disk, record)
+    assert "writable by group or others" in cache_warnings(record)[0] and not list(root.iterdir())
+
+
+@pytest.mark.skipif(not ROOT, reason="giving a directory to another user needs root")
+def test_a_directory_or_entry_of_another_user_is_refused(disk: cache.DiskCache, front_end: list[str],
+                                                         tmp_path: Path) -> None:
+    _, _, cubin = populated(disk)
+    os.chown(cubin, 12345, -1)
+    assert "owned by uid 12345" in rebuilds(disk, compiles=1, front_ends=0, front_end=front_end)
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    os.chown(other, 12345, -1)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        assert cache.DiskCache.open(other).root is None
+    assert "owned by uid 12345" in cache_warnings(record)[0]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_real_cubins_pass_the_check_and_truncated_ones_do_not(tmp_path: Path) -> None:
+    _, args = buffers()
+    done = nvcc_cubin(fresh_source(filled, args, **SPEC), "sm_90", tmp_path)
+    assert done.returncode == 0, done.stderr
+    cubin = next(tmp_path.glob("*.cubin")).read_bytes()
+    assert artifacts.looks_like_cubin(cubin)
+    assert not any(artifacts.looks_like_cubin(cubin[:n]) for n in (0, 16, 64, len(cubin) // 2, len(cubin) - 1))
+
+
+def test_the_cubin_key_has_the_toolchain(disk: cache.DiskCache) -> None:
+    _, args = buffers()
+    nvrtc = FakeNvrtc()
+    gen, first = compile_launch(filled, disk, nvrtc, args, **SPEC)
+    base = nvrtc.toolchain
+    for other in (replace(base, version="13.0"), replace(base, options=(*base.options, "-G")), replace(base, arch="100")):
+        path, cached = artifacts.cubin_file(gen, other, disk)
+        assert not cached and path != first
+    assert len(nvrtc.sources) == 4
+
+
+WARM_SCRIPT = """
+import sys, warnings
+import numpy as np
+warnings.simplefilter("error")
+from tile_lang import dtypes, registry
+from tile_lang.buffer import Buffer
+from tile_lang.kernel import Launch
+from tile_lang_cupy import artifacts, cache
+from tile_lang_cupy.launch import arg_key, launch_spec, spec_text
+from tile_lang_cupy.memory import Foreign
+from tests.compiler.kernels import add_kernel
+x = np.zeros(256, np.float32)
+buf = Buffer(registry.get("numpy"), Foreign(x.ctypes.data, x), dtypes.F32, x.shape)
+launch = Launch(add_kernel, (1, 1, 1), (buf, buf, buf, 256), {"BLOCK": 256})
+compiles = []
+toolchain = artifacts.Toolchain("90", "12.8", (), lambda s, n: compiles.append(s) or bytes.fromhex(sys.argv[2]))
+disk = cache.DiskCache.open(cache.Path(sys.argv[1]))
+text = spec_text(tuple(map(arg_key, launch.args)), launch)
+gen = artifacts.generated(add_kernel, lambda: launch_spec(launch), text, disk)
+artifacts.cubin_file(gen, toolchain, disk)
+print(len(compiles), int("tile_lang.compiler" in sys.modules))
+"""
+
+
+def test_a_warm_cache_in_a_new_process_imports_no_compiler(tmp_path: Path) -> None:
+    """The keys are computed without the compiler: a warm lookup in a new process never imports it."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    command = [sys.executable, "-c", WARM_SCRIPT, str(tmp_path / "c"), fake_cubin("x").hex()]
+    runs = [subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False)
+            for _ in range(2)]
+    assert [r.stdout.split() for r in runs] == [["1", "1"], ["0", "0"]], [r.stderr[-2000:] for r in runs]
