@@ -162,5 +162,15 @@ def test_int_class_and_plain_grid() -> None:
     assert int_class(-(2**31)) >> 2 == 1 and int_class(-(2**63) - 1) >> 2 == 0
     assert plain_grid((3,), {}) == (3, 1, 1) and plain_grid((1, 2, 3), {}) == (1, 2, 3)
     assert plain_grid(lambda meta: (meta["B"], 2), {"B": 4}) == (4, 2, 1)
-    for bad in [(), (1, 2, 3, 4), (-1,), (2.0,), [2], 2, (np.int64(2),)]:
+    assert plain_grid((2**31 - 1, 65535, 65535), {}) == (2**31 - 1, 65535, 65535)
+    for bad in [(), (1, 2, 3, 4), (-1,), (2.0,), [2], 2, (np.int64(2),), (True,), (2**31,), (1, 65536), (1, 1, 65536)]:
         assert plain_grid(bad, {}) is None
+
+
+def test_pointer_alignment_keys_the_cache(noop: NoopBackend, checked: list[int]) -> None:
+    """A specialisation checked with a pointer at one offset from 16 bytes is never reused for
+    another: an adoption that refuses a misaligned element is never bypassed."""
+    src, dst = array(), array()
+    for offset in [0, 4, 4, 8, 0, 8]:
+        copy_kernel[(1,)](src, array(address=(1 << 20) + offset), 100, BLOCK=64)
+    assert checked[0] == 3 and noop.runners == 3
