@@ -156,14 +156,15 @@ class Kernel(Generic[P]):
         """The compiler's IR for these constexprs (after the pass pipeline unless ``optimized=False``)."""
         from tile_lang.compiler.inspect import ir_text
 
-        return ir_text(self, self.check_constexprs(constexprs), options(self, {"num_warps": num_warps}).num_warps,
-                       optimized)
+        warps = checked_options(self, {"num_warps": num_warps}).num_warps
+        return ir_text(self, self.check_constexprs(constexprs), warps, optimized)
 
     def cuda_source(self, num_warps: int = 4, **constexprs: Any) -> str:
         """The CUDA C++ the ``cupy`` backend generates for these constexprs (needs no GPU)."""
         from tile_lang.compiler.inspect import cuda_text
 
-        return cuda_text(self, self.check_constexprs(constexprs), options(self, {"num_warps": num_warps}).num_warps)
+        warps = checked_options(self, {"num_warps": num_warps}).num_warps
+        return cuda_text(self, self.check_constexprs(constexprs), warps)
 
     def check_constexprs(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Constexprs given by name without a launch (``inspect``, ``cuda_source``), checked as a launch
@@ -239,7 +240,7 @@ class Launcher(Generic[P]):
         """Bind, check and adopt the arguments; the grid is resolved against the constexprs."""
         kernel = self.kernel
         option_kw = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
-        launch_options = options(kernel, option_kw, self.options) if option_kw else self.options
+        launch_options = checked_options(kernel, option_kw, self.options) if option_kw else self.options
         runtime, constexprs = kernel.bind(args, {k: v for k, v in kwargs.items() if k not in _OPTION_NAMES})
         backend = backend or registry.current()
         checked = _check_runtime_args(kernel, runtime, backend)
@@ -253,7 +254,7 @@ def kernel(fn: Callable[P, None]) -> Kernel[P]:
     return Kernel(fn)
 
 
-def options(kernel: Kernel[Any], given: Mapping[str, Any], base: Options = _DEFAULT_OPTIONS) -> Options:
+def checked_options(kernel: Kernel[Any], given: Mapping[str, Any], base: Options = _DEFAULT_OPTIONS) -> Options:
     """``base`` with the options given as keywords, checked, a bad one named with the kernel."""
     try:
         return replace(base, **given)

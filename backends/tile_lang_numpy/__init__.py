@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from tile_lang import dtypes
 from tile_lang.buffer import Buffer, native_buffer, native_dtype
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
