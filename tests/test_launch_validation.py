@@ -317,6 +317,23 @@ def _repl_kernel() -> tl.Kernel[Any]:
     return kernel
 
 
+_REPL: dict[str, Any] = {}
+exec("import tile_lang as tl\n@tl.func\ndef doubled(x):\n    return x * 2.0\n", _REPL)  # noqa: S102
+repl_doubled: Any = _REPL["doubled"]
+
+
+@tl.kernel
+def calls_repl_helper(x: Pointer[f32], B: constexpr) -> None:
+    offs = tl.arange(0, B)
+    tl.store(x + offs, repl_doubled(tl.load(x + offs)))
+
+
+def test_a_helper_without_source_is_reported_at_its_call() -> None:
+    with pytest.raises(tl.KernelError, match=r"in kernel calls_repl_helper: could not get source code") as info:
+        calls_repl_helper.cuda_source(B=8)
+    assert "tl.store(x + offs, repl_doubled(tl.load(x + offs)))" in str(info.value)
+
+
 def test_inspecting_a_kernel_without_source_is_a_kernel_error() -> None:
     kernel = _repl_kernel()
     with pytest.raises(tl.KernelError, match=r"in kernel repl_kernel: its source is unavailable .*\.py module"):
