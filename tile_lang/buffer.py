@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tile_lang import dtypes
 from tile_lang.dtypes import DType, marker_of
+from tile_lang.errors import LaunchError
 from tile_lang.tensor import D, Pointer
 
 if TYPE_CHECKING:
@@ -49,6 +51,37 @@ class Buffer(Pointer[D]):
 
     def __repr__(self) -> str:
         return f"Buffer[{self.type!r}](shape={self._shape}, backend={self.backend.name!r})"
+
+
+def native_dtype(dtype: np.dtype[Any]) -> DType:
+    """The tile_lang dtype of a native array's elements; a LaunchError naming it if there is none."""
+    try:
+        return dtypes.from_numpy(dtype)
+    except TypeError:
+        raise LaunchError(f"an array of {dtype} elements, which no tile_lang dtype holds "
+                          "(convert it first, e.g. array.astype(np.float32))") from None
+
+
+def native_buffer(backend: Backend, data: Any, dtype: DType, shape: tuple[int, ...], byte_strides: tuple[int, ...],
+                  address: int) -> Buffer[Any]:
+    """A Buffer of a native array adopted without copying. A pointer addresses memory upwards from
+    the array's first element, in whole elements, so the array must be aligned to its element size
+    and have non-negative strides that are multiples of it (gaps are fine: a kernel indexes a view
+    with its ``stride(dim)``, as in Triton). Anything else is a LaunchError saying how to fix it."""
+    itemsize = dtype.numpy.itemsize
+    moving = [(n, s) for n, s in zip(shape, byte_strides) if n > 1]  # a dimension of extent 1 never steps
+    copy = "pass a contiguous copy (ascontiguousarray)"
+    if math.prod(shape) and any(s % itemsize for _, s in moving):
+        raise LaunchError(f"a view with byte strides {byte_strides}, not multiples of its {itemsize}-byte elements, "
+                          f"cannot be passed as a pointer; {copy}")
+    strides = tuple(s // itemsize for s in byte_strides)
+    if math.prod(shape) and any(s < 0 for _, s in moving):
+        raise LaunchError(f"a view with negative strides {strides} cannot be passed as a pointer, which addresses "
+                          f"memory upwards from the view's first element; {copy}")
+    if address % itemsize:
+        raise LaunchError(f"an array at address {address:#x}, not aligned to its {itemsize}-byte elements, cannot "
+                          f"be passed as a pointer; {copy}")
+    return Buffer(backend, data, dtype, shape, strides)
 
 
 def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:

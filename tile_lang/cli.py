@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from tile_lang.errors import KernelError
+from tile_lang.errors import KernelError, LaunchError
 
 
 def _constexpr(text: str) -> tuple[str, Any]:
@@ -22,16 +22,27 @@ def _constexpr(text: str) -> tuple[str, Any]:
         return name, value  # a bare string constexpr
 
 
+class _Usage(Exception):
+    """A command line that names no kernel or bad constexprs: one line on stderr, exit code 2."""
+
+
 def _kernel(target: str) -> Any:
     from tile_lang.kernel import Kernel
 
     module_name, sep, attr = target.partition(":")
-    if not sep:
-        raise SystemExit(f"tile-lang: expected MODULE:KERNEL, got {target!r}")
+    if not sep or not module_name or not attr:
+        raise _Usage(f"expected MODULE:KERNEL, got {target!r}")
     sys.path.insert(0, "")
-    found = getattr(importlib.import_module(module_name), attr, None)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise _Usage(f"cannot import module {module_name!r} ({exc})") from None
+    found = getattr(module, attr, None)
+    if found is None:
+        kernels = sorted(name for name, value in vars(module).items() if isinstance(value, Kernel))
+        raise _Usage(f"module {module_name} has no kernel {attr!r} (its kernels: {', '.join(kernels) or 'none'})")
     if not isinstance(found, Kernel):
-        raise SystemExit(f"tile-lang: {target} is not a @tl.kernel")
+        raise _Usage(f"{target} is a {type(found).__name__}, not a @tl.kernel")
     return found
 
 
@@ -47,13 +58,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     shown.add_argument("--ir-raw", action="store_true", help="the IR as the front end builds it")
     shown.add_argument("--cuda", action="store_true", help="the generated CUDA C++")
     args = parser.parse_args(argv)
-    kernel = _kernel(args.target)
-    constexprs = dict(args.constexpr)
     try:
+        kernel = _kernel(args.target)
+        constexprs = dict(args.constexpr)
         if args.cuda:
             print(kernel.cuda_source(args.num_warps, **constexprs))
         else:
             print(kernel.inspect(args.num_warps, not args.ir_raw, **constexprs))
+    except (_Usage, LaunchError) as exc:  # the command line is wrong: which kernel, which constexprs
+        print(f"tile-lang: error: {exc}", file=sys.stderr)
+        return 2
     except KernelError as exc:  # the kernel's own line, not a compiler traceback
         print(exc, file=sys.stderr)
         return 1

@@ -237,7 +237,7 @@ def scalar_dtype(value: bool | int | float) -> DType:
             return I32
         if -(2**63) <= value < 2**63:
             return I64
-        if value < 2**64:
+        if 0 <= value < 2**64:
             return U64
         raise OverflowError(f"integer {value} does not fit in 64 bits")
     return F32

@@ -8,6 +8,7 @@ import numpy as np
 
 from tile_lang import dtypes, registry
 from tile_lang.buffer import Buffer
+from tile_lang.errors import LaunchError
 from tile_lang.tensor import D
 
 
@@ -44,7 +45,10 @@ def wrap(array: Any, dtype: Any = None) -> Buffer[Any]:
 
     Launches accept native arrays directly too; wrapping gives them a type mypy can check."""
     backend = registry.current()
-    buffer = backend.adopt(array)
+    try:
+        buffer = backend.adopt(array)
+    except LaunchError as exc:  # a dtype or layout no pointer can take
+        raise LaunchError(f"wrap: {exc}") from None
     if buffer is None:
         raise TypeError(f"wrap: {type(array).__name__} is not a native array of backend {backend.name!r}")
     if dtype is not None and dtypes.dtype_of(dtype) != buffer.type:

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Generic, ParamSpec, TypeAlias, overload
 
 import numpy as np
 
-from tile_lang import registry
+from tile_lang import dtypes, registry
 from tile_lang.buffer import Buffer
 from tile_lang.errors import LaunchError
-from tile_lang.launch_cache import Entry, FastBackend, LaunchCache, plain_grid
+from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LaunchCache, plain_grid
 from tile_lang.signature import Param, ParamKind, match_pointee, read_params, show_dtype
 
 P = ParamSpec("P")
@@ -27,33 +28,78 @@ Grid: TypeAlias = (
 )
 
 
+MAX_WARPS = 32
+"""The most warps a program may have: 32 warps of 32 threads is CUDA's limit of 1024 threads per block."""
+
+
 @dataclass(frozen=True)
 class Options:
     """Launch options, Triton's spelling: ``kernel[grid, tl.Options(num_warps=8)](...)``.
 
     The same names are accepted as extra keywords at run time (``kernel[grid](..., num_warps=8)``),
     which mypy rejects because they are not kernel parameters; this spelling type-checks.
+    ``num_warps`` is a power of two from 1 to 32, ``num_stages`` at least 1, and ``stream`` where
+    the CUDA backend launches: None (CuPy's current stream at each launch), a ``cupy.cuda.Stream``
+    or ``ExternalStream``, a ``torch.cuda.Stream``, or a raw ``cudaStream_t`` handle as an int.
+    Each is checked here, so a bad option fails where it is written.
     """
 
     num_warps: int = 4
     num_stages: int = 3
     stream: Any = None
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
-            raise LaunchError(f"num_warps must be a power of two >= 1, got {self.num_warps}")
-        if self.num_stages < 1:
-            raise LaunchError(f"num_stages must be >= 1, got {self.num_stages}")
-        try:  # hashed on every launch (it is part of the fast path's key), so hashed once here
-            object.__setattr__(self, "_hash", hash((self.num_warps, self.num_stages, self.stream)))
-        except TypeError:
-            object.__setattr__(self, "_hash", None)
+        warps = _count(self.num_warps)
+        if warps is None or warps > MAX_WARPS or warps & (warps - 1):
+            raise LaunchError(f"num_warps must be an int power of two from 1 to {MAX_WARPS} ({MAX_WARPS} warps are "
+                              f"1024 threads, CUDA's most per block), got {_show(self.num_warps)}")
+        stages = _count(self.num_stages)
+        if stages is None:
+            raise LaunchError(f"num_stages must be an int >= 1, got {_show(self.num_stages)}")
+        if not _is_stream(self.stream):
+            raise LaunchError("stream must be None, a cupy.cuda.Stream or ExternalStream, a torch.cuda.Stream, or a "
+                              f"cudaStream_t handle as an int >= 0, got {_show(self.stream)}")
+        object.__setattr__(self, "num_warps", warps)
+        object.__setattr__(self, "num_stages", stages)
+        # hashed on every launch (it is part of the fast path's key), so hashed once here
+        object.__setattr__(self, "_hash", hash((warps, stages, self.stream)))
 
     def __hash__(self) -> int:
-        if self._hash is None:
-            raise TypeError(f"unhashable stream {self.stream!r}")
         return self._hash
+
+
+def _count(value: Any) -> int | None:
+    """``value`` as an int >= 1, or None if it is not one (a bool is not)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and int(value) >= 1:
+        return int(value)
+    return None
+
+
+def _is_stream(stream: Any) -> bool:
+    if stream is None:
+        return True
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return 0 <= stream < 1 << 64
+    return isinstance(stream, _stream_classes())
+
+
+def _stream_classes() -> tuple[type, ...]:
+    """The stream classes of CuPy and torch, if they are loaded (an object of a class that
+    is not loaded cannot be passed, so neither is imported here)."""
+    found: list[type] = []
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        found += [cupy.cuda.Stream, cupy.cuda.ExternalStream]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        found.append(torch.cuda.Stream)
+    return tuple(found)
+
+
+def _show(value: Any) -> str:
+    """A value as an error message shows it: ``True (bool)``, ``'4' (str)``."""
+    return f"{value!r} ({type(value).__name__})"
 
 
 _OPTION_NAMES = frozenset(f.name for f in fields(Options) if f.init)
@@ -110,13 +156,28 @@ class Kernel(Generic[P]):
         """The compiler's IR for these constexprs (after the pass pipeline unless ``optimized=False``)."""
         from tile_lang.compiler.inspect import ir_text
 
-        return ir_text(self, constexprs, num_warps, optimized)
+        warps = checked_options(self, {"num_warps": num_warps}).num_warps
+        return ir_text(self, self.check_constexprs(constexprs), warps, optimized)
 
     def cuda_source(self, num_warps: int = 4, **constexprs: Any) -> str:
         """The CUDA C++ the ``cupy`` backend generates for these constexprs (needs no GPU)."""
         from tile_lang.compiler.inspect import cuda_text
 
-        return cuda_text(self, constexprs, num_warps)
+        warps = checked_options(self, {"num_warps": num_warps}).num_warps
+        return cuda_text(self, self.check_constexprs(constexprs), warps)
+
+    def check_constexprs(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Constexprs given by name without a launch (``inspect``, ``cuda_source``), checked as a launch
+        checks them: every one given, none unknown, each of its declared type."""
+        names = [p.name for p in self.constexpr_params]
+        unknown = [name for name in given if name not in names]
+        if unknown:
+            raise LaunchError(f"kernel {self.name} has no constexpr {unknown[0]!r} "
+                              f"(its constexprs: {', '.join(names) or 'none'})")
+        missing = [name for name in names if name not in given]
+        if missing:
+            raise LaunchError(f"kernel {self.name}: missing constexpr(s) {', '.join(missing)}")
+        return {p.name: _check_constexpr(self, p, given[p.name]) for p in self.constexpr_params}
 
     def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Split a call into runtime arguments (in parameter order) and constexprs, by name."""
@@ -179,18 +240,26 @@ class Launcher(Generic[P]):
         """Bind, check and adopt the arguments; the grid is resolved against the constexprs."""
         kernel = self.kernel
         option_kw = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
-        options = replace(self.options, **option_kw) if option_kw else self.options
+        launch_options = checked_options(kernel, option_kw, self.options) if option_kw else self.options
         runtime, constexprs = kernel.bind(args, {k: v for k, v in kwargs.items() if k not in _OPTION_NAMES})
         backend = backend or registry.current()
         checked = _check_runtime_args(kernel, runtime, backend)
         grid = _resolve_grid(kernel, self.grid, constexprs)
-        return Launch(kernel, grid, checked, constexprs, options)
+        return Launch(kernel, grid, checked, constexprs, launch_options)
 
 
 def kernel(fn: Callable[P, None]) -> Kernel[P]:
     """Declare a tile kernel. Its parameters are ``Pointer[D]``, ``int``/``float``/``bool``
     scalars and ``constexpr`` compile-time constants (passed by keyword at launch)."""
     return Kernel(fn)
+
+
+def checked_options(kernel: Kernel[Any], given: Mapping[str, Any], base: Options = _DEFAULT_OPTIONS) -> Options:
+    """``base`` with the options given as keywords, checked, a bad one named with the kernel."""
+    try:
+        return replace(base, **given)
+    except LaunchError as exc:
+        raise LaunchError(f"kernel {kernel.name}: {exc}") from None
 
 
 def _check_constexpr(kernel: Kernel[Any], param: Param, value: Any) -> Any:
@@ -224,7 +293,10 @@ def _where(kernel: Kernel[Any], param: Param) -> str:
 
 
 def _check_pointer(kernel: Kernel[Any], param: Param, value: Any, backend: registry.Backend) -> Buffer[Any]:
-    buffer = value if isinstance(value, Buffer) else backend.adopt(value)
+    try:
+        buffer = value if isinstance(value, Buffer) else backend.adopt(value)
+    except LaunchError as exc:  # an array adoption refuses (its dtype, its layout): say where
+        raise LaunchError(f"{_where(kernel, param)}: {exc}") from None
     if buffer is None:
         raise LaunchError(f"{_where(kernel, param)}: expected a tile_lang Buffer or a {backend.name} array, "
                           f"got {type(value).__name__}")
@@ -245,21 +317,27 @@ def _check_scalar(kernel: Kernel[Any], param: Param, value: Any) -> Any:
     if not ok:
         raise LaunchError(f"kernel {kernel.name}, parameter {param.name}: expected {expected.__name__}, "
                           f"got {type(value).__name__} {value!r}")
-    if expected is int and not -(2**63) <= int(value) < 2**64:
-        raise LaunchError(f"kernel {kernel.name}, parameter {param.name}: {value} does not fit in 64 bits")
-    return expected(value)
+    try:
+        if expected is int:
+            dtypes.scalar_dtype(int(value))  # passed as i32, i64 or u64, the first that holds it (Triton's rule)
+        return expected(value)
+    except OverflowError:
+        fits = "i64 or u64 (-2**63 to 2**64 - 1)" if expected is int else "a float"
+        raise LaunchError(f"kernel {kernel.name}, parameter {param.name}: {value} does not fit in {fits}") from None
 
 
 def _resolve_grid(kernel: Kernel[Any], grid: Any, constexprs: Mapping[str, Any]) -> tuple[int, int, int]:
     if callable(grid):
         grid = grid(dict(constexprs))
-    if isinstance(grid, numbers.Integral):
+    if isinstance(grid, numbers.Integral) and not isinstance(grid, (bool, np.bool_)):
         grid = (grid,)
     if not isinstance(grid, tuple) or not 1 <= len(grid) <= 3:
         raise LaunchError(f"kernel {kernel.name}: the grid must be a tuple of 1 to 3 ints, got {grid!r}")
-    if not all(isinstance(g, numbers.Integral) for g in grid):
+    if not all(isinstance(g, numbers.Integral) and not isinstance(g, (bool, np.bool_)) for g in grid):
         raise LaunchError(f"kernel {kernel.name}: grid entries must be ints, got {grid!r}")
-    if any(g < 0 for g in grid):
-        raise LaunchError(f"kernel {kernel.name}: negative grid entry in {grid!r}")
+    for axis, (g, limit) in enumerate(zip(grid, GRID_LIMITS)):
+        if not 0 <= g <= limit:
+            raise LaunchError(f"kernel {kernel.name}: grid axis {axis} is {g}, outside 0..{limit} (CUDA's grid limits "
+                              f"are {' x '.join(map(str, GRID_LIMITS))} programs); got the grid {grid!r}")
     padded = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     return (padded[0], padded[1], padded[2])

@@ -45,7 +45,11 @@ class FastBackend(Protocol):
         checked; the runner is called with its grid and raw arguments right away, then reused."""
 
 
-_POINTER, _INT, _OTHER = 0, 1, 2
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+"""The most programs along each grid axis: CUDA's limits, enforced on every backend."""
+_MAX_X, _MAX_YZ, _ = GRID_LIMITS
+
+_POINTER, _INT, _FLOAT, _OTHER = 0, 1, 2, 3
 
 
 def typed(value: Any) -> Hashable:
@@ -56,7 +60,10 @@ def typed(value: Any) -> Hashable:
     if isinstance(value, tuple):
         return type(value), tuple(map(typed, value))
     return type(value), value
+
+
 _PAD: dict[int, tuple[int, ...]] = {1: (1, 1), 2: (1,), 3: ()}
+_FLOAT_INTS = 1 << 1023  # ints passed for a float below this in magnitude convert; the rest take the checked path
 
 
 def int_class(value: int) -> int:
@@ -74,7 +81,8 @@ def int_class(value: int) -> int:
 
 def plain_grid(grid: Any, constexprs: Mapping[str, Any]) -> tuple[int, int, int] | None:
     """``grid`` (or what a callable grid returns) padded to three entries when it is a tuple of
-    one to three non-negative Python ints; None otherwise, for the checked path to resolve or reject."""
+    one to three Python ints within :data:`GRID_LIMITS`; None otherwise, for the checked path to
+    resolve or reject."""
     if callable(grid):
         grid = grid(dict(constexprs))
     if type(grid) is not tuple:
@@ -86,6 +94,9 @@ def plain_grid(grid: Any, constexprs: Mapping[str, Any]) -> tuple[int, int, int]
         if type(g) is not int or g < 0:
             return None
     padded: tuple[int, int, int] = grid + pad
+    x, y, z = padded
+    if x > _MAX_X or y > _MAX_YZ or z > _MAX_YZ:
+        return None
     return padded
 
 
@@ -169,7 +180,7 @@ class LaunchCache:
                     token, address = probe(value)
                 except Exception:  # e.g. a tensor without storage: the checked path says why
                     return None
-                part((cls, token, address & 15 == 0))
+                part((cls, token, address & 15))  # the alignment, to the element as well as to 16 bytes
                 keep(address)
             elif kind == _INT:
                 if type(value) is not int:
@@ -177,6 +188,8 @@ class LaunchCache:
                 part(int_class(value))
                 keep(value)
             else:
+                if kind == _FLOAT and type(value) is int and not -_FLOAT_INTS < value < _FLOAT_INTS:
+                    return None
                 part(type(value))
                 keep(value)
         return tuple(parts), tuple(raw)
@@ -208,7 +221,7 @@ _UNSEEN: Any = object()
 def _kind(kind: ParamKind, annotation: Any) -> int:
     if kind is ParamKind.POINTER:
         return _POINTER
-    return _INT if annotation is int else _OTHER
+    return _INT if annotation is int else _FLOAT if annotation is float else _OTHER
 
 
 def _picker(indices: list[int]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:

@@ -45,7 +45,8 @@ class Backend(Protocol):
         """A host copy of ``buffer`` with its shape."""
 
     def adopt(self, obj: object) -> Buffer[Any] | None:
-        """Wrap a native array passed straight to a launch (zero-copy), or None if not native."""
+        """Wrap a native array passed straight to a launch (zero-copy), or None if not native; a
+        LaunchError if it is native but no pointer can take it (see ``buffer.native_buffer``)."""
 
     def launch(self, launch: Launch) -> None:
         """Run a checked launch."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tile_lang import dtypes
-from tile_lang.buffer import Buffer
+from tile_lang.buffer import Buffer, native_buffer, native_dtype
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
 from tile_lang.launch_cache import Probe, Runner
@@ -54,8 +54,8 @@ class CupyBackend:
         return None if count > 0 else "no CUDA device found"
 
     def _wrap(self, array: Any, dtype: DType | None = None) -> Buffer[Any]:
-        return Buffer(self, array, dtype or dtypes.from_numpy(array.dtype), tuple(array.shape),
-                      tuple(s // array.itemsize for s in array.strides))
+        return native_buffer(self, array, dtype or native_dtype(array.dtype), tuple(array.shape), tuple(array.strides),
+                             array.data.ptr)
 
     def to_device(self, array: np.ndarray[Any, Any], dtype: DType) -> Buffer[Any]:
         import cupy
@@ -85,9 +85,11 @@ class CupyBackend:
             return self._adopt_tensor(obj)
         if hasattr(obj, "__cuda_array_interface__"):
             try:
-                return self._wrap(cupy.asarray(obj))
+                array = cupy.asarray(obj)
             except (TypeError, ValueError):
-                pass  # e.g. a dtype the interface cannot describe: try DLPack
+                array = None  # e.g. a dtype the interface cannot describe: try DLPack
+            if array is not None:
+                return self._wrap(array)
         if hasattr(obj, "__dlpack__"):
             return self._wrap(cupy.from_dlpack(obj))
         return None
@@ -96,7 +98,9 @@ class CupyBackend:
         """A torch CUDA tensor, read through its own accessors (much cheaper per launch than
         building a CuPy view through ``__cuda_array_interface__``)."""
         dtype = _TORCH_DTYPES[str(tensor.dtype)]
-        return Buffer(self, Foreign(tensor.data_ptr(), tensor), dtype, tuple(tensor.shape), tuple(tensor.stride()))
+        size = tensor.element_size()
+        return native_buffer(self, Foreign(tensor.data_ptr(), tensor), dtype, tuple(tensor.shape),
+                             tuple(s * size for s in tensor.stride()), tensor.data_ptr())
 
     def launch(self, launch: Launch) -> None:
         from tile_lang_cupy import launch as launching
@@ -133,7 +137,7 @@ class CupyBackend:
 
 
 def _probe_cupy(array: Any) -> tuple[Hashable, int]:
-    return array.dtype, array.data.ptr
+    return (array.dtype, array.strides), array.data.ptr  # strides: a view adoption refuses is never cached
 
 
 def _probe_tensor(tensor: Any) -> tuple[Hashable, int]:

@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tile_lang import dtypes
-from tile_lang.buffer import Buffer
+from tile_lang.buffer import Buffer, native_buffer, native_dtype
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
 
@@ -44,9 +43,7 @@ class NumpyBackend:
     def adopt(self, obj: object) -> Buffer[Any] | None:
         if not isinstance(obj, np.ndarray):
             return None
-        dtype = dtypes.from_numpy(obj.dtype)
-        strides = tuple(s // obj.itemsize for s in obj.strides)
-        return Buffer(self, obj, dtype, tuple(obj.shape), strides)
+        return native_buffer(self, obj, native_dtype(obj.dtype), tuple(obj.shape), tuple(obj.strides), obj.ctypes.data)
 
     def launch(self, launch: Launch) -> None:
         executor.run(launch)

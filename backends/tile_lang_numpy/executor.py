@@ -17,7 +17,7 @@ import numpy as np
 
 from tile_lang import builtin
 from tile_lang.buffer import Buffer
-from tile_lang.dtypes import F32, I32, I64, BOOL, DType
+from tile_lang.dtypes import scalar_dtype
 from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
@@ -84,17 +84,8 @@ def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:
             ptrs = Pointers(memory, np.zeros((1,), dtype=np.int64))
             out[param.name] = values.make(ptrs, value.type.pointer_to())
         else:
-            out[param.name] = values.scalar(value, _scalar_type(value))
+            out[param.name] = values.scalar(value, scalar_dtype(value))  # Triton's: i32, i64 or u64; f32
     return out
-
-
-def _scalar_type(value: bool | int | float) -> DType:
-    """Triton's specialisation of scalar arguments: bool -> i1, int -> i32 or i64, float -> f32."""
-    if isinstance(value, bool):
-        return BOOL
-    if isinstance(value, int):
-        return I32 if -(2**31) <= value < 2**31 else I64
-    return F32
 
 
 def flat_view(buffer: Buffer[Any]) -> values.Array:
