@@ -192,3 +192,25 @@ def test_func_without_captures_is_accepted() -> None:
         return a + b
 
     assert isinstance(tl.func(add), tl.Func)
+
+
+def test_accepted_spellings_run_on_the_reference(case_modules: dict[str, object]) -> None:
+    """The newly accepted spellings (x.dtype, pid.to, .T, ptrs - 1, 4 ^ t, loaded seed) run."""
+    import numpy as np
+
+    kernels = case_modules["good_kernels"]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(100).astype(np.float16)
+    out = tl.empty(100, tl.f16)
+    getattr(kernels, "generic_f32_compute")[(4,)](tl.to_device(x, tl.f16), out, 100, BLOCK=32)
+    np.testing.assert_allclose(out.numpy(), (x.astype(np.float32) * 2).astype(np.float16))
+    t = rng.standard_normal((8, 8)).astype(np.float32)
+    tout = tl.empty((8, 8), tl.f32)
+    getattr(kernels, "transpose_tile")[(1,)](tl.to_device(t, tl.f32), tout, BLOCK=8)
+    np.testing.assert_array_equal(tout.numpy(), t.T)
+    ints = rng.integers(-50, 50, 17).astype(np.int32)
+    iout = tl.empty(16, tl.i32)
+    seed = tl.to_device(np.array([7], dtype=np.int32), tl.i32)
+    getattr(kernels, "reflected_and_pointer_sub")[(1,)](tl.to_device(ints, tl.i32), iout, seed, BLOCK=16)
+    a, last = ints[:16], ints[15::-1]
+    np.testing.assert_array_equal(iout.numpy(), (4 ^ a) + (1 & a) + (1 | last) + a + 1)

@@ -7,11 +7,16 @@ dtype, a block shape and an engine-specific handle; operators dispatch to the ac
 
 from __future__ import annotations
 
-from typing import Any, Generic, NoReturn, TypeAlias, TypeVar, final, overload
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias, TypeVar, final, overload
 
 from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W32, Width, marker_of
 from tile_lang.operators import BinaryOp, UnaryOp, binary as _binary, index as _index
 from tile_lang.operators import subscript as _subscript, truth as _truth, unary as _unary
+
+
+Rounding = Literal["rtne", "rtz"]
+"""``fp_downcast_rounding`` of ``.to``/``tl.cast``: round to nearest even, or toward zero."""
 
 
 class Rank:
@@ -59,9 +64,37 @@ class Pointer(Dtype, Generic[D]):
     def __add__(self, offsets: Any) -> Any:
         raise TypeError("pointer arithmetic happens inside a kernel")
 
+    @overload
+    def __sub__(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]: ...
+    @overload
+    def __sub__(self, offsets: int) -> Pointer[D]: ...
+    def __sub__(self, offsets: Any) -> Any:
+        raise TypeError("pointer arithmetic happens inside a kernel")
+
     def add_offsets(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]:
         """Rust-book spelling of ``ptr + offsets``."""
         return self + offsets
+
+
+@dataclass(frozen=True)
+class PointerType(Generic[D]):
+    """The ``dtype`` of a pointer: ``ptr.dtype.element_ty`` is the pointee (e.g. ``tl.f32``),
+    usable wherever a dtype is, so a kernel generic over ``D`` can name it."""
+
+    element_ty: type[D]
+
+
+class _DtypeOf:
+    """``x.dtype``: the element type (``type[D]``, e.g. ``tl.f32``) of a value block, the
+    :class:`PointerType` of a pointer block; either is usable in ``.to`` and ``tl.zeros``."""
+
+    @overload
+    def __get__(self, obj: Tensor[Pointer[E], Any], owner: object) -> PointerType[E]: ...
+    @overload
+    def __get__(self, obj: Tensor[E, Any], owner: object) -> type[E]: ...
+    def __get__(self, obj: Any, owner: object) -> Any:
+        kind: DType = obj.type
+        return PointerType(marker_of(kind.element)) if kind.element is not None else marker_of(kind)  # type: ignore[arg-type]
 
 
 class Tensor(Generic[D, R]):
@@ -80,10 +113,7 @@ class Tensor(Generic[D, R]):
         """The block shape, as Triton's ``x.shape``."""
         return self.block_shape
 
-    @property
-    def dtype(self) -> object:
-        """The element type as its marker, e.g. ``tl.f32``."""
-        return marker_of(self.type if self.type.element is None else self.type)
+    dtype: _DtypeOf = _DtypeOf()
 
     @property
     def ndim(self) -> int:
@@ -100,6 +130,14 @@ class Tensor(Generic[D, R]):
 
     def __int__(self) -> int:
         return _index(self)
+
+    if not TYPE_CHECKING:  # hidden from mypy, so ``abs(block)`` is a type error there: write tl.abs
+
+        def __abs__(self):
+            """``abs(pid - 3)``: a scalar mypy sees as ``int`` is a tensor when the kernel runs."""
+            from tile_lang.ops.math import abs
+
+            return abs(self)
 
     def __iter__(self) -> NoReturn:
         raise TypeError("a tile_lang tensor is not iterable; use tl.static_range over its indices")
@@ -135,11 +173,15 @@ class Tensor(Generic[D, R]):
         return _binary(BinaryOp.ADD, other, self)
 
     @overload
+    def __sub__(self: Tensor[Pointer[E], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Pointer[E], R]: ...
+    @overload
     def __sub__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]: ...
     @overload
     def __sub__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
     @overload
     def __sub__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __sub__(self: Tensor[Pointer[E], R0], other: Tensor[Int[W], S]) -> Tensor[Pointer[E], S]: ...
     @overload
     def __sub__(self: Tensor[Float[W], R0], other: Tensor[Float[W], S]) -> Tensor[Float[W], S]: ...
     @overload
@@ -376,6 +418,33 @@ class Tensor(Generic[D, R]):
         return _binary(BinaryOp.XOR, self, other)
 
     @overload
+    def __rand__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __rand__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __rand__(self: Tensor[Bool, R], other: bool) -> Tensor[Bool, R]: ...
+    def __rand__(self, other: Any) -> Any:
+        return _binary(BinaryOp.AND, other, self)
+
+    @overload
+    def __ror__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __ror__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __ror__(self: Tensor[Bool, R], other: bool) -> Tensor[Bool, R]: ...
+    def __ror__(self, other: Any) -> Any:
+        return _binary(BinaryOp.OR, other, self)
+
+    @overload
+    def __rxor__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __rxor__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    @overload
+    def __rxor__(self: Tensor[Bool, R], other: bool) -> Tensor[Bool, R]: ...
+    def __rxor__(self, other: Any) -> Any:
+        return _binary(BinaryOp.XOR, other, self)
+
+    @overload
     def __lshift__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
     @overload
     def __lshift__(self: Tensor[UInt[W], R], other: Tensor[UInt[W], R] | Tensor[UInt[W], R0] | int) -> Tensor[UInt[W], R]: ...
@@ -392,6 +461,20 @@ class Tensor(Generic[D, R]):
     def __rshift__(self, other: _Unsupported) -> Tensor[D, R]: ...
     def __rshift__(self, other: Any) -> Any:
         return _binary(BinaryOp.RSHIFT, self, other)
+
+    @overload
+    def __rlshift__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __rlshift__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    def __rlshift__(self, other: Any) -> Any:
+        return _binary(BinaryOp.LSHIFT, other, self)
+
+    @overload
+    def __rrshift__(self: Tensor[Int[W], R], other: int) -> Tensor[Int[W], R]: ...
+    @overload
+    def __rrshift__(self: Tensor[UInt[W], R], other: int) -> Tensor[UInt[W], R]: ...
+    def __rrshift__(self, other: Any) -> Any:
+        return _binary(BinaryOp.RSHIFT, other, self)
 
     @overload
     def __neg__(self: Tensor[Float[W], R]) -> Tensor[Float[W], R]: ...
@@ -470,11 +553,18 @@ class Tensor(Generic[D, R]):
         return _subscript(self, key)
 
     # ---- methods (Triton and Rust-book spellings) ----
-    def to(self, dtype: type[E], fp_downcast_rounding: str | None = None, bitcast: bool = False) -> Tensor[E, R]:
+    def to(self, dtype: type[E], fp_downcast_rounding: Rounding | None = None, bitcast: bool = False) -> Tensor[E, R]:
         """Convert to ``dtype`` (round to nearest even), or reinterpret the bits with ``bitcast``."""
         from tile_lang.ops.creation import cast
 
         return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
+    @property
+    def T(self: Tensor[E, R2]) -> Tensor[E, R2]:
+        """The transpose of a 2-D block, as ``tl.trans``."""
+        from tile_lang.ops.shape import trans
+
+        return trans(self)
 
     def add_offsets(self: Tensor[Pointer[E], R], offsets: Tensor[Int[W], R] | int) -> Tensor[Pointer[E], R]:
         """Rust-book spelling of ``ptrs + offsets``."""

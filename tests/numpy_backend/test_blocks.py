@@ -95,7 +95,7 @@ def misuse_kernel(x: Pointer[f32], ix: Pointer[i32], WHAT: Constexpr[str]) -> No
     elif WHAT == "nan":
         tl.load(isrc, boundary_check=(0,), padding_option="nan")
     elif WHAT == "dims":
-        tl.load(src, boundary_check=(2,))
+        tl.load(src, boundary_check=(2,))  # type: ignore[arg-type]
     else:
         tl.make_block_ptr(x, (8, 8), (8, 1), (0, 0), (8, 8), (0, 0))
 
@@ -155,7 +155,7 @@ def bad_descriptor_kernel(x: Pointer[f32], N: int, WHAT: Constexpr[str]) -> None
         tl.make_tensor_descriptor(x, (8, 4), (4, 1), (8, 2))
     else:
         d = tl.make_tensor_descriptor(x, (4, 8), (8, 1), (4, 8))
-        d.load([0, tl.program_id(0).to(tl.i64)])  # type: ignore[attr-defined]
+        d.load([0, tl.program_id(0).to(tl.i64)])  # type: ignore[list-item]
 
 
 @pytest.mark.parametrize("what,message", [

@@ -150,3 +150,31 @@ def bad_launches(n: int) -> None:
     add_kernel[(1,)](x, out, 1.5, BLOCK=64)  # E: arg-type Argument 3 to "__call__" of "Launcher" has incompatible type "float"
     generic_kernel[(1,)](x, half, n, BLOCK=64)  # E: misc Cannot infer value of type parameter "W"
     generic_kernel[(1,)](ints, half, n, BLOCK=64)  # E: arg-type "Buffer[Int[W32]]"; expected "Pointer[Float[W16]]"
+
+
+# ---------------------------------------------------------------- issue 8 part 4: newly rejected
+
+
+@tl.kernel
+def dot_of_vectors(a_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    a = tl.load(a_ptr + tl.arange(0, BLOCK))
+    tl.dot(a, a)  # E: type-var Value of type variable "R" of "dot" cannot be "R1"
+
+
+@tl.kernel
+def abs_of_block(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    abs(x)  # E: arg-type
+
+
+@tl.kernel
+def block_pointer_checks(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    p = tl.make_block_ptr(x_ptr, (BLOCK, BLOCK), (BLOCK, 1), (0, 0), (BLOCK, BLOCK), (1, 0))
+    tl.advance(p, (BLOCK,))  # E: arg-type
+    tl.load(p, boundary_check=(2,))  # E: arg-type  # E: arg-type boundary_check
+
+
+@tl.kernel
+def bad_rounding(x_ptr: Pointer[f32], out_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.f16, fp_downcast_rounding="rtn"))  # E: arg-type

@@ -388,3 +388,33 @@ def attn_fwd(Q: Pointer[f16], K: Pointer[f16], V: Pointer[f16], Out: Pointer[f16
     causal = offs_m[:, None] >= offs_n[None, :]
     acc = tl.where(causal, acc, 0.0)
     tl.store(Out + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(tl.f16))
+
+
+# ---------------------------------------------------------------- issue 8 part 4: accepted spellings
+
+
+@tl.kernel
+def generic_f32_compute(x_ptr: Pointer[Float[W]], out_ptr: Pointer[Float[W]], n: int, BLOCK: constexpr) -> None:
+    """Load W, compute in f32, store W: the element type named through ``x.dtype``."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32) + x.to(tl.float32) * 2.0
+    tl.store(out_ptr + offs, acc.to(x.dtype), mask=offs < n)
+
+
+@tl.kernel
+def reflected_and_pointer_sub(x_ptr: Pointer[i32], out_ptr: Pointer[i32], seed_ptr: Pointer[i32],
+                              BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    last = tl.load(x_ptr + BLOCK - 1 - offs)
+    shifted = tl.load((x_ptr + 1 + offs) - 1)
+    noise = tl.rand(tl.load(seed_ptr), offs)
+    tl.store(out_ptr + offs, (4 ^ x) + (1 & x) + (1 | last) + shifted + (noise < 2.0).to(tl.int32))
+
+
+@tl.kernel
+def transpose_tile(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    r = tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.store(out_ptr + r[:, None] * BLOCK + r[None, :], tile.T)

@@ -7,11 +7,20 @@ from typing import Any, Literal, overload
 from tile_lang.builtin import builtin
 from tile_lang.func import helper
 from tile_lang.dtypes import Int, W32
-from tile_lang.tensor import R0, R1, R2, R3, D, E, R, Tensor
+from tile_lang.tensor import R0, R1, R2, R3, D, E, R, Rounding, Tensor
+
+
+class ProgramIndex(int):
+    """The static type of ``tl.program_id``: an ``int`` to mypy (``pid * BLOCK`` is an int)
+    that also converts like a scalar block, ``tl.program_id(0).to(tl.int64)``. Never built:
+    when a kernel runs, the engine returns a rank-0 i32 block."""
+
+    def to(self, dtype: type[E]) -> Tensor[E, R0]:
+        raise TypeError("tl.program_id(...).to(...) is only meaningful inside a kernel")
 
 
 @builtin
-def program_id(axis: Literal[0, 1, 2]) -> int:
+def program_id(axis: Literal[0, 1, 2]) -> ProgramIndex:
     """The index of this program along grid ``axis``."""
 
 
@@ -31,8 +40,10 @@ def zeros(shape: tuple[int], dtype: type[D]) -> Tensor[D, R1]: ...
 def zeros(shape: tuple[int, int], dtype: type[D]) -> Tensor[D, R2]: ...
 @overload
 def zeros(shape: tuple[int, int, int], dtype: type[D]) -> Tensor[D, R3]: ...
+@overload
+def zeros(shape: list[int], dtype: type[D]) -> Tensor[D, Any]: ...
 @builtin
-def zeros(shape: tuple[int, ...], dtype: Any) -> Any:
+def zeros(shape: tuple[int, ...] | list[int], dtype: Any) -> Any:
     """A block of zeros."""
 
 
@@ -50,8 +61,10 @@ def full(shape: tuple[int], value: float, dtype: type[D]) -> Tensor[D, R1]: ...
 def full(shape: tuple[int, int], value: float, dtype: type[D]) -> Tensor[D, R2]: ...
 @overload
 def full(shape: tuple[int, int, int], value: float, dtype: type[D]) -> Tensor[D, R3]: ...
+@overload
+def full(shape: list[int], value: float, dtype: type[D]) -> Tensor[D, Any]: ...
 @builtin
-def full(shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
+def full(shape: tuple[int, ...] | list[int], value: Any, dtype: Any) -> Any:
     """A block filled with ``value``."""
 
 
@@ -62,6 +75,6 @@ def full_like(input: Tensor[D, R], value: float) -> Tensor[D, R]:
 
 @builtin
 def cast(
-    input: Tensor[Any, R], dtype: type[E], fp_downcast_rounding: str | None = None, bitcast: bool = False
+    input: Tensor[Any, R], dtype: type[E], fp_downcast_rounding: Rounding | None = None, bitcast: bool = False
 ) -> Tensor[E, R]:
     """Convert ``input`` to ``dtype`` (round to nearest even; ``bitcast`` reinterprets bits)."""

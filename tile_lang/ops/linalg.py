@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
 from tile_lang.builtin import builtin
 from tile_lang.dtypes import Float, Int, UInt, W8, W32, f32
-from tile_lang.tensor import R2, R, Tensor, W
+from tile_lang.tensor import R2, R3, Tensor, W
+
+R = TypeVar("R", R2, R3)  # dot takes 2-D blocks, or 3-D ones batched along the first axis
 
 InputPrecision = Literal["ieee", "tf32", "tf32x3"]
 

@@ -63,15 +63,37 @@ def load(
 ) -> Tensor[D, R0]: ...
 @overload
 def load(
-    pointer: BlockPointer[D, R],
+    pointer: BlockPointer[D, R1],
     mask: None = None,
     other: None = None,
-    boundary_check: tuple[int, ...] = (),
+    boundary_check: tuple[()] | tuple[Literal[0]] = (),
     padding_option: PaddingOption = "",
     cache_modifier: CacheModifier = "",
     eviction_policy: EvictionPolicy = "",
     volatile: bool = False,
-) -> Tensor[D, R]: ...
+) -> Tensor[D, R1]: ...
+@overload
+def load(
+    pointer: BlockPointer[D, R2],
+    mask: None = None,
+    other: None = None,
+    boundary_check: tuple[()] | tuple[Literal[0, 1]] | tuple[Literal[0, 1], Literal[0, 1]] = (),
+    padding_option: PaddingOption = "",
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+    volatile: bool = False,
+) -> Tensor[D, R2]: ...
+@overload
+def load(
+    pointer: BlockPointer[D, R3],
+    mask: None = None,
+    other: None = None,
+    boundary_check: tuple[Literal[0, 1, 2], ...] = (),
+    padding_option: PaddingOption = "",
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+    volatile: bool = False,
+) -> Tensor[D, R3]: ...
 @builtin
 def load(
     pointer: Any,
@@ -152,9 +174,15 @@ def make_block_ptr(
     """A block pointer into a ``shape``/``strides`` tensor at ``offsets``."""
 
 
+@overload
+def advance(base: BlockPointer[D, R1], offsets: tuple[int]) -> BlockPointer[D, R1]: ...
+@overload
+def advance(base: BlockPointer[D, R2], offsets: tuple[int, int]) -> BlockPointer[D, R2]: ...
+@overload
+def advance(base: BlockPointer[D, R3], offsets: tuple[int, int, int]) -> BlockPointer[D, R3]: ...
 @builtin
-def advance(base: BlockPointer[D, R], offsets: tuple[int, ...]) -> BlockPointer[D, R]:
-    """The block pointer moved by ``offsets`` elements along each dimension."""
+def advance(base: Any, offsets: tuple[int, ...]) -> Any:
+    """The block pointer moved by ``offsets`` elements, one per axis."""
 
 
 @overload
