@@ -170,7 +170,7 @@ def test_int_class_and_plain_grid() -> None:
 def test_pointer_alignment_keys_the_cache(noop: NoopBackend, checked: list[int]) -> None:
     """A specialisation checked with a pointer at one offset from 16 bytes is never reused for
     another: an adoption that refuses a misaligned element is never bypassed."""
-    src, dst = array(), array()
+    src = array()
     for offset in [0, 4, 4, 8, 0, 8]:
         copy_kernel[(1,)](src, array(address=(1 << 20) + offset), 100, BLOCK=64)
     assert checked[0] == 3 and noop.runners == 3

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tile_lang.buffer import Buffer
-from tile_lang.kernel import Kernel, Launch
+from tile_lang.kernel import Launch
 from tile_lang.launch_cache import Runner, int_class, typed
 from tile_lang.reads import fingerprint
 

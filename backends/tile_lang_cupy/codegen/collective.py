@@ -199,7 +199,7 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
     name = em.declare(node)
     with em.each(node) as idx:
         em.line(f"{name}[k] = tl::cvt<float>({em.elem(acc, idx)});")
-    (m, k), n = a.ty.shape, b.ty.shape[1]
+    k, n = a.ty.shape[1], b.ty.shape[1]
     lda, ldb = k + a.layout.row_pad, n + b.layout.row_pad
     em.line(f"tl::mma_block<{ctype(a.ty.dtype)}, {layout.warps_m}, {layout.warps_n}, {layout.tiles_m}, "
             f"{layout.tiles_n}, {k}, {lda}, {ldb}>({name}, {em.names[a]}, {em.names[b]}, tid);")

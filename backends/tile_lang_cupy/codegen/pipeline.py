@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tile_lang.compiler.ir import Blocked, ConstAttr, LoopAttr, MemAttr, Node, Op, Region, Shared
+from tile_lang.compiler.ir import Blocked, ConstAttr, MemAttr, Node, Op, Region, Shared
 from tile_lang.compiler.passes.pipeline import carried_steps
 
 from tile_lang_cupy.codegen.carried import carry, yield_values
