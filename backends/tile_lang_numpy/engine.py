@@ -19,6 +19,7 @@ import tile_lang
 from tile_lang.builtin import Builtin, builtin_of
 from tile_lang.errors import KernelError
 
+from tile_lang_numpy.journal import Journal
 from tile_lang_numpy.values import Array, Memory
 
 Impl = Callable[["Engine", Mapping[str, Any]], Any]
@@ -52,7 +53,7 @@ class Engine:
     kernel: str
     pids: Array  # (P, 3) program coordinates
     grid: tuple[int, int, int]
-    journal: list[Callable[[], None]] = field(default_factory=list)
+    journal: Journal = field(default_factory=Journal)  # shared by every group of the launch
     output: list[str] = field(default_factory=list)  # device_print lines, printed once the group commits
     largest_block: int = 1
 
@@ -80,27 +81,12 @@ class Engine:
         return self.grid if self.nprograms == self.grid[0] * self.grid[1] * self.grid[2] else None
 
     def record_write(self, memory: Memory, index: Array) -> None:
-        """Remember old values before a write, so a group can be rolled back and rerun."""
-        old = memory.flat.take(index)
-
-        def undo() -> None:
-            memory.flat[index] = old
-
-        self.journal.append(undo)
+        """Remember old values before a write, so a group or the launch can be rolled back."""
+        self.journal.record(memory.flat, index)
 
     def record_view_write(self, view: Array) -> None:
         """Like :meth:`record_write` for a write through a view of memory."""
-        old = view.copy()
-
-        def undo() -> None:
-            view[...] = old
-
-        self.journal.append(undo)
-
-    def rollback(self) -> None:
-        for undo in reversed(self.journal):
-            undo()
-        self.journal.clear()
+        self.journal.record_view(view)
 
     def note_block(self, elements: int) -> None:
         self.largest_block = max(self.largest_block, elements)

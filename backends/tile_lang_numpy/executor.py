@@ -17,36 +17,46 @@ import numpy as np
 
 from tile_lang import builtin
 from tile_lang.buffer import Buffer
-from tile_lang.dtypes import F32, I32, I64, BOOL, DType
+from tile_lang.errors import LaunchError
+from tile_lang.dtypes import F32, I32, I64, U64, BOOL, DType
 from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
 from tile_lang_numpy import values
 from tile_lang_numpy.engine import Divergent, Engine
+from tile_lang_numpy.journal import Journal
 from tile_lang_numpy.values import Memory, Pointers
 
 GROUP_ELEMENTS = 1 << 22
+I32_MAX = 2**31 - 1
 FIRST_GROUP = 64
 
 
 def run(launch: Launch) -> None:
-    """Execute every program of ``launch`` on the host."""
+    """Execute every program of ``launch`` on the host; if it raises, every buffer is left as
+    it was before the launch (see :mod:`journal`)."""
     grid = launch.grid
+    if max(grid) > I32_MAX:  # program ids are i32, as in Triton
+        raise LaunchError(f"kernel {launch.kernel.name}: grid {grid} has an axis past {I32_MAX}, "
+                          "the largest i32 program id")
     total = math.prod(grid)
     memories: dict[int, Memory] = {}
+    journal = Journal()
     start, group = 0, min(total, FIRST_GROUP)
     sequential = False
     while start < total:
         count = 1 if sequential else min(group, total - start)
-        engine = _engine(launch, start, count)
+        engine = _engine(launch, start, count, journal)
         args = _kernel_args(launch, memories)
+        mark = journal.mark()
         try:
             _execute(launch, engine, args)
         except Divergent:
-            engine.rollback()  # its writes and its prints are dropped: the group reruns
+            journal.rollback(mark)  # its writes and its prints are dropped: the group reruns
             sequential = True
             continue
         except BaseException:
+            journal.rollback()  # all or nothing: no buffer keeps a partial result
             _flush(engine)  # what printed before a failed device_assert is shown
             raise
         _flush(engine)
@@ -60,11 +70,11 @@ def _flush(engine: Engine) -> None:
         print(line)
 
 
-def _engine(launch: Launch, start: int, count: int) -> Engine:
+def _engine(launch: Launch, start: int, count: int, journal: Journal) -> Engine:
     linear = np.arange(start, start + count, dtype=np.int64)
     gx, gy, _ = launch.grid
     pids = np.stack([linear % gx, (linear // gx) % gy, linear // (gx * gy)], axis=1).astype(np.int32)
-    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid)
+    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal)
 
 
 def _execute(launch: Launch, engine: Engine, args: dict[str, Any]) -> None:
@@ -89,11 +99,12 @@ def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:
 
 
 def _scalar_type(value: bool | int | float) -> DType:
-    """Triton's specialisation of scalar arguments: bool -> i1, int -> i32 or i64, float -> f32."""
+    """Triton's specialisation of scalar arguments, as the CUDA backend types them: bool -> i1,
+    int -> i32 when it fits, else i64, and u64 from 2**63 up; float -> f32."""
     if isinstance(value, bool):
         return BOOL
     if isinstance(value, int):
-        return I32 if -(2**31) <= value < 2**31 else I64
+        return I32 if -(2**31) <= value < 2**31 else I64 if value < 2**63 else U64
     return F32
 
 
