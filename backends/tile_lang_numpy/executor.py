@@ -17,13 +17,14 @@ import numpy as np
 
 from tile_lang import builtin
 from tile_lang.buffer import Buffer
-from tile_lang.errors import LaunchError
+from tile_lang.errors import KernelError, LaunchError
 from tile_lang.dtypes import F32, I32, I64, U64, BOOL, DType
 from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
-from tile_lang_numpy import values
-from tile_lang_numpy.engine import Divergent, Engine
+from tile_lang_numpy import races, values
+from tile_lang_numpy.engine import INTERNAL_DIRS, Divergent, Engine, error_at
+from tile_lang_numpy.races import Site
 from tile_lang_numpy.journal import Journal
 from tile_lang_numpy.values import Memory, Pointers
 
@@ -42,17 +43,20 @@ def run(launch: Launch) -> None:
     total = math.prod(grid)
     memories: dict[int, Memory] = {}
     journal = Journal()
+    tracker = races.Races(grid) if races.enabled() else None
     start, group = 0, min(total, FIRST_GROUP)
     sequential = False
     while start < total:
         count = 1 if sequential else min(group, total - start)
-        engine = _engine(launch, start, count, journal)
+        engine = _engine(launch, start, count, journal, tracker)
         args = _kernel_args(launch, memories)
         mark = journal.mark()
         try:
             _execute(launch, engine, args)
         except Divergent:
             journal.rollback(mark)  # its writes and its prints are dropped: the group reruns
+            if tracker is not None:
+                tracker.forget(start, start + count - 1)
             sequential = True
             continue
         except BaseException:
@@ -70,16 +74,38 @@ def _flush(engine: Engine) -> None:
         print(line)
 
 
-def _engine(launch: Launch, start: int, count: int, journal: Journal) -> Engine:
+def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: races.Races | None) -> Engine:
     linear = np.arange(start, start + count, dtype=np.int64)
     gx, gy, _ = launch.grid
     pids = np.stack([linear % gx, (linear // gx) % gy, linear // (gx * gy)], axis=1).astype(np.int32)
-    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal)
+    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal, linear=linear,
+                  races=tracker)
 
 
 def _execute(launch: Launch, engine: Engine, args: dict[str, Any]) -> None:
-    with builtin.engine(engine), np.errstate(all="ignore"):  # wrap-around and inf/nan are GPU semantics
-        launch.kernel.fn(**args)
+    """Run the kernel once for the group; any failure other than a KernelError surfaces as one
+    at the innermost line of user code, with the original exception chained."""
+    try:
+        with builtin.engine(engine), np.errstate(all="ignore"):  # wrap-around and inf/nan are GPU semantics
+            launch.kernel.fn(**args)
+    except (KernelError, Divergent):
+        raise
+    except Exception as exc:
+        raise error_at(_user_site(exc), f"{type(exc).__name__}: {exc}", engine.kernel) from exc
+
+
+def _user_site(exc: BaseException) -> Site:
+    """The line of user code (a kernel or @tl.func) that called into the failing internals."""
+    site = Site("<unknown>", 0)
+    tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip _execute
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(INTERNAL_DIRS):
+            if site.lineno:
+                break
+        else:
+            site = Site(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return site
 
 
 def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ rerun; a launch that raises is undone entirely, so no buffer keeps a partial res
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ class Journal:
     """Old values of written elements, in write order; undone newest first."""
 
     def __init__(self) -> None:
-        self._entries: list[tuple[Array, Array | None, Array]] = []  # (memory or view, index, old)
+        self._entries: list[tuple[Array, Array | None, Array] | Callable[[], None]] = []
 
     def mark(self) -> int:
         """A point to roll back to."""
@@ -32,10 +33,18 @@ class Journal:
         """Before a write through ``view``, a view of memory."""
         self._entries.append((view, None, view.copy()))
 
+    def record_undo(self, undo: Callable[[], None]) -> None:
+        """Any other state a rerun must not see (the race detector's)."""
+        self._entries.append(undo)
+
     def rollback(self, mark: int = 0) -> None:
         """Restore every element written since ``mark``."""
         while len(self._entries) > mark:
-            target, index, old = self._entries.pop()
+            entry = self._entries.pop()
+            if callable(entry):
+                entry()
+                continue
+            target, index, old = entry
             if index is None:
                 target[...] = old
             else:

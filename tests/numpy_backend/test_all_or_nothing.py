@@ -21,7 +21,7 @@ def scale_in_place_then_fault(x: Pointer[f32], out: Pointer[f32], count: Pointer
     tl.store(out + offs, v + 1.0, mask=m)
     tl.store(x + offs, v * 2.0, mask=m)
     tl.atomic_add(count + offs % 7, 1, mask=m)
-    tl.store(out + (offs * 3) % n, v, mask=m)  # a gathered store too
+    tl.store(out + (offs // 2) * 2 + offs % 2, v, mask=m)  # a gathered store too
     bad = tl.load(x + offs + pid // (tl.num_programs(0) - 1) * n)  # unmasked: the last program reads past the end
     tl.store(out + offs, bad, mask=m)
 
