@@ -40,10 +40,18 @@ def run(launch: Launch) -> None:
     if max(grid) > I32_MAX:  # program ids are i32, as in Triton
         raise LaunchError(f"kernel {launch.kernel.name}: grid {grid} has an axis past {I32_MAX}, "
                           "the largest i32 program id")
-    total = math.prod(grid)
-    memories: dict[int, Memory] = {}
     journal = Journal()
     tracker = races.Races(grid) if races.enabled() else None
+    try:
+        _groups(launch, journal, tracker, math.prod(grid))
+    finally:
+        if tracker is not None:
+            tracker.close()
+
+
+def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total: int) -> None:
+    """Run the launch's programs group by group (one at a time once a group diverged)."""
+    memories: dict[int, Memory] = {}
     start, group = 0, min(total, FIRST_GROUP)
     sequential = False
     while start < total:

@@ -82,6 +82,18 @@ class Reads:
     count: int = 0
 
 
+# shadow arrays of finished launches, reused: a fresh array page-faults on first touch
+_POOL: dict[tuple[int, np.dtype[Any]], list[Array]] = {}
+POOL_BYTES = 64 << 20  # arrays larger than this are not kept
+
+
+def _take(size: int, dtype: np.dtype[Any]) -> Array:
+    kept = _POOL.get((size, dtype))
+    if kept:
+        return kept.pop()
+    return np.empty(size, dtype)
+
+
 class Shadow:
     """Who touched each element of one memory: the last plain writer, and (once it has been
     loaded) two readers; each with a tag."""
@@ -90,8 +102,9 @@ class Shadow:
 
     def __init__(self, size: int, ids: np.dtype[Any]) -> None:
         self.low, self.high = size, -1  # the elements entered so far lie in [low, high]
-        self.writer = np.full(size, NOBODY, ids)
-        self.writer_tag = np.empty(size, np.int32)  # read only where a writer is entered
+        self.writer = _take(size, ids)
+        self.writer.fill(NOBODY)
+        self.writer_tag = _take(size, np.dtype(np.int32))  # read only where a writer is entered
         self.reader_a: Array | None = None
         self.reader_a_tag: Array | None = None
         self.reader_b: Array | None = None
@@ -99,10 +112,11 @@ class Shadow:
 
     def readers(self) -> tuple[Array, Array, Array, Array]:
         if self.reader_a is None:
-            self.reader_a = np.full(self.writer.size, NOBODY, self.writer.dtype)
-            self.reader_b = np.full(self.writer.size, NOBODY, self.writer.dtype)
-            self.reader_a_tag = np.zeros(self.writer.size, np.int32)
-            self.reader_b_tag = np.zeros(self.writer.size, np.int32)
+            size = self.writer.size
+            self.reader_a, self.reader_b = _take(size, self.writer.dtype), _take(size, self.writer.dtype)
+            self.reader_a.fill(NOBODY)
+            self.reader_b.fill(NOBODY)
+            self.reader_a_tag, self.reader_b_tag = _take(size, np.dtype(np.int32)), _take(size, np.dtype(np.int32))
         assert self.reader_b is not None and self.reader_a_tag is not None and self.reader_b_tag is not None
         return self.reader_a, self.reader_a_tag, self.reader_b, self.reader_b_tag
 
@@ -111,6 +125,13 @@ class Shadow:
         hit = low <= self.high and high >= self.low
         self.low, self.high = min(self.low, low), max(self.high, high)
         return hit
+
+    def release(self) -> None:
+        """Give the arrays back for the next launch's shadows."""
+        for array in (self.writer, self.writer_tag, self.reader_a, self.reader_a_tag, self.reader_b,
+                      self.reader_b_tag):
+            if array is not None and array.nbytes <= POOL_BYTES and not _POOL.get((array.size, array.dtype)):
+                _POOL.setdefault((array.size, array.dtype), []).append(array)
 
     def forget(self, first: int, last: int) -> None:
         """Drop the entries of programs ``first..last`` (a group that reruns)."""
@@ -149,6 +170,12 @@ class Races:
         self.ids = np.dtype(np.int32 if grid[0] * grid[1] * grid[2] < 2**31 else np.int64)
 
     # ---------------------------------------------------------------- bookkeeping
+
+    def close(self) -> None:
+        """The launch is over: its shadows' arrays go back to the pool."""
+        for shadow in self.shadows.values():
+            shadow.release()
+        self.shadows.clear()
 
     def forget(self, first: int, last: int) -> None:
         """A group of programs ``first..last`` is rolled back to rerun: drop what it did."""
