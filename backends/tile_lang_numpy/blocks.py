@@ -168,7 +168,7 @@ def _read(engine: Engine, h: BlockHandle, checked: tuple[int, ...], fill: Array 
     ptrs, live = resolve(engine, h, checked, what)
     p, offs, mask = lanes(engine, ptrs, live, what)
     full = None if fill is None else np.broadcast_to(fill, offs.shape)
-    return values.make(gather(p, offs, mask, full), h.memory.dtype)
+    return values.make(gather(engine, p, offs, mask, full), h.memory.dtype)
 
 
 def _write(engine: Engine, h: BlockHandle, checked: tuple[int, ...], value: Tensor[Any, Any], what: str) -> None:

@@ -228,9 +228,50 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if op in (BinaryOp.AND, BinaryOp.OR, BinaryOp.XOR, BinaryOp.LSHIFT, BinaryOp.RSHIFT):
         _int_only(engine, op, dtype)
     result = _ARITH[op](ax, ay)
+    if op in _OVERFLOW_CHECKED and dtype.is_signed:
+        _check_overflow(engine, op, ax, ay, result, dtype)
     if op.is_comparison:
         return values.make(result, BOOL)
     return values.make(result.astype(dtype.numpy, copy=False), dtype)
+
+
+_OVERFLOW_CHECKED = {BinaryOp.ADD: "+", BinaryOp.SUB: "-", BinaryOp.MUL: "*"}
+
+
+def _overflowed(op: BinaryOp, x: Array, y: Array, result: Array) -> Array:
+    """Lanes where signed ``x op y`` wrapped around: exact in int64 below 64 bits, by sign
+    rules for 64-bit add and subtract, and by an exact recheck of large 64-bit products."""
+    if result.dtype.itemsize < 8:
+        exact = _ARITH[op](x.astype(np.int64), y.astype(np.int64))
+        wrapped: Array = exact != result
+        return wrapped
+    if op is BinaryOp.ADD:
+        return ((x ^ result) & (y ^ result)) < 0
+    if op is BinaryOp.SUB:
+        return ((x ^ y) & (x ^ result)) < 0
+    big = np.abs(x.astype(np.float64) * y.astype(np.float64)) >= 2.0**62
+    if not bool(big.any()):
+        return big
+    xb, yb = np.broadcast_arrays(x, y)
+    exact_big = [int(a) * int(b) for a, b in zip(xb[big].tolist(), yb[big].tolist())]
+    big[big] = [not -(2**63) <= v < 2**63 for v in exact_big]
+    return big
+
+
+def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Array, dtype: DType) -> None:
+    """Signed integer overflow is an error: on the GPU it wraps silently, and in a kernel it is
+    almost always an offset (``pid * BLOCK``) outgrowing i32."""
+    wrapped = _overflowed(op, x, y, result)
+    if not bool(wrapped.any()):
+        return
+    xb, yb, bad = np.broadcast_arrays(x, y, wrapped)
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    lane = int(np.ravel_multi_index(where[1:], bad.shape[1:])) if len(where) > 1 else 0
+    raise engine.error(
+        f"signed integer overflow: {int(xb[where])} {_OVERFLOW_CHECKED[op]} {int(yb[where])} does not fit in "
+        f"{dtype.name} (program {engine.program_of(where[0])}, lane {lane}); the GPU would silently wrap around. "
+        "Compute it in a wider type (e.g. tl.full((), tl.program_id(0), tl.int64) * BLOCK), or in an unsigned type "
+        "when wrapping is intended")
 
 
 def _pointer_compare(engine: Engine, op: BinaryOp, x: Tensor[Any, Any], y: Tensor[Any, Any]) -> Tensor[Any, Any]:

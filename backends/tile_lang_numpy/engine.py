@@ -19,12 +19,14 @@ import tile_lang
 from tile_lang.builtin import Builtin, builtin_of
 from tile_lang.errors import KernelError
 
+from tile_lang_numpy.journal import Journal
+from tile_lang_numpy.races import Lanes, Races, Site
 from tile_lang_numpy.values import Array, Memory
 
 Impl = Callable[["Engine", Mapping[str, Any]], Any]
 IMPLS: dict[Builtin, Impl] = {}
 
-_INTERNAL_DIRS = (os.path.dirname(tile_lang.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
+INTERNAL_DIRS = (os.path.dirname(tile_lang.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
 
 
 def implements(*functions: Callable[..., Any]) -> Callable[[Impl], Impl]:
@@ -52,9 +54,11 @@ class Engine:
     kernel: str
     pids: Array  # (P, 3) program coordinates
     grid: tuple[int, int, int]
-    journal: list[Callable[[], None]] = field(default_factory=list)
+    journal: Journal = field(default_factory=Journal)  # shared by every group of the launch
     output: list[str] = field(default_factory=list)  # device_print lines, printed once the group commits
     largest_block: int = 1
+    linear: Array = field(default_factory=lambda: np.zeros(0, np.int64))  # (P,) linear program ids
+    races: Races | None = None  # shared by every group of the launch; None when the check is off
 
     @property
     def nprograms(self) -> int:
@@ -80,27 +84,12 @@ class Engine:
         return self.grid if self.nprograms == self.grid[0] * self.grid[1] * self.grid[2] else None
 
     def record_write(self, memory: Memory, index: Array) -> None:
-        """Remember old values before a write, so a group can be rolled back and rerun."""
-        old = memory.flat.take(index)
-
-        def undo() -> None:
-            memory.flat[index] = old
-
-        self.journal.append(undo)
+        """Remember old values before a write, so a group or the launch can be rolled back."""
+        self.journal.record(memory.flat, index)
 
     def record_view_write(self, view: Array) -> None:
         """Like :meth:`record_write` for a write through a view of memory."""
-        old = view.copy()
-
-        def undo() -> None:
-            view[...] = old
-
-        self.journal.append(undo)
-
-    def rollback(self) -> None:
-        for undo in reversed(self.journal):
-            undo()
-        self.journal.clear()
+        self.journal.record_view(view)
 
     def note_block(self, elements: int) -> None:
         self.largest_block = max(self.largest_block, elements)
@@ -111,13 +100,34 @@ class Engine:
         dims = 3 if self.grid[2] > 1 else 2 if self.grid[1] > 1 else 1
         return coords[:dims]
 
+    def site(self) -> Site:
+        """The innermost line of user code (kernel or @tl.func) now running."""
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename.startswith(INTERNAL_DIRS):
+            frame = frame.f_back  # type: ignore[assignment]
+        return Site("<unknown>", 0) if frame is None else Site(frame.f_code.co_filename, frame.f_lineno)
+
     def error(self, message: str) -> KernelError:
         """A KernelError at the innermost line of user code (kernel or @tl.func) now running."""
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
-            frame = frame.f_back  # type: ignore[assignment]
-        if frame is None:
-            return KernelError(message, "<unknown>", 0, kernel=self.kernel)
-        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-        indent = len(line) - len(line.lstrip())
-        return KernelError(message, frame.f_code.co_filename, frame.f_lineno, indent, kernel=self.kernel)
+        return error_at(self.site(), message, self.kernel)
+
+    def load_lanes(self, memory: Memory, make: Callable[[], Lanes], count: int) -> None:
+        """Note a plain load for race detection; ``make`` gives its lanes when they are needed."""
+        if self.races is not None:
+            self.races.load(memory, make, count, self.linear, self.site(), self.error)
+
+    def store_lanes(self, memory: Memory, offs: Array, live: Array) -> None:
+        """Note a plain store for race detection (before it is made)."""
+        if self.races is not None:
+            self.races.store(memory, Lanes.of(offs, live, self.linear), self.linear, self.site(), self.error)
+
+    def note_atomic(self) -> None:
+        if self.races is not None:
+            self.races.note_atomic(self.linear)
+
+
+def error_at(site: Site, message: str, kernel: str) -> KernelError:
+    """A KernelError at ``site``, with the caret under the line's first character."""
+    line = linecache.getline(site.filename, site.lineno)
+    indent = len(line) - len(line.lstrip())
+    return KernelError(message, site.filename, site.lineno, indent, kernel=kernel)

@@ -18,11 +18,14 @@ import numpy as np
 from tile_lang import builtin
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import scalar_dtype
+from tile_lang.errors import KernelError
 from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
-from tile_lang_numpy import values
-from tile_lang_numpy.engine import Divergent, Engine
+from tile_lang_numpy import races, values
+from tile_lang_numpy.engine import INTERNAL_DIRS, Divergent, Engine, error_at
+from tile_lang_numpy.races import Site
+from tile_lang_numpy.journal import Journal
 from tile_lang_numpy.values import Memory, Pointers
 
 GROUP_ELEMENTS = 1 << 22
@@ -30,23 +33,38 @@ FIRST_GROUP = 64
 
 
 def run(launch: Launch) -> None:
-    """Execute every program of ``launch`` on the host."""
-    grid = launch.grid
-    total = math.prod(grid)
+    """Execute every program of ``launch`` on the host; if it raises, every buffer is left as
+    it was before the launch (see :mod:`journal`)."""
+    grid = launch.grid  # within CUDA's limits (checked at launch): program ids fit i32
+    journal = Journal()
+    tracker = races.Races(grid) if races.enabled() else None
+    try:
+        _groups(launch, journal, tracker, math.prod(grid))
+    finally:
+        if tracker is not None:
+            tracker.close()
+
+
+def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total: int) -> None:
+    """Run the launch's programs group by group (one at a time once a group diverged)."""
     memories: dict[int, Memory] = {}
     start, group = 0, min(total, FIRST_GROUP)
     sequential = False
     while start < total:
         count = 1 if sequential else min(group, total - start)
-        engine = _engine(launch, start, count)
+        engine = _engine(launch, start, count, journal, tracker)
         args = _kernel_args(launch, memories)
+        mark = journal.mark()
         try:
             _execute(launch, engine, args)
         except Divergent:
-            engine.rollback()  # its writes and its prints are dropped: the group reruns
+            journal.rollback(mark)  # its writes and its prints are dropped: the group reruns
+            if tracker is not None:
+                tracker.forget(start, start + count - 1)
             sequential = True
             continue
         except BaseException:
+            journal.rollback()  # all or nothing: no buffer keeps a partial result
             _flush(engine)  # what printed before a failed device_assert is shown
             raise
         _flush(engine)
@@ -60,16 +78,38 @@ def _flush(engine: Engine) -> None:
         print(line)
 
 
-def _engine(launch: Launch, start: int, count: int) -> Engine:
+def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: races.Races | None) -> Engine:
     linear = np.arange(start, start + count, dtype=np.int64)
     gx, gy, _ = launch.grid
     pids = np.stack([linear % gx, (linear // gx) % gy, linear // (gx * gy)], axis=1).astype(np.int32)
-    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid)
+    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal, linear=linear,
+                  races=tracker)
 
 
 def _execute(launch: Launch, engine: Engine, args: dict[str, Any]) -> None:
-    with builtin.engine(engine), np.errstate(all="ignore"):  # wrap-around and inf/nan are GPU semantics
-        launch.kernel.fn(**args)
+    """Run the kernel once for the group; any failure other than a KernelError surfaces as one
+    at the innermost line of user code, with the original exception chained."""
+    try:
+        with builtin.engine(engine), np.errstate(all="ignore"):  # wrap-around and inf/nan are GPU semantics
+            launch.kernel.fn(**args)
+    except (KernelError, Divergent):
+        raise
+    except Exception as exc:
+        raise error_at(_user_site(exc), f"{type(exc).__name__}: {exc}", engine.kernel) from exc
+
+
+def _user_site(exc: BaseException) -> Site:
+    """The line of user code (a kernel or @tl.func) that called into the failing internals."""
+    site = Site("<unknown>", 0)
+    tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip _execute
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(INTERNAL_DIRS):
+            if site.lineno:
+                break
+        else:
+            site = Site(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return site
 
 
 def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from tile_lang_numpy import affine, values
 from tile_lang_numpy.affine import Box
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
+from tile_lang_numpy.races import Lanes
 from tile_lang_numpy.values import Array, Pointers
 
 POISON_BYTE = 0xA5
@@ -73,9 +74,10 @@ def check_bounds(engine: Engine, p: Pointers, offs: Array, live: Array, what: st
         f"{p.memory.param} has {p.memory.size} elements (mask this lane, or fix the offsets)")
 
 
-def gather(p: Pointers, offs: Array, live: Array, fill: Array | None) -> Array:
+def gather(engine: Engine, p: Pointers, offs: Array, live: Array, fill: Array | None) -> Array:
     """Read ``offs`` where ``live``; other lanes take ``fill`` (poison when None)."""
     memory = p.memory
+    engine.load_lanes(memory, lambda: Lanes.of(offs, live, engine.linear), offs.size)
     dtype = memory.dtype
     if not memory.size:
         return poison(dtype, offs.shape) if fill is None else np.array(fill)
@@ -133,7 +135,7 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if other_t is not None:
         fill_arr = convert(values.array(other_t), other_t.type, dtype)
         fill = np.broadcast_to(values.align(fill_arr, other_t.ndim, offs.ndim - 1), offs.shape)
-    return values.make(gather(p, offs, live, fill), dtype)
+    return values.make(gather(engine, p, offs, live, fill), dtype)
 
 
 def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tensor[Any, Any] | None
@@ -148,6 +150,9 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
         return None
     dtype = p.memory.dtype
     live = _live(engine, ptr, mask, "load")
+    everywhere = np.ones((1,) * (ptr.ndim + 1), bool)
+    engine.load_lanes(p.memory, lambda: Lanes.of(p.offsets, everywhere if live is None else live, engine.linear),
+                      math.prod(p.shape))
     if live is None:
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \
@@ -168,6 +173,7 @@ def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], 
     counts = [math.prod(v.shape[: v.ndim - ptr.ndim]) for v in views] if views is not None else []
     if views is None or data.shape[0] > sum(counts) or (live is not None and live.shape[0] > sum(counts)):
         return False  # e.g. all programs write the same lanes: the generic path keeps the last writer
+    _race_check_views(engine, p, views, counts, live, ptr.block_shape)
     start = 0
     for view, count in zip(views, counts):
         rows = slice(start, start + count)
@@ -179,6 +185,32 @@ def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], 
             np.copyto(view, chosen, where=_rows_as(live, rows, view.shape, ptr.block_shape))
         start += count
     return True
+
+
+def _race_check_views(engine: Engine, p: Pointers, views: list[Array], counts: list[int], live: Array | None,
+                      block: tuple[int, ...]) -> None:
+    """The race check of a strided store, through the same views of the shadow."""
+    if engine.races is None:
+        return
+    everywhere = np.ones((1,) * (len(block) + 1), bool)
+
+    def slow() -> None:
+        engine.store_lanes(p.memory, p.offsets, everywhere if live is None else live)
+
+    if sum(counts) != engine.nprograms:  # programs share views: lane by lane
+        slow()
+        return
+    assert p.affine is not None
+    offsets, grid = p.affine, engine.whole_grid
+    programs, lives, start = [], [], 0
+    for view, count in zip(views, counts):
+        rows = slice(start, start + count)
+        lead = view.shape[: view.ndim - len(block)]
+        programs.append(engine.linear[rows].astype(engine.races.ids).reshape(lead + (1,) * len(block)))
+        lives.append(None if live is None else _rows_as(live, rows, view.shape, block))
+        start += count
+    engine.races.store_views(p.memory, lambda shadow: affine.writable_views(shadow, offsets, grid) or [],
+                             offsets.span(), programs, lives, engine.site(), slow)
 
 
 def _rows_as(a: Array, rows: slice, shape: tuple[int, ...], block: tuple[int, ...]) -> Array:
@@ -207,13 +239,15 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
         return
     p, offs, live = lanes(engine, ptr, a["mask"], "store", value.block_shape)
     dtype = p.memory.dtype
-    data = np.broadcast_to(values.align(convert(values.array(value), value.type, dtype), value.ndim, offs.ndim - 1),
-                           offs.shape)
-    scatter(engine, p, offs, live, data)
+    data = values.align(convert(values.array(value), value.type, dtype), value.ndim, offs.ndim - 1)
+    full = (max(offs.shape[0], data.shape[0]),) + offs.shape[1:]  # programs may store different values to shared lanes
+    scatter(engine, p, np.broadcast_to(offs, full), np.broadcast_to(live, full), np.broadcast_to(data, full))
 
 
 def scatter(engine: Engine, p: Pointers, offs: Array, live: Array, data: Array) -> None:
-    """Write ``data`` at ``offs`` where ``live`` (later programs and lanes win on duplicates)."""
+    """Write ``data`` at ``offs`` where ``live`` (later programs and lanes win on duplicates;
+    duplicates between programs are a race, see :mod:`races`)."""
+    engine.store_lanes(p.memory, offs, live)
     if bool(live.all()):
         index, chosen = offs.reshape(-1), data.reshape(-1)
     else:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -72,3 +75,18 @@ def wide(a: Any) -> Any:
     if arr.dtype.kind in "iub":
         return arr.astype(np.uint64 if arr.dtype.kind == "u" else np.int64)
     return arr.astype(np.float64)
+
+
+@contextlib.contextmanager
+def benign_races() -> Iterator[None]:
+    """Run with the reference's race check off: for launches whose programs all store the same
+    values to the same elements, kept to exercise the program axis (a race, but a harmless one)."""
+    saved = os.environ.get("TILE_LANG_RACE_CHECK")
+    os.environ["TILE_LANG_RACE_CHECK"] = "0"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["TILE_LANG_RACE_CHECK"]
+        else:
+            os.environ["TILE_LANG_RACE_CHECK"] = saved

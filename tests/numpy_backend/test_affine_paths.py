@@ -43,7 +43,17 @@ def overlapping_rows(dst: Pointer[i32], BLOCK: constexpr) -> None:
     tl.store(dst + offs, tl.full((BLOCK,), 0, tl.i32) + pid)
 
 
-def test_overlapping_stores_keep_the_last_program_on_reference() -> None:
+def test_overlapping_stores_are_a_race_on_reference() -> None:
+    with tl.backend("numpy"):
+        dst = tl.to_device(np.full(2 * 9 + 8, -1, np.int32), tl.i32)
+        with pytest.raises(tl.KernelError, match=r"data race on dst\[2\]: program \(1,\) stores it \(lane 0, line \d+ of "
+                           r"test_affine_paths.py\) and program \(0,\) stores it"):
+            overlapping_rows[(10,)](dst, BLOCK=8)
+        assert (dst.numpy() == -1).all()
+
+
+def test_overlapping_stores_keep_the_last_program_without_the_race_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILE_LANG_RACE_CHECK", "0")
     with tl.backend("numpy"):
         dst = tl.to_device(np.full(2 * 9 + 8, -1, np.int32), tl.i32)
         overlapping_rows[(10,)](dst, BLOCK=8)

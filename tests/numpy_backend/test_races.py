@@ -1,0 +1,172 @@
+"""The reference's race detector: plain accesses to one element by two programs with no atomic
+between them are an error naming both programs, both lines, the buffer and the offset; atomics,
+disjoint accesses and lock- or counter-synchronised accesses are not flagged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, f32, i32
+from tile_lang.builtin import builtin_of
+from tile_lang_numpy.engine import IMPLS
+
+
+@tl.kernel
+def load_add_store(cell: Pointer[f32]) -> None:
+    v = tl.load(cell)
+    tl.store(cell, v + 1.0)
+
+
+@tl.kernel
+def atomic_count(cell: Pointer[f32]) -> None:
+    tl.atomic_add(cell, 1.0)
+
+
+@tl.kernel
+def each_stores_row(out: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(out + offs, offs.to(tl.float32) + tl.program_id(0))
+
+
+@tl.kernel
+def neighbour_read(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    """Program p doubles its row of x in place, then reads one element of the next row."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs) * 2.0)
+    nxt = (offs + BLOCK) % n
+    tl.store(out + offs, tl.load(x + nxt))
+
+
+@tl.kernel
+def disjoint(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    """In place and gathered, every program on its own elements: no race."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x + offs, mask=m, other=0.0)
+    tl.store(x + offs, v * 3.0, mask=m)
+    rev = pid * BLOCK + (BLOCK - 1 - tl.arange(0, BLOCK))
+    tl.store(out + rev, tl.load(x + rev, mask=rev < n, other=0.0), mask=rev < n)
+
+
+@tl.kernel
+def last_one_sums(partial: Pointer[f32], counter: Pointer[i32], total: Pointer[f32], x: Pointer[f32],
+                  BLOCK: constexpr) -> None:
+    """Split reduction: each program stores its partial sum, counts itself in atomically; the
+    program that counts last reads every partial (synchronised through the counter)."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(partial + pid, tl.sum(tl.load(x + offs), axis=0))
+    done = tl.atomic_add(counter, 1)
+    if done == tl.num_programs(0) - 1:
+        tl.store(total, tl.sum(tl.load(partial + tl.arange(0, 8)), axis=0))
+
+
+def _programs_on_line(message: str, kernel: tl.Kernel[Any], first: int, second: int) -> bool:
+    """Both lines, counted from the kernel's ``def``, appear in the message."""
+    start = kernel.fn.__code__.co_firstlineno + 1
+    return f"line {start + first} of test_races.py" in message and f"line {start + second} of test_races.py" in message
+
+
+def test_load_add_store_of_one_cell_is_a_race() -> None:
+    with tl.backend("numpy"):
+        cell = tl.to_device(np.array([5.0], np.float32), tl.f32)
+        with pytest.raises(tl.KernelError) as info:
+            load_add_store[(8,)](cell)
+        message = str(info.value)
+        assert "data race on cell[0]: program (0,) stores it (lane 0" in message
+        assert "and program (7,) loads it" in message
+        assert _programs_on_line(message, load_add_store, 2, 1)
+        assert info.value.lineno == load_add_store.fn.__code__.co_firstlineno + 3
+        assert cell.numpy().tolist() == [5.0]  # all or nothing
+
+
+def test_atomics_on_one_cell_are_not_a_race() -> None:
+    with tl.backend("numpy"):
+        cell = tl.to_device(np.array([5.0], np.float32), tl.f32)
+        atomic_count[(8,)](cell)
+        assert cell.numpy().tolist() == [13.0]
+
+
+def test_programs_storing_one_row_is_a_race_not_a_numpy_error() -> None:
+    with tl.backend("numpy"):
+        out = tl.to_device(np.full(16, np.nan, np.float32), tl.f32)
+        with pytest.raises(tl.KernelError, match=r"data race on out\[0\]: program \(0,\) stores it .* and program "
+                                                 r"\(7,\) stores it"):
+            each_stores_row[(8,)](out, BLOCK=16)
+
+
+def test_reading_what_another_program_stored_is_a_race() -> None:
+    with tl.backend("numpy"):
+        n, block = 256, 32
+        x = tl.to_device(np.random.default_rng(0).standard_normal(n).astype(np.float32), tl.f32)
+        out = tl.to_device(np.full(n, np.nan, np.float32), tl.f32)
+        with pytest.raises(tl.KernelError) as info:
+            neighbour_read[(n // block,)](x, out, n, BLOCK=block)
+        message = str(info.value)
+        assert "data race on x[32]: program (0,) loads it (lane 0" in message
+        assert "and program (1,) stores it" in message
+        assert _programs_on_line(message, neighbour_read, 5, 3)
+
+
+def test_the_check_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILE_LANG_RACE_CHECK", "0")
+    with tl.backend("numpy"):
+        cell = tl.to_device(np.array([5.0], np.float32), tl.f32)
+        load_add_store[(8,)](cell)
+        assert cell.numpy().tolist() == [6.0]  # the lockstep answer: every program read 5
+
+
+@pytest.mark.parametrize("n, block", [(1000, 64), (100_000, 1024)])
+def test_disjoint_in_place_and_gathered_accesses_are_not_flagged(n: int, block: int) -> None:
+    with tl.backend("numpy"):
+        host = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        x = tl.to_device(host, tl.f32)
+        out = tl.to_device(np.full(n, np.nan, np.float32), tl.f32)
+        disjoint[(tl.cdiv(n, block),)](x, out, n, BLOCK=block)
+        np.testing.assert_array_equal(x.numpy(), host * 3.0)
+        np.testing.assert_array_equal(out.numpy(), host * 3.0)
+
+
+def test_accesses_ordered_by_an_atomic_counter_are_not_flagged() -> None:
+    with tl.backend("numpy"):
+        host = np.random.default_rng(4).standard_normal(8 * 16).astype(np.float32)
+        partial = tl.to_device(np.full(8, np.nan, np.float32), tl.f32)
+        total = tl.to_device(np.full(1, np.nan, np.float32), tl.f32)
+        counter = tl.to_device(np.zeros(1, np.int32), tl.i32)
+        last_one_sums[(8,)](partial, counter, total, tl.to_device(host, tl.f32), BLOCK=16)
+        np.testing.assert_allclose(partial.numpy(), host.astype(np.float64).reshape(8, 16).sum(axis=1), rtol=1e-5)
+        np.testing.assert_allclose(total.numpy()[0], host.astype(np.float64).sum(), rtol=1e-4, atol=1e-5)
+
+
+@tl.kernel
+def python_mistake(x: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs)
+    tl.store(x + offs, v * tl.sum(v, axis=0))
+
+
+def test_failures_inside_the_reference_are_kernel_errors_at_the_users_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An internal failure (here a sum implementation that breaks) is a KernelError at the
+    kernel's line, with the original exception chained."""
+    op = builtin_of(tl.sum)
+    assert op is not None
+
+    def broken(engine: object, args: object) -> object:
+        raise ValueError("operands could not be broadcast together")
+
+    monkeypatch.setitem(IMPLS, op, broken)
+    with tl.backend("numpy"):
+        host = np.random.default_rng(5).standard_normal(16).astype(np.float32)
+        x = tl.to_device(host, tl.f32)
+        with pytest.raises(tl.KernelError) as info:
+            python_mistake[(1,)](x, BLOCK=16)
+        assert info.value.filename.endswith("test_races.py")
+        assert info.value.lineno == python_mistake.fn.__code__.co_firstlineno + 4
+        assert "ValueError: operands could not be broadcast together" in str(info.value)
+        assert isinstance(info.value.__cause__, ValueError)
+        assert x.numpy().tobytes() == host.tobytes()
