@@ -52,10 +52,13 @@ __device__ __forceinline__ void ldmatrix(unsigned* r, const void* p) {
   } else if constexpr (N == 4) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-  } else {
-    static_assert(N == 2 && TRANS, "ldmatrix: x4, x4.trans or x2.trans");
+  } else if constexpr (TRANS) {
+    static_assert(N == 2, "ldmatrix: x4 or x2");
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
                  : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+  } else {
+    static_assert(N == 2, "ldmatrix: x4 or x2");
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
   }
 #endif
 }
@@ -87,17 +90,33 @@ __device__ __forceinline__ void mma(float* d, const unsigned* a, const unsigned*
 #endif
 }
 
-// B fragments of TN column tiles for the K step at kk: 16-bit operands through ldmatrix.trans
-// (two tiles per x4), tf32 ones element by element (b0 = B[kk + lane%4][n], b1 = 4 rows on).
-template <class T, unsigned TN, unsigned LDB>
+// B fragments of TN column tiles for the K step at kk, from B stored row-major [K][LDB] or,
+// with BT, column by column [N][LDB]. 16-bit operands go through ldmatrix (.trans for
+// row-major B; two tiles per x4), tf32 ones element by element (b0 = B[kk + lane%4][n],
+// b1 = B[kk + 4 + lane%4][n], n = lane/4 in the tile).
+template <class T, unsigned TN, unsigned LDB, bool BT>
 __device__ __forceinline__ void mma_load_b(unsigned (*b)[2], const T* sb, unsigned kk, unsigned col0,
                                            unsigned lane) {
   if constexpr (MmaK<T>::value == 8) {
 #pragma unroll
     for (unsigned ni = 0; ni < TN; ++ni) {
-      const T* p = sb + (kk + (lane & 3u)) * LDB + col0 + ni * 8u + (lane >> 2);
-      b[ni][0] = bitcast<unsigned>(p[0]);
-      b[ni][1] = bitcast<unsigned>(p[4u * LDB]);
+      const unsigned n = col0 + ni * 8u + (lane >> 2), k = kk + (lane & 3u);
+      b[ni][0] = bitcast<unsigned>(BT ? sb[n * LDB + k] : sb[k * LDB + n]);
+      b[ni][1] = bitcast<unsigned>(BT ? sb[n * LDB + k + 4u] : sb[(k + 4u) * LDB + n]);
+    }
+  } else if constexpr (BT) {
+    // rows are columns n of B, k contiguous: plain ldmatrix gives (n = lane/4, k = 2(lane%4), +1)
+#pragma unroll
+    for (unsigned ni = 0; ni + 1 < TN; ni += 2) {
+      unsigned r[4];
+      ldmatrix<4, false>(r, sb + (col0 + (ni + (lane >> 4)) * 8u + (lane & 7u)) * LDB + kk + ((lane >> 3) & 1u) * 8u);
+      b[ni][0] = r[0];
+      b[ni][1] = r[1];
+      b[ni + 1][0] = r[2];
+      b[ni + 1][1] = r[3];
+    }
+    if constexpr (TN % 2 == 1) {
+      ldmatrix<2, false>(b[TN - 1], sb + (col0 + (TN - 1) * 8u + (lane & 7u)) * LDB + kk + ((lane >> 3) & 1u) * 8u);
     }
   } else {
 #pragma unroll
@@ -115,9 +134,11 @@ __device__ __forceinline__ void mma_load_b(unsigned (*b)[2], const T* sb, unsign
   }
 }
 
-// acc (this thread's fragments, layout mma_flat) += A[M x K] * B[K x N], both row-major in
-// shared memory with row strides LDA and LDB (padded so each fragment load is conflict-free).
-template <class T, unsigned WM, unsigned WN, unsigned TM, unsigned TN, unsigned K, unsigned LDA, unsigned LDB>
+// acc (this thread's fragments, layout mma_flat) += A[M x K] * B[K x N], A row-major in shared
+// memory and B row-major or (BT) column by column, with row strides LDA and LDB (padded so each
+// fragment load is conflict-free).
+template <class T, unsigned WM, unsigned WN, unsigned TM, unsigned TN, unsigned K, unsigned LDA, unsigned LDB,
+          bool BT>
 __device__ __forceinline__ void mma_block(float* acc, const T* sa, const T* sb, unsigned tid) {
   constexpr unsigned KS = MmaK<T>::value;
   const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN);
@@ -130,7 +151,7 @@ __device__ __forceinline__ void mma_block(float* acc, const T* sa, const T* sb, 
     for (unsigned mi = 0; mi < TM; ++mi) {
       ldmatrix<4, false>(a[mi], sa + (row0 + mi * 16u + (lane & 15u)) * LDA + kk + (lane >> 4) * (KS / 2u));
     }
-    mma_load_b<T, TN, LDB>(b, sb, kk, col0, lane);
+    mma_load_b<T, TN, LDB, BT>(b, sb, kk, col0, lane);
 #pragma unroll
     for (unsigned mi = 0; mi < TM; ++mi) {
 #pragma unroll

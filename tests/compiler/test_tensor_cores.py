@@ -15,7 +15,7 @@ import tile_lang as tl
 from tile_lang import Pointer, constexpr, dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.compiler import compile_ir, static_spec
-from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, Op, walk
+from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, Op, Shared, walk
 from tile_lang.compiler.spec import Spec, int_spec, pointer_spec
 from tile_lang.compiler.passes.layouts import operand_pad
 from tile_lang_cupy.codegen import INCLUDE_DIR, generate
@@ -225,3 +225,36 @@ def test_pipelined_matmul_matches_float64_for_any_trip_count(stages: int, k: int
 
     _on_emulator(launch)
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-3, atol=2e-3)
+
+
+@_EMULATED
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_with_transposed_keys_matches_float64(causal: bool) -> None:
+    """``tl.dot(q, k.T)`` reads keys stored column by column (copied along the head dimension),
+    ``q`` is converted once before the loop, and the online softmax runs on the fragments."""
+    from benchmarks.dot_kernels import attention
+
+    fn = compile_ir(attention, _aligned_spec(attention, 64, 4, 3, BLOCK_M=32, BLOCK_N=16, HEAD=32, CAUSAL=causal))
+    (loop,) = [n for n in fn.body.body if n.op is Op.FOR]
+    copies = [n for n in walk(loop.regions[0]) if n.op is Op.ASYNC_COPY]
+    assert [isinstance(c.layout, Shared) and c.layout.transposed for c in copies] == [True, False]
+    assert not [n for n in loop.regions[0].body if n.op is Op.CONVERT and n.args[0].op is Op.LOAD]  # q hoisted
+    rng = np.random.default_rng(7)
+    z, s, h = 2, 64, 32
+    q, k, v = (rng.standard_normal((z, s, h)).astype(np.float16) for _ in range(3))
+    scores = (q.astype(np.float64) @ k.astype(np.float64).transpose(0, 2, 1)) * 0.125
+    if causal:
+        scores = np.where(np.tril(np.ones((s, s), bool)), scores, -np.inf)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    out = np.full((z, s, h), np.nan, np.float16)
+
+    def launch() -> None:
+        o = tl.to_device(out, tl.f16)
+        attention[(s // 32, z), tl.Options(num_warps=4)](tl.to_device(q, tl.f16), tl.to_device(k, tl.f16),
+                                                         tl.to_device(v, tl.f16), o, s, 0.125,
+                                                         BLOCK_M=32, BLOCK_N=16, HEAD=h, CAUSAL=causal)
+        out[...] = o.numpy()
+
+    _on_emulator(launch)
+    np.testing.assert_allclose(out.astype(np.float64), want, atol=2e-3)

@@ -511,12 +511,16 @@ class Mma:
 class Shared:
     """The whole block in shared memory, row-major: any thread reads any element. Rows of a
     2-D block may be padded by ``row_pad`` elements so that tensor-core fragment loads
-    (``ldmatrix``) of consecutive rows fall in different banks."""
+    (``ldmatrix``) of consecutive rows fall in different banks; ``transposed`` stores a 2-D
+    block column by column (its first dimension contiguous), as a dot operand loaded from
+    memory that is contiguous along it (``k.T`` in attention) lies best."""
 
     row_pad: int = 0
+    transposed: bool = False
 
     def __str__(self) -> str:
-        return "#shared" + (f"<pad={self.row_pad}>" if self.row_pad else "")
+        parts = ([f"pad={self.row_pad}"] if self.row_pad else []) + (["transposed"] if self.transposed else [])
+        return "#shared" + (f"<{','.join(parts)}>" if parts else "")
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ def _convert(em: Emitter, node: Node) -> None:
     em.line("__syncthreads();")
     own = em.layout(src)
     width = own.vector if isinstance(src.layout, (Blocked, Mma)) and node.ty.shape[-1] % own.vector == 0 else 1
+    if layout.transposed:
+        width = 1
     if width * node.ty.dtype.itemsize > 16 or (layout.row_pad * node.ty.dtype.itemsize) % (width * node.ty.dtype.itemsize):
         width = 1
     with em.each(src, width) as idx:
@@ -199,7 +201,10 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
     name = em.declare(node)
     with em.each(node) as idx:
         em.line(f"{name}[k] = tl::cvt<float>({em.elem(acc, idx)});")
+    assert not a.layout.transposed, "a transposed A operand is not supported on tensor cores"
     k, n = a.ty.shape[1], b.ty.shape[1]
-    lda, ldb = k + a.layout.row_pad, n + b.layout.row_pad
+    lda = k + a.layout.row_pad
+    ldb = (k if b.layout.transposed else n) + b.layout.row_pad
     em.line(f"tl::mma_block<{ctype(a.ty.dtype)}, {layout.warps_m}, {layout.warps_n}, {layout.tiles_m}, "
-            f"{layout.tiles_n}, {k}, {lda}, {ldb}>({name}, {em.names[a]}, {em.names[b]}, tid);")
+            f"{layout.tiles_n}, {k}, {lda}, {ldb}, {'true' if b.layout.transposed else 'false'}>("
+            f"{name}, {em.names[a]}, {em.names[b]}, tid);")

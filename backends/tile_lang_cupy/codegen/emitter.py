@@ -86,7 +86,10 @@ def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
 
 
 def shared_offset(layout: Shared, coords: tuple[str, ...], shape: tuple[int, ...]) -> str:
-    """Where the element at ``coords`` sits in a shared-memory block (rows padded by ``row_pad``)."""
+    """Where the element at ``coords`` sits in a shared-memory block (rows padded by ``row_pad``;
+    a transposed block is stored column by column)."""
+    if layout.transposed:
+        return f"{coords[1]} * {shape[0] + layout.row_pad}u + {coords[0]}"
     if not layout.row_pad:
         return flat_of(coords, shape)
     return f"{coords[0]} * {shape[1] + layout.row_pad}u + {coords[1]}"
@@ -94,6 +97,8 @@ def shared_offset(layout: Shared, coords: tuple[str, ...], shape: tuple[int, ...
 
 def shared_numel(layout: Shared, shape: tuple[int, ...]) -> int:
     """Elements a shared-memory block of ``shape`` occupies, padding included."""
+    if layout.transposed:
+        return shape[1] * (shape[0] + layout.row_pad)
     return shape[0] * (shape[1] + layout.row_pad) if layout.row_pad else math.prod(shape)
 
 

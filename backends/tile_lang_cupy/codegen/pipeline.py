@@ -17,7 +17,7 @@ from tile_lang.compiler.passes.pipeline import carried_steps
 
 from tile_lang_cupy.codegen.carried import carry, yield_values
 from tile_lang_cupy.codegen.ctypes_ import ctype, literal
-from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, emits, shared_numel, shared_offset
+from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, Index, emits, shared_numel, shared_offset
 
 
 def _slot_elements(node: Node) -> int:
@@ -35,7 +35,10 @@ def issue(em: Emitter, copy: Node, dst: str) -> None:
     ptr = copy.args[0]
     mask = copy.args[1] if copy.attr.has_mask else None
     nbytes = width * copy.ty.dtype.itemsize
-    with em.walk(lay, copy.ty.shape, width) as idx:
+    flip = copy.layout.transposed  # runs of ``width`` go down the first dimension
+    shape = copy.ty.shape[::-1] if flip else copy.ty.shape
+    with em.walk(lay, shape, width) as walked:
+        idx = Index(None, walked.coords[::-1]) if flip else walked
         at = f"{dst}[{shared_offset(copy.layout, idx.coords, copy.ty.shape)}]"
         pred = em.elem(mask, idx) if mask is not None else "true"
         stmt = f"tl::cp_async<{nbytes}>(&{at}, {em.elem(ptr, idx)}, {pred});"

@@ -7,13 +7,14 @@ from collections.abc import Callable
 from tile_lang.compiler.ir import Function
 from tile_lang.compiler.passes.carried_offsets import carry_offsets
 from tile_lang.compiler.passes.dce import dce
+from tile_lang.compiler.passes.hoist import hoist_conversions
 from tile_lang.compiler.passes.layouts import assign_layouts
 from tile_lang.compiler.passes.pipeline import pipeline
 from tile_lang.compiler.passes.vectorize import vectorize
 
 Pass = Callable[[Function], Function]
 
-PIPELINE: tuple[Pass, ...] = (dce, carry_offsets, dce, assign_layouts, vectorize, pipeline, dce)
+PIPELINE: tuple[Pass, ...] = (dce, carry_offsets, dce, assign_layouts, hoist_conversions, vectorize, pipeline, dce)
 
 
 def run_pipeline(fn: Function, verify_each: bool = False) -> Function:

@@ -16,9 +16,11 @@ import math
 from dataclasses import replace
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Node, Op, Region, Shared, walk,
+    BinaryAttr, BinaryFn, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Mma, Node, Op, Region, Shared,
+    walk,
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
+from tile_lang.compiler.passes.layouts import operand_pad
 from tile_lang.compiler.rewrite import rewrite
 
 COPY_BYTES = (4, 8, 16)  # the sizes cp.async copies
@@ -47,31 +49,40 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
     if load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile:
         return None
     attr = load.attr
-    if len(users.get(load, [])) != 1 or not all(u.op is Op.DOT for u in users.get(convert, [])):
+    dots = users.get(convert, [])
+    if len(users.get(load, [])) != 1 or not dots or not all(u.op is Op.DOT for u in dots):
         return None
     if attr.has_other and not _is_zero(load.args[2]):
         return None
     if len(load.ty.shape) != 2 or not isinstance(convert.layout, Shared):
         return None
     mask = load.args[1] if attr.has_mask else None
-    width = _width(load.args[0], mask, load.ty.shape, info)
+    layout = convert.layout
+    facts = info.get(load.args[0])
+    if (facts is not None and facts.contiguity[-1] == 1 and facts.contiguity[0] > 1
+            and all(isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert for d in dots)):
+        # a B operand contiguous in memory along K (``k.T``): stored column by column
+        layout = Shared(operand_pad(load.ty.dtype, load.ty.shape[0], 0), transposed=True)
+    dim = 0 if layout.transposed else 1
+    width = _width(load.args[0], mask, load.ty.shape, info, dim)
     if width * load.ty.dtype.itemsize not in COPY_BYTES:
         return None
     return Node(Op.ASYNC_COPY, load.type, (load.args[0], *(() if mask is None else (mask,))),
-                MemAttr(attr.has_mask, vector=width), loc=load.loc, layout=convert.layout)
+                MemAttr(attr.has_mask, vector=width), loc=load.loc, layout=layout)
 
 
-def _width(ptr: Node, mask: Node | None, shape: tuple[int, ...], info: dict[Node, AxisInfo]) -> int:
-    """Elements per copy: what contiguity, alignment and the mask allow, at most 16 bytes."""
+def _width(ptr: Node, mask: Node | None, shape: tuple[int, ...], info: dict[Node, AxisInfo], dim: int) -> int:
+    """Elements per copy along ``dim``: what contiguity, alignment and the mask allow, at most
+    16 bytes."""
     element = ptr.ty.dtype.element
     facts = info.get(ptr)
     if facts is None or element is None:
         return 1
     item = element.itemsize
-    width = math.gcd(16 // item, facts.contiguity[-1], max(1, facts.divisibility[-1] // item), shape[-1])
+    width = math.gcd(16 // item, facts.contiguity[dim], max(1, facts.divisibility[dim] // item), shape[dim])
     if mask is not None:
         found = info.get(mask)
-        width = math.gcd(width, found.constancy[-1] if found is not None else 1)
+        width = math.gcd(width, found.constancy[dim] if found is not None else 1)
     return width
 
 
