@@ -19,6 +19,26 @@ __device__ __forceinline__ unsigned mma_flat(unsigned k, unsigned tid) {
   return row * N + col;
 }
 
+// The row of register k of a row value (one value per row of an mma block: rows lane/4 and
+// +8 of each of the warp's TM row tiles), and which such register holds the row of fragment
+// register k of a block with TN column tiles per warp.
+template <unsigned WM, unsigned WN, unsigned TM>
+__device__ __forceinline__ unsigned mma_row(unsigned k, unsigned tid) {
+  const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN);
+  return (warp % WM) * (TM * 16u) + (k >> 1) * 16u + (lane >> 2) + 8u * (k & 1u);
+}
+template <unsigned TN>
+__device__ __forceinline__ unsigned mma_row_of(unsigned k) {
+  return (k >> 2) / TN * 2u + ((k & 3u) >> 1);
+}
+
+// Combine v over the four lanes of a quad (the lanes holding one row of a fragment).
+template <class T, class F>
+__device__ __forceinline__ T quad_reduce(T v, F f) {
+  v = f(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return f(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+
 template <class A, class B>
 struct Same {
   static constexpr bool value = false;

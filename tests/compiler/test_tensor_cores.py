@@ -15,7 +15,7 @@ import tile_lang as tl
 from tile_lang import Pointer, constexpr, dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.compiler import compile_ir, static_spec
-from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, Op, Shared, walk
+from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, MmaRows, Op, Shared, walk
 from tile_lang.compiler.spec import Spec, int_spec, pointer_spec
 from tile_lang.compiler.passes.layouts import operand_pad
 from tile_lang_cupy.codegen import INCLUDE_DIR, generate
@@ -228,17 +228,23 @@ def test_pipelined_matmul_matches_float64_for_any_trip_count(stages: int, k: int
 
 
 @_EMULATED
-@pytest.mark.parametrize("causal", [False, True])
-def test_flash_attention_with_transposed_keys_matches_float64(causal: bool) -> None:
+@pytest.mark.parametrize("causal, bm", [(False, 32), (True, 32), (False, 64), (True, 64)])
+def test_flash_attention_with_transposed_keys_matches_float64(causal: bool, bm: int) -> None:
     """``tl.dot(q, k.T)`` reads keys stored column by column (copied along the head dimension),
-    ``q`` is converted once before the loop, and the online softmax runs on the fragments."""
+    ``q`` is converted once before the loop, and the online softmax runs on the fragments: with
+    a warp per 16 rows (bm=64, 4 warps) its row maxima and sums are shuffles, with no trip
+    through shared memory but the operand ``p``."""
     from benchmarks.dot_kernels import attention
 
-    fn = compile_ir(attention, _aligned_spec(attention, 64, 4, 3, BLOCK_M=32, BLOCK_N=16, HEAD=32, CAUSAL=causal))
+    fn = compile_ir(attention, _aligned_spec(attention, 64, 4, 3, BLOCK_M=bm, BLOCK_N=16, HEAD=32, CAUSAL=causal))
     (loop,) = [n for n in fn.body.body if n.op is Op.FOR]
     copies = [n for n in walk(loop.regions[0]) if n.op is Op.ASYNC_COPY]
     assert [isinstance(c.layout, Shared) and c.layout.transposed for c in copies] == [True, False]
     assert not [n for n in loop.regions[0].body if n.op is Op.CONVERT and n.args[0].op is Op.LOAD]  # q hoisted
+    converts = [n for n in loop.regions[0].body if n.op is Op.CONVERT]
+    if bm == 64:
+        assert [c.ty.dtype for c in converts] == [dtypes.F16]  # only p, the second dot's operand
+        assert [n.layout for n in loop.regions[0].body if n.op is Op.REDUCE] == [MmaRows(4, 1, 1)] * 2
     rng = np.random.default_rng(7)
     z, s, h = 2, 64, 32
     q, k, v = (rng.standard_normal((z, s, h)).astype(np.float16) for _ in range(3))
@@ -251,10 +257,42 @@ def test_flash_attention_with_transposed_keys_matches_float64(causal: bool) -> N
 
     def launch() -> None:
         o = tl.to_device(out, tl.f16)
-        attention[(s // 32, z), tl.Options(num_warps=4)](tl.to_device(q, tl.f16), tl.to_device(k, tl.f16),
+        attention[(s // bm, z), tl.Options(num_warps=4)](tl.to_device(q, tl.f16), tl.to_device(k, tl.f16),
                                                          tl.to_device(v, tl.f16), o, s, 0.125,
-                                                         BLOCK_M=32, BLOCK_N=16, HEAD=h, CAUSAL=causal)
+                                                         BLOCK_M=bm, BLOCK_N=16, HEAD=h, CAUSAL=causal)
         out[...] = o.numpy()
 
     _on_emulator(launch)
     np.testing.assert_allclose(out.astype(np.float64), want, atol=2e-3)
+
+
+@tl.kernel
+def row_stats(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], max_ptr: Pointer[tl.f32], sum_ptr: Pointer[tl.f32],
+              BM: constexpr, BN: constexpr, BK: constexpr) -> None:
+    """Row maxima and sums of a product: tl.max(x, 1) of a dot stores one value per row, each
+    once (four lanes and any copies of a warp hold it)."""
+    om, on, ok = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    x = tl.dot(tl.load(a_ptr + om[:, None] * BK + ok[None, :]), tl.load(b_ptr + ok[:, None] * BN + on[None, :]))
+    tl.store(max_ptr + om, tl.max(x, 1))
+    tl.store(sum_ptr + om, tl.sum(x - tl.max(x, 1)[:, None], 1))
+
+
+@_EMULATED
+@pytest.mark.parametrize("warps", [2, 4, 8])
+def test_row_reductions_of_fragments_store_each_row_once(warps: int) -> None:
+    rng = np.random.default_rng(warps)
+    a, b = rng.standard_normal((32, 16)).astype(np.float16), rng.standard_normal((16, 16)).astype(np.float16)
+    x = a.astype(np.float64) @ b.astype(np.float64)
+    assert MmaRows(2, 1, 1) in [n.layout for n in walk(compile_ir(row_stats, static_spec(
+        row_stats, {"BM": 32, "BN": 16, "BK": 16}, 2)).body)]
+    outs = [np.full(32, np.nan, np.float32) for _ in range(2)]
+
+    def launch() -> None:
+        m, s = (tl.to_device(o, tl.f32) for o in outs)
+        row_stats[(1,), tl.Options(num_warps=warps)](tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), m, s,
+                                                      BM=32, BN=16, BK=16)
+        outs[0][...], outs[1][...] = m.numpy(), s.numpy()
+
+    _on_emulator(launch)
+    np.testing.assert_allclose(outs[0], x.max(1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[1], (x - x.max(1, keepdims=True)).sum(1), rtol=1e-4, atol=1e-4)

@@ -508,6 +508,45 @@ class Mma:
 
 
 @dataclass(frozen=True)
+class MmaRows:
+    """One value per row of :class:`Mma` blocks with these warps and row tiles (Triton's slice
+    layout): a row reduction of fragments, held by the threads that hold that row (``lane / 4``
+    and ``+8`` of each row tile), so broadcasting it back over any such block costs nothing.
+    Shapes ``[M]`` and ``[M, 1]``."""
+
+    warps_m: int
+    warps_n: int
+    tiles_m: int
+
+    @staticmethod
+    def of(block: Mma) -> MmaRows:
+        return MmaRows(block.warps_m, block.warps_n, block.tiles_m)
+
+    def spans(self, block: Mma) -> bool:
+        """Whether the fragments of ``block`` hold their rows where this layout does."""
+        return MmaRows.of(block) == self
+
+    @property
+    def rows(self) -> int:
+        return self.warps_m * self.tiles_m * 16
+
+    @property
+    def threads(self) -> int:
+        return self.warps_m * self.warps_n * 32
+
+    @property
+    def per_thread(self) -> int:
+        return self.tiles_m * 2
+
+    @property
+    def vector(self) -> int:
+        return 1
+
+    def __str__(self) -> str:
+        return f"#mma_rows<warps={self.warps_m}x{self.warps_n},tiles={self.tiles_m}>"
+
+
+@dataclass(frozen=True)
 class Shared:
     """The whole block in shared memory, row-major: any thread reads any element. Rows of a
     2-D block may be padded by ``row_pad`` elements so that tensor-core fragment loads
@@ -531,10 +570,11 @@ class Computed:
         return "#computed"
 
 
-Registers = Union[Blocked, Mma]
+Registers = Union[Blocked, Mma, MmaRows]
 """Layouts whose elements sit in registers, ``per_thread`` of them in each of ``threads`` threads."""
+REGISTER_LAYOUTS = (Blocked, Mma, MmaRows)
 
-Layout = Union[Blocked, Mma, Shared, Computed]
+Layout = Union[Blocked, Mma, MmaRows, Shared, Computed]
 
 # ---------------------------------------------------------------- nodes
 

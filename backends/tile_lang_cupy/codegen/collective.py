@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from tile_lang import dtypes
-from tile_lang.compiler.ir import Blocked, DotAttr, Mma, Node, Op, Precision, ReduceAttr, ReduceFn, ScanAttr, Shared
+from tile_lang.compiler.ir import (
+    REGISTER_LAYOUTS, DotAttr, Mma, MmaRows, Node, Op, Precision, ReduceAttr, ReduceFn, ScanAttr, Shared,
+)
 from tile_lang.dtypes import DType
 
 from tile_lang_cupy.codegen.ctypes_ import const_decl, compute_dtype, ctype, literal
@@ -25,7 +27,7 @@ def _convert(em: Emitter, node: Node) -> None:
     em.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {offset});")
     em.line("__syncthreads();")
     own = em.layout(src)
-    width = own.vector if isinstance(src.layout, (Blocked, Mma)) and node.ty.shape[-1] % own.vector == 0 else 1
+    width = own.vector if isinstance(src.layout, REGISTER_LAYOUTS) and node.ty.shape[-1] % own.vector == 0 else 1
     if layout.transposed:
         width = 1
     if width * node.ty.dtype.itemsize > 16 or (layout.row_pad * node.ty.dtype.itemsize) % (width * node.ty.dtype.itemsize):
@@ -67,7 +69,9 @@ def _combine(fn: ReduceFn, acc: str, value: str) -> str:
 @emits(Op.REDUCE)
 def _reduce(em: Emitter, node: Node) -> None:
     assert isinstance(node.attr, ReduceAttr)
-    if node.ty.numel == 1:
+    if isinstance(node.layout, MmaRows) and isinstance(node.args[0].layout, Mma):
+        _reduce_rows(em, node, node.attr, node.layout, node.args[0].layout)
+    elif node.ty.numel == 1:
         _reduce_block(em, node, node.attr)
     else:
         _reduce_axis(em, node, node.attr)
@@ -104,6 +108,25 @@ def _reduce_block(em: Emitter, node: Node, attr: ReduceAttr) -> None:
         em.line(f"{const_decl(node.ty.dtype, em.name(node))} = {result};")
     else:
         em.line(f"{t} {em.name(node)}[1] = {{{result}}};")
+
+
+def _reduce_rows(em: Emitter, node: Node, attr: ReduceAttr, layout: MmaRows, source: Mma) -> None:
+    """Each row of fragments to one value: the thread's own elements of the row (two per column
+    tile), then the four lanes of the quad holding the row."""
+    src = node.args[0]
+    work = work_dtype(src.ty.dtype)
+    w = ctype(work)
+    tn = source.tiles_n
+    name = em.declare(node)
+    em.line("#pragma unroll")
+    with em.block(f"for (int r = 0; r < {layout.per_thread}; ++r)"):
+        em.line(f"{w} acc = {identity(attr.fn, work)};")
+        em.line("#pragma unroll")
+        with em.block(f"for (int ni = 0; ni < {tn}; ++ni)"):
+            for j in (0, 1):
+                value = f"tl::cvt<{w}>({em.names[src]}[((r >> 1) * {tn} + ni) * 4 + (r & 1) * 2 + {j}])"
+                em.line(_combine(attr.fn, "acc", value))
+        em.line(f"{name}[r] = tl::cvt<{ctype(node.ty.dtype)}>(tl::quad_reduce(acc, {_FUNCTORS[attr.fn]}));")
 
 
 def _is_max(fn: ReduceFn) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, CastAttr, ConstAttr, Node, Op, ParamAttr, PermuteAttr, RandAttr, RandFn, RangeAttr,
+    BinaryAttr, BinaryFn, CastAttr, ConstAttr, MmaRows, Node, Op, ParamAttr, PermuteAttr, RandAttr, RandFn, RangeAttr,
     UnaryAttr, UnaryFn,
 )
 from tile_lang.dtypes import DType
@@ -73,6 +73,8 @@ def _splat(em: Emitter, node: Node, idx: Index) -> str:
 def _broadcast(em: Emitter, node: Node, idx: Index) -> str:
     src = node.args[0]
     coords = tuple("0u" if s == 1 else c for s, c in zip(src.ty.shape, idx.coords))
+    if isinstance(src.layout, MmaRows):  # a row value broadcast over the fragments of its rows
+        return em.elem(src, Index(idx.k, coords, layout=idx.layout))
     return em.elem(src, Index(idx.k if src.ty.numel == node.ty.numel else None, coords))
 
 
@@ -84,7 +86,7 @@ def _reshape(em: Emitter, node: Node, idx: Index) -> str:
         coords = tuple("0u" if s == 1 else next(real) for s in src.ty.shape)
     else:
         coords = coords_of(f"({flat_of(idx.coords, node.ty.shape)})", src.ty.shape)
-    return em.elem(src, Index(idx.k, coords))
+    return em.elem(src, Index(idx.k, coords, layout=idx.layout))
 
 
 @element(Op.PERMUTE)

@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tile_lang.compiler.ir import Blocked, Computed, Function, Mma, Node, Op, Region, Registers, Shared, walk
+from tile_lang.compiler.ir import (
+    REGISTER_LAYOUTS, Computed, Function, Mma, MmaRows, Node, Op, Region, Registers, Shared, walk,
+)
 from tile_lang.compiler.passes.layouts import blocked
 from tile_lang.dtypes import DType
 
@@ -82,6 +84,8 @@ def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
     if isinstance(layout, Mma):
         return (f"tl::mma_flat<{shape[-1]}, {layout.warps_m}, {layout.warps_n}, {layout.tiles_m}, "
                 f"{layout.tiles_n}>({k}, tid)")
+    if isinstance(layout, MmaRows):
+        return f"tl::mma_row<{layout.warps_m}, {layout.warps_n}, {layout.tiles_m}>({k}, tid)"
     return f"tl::flat<{layout.threads}, {layout.vector}>({k}, tid)"
 
 
@@ -167,7 +171,7 @@ class Emitter:
 
     def layout(self, node: Node) -> Registers:
         """The register layout ``node`` is held in, or walked in when it has no registers."""
-        if isinstance(node.layout, (Blocked, Mma)):
+        if isinstance(node.layout, REGISTER_LAYOUTS):
             return node.layout
         return blocked(node.ty.numel, self.fn.threads)
 
@@ -182,6 +186,8 @@ class Emitter:
         if node.ty.numel == 1:
             return f"{self.names[node]}[0]"
         assert index.k is not None, f"register value read at foreign coordinates: {node.op}"
+        if isinstance(node.layout, MmaRows) and isinstance(index.layout, Mma) and node.layout.spans(index.layout):
+            return f"{self.names[node]}[tl::mma_row_of<{index.layout.tiles_n}>({index.k})]"
         assert index.layout is None or index.layout == self.layout(node), (
             f"register value read in another layout: {node.op} {self.layout(node)} at {index.layout}")
         return f"{self.names[node]}[{index.k}]"
@@ -214,7 +220,10 @@ class Emitter:
         """The condition that this thread holds the canonical copy (blocks smaller than the CTA
         are replicated: only the first copy stores or performs atomics)."""
         lay = self.layout(node)
-        return None if lay.threads == self.fn.threads else f"tid < {lay.threads}u"
+        used = None if lay.threads == self.fn.threads else f"tid < {lay.threads}u"
+        if isinstance(lay, MmaRows):  # the four lanes of a quad hold the same rows
+            return "(tid & 3u) == 0u" + (f" && {used}" if used else "")
+        return used
 
     def define(self, node: Node, value: Callable[[Index], str]) -> None:
         """``node`` as a ``const`` scalar, or as registers filled element by element, with
@@ -232,7 +241,7 @@ class Emitter:
         if target.ty.is_scalar:
             self.line(f"{name} = {self.elem(value, SCALAR)};")
             return
-        if isinstance(value.layout, (Blocked, Mma)) and value.ty.numel > 1 and value.layout != self.layout(target):
+        if isinstance(value.layout, REGISTER_LAYOUTS) and value.ty.numel > 1 and value.layout != self.layout(target):
             value = self.random_access(value)
         with self.each(target) as idx:
             self.line(f"{name}[k] = {self.elem(value, idx)};")
@@ -294,6 +303,6 @@ class Emitter:
         found |= {feature(p.ty.dtype) for p in self.fn.params}
         if any(n.op is Op.ASSERT for n in nodes):
             found.add("TL_USE_ASSERT")
-        if any(isinstance(n.layout, Mma) or n.op is Op.ASYNC_COPY for n in nodes):
+        if any(isinstance(n.layout, (Mma, MmaRows)) or n.op is Op.ASYNC_COPY for n in nodes):
             found.add("TL_USE_MMA")
         return sorted(f for f in found if f is not None)

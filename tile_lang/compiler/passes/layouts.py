@@ -12,11 +12,12 @@ through a ``CONVERT`` to :class:`Shared`.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Union
 
 from tile_lang import dtypes
 from tile_lang.compiler.ir import (
-    Blocked, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, Node, Op, Precision, Registers,
-    Shared, UnaryAttr, UnaryFn, walk,
+    REGISTER_LAYOUTS, Blocked, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, MmaRows, Node, Op,
+    Precision, ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, walk,
 )
 from tile_lang.compiler.rewrite import rewrite
 
@@ -34,10 +35,12 @@ def blocked(numel: int, threads: int) -> Blocked:
     return Blocked(used, vector, numel // (used * vector))
 
 
-def mma_layout(node: Node, num_warps: int) -> Mma | None:
+def mma_layout(node: Node, num_warps: int, rowwise: bool = False) -> Mma | None:
     """The tensor-core layout of a ``dot`` result, or None when the dot stays on CUDA cores: 2-D,
     f32 accumulation, f16/bf16 operands or f32 ones in tf32, M and N multiples of 16 and 8 and K
-    of the instruction's K. Warps split the block to keep each warp's tile square."""
+    of the instruction's K. Warps split the block to keep each warp's tile square, or with
+    ``rowwise`` (kernels that reduce dot results along rows, as attention's softmax does) along
+    the rows first, so that every row lives in one warp and its reduction is a shuffle."""
     if node.op is not Op.DOT or not isinstance(node.attr, DotAttr):
         return None
     a = node.args[0]
@@ -50,6 +53,8 @@ def mma_layout(node: Node, num_warps: int) -> Mma | None:
     if m % 16 or n % 8 or k % _MMA_K[operand]:
         return None
     wm = wn = 1
+    while rowwise and wm < num_warps and m // (2 * wm) >= 16:
+        wm *= 2
     while wm * wn < num_warps:
         if m // (2 * wm) >= 16 and (m // wm >= n // wn or n // (2 * wn) < 8):
             wm *= 2
@@ -79,7 +84,7 @@ def random_access(node: Node) -> bool:
 
 def registers(node: Node) -> Registers | None:
     """``node``'s register layout, or None when it is not held in registers."""
-    if node.type is None or random_access(node) or not isinstance(node.layout, (Blocked, Mma)):
+    if node.type is None or random_access(node) or not isinstance(node.layout, REGISTER_LAYOUTS):
         return None
     return node.layout
 
@@ -112,11 +117,47 @@ def _follows_fragments(node: Node) -> bool:
     return node.op.info.category is Category.ELEMENTWISE and node.op is not Op.ASM
 
 
-def _carried_fragments(fn: Function) -> dict[Node, Mma]:
+Fragment = Union[Mma, MmaRows]
+_ROW_REDUCTIONS = frozenset({ReduceFn.SUM, ReduceFn.MAX, ReduceFn.MIN})
+
+
+def fragment(node: Node, operands: list[Layout | None], num_warps: int, rowwise: bool = False) -> Fragment | None:
+    """The tensor-core layout ``node`` takes given its operands' layouts, or None: dots on tensor
+    cores; row reductions of fragments (``tl.max(qk, 1)``) and their ``[:, None]`` views; the
+    broadcast of such a row back over its block; elementwise ops on fragments."""
+    if node.type is None or node.ty.is_scalar:
+        return None
+    if node.op is Op.DOT:
+        return mma_layout(node, num_warps, rowwise)
+    source = operands[0] if operands else None
+    if node.op is Op.REDUCE and isinstance(node.attr, ReduceAttr) and isinstance(source, Mma):
+        by_row = node.attr.axis == 1 and node.attr.fn in _ROW_REDUCTIONS and source.warps_n == 1
+        return MmaRows.of(source) if by_row and node.ty.shape == (source.shape[0],) else None
+    if node.op is Op.RESHAPE and isinstance(source, MmaRows):
+        return source if node.ty.shape in ((source.rows,), (source.rows, 1)) else None
+    if node.op is Op.BROADCAST and isinstance(source, MmaRows) and len(node.ty.shape) == 2:
+        height, cols = node.ty.shape
+        if height != source.rows or cols % (8 * source.warps_n):
+            return None
+        return Mma(source.warps_m, source.warps_n, source.tiles_m, cols // (8 * source.warps_n))
+    if _follows_fragments(node):
+        found = [lay for lay in operands if isinstance(lay, (Mma, MmaRows))]
+        return found[0] if found else None
+    return None
+
+
+def reduces_rows(fn: Function) -> bool:
+    """Whether ``fn`` reduces the rows of a dot result (a softmax over ``q @ k.T``)."""
+    memo: dict[Node, Fragment | None] = {}
+    return any(n.op is Op.REDUCE and isinstance(n.attr, ReduceAttr) and n.attr.axis == 1
+               and isinstance(_fragment_of(n.args[0], fn.num_warps, {}, memo, False), Mma) for n in walk(fn.body))
+
+
+def _carried_fragments(fn: Function, rowwise: bool) -> dict[Node, Fragment]:
     """Loop-carried values that hold tensor-core fragments: a region parameter whose yield is
-    (computed elementwise from) a tensor-core dot takes its layout, decided before the loop
-    body is rewritten, so an accumulator never leaves its registers between iterations."""
-    found: dict[Node, Mma] = {}
+    (computed from) a tensor-core dot takes its layout, decided before the loop body is
+    rewritten, so an accumulator (and a running row maximum) never leaves its registers."""
+    found: dict[Node, Fragment] = {}
     yields: list[tuple[Node, Node]] = []
     for node in walk(fn.body):
         if node.op is Op.FOR:
@@ -126,8 +167,9 @@ def _carried_fragments(fn: Function) -> dict[Node, Mma]:
             yields += list(zip(node.regions[1].params, node.regions[1].results))
     for _ in range(4):  # nested loops settle from the inside out
         seen = dict(found)
+        memo: dict[Node, Fragment | None] = {}
         for param, value in yields:
-            layout = _fragment_of(value, fn.num_warps, found, {})
+            layout = _fragment_of(value, fn.num_warps, found, memo, rowwise)
             if layout is not None:
                 found[param] = layout
         if seen == found:
@@ -135,14 +177,14 @@ def _carried_fragments(fn: Function) -> dict[Node, Mma]:
     return found
 
 
-def _fragment_of(node: Node, num_warps: int, params: dict[Node, Mma], memo: dict[Node, Mma | None]) -> Mma | None:
+def _fragment_of(node: Node, num_warps: int, params: dict[Node, Fragment],
+                 memo: dict[Node, Fragment | None], rowwise: bool) -> Fragment | None:
+    """:func:`fragment` over the original IR, operands first (loop parameters as found so far)."""
     if node in memo:
         return memo[node]
     memo[node] = None
-    layout: Mma | None = None
-    if node.op is Op.DOT:
-        layout = mma_layout(node, num_warps)
-    elif node.op is Op.PARAM:
+    layout: Fragment | None = None
+    if node.op is Op.PARAM:
         layout = params.get(node)
     elif node.op is Op.RESULT and isinstance(node.attr, IndexAttr):
         owner = node.args[0]
@@ -150,10 +192,10 @@ def _fragment_of(node: Node, num_warps: int, params: dict[Node, Mma], memo: dict
             layout = params.get(owner.regions[0].params[1 + node.attr.index])
         elif owner.op is Op.WHILE:
             layout = params.get(owner.regions[1].params[node.attr.index])
-    elif _follows_fragments(node) and node.type is not None and not node.ty.is_scalar:
-        found = {_fragment_of(a, num_warps, params, memo) for a in node.args if not a.ty.is_scalar}
-        found.discard(None)
-        layout = found.pop() if len(found) == 1 else None
+    elif node.type is not None and not node.ty.is_scalar:
+        operands: list[Layout | None] = [
+            None if a.ty.is_scalar else _fragment_of(a, num_warps, params, memo, rowwise) for a in node.args]
+        layout = fragment(node, operands, num_warps, rowwise)
     memo[node] = layout
     return layout
 
@@ -174,7 +216,8 @@ def _result_layout(node: Node) -> Layout | None:
 
 def assign_layouts(fn: Function) -> Function:
     threads = fn.threads
-    carried = _carried_fragments(fn)
+    rowwise = reduces_rows(fn)
+    carried = _carried_fragments(fn, rowwise)
 
     def convert(value: Node, body: list[Node], layout: Shared = Shared()) -> Node:
         conv = Node(Op.CONVERT, value.ty, (value,), loc=value.loc, layout=layout)
@@ -189,42 +232,40 @@ def assign_layouts(fn: Function) -> Function:
         if node.type is not None and node.ty.is_scalar and node.op is not Op.STORE:
             return node
         args = list(node.args)
-        mma = mma_layout(node, fn.num_warps)
-        gathered = (0, 1) if mma is not None else _reads_anywhere(node)
+        own_fragment = fragment(node, [None if a.ty.is_scalar else a.layout for a in args], fn.num_warps, rowwise)
+        mma = own_fragment if node.op is Op.DOT else None
+        gathered: tuple[int, ...] = (0, 1) if mma is not None else (
+            () if own_fragment is not None else _reads_anywhere(node))
         for i in gathered:
-            if mma is not None:
+            if isinstance(mma, Mma):
                 args[i] = convert(args[i], body, Shared(operand_pad(args[i].ty.dtype, args[i].ty.shape[-1], i)))
             elif not random_access(args[i]):
                 args[i] = convert(args[i], body)
         node = replace(node, args=tuple(args)) if tuple(args) != node.args else node
-        layout = _layout(node, mma, threads)
+        layout = _layout(node, own_fragment, threads)
         walked = _iteration(node, layout, threads)
         if walked is not None and _reads_own(node):
             for i, arg in enumerate(args):
-                own = registers(arg)
-                if i not in gathered and own is not None and own != walked:
+                mine = registers(arg)
+                if i not in gathered and mine is not None and mine != walked:
                     args[i] = convert(arg, body)  # held in another register layout than the reader's
             node = replace(node, args=tuple(args)) if tuple(args) != node.args else node
             if layout is not None and not isinstance(layout, Shared) and node.op is not Op.CONVERT:
-                layout = _layout(node, mma, threads)  # a converted operand may make it computable
+                layout = _layout(node, own_fragment, threads)  # a converted operand may make it computable
         return node if layout is None else replace(node, layout=layout)
 
     return rewrite(fn, rule)
 
 
-def _layout(node: Node, mma: Mma | None, threads: int) -> Layout | None:
+def _layout(node: Node, own_fragment: Fragment | None, threads: int) -> Layout | None:
     if node.type is None or node.ty.is_scalar:
         return None
-    if mma is not None:
-        return mma
     if node.op is Op.CONVERT:
         return node.layout if isinstance(node.layout, Shared) else Shared()
     if _computable(node):
         return Computed()
-    if _follows_fragments(node) or node.op is Op.RESHAPE:
-        found = [lay for lay in (registers(a) for a in node.args) if isinstance(lay, Mma)]
-        if found and node.op is not Op.RESHAPE:
-            return found[0]  # an epilogue on accumulator fragments stays on them
+    if own_fragment is not None:
+        return own_fragment
     return blocked(node.ty.numel, threads)
 
 
@@ -237,7 +278,7 @@ def _reads_own(node: Node) -> bool:
 def _iteration(node: Node, layout: Layout | None, threads: int) -> Registers | None:
     """The register layout whose elements the node's code walks: its own, or for a store the
     stored value's (else the pointers' default blocked layout)."""
-    if isinstance(layout, (Blocked, Mma)):
+    if isinstance(layout, REGISTER_LAYOUTS):
         return layout
     if node.op is Op.STORE and not node.args[0].ty.is_scalar:
         return registers(node.args[1]) or blocked(node.args[0].ty.numel, threads)

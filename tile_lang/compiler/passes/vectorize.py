@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from tile_lang.compiler.ir import Blocked, Function, MemAttr, Mma, Node, Op
+from tile_lang.compiler.ir import REGISTER_LAYOUTS, Function, MemAttr, Node, Op
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import blocked
 from tile_lang.compiler.rewrite import rewrite
@@ -29,7 +29,7 @@ def _width(node: Node, info: dict[Node, AxisInfo], threads: int) -> int:
     if ptr.ty.is_scalar or element is None:
         return 1
     value = node.args[1] if node.op is Op.STORE else node
-    layout = value.layout if isinstance(value.layout, (Blocked, Mma)) else blocked(ptr.ty.numel, threads)
+    layout = value.layout if isinstance(value.layout, REGISTER_LAYOUTS) else blocked(ptr.ty.numel, threads)
     facts = info.get(ptr)
     if facts is None:
         return 1
