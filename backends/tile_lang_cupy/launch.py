@@ -95,28 +95,35 @@ class KernelCache:
         key = (launch.kernel, args, constexprs, launch.options.num_warps, launch.options.num_stages)
         found = self.loaded.get(key)
         if found is None:
-            found = self.loaded[key] = load(launch, spec_text(args, launch))
+            capability = compute_capability()
+            found = self.loaded[key] = load(launch, spec_text(args, launch, capability), capability)
         return found
 
 
-def spec_text(args: tuple[str, ...], launch: Launch) -> str | None:
+def spec_text(args: tuple[str, ...], launch: Launch, capability: int = 80) -> str | None:
     """The specialisation as disk-cache key text: argument keys, each constexpr's fingerprint
     (type and value: 4, 4.0 and True differ, as do 0.0 and -0.0), ``num_warps`` and ``num_stages``; None if a
     constexpr has no fingerprint stable across processes."""
     constexprs = [(k, fingerprint(v)) for k, v in sorted(launch.constexprs.items())]
     if any(f is None for _, f in constexprs):
         return None
-    options = f"w{launch.options.num_warps}|s{launch.options.num_stages}"
+    options = f"w{launch.options.num_warps}|s{launch.options.num_stages}|a{capability}"
     return f"{';'.join(args)}|{','.join(f'{k}={f}' for k, f in constexprs)}|{options}"
 
 
-def _arch() -> str:
+def compute_capability() -> int:
+    """The current device's compute capability as an int (90 on Hopper)."""
     import cupy
 
-    return str(cupy.cuda.Device().compute_capability)
+    return int(cupy.cuda.Device().compute_capability)
 
 
-def load(launch: Launch, spec_text: str | None) -> Compiled:
+def target(capability: int) -> str:
+    """NVRTC's target for a device: Hopper's arch-specific ``sm_90a`` (wgmma needs it)."""
+    return f"{capability}a" if capability == 90 else str(capability)
+
+
+def load(launch: Launch, spec_text: str | None, capability: int) -> Compiled:
     """The kernel for ``launch``'s specialisation (described by ``spec_text``, None: not cached
     on disk): generated source from the disk cache or the compiler, and the module from the disk
     cache or NVRTC."""
@@ -126,8 +133,8 @@ def load(launch: Launch, spec_text: str | None) -> Compiled:
 
     start = time.perf_counter()
     disk = cache.open_cache()
-    toolchain = nvrtc.toolchain(_arch())
-    gen = artifacts.generated(launch.kernel, lambda: launch_spec(launch), spec_text, disk)
+    toolchain = nvrtc.toolchain(target(capability))
+    gen = artifacts.generated(launch.kernel, lambda: launch_spec(launch, capability), spec_text, disk)
     function = _function(gen, toolchain, disk)
     if gen.smem_bytes > 48 * 1024:
         function.max_dynamic_shared_size_bytes = gen.smem_bytes
@@ -153,12 +160,12 @@ def _function(gen: artifacts.Generated, toolchain: artifacts.Toolchain, disk: ca
     return cupy.RawModule(path=str(path)).get_function(gen.name)
 
 
-def launch_spec(launch: Launch) -> Spec:
-    """The compiler's specialisation for a checked launch."""
+def launch_spec(launch: Launch, capability: int = 80) -> Spec:
+    """The compiler's specialisation for a checked launch on a device of ``capability``."""
     from tile_lang.compiler.spec import Spec
 
     return Spec(tuple(arg_spec(a) for a in launch.args), tuple(sorted(launch.constexprs.items())),
-                launch.options.num_warps, launch.options.num_stages)
+                launch.options.num_warps, launch.options.num_stages, capability)
 
 
 def make_packer(params: Sequence[str | None]) -> Packer:

@@ -180,6 +180,27 @@ __device__ __forceinline__ void mma_block(float* acc, const T* sa, const T* sb, 
   }
 }
 
+#if !defined(TL_EMULATOR)  // never generated for the emulator's target (sm_80)
+// Hopper's warpgroup MMA (sm_90a): a shared-memory matrix descriptor (start address, leading and
+// stride byte offsets, 128-byte swizzle), and the fences around a group of wgmma instructions.
+__device__ __forceinline__ unsigned long long wgmma_desc(const void* p, unsigned lbo, unsigned sbo) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  return static_cast<unsigned long long>((a & 0x3FFFFu) >> 4) | (static_cast<unsigned long long>(lbo >> 4) << 16) |
+         (static_cast<unsigned long long>(sbo >> 4) << 32) | (1ull << 62);
+}
+// Shared memory written by this thread (stores, cp.async) becomes visible to the tensor cores.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit_and_wait() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+#endif
+
 // Asynchronous copy of BYTES (4, 8 or 16) from global to shared memory; a false predicate
 // zero-fills the destination without reading the source (masked elements of a dot operand).
 template <int BYTES>

@@ -5,6 +5,7 @@ definitions) against float64 NumPy on random data, and nvcc's PTX holds ``mma.sy
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -296,3 +297,28 @@ def test_row_reductions_of_fragments_store_each_row_once(warps: int) -> None:
     _on_emulator(launch)
     np.testing.assert_allclose(outs[0], x.max(1), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(outs[1], (x - x.max(1, keepdims=True)).sum(1), rtol=1e-4, atol=1e-4)
+
+
+def test_hopper_dots_use_wgmma_on_swizzled_operands(tmp_path: Path) -> None:
+    """On sm_90 a dot with K = 64 and 16 rows per warp runs as wgmma: both operands are copied
+    into 128-byte swizzled shared memory, the accumulator is one m64 row per warpgroup, and the
+    PTX for sm_90a holds wgmma.mma_async with its fences (whether it computes the right numbers
+    needs the GPU: ``benchmarks/dot_bench.py`` and the differential tests check that)."""
+    from benchmarks.dot_kernels import matmul
+
+    spec = _aligned_spec(matmul, 4096, 8, 3, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)
+    fn = compile_ir(matmul, replace(spec, arch=90), verify_each=True)
+    nodes = walk(fn.body)
+    assert [n.layout for n in nodes if n.op is Op.DOT] == [Mma(8, 1, 1, 32)]
+    assert [n.layout for n in nodes if n.op is Op.ASYNC_COPY] == [Shared(swizzle=True)] * 2
+    assert [n.layout for n in walk(compile_ir(matmul, spec).body) if n.op is Op.DOT] == [Mma(2, 4, 4, 8)]  # sm_80
+    if NVCC is None:
+        pytest.skip("nvcc is not installed: the PTX cannot be generated")
+    src = tmp_path / "k.cu"
+    src.write_text(generate(fn).source)
+    subprocess.run([NVCC, "--ptx", "-gencode=arch=compute_90a,code=compute_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
+                    str(src), "-o", str(tmp_path / "k.ptx")], check=True, capture_output=True)
+    ptx = (tmp_path / "k.ptx").read_text()
+    for instruction in ("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", "wgmma.fence.sync.aligned",
+                        "wgmma.commit_group.sync.aligned", "fence.proxy.async.shared::cta", "cp.async.cg.shared"):
+        assert instruction in ptx, instruction

@@ -97,7 +97,7 @@ def build(kernel: Any, spec: Spec) -> Function:
         front.block(_body(fdef))
     body = Region((), tuple(front.b.bodies[0]), ())
     return Function(kernel.name, tuple(params), body, spec.num_warps, (filename, kernel.lineno),
-                    tuple(front.reads.values()), spec.num_stages)
+                    tuple(front.reads.values()), spec.num_stages, spec.arch)
 
 
 def _body(fdef: ast.FunctionDef) -> list[ast.stmt]:

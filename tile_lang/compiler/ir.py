@@ -552,13 +552,17 @@ class Shared:
     2-D block may be padded by ``row_pad`` elements so that tensor-core fragment loads
     (``ldmatrix``) of consecutive rows fall in different banks; ``transposed`` stores a 2-D
     block column by column (its first dimension contiguous), as a dot operand loaded from
-    memory that is contiguous along it (``k.T`` in attention) lies best."""
+    memory that is contiguous along it (``k.T`` in attention) lies best; ``swizzle`` stores it
+    as column panels of 64 16-bit elements whose 16-byte chunks are XOR-swizzled by row, the
+    layout wgmma reads through its descriptors (1024-byte aligned)."""
 
     row_pad: int = 0
     transposed: bool = False
+    swizzle: bool = False  # 128-byte swizzled panels of 64 16-bit columns: the operand layout of wgmma
 
     def __str__(self) -> str:
-        parts = ([f"pad={self.row_pad}"] if self.row_pad else []) + (["transposed"] if self.transposed else [])
+        parts = ([f"pad={self.row_pad}"] if self.row_pad else []) + (["transposed"] if self.transposed else []) + (
+            ["swizzle128"] if self.swizzle else [])
         return "#shared" + (f"<{','.join(parts)}>" if parts else "")
 
 
@@ -628,6 +632,7 @@ class Function:
     source: tuple[str, int] = field(default=("", 0))  # file and first line of the kernel
     reads: tuple[Read, ...] = ()  # every Python value the front end read: caches key by them
     num_stages: int = 3  # software-pipelining depth of loops that feed tensor cores
+    arch: int = 80  # target compute capability: which tensor-core instructions codegen may use
 
     @property
     def threads(self) -> int:

@@ -19,7 +19,7 @@ def print_function(fn: Function) -> str:
     """The whole kernel; stable numbering, so it diffs well between passes."""
     names = _Names()
     params = ", ".join(f"{names[p]}: {p.ty}" for p in fn.params)
-    lines = [f"func @{fn.name}({params}) num_warps={fn.num_warps} num_stages={fn.num_stages} {{"]
+    lines = [f"func @{fn.name}({params}) num_warps={fn.num_warps} num_stages={fn.num_stages} arch={fn.arch} {{"]
     _region(fn.body, names, lines, "  ")
     lines.append("}")
     return "\n".join(lines)

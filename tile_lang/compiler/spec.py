@@ -40,10 +40,11 @@ class Spec:
     constexprs: tuple[tuple[str, Any], ...]
     num_warps: int = 4
     num_stages: int = 3
+    arch: int = 80  # the target's compute capability (90: Hopper's wgmma); 80 runs on sm_80 and later
 
     def key(self) -> str:
         consts = ",".join(f"{k}={v!r}" for k, v in self.constexprs)
-        return f"{';'.join(a.key() for a in self.args)}|{consts}|w{self.num_warps}|s{self.num_stages}"
+        return f"{';'.join(a.key() for a in self.args)}|{consts}|w{self.num_warps}|s{self.num_stages}|a{self.arch}"
 
 
 def int_spec(value: int) -> ArgSpec:
@@ -65,7 +66,7 @@ def scalar_spec(annotation: Any, value: Any) -> ArgSpec:
 
 
 def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
-                pointee: DType = dtypes.F32, num_stages: int = 3) -> Spec:
+                pointee: DType = dtypes.F32, num_stages: int = 3, arch: int = 80) -> Spec:
     """A specialisation without a launch (for ``inspect`` and compile checks): pointers aligned,
     ints as unconstrained i32, generic pointee types as ``pointee``."""
     args = []
@@ -77,7 +78,7 @@ def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
             args.append(ArgSpec(dtypes.I32))
         else:
             args.append(scalar_spec(param.annotation, 0))
-    return Spec(tuple(args), tuple(sorted(constexprs.items())), num_warps, num_stages)
+    return Spec(tuple(args), tuple(sorted(constexprs.items())), num_warps, num_stages, arch)
 
 
 def _concrete(annotation: Any) -> DType | None:

@@ -9,7 +9,7 @@ from tile_lang.compiler.ir import (
 from tile_lang.dtypes import DType
 
 from tile_lang_cupy.codegen.ctypes_ import const_decl, compute_dtype, ctype, literal
-from tile_lang_cupy.codegen.emitter import Emitter, Index, emits, shared_numel, shared_offset
+from tile_lang_cupy.codegen.emitter import Emitter, Index, emits, shared_align, shared_numel, shared_offset
 
 _FUNCTORS = {ReduceFn.SUM: "tl::Sum()", ReduceFn.PROD: "tl::Prod()", ReduceFn.MAX: "tl::Max()",
              ReduceFn.MIN: "tl::Min()", ReduceFn.XOR: "tl::Xor()"}
@@ -22,7 +22,7 @@ def _convert(em: Emitter, node: Node) -> None:
     src = node.args[0]
     layout = node.layout if isinstance(node.layout, Shared) else Shared()
     t = ctype(node.ty.dtype)
-    offset = em.shared(shared_numel(layout, node.ty.shape) * node.ty.dtype.itemsize)
+    offset = em.shared(shared_numel(layout, node.ty.shape) * node.ty.dtype.itemsize, shared_align(layout))
     name = em.name(node, "s")
     em.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {offset});")
     em.line("__syncthreads();")
@@ -218,12 +218,15 @@ def _dot_step(precision: Precision, work: DType) -> list[str]:
 
 def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
     """``tl::mma_block`` on the operand tiles in (padded) shared memory, accumulating into this
-    thread's fragments, which start as ``acc``."""
+    thread's fragments, which start as ``acc`` (or wgmma on swizzled operand tiles)."""
     a, b, acc = node.args
     assert isinstance(a.layout, Shared) and isinstance(b.layout, Shared)
     name = em.declare(node)
     with em.each(node) as idx:
         em.line(f"{name}[k] = tl::cvt<float>({em.elem(acc, idx)});")
+    if a.layout.swizzle and b.layout.swizzle:
+        _dot_wgmma(em, node, name)
+        return
     assert not a.layout.transposed, "a transposed A operand is not supported on tensor cores"
     k, n = a.ty.shape[1], b.ty.shape[1]
     lda = k + a.layout.row_pad
@@ -231,3 +234,42 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
     em.line(f"tl::mma_block<{ctype(a.ty.dtype)}, {layout.warps_m}, {layout.warps_n}, {layout.tiles_m}, "
             f"{layout.tiles_n}, {k}, {lda}, {ldb}, {'true' if b.layout.transposed else 'false'}>("
             f"{name}, {em.names[a]}, {em.names[b]}, tid);")
+
+
+def _dot_wgmma(em: Emitter, node: Node, acc: str) -> None:
+    """Hopper's warpgroup MMA: each warpgroup multiplies its 64 rows of A by all of B, K in steps
+    of 16, both read by the tensor cores from swizzled shared memory through descriptors (A
+    K-major: a descriptor moves 32 bytes along a row per step; B N-major: 16 rows per step,
+    panels of 64 columns ``K * 128`` bytes apart). Shared-memory writes reach the tensor cores'
+    (async) proxy through a proxy fence and a barrier."""
+    a, b, _ = node.args
+    k, n = a.ty.shape[1], b.ty.shape[1]
+    dtype = "bf16" if a.ty.dtype == dtypes.BF16 else "f16"
+    helper = f"tl_wgmma_m64n{n}k16_{dtype}"
+    em.helpers.setdefault(helper, _wgmma_helper(helper, n, dtype))
+    em.line("tl::fence_proxy_async();")
+    em.line("__syncthreads();")
+    em.line("tl::wgmma_fence();")
+    a_rows = f"{em.names[a]} + (tid >> 7) * {64 * k}u"  # this warpgroup's 64 rows of A
+    for step in range(k // 16):
+        da = f"tl::wgmma_desc({a_rows} + {step * 16}u, 16u, 1024u)"
+        db = f"tl::wgmma_desc({em.names[b]} + {step * 16 * 64}u, {k * 128}u, 1024u)"
+        em.line(f"{helper}({acc}, {da}, {db});")
+    em.line("tl::wgmma_commit_and_wait();")
+
+
+def _wgmma_helper(name: str, n: int, dtype: str) -> str:
+    """One ``wgmma.mma_async m64nNk16`` (f32 += A * B, B N-major) on ``n / 2`` accumulator
+    registers, as a device function (the instruction names every register)."""
+    regs = n // 2
+    outs = ", ".join(f"%{i}" for i in range(regs))
+    binds = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+    ptx = (rf"{{\n.reg .pred p;\nsetp.ne.b32 p, %{regs + 2}, 0;\n"
+           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} {{{outs}}}, %{regs}, %{regs + 1}, "
+           r"p, 1, 1, 0, 1;\n}")
+    return "\n".join([
+        f"__device__ __forceinline__ void {name}(float* d, unsigned long long da, unsigned long long db) {{",
+        f'  asm volatile("{ptx}"',
+        f"               : {binds}",
+        '               : "l"(da), "l"(db), "r"(1));',
+        "}", ""])

@@ -91,12 +91,22 @@ def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
 
 def shared_offset(layout: Shared, coords: tuple[str, ...], shape: tuple[int, ...]) -> str:
     """Where the element at ``coords`` sits in a shared-memory block (rows padded by ``row_pad``;
-    a transposed block is stored column by column)."""
+    a transposed block is stored column by column; a swizzled one in panels of 64 columns, the
+    8 16-byte chunks of each row permuted by the row's low 3 bits)."""
+    if layout.swizzle:
+        r, c = coords
+        return (f"(({c}) >> 6) * {shape[0] * 64}u + ({r}) * 64u + (((({c}) >> 3) & 7u) ^ (({r}) & 7u)) * 8u "
+                f"+ (({c}) & 7u)")
     if layout.transposed:
         return f"{coords[1]} * {shape[0] + layout.row_pad}u + {coords[0]}"
     if not layout.row_pad:
         return flat_of(coords, shape)
     return f"{coords[0]} * {shape[1] + layout.row_pad}u + {coords[1]}"
+
+
+def shared_align(layout: Shared) -> int:
+    """Byte alignment of a shared-memory block: a swizzle pattern repeats every 1024 bytes."""
+    return 1024 if layout.swizzle else 16
 
 
 def shared_numel(layout: Shared, shape: tuple[int, ...]) -> int:
@@ -129,6 +139,7 @@ class Emitter:
         self.last_line: tuple[str, int] | None = None
         self.uses: dict[Node, int] = {}
         self.results: dict[Node, list[str]] = {}
+        self.helpers: dict[str, str] = {}  # device functions the kernel calls, emitted before it
         for node in walk(fn.body):
             for arg in node.args:
                 self.uses[arg] = self.uses.get(arg, 0) + 1
@@ -246,10 +257,11 @@ class Emitter:
         with self.each(target) as idx:
             self.line(f"{name}[k] = {self.elem(value, idx)};")
 
-    def shared(self, nbytes: int) -> int:
-        """Reserve ``nbytes`` of dynamic shared memory; returns the byte offset."""
-        offset = self.smem_bytes
-        self.smem_bytes += (nbytes + 15) // 16 * 16
+    def shared(self, nbytes: int, align: int = 16) -> int:
+        """Reserve ``nbytes`` of dynamic shared memory aligned to ``align`` bytes; returns the
+        byte offset."""
+        offset = (self.smem_bytes + align - 1) // align * align
+        self.smem_bytes = offset + (nbytes + 15) // 16 * 16
         return offset
 
     def scratch(self, dtype: DType, count: int, prefix: str = "s") -> str:

@@ -17,7 +17,7 @@ from tile_lang.compiler.passes.pipeline import carried_steps
 
 from tile_lang_cupy.codegen.carried import carry, yield_values
 from tile_lang_cupy.codegen.ctypes_ import ctype, literal
-from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, Index, emits, shared_numel, shared_offset
+from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, Index, emits, shared_align, shared_numel, shared_offset
 
 
 def _slot_elements(node: Node) -> int:
@@ -51,7 +51,9 @@ def _async_copy(em: Emitter, node: Node) -> None:
         return  # a pipelined loop has issued it and named its buffer
     t = ctype(node.ty.dtype)
     name = em.name(node, "s")
-    em.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {em.shared(_slot_elements(node) * node.ty.dtype.itemsize)});")
+    assert isinstance(node.layout, Shared)
+    offset = em.shared(_slot_elements(node) * node.ty.dtype.itemsize, shared_align(node.layout))
+    em.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {offset});")
     em.line("__syncthreads();")  # earlier readers of this buffer (in a loop) are done
     issue(em, node, name)
     em.line("tl::cp_async_commit();")
@@ -94,7 +96,9 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     for copy in copies:
         t, size = ctype(copy.ty.dtype), _slot_elements(copy)
         ring = em.fresh("ring")
-        em.line(f"{t}* {ring} = reinterpret_cast<{t}*>(tl_smem + {em.shared(stages * size * copy.ty.dtype.itemsize)});")
+        assert isinstance(copy.layout, Shared)
+        offset = em.shared(stages * size * copy.ty.dtype.itemsize, shared_align(copy.layout))
+        em.line(f"{t}* {ring} = reinterpret_cast<{t}*>(tl_smem + {offset});")
         rings[copy] = (ring, size)
     lo, hi = em.elem(lower, SCALAR), em.elem(upper, SCALAR)
     for s in range(stages - 1):

@@ -35,7 +35,18 @@ def blocked(numel: int, threads: int) -> Blocked:
     return Blocked(used, vector, numel // (used * vector))
 
 
-def mma_layout(node: Node, num_warps: int, rowwise: bool = False) -> Mma | None:
+def wgmma_fits(node: Node, num_warps: int, arch: int) -> bool:
+    """Whether a tensor-core ``dot`` runs as Hopper's wgmma (sm_90a): 16-bit operands with K = 64
+    (one 128-byte swizzle panel per A row), N a multiple of 64 up to 256, and 16 rows per warp
+    (each warpgroup of 4 warps one m64 instruction row), both operands swizzled in shared memory."""
+    if arch < 90 or node.op is not Op.DOT or len(node.ty.shape) != 2 or num_warps % 4:
+        return False
+    (m, k), n = node.args[0].ty.shape, node.ty.shape[1]
+    return (node.args[0].ty.dtype in (dtypes.F16, dtypes.BF16) and node.ty.dtype == dtypes.F32 and k == 64
+            and n % 64 == 0 and n <= 256 and m == 16 * num_warps)
+
+
+def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80) -> Mma | None:
     """The tensor-core layout of a ``dot`` result, or None when the dot stays on CUDA cores: 2-D,
     f32 accumulation, f16/bf16 operands or f32 ones in tf32, M and N multiples of 16 and 8 and K
     of the instruction's K. Warps split the block to keep each warp's tile square, or with
@@ -52,6 +63,8 @@ def mma_layout(node: Node, num_warps: int, rowwise: bool = False) -> Mma | None:
         return None
     if m % 16 or n % 8 or k % _MMA_K[operand]:
         return None
+    if wgmma_fits(node, num_warps, arch):
+        return Mma(num_warps, 1, 1, n // 8)  # wgmma's accumulator: 16 rows per warp, all columns
     wm = wn = 1
     while rowwise and wm < num_warps and m // (2 * wm) >= 16:
         wm *= 2
@@ -121,14 +134,15 @@ Fragment = Union[Mma, MmaRows]
 _ROW_REDUCTIONS = frozenset({ReduceFn.SUM, ReduceFn.MAX, ReduceFn.MIN})
 
 
-def fragment(node: Node, operands: list[Layout | None], num_warps: int, rowwise: bool = False) -> Fragment | None:
+def fragment(node: Node, operands: list[Layout | None], num_warps: int, rowwise: bool = False,
+             arch: int = 80) -> Fragment | None:
     """The tensor-core layout ``node`` takes given its operands' layouts, or None: dots on tensor
     cores; row reductions of fragments (``tl.max(qk, 1)``) and their ``[:, None]`` views; the
     broadcast of such a row back over its block; elementwise ops on fragments."""
     if node.type is None or node.ty.is_scalar:
         return None
     if node.op is Op.DOT:
-        return mma_layout(node, num_warps, rowwise)
+        return mma_layout(node, num_warps, rowwise, arch)
     source = operands[0] if operands else None
     if node.op is Op.REDUCE and isinstance(node.attr, ReduceAttr) and isinstance(source, Mma):
         by_row = node.attr.axis == 1 and node.attr.fn in _ROW_REDUCTIONS and source.warps_n == 1
@@ -169,7 +183,7 @@ def _carried_fragments(fn: Function, rowwise: bool) -> dict[Node, Fragment]:
         seen = dict(found)
         memo: dict[Node, Fragment | None] = {}
         for param, value in yields:
-            layout = _fragment_of(value, fn.num_warps, found, memo, rowwise)
+            layout = _fragment_of(value, fn.num_warps, found, memo, rowwise, fn.arch)
             if layout is not None:
                 found[param] = layout
         if seen == found:
@@ -178,7 +192,7 @@ def _carried_fragments(fn: Function, rowwise: bool) -> dict[Node, Fragment]:
 
 
 def _fragment_of(node: Node, num_warps: int, params: dict[Node, Fragment],
-                 memo: dict[Node, Fragment | None], rowwise: bool) -> Fragment | None:
+                 memo: dict[Node, Fragment | None], rowwise: bool, arch: int = 80) -> Fragment | None:
     """:func:`fragment` over the original IR, operands first (loop parameters as found so far)."""
     if node in memo:
         return memo[node]
@@ -194,8 +208,8 @@ def _fragment_of(node: Node, num_warps: int, params: dict[Node, Fragment],
             layout = params.get(owner.regions[1].params[node.attr.index])
     elif node.type is not None and not node.ty.is_scalar:
         operands: list[Layout | None] = [
-            None if a.ty.is_scalar else _fragment_of(a, num_warps, params, memo, rowwise) for a in node.args]
-        layout = fragment(node, operands, num_warps, rowwise)
+            None if a.ty.is_scalar else _fragment_of(a, num_warps, params, memo, rowwise, arch) for a in node.args]
+        layout = fragment(node, operands, num_warps, rowwise, arch)
     memo[node] = layout
     return layout
 
@@ -232,12 +246,16 @@ def assign_layouts(fn: Function) -> Function:
         if node.type is not None and node.ty.is_scalar and node.op is not Op.STORE:
             return node
         args = list(node.args)
-        own_fragment = fragment(node, [None if a.ty.is_scalar else a.layout for a in args], fn.num_warps, rowwise)
+        own_fragment = fragment(node, [None if a.ty.is_scalar else a.layout for a in args], fn.num_warps, rowwise,
+                                fn.arch)
         mma = own_fragment if node.op is Op.DOT else None
         gathered: tuple[int, ...] = (0, 1) if mma is not None else (
             () if own_fragment is not None else _reads_anywhere(node))
+        swizzled = mma is not None and wgmma_fits(node, fn.num_warps, fn.arch)
         for i in gathered:
-            if isinstance(mma, Mma):
+            if swizzled:
+                args[i] = convert(args[i], body, Shared(swizzle=True))
+            elif isinstance(mma, Mma):
                 args[i] = convert(args[i], body, Shared(operand_pad(args[i].ty.dtype, args[i].ty.shape[-1], i)))
             elif not random_access(args[i]):
                 args[i] = convert(args[i], body)
