@@ -417,7 +417,9 @@ def test_real_cubins_pass_the_check_and_truncated_ones_do_not(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     cubin = next(tmp_path.glob("*.cubin")).read_bytes()
     assert artifacts.looks_like_cubin(cubin)
-    assert not any(artifacts.looks_like_cubin(cubin[:n]) for n in (0, 16, 64, len(cubin) // 2, len(cubin) - 1))
+    # cut within its last bytes, a cubin passes (NVRTC's, through CuPy, end a byte short of their program
+    # headers and load fine); one the driver refuses to load is rebuilt (tile_lang_cupy.launch._function)
+    assert not any(artifacts.looks_like_cubin(cubin[:n]) for n in (0, 16, 64, len(cubin) // 2))
 
 
 def test_the_cubin_key_has_the_toolchain(disk: cache.DiskCache) -> None:

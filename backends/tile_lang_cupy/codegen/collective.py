@@ -247,8 +247,9 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str) -> None:
     dtype = "bf16" if a.ty.dtype == dtypes.BF16 else "f16"
     helper = f"tl_wgmma_m64n{n}k16_{dtype}"
     em.helpers.setdefault(helper, _wgmma_helper(helper, n, dtype))
-    em.line("tl::fence_proxy_async();")
-    em.line("__syncthreads();")
+    if not {a, b} <= em.fenced:
+        em.line("tl::fence_proxy_async();")
+        em.line("__syncthreads();")
     em.line("tl::wgmma_fence();")
     a_rows = f"{em.names[a]} + (tid >> 7) * {64 * k}u"  # this warpgroup's 64 rows of A
     for step in range(k // 16):

@@ -140,6 +140,7 @@ class Emitter:
         self.uses: dict[Node, int] = {}
         self.results: dict[Node, list[str]] = {}
         self.helpers: dict[str, str] = {}  # device functions the kernel calls, emitted before it
+        self.fenced: set[Node] = set()  # shared-memory operands already visible to the tensor cores' proxy
         for node in walk(fn.body):
             for arg in node.args:
                 self.uses[arg] = self.uses.get(arg, 0) + 1

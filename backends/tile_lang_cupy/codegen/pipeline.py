@@ -113,6 +113,9 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     head = f"for ({ctype(iv.ty.dtype)} {i} = {lo}; {i} < {hi}; {i} += {em.elem(step, SCALAR)})"
     with em.block(head):
         em.line(f"tl::cp_async_wait<{stages - 2}>();")
+        if any(isinstance(c.layout, Shared) and c.layout.swizzle for c in copies):
+            em.line("tl::fence_proxy_async();")  # the copies are read by wgmma, through the async proxy
+            em.fenced.update(copies)
         em.line("__syncthreads();")  # this iteration's operands landed; the previous one's reads are done
         with _ahead(em, node, i, stages - 1):
             with em.block(f"if ({em.names[iv]} < {hi})"):
