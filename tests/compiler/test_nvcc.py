@@ -1,7 +1,10 @@
 """The CUDA generated for every example kernel (as the examples launch them) and every
 compiler test kernel compiles with nvcc to machine code for sm_90 and sm_80 (so ptxas checks the
 inline PTX too), and with NVRTC, as the cupy backend compiles it, where libnvrtc is installed
-(the nvidia-cuda-nvrtc wheel). Needs either compiler, not CuPy or a GPU."""
+(the nvidia-cuda-nvrtc wheel). Needs either compiler, not CuPy or a GPU.
+
+Marked ``slow`` (about 40 s of nvcc): left out of a plain ``pytest``, run by ``pytest -m slow``
+(.ci/run runs both)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from tile_lang_cupy.codegen import generate
 
 from tests.compiler.conftest import ARCHS, NVCC, NVRTC, launch_spec, nvcc_cubin, nvrtc_compile, record_example
 from tests.compiler.kernels import KERNELS
+
+pytestmark = pytest.mark.slow
 
 
 def _check(kernel: Any, spec: Spec, tmp_path: Path) -> None:
