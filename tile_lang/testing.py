@@ -136,7 +136,7 @@ def mismatch(actual: Any, expected: Any, rtol: float | None = None, atol: float 
              f"rtol={rtol:g}, atol={atol:g}; the worst:"]
     for flat in order:
         index = tuple(int(i) for i in np.unravel_index(flat, a.shape))
-        lines.append(f"  index {index}: actual {got.ravel()[flat]!r}, expected {want.ravel()[flat]!r}, "
+        lines.append(f"  index {index}: actual {got.ravel()[flat].item()!r}, expected {want.ravel()[flat].item()!r}, "
                      f"error {error.ravel()[flat]:.6g} (allowed {allowed.ravel()[flat]:.3g})")
     return "\n".join(lines)
 
