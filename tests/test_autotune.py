@@ -101,7 +101,7 @@ def test_native_arrays_are_restored_too() -> None:
     tuned = tl.autotune(configs=BLOCKS, key=["n"])(bump)
     x = _data(200)
     native = x.copy()
-    tuned[lambda meta: (tl.cdiv(200, meta["BLOCK"]),)](native, 200)
+    tuned[lambda meta: (tl.cdiv(200, meta["BLOCK"]),)](native, 200)  # type: ignore[arg-type]  # a native array, adopted at launch
     np.testing.assert_array_equal(native, x + np.float32(1.0))
 
 
@@ -196,7 +196,12 @@ def timed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Laun
     monkeypatch.setenv("TILE_LANG_CACHE_DIR", str(tmp_path))
     backend = TimedBackend()
     seen: list[Launch] = []
-    setattr(backend, "launch", lambda launch: (seen.append(launch), NumpyBackend.launch(backend, launch)))
+
+    def recording(launch: Launch) -> None:
+        seen.append(launch)
+        NumpyBackend.launch(backend, launch)
+
+    setattr(backend, "launch", recording)
     registry.register(backend)
     with tl.backend(backend.name):
         yield seen
