@@ -17,6 +17,7 @@ EXAMPLES: tuple[str, ...] = (
     "vector_add",
     "softmax",
     "matmul",
+    "matmul_autotune",
     "linear",
     "reductions",
     "cumsum",

@@ -3,11 +3,15 @@
 A test takes the ``tile_backend`` fixture; it is parametrised over the selected backends,
 each one active (``with tl.backend(name)``) while the test runs. A backend that cannot run
 here (no GPU, no CuPy) is reported as skipped with the reason.
+
+With ``-rs`` (or ``-ra``) the skips are summarised once per reason, with a count and the files,
+instead of one near-identical line per test location.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -47,3 +51,35 @@ def tile_backend(request: pytest.FixtureRequest) -> Iterator[str]:
         pytest.skip(f"tile_lang backend {name!r} is not available here: {info.reason}")
     with registry.backend(name):
         yield name
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and "s" in getattr(reporter, "reportchars", ""):
+        reporter.reportchars = reporter.reportchars.replace("s", "")  # our summary replaces pytest's
+        config.stash[_SUMMARISE] = True
+
+
+_SUMMARISE = pytest.StashKey[bool]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """One line per skip reason: how many tests, and in which files."""
+    if not config.stash.get(_SUMMARISE, False):
+        return
+    counts: Counter[str] = Counter()
+    files: dict[str, list[str]] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        if isinstance(report.longrepr, tuple):
+            path, _, reason = report.longrepr
+            reason = reason.removeprefix("Skipped: ")
+            counts[reason] += 1
+            seen = files.setdefault(reason, [])
+            where = os.path.relpath(path, config.rootpath) if os.path.isabs(path) else str(path)
+            if where not in seen:
+                seen.append(where)
+    if counts:
+        terminalreporter.write_sep("=", "skipped, by reason")
+        for reason, count in counts.most_common():
+            terminalreporter.write_line(f"SKIPPED [{count}] {reason} ({', '.join(files[reason])})")

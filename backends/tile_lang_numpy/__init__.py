@@ -42,8 +42,22 @@ class NumpyBackend:
 
     def adopt(self, obj: object) -> Buffer[Any] | None:
         if not isinstance(obj, np.ndarray):
-            return None
+            obj = _host_dlpack(obj)
+            if obj is None:
+                return None
         return native_buffer(self, obj, native_dtype(obj.dtype), tuple(obj.shape), tuple(obj.strides), obj.ctypes.data)
 
     def launch(self, launch: Launch) -> None:
         executor.run(launch)
+
+
+def _host_dlpack(obj: Any) -> np.ndarray[Any, Any] | None:
+    """A zero-copy NumPy view of a host array that exports DLPack (a torch CPU tensor...), or None."""
+    device = getattr(obj, "__dlpack_device__", None)
+    if device is None or device()[0] != 1:  # 1: kDLCPU
+        return None
+    try:
+        view: np.ndarray[Any, Any] = np.from_dlpack(obj)
+    except (TypeError, BufferError, RuntimeError):  # e.g. bf16, or a tensor that requires grad
+        return None
+    return view

@@ -1,22 +1,29 @@
 """The CUDA generated for every example kernel (as the examples launch them) and every
 compiler test kernel compiles with nvcc to machine code for sm_90 and sm_80 (so ptxas checks the
 inline PTX too), and with NVRTC, as the cupy backend compiles it, where libnvrtc is installed
-(the nvidia-cuda-nvrtc wheel). Needs either compiler, not CuPy or a GPU."""
+(the nvidia-cuda-nvrtc wheel). Needs either compiler, not CuPy or a GPU.
+
+Marked ``slow`` (about 40 s of nvcc): left out of a plain ``pytest``, run by ``pytest -m slow``
+(.ci/run runs both)."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from examples import EXAMPLES
+from tile_lang.autotune import Autotuner
 from tile_lang.compiler import compile_ir, static_spec
 from tile_lang.compiler.spec import Spec
 from tile_lang_cupy.codegen import generate
 
 from tests.compiler.conftest import ARCHS, NVCC, NVRTC, launch_spec, nvcc_cubin, nvrtc_compile, record_example
 from tests.compiler.kernels import KERNELS
+
+pytestmark = pytest.mark.slow
 
 
 def _check(kernel: Any, spec: Spec, tmp_path: Path) -> None:
@@ -35,12 +42,26 @@ def test_compiler_kernels_compile(name: str, tmp_path: Path, need_cuda_compiler:
     _check(kernel, static_spec(kernel, constexprs), tmp_path)
 
 
+def _tuned_names(example: str) -> dict[Any, frozenset[str]]:
+    """The example's autotuned kernels, each with the constexprs its configs set."""
+    module = importlib.import_module(f"examples.{example}")
+    return {v.kernel: frozenset(v.supplies) for v in vars(module).values() if isinstance(v, Autotuner)}
+
+
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_example_kernels_compile(example: str, tmp_path: Path, need_cuda_compiler: None) -> None:
+    """Every specialisation an example launches; of an autotuned kernel (which launches every
+    config on the reference), one per combination of the constexprs its configs do not set:
+    the last config recorded, the smallest tiles by convention (nvcc takes minutes per big tile)."""
+    tuned = _tuned_names(example)
     specs: dict[tuple[Any, str], tuple[Any, Spec]] = {}
     for launch in record_example(example):
         spec = launch_spec(launch)
-        specs[(launch.kernel, spec.key())] = (launch.kernel, spec)
+        if launch.kernel in tuned:
+            rest = tuple(sorted((k, v) for k, v in launch.constexprs.items() if k not in tuned[launch.kernel]))
+            specs[(launch.kernel, repr(rest))] = (launch.kernel, spec)
+        else:
+            specs[(launch.kernel, spec.key())] = (launch.kernel, spec)
     assert specs, f"example {example} launched nothing"
     for kernel, spec in specs.values():
         _check(kernel, spec, tmp_path)

@@ -1,0 +1,61 @@
+"""The PEP 517 build backend: setuptools, except that ``pip install -e .`` installs a plain
+``tile_lang.pth`` listing the repository root and ``backends/``.
+
+setuptools' own editable install of this layout (packages in ``.`` and in ``backends/``) is an
+import hook, which mypy and other type checkers cannot see, so ``mypy`` on a kernel file outside
+the repository would not find ``tile_lang``. Path entries are seen by every tool, and new modules
+are picked up without reinstalling.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import tempfile
+import zipfile
+from pathlib import Path
+
+from setuptools import build_meta
+from setuptools.build_meta import (  # noqa: F401 (re-exported hooks)
+    build_sdist, build_wheel, get_requires_for_build_sdist, get_requires_for_build_wheel,
+    prepare_metadata_for_build_wheel,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+PATH_ENTRIES = (ROOT, ROOT / "backends")
+
+
+def get_requires_for_build_editable(config_settings: dict[str, object] | None = None) -> list[str]:
+    return []  # the editable wheel is written here, with the standard library
+
+
+def prepare_metadata_for_build_editable(metadata_directory: str,
+                                        config_settings: dict[str, object] | None = None) -> str:
+    name: str = build_meta.prepare_metadata_for_build_wheel(metadata_directory, config_settings)
+    return name
+
+
+def build_editable(wheel_directory: str, config_settings: dict[str, object] | None = None,
+                   metadata_directory: str | None = None) -> str:
+    """A wheel holding the project's metadata (entry points included) and ``tile_lang.pth``."""
+    with tempfile.TemporaryDirectory() as scratch:
+        dist_info = (Path(metadata_directory) if metadata_directory is not None  # the .dist-info itself
+                     else Path(scratch, prepare_metadata_for_build_editable(scratch, config_settings)))
+        stem = dist_info.name.removesuffix(".dist-info")
+        files: dict[str, bytes] = {"tile_lang.pth": "".join(f"{p}\n" for p in PATH_ENTRIES).encode()}
+        for path in sorted(dist_info.rglob("*")):
+            if path.is_file() and path.name not in ("RECORD", "WHEEL"):
+                files[f"{dist_info.name}/{path.relative_to(dist_info).as_posix()}"] = path.read_bytes()
+        files[f"{dist_info.name}/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: tile_lang editable_build\n"
+                                            b"Root-Is-Purelib: true\nTag: py3-none-any\n")
+        record = "".join(f"{name},{_digest(data)},{len(data)}\n" for name, data in files.items())
+        files[f"{dist_info.name}/RECORD"] = (record + f"{dist_info.name}/RECORD,,\n").encode()
+        wheel_name = f"{stem}-py3-none-any.whl"
+        with zipfile.ZipFile(Path(wheel_directory, wheel_name), "w", zipfile.ZIP_DEFLATED) as wheel:
+            for name, data in files.items():
+                wheel.writestr(name, data)
+    return wheel_name
+
+
+def _digest(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()

@@ -1,0 +1,270 @@
+"""``tl.autotune`` and ``tl.heuristics``: on the NumPy reference every config runs and must agree
+with the first (the first is used, the inputs are restored between configs); on a timed backend
+(here a NumPy backend under another name, timed by the wall clock) the fastest config is chosen
+and cached on disk; bad decorations and launches fail naming the kernel."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from mypy import api as mypy_api
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, registry
+from tile_lang.kernel import Launch
+from tile_lang_numpy import NumpyBackend
+
+REPO = Path(__file__).resolve().parents[1]
+BLOCKS = [tl.Config({"BLOCK": b}, num_warps=w) for b, w in ((32, 1), (64, 2), (128, 4), (256, 4))]
+
+
+@tl.kernel
+def scale(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, factor: float, BLOCK: constexpr = 64) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * factor, mask=offs < n)
+
+
+@tl.kernel
+def bump(x_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr = 64) -> None:
+    """In place: x += 1 (run once per config, it would add len(configs) without restores)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+@tl.kernel
+def unmasked(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr = 64) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)  # right only when BLOCK divides n
+
+
+@tl.kernel
+def drops_tail(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr = 64) -> None:
+    """One program walking n in BLOCK steps, forgetting the last partial block."""
+    for start in range(0, n // BLOCK * BLOCK, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+
+
+@pytest.fixture
+def launches() -> Iterator[list[Launch]]:
+    """Every launch the NumPy backend runs during the test, in order."""
+    backend = registry.get("numpy")
+    seen: list[Launch] = []
+    original = backend.launch
+
+    def recording(launch: Launch) -> None:
+        seen.append(launch)
+        original(launch)
+
+    setattr(backend, "launch", recording)
+    yield seen
+    delattr(backend, "launch")
+
+
+def _data(n: int, seed: int = 0) -> np.ndarray[Any, np.dtype[np.float32]]:
+    return np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+
+
+def _run_scale(tuned: Any, n: int, seed: int = 0) -> np.ndarray[Any, Any]:
+    x = _data(n, seed)
+    out = tl.to_device(np.full(n, np.nan, dtype=np.float32), tl.f32)
+    tuned[lambda meta: (tl.cdiv(n, meta["BLOCK"]),)](tl.to_device(x, tl.f32), out, n, 1.5)
+    np.testing.assert_allclose(out.numpy(), x.astype(np.float64) * 1.5, rtol=1e-6)
+    return out.numpy()
+
+
+def test_reference_runs_every_config_once_per_key_then_the_first(launches: list[Launch]) -> None:
+    tuned = tl.autotune(configs=BLOCKS, key=["n"])(scale)
+    _run_scale(tuned, 1000)
+    assert [launch.constexprs["BLOCK"] for launch in launches] == [32, 64, 128, 256]
+    assert [launch.options.num_warps for launch in launches] == [1, 2, 4, 4]
+    _run_scale(tuned, 1000, seed=1)                  # same key: only the first config
+    assert [launch.constexprs["BLOCK"] for launch in launches[4:]] == [32]
+    _run_scale(tuned, 777)                           # a new key: all again
+    assert len(launches) == 9
+
+
+def test_inputs_restored_between_configs_and_no_second_run() -> None:
+    tuned = tl.autotune(configs=BLOCKS, key=["n"])(bump)
+    x = _data(300)
+    buf = tl.to_device(x, tl.f32)
+    tuned[lambda meta: (tl.cdiv(300, meta["BLOCK"]),)](buf, 300)
+    np.testing.assert_array_equal(buf.numpy(), x + np.float32(1.0))
+
+
+def test_native_arrays_are_restored_too() -> None:
+    tuned = tl.autotune(configs=BLOCKS, key=["n"])(bump)
+    x = _data(200)
+    native = x.copy()
+    tuned[lambda meta: (tl.cdiv(200, meta["BLOCK"]),)](native, 200)  # type: ignore[arg-type]  # a native array, adopted at launch
+    np.testing.assert_array_equal(native, x + np.float32(1.0))
+
+
+def test_config_breaking_the_masks_is_found_on_the_reference() -> None:
+    tuned = tl.autotune(configs=[tl.Config({"BLOCK": 32}), tl.Config({"BLOCK": 48 + 16})], key=["n"])(unmasked)
+    x = tl.to_device(_data(96), tl.f32)
+    out = tl.empty(96, tl.f32)
+    with pytest.raises(tl.KernelError, match=r"autotune config \{BLOCK: 64, num_warps: 4, num_stages: 3\}") as info:
+        tuned[lambda meta: (tl.cdiv(96, meta["BLOCK"]),)](x, out, 96)
+    assert "tl.load(x_ptr + offs)" in str(info.value)  # the kernel's line, with a caret
+
+
+def test_disagreeing_config_is_reported_with_the_worst_elements() -> None:
+    tuned = tl.autotune(configs=[tl.Config({"BLOCK": 16}), tl.Config({"BLOCK": 64})], key=["n"])(drops_tail)
+    x = _data(80)
+    out = tl.to_device(np.full(80, np.nan, dtype=np.float32), tl.f32)
+    with pytest.raises(tl.KernelError) as info:
+        tuned[(1,)](tl.to_device(x, tl.f32), out, 80)
+    text = str(info.value)
+    assert "config {BLOCK: 64, num_warps: 4, num_stages: 3} disagrees with config {BLOCK: 16" in text
+    assert "on 'out_ptr'" in text and "16 of 80 elements differ" in text and "index (64,)" in text
+
+
+def test_heuristics_alone_and_under_autotune(launches: list[Launch]) -> None:
+    by_rule = tl.heuristics({"BLOCK": lambda args: 128 if args["n"] > 500 else 32})(scale)
+    _run_scale(by_rule, 1000)
+    _run_scale(by_rule, 100)
+    assert [launch.constexprs["BLOCK"] for launch in launches] == [128, 32]
+
+    @tl.kernel
+    def two(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, factor: float,
+            BLOCK: constexpr = 64, HALF: constexpr = 32) -> None:
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.static_assert(HALF * 2 == BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * factor, mask=offs < n)
+
+    tuned = tl.autotune(configs=BLOCKS[:2], key=["n"])(tl.heuristics({"HALF": lambda a: a["BLOCK"] // 2})(two))
+    _run_scale(tuned, 300)
+    assert [launch.constexprs["HALF"] for launch in launches[2:]] == [16, 32]
+
+
+def test_prune_configs_by(launches: list[Launch]) -> None:
+    seen: list[int] = []
+
+    def early(configs: list[tl.Config], named: dict[str, Any]) -> list[tl.Config]:
+        seen.append(named["n"])
+        return [c for c in configs if c.kwargs["BLOCK"] <= named["n"]]
+
+    def model(**meta: Any) -> float:
+        return float(abs(meta["BLOCK"] - 100))       # 128 first, then 64
+
+    tuned = tl.autotune(configs=BLOCKS, key=["n"],
+                        prune_configs_by={"early_config_prune": early, "perf_model": model, "top_k": 2})(scale)
+    _run_scale(tuned, 200)
+    assert seen == [200]
+    assert [launch.constexprs["BLOCK"] for launch in launches] == [128, 64]
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: tl.autotune(configs=[tl.Config({"BLOK": 32})], key=["n"])(scale),
+     "a config sets 'BLOK', which is not a constexpr parameter of kernel scale"),
+    (lambda: tl.autotune(configs=BLOCKS, key=["m"])(scale), "autotune key 'm' is not a parameter of kernel scale"),
+    (lambda: tl.autotune(configs=BLOCKS, key=["n"], reset_to_zero=["n"])(scale), "'n' (reset_to_zero/restore_value)"),
+    (lambda: tl.autotune(configs=[], key=["n"])(scale), "autotune needs at least one config"),
+    (lambda: tl.heuristics({"n": lambda a: 1})(scale), "heuristics sets 'n', which is not a constexpr"),
+])
+def test_bad_decorations_point_at_the_kernel(make: Any, message: str) -> None:
+    with pytest.raises(tl.KernelError, match=r"test_autotune\.py:\d+:1: in kernel scale") as info:
+        make()
+    assert message in str(info.value)
+
+
+def test_bad_launches() -> None:
+    tuned = tl.autotune(configs=BLOCKS, key=["n"])(scale)
+    x = tl.to_device(_data(10), tl.f32)
+    with pytest.raises(tl.LaunchError, match="kernel scale: BLOCK set by autotune/heuristics; do not pass them"):
+        tuned[(1,)](x, x, 10, 1.0, BLOCK=32)
+    with pytest.raises(tl.LaunchError, match="num_warps set by the autotune configs"):
+        tuned[(1,)](x, x, 10, 1.0, num_warps=8)  # type: ignore[call-arg]
+    with pytest.raises(tl.LaunchError, match="parameter out_ptr"):
+        tuned[(1,)](x, x.numpy().astype(np.float64), 10, 1.0)  # type: ignore[arg-type]
+
+
+class TimedBackend(NumpyBackend):
+    """The NumPy backend under another name: the autotuner times it (wall clock) and caches."""
+
+    name = "timed_numpy"
+
+
+@pytest.fixture
+def timed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Launch]]:
+    monkeypatch.setenv("TILE_LANG_CACHE_DIR", str(tmp_path))
+    backend = TimedBackend()
+    seen: list[Launch] = []
+
+    def recording(launch: Launch) -> None:
+        seen.append(launch)
+        NumpyBackend.launch(backend, launch)
+
+    setattr(backend, "launch", recording)
+    registry.register(backend)
+    with tl.backend(backend.name):
+        yield seen
+
+
+def test_timed_backend_picks_the_fastest_and_caches_it_on_disk(timed: list[Launch], tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILE_LANG_PRINT_AUTOTUNING", "1")
+    tuned = tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=3)(scale)
+    _run_scale(tuned, 4096)
+    files = list(tmp_path.glob("autotune-scale-*.json"))
+    assert len(files) == 1
+    stored = json.loads(files[0].read_text())
+    assert sorted(stored["timings"]) == sorted(map(str, BLOCKS))
+    best = min(stored["timings"], key=stored["timings"].get)
+    assert stored["config"] == best
+    assert str(timed[-1].constexprs["BLOCK"]) in best  # the final, real launch used the winner
+    assert f"kernel scale, key {{'n': 4096}}: {best}" in capsys.readouterr().out
+
+    again = tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=3)(scale)  # a new process, in effect
+    before = len(timed)
+    _run_scale(again, 4096)
+    assert len(timed) == before + 1
+
+    files[0].write_text("{not json")                          # a damaged entry is re-tuned, not trusted
+    _run_scale(tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=3)(scale), 4096)
+    assert len(timed) > before + 2 and json.loads(files[0].read_text())["config"] in map(str, BLOCKS)
+
+
+def test_timed_backend_restores_and_zeroes(timed: list[Launch]) -> None:
+    @tl.kernel
+    def accumulate(x_ptr: Pointer[tl.f32], total_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr = 64) -> None:
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        values = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(x_ptr + offs, values + 1.0, mask=offs < n)
+        tl.atomic_add(total_ptr, tl.sum(values, axis=0))
+
+    tuned = tl.autotune(configs=BLOCKS, key=["n"], reset_to_zero=["total_ptr"], restore_value=["x_ptr"],
+                        warmup=1, rep=2, cache_results=False)(accumulate)
+    x = _data(1000)
+    buf, total = tl.to_device(x, tl.f32), tl.to_device(np.zeros(1, np.float32), tl.f32)
+    tuned[lambda meta: (tl.cdiv(1000, meta["BLOCK"]),)](buf, total, 1000)
+    np.testing.assert_array_equal(buf.numpy(), x + np.float32(1.0))
+    np.testing.assert_allclose(total.numpy()[0], x.astype(np.float64).sum(), rtol=1e-4, atol=1e-4)
+
+
+def test_tuned_launches_keep_the_kernel_signature_under_mypy(tmp_path: Path) -> None:
+    source = tmp_path / "tuned_launch.py"
+    source.write_text(
+        "import tile_lang as tl\n"
+        "from tile_lang import Pointer, constexpr\n"
+        "@tl.autotune(configs=[tl.Config({'BLOCK': 32})], key=['n'])\n"
+        "@tl.heuristics({'HALF': lambda args: args['BLOCK'] // 2})\n"
+        "@tl.kernel\n"
+        "def k(x_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr = 64, HALF: constexpr = 32) -> None:\n"
+        "    tl.store(x_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), dtype=tl.f32))\n"
+        "def launch(x: tl.Buffer[tl.f32], y: tl.Buffer[tl.f16]) -> None:\n"
+        "    k[(1,)](x, 10)\n"
+        "    k[lambda meta: (meta['BLOCK'],), tl.Options(stream=None)](x, n=10)\n"
+        "    k[(1,)](y, 10)\n"
+        "    k[(1,)](x, 1.5)\n")
+    out, err, status = mypy_api.run(["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"),
+                                     "--follow-imports", "silent", str(source)])
+    errors = [line.split(": error: ")[0].rsplit(":", 1)[1] for line in out.splitlines() if ": error: " in line]
+    assert errors == ["11", "12"], out + err

@@ -1,0 +1,380 @@
+"""``@tl.autotune`` and ``@tl.heuristics``, Triton's spelling, on top of ``Kernel``'s public API.
+
+Both wrap a kernel (or each other) and keep its ParamSpec, so ``tuned[grid](args...)`` is checked
+by mypy against the kernel's parameters. The constexprs a config or a heuristic supplies need a
+default in the kernel's signature (``BLOCK_M: constexpr = 64``) for mypy to accept the launch
+without them; the wrapper always passes its own value, and passing one at the launch is an error.
+
+On a timed backend (CUDA) the autotuner benchmarks every config per distinct value of ``key`` and
+caches the winner in memory and on disk. On the NumPy reference nothing is timed: every config runs
+on the call's inputs, which must agree with the first config's results (a config that breaks the
+masks fails here, on the CPU), and the first config is used.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, overload
+
+from tile_lang import registry, testing
+from tile_lang.buffer import Buffer
+from tile_lang.errors import KernelError, LaunchError
+from tile_lang.kernel import Grid, Kernel, Options, P
+from tile_lang.signature import ParamKind
+
+if TYPE_CHECKING:
+    from tile_lang_cupy.cache import DiskCache
+
+PRINT_ENV_VAR = "TILE_LANG_PRINT_AUTOTUNING"
+REFERENCE = "numpy"  # the backend on which configs are checked against each other, not timed
+AGREEMENT_SLACK = 64
+"""On the reference, configs agree within this many times ``assert_close``'s default tolerance:
+block sizes change the order of a reduction's sums, hence its rounding."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One candidate: constexpr values and launch options (``tl.Config({"BLOCK": 128}, num_warps=4)``)."""
+
+    kwargs: Mapping[str, Any]
+    num_warps: int = 4
+    num_stages: int = 3
+
+    def options(self, stream: Any = None) -> Options:
+        return Options(num_warps=self.num_warps, num_stages=self.num_stages, stream=stream)
+
+    def __str__(self) -> str:
+        return ", ".join([f"{k}: {v}" for k, v in self.kwargs.items()]
+                         + [f"num_warps: {self.num_warps}", f"num_stages: {self.num_stages}"])
+
+
+class PruneConfigs(TypedDict, total=False):
+    """``prune_configs_by``: ``early_config_prune(configs, named_args)`` drops configs before
+    anything runs; ``perf_model(**named_args, **config.kwargs, num_warps=, num_stages=)`` estimates
+    a time, and only the ``top_k`` best estimates (a count, or a fraction when a float) are run."""
+
+    early_config_prune: Callable[[list[Config], dict[str, Any]], list[Config]]
+    perf_model: Callable[..., float]
+    top_k: int | float
+
+
+class Wrapper(Generic[P]):
+    """A kernel behind ``autotune`` or ``heuristics``: launched like the kernel, ``w[grid](...)``."""
+
+    def __init__(self, inner: Kernel[P] | Wrapper[P], supplies: Sequence[str], what: str) -> None:
+        self.inner = inner
+        self.kernel: Kernel[P] = inner.kernel if isinstance(inner, Wrapper) else inner
+        self.supplies = tuple(supplies)  # the constexprs this wrapper sets
+        constexprs = {p.name for p in self.kernel.constexpr_params}
+        for name in self.supplies:
+            if name not in constexprs:
+                raise self.error(f"{what} sets {name!r}, which is not a constexpr parameter of kernel "
+                                 f"{self.kernel.name} (constexprs: {', '.join(sorted(constexprs)) or 'none'})")
+
+    def error(self, message: str) -> KernelError:
+        """An error at the kernel's definition."""
+        return KernelError(message, self.kernel.filename, self.kernel.lineno, kernel=self.kernel.name)
+
+    @overload
+    def __getitem__(self, key: Grid) -> TunedLauncher[P]: ...
+    @overload
+    def __getitem__(self, key: tuple[Grid, Options]) -> TunedLauncher[P]: ...
+    def __getitem__(self, key: Any) -> TunedLauncher[P]:
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Options):
+            return TunedLauncher(self, key[0], key[1])
+        return TunedLauncher(self, key, Options())
+
+    def run(self, grid: Any, options: Options, named: dict[str, Any]) -> None:
+        """Launch with the arguments by name, adding what this wrapper supplies."""
+        raise NotImplementedError
+
+    def supplied(self) -> frozenset[str]:
+        """Every name this wrapper and the ones inside it set."""
+        inner = self.inner.supplied() if isinstance(self.inner, Wrapper) else frozenset()
+        return inner | frozenset(self.supplies)
+
+
+class TunedLauncher(Generic[P]):
+    """``wrapper[grid]``: calling it names the arguments and hands them to the wrapper."""
+
+    def __init__(self, wrapper: Wrapper[P], grid: Any, options: Options) -> None:
+        self.wrapper = wrapper
+        self.grid = grid
+        self.options = options
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> None:
+        kernel = self.wrapper.kernel
+        if len(args) > len(kernel.params):
+            raise LaunchError(f"kernel {kernel.name} takes {len(kernel.params)} arguments, got {len(args)} positional")
+        named = {p.name: value for p, value in zip(kernel.params, args)}
+        for name, value in kwargs.items():
+            if name in named:
+                raise LaunchError(f"kernel {kernel.name}: parameter {name!r} given twice")
+            named[name] = value
+        clash = sorted(self.wrapper.supplied() & named.keys())
+        if clash:
+            raise LaunchError(f"kernel {kernel.name}: {', '.join(clash)} set by autotune/heuristics; do not pass them")
+        self.wrapper.run(self.grid, self.options, named)
+
+
+def _launch(inner: Kernel[Any] | Wrapper[Any], grid: Any, options: Options, named: dict[str, Any]) -> None:
+    if isinstance(inner, Wrapper):
+        inner.run(grid, options, named)
+    else:
+        inner[grid, options](**named)
+
+
+class Heuristics(Wrapper[P]):
+    """Constexprs computed from the other arguments: ``@tl.heuristics({"EVEN_K": lambda a: a["K"] % 32 == 0})``."""
+
+    def __init__(self, inner: Kernel[P] | Wrapper[P], values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> None:
+        super().__init__(inner, list(values), "heuristics")
+        self.values = dict(values)
+
+    def run(self, grid: Any, options: Options, named: dict[str, Any]) -> None:
+        named = dict(named)
+        for name, rule in self.values.items():  # in order: a rule sees the values set before it
+            named[name] = rule(named)
+        _launch(self.inner, grid, options, named)
+
+
+def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Kernel[P] | Wrapper[P]], Heuristics[P]]:
+    """Set constexprs from functions of the named arguments (and of the config, under ``autotune``)."""
+    return lambda inner: Heuristics(inner, values)
+
+
+@dataclass
+class _Tuned:
+    """What one key value chose: the config, and the time of each config run (ms; empty on NumPy)."""
+
+    config: Config
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Autotuner(Wrapper[P]):
+    """A kernel whose constexprs and launch options are chosen among ``configs`` per ``key`` value."""
+
+    def __init__(self, inner: Kernel[P] | Wrapper[P], configs: Sequence[Config], key: Sequence[str],
+                 prune_configs_by: PruneConfigs | None, reset_to_zero: Sequence[str], restore_value: Sequence[str],
+                 warmup: float, rep: float, cache_results: bool) -> None:
+        super().__init__(inner, sorted({k for c in configs for k in c.kwargs}), "a config")
+        if not configs:
+            raise self.error("autotune needs at least one config")
+        self.configs = tuple(configs)
+        self.key = tuple(key)
+        self.prune = prune_configs_by or PruneConfigs()
+        self.reset_to_zero = tuple(reset_to_zero)
+        self.restore_value = tuple(restore_value)
+        self.warmup, self.rep, self.cache_results = warmup, rep, cache_results
+        names = {p.name: p for p in self.kernel.params}
+        for name in self.key:
+            if name not in names:
+                raise self.error(f"autotune key {name!r} is not a parameter of kernel {self.kernel.name}")
+        for name in self.reset_to_zero + self.restore_value:
+            if name not in names or names[name].kind is not ParamKind.POINTER:
+                raise self.error(f"autotune: {name!r} (reset_to_zero/restore_value) is not a pointer parameter "
+                                 f"of kernel {self.kernel.name}")
+        self.cache: dict[tuple[Any, ...], _Tuned] = {}
+
+    def run(self, grid: Any, options: Options, named: dict[str, Any]) -> None:
+        given = sorted({"num_warps", "num_stages"} & named.keys())
+        if given:
+            raise LaunchError(f"kernel {self.kernel.name}: {', '.join(given)} set by the autotune configs; "
+                              "do not pass them")
+        backend = registry.current()
+        buffers = _buffers(self.kernel, named, backend)
+        key = (backend.name,) + tuple(_key_value(named[k], buffers.get(k)) for k in self.key)
+        tuned = self.cache.get(key)
+        if tuned is not None:
+            self._run(tuned.config, grid, options, named, buffers)
+            return
+        start = time.perf_counter()
+        configs = self._pruned(named)
+        if backend.name == REFERENCE:  # leaves the first config's results in the buffers
+            tuned = self.cache[key] = self._check_agreement(configs, grid, options, named, buffers)
+        else:
+            tuned = self.cache[key] = self._choose(configs, grid, options, named, buffers, key)
+            self._run(tuned.config, grid, options, named, buffers)
+        if os.environ.get(PRINT_ENV_VAR) == "1":
+            timing = f", {tuned.timings[str(tuned.config)]:.4f} ms" if tuned.timings else ""
+            print(f"tile_lang autotune: kernel {self.kernel.name}, key {dict(zip(self.key, key[1:]))}: "
+                  f"{tuned.config}{timing} (chosen among {len(configs)} in {time.perf_counter() - start:.2f} s)")
+
+    def _run(self, config: Config, grid: Any, options: Options, named: dict[str, Any],
+             buffers: Mapping[str, Buffer[Any]]) -> None:
+        for name in self.reset_to_zero:
+            _native(buffers[name])[...] = 0
+        _launch(self.inner, grid, config.options(options.stream), {**named, **config.kwargs})
+
+    def _choose(self, configs: list[Config], grid: Any, options: Options, named: dict[str, Any],
+                buffers: Mapping[str, Buffer[Any]], key: tuple[Any, ...]) -> _Tuned:
+        """The fastest config, timed here or read from the disk cache."""
+        if len(configs) == 1:
+            return _Tuned(configs[0])
+        entry = self._disk_entry(key) if self.cache_results else None
+        if entry is not None:
+            cached = _read_winner(*entry, configs)
+            if cached is not None:
+                return cached
+        saved = {name: _snapshot(buffers[name]) for name in self.restore_value}
+        timings: dict[str, float] = {}
+        for config in _progress(configs, f"autotuning {self.kernel.name}"):
+            timings[str(config)] = self._bench(config, grid, options, named, buffers, saved)
+        best = min(configs, key=lambda c: timings[str(c)])
+        if not timings[str(best)] < float("inf"):
+            raise LaunchError(f"autotune of kernel {self.kernel.name}: every config failed to launch")
+        if entry is not None:
+            _write_winner(*entry, best, timings)
+        return _Tuned(best, timings)
+
+    def _bench(self, config: Config, grid: Any, options: Options, named: dict[str, Any],
+               buffers: Mapping[str, Buffer[Any]], saved: Mapping[str, Any]) -> float:
+        """Milliseconds per launch of ``config``; infinite if it cannot launch here (resources)."""
+        try:
+            return float(testing.do_bench(lambda: self._run(config, grid, options, named, buffers),
+                                          warmup=self.warmup, rep=self.rep))
+        except (KernelError, LaunchError):
+            raise  # a bug in the kernel or the launch, not a config that does not fit
+        except Exception:
+            return float("inf")
+        finally:
+            for name, values in saved.items():
+                _native(buffers[name])[...] = values
+
+    def _check_agreement(self, configs: list[Config], grid: Any, options: Options, named: dict[str, Any],
+                         buffers: Mapping[str, Buffer[Any]]) -> _Tuned:
+        """Run every config from the same inputs; each must give the first config's results,
+        which the buffers hold afterwards. The first config is the choice."""
+        inputs = {name: _snapshot(b) for name, b in buffers.items()}
+        first: dict[str, Any] = {}
+        for config in configs:
+            for name, values in inputs.items():
+                _native(buffers[name])[...] = values
+            try:
+                self._run(config, grid, options, named, buffers)
+            except KernelError as exc:
+                raise KernelError(f"autotune config {{{config}}}: {exc.message}", exc.filename, exc.lineno,
+                                  exc.col, exc.kernel) from exc
+            results = {name: testing.to_numpy(b) for name, b in buffers.items()}
+            if not first:
+                first = results
+                continue
+            for name, result in results.items():
+                rtol, atol = testing.default_tolerance(result)
+                report = testing.mismatch(result, first[name], rtol * AGREEMENT_SLACK, atol * AGREEMENT_SLACK)
+                if report is not None:
+                    raise self.error(f"autotune config {{{config}}} disagrees with config {{{configs[0]}}} "
+                                     f"on {name!r}:\n{report}")
+        for name, values in first.items():
+            _native(buffers[name])[...] = values
+        return _Tuned(configs[0])
+
+    def _pruned(self, named: dict[str, Any]) -> list[Config]:
+        configs = list(self.configs)
+        if "early_config_prune" in self.prune:
+            configs = list(self.prune["early_config_prune"](configs, dict(named)))
+        if "perf_model" in self.prune and len(configs) > 1:
+            model = self.prune["perf_model"]
+            top = self.prune.get("top_k", len(configs))
+            count = int(top * len(configs)) if isinstance(top, float) else int(top)
+            estimate = {id(c): model(**named, **c.kwargs, num_warps=c.num_warps, num_stages=c.num_stages)
+                        for c in configs}
+            configs = sorted(configs, key=lambda c: estimate[id(c)])[:max(1, count)]
+        if not configs:
+            raise LaunchError(f"autotune of kernel {self.kernel.name}: prune_configs_by left no config")
+        return configs
+
+    def _disk_entry(self, key: tuple[Any, ...]) -> tuple[DiskCache, str]:
+        """The compile cache's directory (with its checks and fault handling) and this key's name."""
+        from tile_lang_cupy.cache import compiler_version, digest, open_cache
+
+        parts = [self.kernel.name, _source(self.inner), repr(key), repr(self.key), *map(str, self.configs),
+                 _device(key[0]), compiler_version()]
+        return open_cache(), f"autotune-{self.kernel.name}-{digest(*parts)}.json"
+
+
+def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: PruneConfigs | None = None,
+             reset_to_zero: Sequence[str] | None = None, restore_value: Sequence[str] | None = None,
+             warmup: float = 25, rep: float = 100,
+             cache_results: bool = True) -> Callable[[Kernel[P] | Wrapper[P]], Autotuner[P]]:
+    """Choose each launch's constexprs and options among ``configs``, once per value of the
+    ``key`` arguments (pointers contribute their dtype). ``reset_to_zero`` buffers are zeroed
+    before every run (accumulators the caller zeroed); ``restore_value`` buffers are restored
+    after each timed run (data updated in place). ``warmup``/``rep`` are ``do_bench``'s budgets."""
+    return lambda inner: Autotuner(inner, configs, key, prune_configs_by, reset_to_zero or (),
+                                   restore_value or (), warmup, rep, cache_results)
+
+
+def _buffers(kernel: Kernel[Any], named: Mapping[str, Any], backend: registry.Backend) -> dict[str, Buffer[Any]]:
+    """The pointer arguments as buffers (native arrays adopted); the launch itself checks them."""
+    found = {}
+    for param in kernel.runtime_params:
+        value = named.get(param.name)
+        if param.kind is ParamKind.POINTER and value is not None:
+            buffer = value if isinstance(value, Buffer) else backend.adopt(value)
+            if buffer is None:
+                raise LaunchError(f"kernel {kernel.name}, parameter {param.name}: expected a tile_lang Buffer or a "
+                                  f"{backend.name} array, got {type(value).__name__}")
+            found[param.name] = buffer
+    return found
+
+
+def _key_value(value: Any, buffer: Buffer[Any] | None) -> Any:
+    return buffer.type.name if buffer is not None else value
+
+
+def _native(buffer: Buffer[Any]) -> Any:
+    """The array object behind a buffer (NumPy, CuPy, or the owning torch tensor), which all
+    support ``a[...] = values``."""
+    return getattr(buffer.data, "owner", buffer.data)
+
+
+def _snapshot(buffer: Buffer[Any]) -> Any:
+    data = _native(buffer)
+    return data.clone() if hasattr(data, "clone") else data.copy()
+
+
+def _source(inner: Kernel[Any] | Wrapper[Any]) -> str:
+    kernel = inner.kernel if isinstance(inner, Wrapper) else inner
+    try:
+        return inspect.getsource(kernel.fn)
+    except OSError:
+        return kernel.fn.__code__.co_code.hex()
+
+
+def _device(backend_name: str) -> str:
+    """The device and library versions a timing holds for."""
+    if backend_name != "cupy":
+        return backend_name
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    return (f"{props['name']!r} cc{props['major']}.{props['minor']} cupy {getattr(cupy, '__version__', '?')} "
+            f"runtime {cupy.cuda.runtime.runtimeGetVersion()} driver {cupy.cuda.runtime.driverGetVersion()}")
+
+
+def _read_winner(disk: DiskCache, name: str, configs: list[Config]) -> _Tuned | None:
+    stored = disk.read_json(name)
+    if stored is None:
+        return None
+    chosen = [c for c in configs if str(c) == stored.get("config")]
+    return _Tuned(chosen[0], dict(stored.get("timings", {}))) if chosen else None
+
+
+def _write_winner(disk: DiskCache, name: str, config: Config, timings: Mapping[str, float]) -> None:
+    disk.write(name, json.dumps({"config": str(config), "timings": dict(timings)}, indent=1).encode())
+
+
+def _progress(configs: list[Config], label: str) -> Sequence[Config]:
+    """``configs`` behind a tqdm progress bar when tqdm (the ``tqdm`` extra) is installed."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return configs
+    bar: Sequence[Config] = tqdm(configs, desc=label, leave=False)
+    return bar
