@@ -12,7 +12,7 @@ import pytest
 
 import tile_lang as tl
 from tile_lang import Pointer, constexpr, f32, i32
-from tile_lang_numpy.engine import DivergenceWarning
+from tile_lang_numpy import DivergenceWarning
 
 from benchmarks.reference_bench import maxpool2d_kernel, np_maxpool2d, reflect_pad_kernel, reflect_pad_rows_kernel
 from tests.numpy_backend._support import poisoned
@@ -333,8 +333,8 @@ def test_a_spin_lock_falls_back_with_one_warning() -> None:
         messages = [str(w.message) for w in caught if w.category is DivergenceWarning]
         if launch == 0:
             assert len(messages) == 1 and caught[0].lineno == line
-            assert messages[0].startswith(f"kernel spin_lock_sum: tl.atomic_cas in a while loop that some programs "
-                                          f"of the group have left")
+            assert messages[0].startswith("kernel spin_lock_sum: tl.atomic_cas in a while loop that some programs "
+                                          "of the group have left")
             assert f"(line {line})" in messages[0] and "run one at a time" in messages[0]
         else:
             assert messages == []  # once per kernel and line
