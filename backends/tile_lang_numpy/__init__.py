@@ -2,7 +2,8 @@
 
 It shares no code with the compiler, so comparing it with the CUDA backend tests the compiler.
 It is strict: out-of-bounds lanes, broken ``multiple_of``/``assume`` promises and failed
-``device_assert`` raise errors naming the kernel and the source line.
+``device_assert`` raise errors naming the kernel and the source line. Programs whose Python
+control flow differs run masked (see :mod:`simt`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from tile_lang.kernel import Launch
 # importing the op families registers their implementations
 from tile_lang_numpy import atomic, blocks, debug, elementwise, linalg, memory, program, random, reduction, shape  # noqa: F401
 from tile_lang_numpy import allocator, executor
+from tile_lang_numpy.engine import DivergenceWarning
+
+__all__ = ["DivergenceWarning", "NumpyBackend"]
 
 
 class NumpyBackend:

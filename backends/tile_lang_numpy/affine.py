@@ -9,6 +9,7 @@ stores go through strided views of memory instead of gathers. Anything else mate
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 Array = np.ndarray[Any, Any]
 
 # views are built program by program for up to this many distinct bases; beyond, a gather
+GATHER_LANES = 8  # blocks of at most this many lanes are gathered, not viewed
 MAX_VIEWS = 64
 
 
@@ -246,6 +248,9 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
         extents = tuple(1 if s == 0 else g for s, g in ((sz, gz), (sy, gy), (sx, gx)))
         compact = _strided(flat, first, (*extents, *shape), (sz, sy, sx, *strides)).copy()  # never aliases memory
         return Tiles(compact, (gx, gy, gz)) if 1 in extents else compact.reshape((base.shape[0], *shape))
+    if math.prod(shape) <= GATHER_LANES:  # tiny blocks (a scalar per program): a gather beats sorting the bases
+        gathered: Array = flat[offsets.materialize()]
+        return gathered
     distinct, inverse = np.unique(base, return_inverse=True)
     if distinct.shape[0] > MAX_VIEWS:
         return None

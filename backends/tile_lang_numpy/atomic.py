@@ -190,7 +190,7 @@ def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[obje
     runs = Runs.of(index)
     init = p.memory.flat.take(runs.address)
     before, final = fold(init, [d.reshape(-1)[flat_live][runs.order] for d in data], runs)
-    engine.note_atomic()
+    engine.note_atomic(f"tl.{name}")
     engine.record_write(p.memory, runs.address)
     p.memory.flat[runs.address] = final
     old = poison(p.memory.dtype, offs.shape)

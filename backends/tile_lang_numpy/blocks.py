@@ -52,6 +52,19 @@ class BlockHandle:
         return len(self.block_shape)
 
 
+def merge_handles(mask: Array, new: BlockHandle, old: BlockHandle) -> BlockHandle | None:
+    """``new`` for the programs in ``mask`` (a (P,) bool array), ``old`` for the others; None
+    when they differ in more than per-program values."""
+    if new.memory is not old.memory or new.block_shape != old.block_shape or new.order != old.order:
+        return None
+
+    def pick(x: Array, y: Array) -> Array:
+        return np.where(mask.reshape((-1,) + (1,) * (max(x.ndim, y.ndim) - 1)), x, y)
+
+    return replace(new, base=pick(new.base, old.base), shape=pick(new.shape, old.shape),
+                   strides=pick(new.strides, old.strides), offsets=pick(new.offsets, old.offsets))
+
+
 def handle_of(engine: Engine, x: object, kind: type[Any], what: str) -> BlockHandle:
     """The handle of a block pointer or descriptor made by this backend."""
     handle = getattr(x, "handle", None) if isinstance(x, kind) else None
@@ -138,8 +151,8 @@ def resolve(engine: Engine, h: BlockHandle, checked: tuple[int, ...], what: str
         inside = (i >= 0) & (i < _dim(h, h.shape, d))
         if d in checked:
             live = live & inside
-        elif not bool(inside.all()):
-            _outside(engine, h, d, i, inside, what)
+        elif bool((outside := engine.only_active(~inside)).any()):
+            _outside(engine, h, d, i, ~outside, what)
     mask = np.broadcast_to(live, live.shape[:1] + h.block_shape)
     return values.make(Pointers(h.memory, address), h.memory.dtype.pointer_to()), values.make(mask, BOOL)
 

@@ -110,7 +110,7 @@ def _hint(name: str, check: Check, describe: str) -> Callable[[Engine, Mapping[s
         arr, unit = _hint_values(engine, name, x)
         blocks = arr if x.ndim else arr[:, None]  # a scalar is checked as a block of one
         for axis, v in enumerate(_per_axis(engine, name, x, a["values"])):
-            bad = check(blocks, axis, v, unit)
+            bad = engine.only_active(check(blocks, axis, v, unit))
             if bool(bad.any()):
                 at, where = element(engine, bad if x.ndim else bad[:, 0])
                 value = f"byte offset {int(arr[at]) * unit}" if isinstance(x.handle, Pointers) else int(arr[at])
@@ -139,7 +139,7 @@ def _condition(engine: Engine, name: str, cond: object) -> Array:
 
 @implements(tl.assume)
 def assume(engine: Engine, a: Mapping[str, Any]) -> None:
-    broken = ~_condition(engine, "assume", a["cond"])
+    broken = engine.only_active(~_condition(engine, "assume", a["cond"]))
     if bool(broken.any()):
         raise engine.error(f"tl.assume(cond) does not hold: it is False at {element(engine, broken)[1]}")
 
@@ -158,6 +158,7 @@ def device_assert(engine: Engine, a: Mapping[str, Any]) -> None:
         except ValueError:
             raise engine.error(f"device_assert: the mask's shape {list(live.shape[1:])} does not broadcast "
                                f"with the condition's {list(ok.shape[1:])}") from None
+    ok = ~engine.only_active(~ok)
     if not bool(ok.all()):
         msg = f": {a['msg']}" if a["msg"] else ""
         raise engine.error(f"device_assert failed{msg} (at {element(engine, ~ok)[1]})")
@@ -198,7 +199,7 @@ def device_print(engine: Engine, a: Mapping[str, Any]) -> None:
     line per element)."""
     args = a["args"]
     prefix = triton_prefix(str(a["prefix"]), bool(args))
-    for row in range(engine.nprograms):
+    for row in engine.active_rows.tolist():
         pid = tuple(int(c) for c in engine.pids[row])
         engine.output.append(f"pid {pid}{prefix}" + " ".join(_show(x, a["hex"], row) for x in args))
 

@@ -76,7 +76,7 @@ def convert(a: Array, src: DType, dst: DType) -> Array:
 
 
 def _c_divide(engine: Engine, x: Array, y: Array, want_quotient: bool) -> Array:
-    if bool(np.any(y == 0)):
+    if bool(np.any(engine.only_active(y == 0))):
         raise engine.error("integer division by zero")
     remainder = np.fmod(x, y)
     return (x - remainder) // y if want_quotient else remainder
@@ -261,7 +261,7 @@ def _overflowed(op: BinaryOp, x: Array, y: Array, result: Array) -> Array:
 def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Array, dtype: DType) -> None:
     """Signed integer overflow is an error: on the GPU it wraps silently, and in a kernel it is
     almost always an offset (``pid * BLOCK``) outgrowing i32."""
-    wrapped = _overflowed(op, x, y, result)
+    wrapped = engine.only_active(_overflowed(op, x, y, result))
     if not bool(wrapped.any()):
         return
     xb, yb, bad = np.broadcast_arrays(x, y, wrapped)

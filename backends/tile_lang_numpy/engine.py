@@ -6,10 +6,11 @@ Implementations register per builtin with ``@implements(tl.op)``; each receives 
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +45,17 @@ def implements(*functions: Callable[..., Any]) -> Callable[[Impl], Impl]:
 
 
 class Divergent(Exception):
-    """Programs of one group disagree on Python control flow: rerun them one at a time."""
+    """Programs of one group disagree on control flow the engine cannot run masked (see
+    :mod:`simt`): the group reruns one program at a time."""
+
+    def __init__(self, reason: str, site: Site) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.site = site
+
+
+class DivergenceWarning(RuntimeWarning):
+    """A launch of the reference falls back to running programs one at a time."""
 
 
 @dataclass
@@ -59,6 +70,8 @@ class Engine:
     largest_block: int = 1
     linear: Array = field(default_factory=lambda: np.zeros(0, np.int64))  # (P,) linear program ids
     races: Races | None = None  # shared by every group of the launch; None when the check is off
+    active: Array | None = None  # (P,) the programs executing now (see simt); None: all of them
+    spin_check: Callable[[str], None] | None = None  # set by simt: refuses atomics that could spin forever
 
     @property
     def nprograms(self) -> int:
@@ -71,12 +84,35 @@ class Engine:
         return impl(self, args)
 
     def uniform(self, values: Array, what: str) -> Any:
-        """The single value all programs agree on, or :class:`Divergent`."""
+        """The single value the executing programs agree on, or :class:`Divergent`."""
         flat = values.reshape(values.shape[0], -1)[:, 0] if values.ndim > 1 else values
+        if self.active is not None and flat.shape[0] == self.active.shape[0] and bool(self.active.any()):
+            flat = flat[self.active]
         first = flat[0]
         if flat.shape[0] > 1 and not bool(np.all(flat == first)):
-            raise Divergent(what)
+            raise Divergent(f"a {what} that differs between programs", self.site())
         return first.item()
+
+    def only_active(self, flags: Array) -> Array:
+        """``flags`` (program axis first) cleared for the programs not executing now, so a
+        masked-off program never faults, writes, prints or fails a check."""
+        if self.active is None:
+            return flags
+        return flags & self.active.reshape((-1,) + (1,) * (flags.ndim - 1))
+
+    @contextlib.contextmanager
+    def lanes_as_programs(self) -> Iterator[None]:
+        """For code run on lanes folded into the program axis (combine functions): nothing is masked."""
+        saved, self.active = self.active, None
+        try:
+            yield
+        finally:
+            self.active = saved
+
+    @property
+    def active_rows(self) -> Array:
+        """The group rows executing now."""
+        return np.arange(self.nprograms) if self.active is None else np.flatnonzero(self.active)
 
     @property
     def whole_grid(self) -> tuple[int, int, int] | None:
@@ -121,9 +157,12 @@ class Engine:
         if self.races is not None:
             self.races.store(memory, Lanes.of(offs, live, self.linear), self.linear, self.site(), self.error)
 
-    def note_atomic(self) -> None:
+    def note_atomic(self, what: str) -> None:
+        """An atomic is about to execute (``what`` names it for a message)."""
+        if self.spin_check is not None:
+            self.spin_check(what)
         if self.races is not None:
-            self.races.note_atomic(self.linear)
+            self.races.note_atomic(self.linear if self.active is None else self.linear[self.active])
 
 
 def error_at(site: Site, message: str, kernel: str) -> KernelError:

@@ -1,9 +1,12 @@
-"""Runs a launch: programs in vectorised groups, falling back to one program at a time.
+"""Runs a launch: programs in vectorised groups, masked where their control flow differs.
 
 A group executes the kernel's Python once with every value carrying a leading program axis.
 When programs of a group disagree on Python control flow (a branch or loop bound that depends
-on ``program_id``, a spin loop on an atomic) its writes are rolled back and the group reruns
-program by program, in order, which is also a valid sequential order for atomics.
+on ``program_id``) its writes are rolled back and the group reruns the kernel's SIMT version
+(:mod:`simt`), which runs such control flow under per-program masks; later groups and launches
+of that kernel start with it. What even that cannot express (a spin loop on an atomic, see
+:mod:`simt`) reruns program by program, in order, which is also a valid sequential order for
+atomics, with a one-time :class:`DivergenceWarning`.
 Peak memory: a group is sized so its largest block value holds at most ``GROUP_ELEMENTS``
 elements (32 MiB at 8 bytes per element).
 """
@@ -11,6 +14,9 @@ elements (32 MiB at 8 bytes per element).
 from __future__ import annotations
 
 import math
+import warnings
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,14 +28,17 @@ from tile_lang.errors import KernelError
 from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
-from tile_lang_numpy import races, values
-from tile_lang_numpy.engine import INTERNAL_DIRS, Divergent, Engine, error_at
+from tile_lang_numpy import races, simt, values
+from tile_lang_numpy.engine import INTERNAL_DIRS, Divergent, DivergenceWarning, Engine, error_at
 from tile_lang_numpy.races import Site
 from tile_lang_numpy.journal import Journal
 from tile_lang_numpy.values import Memory, Pointers
 
 GROUP_ELEMENTS = 1 << 22
 FIRST_GROUP = 64
+
+_DIVERGING: weakref.WeakSet[Any] = weakref.WeakSet()  # kernels whose programs diverged: they start masked
+_WARNED: set[tuple[str, int, str, int]] = set()  # (kernel file, kernel line, construct file, construct line)
 
 
 def run(launch: Launch) -> None:
@@ -50,17 +59,25 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
     memories: dict[int, Memory] = {}
     start, group = 0, min(total, FIRST_GROUP)
     sequential = False
+    masked = simt.version(launch.kernel.fn) if launch.kernel in _DIVERGING else None
     while start < total:
         count = 1 if sequential else min(group, total - start)
         engine = _engine(launch, start, count, journal, tracker)
         args = _kernel_args(launch, memories)
         mark = journal.mark()
         try:
-            _execute(launch, engine, args)
-        except Divergent:
+            _execute(launch, engine, args, None if sequential else masked)
+        except Divergent as exc:
             journal.rollback(mark)  # its writes and its prints are dropped: the group reruns
             if tracker is not None:
                 tracker.forget(start, start + count - 1)
+            if masked is None:
+                masked = simt.version(launch.kernel.fn)
+                if masked is not None:
+                    _DIVERGING.add(launch.kernel)
+                    continue
+                exc = Divergent(f"{exc.reason} (and the kernel's source cannot be read to run it masked)", exc.site)
+            _warn(launch, exc, start, count)
             sequential = True
             continue
         except BaseException:
@@ -71,6 +88,19 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
         start += count
         if not sequential:
             group = max(1, GROUP_ELEMENTS // max(1, engine.largest_block))
+
+
+def _warn(launch: Launch, exc: Divergent, start: int, count: int) -> None:
+    """Say once per kernel and line that programs run one at a time from here on."""
+    kernel = launch.kernel
+    key = (kernel.filename, kernel.lineno, exc.site.filename, exc.site.lineno)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    warnings.warn_explicit(
+        f"kernel {kernel.name}: {exc.reason} (line {exc.site.lineno}) cannot run masked, so programs {start} to "
+        f"{math.prod(launch.grid) - 1} of this launch run one at a time, about {count}x slower than vectorised",
+        DivergenceWarning, exc.site.filename, exc.site.lineno)
 
 
 def _flush(engine: Engine) -> None:
@@ -86,12 +116,16 @@ def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: r
                   races=tracker)
 
 
-def _execute(launch: Launch, engine: Engine, args: dict[str, Any]) -> None:
-    """Run the kernel once for the group; any failure other than a KernelError surfaces as one
-    at the innermost line of user code, with the original exception chained."""
+def _execute(launch: Launch, engine: Engine, args: dict[str, Any], masked: Callable[..., Any] | None) -> None:
+    """Run the kernel once for the group (its SIMT version ``masked`` if given); any failure
+    other than a KernelError surfaces as one at the innermost line of user code, with the
+    original exception chained."""
     try:
         with builtin.engine(engine), np.errstate(all="ignore"):  # wrap-around and inf/nan are GPU semantics
-            launch.kernel.fn(**args)
+            if masked is None:
+                launch.kernel.fn(**args)
+            else:
+                simt.execute(engine, masked, args)
     except (KernelError, Divergent):
         raise
     except Exception as exc:

@@ -50,6 +50,7 @@ def lanes(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str,
         raise engine.error(f"{what}: {exc}") from None
     r = len(shape)
     offs, live = np.broadcast_arrays(values.align(p.offsets, ptr.ndim, r), values.align(values.array(m), m.ndim, r))
+    live = engine.only_active(live)
     lead = max(offs.shape[0], live.shape[0])
     offs = np.broadcast_to(offs, (lead,) + shape)
     live = np.broadcast_to(live, (lead,) + shape)
@@ -105,15 +106,16 @@ def _fits(ptr: Tensor[Any, Any], other: object) -> bool:
 
 
 def _live(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str) -> Array | None:
-    """The mask aligned to the pointer block's rank; None when every lane is live."""
+    """The mask, and the executing programs, aligned to the pointer block's rank; None when
+    every lane is live."""
     if mask is None:
-        return None
+        return None if engine.active is None else engine.only_active(np.ones((1,) * (ptr.ndim + 1), bool))
     m = values.lift(mask)
     if not m.type.is_bool:
         raise engine.error(f"the mask of {what} must be a bool block (a comparison), got {m!r}")
-    if isinstance(m.handle, Box) and m.handle.all_live:
+    if isinstance(m.handle, Box) and m.handle.all_live and engine.active is None:
         return None
-    live = values.align(values.array(m), m.ndim, ptr.ndim)
+    live = engine.only_active(values.align(values.array(m), m.ndim, ptr.ndim))
     return None if bool(live.all()) else live
 
 
@@ -124,6 +126,8 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         from tile_lang_numpy.blocks import load_block
 
         return load_block(engine, a)
+    if a["volatile"] and engine.spin_check is not None:
+        engine.spin_check("a volatile tl.load")
     other = a["other"]
     other_t = None if other is None else values.lift(other)
     fast = _fast_load(engine, ptr, a["mask"], other_t)

@@ -33,7 +33,8 @@ def num_programs(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     return values.scalar(engine.grid[_axis(engine, a["axis"])], I32)
 
 
-def _scalar(engine: Engine, x: object, what: str) -> np.ndarray[Any, Any]:
+def scalar_values(engine: Engine, x: object, what: str) -> np.ndarray[Any, Any]:
+    """Each program's value of a rank-0 tensor ``x`` used as ``what`` (program axis of P or 1)."""
     if not isinstance(x, Tensor) or x.block_shape != ():
         raise engine.error(f"a block of shape {list(getattr(x, 'block_shape', ()))} used as {what}; "
                            "Python control flow needs a scalar (reduce it first, or use tl.where)")
@@ -42,15 +43,22 @@ def _scalar(engine: Engine, x: object, what: str) -> np.ndarray[Any, Any]:
 
 @implements(operators.truth)
 def truth(engine: Engine, a: Mapping[str, Any]) -> bool:
-    return bool(engine.uniform(_scalar(engine, a["x"], "a condition"), "condition"))
+    return bool(engine.uniform(scalar_values(engine, a["x"], "a condition"), "condition"))
+
+
+def integer_values(engine: Engine, x: Tensor[Any, Any]) -> np.ndarray[Any, Any]:
+    """Each program's value of an integer scalar (a range bound or an index)."""
+    if not (x.type.is_int or x.type.is_bool):
+        raise engine.error(f"a {x.type!r} scalar used as an integer (range bound or index)")
+    return scalar_values(engine, x, "an integer")
 
 
 @implements(operators.index)
 def index(engine: Engine, a: Mapping[str, Any]) -> int:
     x = a["x"]
-    if isinstance(x, Tensor) and not (x.type.is_int or x.type.is_bool):
-        raise engine.error(f"a {x.type!r} scalar used as an integer (range bound or index)")
-    return int(engine.uniform(_scalar(engine, x, "an integer"), "integer"))
+    if not isinstance(x, Tensor):
+        raise engine.error(f"expected an integer scalar, got {type(x).__name__}")
+    return int(engine.uniform(integer_values(engine, x), "integer"))
 
 
 @implements(operators.subscript)

@@ -183,7 +183,8 @@ def _combine(engine: Engine, fn: Func[..., Any], dtype: DType, left: Array, righ
     lhs = values.make(np.ascontiguousarray(left).reshape(-1), dtype)
     rhs = values.make(np.ascontiguousarray(right).reshape(-1), dtype)
     try:
-        out = fn(lhs, rhs)
+        with engine.lanes_as_programs():
+            out = fn(lhs, rhs)
     except Divergent:
         raise engine.error(f"{fn!r} branches on its arguments with Python control flow; "
                            "a combine function must be branch-free (use tl.where)") from None

@@ -1,0 +1,265 @@
+"""The SIMT version of a kernel or @tl.func: its own source with control flow routed through
+:mod:`simt`, so that programs that disagree on a branch or a loop run it masked.
+
+Rewritten (line numbers kept, so errors still point at the user's lines): ``if``/``elif``/
+``else``, ``while`` and ``for`` without ``else``, ``break``, ``continue``, ``return``,
+``and``/``or``/``not``, chained comparisons, ``x if c else y``, assignments to names (plain,
+augmented, annotated, tuple targets, ``:=``) and calls (a @tl.func runs its own SIMT version).
+Any other statement (``try``, ``with``, a loop with ``else``, an assignment to an attribute or an
+item, ``del``, a nested ``def``...) is left as written behind a check that every program of the
+group is executing it. This works on the Python source only, independently of the compiler.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+import textwrap
+from types import CellType, CodeType, FunctionType, ModuleType
+
+RUNTIME = "_tl_simt"
+UNBOUND = "_tl_unbound"
+FRAME = "_tl_frame"
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+          ast.DictComp, ast.GeneratorExp)
+
+
+def transform(fn: FunctionType, runtime: ModuleType, unbound: object) -> FunctionType | None:
+    """``fn`` rewritten to call ``runtime`` (the :mod:`simt` module), or None when its source
+    cannot be read or parsed."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, ast.FunctionDef) or fdef.name != fn.__name__:
+        return None
+    ast.increment_lineno(tree, first - 1)
+    _strip_annotations(fdef)
+    fdef.decorator_list = []
+    fdef.body = _Rewriter(fdef).function_body()
+    freevars = fn.__code__.co_freevars
+    outer = ast.FunctionDef(
+        name="_tl_outer", args=_arguments([RUNTIME, UNBOUND, *freevars]), decorator_list=[], returns=None,
+        body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))])
+    ast.copy_location(outer, fdef)
+    module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+    code = compile(module, fn.__code__.co_filename, "exec", dont_inherit=True)
+    inner = _code_named(_code_named(code, "_tl_outer"), fdef.name)
+    cells = {RUNTIME: CellType(runtime), UNBOUND: CellType(unbound), **dict(zip(freevars, fn.__closure__ or ()))}
+    made = FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, tuple(cells[n] for n in inner.co_freevars))
+    made.__kwdefaults__ = fn.__kwdefaults__
+    return made
+
+
+def _code_named(code: CodeType, name: str) -> CodeType:
+    return next(c for c in code.co_consts if isinstance(c, CodeType) and c.co_name == name)
+
+
+def _arguments(names: list[str]) -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in names], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _strip_annotations(fdef: ast.FunctionDef) -> None:
+    """Annotations would be evaluated when the rewritten function is made; they are not needed."""
+    a = fdef.args
+    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
+        if arg is not None:
+            arg.annotation = None
+    fdef.returns = None
+
+
+def _call(name: str, attr: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(ast.Attribute(ast.Name(name, ast.Load()), attr, ast.Load()), list(args), [])
+
+
+def _thunk(body: ast.expr) -> ast.Lambda:
+    return ast.Lambda(_arguments([]), body)
+
+
+def _load(target: ast.expr) -> ast.expr:
+    """A target (a name or nested tuple of names) read as an expression."""
+    if isinstance(target, ast.Name):
+        return ast.Name(target.id, ast.Load())
+    assert isinstance(target, (ast.Tuple, ast.List))
+    return ast.Tuple([_load(t) for t in target.elts], ast.Load())
+
+
+def _simple(target: ast.expr) -> bool:
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, (ast.Tuple, ast.List)) and all(_simple(t) for t in target.elts)
+
+
+def _assigned(body: list[ast.stmt]) -> set[str]:
+    """Names bound in ``body``, outside nested scopes."""
+    found: set[str] = set()
+    declared: set[str] = set()
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        if isinstance(node, SCOPES):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return found - declared
+
+
+class _Rewriter(ast.NodeTransformer):
+    """Rewrites one function body; statements map to lists of statements."""
+
+    def __init__(self, fdef: ast.FunctionDef) -> None:
+        self.fdef = fdef
+        self.names = itertools.count()
+        self.loops: list[str | None] = []  # the innermost loop's runtime object; None: left as written
+
+    def fresh(self, kind: str) -> str:
+        return f"_tl_{kind}{next(self.names)}"
+
+    def function_body(self) -> list[ast.stmt]:
+        a = self.fdef.args
+        params = {arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if arg is not None}
+        local = sorted(_assigned(self.fdef.body) - params)
+        body = self.block(self.fdef.body)
+        preamble: list[ast.stmt] = []
+        if local:
+            preamble.append(ast.Assign([ast.Name(n, ast.Store()) for n in local], ast.Name(UNBOUND, ast.Load())))
+        frame = ast.With([ast.withitem(_call(RUNTIME, "function"), ast.Name(FRAME, ast.Store()))], body or [ast.Pass()])
+        result = ast.Return(ast.Attribute(ast.Name(FRAME, ast.Load()), "result", ast.Load()))
+        out = [*preamble, frame, result]
+        for stmt in out:
+            ast.copy_location(stmt, self.fdef.body[0])
+        return out
+
+    def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in stmts:
+            for made in self.statement(stmt):
+                out.append(ast.copy_location(made, stmt))
+        return out
+
+    def expr(self, node: ast.expr) -> ast.expr:
+        result = self.visit(node)
+        assert isinstance(result, ast.expr)
+        return result
+
+    # ---------------------------------------------------------------- statements
+
+    def statement(self, s: ast.stmt) -> list[ast.stmt]:
+        match s:
+            case ast.Assign(targets=targets, value=value) if all(_simple(t) for t in targets):
+                return self.assign(targets, self.expr(value))
+            case ast.AugAssign(target=ast.Name() as target, op=op, value=value):
+                return self.assign([target], ast.BinOp(_load(target), op, self.expr(value)))
+            case ast.AnnAssign(target=ast.Name() as target, value=value):
+                return self.assign([target], self.expr(value)) if value is not None else []
+            case ast.If():
+                return self.branch(s)
+            case ast.While(orelse=[]):
+                return self.loop(s, self.expr(s.test))
+            case ast.For(orelse=[]) if _simple(s.target):
+                return self.loop(s, None)
+            case ast.Break() if self.loops and self.loops[-1]:
+                return [ast.If(_call(self.loops[-1], "brk"), [ast.Break()], []),
+                        ast.If(_call(self.loops[-1], "idle"), [ast.Continue()], [])]
+            case ast.Continue() if self.loops and self.loops[-1]:
+                return [ast.If(_call(self.loops[-1], "cont"), [ast.Continue()], [])]
+            case ast.Return(value=value):
+                returned = self.expr(value) if value is not None else ast.Constant(None)
+                result = ast.Attribute(ast.Name(FRAME, ast.Load()), "result", ast.Load())
+                return [ast.If(_call(FRAME, "ret", returned), [ast.Return(result)], [])]
+            case ast.Expr(value=value):
+                return [ast.Expr(self.expr(value))]
+            case ast.Assert(test=test, msg=msg):
+                return [ast.Assert(self.expr(test), msg)]
+            case ast.Pass() | ast.Break() | ast.Continue() | ast.Raise() | ast.Import() | ast.ImportFrom():
+                return [s]
+        what = f"a {type(s).__name__.lower()} statement"
+        return [ast.Expr(_call(RUNTIME, "plain", ast.Constant(what))), s]
+
+    def assign(self, targets: list[ast.expr], value: ast.expr) -> list[ast.stmt]:
+        if len(targets) == 1:
+            return [ast.Assign(targets, _call(RUNTIME, "assign", value, _load(targets[0])))]
+        held = self.fresh("value")
+        out: list[ast.stmt] = [ast.Assign([ast.Name(held, ast.Store())], value)]
+        for t in targets:
+            out.append(ast.Assign([t], _call(RUNTIME, "assign", ast.Name(held, ast.Load()), _load(t))))
+        return out
+
+    def branch(self, s: ast.If) -> list[ast.stmt]:
+        name = self.fresh("branch")
+        body: list[ast.stmt] = [ast.If(_call(name, "then"), self.block(s.body) or [ast.Pass()], [])]
+        if s.orelse:
+            body.append(ast.If(_call(name, "otherwise"), self.block(s.orelse), []))
+        item = ast.withitem(_call(RUNTIME, "branch", self.expr(s.test)), ast.Name(name, ast.Store()))
+        return [ast.With([item], body)]
+
+    def loop(self, s: ast.While | ast.For, test: ast.expr | None) -> list[ast.stmt]:
+        name = self.fresh("loop")
+        self.loops.append(name)
+        body = self.block(s.body)
+        self.loops.pop()
+        inner: ast.stmt
+        if isinstance(s, ast.While):
+            assert test is not None
+            go_on = ast.BoolOp(ast.And(), [_call(name, "next"), _call(name, "test", test)])
+            inner = ast.While(go_on, body or [ast.Pass()], [])
+        else:
+            item = self.fresh("item")
+            bind = ast.Assign([s.target], _call(name, "bind", ast.Name(item, ast.Load()), _load(s.target)))
+            it = s.iter
+            if isinstance(it, ast.Call):
+                source = ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "call", ast.Load()),
+                                  [self.expr(it.func), *(self.expr(a) for a in it.args)],
+                                  [ast.keyword(k.arg, self.expr(k.value)) for k in it.keywords])
+            else:
+                source = _call(name, "over", self.expr(it))
+            inner = ast.For(ast.Name(item, ast.Store()), source, [ast.copy_location(bind, s), *body], [])
+        runtime = ast.withitem(_call(RUNTIME, "loop", ast.Constant(isinstance(s, ast.While))), ast.Name(name, ast.Store()))
+        return [ast.With([runtime], [ast.copy_location(inner, s)])]
+
+    # ---------------------------------------------------------------- expressions
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        node.func = ast.copy_location(_call(RUNTIME, "fn", node.func), node.func)
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        parts = [self.expr(v) for v in node.values]
+        attr = "and_" if isinstance(node.op, ast.And) else "or_"
+        out = parts[-1]
+        for part in reversed(parts[:-1]):
+            out = _call(RUNTIME, attr, part, _thunk(out))
+        return ast.copy_location(out, node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(_call(RUNTIME, "not_", self.expr(node.operand)), node)
+        self.generic_visit(node)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        made = _call(RUNTIME, "select", self.expr(node.test), _thunk(self.expr(node.body)), _thunk(self.expr(node.orelse)))
+        return ast.copy_location(made, node)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        if len(node.ops) == 1:
+            self.generic_visit(node)
+            return node
+        operands = [node.left, *node.comparators]
+        pairs: list[ast.expr] = [ast.Compare(operands[i], [op], [operands[i + 1]]) for i, op in enumerate(node.ops)]
+        return self.expr(ast.copy_location(ast.BoolOp(ast.And(), pairs), node))
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
+        node.value = _call(RUNTIME, "assign", self.expr(node.value), ast.Name(node.target.id, ast.Load()))
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
+        return node  # its own scope: left as written

@@ -1,0 +1,469 @@
+"""Masked (SIMT) execution of Python control flow that differs between the programs of a group.
+
+A kernel's SIMT version (made by :mod:`rewrite` from its source) calls this module at every
+``if``, loop, ``break``, ``continue``, ``return``, ``and``/``or``/``not``, conditional expression
+and assignment. The group keeps one *active* mask (the programs executing the current
+statement): an ``if`` runs each side under its share of the mask, a loop runs until no program
+is left in it, ``break``/``continue``/``return`` take the programs executing them out of the
+mask, and an assignment keeps the old value of every program that is masked off but will come
+back (``np.where`` over the program axis). Builtins read the mask through ``Engine.active``, so
+a masked-off program never faults, writes, prints, fails a check or counts for the race check.
+What cannot be expressed this way raises :class:`Divergent` and the group reruns one program
+at a time (see :mod:`executor`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextvars
+import sys
+import weakref
+from collections.abc import Callable, Iterator
+from types import FunctionType, TracebackType
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang.dtypes import BOOL, I32, I64
+from tile_lang.func import Func
+from tile_lang.ops.memory import BlockPointer, TensorDescriptor
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import blocks, elementwise, rewrite, values
+from tile_lang_numpy.engine import Divergent, Engine
+from tile_lang_numpy.program import integer_values, scalar_values
+from tile_lang_numpy.values import Array
+
+
+class Unbound:
+    """The value of a local variable not yet assigned (the SIMT version binds every local
+    up front, so an assignment can read the value it replaces)."""
+
+    def __repr__(self) -> str:
+        return "<unbound local>"
+
+
+UNBOUND = Unbound()
+RANGES = (builtins.range, tl.range, tl.static_range)
+
+
+class State:
+    """The masks of one group running a SIMT version: the active programs and the frames of
+    the kernel and the @tl.funcs it is in."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.none = np.zeros(engine.nprograms, bool)
+        self.active = np.ones(engine.nprograms, bool)
+        self.frames: list[Frame] = []
+        self.merging = False  # whether some program masked off now will execute this frame again
+
+    def set_active(self, mask: Array, force: bool = False) -> None:
+        """Make ``mask`` the executing programs (``force``: recompute after a frame change)."""
+        if mask is self.active and not force:
+            return
+        self.active = mask
+        full = bool(mask.all())
+        self.engine.active = None if full else mask
+        self.merging = not full and bool((self.frames[-1].alive & ~mask).any())
+
+    def truth(self, x: object) -> bool | Array:
+        """Python truth of ``x``: a bool, or per program when ``x`` is a tensor."""
+        if not isinstance(x, Tensor):
+            return bool(x)
+        flags = scalar_values(self.engine, x, "a condition")
+        flags = flags if flags.dtype == np.bool_ else flags != 0
+        return bool(flags[0]) if flags.shape[0] == 1 else flags
+
+    def split(self, flags: bool | Array) -> tuple[Array, Array]:
+        """The active programs for which ``flags`` holds, and those for which it does not."""
+        if isinstance(flags, bool):
+            return (self.active, self.none) if flags else (self.none, self.active)
+        return self.active & flags, self.active & ~flags
+
+    def spin_check(self, what: str) -> None:
+        """In lockstep, a program spinning in a while loop on an atomic or volatile load can
+        wait forever for a program of its group that has left the loop: refuse."""
+        for frame in self.frames:
+            for loop in frame.loops:
+                if loop.spins and bool((loop.entry & ~loop.alive).any()):
+                    raise Divergent(f"{what} in a while loop that some programs of the group have left (in lockstep "
+                                    "a program could wait forever on one that cannot proceed)", self.engine.site())
+
+
+_STATE: contextvars.ContextVar[State] = contextvars.ContextVar("tile_lang_simt")
+
+
+def execute(engine: Engine, fn: Callable[..., Any], args: dict[str, Any]) -> None:
+    """Run the SIMT version ``fn`` of a kernel for the group of ``engine``."""
+    state = State(engine)
+    engine.spin_check = state.spin_check
+    token = _STATE.set(state)
+    try:
+        fn(**args)
+    finally:
+        _STATE.reset(token)
+        engine.active, engine.spin_check = None, None
+
+
+def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
+    """``new`` for the programs in ``mask``, ``old`` for the others."""
+    if old is UNBOUND or new is old:
+        return new
+    if isinstance(new, (tuple, list)) and isinstance(old, (tuple, list)) and len(new) == len(old):
+        return type(new)(merge(engine, mask, n, o) for n, o in zip(new, old))
+    if isinstance(new, (BlockPointer, TensorDescriptor)) and type(new) is type(old):
+        assert isinstance(old, (BlockPointer, TensorDescriptor))
+        ours, theirs = new.handle, old.handle
+        handle = blocks.merge_handles(mask, ours, theirs) if isinstance(ours, blocks.BlockHandle) and \
+            isinstance(theirs, blocks.BlockHandle) else None
+        if handle is not None:
+            return type(new)(handle)
+    elif _mergeable(new) and _mergeable(old):
+        if not isinstance(new, Tensor) and not isinstance(old, Tensor) and type(new) is type(old) and new == old:
+            return new
+        if _pointer_memory(new) is _pointer_memory(old):
+            return elementwise.where(engine, {"condition": values.make(mask, BOOL), "x": new, "y": old})
+    elif type(new) is type(old) and _same(new, old):
+        return new
+    raise Divergent(f"a variable holding {_kind(new)} for some programs and {_kind(old)} for others",
+                    engine.site())
+
+
+def _mergeable(x: object) -> bool:
+    return isinstance(x, (Tensor, bool, int, float)) and not isinstance(x, np.generic)
+
+
+def _pointer_memory(x: object) -> object:
+    return x.handle.memory if isinstance(x, Tensor) and isinstance(x.handle, values.Pointers) else None
+
+
+def _same(x: object, y: object) -> bool:
+    try:
+        return bool(x == y)
+    except Exception:
+        return False
+
+
+def _kind(x: object) -> str:
+    return repr(x) if isinstance(x, (Tensor, bool, int, float, type(None))) else type(x).__name__
+
+
+# ------------------------------------------------------------------------------ called by SIMT versions
+
+
+def assign(new: object, old: object) -> object:
+    """The value of a variable after ``x = new`` (``old`` is its value before)."""
+    state = _STATE.get()
+    if not state.merging or old is UNBOUND:
+        return new
+    return merge(state.engine, state.active, new, old)
+
+
+def plain(what: str) -> None:
+    """A statement the SIMT version leaves as written: it may only run with every program active."""
+    state = _STATE.get()
+    if state.engine.active is not None:
+        raise Divergent(f"{what} under control flow that differs between programs", state.engine.site())
+
+
+def fn(f: object) -> object:
+    """The callee of a call: the SIMT version of a @tl.func, anything else as it is."""
+    if isinstance(f, Func):
+        return version(f.fn) or f.fn
+    return f
+
+
+def function() -> Frame:
+    return Frame(_STATE.get())
+
+
+def branch(cond: object) -> Branch:
+    return Branch(_STATE.get(), cond)
+
+
+def loop(spins: bool) -> Loop:
+    return Loop(_STATE.get(), spins)
+
+
+def and_(x: object, y: Callable[[], object]) -> object:
+    """``x and y``."""
+    return _short_circuit(x, y, True)
+
+
+def or_(x: object, y: Callable[[], object]) -> object:
+    """``x or y``."""
+    return _short_circuit(x, y, False)
+
+
+def _short_circuit(x: object, y: Callable[[], object], conjunction: bool) -> object:
+    state = _STATE.get()
+    if not isinstance(x, Tensor):
+        return y() if bool(x) == conjunction else x
+    truthy, falsy = state.split(state.truth(x))
+    go_on, stop = (truthy, falsy) if conjunction else (falsy, truthy)
+    if not stop.any():
+        return y()
+    if not go_on.any():
+        return x
+    saved = state.active
+    state.set_active(go_on)
+    try:
+        rest = state.truth(y())
+    finally:
+        state.set_active(saved)
+    result = truthy & rest if conjunction else truthy | (falsy & rest)
+    return values.make(result, BOOL)
+
+
+def not_(x: object) -> object:
+    """``not x``."""
+    if not isinstance(x, Tensor):
+        return not x
+    state = _STATE.get()
+    yes, no = state.split(state.truth(x))
+    if not yes.any() or not no.any():
+        return not bool(yes.any())
+    return values.make(no, BOOL)
+
+
+def select(cond: object, x: Callable[[], object], y: Callable[[], object]) -> object:
+    """``x if cond else y``."""
+    state = _STATE.get()
+    yes, no = state.split(state.truth(cond))
+    if not no.any():
+        return x()
+    if not yes.any():
+        return y()
+    saved = state.active
+    try:
+        state.set_active(yes)
+        first = x()
+        state.set_active(no)
+        second = y()
+    finally:
+        state.set_active(saved)
+    return merge(state.engine, yes, first, second)
+
+
+def version(f: Callable[..., Any]) -> FunctionType | None:
+    """The SIMT version of a kernel's or @tl.func's function (None when its source cannot be
+    read), made once."""
+    if not isinstance(f, FunctionType):
+        return None
+    known = _VERSIONS.get(f)
+    if known is None:
+        made = rewrite.transform(f, sys.modules[__name__], UNBOUND)
+        known = _VERSIONS[f] = (made,)
+    return known[0]
+
+
+_VERSIONS: weakref.WeakKeyDictionary[FunctionType, tuple[FunctionType | None]] = weakref.WeakKeyDictionary()
+
+
+# ------------------------------------------------------------------------------ the constructs
+
+
+class Frame:
+    """One call of the kernel or of a @tl.func: the programs that made it, those that have not
+    returned yet, and the value each returned."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.entry = self.alive = state.active
+        self.value: object = UNBOUND
+        self.loops: list[Loop] = []
+
+    def __enter__(self) -> Frame:
+        self.state.frames.append(self)
+        self.state.merging = False
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        state = self.state
+        state.frames.pop()
+        if state.frames:
+            state.set_active(self.entry, force=True)
+
+    @property
+    def result(self) -> object:
+        return None if self.value is UNBOUND else self.value
+
+    def ret(self, value: object) -> bool:
+        """``return value`` by the active programs; True when no program is left in the call."""
+        state = self.state
+        leaving = state.active
+        self.value = merge(state.engine, leaving, value, self.value)
+        self.alive = self.alive & ~leaving
+        for loop in self.loops:
+            loop.leave(leaving)
+        state.set_active(state.none)
+        return not self.alive.any()
+
+
+class Branch:
+    """An ``if``: each side runs under its share of the active programs; afterwards the
+    programs that did not leave (break, continue, return) on either side are active."""
+
+    def __init__(self, state: State, cond: object) -> None:
+        self.state = state
+        self.entry = state.active
+        self.then_mask, self.else_mask = state.split(state.truth(cond))
+        self.ran_then = self.ran_else = self.has_else = False
+        self.after_then = state.none  # the programs still active at the end of the then side
+
+    def __enter__(self) -> Branch:
+        return self
+
+    def then(self) -> bool:
+        self.ran_then = bool(self.then_mask.any())
+        if self.ran_then:
+            self.state.set_active(self.then_mask)
+        return self.ran_then
+
+    def otherwise(self) -> bool:
+        self.has_else = True
+        self.after_then = self.state.active if self.ran_then else self.state.none
+        self.ran_else = bool(self.else_mask.any())
+        if self.ran_else:
+            self.state.set_active(self.else_mask)
+        return self.ran_else
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        state = self.state
+        if not self.has_else:
+            after_then, after_else = (state.active if self.ran_then else state.none), self.else_mask
+        else:
+            after_then, after_else = self.after_then, (state.active if self.ran_else else state.none)
+        if after_then is state.none:
+            state.set_active(after_else)
+        elif after_else is state.none:
+            state.set_active(after_then)
+        else:
+            state.set_active(after_then | after_else)
+
+
+class Loop:
+    """A ``while`` or ``for`` loop: it runs while any program is in it; a program leaves when
+    its condition fails or its range is exhausted, or by ``break`` or ``return``."""
+
+    def __init__(self, state: State, spins: bool) -> None:
+        self.state = state
+        self.spins = spins  # a while loop (see State.spin_check)
+        self.static = False
+        self.entry = self.alive = self.running = state.active
+
+    def __enter__(self) -> Loop:
+        self.state.frames[-1].loops.append(self)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        frame = self.state.frames[-1]
+        frame.loops.remove(self)
+        self.state.set_active(self.entry & frame.alive)
+
+    def leave(self, programs: Array) -> None:
+        self.alive = self.alive & ~programs
+        self.running = self.running & ~programs
+
+    def next(self, staying: Array | None = None) -> bool:
+        """Start an iteration with the programs still in the loop (and in ``staying``)."""
+        if staying is not None:
+            self.alive = self.alive & staying
+        self.running = self.alive
+        if not self.alive.any():
+            return False
+        self.state.set_active(self.alive)
+        return True
+
+    def test(self, cond: object) -> bool:
+        """A while loop's condition, evaluated by the programs starting the iteration."""
+        stay, leave = self.state.split(self.state.truth(cond))
+        if leave.any():
+            self.alive = self.alive & ~leave
+            self.running = self.alive
+            self.state.set_active(self.alive)
+        return bool(stay.any())
+
+    def brk(self) -> bool:
+        """``break`` by the active programs; True when no program is left in the loop."""
+        self.leave(self.state.active)
+        self.state.set_active(self.state.none)
+        return not self.alive.any()
+
+    def cont(self) -> bool:
+        """``continue`` by the active programs; True when none is left in this iteration."""
+        self.running = self.running & ~self.state.active
+        self.state.set_active(self.state.none)
+        return self.idle()
+
+    def idle(self) -> bool:
+        return not self.running.any()
+
+    def bind(self, value: object, old: object) -> object:
+        """The loop variable's value (a static_range's stays a Python int)."""
+        return value if self.static else assign(value, old)
+
+    def over(self, iterable: object) -> Iterator[object]:
+        """A loop over a Python iterable: the same items for every program."""
+        for item in iter(iterable):  # type: ignore[call-overload]
+            if not self.next():
+                return
+            yield item
+
+    def call(self, callee: object, *args: Any, **kwargs: Any) -> Iterator[object]:
+        """``for ... in callee(*args, **kwargs)``: a range with per-program bounds runs until
+        the last program's range is exhausted."""
+        if callee not in RANGES:
+            assert callable(callee)
+            return self.over(callee(*args, **kwargs))
+        self.static = callee is tl.static_range
+        if callee is builtins.range:
+            if kwargs or not 1 <= len(args) <= 3:
+                raise TypeError(f"range expected 1 to 3 positional arguments, got {len(args)}")
+            start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        else:
+            r = tl.range(*args, **kwargs)
+            start, stop, step = r.start, r.end, r.step
+        return self._range(start, stop, step)
+
+    def _range(self, start: object, stop: object, step: object) -> Iterator[object]:
+        bounds = [self._integers(b) for b in (start, stop, step)]
+        uniform = [self._uniform(b) for b in bounds]
+        if uniform[0] is not None and uniform[1] is not None and uniform[2] is not None:
+            return self.over(builtins.range(uniform[0], uniform[1], uniform[2]))
+        return self._per_program(bounds, uniform, (start, stop, step))
+
+    def _per_program(self, bounds: list[int | Array], uniform: list[int | None], given: tuple[object, ...]
+                     ) -> Iterator[object]:
+        first, last, step = (np.broadcast_to(np.asarray(b, np.int64), self.entry.shape) for b in bounds)
+        if bool((self.state.engine.only_active(step == 0)).any()):
+            raise ValueError("range() arg 3 must not be zero")
+        safe = np.where(step == 0, 1, step)
+        count = np.where(safe > 0, (last - first + safe - 1) // safe, (first - last - safe - 1) // -safe)
+        count = np.where(self.alive, np.maximum(count, 0), 0)
+        dtype = I64 if any(isinstance(b, Tensor) and b.type.bits == 64 for b in given) else I32
+        for k in builtins.range(int(count.max(initial=0))):
+            if not self.next(k < count):
+                return
+            if uniform[0] is not None and uniform[2] is not None:
+                yield uniform[0] + k * uniform[2]
+            else:
+                yield values.make((first + k * step).astype(dtype.numpy), dtype)
+
+    def _integers(self, bound: object) -> int | Array:
+        if isinstance(bound, Tensor):
+            return integer_values(self.state.engine, bound).astype(np.int64)
+        if not isinstance(bound, (int, np.integer)):
+            raise TypeError(f"range bounds must be integers, got {type(bound).__name__}")
+        return int(bound)
+
+    def _uniform(self, bound: int | Array) -> int | None:
+        """The bound as a Python int when every program in the loop agrees on it."""
+        if isinstance(bound, int):
+            return bound
+        if bound.shape[0] == 1:
+            return int(bound[0])
+        live = bound[self.alive] if self.alive.any() else bound[:1]
+        return int(live[0]) if bool((live == live[0]).all()) else None
