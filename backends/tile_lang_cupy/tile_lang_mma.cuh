@@ -195,9 +195,21 @@ __device__ __forceinline__ void fence_proxy_async() {
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Close the group of wgmma issued so far; wait until at most N groups are still running.
+template <int N>
 __device__ __forceinline__ void wgmma_commit_and_wait() {
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  wgmma_wait<N>();
+}
+// Keep the compiler from moving reads of registers an in-flight wgmma writes above its wait.
+template <int N>
+__device__ __forceinline__ void fence_registers(float* r) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) asm volatile("" : "+f"(r[k])::"memory");
 }
 #endif
 

@@ -24,8 +24,8 @@ def yield_values(em: Emitter, params: tuple[Node, ...], values: tuple[Node, ...]
     yields may read the variables being updated)."""
     moves = []
     for param, value, name in zip(params, values, names):
-        if value is param:
-            continue
+        if value is param or em.names.get(value) == name:
+            continue  # unchanged, or computed in place
         temp = em.fresh("t")
         em.line(f"{decl(em, param, temp)};")
         em.assign_from(param, value, temp)

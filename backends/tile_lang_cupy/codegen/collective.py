@@ -221,11 +221,15 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
     thread's fragments, which start as ``acc`` (or wgmma on swizzled operand tiles)."""
     a, b, acc = node.args
     assert isinstance(a.layout, Shared) and isinstance(b.layout, Shared)
+    if node in em.inplace:  # accumulates in the loop's carried registers, asynchronously
+        em.names[node] = em.inplace[node]
+        _dot_wgmma(em, node, em.inplace[node], wait=1)
+        return
     name = em.declare(node)
     with em.each(node) as idx:
         em.line(f"{name}[k] = tl::cvt<float>({em.elem(acc, idx)});")
     if a.layout.swizzle and b.layout.swizzle:
-        _dot_wgmma(em, node, name)
+        _dot_wgmma(em, node, name, wait=0)
         return
     assert not a.layout.transposed, "a transposed A operand is not supported on tensor cores"
     k, n = a.ty.shape[1], b.ty.shape[1]
@@ -236,12 +240,13 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
             f"{name}, {em.names[a]}, {em.names[b]}, tid);")
 
 
-def _dot_wgmma(em: Emitter, node: Node, acc: str) -> None:
+def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     """Hopper's warpgroup MMA: each warpgroup multiplies its 64 rows of A by all of B, K in steps
     of 16, both read by the tensor cores from swizzled shared memory through descriptors (A
     K-major: a descriptor moves 32 bytes along a row per step; B N-major: 16 rows per step,
     panels of 64 columns ``K * 128`` bytes apart). Shared-memory writes reach the tensor cores'
-    (async) proxy through a proxy fence and a barrier."""
+    (async) proxy through a proxy fence and a barrier. ``wait``: how many groups of wgmma may
+    still run when this returns (1 in a loop accumulating in place: the previous iteration's)."""
     a, b, _ = node.args
     k, n = a.ty.shape[1], b.ty.shape[1]
     dtype = "bf16" if a.ty.dtype == dtypes.BF16 else "f16"
@@ -256,7 +261,7 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str) -> None:
         da = f"tl::wgmma_desc({a_rows} + {step * 16}u, 16u, 1024u)"
         db = f"tl::wgmma_desc({em.names[b]} + {step * 16 * 64}u, {k * 128}u, 1024u)"
         em.line(f"{helper}({acc}, {da}, {db});")
-    em.line("tl::wgmma_commit_and_wait();")
+    em.line(f"tl::wgmma_commit_and_wait<{wait}>();")
 
 
 def _wgmma_helper(name: str, n: int, dtype: str) -> str:

@@ -141,6 +141,7 @@ class Emitter:
         self.results: dict[Node, list[str]] = {}
         self.helpers: dict[str, str] = {}  # device functions the kernel calls, emitted before it
         self.fenced: set[Node] = set()  # shared-memory operands already visible to the tensor cores' proxy
+        self.inplace: dict[Node, str] = {}  # dots accumulating into a loop's carried variable (its name)
         for node in walk(fn.body):
             for arg in node.args:
                 self.uses[arg] = self.uses.get(arg, 0) + 1

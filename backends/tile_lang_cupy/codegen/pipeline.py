@@ -111,22 +111,58 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     em.line(f"unsigned {slot} = 0u;")
     i = em.name(iv, "i")
     head = f"for ({ctype(iv.ty.dtype)} {i} = {lo}; {i} < {hi}; {i} += {em.elem(step, SCALAR)})"
+    accumulators = _async_accumulators(em, body, names)
     with em.block(head):
         em.line(f"tl::cp_async_wait<{stages - 2}>();")
         if any(isinstance(c.layout, Shared) and c.layout.swizzle for c in copies):
             em.line("tl::fence_proxy_async();")  # the copies are read by wgmma, through the async proxy
             em.fenced.update(copies)
         em.line("__syncthreads();")  # this iteration's operands landed; the previous one's reads are done
-        with _ahead(em, node, i, stages - 1):
-            with em.block(f"if ({em.names[iv]} < {hi})"):
-                ahead = f"(({slot} + {stages - 1}u) % {stages}u)"
-                for copy, (ring, size) in rings.items():
-                    issue(em, copy, f"({ring} + {ahead} * {size}u)")
-        em.line("tl::cp_async_commit();")
         for copy, (ring, size) in rings.items():
             em.names[copy] = f"({ring} + {slot} * {size}u)"
-        em.region(body)
+        if accumulators:  # the previous iteration's wgmma may still read its buffers until the body waits
+            em.region(body)
+            em.line("__syncthreads();")  # every warpgroup's previous wgmma is done: its buffers are free
+            _prefetch(em, node, rings, i, hi, slot, stages)
+        else:
+            _prefetch(em, node, rings, i, hi, slot, stages)
+            em.region(body)
         yield_values(em, tuple(params), body.results, names)
         em.line(f"{slot} = {slot} + 1u == {stages}u ? 0u : {slot} + 1u;")
+    if accumulators:
+        em.line("tl::wgmma_wait<0>();")
+        for name, per_thread in accumulators:
+            em.line(f"tl::fence_registers<{per_thread}>({name});")
     em.line("tl::cp_async_wait<0>();")
     em.line("__syncthreads();")
+
+
+def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int]], i: str, hi: str, slot: str,
+              stages: int) -> None:
+    """Issue the copies of iteration ``i + stages - 1`` into the buffers its slot names."""
+    iv = loop.regions[0].params[0]
+    with _ahead(em, loop, i, stages - 1):
+        with em.block(f"if ({em.names[iv]} < {hi})"):
+            ahead = f"(({slot} + {stages - 1}u) % {stages}u)"
+            for copy, (ring, size) in rings.items():
+                issue(em, copy, f"({ring} + {ahead} * {size}u)")
+    em.line("tl::cp_async_commit();")
+
+
+def _async_accumulators(em: Emitter, body: Region, names: list[str]) -> list[tuple[str, int]]:
+    """The wgmma dots of the loop that accumulate into a carried value only (``acc = tl.dot(a, b,
+    acc)``): they write the carried registers in place and run on while the next iteration
+    starts (wgmma's wait for the group before last). Their (variable, registers per thread)."""
+    found = []
+    params = body.params[1:]
+    for dot in body.body:
+        if dot.op is not Op.DOT or not all(isinstance(x.layout, Shared) and x.layout.swizzle for x in dot.args[:2]):
+            continue
+        acc = dot.args[2]
+        if acc not in params or em.uses.get(dot) != 1:
+            continue
+        index = params.index(acc)
+        if body.results[index] is dot and em.uses.get(acc) == 1:
+            em.inplace[dot] = names[index]
+            found.append((names[index], em.layout(dot).per_thread))
+    return found
