@@ -146,3 +146,20 @@ def test_out_of_bounds_store_reports_program_lane_and_offset() -> None:
 def test_f16_buffer_typed() -> None:
     buf: tl.Buffer[f16] = tl.empty(4, tl.f16)
     assert buf.dtype == tl.f16
+
+
+@tl.kernel
+def scaled_copy(src: Pointer[f32], dst: Pointer[f32], n: int, scale: float = 2.0, BLOCK: constexpr = 64) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * scale, mask=offs < n)
+
+
+def test_parameters_with_defaults_may_be_omitted() -> None:
+    """As in Python and Triton: a launch, inspect and cuda_source use a parameter's default."""
+    x = np.random.default_rng(4).standard_normal(100).astype(np.float32)
+    src = tl.to_device(x, tl.f32)
+    for kwargs, factor in (({}, 2.0), ({"scale": -0.5}, -0.5), ({"BLOCK": 32}, 2.0)):
+        out = tl.to_device(np.full(100, np.nan, np.float32), tl.f32)
+        scaled_copy[(4,)](src, out, 100, **kwargs)
+        np.testing.assert_allclose(out.numpy(), x.astype(np.float64) * factor, rtol=1e-6)
+    assert "const[64]" in scaled_copy.inspect() and "const[32]" in scaled_copy.inspect(BLOCK=32)

@@ -53,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     inspect.add_argument("target", help="MODULE:KERNEL, e.g. examples.vector_add:vector_add")
     inspect.add_argument("--constexpr", action="append", type=_constexpr, default=[], metavar="NAME=VALUE")
     inspect.add_argument("--num-warps", type=int, default=4)
+    inspect.add_argument("--num-stages", type=int, default=3)
+    inspect.add_argument("--arch", default="80", help="target: 80 (mma.sync) or 90a (Hopper's wgmma); default 80")
     shown = inspect.add_mutually_exclusive_group()
     shown.add_argument("--ir", action="store_true", help="the IR after the pass pipeline (default)")
     shown.add_argument("--ir-raw", action="store_true", help="the IR as the front end builds it")
@@ -62,9 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         kernel = _kernel(args.target)
         constexprs = dict(args.constexpr)
         if args.cuda:
-            print(kernel.cuda_source(args.num_warps, **constexprs))
+            print(kernel.cuda_source(args.num_warps, args.arch, args.num_stages, **constexprs))
         else:
-            print(kernel.inspect(args.num_warps, not args.ir_raw, **constexprs))
+            print(kernel.inspect(args.num_warps, not args.ir_raw, args.arch, args.num_stages, **constexprs))
     except (_Usage, LaunchError) as exc:  # the command line is wrong: which kernel, which constexprs
         print(f"tile-lang: error: {exc}", file=sys.stderr)
         return 2

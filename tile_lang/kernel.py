@@ -19,7 +19,7 @@ from tile_lang import dtypes, registry
 from tile_lang.buffer import Buffer
 from tile_lang.errors import LaunchError
 from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LaunchCache, plain_grid
-from tile_lang.signature import Param, ParamKind, match_pointee, read_params, show_dtype
+from tile_lang.signature import NO_DEFAULT, Param, ParamKind, match_pointee, read_params, show_dtype
 
 P = ParamSpec("P")
 
@@ -152,19 +152,24 @@ class Kernel(Generic[P]):
     def __repr__(self) -> str:
         return f"<tl.kernel {self.name} at {self.filename}:{self.lineno}>"
 
-    def inspect(self, num_warps: int = 4, optimized: bool = True, **constexprs: Any) -> str:
-        """The compiler's IR for these constexprs (after the pass pipeline unless ``optimized=False``)."""
+    def inspect(self, num_warps: int = 4, optimized: bool = True, arch: str = "80", num_stages: int = 3,
+                **constexprs: Any) -> str:
+        """The compiler's IR for these constexprs (after the pass pipeline unless ``optimized=False``),
+        for target ``arch`` ("80": mma.sync, "90a": Hopper's wgmma)."""
         from tile_lang.compiler.inspect import ir_text
 
-        warps = checked_options(self, {"num_warps": num_warps}).num_warps
-        return ir_text(self, self.check_constexprs(constexprs), warps, optimized)
+        options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
+        return ir_text(self, self.check_constexprs(constexprs), options.num_warps, optimized, options.num_stages,
+                       _capability(self, arch))
 
-    def cuda_source(self, num_warps: int = 4, **constexprs: Any) -> str:
-        """The CUDA C++ the ``cupy`` backend generates for these constexprs (needs no GPU)."""
+    def cuda_source(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, **constexprs: Any) -> str:
+        """The CUDA C++ the ``cupy`` backend generates for these constexprs and target ``arch``
+        ("80", "90a"...), without a GPU: CI and reviewers see which instructions a kernel uses."""
         from tile_lang.compiler.inspect import cuda_text
 
-        warps = checked_options(self, {"num_warps": num_warps}).num_warps
-        return cuda_text(self, self.check_constexprs(constexprs), warps)
+        options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
+        return cuda_text(self, self.check_constexprs(constexprs), options.num_warps, options.num_stages,
+                         _capability(self, arch))
 
     def check_constexprs(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Constexprs given by name without a launch (``inspect``, ``cuda_source``), checked as a launch
@@ -174,6 +179,7 @@ class Kernel(Generic[P]):
         if unknown:
             raise LaunchError(f"kernel {self.name} has no constexpr {unknown[0]!r} "
                               f"(its constexprs: {', '.join(names) or 'none'})")
+        given = {**{p.name: p.default for p in self.constexpr_params if p.default is not NO_DEFAULT}, **given}
         missing = [name for name in names if name not in given]
         if missing:
             raise LaunchError(f"kernel {self.name}: missing constexpr(s) {', '.join(missing)}")
@@ -192,6 +198,9 @@ class Kernel(Generic[P]):
             if name in by_name:
                 raise LaunchError(f"kernel {self.name}: parameter {name!r} given twice")
             by_name[name] = value
+        for param in self.params:
+            if param.name not in by_name and param.default is not NO_DEFAULT:
+                by_name[param.name] = param.default
         missing = [p.name for p in self.params if p.name not in by_name]
         if missing:
             raise LaunchError(f"kernel {self.name}: missing argument(s) {', '.join(missing)}")
@@ -341,3 +350,12 @@ def _resolve_grid(kernel: Kernel[Any], grid: Any, constexprs: Mapping[str, Any])
                               f"are {' x '.join(map(str, GRID_LIMITS))} programs); got the grid {grid!r}")
     padded = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     return (padded[0], padded[1], padded[2])
+
+
+def _capability(kernel: Kernel[Any], arch: str) -> int:
+    """A target like "80", "90a" or "sm_90a" as the compute capability the compiler keys on."""
+    digits = arch.removeprefix("sm_").removesuffix("a")
+    if not digits.isdigit() or int(digits) < 80:
+        raise LaunchError(f"kernel {kernel.name}: arch must be a compute capability of 80 or more, such as "
+                          f"'80' or '90a', got {arch!r}")
+    return int(digits)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
+import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, TypeAlias, TypeVar
 
 from tile_lang import dtypes
@@ -31,6 +32,9 @@ Constexpr: TypeAlias = Annotated[T, CONSTEXPR]
 """A compile-time parameter of another type: ``Constexpr[float]``, ``Constexpr[str]``."""
 
 
+NO_DEFAULT: Any = inspect.Parameter.empty
+
+
 class ParamKind(enum.Enum):
     POINTER = "pointer"
     SCALAR = "scalar"
@@ -44,6 +48,7 @@ class Param:
     name: str
     kind: ParamKind
     annotation: Any  # the pointee pattern for pointers, the Python type otherwise
+    default: Any = NO_DEFAULT  # what a launch that omits it passes (Python's default value)
 
     def describe(self) -> str:
         if self.kind is ParamKind.POINTER:
@@ -59,11 +64,12 @@ def read_params(fn: Callable[..., object]) -> tuple[Param, ...]:
     except Exception as exc:
         raise TypeError(f"kernel {fn.__qualname__}: cannot resolve its annotations ({exc})") from None
     params = []
+    defaults = {name: p.default for name, p in inspect.signature(fn).parameters.items()}
     for name in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
         if name not in hints:
             raise TypeError(f"kernel {fn.__qualname__}: parameter {name!r} needs an annotation "
                             "(Pointer[D], int, float, bool or constexpr)")
-        params.append(_classify(fn.__qualname__, name, hints[name]))
+        params.append(replace(_classify(fn.__qualname__, name, hints[name]), default=defaults[name]))
     return tuple(params)
 
 

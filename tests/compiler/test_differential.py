@@ -94,6 +94,31 @@ def test_matmul(m: int, n: int, k: int, precision: Precision, seed: int) -> None
     np.testing.assert_allclose(got[0], ref[0], rtol=tol, atol=tol * np.sqrt(k))
 
 
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 200), n=st.integers(1, 200), k=st.integers(1, 200), warps=st.sampled_from([4, 8]),
+       bn=st.sampled_from([64, 128, 256]), stages=st.sampled_from([1, 2, 3, 4]), seed=st.integers(0, 2**16))
+def test_tensor_core_matmul(m: int, n: int, k: int, warps: int, bn: int, stages: int, seed: int) -> None:
+    """f16 dots on tensor cores with a fused epilogue: wgmma on Hopper (16 rows a warp, K
+    64), from async copies when the shapes are aligned and from registers when they are not,
+    pipelined 1 to 4 stages deep; ragged edges on every side."""
+    from tests.compiler.test_tensor_cores import mm_epilogue
+
+    rng = np.random.default_rng(seed)
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    bias = rng.standard_normal(n).astype(np.float32)
+    want = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0.0)
+    results = []
+    for name in ("numpy", "cupy"):
+        with tl.backend(name):
+            out = tl.to_device(np.full((m, n), np.nan, np.float16), tl.f16)
+            mm_epilogue[(tl.cdiv(m, 16 * warps), tl.cdiv(n, bn)), tl.Options(num_warps=warps, num_stages=stages)](
+                tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), tl.to_device(bias, tl.f32), out, m, n, k,
+                BM=16 * warps, BN=bn, BK=64)
+            results.append(out.numpy().astype(np.float64))
+    np.testing.assert_allclose(results[1], want, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(results[1], results[0], rtol=2e-3, atol=2e-3)
+
+
 def test_debug_ops(capfd: pytest.CaptureFixture[str]) -> None:
     """device_assert that holds, device_print and inline PTX (packed u8 and f32) on the GPU
     (the NumPy reference has no inline asm, so this one is checked against NumPy directly)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tile_lang.compiler.ir import Function, Node, Region
+from tile_lang.compiler.ir import Function, Mma, Node, Op, Region, Shared
 
 
 class _Names:
@@ -46,4 +46,15 @@ def _node(node: Node, names: _Names) -> str:
         text += f" {node.layout}"
     if node.loc is not None:
         text += f"  @{node.loc.line}"
+    if node.op is Op.DOT and node.layout is not None:
+        text += f"  ; {_dot_unit(node)}"
     return text
+
+
+def _dot_unit(node: Node) -> str:
+    """Which units a dot runs on, once layouts are assigned (why not tensor cores: see
+    ``passes.layouts.mma_layout``)."""
+    if not isinstance(node.layout, Mma):
+        return "CUDA cores (no tensor-core instruction fits its shapes, dtypes and precision)"
+    operand = node.args[0].layout
+    return "tensor cores: wgmma" if isinstance(operand, Shared) and operand.swizzle else "tensor cores: mma.sync"
