@@ -39,6 +39,7 @@ _BINOPS: dict[type[ast.AST], BinaryOp] = {
 }
 _METHOD_OPS = {"lt": BinaryOp.LT, "le": BinaryOp.LE, "gt": BinaryOp.GT, "ge": BinaryOp.GE, "eq": BinaryOp.EQ,
                "ne": BinaryOp.NE, "add_offsets": BinaryOp.ADD}
+_SCALAR_METHODS = frozenset({"to", *_METHOD_OPS})
 # Python builtins a kernel may call on compile-time values.
 _PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builtins.len, builtins.abs,
                                                builtins.int, builtins.float, builtins.bool, builtins.isinstance})
@@ -248,17 +249,20 @@ class Frontend(ControlFlow):
             if node.attr == "ndim":
                 return len(base.ty.shape)
             return BoundMethod(base, node.attr)
+        if is_scalar_value(base) and node.attr in _SCALAR_METHODS:
+            # an int parameter specialised to the constant 1 still has a scalar's methods (`n.to(tl.i64)`)
+            return BoundMethod(self.b.to_node(base), node.attr)
         return getattr(base, node.attr)
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         return self.binop(type(node.op), self.visit(node.left), self.visit(node.right))
 
     def binop(self, op: type[ast.AST], left: Any, right: Any) -> Any:
+        constant = not isinstance(left, Node) and not isinstance(right, Node)
+        if constant and (op not in _BINOPS or not (is_scalar_value(left) and is_scalar_value(right))):
+            return _python_binop(op, left, right)  # 2**40, tuple + tuple: Python's own meaning
         if op not in _BINOPS:
-            raise self.error(f"unsupported operator {op.__name__}")
-        if not isinstance(left, Node) and not isinstance(right, Node) and not (
-                is_scalar_value(left) and is_scalar_value(right)):
-            return _python_binop(op, left, right)
+            raise self.error(f"unsupported operator {op.__name__} on a tensor")
         return self.b.binary_op(_BINOPS[op], left, right)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
@@ -408,11 +412,14 @@ _PY_OPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
     ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Lt: operator.lt,
     ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+    ast.Pow: operator.pow,
 }
 
 
 def _python_binop(op: type[ast.AST], a: Any, b: Any) -> Any:
-    """An operator on compile-time Python values (tuples, dtype markers, strings)."""
+    """An operator on compile-time Python values (numbers, tuples, dtype markers, strings)."""
+    if op not in _PY_OPS:
+        raise TypeError(f"unsupported operator {op.__name__}")
     return _PY_OPS[op](a, b)
 
 
