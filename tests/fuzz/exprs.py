@@ -36,6 +36,7 @@ class Expr:
     exact: bool = True
     special: bool = False
     value: Scalar | None = None  # a Python literal (it adapts to the other operand's dtype)
+    python: bool = False  # a loop index: a Python int on the reference, so no methods or floor division
 
     @property
     def numeric(self) -> bool:
@@ -156,7 +157,12 @@ class Exprs:
         ta, tb, shape = shaped
         exact = props.get("exact", a.exact and b.exact)
         special = props.get("special", a.special or b.special)
-        return Expr(f"{paren(ta)} {op} {paren(tb)}", dtype or result_dtype(a, b), shape, exact, special)
+        python = all(e.python or e.value is not None for e in (a, b))
+        if python and (op in ("//", "%", ">>", "<<") or any(e.value is not None and not fits(e.value, dtypes.I32)
+                                                              for e in (a, b))):
+            return None  # Python's floor division and unbounded ints are not the kernel's
+        return Expr(f"{paren(ta)} {op} {paren(tb)}", dtype or result_dtype(a, b), shape, exact, special,
+                    python=python)
 
     def arith(self, pool: list[Expr]) -> Expr | None:
         a = self.rng.choice(pool)
@@ -204,13 +210,13 @@ class Exprs:
         return self._binary(self.rng.choice("&|^"), a, b)
 
     def shift(self, pool: list[Expr]) -> Expr | None:
-        a = self.pick(pool, lambda e: e.is_int)
+        a = self.pick(pool, lambda e: e.is_int and not e.python)
         if a is None:
             return None
         op = self.rng.choice(("<<", ">>"))
         b = self.pick(pool, lambda e: e.is_int)
         if b is None or self.rng.random() < 0.5:
-            return self._binary(op, a, literal(self.rng.randrange(0, 8)))
+            return self._binary(op, a, literal(self.rng.randrange(0, a.dtype.bits)))
         amount = Expr(f"({paren(b.text)} & 7)", b.dtype, b.shape)
         return self._binary(op, a, amount)
 
@@ -303,7 +309,9 @@ class Exprs:
         if a is None:
             return None
         target = self.rng.choice(DTYPES)
-        spelled = self.rng.choice((f"{paren(a.text)}.to({MARKERS[target]})", f"tl.cast({a.text}, {MARKERS[target]})"))
+        spelled = f"tl.cast({a.text}, {MARKERS[target]})"
+        if not a.python and self.rng.random() < 0.5:
+            spelled = f"{paren(a.text)}.to({MARKERS[target]})"
         if a.dtype.is_float and not target.is_float:
             if not a.exact:
                 return None
@@ -311,7 +319,7 @@ class Exprs:
                 return Expr(spelled, target, a.shape)
             lo = "0.0" if target.kind is dtypes.Kind.UINT else "-1000.0"
             clamped = f"tl.minimum(tl.maximum(tl.where({a.text} == {a.text}, {a.text}, 0.0), {lo}), 1000.0)"
-            return Expr(f"{paren(clamped)}.to({MARKERS[target]})", target, a.shape)
+            return Expr(f"tl.cast({clamped}, {MARKERS[target]})", target, a.shape)
         if target == dtypes.F16 and not a.dtype.is_bool:
             return Expr(spelled, target, a.shape, a.exact, True)  # may overflow to inf
         if a.dtype.is_float and target.is_float:

@@ -211,19 +211,20 @@ class Generator:
     def _stmt_acc(self, scope: Scope, depth: int) -> None:
         """An accumulator first bound to a Python number, given its type by a loop body."""
         name = self.fresh("acc")
-        start = self.rng.choice((0, 0.0, 1, -2))
-        self.emit(depth, f"{name} = {literal(start).text}")
+        start: int | float = self.rng.choice((0, 0.0, 1, -2))
         inner = scope.child()
         loop = self.fresh("i")
-        self.emit(depth, f"for {loop} in range({self.rng.choice(_LOOP_SCALARS)}):")
-        inner.pool.append(Expr(loop, dtypes.I32, SCALAR))
+        inner.pool.append(Expr(loop, dtypes.I32, SCALAR, python=True))
         e = None
         for _ in range(10):
             e = self.exprs.build(inner.pool)
-            if e is not None and e.shape == SCALAR and not e.dtype.is_bool and (e.is_int or isinstance(start, float)
-                                                                                or e.dtype.is_float):
+            if e is not None and e.shape == SCALAR and e.numeric and not e.python:
                 break
             e = None
+        if e is not None and e.dtype.kind is dtypes.Kind.UINT:
+            start = abs(start)  # a negative number meeting an unsigned value is an error (as in Triton)
+        self.emit(depth, f"{name} = {literal(start).text}")
+        self.emit(depth, f"for {loop} in range({self.rng.choice(_LOOP_SCALARS)}):")
         if e is None:
             self.emit(depth + 1, f"{name} = {name} + {loop}")
             e = Expr(loop, dtypes.I32, SCALAR)
@@ -243,9 +244,23 @@ class Generator:
                               f"range(0, {b}, 2)", f"range({b}, {a}, -1)"))
         self.emit(depth, f"for {loop} in {spelled}:")
         inner = scope.child()
-        inner.pool.append(Expr(loop, dtypes.I32, SCALAR))
+        inner.pool.append(Expr(loop, dtypes.I32, SCALAR, python=True))
+        reshaped = self._rebind(inner, depth + 1) if depth == 0 and rng.random() < 0.3 else None
         self.block(inner, depth + 1, rng.randint(1, 4))
         self._merge(scope, inner)
+        if reshaped is not None:  # its value after the loop depends on the trip count: never read again
+            scope.pool = [e for e in scope.pool if e.text != reshaped]
+            scope.mutable.discard(reshaped)
+
+    def _rebind(self, scope: Scope, depth: int) -> str | None:
+        """A value from before the loop rebound to another shape: loop-local under the old name."""
+        target = self.exprs.pick(scope.pool, lambda e: e.text in scope.mutable)
+        new = self.exprs.pick(scope.pool, lambda e: target is not None and e.shape != target.shape)
+        if target is None or new is None:
+            return None
+        self.emit(depth, f"{target.text} = {new.text}")
+        scope.pool = [replace(new, text=target.text) if e is target else e for e in scope.pool]
+        return target.text
 
     def _stmt_while(self, scope: Scope, depth: int) -> None:
         a, b = self.rng.sample(_LOOP_SCALARS, 2)
@@ -265,10 +280,22 @@ class Generator:
         self.block(then, depth + 1, self.rng.randint(1, 3))
         self._merge(scope, then)
         if self.rng.random() < 0.5:
+            both = self.exprs.pick(scope.pool, lambda e: not e.python)
+            name = self.fresh()
+            if both is not None:
+                self.emit(depth + 1, f"{name} = {both.text}")
             self.emit(depth, "else:")
             other = scope.child()
             self.block(other, depth + 1, self.rng.randint(1, 3))
             self._merge(scope, other)
+            if both is not None:  # bound on both branches with one type: defined after the `if`
+                value = self.exprs.pick(scope.pool, lambda e: e.shape == both.shape and not e.python and (
+                    both.dtype.is_float or not e.dtype.is_float))
+                assert value is not None
+                text = value.text if value.dtype == both.dtype else f"tl.cast({value.text}, {MARKERS[both.dtype]})"
+                self.emit(depth + 1, f"{name} = {text}")
+                scope.pool.append(Expr(name, both.dtype, both.shape, both.exact and value.exact, True))
+                scope.mutable.add(name)
 
     def _stmt_return(self, scope: Scope, depth: int) -> None:
         self.emit(depth, f"if {self._condition(scope)}:")

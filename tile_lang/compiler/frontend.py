@@ -22,7 +22,7 @@ from tile_lang import dtypes
 from tile_lang.builtin import builtin_of
 from tile_lang.compiler import lowering
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
-from tile_lang.compiler.controlflow import ControlFlow
+from tile_lang.compiler.controlflow import ControlFlow, Stale
 from tile_lang.compiler.ir import Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
 from tile_lang.errors import KernelError
@@ -223,7 +223,10 @@ class Frontend(ControlFlow):
     def visit_Name(self, node: ast.Name) -> Any:
         scope = self.scope
         if node.id in scope.env:
-            return scope.env[node.id]
+            value = scope.env[node.id]
+            if isinstance(value, Stale):
+                raise self.error(value.message())
+            return value
         if node.id in scope.globals:
             return scope.globals[node.id]
         if hasattr(builtins, node.id):
