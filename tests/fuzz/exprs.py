@@ -200,7 +200,7 @@ class Exprs:
         return self._binary(op, a, safe)
 
     def bitwise(self, pool: list[Expr]) -> Expr | None:
-        a = self.pick(pool, lambda e: e.is_int or e.dtype.is_bool)
+        a = self.pick(pool, lambda e: (e.is_int or e.dtype.is_bool) and not e.python)
         if a is None:
             return None
         b = self.pick(pool, lambda e: e.dtype.is_bool == a.dtype.is_bool and not e.dtype.is_float)

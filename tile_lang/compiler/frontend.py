@@ -39,7 +39,6 @@ _BINOPS: dict[type[ast.AST], BinaryOp] = {
 }
 _METHOD_OPS = {"lt": BinaryOp.LT, "le": BinaryOp.LE, "gt": BinaryOp.GT, "ge": BinaryOp.GE, "eq": BinaryOp.EQ,
                "ne": BinaryOp.NE, "add_offsets": BinaryOp.ADD}
-_SCALAR_METHODS = frozenset({"to", *_METHOD_OPS})
 # Python builtins a kernel may call on compile-time values.
 _PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builtins.len, builtins.abs,
                                                builtins.int, builtins.float, builtins.bool, builtins.isinstance})
@@ -89,7 +88,8 @@ def build(kernel: Any, spec: Spec) -> Function:
         div = 16 if arg.divisible_by_16 else 1
         node = Node(Op.PARAM, Type(arg.dtype), attr=ParamAttr(index, param.name, div))
         params.append(node)
-        env[param.name] = 1 if arg.equals_one else node
+        # an int equal to 1 is the constant 1 of the parameter's type, not a Python 1: `n // -3` keeps C's meaning
+        env[param.name] = front.b.const(1, arg.dtype) if arg.equals_one else node
     scope = Scope(kernel.name, filename, offset, kernel.fn.__globals__, env)
     with front.enter(scope):
         front.block(_body(fdef))
@@ -252,9 +252,6 @@ class Frontend(ControlFlow):
             if node.attr == "ndim":
                 return len(base.ty.shape)
             return BoundMethod(base, node.attr)
-        if is_scalar_value(base) and node.attr in _SCALAR_METHODS:
-            # an int parameter specialised to the constant 1 still has a scalar's methods (`n.to(tl.i64)`)
-            return BoundMethod(self.b.to_node(base), node.attr)
         return getattr(base, node.attr)
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
