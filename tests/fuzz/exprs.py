@@ -103,8 +103,9 @@ def fits(value: Scalar, dtype: DType) -> bool:
         return abs(float(value)) <= 65504.0 or dtype.bits > 16
     if dtype.is_bool or isinstance(value, float):
         return not isinstance(value, float)
-    info = (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1) if dtype.is_signed else (0, 2**dtype.bits - 1)
-    return info[0] <= int(value) <= info[1]
+    half = 1 << (dtype.bits - 1)
+    low, high = (-half, half - 1) if dtype.is_signed else (0, 2 * half - 1)
+    return low <= int(value) <= high
 
 
 class Exprs:

@@ -67,6 +67,7 @@ def host_inputs(case: Case) -> list[np.ndarray[Any, Any]]:
     rng = np.random.default_rng(case.seed)
     arrays = []
     for buf in case.inputs:
+        x: np.ndarray[Any, Any]
         if buf.dtype.is_float:
             x = rng.standard_normal(buf.size) * 2
             x = np.where(np.abs(x) < 0.05, 0.5, x)
@@ -95,25 +96,25 @@ def initial_outputs(case: Case) -> list[np.ndarray[Any, Any]]:
     return arrays
 
 
-def load(case: Case) -> Any:
-    """Write the kernel's source to a file and import it; the kernel object."""
+def load(name: str, source: str) -> Any:
+    """Write a kernel's source to ``KERNEL_DIR/name.py`` and import it; the object called ``name``."""
     KERNEL_DIR.mkdir(parents=True, exist_ok=True)
-    path = KERNEL_DIR / f"{case.name}.py"
-    if not path.exists() or path.read_text() != case.source:
-        path.write_text(case.source)
+    path = KERNEL_DIR / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        path.write_text(source)
     linecache.checkcache(str(path))
-    spec = importlib.util.spec_from_file_location(f"tile_lang_fuzz_{case.name}", path)
+    spec = importlib.util.spec_from_file_location(f"tile_lang_fuzz_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, case.name)
+    return getattr(module, name)
 
 
 def execute(case: Case, kernel: Any, backend: str) -> list[np.ndarray[Any, Any]]:
     """One launch on ``backend``; the outputs on the host."""
     with tl.backend(backend):
-        ins = [tl.to_device(a, b.dtype) for a, b in zip(host_inputs(case), case.inputs)]
-        outs = [tl.to_device(a, o.buffer.dtype) for a, o in zip(initial_outputs(case), case.outputs)]
+        ins = [tl.to_device(a) for a in host_inputs(case)]  # dtypes from the host arrays
+        outs = [tl.to_device(a) for a in initial_outputs(case)]
         scalars = [v for _, v in case.scalars]
         kernel[(case.grid,), tl.Options(num_warps=case.num_warps)](*ins, *outs, *scalars, **dict(case.constexprs))
         return [o.numpy() for o in outs]
@@ -122,7 +123,7 @@ def execute(case: Case, kernel: Any, backend: str) -> list[np.ndarray[Any, Any]]
 def run_case(case: Case) -> Outcome:
     registry.register(_EMU)
     results: dict[str, list[np.ndarray[Any, Any]] | BaseException] = {}
-    kernel = load(case)
+    kernel = load(case.name, case.source)
     for backend in BACKENDS:
         try:
             results[backend] = execute(case, kernel, backend)
@@ -187,8 +188,8 @@ def run_many(seeds: Iterable[int], jobs: int, keep_going: Callable[[], bool] = l
     with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
         running: set[Future[Outcome]] = set()
         while True:
-            while len(running) < 2 * jobs and keep_going() and (seed := next(todo, None)) is not None:
-                running.add(pool.submit(run_seed, seed))
+            while len(running) < 2 * jobs and keep_going() and (next_seed := next(todo, None)) is not None:
+                running.add(pool.submit(run_seed, next_seed))
             if not running:
                 return
             done, running = wait(running, return_when=FIRST_COMPLETED)

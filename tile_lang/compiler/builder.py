@@ -39,10 +39,8 @@ def is_scalar_value(value: object) -> bool:
 def common_dtype(a: Value, b: Value) -> DType:
     """Triton's promotion of two operands; a Python number adapts to a tensor's dtype, and two
     Python numbers (``tl.minimum(-0.5, 8.0)``) promote as standalone scalars."""
-    if isinstance(a, Node) and isinstance(b, Node):
-        return dtypes.promote(a.ty.dtype, b.ty.dtype)
     if isinstance(a, Node):
-        return dtypes.promote_scalar(a.ty.dtype, b)
+        return dtypes.promote(a.ty.dtype, b.ty.dtype) if isinstance(b, Node) else dtypes.promote_scalar(a.ty.dtype, b)
     if isinstance(b, Node):
         return dtypes.promote_scalar(b.ty.dtype, a)
     return dtypes.promote(dtypes.scalar_dtype(a), dtypes.scalar_dtype(b))
