@@ -12,7 +12,7 @@ import pytest
 from tests.fuzz.generator import generate
 from tests.fuzz.runner import Verdict, run_many, unavailable_reason
 
-SEEDS = range(40)
+SEEDS = range(70)
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 
 

@@ -347,11 +347,11 @@ class Exprs:
     # ---------------------------------------------------------------- reductions
 
     def reduce(self, pool: list[Expr]) -> Expr | None:
-        a = self.pick(pool, lambda e: e.shape != SCALAR and e.numeric)
+        a = self.pick(pool, lambda e: e.shape != SCALAR)
         if a is None:
             return None
         fn = self.rng.choice(("sum", "max", "min", "argmax", "argmin"))
-        if fn != "sum" and not a.safe:
+        if fn != "sum" and not (a.safe and a.numeric):
             return None
         if a.shape == FULL and self.two_d and self.rng.random() < 0.7:
             axis = self.rng.choice((0, 1, -1))
@@ -365,6 +365,6 @@ class Exprs:
                 return None
         if fn.startswith("arg"):
             return Expr(call, dtypes.I32, shape)
-        dtype = a.dtype
+        dtype = dtypes.U32 if a.dtype.is_bool else a.dtype  # a sum of bools counts in u32, as in Triton
         exact = a.exact and (fn != "sum" or not a.dtype.is_float)
         return Expr(call, dtype, shape, exact, a.special or fn == "sum" and a.dtype == dtypes.F16)

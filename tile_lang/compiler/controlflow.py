@@ -111,10 +111,8 @@ class ControlFlow:
         regions = (Region((), tuple(then_body), yields[0]), Region((), tuple(else_body), yields[1]))
         if_node = self.b.emit(Op.IF, None, (cond,), regions=regions)
         env = else_env if then_ret else then_env if else_ret else self._env()
-        if not (then_ret or else_ret):  # both branches bound a name to one value (`x = y` on each), or one made it stale
-            env.update({n: v for n, v in then_env.items() if n in else_env and (
-                else_env[n] is v or isinstance(else_env[n], Stale)) and env.get(n) is not v})
-            env.update({n: v for n, v in else_env.items() if isinstance(v, Stale)})
+        if not (then_ret or else_ret):
+            env.update(_agreed(then_env, else_env))
         self._set_env(env)
         _bind(env, keys, [self.b.emit(Op.RESULT, t, (if_node,), IndexAttr(i)) for i, t in enumerate(types)])
         return self._returned_marker() if then_ret and else_ret else None
@@ -327,6 +325,19 @@ class Stale:
     def message(self) -> str:
         return (f"{self.name!r} is {self.before} before the loop and {self.inside} inside it, so its value here "
                 "depends on the iteration; keep its shape in the loop or use another name")
+
+
+def _agreed(then_env: dict[str, Any], else_env: dict[str, Any]) -> dict[str, Any]:
+    """Names an ``if`` leaves bound without a result: one value on both branches (``x = y`` on
+    each), or stale on either."""
+    out: dict[str, Any] = {}
+    for name in then_env.keys() & else_env.keys():
+        a, b = then_env[name], else_env[name]
+        if isinstance(a, Stale) or isinstance(b, Stale):
+            out[name] = a if isinstance(a, Stale) else b
+        elif a is b or not isinstance(a, Node) and type(a) is type(b) and a == b:
+            out[name] = a
+    return out
 
 
 Slot = tuple[str, int]
