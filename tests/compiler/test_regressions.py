@@ -80,6 +80,19 @@ reshaped_in_loop = _from_source("reshaped_in_loop", """
         tl.store(o_ptr + offs, v)
 """)
 
+reshaped_in_branch_loop = _from_source("reshaped_in_branch_loop", """
+    def reshaped_in_branch_loop(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], n: int, B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        v = tl.load(x_ptr + offs)
+        if n > 2:
+            k = 1000 + 7
+        else:
+            k = 1007  # bound on both branches: defined after the if
+            for i in range(n):
+                v = tl.load(x_ptr + i)
+        tl.store(o_ptr + offs, v * k)
+""")
+
 loop_index_as_tensor = _from_source("loop_index_as_tensor", """
     def loop_index_as_tensor(o_ptr: Pointer[tl.i64], n: int, B: constexpr) -> None:
         offs = tl.arange(0, B)
@@ -177,12 +190,13 @@ def test_name_bound_to_one_value_on_both_branches_survives_the_if(backend: str, 
         np.testing.assert_allclose(out.numpy(), x.astype(np.float64) * 2, rtol=1e-6)
 
 
-def test_value_reshaped_in_a_loop_is_an_error_where_read() -> None:
+@pytest.mark.parametrize("kernel, inside", [(reshaped_in_loop, "f32\\[32\\]"), (reshaped_in_branch_loop, "f32")])
+def test_value_reshaped_in_a_loop_is_an_error_where_read(kernel: Any, inside: str) -> None:
     registry.register(_BACKEND)
-    with tl.backend(NAME), pytest.raises(KernelError, match="before the loop and f32\\[32\\] inside it") as err:
+    with tl.backend(NAME), pytest.raises(KernelError, match=f"'v' is .* before the loop and {inside} inside it") as err:
         x = tl.to_device(np.random.default_rng(5).random(32, dtype=np.float32), tl.f32)
-        reshaped_in_loop[(1,)](x, _poisoned(32), 3, B=32)
-    assert "tl.store(o_ptr + offs, v)" in str(err.value)  # the read, not the loop, is the error
+        kernel[(1,)](x, _poisoned(32), 3, B=32)
+    assert "tl.store(o_ptr + offs, v" in str(err.value)  # the read, not the loop, is the error
 
 
 # Disagreements found by the fuzzer whose fix lies in the NumPy reference or the language surface.
