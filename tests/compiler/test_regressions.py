@@ -3,13 +3,18 @@ runs on the CPU emulator and must match a float64 NumPy reference (outputs poiso
 
 from __future__ import annotations
 
+import textwrap
+from typing import Any
+
 import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Pointer, constexpr, f32, registry
+from tile_lang import Pointer, constexpr, f32, i32, registry, u32
+from tile_lang.errors import KernelError
 
 from tests.compiler.emulator import NAME, EmuBackend
+from tests.fuzz.runner import load
 
 _BACKEND = EmuBackend()
 pytestmark = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None,
@@ -35,6 +40,89 @@ def loop_with_early_return(x_ptr: Pointer[f32], o_ptr: Pointer[f32], n: int, sto
             return
         acc = acc + tl.load(x_ptr + offs) * (i + 1)  # carried past the returning `if`
     tl.store(o_ptr + offs, acc - 1.0)
+
+
+def _from_source(name: str, source: str) -> Any:
+    """A kernel the typing gate rejects on purpose (a Python number where the stubs want a block,
+    mixed dtypes, a reshaped loop value) while both backends run it: imported from a file, as the
+    fuzzer's kernels are, so that mypy does not see it."""
+    header = "import tile_lang as tl\nfrom tile_lang import Pointer, constexpr\n\n\n@tl.kernel\n"
+    return load(name, header + textwrap.dedent(source).lstrip())
+
+
+negated_negative_constants = _from_source("negated_negative_constants", """
+    def negated_negative_constants(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        x = tl.load(x_ptr + offs)
+        ints = -tl.full((B,), -2, tl.i32) + tl.abs(tl.full((B,), -3, tl.i32))  # was `--2`: an nvcc error
+        inf = -tl.full((B,), float("-inf"), tl.f32)
+        tl.store(o_ptr + offs, x * ints + tl.minimum(-0.5, 8.0) + tl.maximum(3, -2) + tl.where(x > 0.5, inf, 1.0))
+""")
+
+constant_powers = _from_source("constant_powers", """
+    def constant_powers(o_ptr: Pointer[tl.i64], B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        tl.store(o_ptr + offs, tl.full((B,), 2**40, tl.i64) + offs * 2**3)
+""")
+
+int_parameter_arithmetic = _from_source("int_parameter_arithmetic", """
+    def int_parameter_arithmetic(o_ptr: Pointer[tl.i64], n: int, B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        tl.store(o_ptr + offs, (n // -3) * 100 + (n % -3) * 10 + n.to(tl.i64) + offs * 0)
+""")
+
+reshaped_in_loop = _from_source("reshaped_in_loop", """
+    def reshaped_in_loop(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], n: int, B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        v = tl.load(x_ptr + 0)
+        for i in range(n):
+            v = tl.load(x_ptr + offs) * i
+        tl.store(o_ptr + offs, v)
+""")
+
+reshaped_in_branch_loop = _from_source("reshaped_in_branch_loop", """
+    def reshaped_in_branch_loop(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], n: int, B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        v = tl.load(x_ptr + offs)
+        if n > 2:
+            k = 1000 + 7
+        else:
+            k = 1007  # bound on both branches: defined after the if
+            for i in range(n):
+                v = tl.load(x_ptr + i)
+        tl.store(o_ptr + offs, v * k)
+""")
+
+loop_index_as_tensor = _from_source("loop_index_as_tensor", """
+    def loop_index_as_tensor(o_ptr: Pointer[tl.i64], n: int, B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        for i in range(n):
+            tl.store(o_ptr + offs, i.to(tl.i64) + (i | offs))
+""")
+
+
+@tl.kernel
+def same_value_on_both_branches(x_ptr: Pointer[f32], o_ptr: Pointer[f32], s: int, B: constexpr) -> None:
+    offs = tl.arange(0, B)
+    x = tl.load(x_ptr + offs)
+    if s > 2:
+        y = x
+    else:
+        tl.store(o_ptr + offs, x * 0.0)
+        y = x
+    tl.store(o_ptr + offs, y * 2.0)
+
+
+@tl.kernel
+def unsigned_above_negative(x_ptr: Pointer[u32], o_ptr: Pointer[i32], B: constexpr) -> None:
+    offs = tl.arange(0, B)
+    tl.store(o_ptr + offs, tl.where(tl.load(x_ptr + offs) > -1, 1, 0))
+
+
+@tl.kernel
+def oversized_full(o_ptr: Pointer[i32], B: constexpr) -> None:
+    offs = tl.arange(0, B)
+    tl.store(o_ptr + offs, tl.full((B,), 2**40, tl.i32))
 
 
 @pytest.fixture(params=BACKENDS)
@@ -65,3 +153,83 @@ def test_early_return_keeps_updates_made_after_the_if(backend: str, n: int, stop
         out = _poisoned(32)
         loop_with_early_return[(1,)](tl.to_device(x, tl.f32), out, n, stop, B=32)
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)
+
+
+def test_negated_negative_constants_and_min_of_two_numbers(backend: str) -> None:
+    x = np.random.default_rng(3).random(32, dtype=np.float32)
+    want = x.astype(np.float64) * 5 - 0.5 + 3 + np.where(x > 0.5, np.inf, 1.0)
+    with tl.backend(backend):
+        out = _poisoned(32)
+        negated_negative_constants[(1,)](tl.to_device(x, tl.f32), out, B=32)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+
+
+def test_powers_of_constants_fold(backend: str) -> None:
+    with tl.backend(backend):
+        out = tl.to_device(np.full(16, -1, np.int64), tl.i64)
+        constant_powers[(1,)](out, B=16)
+        np.testing.assert_array_equal(out.numpy(), 2**40 + np.arange(16) * 8)
+
+
+@pytest.mark.parametrize("n", [1, 5, -4])
+def test_int_parameter_equal_to_one_keeps_c_division(backend: str, n: int) -> None:
+    quotient = int(n / -3)  # C truncates toward zero, as Triton does
+    want = quotient * 100 + (n - quotient * -3) * 10 + n
+    with tl.backend(backend):
+        out = tl.to_device(np.full(16, -1, np.int64), tl.i64)
+        int_parameter_arithmetic[(1,)](out, n, B=16)
+        np.testing.assert_array_equal(out.numpy(), np.full(16, want))
+
+
+@pytest.mark.parametrize("s", [1, 4])
+def test_name_bound_to_one_value_on_both_branches_survives_the_if(backend: str, s: int) -> None:
+    x = np.random.default_rng(4).random(32, dtype=np.float32)
+    with tl.backend(backend):
+        out = _poisoned(32)
+        same_value_on_both_branches[(1,)](tl.to_device(x, tl.f32), out, s, B=32)
+        np.testing.assert_allclose(out.numpy(), x.astype(np.float64) * 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kernel, inside", [(reshaped_in_loop, "f32\\[32\\]"), (reshaped_in_branch_loop, "f32")])
+def test_value_reshaped_in_a_loop_is_an_error_where_read(kernel: Any, inside: str) -> None:
+    registry.register(_BACKEND)
+    with tl.backend(NAME), pytest.raises(KernelError, match=f"'v' is .* before the loop and {inside} inside it") as err:
+        x = tl.to_device(np.random.default_rng(5).random(32, dtype=np.float32), tl.f32)
+        kernel[(1,)](x, _poisoned(32), 3, B=32)
+    assert "tl.store(o_ptr + offs, v" in str(err.value)  # the read, not the loop, is the error
+
+
+# Disagreements found by the fuzzer whose fix lies in the NumPy reference or the language surface.
+
+
+@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="NumPy reference: the loop keeps the pre-loop shape on the compiler "
+                   "(an error there, as in Triton) but the reference runs the loop body's value")
+def test_reference_rejects_a_value_reshaped_in_a_loop() -> None:
+    with tl.backend("numpy"), pytest.raises(KernelError):
+        x = tl.to_device(np.random.default_rng(5).random(32, dtype=np.float32), tl.f32)
+        reshaped_in_loop[(1,)](x, _poisoned(32), 3, B=32)
+
+
+@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="NumPy reference wraps a negative Python int to an unsigned dtype; Triton "
+                   "and the compiler reject it ('constant -1 does not fit in tl.u32')")
+def test_reference_rejects_a_negative_number_against_an_unsigned_block() -> None:
+    with tl.backend("numpy"), pytest.raises(KernelError):
+        x = tl.to_device(np.arange(1, 17, dtype=np.uint32), tl.u32)
+        unsigned_above_negative[(1,)](x, tl.to_device(np.zeros(16, np.int32), tl.i32), B=16)
+
+
+@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="NumPy reference wraps tl.full(shape, 2**40, tl.i32); Triton and the "
+                   "compiler reject a value that does not fit the dtype")
+def test_reference_rejects_an_oversized_full() -> None:
+    with tl.backend("numpy"), pytest.raises(KernelError):
+        oversized_full[(1,)](tl.to_device(np.zeros(16, np.int32), tl.i32), B=16)
+
+
+@pytest.mark.xfail(strict=True, raises=(AttributeError, TypeError, KernelError), reason="NumPy reference: a runtime loop's index is a Python int (no .to, no "
+                   "`int | tensor`: Tensor lacks __ror__/__rand__/__rxor__/__rlshift__/__rrshift__); on the "
+                   "compiler, as in Triton, it is an i32 scalar")
+def test_reference_loop_index_is_a_scalar_tensor() -> None:
+    with tl.backend("numpy"):
+        out = tl.to_device(np.full(16, -1, np.int64), tl.i64)
+        loop_index_as_tensor[(1,)](out, 3, B=16)
+        np.testing.assert_array_equal(out.numpy(), 2 + (2 | np.arange(16)))

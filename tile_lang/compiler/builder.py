@@ -36,6 +36,16 @@ def is_scalar_value(value: object) -> bool:
     return isinstance(value, (bool, int, float))
 
 
+def common_dtype(a: Value, b: Value) -> DType:
+    """Triton's promotion of two operands; a Python number adapts to a tensor's dtype, and two
+    Python numbers (``tl.minimum(-0.5, 8.0)``) promote as standalone scalars."""
+    if isinstance(a, Node):
+        return dtypes.promote(a.ty.dtype, b.ty.dtype) if isinstance(b, Node) else dtypes.promote_scalar(a.ty.dtype, b)
+    if isinstance(b, Node):
+        return dtypes.promote_scalar(b.ty.dtype, a)
+    return dtypes.promote(dtypes.scalar_dtype(a), dtypes.scalar_dtype(b))
+
+
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """NumPy broadcasting of two block shapes (ranks aligned on the right)."""
     rank = max(len(a), len(b))
@@ -177,15 +187,8 @@ class Builder:
         return self.cast(shifted, x.ty.dtype, bitcast=True)
 
     def _result_dtype(self, a: Value, b: Value, true_div: bool) -> DType:
-        if isinstance(a, Node) and isinstance(b, Node):
-            dtype = dtypes.promote(a.ty.dtype, b.ty.dtype)
-            return dtypes.truediv_dtype(a.ty.dtype, b.ty.dtype) if true_div else dtype
-        node, scalar = (a, b) if isinstance(a, Node) else (b, a)
-        assert isinstance(node, Node) and not isinstance(scalar, Node)
-        dtype = dtypes.promote_scalar(node.ty.dtype, scalar)
-        if true_div:
-            dtype = dtypes.truediv_dtype(dtype, dtype)
-        return dtype
+        dtype = common_dtype(a, b)
+        return dtypes.truediv_dtype(dtype, dtype) if true_div else dtype
 
     def _operands(self, a: Value, b: Value, dtype: DType) -> tuple[Node, Node]:
         x, y = self.to_node(a, dtype), self.to_node(b, dtype)
@@ -225,14 +228,7 @@ class Builder:
 
     def where(self, cond: Value, x: Value, y: Value) -> Node:
         c = self.truth(self.to_node(cond))
-        if isinstance(x, Node) and isinstance(y, Node):
-            dtype = dtypes.promote(x.ty.dtype, y.ty.dtype)
-        elif isinstance(x, Node) or isinstance(y, Node):
-            node, scalar = (x, y) if isinstance(x, Node) else (y, x)
-            assert isinstance(node, Node) and not isinstance(scalar, Node)
-            dtype = dtypes.promote_scalar(node.ty.dtype, scalar)
-        else:
-            dtype = dtypes.promote(dtypes.scalar_dtype(x), dtypes.scalar_dtype(y))
+        dtype = common_dtype(x, y)
         xs, ys = self.to_node(x, dtype), self.to_node(y, dtype)
         shape = broadcast_shapes(broadcast_shapes(c.ty.shape, xs.ty.shape), ys.ty.shape)
         args = (self.broadcast_to(c, shape), self.broadcast_to(xs, shape), self.broadcast_to(ys, shape))

@@ -10,6 +10,7 @@ import ast
 import builtins
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tile_lang import dtypes
@@ -110,13 +111,16 @@ class ControlFlow:
         regions = (Region((), tuple(then_body), yields[0]), Region((), tuple(else_body), yields[1]))
         if_node = self.b.emit(Op.IF, None, (cond,), regions=regions)
         env = else_env if then_ret else then_env if else_ret else self._env()
+        if not (then_ret or else_ret):
+            env.update(_agreed(then_env, else_env))
         self._set_env(env)
         _bind(env, keys, [self.b.emit(Op.RESULT, t, (if_node,), IndexAttr(i)) for i, t in enumerate(types)])
         return self._returned_marker() if then_ret and else_ret else None
 
     def _differing(self, then_env: dict[str, Any], else_env: dict[str, Any]) -> list[Slot]:
         """The slots whose values the two branches leave different."""
-        names = [n for n in then_env if n in else_env and then_env[n] is not else_env[n]]
+        names = [n for n in then_env if n in else_env and then_env[n] is not else_env[n]
+                 and not isinstance(then_env[n], Stale) and not isinstance(else_env[n], Stale)]
         keys = []
         for slot in slots_of(names, then_env):
             a, b = self._get(then_env, slot), self._get(else_env, slot)
@@ -233,18 +237,20 @@ class ControlFlow:
             found = self._initial_type(self._get(before, slot))
             if found is not None:
                 types[slot] = found
+        reshaped: dict[str, Stale] = {}
         for _attempt in builtins.range(4):
             keys = list(types)
             params = tuple(Node(Op.PARAM, types[k], attr=ParamAttr(i + 1, _slot_name(k))) for i, k in enumerate(keys))
             env = dict(before)
             _bind(env, keys, params)
+            env.update(reshaped)
             built: list[Node] = []
             self._set_env(env)
             with self.b.region(built), self.runtime_branch(True):
                 body(env)
             env = self._env()  # what the body left bound (an `if` that returns rebinds the scope)
             self._set_env(before)
-            changed = self._retype(keys, params, env, before, types)
+            changed = self._retype(keys, params, env, before, types, reshaped)
             if not changed:
                 break
         else:
@@ -254,6 +260,7 @@ class ControlFlow:
         inits = tuple(self._as(self._get(before, k), types[k]) for k in keys)
         loop = emit(inits, params, (built, yields))
         _bind(before, keys, [self.b.emit(Op.RESULT, types[k], (loop,), IndexAttr(i)) for i, k in enumerate(keys)])
+        before.update(reshaped)
         return None
 
     def _get(self, env: dict[str, Any], slot: Slot) -> Any:
@@ -276,11 +283,18 @@ class ControlFlow:
         return None
 
     def _retype(self, keys: list[Slot], params: tuple[Node, ...], env: dict[str, Any],
-                before: dict[str, Any], types: dict[Slot, Type]) -> bool:
-        """Adjust carried types to what the body produced; True when another build is needed."""
+                before: dict[str, Any], types: dict[Slot, Type], reshaped: dict[str, Stale]) -> bool:
+        """Adjust carried types to what the body produced; True when another build is needed. A
+        value the body gives another shape is not carried: reading it where its shape depends on
+        the iteration (in the body before the reassignment, or after the loop) is an error."""
         changed = False
         for key, param in zip(keys, params):
             out, was = self._get(env, key), self._get(before, key)
+            if isinstance(out, Stale):  # a nested loop reshaped it
+                del types[key]
+                reshaped[key[0]] = out
+                changed = True
+                continue
             if out is param or (not isinstance(out, Node) and out is was):
                 if (out is was and not isinstance(out, Node)) or key[1] >= 0:
                     del types[key]  # unchanged (a constant, or a part of an aggregate): not carried
@@ -292,10 +306,38 @@ class ControlFlow:
             if out_type != types[key]:
                 if isinstance(was, Node) and was.ty.shape != out_type.shape:
                     del types[key]  # a loop-local value reusing the name
+                    reshaped[key[0]] = Stale(key[0], was.ty, out_type)
                 else:
                     types[key] = Type(dtypes.promote(types[key].dtype, out_type.dtype), out_type.shape)
                 changed = True
         return changed
+
+
+@dataclass(frozen=True)
+class Stale:
+    """What a name holds after a loop that rebinds it with another shape (Triton rejects the
+    loop; Python would see the last iteration's value): reading it is an error."""
+
+    name: str
+    before: Type
+    inside: Type
+
+    def message(self) -> str:
+        return (f"{self.name!r} is {self.before} before the loop and {self.inside} inside it, so its value here "
+                "depends on the iteration; keep its shape in the loop or use another name")
+
+
+def _agreed(then_env: dict[str, Any], else_env: dict[str, Any]) -> dict[str, Any]:
+    """Names an ``if`` leaves bound without a result: one value on both branches (``x = y`` on
+    each), or stale on either."""
+    out: dict[str, Any] = {}
+    for name in then_env.keys() & else_env.keys():
+        a, b = then_env[name], else_env[name]
+        if isinstance(a, Stale) or isinstance(b, Stale):
+            out[name] = a if isinstance(a, Stale) else b
+        elif a is b or not isinstance(a, Node) and type(a) is type(b) and a == b:
+            out[name] = a
+    return out
 
 
 Slot = tuple[str, int]

@@ -24,7 +24,7 @@ from tile_lang import dtypes
 from tile_lang.builtin import builtin_of
 from tile_lang.compiler import lowering
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
-from tile_lang.compiler.controlflow import ControlFlow
+from tile_lang.compiler.controlflow import ControlFlow, Stale
 from tile_lang.compiler.ir import Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
 from tile_lang.errors import KernelError
@@ -91,7 +91,8 @@ def build(kernel: Any, spec: Spec) -> Function:
         div = 16 if arg.divisible_by_16 else 1
         node = Node(Op.PARAM, Type(arg.dtype), attr=ParamAttr(index, param.name, div))
         params.append(node)
-        env[param.name] = 1 if arg.equals_one else node
+        # an int equal to 1 is the constant 1 of the parameter's type, not a Python 1: `n // -3` keeps C's meaning
+        env[param.name] = front.b.const(1, arg.dtype) if arg.equals_one else node
     scope = Scope(kernel.name, filename, offset, ChainMap(closure_vars(kernel.fn), kernel.fn.__globals__), env)
     with front.enter(scope):
         front.block(_body(fdef))
@@ -230,7 +231,10 @@ class Frontend(ControlFlow):
     def visit_Name(self, node: ast.Name) -> Any:
         scope = self.scope
         if node.id in scope.env:
-            return scope.env[node.id]
+            value = scope.env[node.id]
+            if isinstance(value, Stale):
+                raise self.error(value.message())
+            return value
         if node.id in scope.globals:
             return self.note(ReadKind.NAME, scope.owner, node.id, scope.globals[node.id])
         if hasattr(builtins, node.id):
@@ -264,11 +268,11 @@ class Frontend(ControlFlow):
         return self.binop(type(node.op), self.visit(node.left), self.visit(node.right))
 
     def binop(self, op: type[ast.AST], left: Any, right: Any) -> Any:
+        constant = not isinstance(left, Node) and not isinstance(right, Node)
+        if constant and (op not in _BINOPS or not (is_scalar_value(left) and is_scalar_value(right))):
+            return _python_binop(op, left, right)  # 2**40, tuple + tuple: Python's own meaning
         if op not in _BINOPS:
-            raise self.error(f"unsupported operator {op.__name__}")
-        if not isinstance(left, Node) and not isinstance(right, Node) and not (
-                is_scalar_value(left) and is_scalar_value(right)):
-            return _python_binop(op, left, right)
+            raise self.error(f"unsupported operator {op.__name__} on a tensor")
         return self.b.binary_op(_BINOPS[op], left, right)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
@@ -419,11 +423,14 @@ _PY_OPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
     ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Lt: operator.lt,
     ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+    ast.Pow: operator.pow,
 }
 
 
 def _python_binop(op: type[ast.AST], a: Any, b: Any) -> Any:
-    """An operator on compile-time Python values (tuples, dtype markers, strings)."""
+    """An operator on compile-time Python values (numbers, tuples, dtype markers, strings)."""
+    if op not in _PY_OPS:
+        raise TypeError(f"unsupported operator {op.__name__}")
     return _PY_OPS[op](a, b)
 
 

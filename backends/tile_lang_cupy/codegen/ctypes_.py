@@ -40,7 +40,12 @@ def compute_dtype(dtype: DType) -> DType:
 
 
 def literal(value: bool | int | float, dtype: DType) -> str:
-    """A C++ constant of ``dtype``."""
+    """A C++ constant of ``dtype``; a negative one is parenthesised, so negating it cannot spell ``--2``."""
+    text = _literal(value, dtype)
+    return f"({text})" if text.startswith("-") else text
+
+
+def _literal(value: bool | int | float, dtype: DType) -> str:
     if dtype.is_bool:
         return "true" if value else "false"
     if dtype.is_float:

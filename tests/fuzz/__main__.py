@@ -1,0 +1,50 @@
+"""``python -m tests.fuzz --seconds 900 --seed N [--out DIR] [--jobs 2]``: fuzz until the time is up,
+printing each failure's seed and source and writing the failing kernels to ``--out``."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import itertools
+import sys
+import time
+from pathlib import Path
+
+from tests.fuzz.runner import Outcome, Verdict, run_many, unavailable_reason
+
+
+def report(outcome: Outcome, out: Path) -> None:
+    print(f"\n=== seed {outcome.seed}: {outcome.verdict.value}\n{outcome.detail}\n--- source\n{outcome.source}",
+          flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    header = "".join(f"# {line}\n" for line in
+                     [f"seed {outcome.seed}: {outcome.verdict.value}", *outcome.detail.splitlines()])
+    (out / f"fuzz_{outcome.seed}.py").write_text(header + outcome.source)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__)
+    parser.add_argument("--seconds", type=float, default=60.0, help="stop starting new kernels after this long")
+    parser.add_argument("--seed", type=int, default=0, help="the first seed (then seed+1, seed+2, ...)")
+    parser.add_argument("--count", type=int, default=None, help="stop after this many kernels")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--out", type=Path, default=Path("fuzz-failures"), help="where failing kernels go")
+    args = parser.parse_args(argv)
+    reason = unavailable_reason()
+    if reason is not None:
+        print(f"cannot fuzz: {reason}", file=sys.stderr)
+        return 2
+    deadline = time.monotonic() + args.seconds
+    seeds = itertools.count(args.seed) if args.count is None else range(args.seed, args.seed + args.count)
+    verdicts: collections.Counter[Verdict] = collections.Counter()
+    for outcome in run_many(seeds, args.jobs, lambda: time.monotonic() < deadline):
+        verdicts[outcome.verdict] += 1
+        if outcome.verdict.failed:
+            report(outcome, args.out)
+    total = sum(verdicts.values())
+    print(f"\n{total} kernels: " + ", ".join(f"{n} {v.value}" for v, n in verdicts.most_common()))
+    return 1 if any(v.failed for v in verdicts) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

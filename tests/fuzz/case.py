@@ -1,0 +1,51 @@
+"""What one fuzz case is: kernel source text plus the buffers and scalars of its launch."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from tile_lang.dtypes import DType
+
+
+class Init(enum.Enum):
+    """How an output buffer starts: poisoned (NaN or a sentinel) or random (atomics add to it)."""
+
+    POISON = "poison"
+    RANDOM = "random"
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One pointer parameter: its name, dtype and length (in elements)."""
+
+    name: str
+    dtype: DType
+    size: int
+
+
+@dataclass(frozen=True)
+class Output:
+    """An output buffer; ``exact`` says whether both backends must agree bit for bit (ints) or
+    within the float tolerance only (floats) versus a looser one (reordered or transcendental)."""
+
+    buffer: Buffer
+    init: Init
+    exact: bool
+
+
+@dataclass(frozen=True)
+class Case:
+    """A generated kernel and its launch. ``invalid`` marks a kernel with a statement both
+    backends must reject with a KernelError."""
+
+    seed: int
+    name: str
+    source: str
+    inputs: tuple[Buffer, ...]
+    outputs: tuple[Output, ...]
+    scalars: tuple[tuple[str, int | float], ...]
+    constexprs: tuple[tuple[str, int], ...]
+    grid: int
+    num_warps: int
+    invalid: bool

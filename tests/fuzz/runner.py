@@ -1,0 +1,199 @@
+"""Run one fuzz case on the NumPy reference and on the emulated CUDA, and compare.
+
+The kernel's source is written to a file and imported (the front end reads a kernel's source).
+Files go to a fixed temporary folder so the emulator's g++ cache (keyed by the generated code,
+``#line`` paths included) is reused across runs of the same seeds.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.util
+import linecache
+import tempfile
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang import dtypes, registry
+from tile_lang.dtypes import DType
+from tile_lang.errors import KernelError
+
+from tests.compiler.emulator import NAME, EmuBackend
+from tests.fuzz.case import Case, Init
+from tests.fuzz.generator import generate
+
+KERNEL_DIR = Path(tempfile.gettempdir()) / "tile_lang_fuzz"
+BACKENDS = ("numpy", NAME)
+_EMU = EmuBackend()
+_SENTINELS: dict[DType, int | bool] = {dtypes.I32: -123456789, dtypes.I64: -(2**50) - 7, dtypes.U32: 0xDEADBEEF,
+                                       dtypes.BOOL: True}
+
+
+class Verdict(enum.Enum):
+    AGREE = "agree"                      # same outputs
+    BOTH_REJECTED = "both rejected"      # a KernelError on both backends
+    MISMATCH = "mismatch"                # different outputs
+    REJECT_MISMATCH = "reject mismatch"  # a KernelError on one backend only
+    CHECKED = "checked"                  # the reference stopped a signed overflow the GPU wraps silently
+    CRASH = "crash"                      # an exception that is not a KernelError
+
+    @property
+    def failed(self) -> bool:
+        return self in (Verdict.MISMATCH, Verdict.REJECT_MISMATCH, Verdict.CRASH)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    seed: int
+    verdict: Verdict
+    detail: str
+    source: str
+    invalid: bool
+
+
+def unavailable_reason() -> str | None:
+    return _EMU.unavailable_reason()
+
+
+def host_inputs(case: Case) -> list[np.ndarray[Any, Any]]:
+    """Random inputs (never zeros): floats away from 0, small ints with a few large ones."""
+    rng = np.random.default_rng(case.seed)
+    arrays = []
+    for buf in case.inputs:
+        x: np.ndarray[Any, Any]
+        if buf.dtype.is_float:
+            x = rng.standard_normal(buf.size) * 2
+            x = np.where(np.abs(x) < 0.05, 0.5, x)
+        elif buf.dtype.is_bool:
+            x = rng.random(buf.size) < 0.5
+        else:
+            low = 0 if buf.dtype == dtypes.U32 else -50
+            x = rng.integers(low, 50, buf.size)
+            big = rng.random(buf.size) < 0.1
+            x = np.where(big, rng.integers(low, 2**20, buf.size) * (2**12 if buf.dtype == dtypes.I64 else 1), x)
+        arrays.append(np.asarray(x).astype(buf.dtype.numpy))
+    return arrays
+
+
+def initial_outputs(case: Case) -> list[np.ndarray[Any, Any]]:
+    """Poisoned outputs (NaN or a sentinel) and random ones for atomics."""
+    rng = np.random.default_rng(case.seed + 1)
+    arrays = []
+    for out in case.outputs:
+        dtype, size = out.buffer.dtype, out.buffer.size
+        if out.init is Init.RANDOM:
+            x = rng.standard_normal(size) if dtype.is_float else rng.integers(0, 100, size)
+        else:
+            x = np.full(size, np.nan if dtype.is_float else _SENTINELS[dtype])
+        arrays.append(x.astype(dtype.numpy))
+    return arrays
+
+
+def load(name: str, source: str) -> Any:
+    """Write a kernel's source to ``KERNEL_DIR/name.py`` and import it; the object called ``name``."""
+    KERNEL_DIR.mkdir(parents=True, exist_ok=True)
+    path = KERNEL_DIR / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        path.write_text(source)
+    linecache.checkcache(str(path))
+    spec = importlib.util.spec_from_file_location(f"tile_lang_fuzz_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def execute(case: Case, kernel: Any, backend: str) -> list[np.ndarray[Any, Any]]:
+    """One launch on ``backend``; the outputs on the host."""
+    with tl.backend(backend):
+        ins = [tl.to_device(a) for a in host_inputs(case)]  # dtypes from the host arrays
+        outs = [tl.to_device(a) for a in initial_outputs(case)]
+        scalars = [v for _, v in case.scalars]
+        kernel[(case.grid,), tl.Options(num_warps=case.num_warps)](*ins, *outs, *scalars, **dict(case.constexprs))
+        return [o.numpy() for o in outs]
+
+
+def run_case(case: Case) -> Outcome:
+    registry.register(_EMU)
+    results: dict[str, list[np.ndarray[Any, Any]] | BaseException] = {}
+    kernel = load(case.name, case.source)
+    for backend in BACKENDS:
+        try:
+            results[backend] = execute(case, kernel, backend)
+        except Exception as exc:  # noqa: BLE001 (any failure is a finding)
+            results[backend] = exc
+    verdict, detail = judge(case, results["numpy"], results[NAME])
+    return Outcome(case.seed, verdict, detail, case.source, case.invalid)
+
+
+def judge(case: Case, ref: list[np.ndarray[Any, Any]] | BaseException,
+          got: list[np.ndarray[Any, Any]] | BaseException) -> tuple[Verdict, str]:
+    for side, result in (("numpy", ref), (NAME, got)):
+        if isinstance(result, BaseException) and not isinstance(result, KernelError):
+            text = "".join(traceback.format_exception(result))
+            return Verdict.CRASH, f"{side} raised {type(result).__name__}:\n{text[-3000:]}"
+    if isinstance(ref, BaseException) or isinstance(got, BaseException):
+        if isinstance(ref, BaseException) and isinstance(got, BaseException):
+            return Verdict.BOTH_REJECTED, str(ref)
+        which, exc = ("numpy", ref) if isinstance(ref, BaseException) else (NAME, got)
+        if which == "numpy" and "would silently wrap" in str(exc):
+            return Verdict.CHECKED, str(exc)  # a run-time check of the reference's, not a typing rule
+        return Verdict.REJECT_MISMATCH, f"only {which} rejected the kernel:\n{exc}"
+    problems = [p for out, r, g in zip(case.outputs, ref, got) if (p := _differs(out.buffer.name, out.exact, r, g))]
+    return (Verdict.MISMATCH, "\n".join(problems)) if problems else (Verdict.AGREE, "")
+
+
+def _differs(name: str, exact: bool, ref: np.ndarray[Any, Any], got: np.ndarray[Any, Any]) -> str | None:
+    """Why ``got`` does not match ``ref``: ints exactly, floats within a dtype-aware tolerance."""
+    if ref.dtype.kind != "f":
+        bad = ref != got
+    else:
+        rtol = (1e-3 if exact else 2e-2) if ref.dtype == np.float16 else (1e-6 if exact else 1e-4)
+        r, g = ref.astype(np.float64), got.astype(np.float64)
+        finite = np.isfinite(r)
+        scale = max(1.0, float(np.max(np.abs(r[finite])))) if finite.any() else 1.0
+        with np.errstate(invalid="ignore", over="ignore"):
+            close = np.abs(r - g) <= rtol * np.abs(r) + (0.0 if exact else rtol * scale)
+        bad = ~(close | (np.isnan(r) & np.isnan(g)) | (r == g))
+    if not bad.any():
+        return None
+    where = np.flatnonzero(bad)[:6]
+    return (f"{name}: {int(bad.sum())} of {bad.size} elements differ at {where.tolist()}: "
+            f"numpy {ref[where].tolist()} vs {NAME} {got[where].tolist()}")
+
+
+def run_seed(seed: int) -> Outcome:
+    case = generate(seed)
+    try:
+        return run_case(case)
+    except Exception:  # noqa: BLE001 (a failure to even load the kernel is a finding too)
+        return Outcome(seed, Verdict.CRASH, traceback.format_exc()[-3000:], case.source, case.invalid)
+
+
+def run_many(seeds: Iterable[int], jobs: int, keep_going: Callable[[], bool] = lambda: True) -> Iterator[Outcome]:
+    """The seeds' outcomes as they finish, on ``jobs`` worker processes (g++ is the bottleneck);
+    no new seed starts once ``keep_going()`` is false."""
+    todo = iter(seeds)
+    if jobs <= 1:
+        for seed in todo:
+            if not keep_going():
+                return
+            yield run_seed(seed)
+        return
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+        running: set[Future[Outcome]] = set()
+        while True:
+            while len(running) < 2 * jobs and keep_going() and (next_seed := next(todo, None)) is not None:
+                running.add(pool.submit(run_seed, next_seed))
+            if not running:
+                return
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            yield from (f.result() for f in done)
