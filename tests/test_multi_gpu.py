@@ -255,6 +255,7 @@ def test_cupy_arrays_on_device_1_are_adopted_there() -> None:
     with cupy.cuda.Device(1):
         x, y, out = cupy.asarray(xh), cupy.asarray(yh), cupy.asarray(poisoned())
     untyped: Any = add_kernel
+    assert out.device.id == 1 and x.data.device_id == 1
     with tl.backend("cupy"):
         assert tl.wrap(out).device == 1
         untyped[(tl.cdiv(N, BLOCK),)](x, y, out, N, BLOCK=BLOCK)
