@@ -28,6 +28,7 @@ from tile_lang import registry
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import DType
 from tile_lang.host import device_index
+from tile_lang.kernel import Launch
 from tile_lang_cupy import launch as launching
 from tile_lang_cupy.memory import Foreign
 from tests.compiler.kernels import add_kernel
@@ -223,6 +224,28 @@ def test_runner_makes_its_device_current_for_the_launch() -> None:
     current[0] = 1
     run((1, 1, 1), (4096, 8))
     assert entered == [1] and seen[-1] == (1, (4096, np.int32(8)))  # already current: no switch
+
+
+@tl.kernel
+def print_kernel(n: int, BLOCK: tl.constexpr) -> None:
+    tl.device_print("n", n)
+
+
+def test_a_launch_without_buffers_runs_on_the_current_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tile_lang_cupy.backend import CupyBackend
+
+    backend, current, ran = CupyBackend(), [0], []
+
+    def compiled(launch: Launch) -> launching.Compiled:  # as loaded on the current device
+        return launching.Compiled(32, 0, launching.make_packer(["int32"]), 0.0, current[0],
+                                  lambda *call: ran.append((current[0], call[2])), lambda: current[0])
+
+    monkeypatch.setattr(backend, "_compiled", compiled)
+    run = backend.runner(Launch(print_kernel, (1, 1, 1), (5,), {"BLOCK": 32}))
+    run((1, 1, 1), (5,))
+    current[0] = 1
+    run((1, 1, 1), (6,))
+    assert ran == [(0, (np.int32(5),)), (1, (np.int32(6),))]
 
 
 # ---- two GPUs --------------------------------------------------------------------------------

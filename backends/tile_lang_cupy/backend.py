@@ -135,7 +135,13 @@ class CupyBackend:
         return None
 
     def runner(self, launch: Launch) -> Runner:
-        return self._compiled(launch).runner(launch.options.stream)
+        if any(isinstance(a, Buffer) for a in launch.args):
+            return self._compiled(launch).runner(launch.options.stream)
+
+        def on_current_device(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> None:
+            self._compiled(launch).runner(launch.options.stream)(grid, raw)
+
+        return on_current_device  # no buffers to say where: the device current at each launch
 
     def _compiled(self, launch: Launch) -> Compiled:
         """The kernel loaded on the device of ``launch``'s buffers (checked to be one device; a
