@@ -85,8 +85,7 @@ class NoopBackend:
     def runner(self, launch: Launch) -> Runner:
         self.runners += 1
         params = [None if a.dtype.is_pointer else a.dtype.numpy.str for a in map(arg_spec, launch.args)]
-        compiled = Compiled(self.calls, 32 * launch.options.num_warps, 0, make_packer(params), 0.0, 0, self.calls,
-                            lambda: 0)
+        compiled = Compiled(32 * launch.options.num_warps, 0, make_packer(params), 0.0, 0, self.calls, lambda: 0)
         return compiled.runner(None)  # streams are ignored (they would need CuPy)
 
     def _wrap(self, array: DeviceArray) -> Buffer[Any]:
@@ -95,7 +94,7 @@ class NoopBackend:
     def _probe_buffer(self, buffer: Buffer[Any]) -> tuple[Hashable, int]:
         if buffer.backend is not self:
             return (buffer.backend.name, buffer.type.name), 0
-        return (None, buffer.type.name), address(buffer)
+        return (None, buffer.type.name, buffer.device), address(buffer)
 
 
 def _probe_array(array: DeviceArray) -> tuple[Hashable, int]:

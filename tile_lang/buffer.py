@@ -18,13 +18,17 @@ if TYPE_CHECKING:
 
 class Buffer(Pointer[D]):
     """Memory on a backend, typed by its element type. A subclass of ``Pointer[D]`` so the
-    ParamSpec-typed launcher accepts it exactly where a kernel takes ``Pointer[D]``."""
+    ParamSpec-typed launcher accepts it exactly where a kernel takes ``Pointer[D]``.
+
+    ``device`` is the index of the device holding the memory (a CUDA device's ordinal; always 0
+    on the NumPy reference): a launch runs on the device of its buffers."""
 
     def __init__(self, backend: Backend, data: Any, dtype: DType, shape: tuple[int, ...],
-                 strides: tuple[int, ...] | None = None) -> None:
+                 strides: tuple[int, ...] | None = None, device: int = 0) -> None:
         self.backend = backend
         self.data = data
         self.type = dtype
+        self.device = device
         self._shape = shape
         self._strides = strides if strides is not None else _row_major(shape)
 
@@ -50,7 +54,7 @@ class Buffer(Pointer[D]):
         return self.backend.to_host(self)
 
     def __repr__(self) -> str:
-        return f"Buffer[{self.type!r}](shape={self._shape}, backend={self.backend.name!r})"
+        return f"Buffer[{self.type!r}](shape={self._shape}, backend={self.backend.name!r}, device={self.device})"
 
 
 def native_dtype(dtype: np.dtype[Any]) -> DType:
@@ -63,11 +67,11 @@ def native_dtype(dtype: np.dtype[Any]) -> DType:
 
 
 def native_buffer(backend: Backend, data: Any, dtype: DType, shape: tuple[int, ...], byte_strides: tuple[int, ...],
-                  address: int) -> Buffer[Any]:
+                  address: int, device: int = 0) -> Buffer[Any]:
     """A Buffer of a native array adopted without copying. A pointer addresses memory upwards from
     the array's first element, in whole elements, so the array must be aligned to its element size
     and have non-negative strides that are multiples of it (gaps are fine: a kernel indexes a view
-    with its ``stride(dim)``, as in Triton). Anything else is a LaunchError saying how to fix it."""
+    with its ``stride(dim)``, as in Triton). ``device`` is the device index holding it. Anything else is a LaunchError saying how to fix it."""
     itemsize = dtype.numpy.itemsize
     moving = [(n, s) for n, s in zip(shape, byte_strides) if n > 1]  # a dimension of extent 1 never steps
     copy = "pass a contiguous copy (ascontiguousarray)"
@@ -81,7 +85,7 @@ def native_buffer(backend: Backend, data: Any, dtype: DType, shape: tuple[int, .
     if address % itemsize:
         raise LaunchError(f"an array at address {address:#x}, not aligned to its {itemsize}-byte elements, cannot "
                           f"be passed as a pointer; {copy}")
-    return Buffer(backend, data, dtype, shape, strides)
+    return Buffer(backend, data, dtype, shape, strides, device)
 
 
 def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -287,6 +287,7 @@ def _check_constexpr(kernel: Kernel[Any], param: Param, value: Any) -> Any:
 def _check_runtime_args(kernel: Kernel[Any], values: tuple[Any, ...], backend: registry.Backend) -> tuple[Any, ...]:
     checked = tuple(_check_pointer(kernel, param, value, backend) if param.kind is ParamKind.POINTER
                     else _check_scalar(kernel, param, value) for param, value in zip(kernel.runtime_params, values))
+    _check_one_device(kernel, checked)
     pointees = tuple(b.type for b in checked if isinstance(b, Buffer))
     if pointees not in kernel.matched_pointees:  # dtype matching is slow; each combination is checked once
         bindings: dict[Any, Any] = {}
@@ -295,6 +296,15 @@ def _check_runtime_args(kernel: Kernel[Any], values: tuple[Any, ...], backend: r
                 raise LaunchError(f"{_where(kernel, param)}: got a buffer of {show_dtype(value.type)}")
         kernel.matched_pointees.add(pointees)
     return checked
+
+
+def _check_one_device(kernel: Kernel[Any], checked: tuple[Any, ...]) -> None:
+    """A launch runs on the device holding its buffers, so they must all be on one."""
+    buffers = [(param, value) for param, value in zip(kernel.runtime_params, checked) if isinstance(value, Buffer)]
+    if len({b.device for _, b in buffers}) > 1:
+        where = ", ".join(f"{param.name} on device {b.device}" for param, b in buffers)
+        raise LaunchError(f"kernel {kernel.name}: its buffers are on different devices ({where}); a launch runs on "
+                          "the device holding its buffers: copy them to one device first")
 
 
 def _where(kernel: Kernel[Any], param: Param) -> str:

@@ -1,8 +1,8 @@
 """The fast path of repeat launches.
 
 The first launch of a kernel with a new combination of argument binding, constexprs, options,
-argument types, buffer dtypes and specialisation bits runs every check in :mod:`tile_lang.kernel`.
-A backend that supports it (:class:`FastBackend`) then hands back a *runner* for that
+argument types, buffer dtypes and devices, and specialisation bits runs every check in
+:mod:`tile_lang.kernel`. A backend that supports it (:class:`FastBackend`) then hands back a *runner* for that
 specialisation, stored under a key made of exactly what those checks and the specialisation
 depended on. A later launch with the same key skips binding, checks, adoption and ``Launch``
 construction: it computes the key, reads the device addresses and calls the runner. A launch
@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 
 Probe: TypeAlias = Callable[[Any], tuple[Hashable, int]]
 """An array -> (validation token, device address). The token holds everything adoption and the
-dtype checks depend on besides the array's class (dtype, device kind, owning backend), so arrays
-of one class with equal tokens pass the checks alike."""
+checks depend on besides the array's class (dtype, device kind, owning backend, and the device
+index, which also picks the device-specific runner), so arrays of one class with equal tokens
+pass the checks alike and run on the same device."""
 
 Runner: TypeAlias = Callable[[tuple[int, int, int], tuple[Any, ...]], None]
 """Runs one compiled specialisation: (grid, raw arguments) -> None, where the raw arguments are

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Hashable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,8 +29,9 @@ _TORCH_DTYPES: dict[str, DType] = {
 
 
 class CupyBackend:
-    """Runs kernels on an NVIDIA GPU through CuPy. Arrays from CuPy, torch, or anything with
-    ``__cuda_array_interface__`` or DLPack are adopted without copies."""
+    """Runs kernels on NVIDIA GPUs through CuPy. Arrays from CuPy, torch, or anything with
+    ``__cuda_array_interface__`` or DLPack are adopted without copies, with their device; a
+    launch runs on the device holding its buffers."""
 
     name = "cupy"
 
@@ -53,9 +55,20 @@ class CupyBackend:
             return f"no usable CUDA device ({type(exc).__name__}: {exc})"
         return None if count > 0 else "no CUDA device found"
 
+    def device_count(self) -> int:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount()
+
+    def on_device(self, index: int) -> AbstractContextManager[object]:
+        import cupy
+
+        return cupy.cuda.Device(index)
+
     def _wrap(self, array: Any, dtype: DType | None = None) -> Buffer[Any]:
+        data = array.data
         return native_buffer(self, array, dtype or native_dtype(array.dtype), tuple(array.shape), tuple(array.strides),
-                             array.data.ptr)
+                             data.ptr, data.device_id)
 
     def to_device(self, array: np.ndarray[Any, Any], dtype: DType) -> Buffer[Any]:
         import cupy
@@ -71,7 +84,8 @@ class CupyBackend:
         import cupy
 
         data = buffer.data.owner if isinstance(buffer.data, Foreign) else buffer.data
-        host: np.ndarray[Any, Any] = cupy.asnumpy(cupy.asarray(data))
+        with cupy.cuda.Device(buffer.device):
+            host: np.ndarray[Any, Any] = cupy.asnumpy(cupy.asarray(data))
         return host.view(buffer.type.numpy).reshape(buffer.shape)
 
     def adopt(self, obj: object) -> Buffer[Any] | None:
@@ -100,7 +114,7 @@ class CupyBackend:
         dtype = _TORCH_DTYPES[str(tensor.dtype)]
         size = tensor.element_size()
         return native_buffer(self, Foreign(tensor.data_ptr(), tensor), dtype, tuple(tensor.shape),
-                             tuple(s * size for s in tensor.stride()), tensor.data_ptr())
+                             tuple(s * size for s in tensor.stride()), tensor.data_ptr(), tensor.get_device())
 
     def launch(self, launch: Launch) -> None:
         from tile_lang_cupy import launch as launching
@@ -121,27 +135,42 @@ class CupyBackend:
         return None
 
     def runner(self, launch: Launch) -> Runner:
-        return self._compiled(launch).runner(launch.options.stream)
+        if any(isinstance(a, Buffer) for a in launch.args):
+            return self._compiled(launch).runner(launch.options.stream)
+
+        def on_current_device(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> None:
+            self._compiled(launch).runner(launch.options.stream)(grid, raw)
+
+        return on_current_device  # no buffers to say where: the device current at each launch
 
     def _compiled(self, launch: Launch) -> Compiled:
+        """The kernel loaded on the device of ``launch``'s buffers (checked to be one device; a
+        launch without buffers: the current device), which is current while it is looked up."""
+        import cupy
+
         from tile_lang_cupy import launch as launching
 
         if self._kernels is None:
             self._kernels = launching.KernelCache()
-        return self._kernels.get(launch)
+        device = next((a.device for a in launch.args if isinstance(a, Buffer)), None)
+        if device is None:
+            device = cupy.cuda.runtime.getDevice()
+        with cupy.cuda.Device(device):
+            return self._kernels.get(launch, device)
 
     def _probe_buffer(self, buffer: Buffer[Any]) -> tuple[Hashable, int]:
         if buffer.backend is not self:  # the checked path rejects it
             return (buffer.backend.name, buffer.type.name), 0
-        return (None, buffer.type.name), address(buffer)
+        return (None, buffer.type.name, buffer.device), address(buffer)
 
 
 def _probe_cupy(array: Any) -> tuple[Hashable, int]:
-    return (array.dtype, array.strides), array.data.ptr  # strides: a view adoption refuses is never cached
+    data = array.data  # strides: a view adoption refuses is never cached
+    return (array.dtype, array.strides, data.device_id), data.ptr
 
 
 def _probe_tensor(tensor: Any) -> tuple[Hashable, int]:
-    return (tensor.dtype, tensor.is_cuda), tensor.data_ptr()
+    return (tensor.dtype, tensor.get_device()), tensor.data_ptr()  # device -1: a host tensor, which adopt refuses
 
 
 def _storage(dtype: DType) -> np.dtype[Any]:

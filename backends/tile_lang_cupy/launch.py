@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,31 +30,39 @@ if TYPE_CHECKING:
 Packer = Callable[[tuple[Any, ...]], tuple[Any, ...]]
 
 
+def _cupy_device(index: int) -> AbstractContextManager[object]:
+    import cupy
+
+    return cupy.cuda.Device(index)
+
+
 @dataclass
 class Compiled:
-    """A loaded kernel ready to launch."""
+    """A kernel loaded on one device, ready to launch there."""
 
-    function: Any  # a CuPy RawKernel: loads the module on whichever device is current
     threads: int
     smem_bytes: int
     pack: Packer  # raw arguments (addresses for pointers) -> what CuPy's launch takes
     compile_seconds: float
-    device: int  # the device current when it was loaded
-    direct: Any  # its CuPy Function on ``device``: a call skips RawKernel's per-call lookup
+    device: int  # the device it was loaded on, which holds the launch's buffers
+    direct: Any  # its CuPy Function on ``device`` (a module belongs to the device it was loaded on)
     current_device: Callable[[], int]  # cupy.cuda.runtime.getDevice (a stand-in in tests)
+    use_device: Callable[[int], AbstractContextManager[object]] = _cupy_device  # ``with`` it: device current
 
     def runner(self, stream: Any) -> Runner:
         """A launcher of this kernel on ``stream`` (an ``Options.stream``; None: CuPy's current
-        stream at each launch), with everything but the grid and the arguments bound once."""
-        function, block, smem, pack = self.function, (self.threads, 1, 1), self.smem_bytes, self.pack
-        device, direct, current_device = self.device, self.direct, self.current_device
+        stream at each launch), with everything but the grid and the arguments bound once. It
+        launches on ``device``, made current for the call when another one is."""
+        block, smem, pack = (self.threads, 1, 1), self.smem_bytes, self.pack
+        device, direct, current_device, use_device = self.device, self.direct, self.current_device, self.use_device
         on = _stream(stream) if stream is not None else None
 
         def run(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> None:
             if current_device() == device:
                 direct(grid, block, pack(raw), smem, on)
             else:
-                function(grid, block, pack(raw), shared_mem=smem, stream=on)
+                with use_device(device):
+                    direct(grid, block, pack(raw), smem, on)
 
         return run
 
@@ -84,15 +93,16 @@ def arg_spec(value: Any) -> ArgSpec:
 
 
 class KernelCache:
-    """Compiled kernels of one process, keyed by kernel, specialisation and launch options."""
+    """Compiled kernels of one process, keyed by kernel, specialisation, launch options and device."""
 
     def __init__(self) -> None:
         self.loaded: dict[Any, Compiled] = {}
 
-    def get(self, launch: Launch) -> Compiled:
+    def get(self, launch: Launch, device: int) -> Compiled:
+        """The kernel for ``launch`` loaded on ``device``, which must be current (loading it if new)."""
         args = tuple(arg_key(a) for a in launch.args)
         constexprs = tuple((k, typed(v)) for k, v in launch.constexprs.items())
-        key = (launch.kernel, args, constexprs, launch.options.num_warps, launch.options.num_stages)
+        key = (launch.kernel, args, constexprs, launch.options.num_warps, launch.options.num_stages, device)
         found = self.loaded.get(key)
         if found is None:
             capability = compute_capability()
@@ -139,8 +149,8 @@ def load(launch: Launch, spec_text: str | None, capability: int) -> Compiled:
     if gen.smem_bytes > 48 * 1024:
         function.max_dynamic_shared_size_bytes = gen.smem_bytes
     device = cupy.cuda.runtime.getDevice()
-    return Compiled(function, gen.threads, gen.smem_bytes, make_packer(gen.params),
-                    time.perf_counter() - start, device, function.kernel, cupy.cuda.runtime.getDevice)
+    return Compiled(gen.threads, gen.smem_bytes, make_packer(gen.params), time.perf_counter() - start, device,
+                    function.kernel, cupy.cuda.runtime.getDevice)
 
 
 def _function(gen: artifacts.Generated, toolchain: artifacts.Toolchain, disk: cache.DiskCache) -> Any:

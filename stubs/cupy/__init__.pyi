@@ -58,6 +58,8 @@ class ndarray(Generic[_ShapeT_co, _DTypeT_co]):
     @property
     def data(self) -> MemoryPointer: ...
     @property
+    def device(self) -> cuda.Device: ...  # the device holding the array (``data.device_id`` as a Device)
+    @property
     def base(self) -> ndarray[Any, Any] | None: ...
     @property
     def strides(self) -> tuple[int, ...]: ...  # in bytes
