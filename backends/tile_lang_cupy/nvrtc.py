@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from tile_lang_cupy.artifacts import Toolchain
-from tile_lang_cupy.codegen import INCLUDE_DIR
+from tile_lang_cupy.headers import INCLUDE_DIR
 
 
 def _include_dirs() -> list[str]:

@@ -63,7 +63,7 @@ def record_example(name: str) -> list[Launch]:
 def nvcc_cubin(source: str, arch: str, workdir: Any) -> subprocess.CompletedProcess[str]:
     """Compile generated CUDA down to machine code for ``arch``: ptxas checks the PTX too (inline
     atomics, asm), as NVRTC does when a kernel is loaded."""
-    from tile_lang_cupy.codegen import INCLUDE_DIR
+    from tile_lang_cupy.headers import INCLUDE_DIR
 
     path = workdir / f"k_{arch}.cu"
     path.write_text(source)
@@ -104,7 +104,7 @@ NVRTC = _libnvrtc()
 def nvrtc_compile(source: str, name: str, arch: str) -> tuple[bool, str]:
     """Compile with NVRTC as the cupy backend does at run time (it has no host headers and
     fewer builtins than nvcc); returns (success, log)."""
-    from tile_lang_cupy.codegen import INCLUDE_DIR
+    from tile_lang_cupy.headers import INCLUDE_DIR
 
     assert NVRTC is not None
     prog = ctypes.c_void_p()

@@ -19,7 +19,8 @@ from tile_lang.compiler import compile_ir, static_spec
 from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, MmaRows, Op, Shared, walk
 from tile_lang.compiler.spec import Spec, int_spec, pointer_spec
 from tile_lang.compiler.passes.layouts import operand_pad
-from tile_lang_cupy.codegen import INCLUDE_DIR, generate
+from tile_lang_cupy.codegen import generate
+from tile_lang_cupy.headers import INCLUDE_DIR
 
 from tests.compiler.conftest import NVCC
 from tests.compiler.emulator import NAME, EmuBackend

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from tile_lang.compiler.ir import Function, ParamAttr
 
@@ -11,9 +10,8 @@ from tile_lang.compiler.ir import Function, ParamAttr
 from tile_lang_cupy.codegen import collective, control, cooperative, debug, elementwise, memory, pipeline  # noqa: F401
 from tile_lang_cupy.codegen.ctypes_ import ctype
 from tile_lang_cupy.codegen.emitter import Emitter
+from tile_lang_cupy.headers import HEADER
 
-INCLUDE_DIR = Path(__file__).resolve().parent.parent
-HEADER = "tile_lang.cuh"
 
 
 @dataclass(frozen=True)

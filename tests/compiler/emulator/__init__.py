@@ -75,7 +75,7 @@ def _launcher(name: str, params: list[str]) -> str:
 
 def build(source: str, name: str, params: list[str]) -> Path:
     """The shared library of one generated kernel (cached by source)."""
-    from tile_lang_cupy.codegen import INCLUDE_DIR
+    from tile_lang_cupy.headers import INCLUDE_DIR
 
     text = emulated_source(source) + _launcher(name, params)
     headers = (HERE / "cuda_on_cpu.h").read_text() + "".join(p.read_text() for p in sorted(INCLUDE_DIR.glob("*.cuh")))
