@@ -119,6 +119,17 @@ def test_tensor_core_matmul(m: int, n: int, k: int, warps: int, bn: int, stages:
     np.testing.assert_allclose(results[1], results[0], rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.parametrize("seed", range(1000, 1060))
+def test_fuzzed_kernels_on_the_gpu(seed: int) -> None:
+    """The fuzzer's random kernels (tests/fuzz): the NumPy reference and the GPU agree, and both
+    reject the ill-typed ones."""
+    from tests.fuzz.runner import Verdict, run_seed
+
+    outcome = run_seed(seed, "cupy")
+    assert not outcome.verdict.failed, f"seed {seed}: {outcome.verdict.value}\n{outcome.detail}\n{outcome.source}"
+    assert outcome.verdict is Verdict.BOTH_REJECTED or not outcome.invalid
+
+
 def test_debug_ops(capfd: pytest.CaptureFixture[str]) -> None:
     """device_assert that holds, device_print and inline PTX (packed u8 and f32) on the GPU
     (the NumPy reference has no inline asm, so this one is checked against NumPy directly)."""

@@ -31,7 +31,6 @@ from tests.fuzz.case import Case, Init
 from tests.fuzz.generator import generate
 
 KERNEL_DIR = Path(tempfile.gettempdir()) / "tile_lang_fuzz"
-BACKENDS = ("numpy", NAME)
 _EMU = EmuBackend()
 _SENTINELS: dict[DType, int | bool] = {dtypes.I32: -123456789, dtypes.I64: -(2**50) - 7, dtypes.U32: 0xDEADBEEF,
                                        dtypes.BOOL: True}
@@ -121,37 +120,39 @@ def execute(case: Case, kernel: Any, backend: str) -> list[np.ndarray[Any, Any]]
         return [o.numpy() for o in outs]
 
 
-def run_case(case: Case) -> Outcome:
+def run_case(case: Case, device: str = NAME) -> Outcome:
+    """The case on the NumPy reference and on ``device`` (the emulated CUDA, or "cupy" on a GPU)."""
     registry.register(_EMU)
     results: dict[str, list[np.ndarray[Any, Any]] | BaseException] = {}
     kernel = load(case.name, case.source)
-    for backend in BACKENDS:
+    for backend in ("numpy", device):
         try:
             results[backend] = execute(case, kernel, backend)
         except Exception as exc:  # noqa: BLE001 (any failure is a finding)
             results[backend] = exc
-    verdict, detail = judge(case, results["numpy"], results[NAME])
+    verdict, detail = judge(case, results["numpy"], results[device], device)
     return Outcome(case.seed, verdict, detail, case.source, case.invalid)
 
 
 def judge(case: Case, ref: list[np.ndarray[Any, Any]] | BaseException,
-          got: list[np.ndarray[Any, Any]] | BaseException) -> tuple[Verdict, str]:
-    for side, result in (("numpy", ref), (NAME, got)):
+          got: list[np.ndarray[Any, Any]] | BaseException, device: str = NAME) -> tuple[Verdict, str]:
+    for side, result in (("numpy", ref), (device, got)):
         if isinstance(result, BaseException) and not isinstance(result, KernelError):
             text = "".join(traceback.format_exception(result))
             return Verdict.CRASH, f"{side} raised {type(result).__name__}:\n{text[-3000:]}"
     if isinstance(ref, BaseException) or isinstance(got, BaseException):
         if isinstance(ref, BaseException) and isinstance(got, BaseException):
             return Verdict.BOTH_REJECTED, str(ref)
-        which, exc = ("numpy", ref) if isinstance(ref, BaseException) else (NAME, got)
+        which, exc = ("numpy", ref) if isinstance(ref, BaseException) else (device, got)
         if which == "numpy" and "would silently wrap" in str(exc):
             return Verdict.CHECKED, str(exc)  # a run-time check of the reference's, not a typing rule
         return Verdict.REJECT_MISMATCH, f"only {which} rejected the kernel:\n{exc}"
-    problems = [p for out, r, g in zip(case.outputs, ref, got) if (p := _differs(out.buffer.name, out.exact, r, g))]
+    problems = [p for out, r, g in zip(case.outputs, ref, got)
+                if (p := _differs(out.buffer.name, out.exact, r, g, device))]
     return (Verdict.MISMATCH, "\n".join(problems)) if problems else (Verdict.AGREE, "")
 
 
-def _differs(name: str, exact: bool, ref: np.ndarray[Any, Any], got: np.ndarray[Any, Any]) -> str | None:
+def _differs(name: str, exact: bool, ref: np.ndarray[Any, Any], got: np.ndarray[Any, Any], device: str) -> str | None:
     """Why ``got`` does not match ``ref``: ints exactly, floats within a dtype-aware tolerance."""
     if ref.dtype.kind != "f":
         bad = ref != got
@@ -167,13 +168,13 @@ def _differs(name: str, exact: bool, ref: np.ndarray[Any, Any], got: np.ndarray[
         return None
     where = np.flatnonzero(bad)[:6]
     return (f"{name}: {int(bad.sum())} of {bad.size} elements differ at {where.tolist()}: "
-            f"numpy {ref[where].tolist()} vs {NAME} {got[where].tolist()}")
+            f"numpy {ref[where].tolist()} vs {device} {got[where].tolist()}")
 
 
-def run_seed(seed: int) -> Outcome:
+def run_seed(seed: int, device: str = NAME) -> Outcome:
     case = generate(seed)
     try:
-        return run_case(case)
+        return run_case(case, device)
     except Exception:  # noqa: BLE001 (a failure to even load the kernel is a finding too)
         return Outcome(seed, Verdict.CRASH, traceback.format_exc()[-3000:], case.source, case.invalid)
 
