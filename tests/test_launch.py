@@ -163,3 +163,15 @@ def test_parameters_with_defaults_may_be_omitted() -> None:
         scaled_copy[(4,)](src, out, 100, **kwargs)
         np.testing.assert_allclose(out.numpy(), x.astype(np.float64) * factor, rtol=1e-6)
     assert "const[64]" in scaled_copy.inspect() and "const[32]" in scaled_copy.inspect(BLOCK=32)
+
+
+def test_inspect_takes_the_pointee_of_generic_pointers() -> None:
+    """``cuda_source``/``inspect`` specialise a generic ``Pointer[Float[W]]`` to the dtype given by
+    the parameter's name (f32 when none is), checked against its pattern as a launch would be."""
+    assert "__half" in generic_copy.cuda_source(src=tl.f16, dst=tl.f16, BLOCK=64)
+    assert "__half" not in generic_copy.cuda_source(BLOCK=64)
+    assert "Pointer[tl.bf16]" in generic_copy.inspect(src=tl.bf16, dst=tl.bf16, BLOCK=64)
+    with pytest.raises(tl.LaunchError, match="dst is Pointer.*tl.f32.*does not fit"):
+        generic_copy.cuda_source(src=tl.f16, dst=tl.f32, BLOCK=64)
+    with pytest.raises(tl.LaunchError, match="src takes a dtype here"):
+        generic_copy.inspect(src=3, BLOCK=64)

@@ -22,6 +22,17 @@ def _constexpr(text: str) -> tuple[str, Any]:
         return name, value  # a bare string constexpr
 
 
+def _pointee(text: str) -> tuple[str, Any]:
+    """``x_ptr=f16``: the pointee dtype of a generic pointer parameter, by tile_lang's name."""
+    import tile_lang
+
+    name, sep, value = text.partition("=")
+    dtype = getattr(tile_lang, value, None) if sep else None
+    if dtype is None:
+        raise argparse.ArgumentTypeError(f"expected POINTER=DTYPE such as x_ptr=f16, got {text!r}")
+    return name, dtype
+
+
 class _Usage(Exception):
     """A command line that names no kernel or bad constexprs: one line on stderr, exit code 2."""
 
@@ -54,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     inspect.add_argument("--constexpr", action="append", type=_constexpr, default=[], metavar="NAME=VALUE")
     inspect.add_argument("--num-warps", type=int, default=4)
     inspect.add_argument("--num-stages", type=int, default=3)
+    inspect.add_argument("--dtype", action="append", type=_pointee, default=[], metavar="POINTER=DTYPE",
+                         help="the pointee of a generic pointer parameter, e.g. x_ptr=f16 (default f32)")
     inspect.add_argument("--arch", default="80", help="target: 80 (mma.sync) or 90a (Hopper's wgmma); default 80")
     shown = inspect.add_mutually_exclusive_group()
     shown.add_argument("--ir", action="store_true", help="the IR after the pass pipeline (default)")
@@ -62,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         kernel = _kernel(args.target)
-        constexprs = dict(args.constexpr)
+        constexprs = {**dict(args.constexpr), **dict(args.dtype)}
         if args.cuda:
             print(kernel.cuda_source(args.num_warps, args.arch, args.num_stages, **constexprs))
         else:

@@ -16,6 +16,7 @@ from typing import Any, Generic, ParamSpec, TypeAlias, overload
 import numpy as np
 
 from tile_lang import dtypes, registry
+from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
 from tile_lang.errors import LaunchError
 from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LaunchCache, plain_grid
@@ -159,8 +160,9 @@ class Kernel(Generic[P]):
         from tile_lang.compiler.inspect import ir_text
 
         options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
-        return ir_text(self, self.check_constexprs(constexprs), options.num_warps, optimized, options.num_stages,
-                       _capability(self, arch))
+        pointees, named = self.split_pointees(constexprs)
+        return ir_text(self, self.check_constexprs(named), options.num_warps, optimized, options.num_stages,
+                       _capability(self, arch), pointees)
 
     def cuda_source(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, **constexprs: Any) -> str:
         """The CUDA C++ the ``cupy`` backend generates for these constexprs and target ``arch``
@@ -168,8 +170,28 @@ class Kernel(Generic[P]):
         from tile_lang.compiler.inspect import cuda_text
 
         options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
-        return cuda_text(self, self.check_constexprs(constexprs), options.num_warps, options.num_stages,
-                         _capability(self, arch))
+        pointees, named = self.split_pointees(constexprs)
+        return cuda_text(self, self.check_constexprs(named), options.num_warps, options.num_stages,
+                         _capability(self, arch), pointees)
+
+    def split_pointees(self, given: Mapping[str, Any]) -> tuple[dict[str, DType], dict[str, Any]]:
+        """The pointee dtypes given for generic pointer parameters by name (``x_ptr=tl.f16`` in
+        ``inspect``/``cuda_source``; checked against the parameter's pattern), and the rest."""
+        pointers = {p.name: p for p in self.runtime_params if p.kind is ParamKind.POINTER}
+        pointees: dict[str, DType] = {}
+        bindings: dict[Any, Any] = {}
+        for name, value in given.items():
+            if name not in pointers:
+                continue
+            try:
+                dtype = dtypes.dtype_of(value)
+            except TypeError:
+                raise LaunchError(f"kernel {self.name}: {name} takes a dtype here (e.g. tl.f16), got {value!r}") from None
+            if not match_pointee(pointers[name].annotation, dtype, bindings):
+                raise LaunchError(f"kernel {self.name}: {name} is {pointers[name].describe()}, which "
+                                  f"{show_dtype(dtype)} does not fit")
+            pointees[name] = dtype
+        return pointees, {k: v for k, v in given.items() if k not in pointees}
 
     def check_constexprs(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Constexprs given by name without a launch (``inspect``, ``cuda_source``), checked as a launch

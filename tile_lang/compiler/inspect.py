@@ -11,27 +11,30 @@ from tile_lang.compiler.ir import Function
 from tile_lang.compiler.passes import run_pipeline
 from tile_lang.compiler.printer import print_function
 from tile_lang.compiler.spec import static_spec
+from tile_lang.dtypes import DType
 from tile_lang.errors import KernelError
 
 
 def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, optimized: bool = True,
-            num_stages: int = 3, arch: int = 80) -> str:
-    fn = _build(kernel, constexprs, num_warps, num_stages, arch)
+            num_stages: int = 3, arch: int = 80, pointees: Mapping[str, DType] | None = None) -> str:
+    fn = _build(kernel, constexprs, num_warps, num_stages, arch, pointees)
     return print_function(run_pipeline(fn) if optimized else fn)
 
 
 def cuda_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3,
-              arch: int = 80) -> str:
+              arch: int = 80, pointees: Mapping[str, DType] | None = None) -> str:
     from tile_lang_cupy.codegen import generate
 
-    return generate(run_pipeline(_build(kernel, constexprs, num_warps, num_stages, arch))).source
+    return generate(run_pipeline(_build(kernel, constexprs, num_warps, num_stages, arch, pointees))).source
 
 
-def _build(kernel: Any, constexprs: Mapping[str, Any], num_warps: int, num_stages: int, arch: int) -> Function:
+def _build(kernel: Any, constexprs: Mapping[str, Any], num_warps: int, num_stages: int, arch: int,
+           pointees: Mapping[str, DType] | None) -> Function:
     """The kernel's IR; a KernelError if the kernel's Python source cannot be read (the compiler
     reads it; a helper without source is reported by the front end at the line calling it)."""
     try:
-        return build(kernel, static_spec(kernel, constexprs, num_warps, num_stages=num_stages, arch=arch))
+        return build(kernel, static_spec(kernel, constexprs, num_warps, num_stages=num_stages, arch=arch,
+                                         pointees=pointees))
     except OSError as exc:  # what inspect.getsourcelines raises for a function without a source file
         raise KernelError(f"its source is unavailable ({exc}): the compiler reads a kernel's Python source, which "
                           "a kernel defined in an interactive session or by exec does not have; define it in a .py "

@@ -66,13 +66,15 @@ def scalar_spec(annotation: Any, value: Any) -> ArgSpec:
 
 
 def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
-                pointee: DType = dtypes.F32, num_stages: int = 3, arch: int = 80) -> Spec:
+                pointee: DType = dtypes.F32, num_stages: int = 3, arch: int = 80,
+                pointees: Mapping[str, DType] | None = None) -> Spec:
     """A specialisation without a launch (for ``inspect`` and compile checks): pointers aligned,
-    ints as unconstrained i32, generic pointee types as ``pointee``."""
+    ints as unconstrained i32, a generic pointer's pointee as given in ``pointees`` (by parameter
+    name), else ``pointee``."""
     args = []
     for param in kernel.runtime_params:
         if param.kind is ParamKind.POINTER:
-            element = _concrete(param.annotation) or pointee
+            element = _concrete(param.annotation) or (pointees or {}).get(param.name) or pointee
             args.append(ArgSpec(element.pointer_to(), True))
         elif param.annotation is int:
             args.append(ArgSpec(dtypes.I32))
