@@ -21,6 +21,7 @@ import numpy as np
 import tile_lang as tl
 from tile_lang.dtypes import BOOL, DType
 from tile_lang.ops import memory as tl_memory
+from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -29,7 +30,6 @@ from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.memory import gather, lanes, scatter
 from tile_lang_numpy.values import Array, Memory, Pointers
 
-PADDINGS = ("", "zero", "nan")
 MAX_DESCRIPTOR_RANK = 5
 DESCRIPTOR_ALIGN = 16  # bytes: the base, and every stride but the last
 
@@ -46,6 +46,7 @@ class BlockHandle:
     offsets: Array
     block_shape: tuple[int, ...]
     order: tuple[int, ...]
+    fill: Array | None = None  # what a descriptor's out-of-bounds elements read as
 
     @property
     def ndim(self) -> int:
@@ -166,15 +167,13 @@ def _outside(engine: Engine, h: BlockHandle, d: int, index: Array, inside: Array
         f"and dim {d} is not in boundary_check (add it, or fix the offsets)")
 
 
-def _padding(engine: Engine, padding: object, dtype: DType) -> Array | None:
+def _padding(engine: Engine, padding: object, dtype: DType, allowed: tuple[str, ...] = PADDINGS) -> Array | None:
     """The fill for out-of-bounds elements; None means poison."""
-    if padding not in PADDINGS:
-        raise engine.error(f"padding_option must be one of {', '.join(map(repr, PADDINGS))}, got {padding!r}")
-    if padding == "nan" and not dtype.is_float:
-        raise engine.error(f"padding_option 'nan' needs floating-point elements, not {dtype!r}")
-    if padding == "":
-        return None
-    return np.array(np.nan if padding == "nan" else 0).astype(dtype.numpy)
+    try:
+        fill = padding_fill(padding, dtype, allowed)
+    except ValueError as exc:
+        raise engine.error(str(exc)) from None
+    return None if fill is None else np.array(fill).astype(dtype.numpy)
 
 
 def _read(engine: Engine, h: BlockHandle, checked: tuple[int, ...], fill: Array | None, what: str) -> Tensor[Any, Any]:
@@ -272,9 +271,10 @@ def make_tensor_descriptor(engine: Engine, a: Mapping[str, Any]) -> tl.TensorDes
     p, base = _base(engine, a["base"], "tl.make_tensor_descriptor")
     strides = _vector(engine, a["strides"], ndim, "strides")
     _check_descriptor(engine, p, base, strides, block_shape)
+    fill = _padding(engine, a["padding_option"], p.memory.dtype, DESCRIPTOR_PADDINGS)
     return tl.TensorDescriptor(BlockHandle(
         p.memory, base, _vector(engine, a["shape"], ndim, "shape"), strides,
-        np.zeros((1, ndim), dtype=np.int64), block_shape, tuple(range(ndim - 1, -1, -1))))
+        np.zeros((1, ndim), dtype=np.int64), block_shape, tuple(range(ndim - 1, -1, -1)), fill))
 
 
 def _at(engine: Engine, a: Mapping[str, Any], what: str) -> BlockHandle:
@@ -289,7 +289,7 @@ def _at(engine: Engine, a: Mapping[str, Any], what: str) -> BlockHandle:
 @implements(tl_memory.descriptor_load)
 def descriptor_load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     h = _at(engine, a, "descriptor load")
-    return _read(engine, h, tuple(range(h.ndim)), np.zeros((), h.memory.dtype.numpy), "descriptor load")
+    return _read(engine, h, tuple(range(h.ndim)), h.fill, "descriptor load")
 
 
 @implements(tl_memory.descriptor_store)

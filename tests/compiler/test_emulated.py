@@ -34,7 +34,7 @@ CASES: list[tuple[Callable[..., None], tuple[Any, ...]]] = [
     (test_shape.test_shape_ops_on_pointer_blocks, ()),
     (test_blocks.test_block_pointer_load_pads_checked_dims, ("nan", float("nan"), True)),
     (test_blocks.test_advance_accumulates_chunks, (37, 100, 16)),
-    (test_blocks.test_descriptor_round_trip, (37, 44)),
+    (test_blocks.test_descriptor_round_trip, (37, 44, "nan")),
     (test_random.test_matches_triton_on_gpu, (2**40 + 3, "int64")),
     (test_dot.test_product_with_identity_shows_operand_rounding, ("tf32",)),
     (test_dot.test_product_with_identity_shows_operand_rounding, ("tf32x3",)),

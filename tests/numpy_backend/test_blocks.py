@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
+from tile_lang.ops.memory import DescriptorPadding
 from tile_lang import Constexpr, Pointer, constexpr, f32, i32
 
 BM, BN = 16, 32
@@ -116,11 +117,11 @@ def test_block_pointer_errors() -> None:
 
 @tl.kernel
 def descriptor_kernel(x: Pointer[f32], out: Pointer[f32], padded: Pointer[f32], M: int, N: int, BM: constexpr,
-                      BN: constexpr) -> None:
-    """out = 2 x + 1 through descriptors; the raw loaded blocks (zero-filled outside) go to padded."""
+                      BN: constexpr, PADDING: tl.Constexpr[DescriptorPadding] = "zero") -> None:
+    """out = 2 x + 1 through descriptors; the raw loaded blocks (padded outside) go to padded."""
     pm = tl.program_id(0)
     pn = tl.program_id(1)
-    dx = tl.make_tensor_descriptor(x, (M, N), (N, 1), (BM, BN))
+    dx = tl.make_tensor_descriptor(x, (M, N), (N, 1), (BM, BN), padding_option=PADDING)
     do = tl.make_tensor_descriptor(out, (M, N), (N, 1), (BM, BN))
     v = dx.load([pm * BM, pn * BN])
     do.store([pm * BM, pn * BN], v * 2.0 + 1.0)
@@ -130,15 +131,16 @@ def descriptor_kernel(x: Pointer[f32], out: Pointer[f32], padded: Pointer[f32], 
 
 
 @pytest.mark.parametrize("m,n", [(37, 44), (16, 32), (3, 4)])
-def test_descriptor_round_trip(tile_backend: str, m: int, n: int) -> None:
+@pytest.mark.parametrize("padding", ["zero", "nan"])
+def test_descriptor_round_trip(tile_backend: str, m: int, n: int, padding: DescriptorPadding) -> None:
     rng = np.random.default_rng(m * n)
     x = rng.standard_normal((m, n)).astype(np.float32)
     out = tl.to_device(np.full((m, n), np.nan, np.float32), tl.f32)
     gm, gn = grid(m, n)
-    padded = tl.to_device(np.full((gm * BM, gn * BN), np.nan, np.float32), tl.f32)
-    descriptor_kernel[(gm, gn)](tl.to_device(x, tl.f32), out, padded, m, n, BM=BM, BN=BN)
+    padded = tl.to_device(np.full((gm * BM, gn * BN), -7.0, np.float32), tl.f32)  # poison: neither fill
+    descriptor_kernel[(gm, gn)](tl.to_device(x, tl.f32), out, padded, m, n, BM=BM, BN=BN, PADDING=padding)
     np.testing.assert_array_equal(out.numpy(), x * np.float32(2.0) + np.float32(1.0))
-    want = np.zeros((gm * BM, gn * BN), np.float32)
+    want = np.full((gm * BM, gn * BN), 0.0 if padding == "zero" else np.nan, np.float32)
     want[:m, :n] = x
     np.testing.assert_array_equal(padded.numpy(), want)
 

@@ -29,6 +29,7 @@ class BlockInfo:
     strides: tuple[Part, ...]
     offsets: tuple[Part, ...]
     block_shape: tuple[int, ...]
+    fill: float | int = 0  # what a descriptor's out-of-bounds elements read as (its padding_option)
 
     @property
     def ndim(self) -> int:

@@ -3,6 +3,7 @@ pointers and tensor descriptors, which become masked pointer-block loads and sto
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import tile_lang as tl
@@ -13,9 +14,9 @@ from tile_lang.compiler.ir import AtomicAttr, AtomicFn, BinaryFn, MemAttr, Node,
 from tile_lang.compiler.lowering import LOWERINGS, Args, Context, Lowering, builtin_op, lowers, pow2_shape
 from tile_lang.dtypes import DType
 from tile_lang.ops import memory as tl_memory
+from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.operators import BinaryOp
 
-PADDINGS = ("", "zero", "nan")
 MAX_DESCRIPTOR_RANK = 5
 DESCRIPTOR_ALIGN = 16  # bytes: every stride but the last, and the last block dim's extent
 
@@ -198,13 +199,12 @@ def _boundary_dims(c: Context, boundary_check: Any, ndim: int) -> tuple[int, ...
     return tuple(dims)
 
 
-def _padding(c: Context, padding: Any, dtype: DType) -> float | None:
+def _padding(c: Context, padding: Any, dtype: DType, allowed: tuple[str, ...] = PADDINGS) -> float | None:
     """The fill of out-of-bounds elements; None leaves them undefined."""
-    if padding not in PADDINGS:
-        raise c.error(f"padding_option must be one of {', '.join(map(repr, PADDINGS))}, got {padding!r}")
-    if padding == "nan" and not dtype.is_float:
-        raise c.error(f"padding_option 'nan' needs floating-point elements, not {dtype!r}")
-    return None if padding == "" else float("nan") if padding == "nan" else 0
+    try:
+        return padding_fill(padding, dtype, allowed)
+    except ValueError as exc:
+        raise c.error(str(exc)) from None
 
 
 @lowers(tl.make_block_ptr)
@@ -282,8 +282,11 @@ def _make_tensor_descriptor(c: Context, a: Args) -> tl.TensorDescriptor[Any, Any
     base = _base(c, a["base"], "tl.make_tensor_descriptor")
     strides = _integers(c, a["strides"], ndim, "strides")
     _check_descriptor(c, base, strides, block_shape)
+    element = base.ty.dtype.element
+    assert element is not None
+    fill = _padding(c, a["padding_option"], element, DESCRIPTOR_PADDINGS)
     return tl.TensorDescriptor(BlockInfo(base, _integers(c, a["shape"], ndim, "shape"), strides, (0,) * ndim,
-                                         block_shape))
+                                         block_shape, fill or 0))
 
 
 def _at(c: Context, a: Args, what: str) -> BlockInfo:
@@ -292,15 +295,15 @@ def _at(c: Context, a: Args, what: str) -> BlockInfo:
     offsets = _integers(c, a["offsets"], block.ndim, "offsets")
     if any(isinstance(o, Node) and o.ty.dtype.bits > 32 for o in offsets):
         raise c.error(f"{what}: offsets must be 32-bit integers (add .to(tl.i32))")
-    return BlockInfo(block.base, block.shape, block.strides, offsets, block.block_shape)
+    return replace(block, offsets=offsets)
 
 
 @lowers(tl_memory.descriptor_load)
 def _descriptor_load(c: Context, a: Args) -> Node:
-    """Every dim is checked; out-of-bounds elements read as zero."""
+    """Every dim is checked; out-of-bounds elements read as the descriptor's padding."""
     block = _at(c, a, "descriptor load")
     ptrs, mask = _resolve(c, block, tuple(range(block.ndim)))
-    return load(c, ptrs, mask, 0)
+    return load(c, ptrs, mask, block.fill)
 
 
 @lowers(tl_memory.descriptor_store)

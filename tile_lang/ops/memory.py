@@ -5,10 +5,23 @@ from __future__ import annotations
 from typing import Any, Generic, Literal, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.dtypes import Bool
+from tile_lang.dtypes import Bool, DType
 from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor
 
 PaddingOption = Literal["", "zero", "nan"]
+DescriptorPadding = Literal["zero", "nan"]
+PADDINGS: tuple[str, ...] = ("", "zero", "nan")
+DESCRIPTOR_PADDINGS: tuple[str, ...] = ("zero", "nan")
+
+
+def padding_fill(padding: object, dtype: DType, allowed: tuple[str, ...] = PADDINGS) -> float | None:
+    """The value out-of-bounds elements read as under ``padding_option`` (None: undefined, the
+    reference's poison); raises ValueError with the message both backends report."""
+    if padding not in allowed:
+        raise ValueError(f"padding_option must be one of {', '.join(map(repr, allowed))}, got {padding!r}")
+    if padding == "nan" and not dtype.is_float:
+        raise ValueError(f"padding_option 'nan' needs floating-point elements, not {dtype!r}")
+    return None if padding == "" else float("nan") if padding == "nan" else 0.0
 CacheModifier = Literal["", ".ca", ".cg", ".cv", ".wb", ".cs", ".wt"]
 EvictionPolicy = Literal["", "evict_first", "evict_last", "evict_normal"]
 
@@ -31,7 +44,7 @@ class TensorDescriptor(Generic[D, R]):
         self.handle = handle
 
     def load(self, offsets: list[int] | tuple[int, ...]) -> Tensor[D, R]:
-        """Load the block at ``offsets``; out-of-bounds elements read as zero."""
+        """Load the block at ``offsets``; out-of-bounds elements read as the descriptor's padding."""
         return descriptor_load(self, offsets)
 
     def store(self, offsets: list[int] | tuple[int, ...], value: Tensor[D, R]) -> None:
@@ -187,26 +200,31 @@ def advance(base: Any, offsets: tuple[int, ...]) -> Any:
 
 @overload
 def make_tensor_descriptor(
-    base: Pointer[D], shape: tuple[int], strides: tuple[int], block_shape: tuple[int]
+    base: Pointer[D], shape: tuple[int], strides: tuple[int], block_shape: tuple[int],
+    padding_option: DescriptorPadding = "zero",
 ) -> TensorDescriptor[D, R1]: ...
 @overload
 def make_tensor_descriptor(
-    base: Pointer[D], shape: tuple[int, int], strides: tuple[int, int], block_shape: tuple[int, int]
+    base: Pointer[D], shape: tuple[int, int], strides: tuple[int, int], block_shape: tuple[int, int],
+    padding_option: DescriptorPadding = "zero",
 ) -> TensorDescriptor[D, R2]: ...
 @overload
 def make_tensor_descriptor(
-    base: Pointer[D], shape: tuple[int, int, int], strides: tuple[int, int, int], block_shape: tuple[int, int, int]
+    base: Pointer[D], shape: tuple[int, int, int], strides: tuple[int, int, int], block_shape: tuple[int, int, int],
+    padding_option: DescriptorPadding = "zero",
 ) -> TensorDescriptor[D, R3]: ...
 @overload
 def make_tensor_descriptor(
-    base: Pointer[D], shape: list[int], strides: list[int], block_shape: list[int]
+    base: Pointer[D], shape: list[int], strides: list[int], block_shape: list[int],
+    padding_option: DescriptorPadding = "zero",
 ) -> TensorDescriptor[D, Any]: ...
 @builtin
 def make_tensor_descriptor(
     base: Any, shape: list[int] | tuple[int, ...], strides: list[int] | tuple[int, ...],
-    block_shape: list[int] | tuple[int, ...],
+    block_shape: list[int] | tuple[int, ...], padding_option: DescriptorPadding = "zero",
 ) -> Any:
-    """A tensor descriptor; every stride but the last must be a multiple of 16 bytes.
+    """A tensor descriptor; every stride but the last must be a multiple of 16 bytes. Loads read
+    out-of-bounds elements as ``padding_option`` ("zero", or "nan" for floats), as in Triton.
 
     Tuples give the descriptor a static rank; Triton's list spelling leaves the rank unchecked.
     """
