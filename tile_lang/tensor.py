@@ -93,8 +93,13 @@ class _DtypeOf:
     @overload
     def __get__(self, obj: Tensor[E, Any], owner: object) -> type[E]: ...
     def __get__(self, obj: Any, owner: object) -> Any:
-        kind: DType = obj.type
-        return PointerType(marker_of(kind.element)) if kind.element is not None else marker_of(kind)  # type: ignore[arg-type]
+        return dtype_value(obj.type)
+
+
+def dtype_value(kind: DType) -> object:
+    """What ``x.dtype`` is for a value of ``kind`` (both backends answer with this): the element
+    marker (``tl.f32``), or for a pointer a :class:`PointerType` with it as ``element_ty``."""
+    return PointerType(marker_of(kind.element)) if kind.element is not None else marker_of(kind)  # type: ignore[arg-type]
 
 
 class Tensor(Generic[D, R]):

@@ -4,13 +4,13 @@ runs on the CPU emulator and must match a float64 NumPy reference (outputs poiso
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Pointer, constexpr, f32, i32, registry, u32
+from tile_lang import Float, Pointer, Width, constexpr, f32, i32, registry, u32
 from tile_lang.errors import KernelError
 
 from tests.compiler.emulator import NAME, EmuBackend
@@ -233,3 +233,32 @@ def test_reference_loop_index_is_a_scalar_tensor() -> None:
         out = tl.to_device(np.full(16, -1, np.int64), tl.i64)
         loop_index_as_tensor[(1,)](out, 3, B=16)
         np.testing.assert_array_equal(out.numpy(), 2 + (2 | np.arange(16)))
+
+
+W = TypeVar("W", bound=Width)
+
+
+@tl.kernel
+def scale_generic(x_ptr: Pointer[Float[W]], o_ptr: Pointer[Float[W]], n: int, B: constexpr) -> None:
+    """Load W, compute in f32, store W: the element type named as Triton names it."""
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    x = tl.load(x_ptr + offs, mask=offs < n).to(tl.f32)
+    tl.store(o_ptr + offs, (x * 3.0 - 1.0).to(o_ptr.dtype.element_ty), mask=offs < n)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+def test_a_pointer_dtype_names_its_element_type_on_both_backends(backend: str, dtype: str) -> None:
+    """``ptr.dtype`` is a pointer type whose ``element_ty`` is the pointee, on the reference and
+    in the compiler alike (``Buffer.dtype`` on the host is the element itself, hence mypy's
+    attr-defined on the kernel line)."""
+    import ml_dtypes
+
+    element = getattr(tl, dtype)
+    host = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}[dtype]
+    x = np.random.default_rng(9).standard_normal(100).astype(host)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(100, np.nan, host), element)
+        scale_generic[(2,)](tl.to_device(x, element), out, 100, B=64)
+        got = out.numpy().astype(np.float64)
+    want = (x.astype(np.float32) * np.float32(3.0) - np.float32(1.0)).astype(host).astype(np.float64)
+    np.testing.assert_array_equal(got, want)

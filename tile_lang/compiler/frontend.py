@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tile_lang import dtypes
+from tile_lang.tensor import dtype_value
 from tile_lang.builtin import builtin_of
 from tile_lang.compiler import lowering
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
@@ -255,8 +255,7 @@ class Frontend(ControlFlow):
             if node.attr == "shape":
                 return base.ty.shape
             if node.attr == "dtype":
-                return dtypes.marker_of(base.ty.dtype.element or base.ty.dtype) if base.ty.dtype.is_pointer \
-                    else dtypes.marker_of(base.ty.dtype)
+                return dtype_value(base.ty.dtype)
             if node.attr == "ndim":
                 return len(base.ty.shape)
             return BoundMethod(base, node.attr)
