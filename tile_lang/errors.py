@@ -5,11 +5,19 @@ from __future__ import annotations
 import linecache
 
 
-class LaunchError(TypeError):
+class TileLangError(Exception):
+    """The base of every error tile_lang raises on purpose: ``except tl.TileLangError`` catches them all."""
+
+
+class BackendError(TileLangError, RuntimeError):
+    """A backend that cannot be loaded, cannot run here, or lacks a capability (source generation)."""
+
+
+class LaunchError(TileLangError, TypeError):
     """A launch that cannot run: bad grid, wrong argument kind or dtype, missing constexpr."""
 
 
-class KernelError(Exception):
+class KernelError(TileLangError):
     """A problem at a line of a kernel's source, shown with a caret excerpt.
 
     Raised by the compiler front end and by the reference backend's checks (out-of-bounds
