@@ -24,7 +24,7 @@ from typing import Any, Generic, TypedDict, overload
 from tile_lang import registry, testing
 from tile_lang.diskcache import DiskCache, code_version, digest, open_cache
 from tile_lang.buffer import Buffer
-from tile_lang.errors import KernelError, LaunchError
+from tile_lang.errors import CompilerBug, KernelError, LaunchError
 from tile_lang.kernel import Grid, Kernel, Options, P
 from tile_lang.signature import ParamKind
 
@@ -236,8 +236,8 @@ class Autotuner(Wrapper[P]):
         try:
             return float(testing.do_bench(lambda: self._run(config, grid, options, named, buffers),
                                           warmup=self.warmup, rep=self.rep))
-        except (KernelError, LaunchError):
-            raise  # a bug in the kernel or the launch, not a config that does not fit
+        except (KernelError, LaunchError, CompilerBug):
+            raise  # a bug in the kernel, the launch or the compiler, not a config that does not fit
         except Exception:
             return float("inf")
         finally:
