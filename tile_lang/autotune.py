@@ -19,16 +19,14 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypedDict, overload
+from typing import Any, Generic, TypedDict, overload
 
 from tile_lang import registry, testing
+from tile_lang.diskcache import DiskCache, code_version, digest, open_cache
 from tile_lang.buffer import Buffer
-from tile_lang.errors import KernelError, LaunchError
+from tile_lang.errors import CompilerBug, KernelError, LaunchError
 from tile_lang.kernel import Grid, Kernel, Options, P
 from tile_lang.signature import ParamKind
-
-if TYPE_CHECKING:
-    from tile_lang_cupy.cache import DiskCache
 
 PRINT_ENV_VAR = "TILE_LANG_PRINT_AUTOTUNING"
 REFERENCE = "numpy"  # the backend on which configs are checked against each other, not timed
@@ -238,8 +236,8 @@ class Autotuner(Wrapper[P]):
         try:
             return float(testing.do_bench(lambda: self._run(config, grid, options, named, buffers),
                                           warmup=self.warmup, rep=self.rep))
-        except (KernelError, LaunchError):
-            raise  # a bug in the kernel or the launch, not a config that does not fit
+        except (KernelError, LaunchError, CompilerBug):
+            raise  # a bug in the kernel, the launch or the compiler, not a config that does not fit
         except Exception:
             return float("inf")
         finally:
@@ -290,11 +288,11 @@ class Autotuner(Wrapper[P]):
         return configs
 
     def _disk_entry(self, key: tuple[Any, ...]) -> tuple[DiskCache, str]:
-        """The compile cache's directory (with its checks and fault handling) and this key's name."""
-        from tile_lang_cupy.cache import compiler_version, digest, open_cache
-
+        """The cache directory (with its checks and fault handling) and this key's name, which
+        holds the versions of tile_lang and of the backend that generated the timed code."""
+        package = type(registry.get(key[0])).__module__.partition(".")[0]
         parts = [self.kernel.name, _source(self.inner), repr(key), repr(self.key), *map(str, self.configs),
-                 _device(key[0]), compiler_version()]
+                 _device(key[0]), code_version(package)]
         return open_cache(), f"autotune-{self.kernel.name}-{digest(*parts)}.json"
 
 

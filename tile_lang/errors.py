@@ -1,15 +1,33 @@
-"""Errors that point at the user's code: the kernel, the parameter, or the source line."""
+"""Errors that point at the user's code: the kernel, the parameter, or the source line.
+
+Every error tile_lang raises on purpose is a :class:`TileLangError`. An exception escaping the
+compiler's own code (a front-end assertion, a pass or code generator failing) is a
+:class:`CompilerBug` chained from the original; ``TILE_LANG_DEBUG=1`` raises the original instead.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import linecache
+import os
+from collections.abc import Callable, Iterator
+
+DEBUG_ENV_VAR = "TILE_LANG_DEBUG"
 
 
-class LaunchError(TypeError):
+class TileLangError(Exception):
+    """The base of every error tile_lang raises on purpose: ``except tl.TileLangError`` catches them all."""
+
+
+class BackendError(TileLangError, RuntimeError):
+    """A backend that cannot be loaded, cannot run here, or lacks a capability (source generation)."""
+
+
+class LaunchError(TileLangError, TypeError):
     """A launch that cannot run: bad grid, wrong argument kind or dtype, missing constexpr."""
 
 
-class KernelError(Exception):
+class KernelError(TileLangError):
     """A problem at a line of a kernel's source, shown with a caret excerpt.
 
     Raised by the compiler front end and by the reference backend's checks (out-of-bounds
@@ -22,12 +40,49 @@ class KernelError(Exception):
         self.lineno = lineno
         self.col = col
         self.kernel = kernel
-        super().__init__(self._render())
+        super().__init__(at_line(message, filename, lineno, col, kernel))
 
-    def _render(self) -> str:
-        where = f"{self.filename}:{self.lineno}:{self.col + 1}"
-        head = f"{where}: in kernel {self.kernel}: {self.message}" if self.kernel else f"{where}: {self.message}"
-        line = linecache.getline(self.filename, self.lineno).rstrip("\n")
-        if not line:
-            return head
-        return f"{head}\n    {line}\n    {' ' * self.col}^"
+
+class CompilerBug(TileLangError):
+    """An internal error of the compiler or a code generator, not of the kernel: it names the
+    kernel, the stage and the source line being compiled; ``__cause__`` is the original."""
+
+    def __init__(self, stage: str, error: BaseException, filename: str, lineno: int, col: int = 0,
+                 kernel: str = "") -> None:
+        self.stage = stage
+        self.filename = filename
+        self.lineno = lineno
+        self.kernel = kernel
+        message = (f"internal compiler error in {stage}: {type(error).__name__}: {error} (a tile_lang bug; "
+                   f"{DEBUG_ENV_VAR}=1 raises the original with its traceback)")
+        super().__init__(at_line(message, filename, lineno, col, kernel))
+
+
+def at_line(message: str, filename: str, lineno: int, col: int = 0, kernel: str = "") -> str:
+    """``file:line:col: in kernel K: message`` and the source line with a caret under ``col``."""
+    where = f"{filename}:{lineno}:{col + 1}"
+    head = f"{where}: in kernel {kernel}: {message}" if kernel else f"{where}: {message}"
+    line = linecache.getline(filename, lineno).rstrip("\n")
+    if not line:
+        return head
+    return f"{head}\n    {line}\n    {' ' * col}^"
+
+
+def debugging() -> bool:
+    """Whether ``TILE_LANG_DEBUG=1``: internal errors are raised as they are, not as CompilerBugs."""
+    return os.environ.get(DEBUG_ENV_VAR) == "1"
+
+
+@contextlib.contextmanager
+def internal_errors(stage: str, kernel: str, where: Callable[[], tuple[str, int]]) -> Iterator[None]:
+    """Raise any exception but tile_lang's own from the block as a CompilerBug at ``where()``
+    (file, line: read when it fails, so it can follow progress)."""
+    try:
+        yield
+    except TileLangError:
+        raise
+    except Exception as exc:
+        if debugging():
+            raise
+        filename, line = where()
+        raise CompilerBug(stage, exc, filename, line, kernel=kernel) from exc

@@ -9,14 +9,16 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from tile_lang.dtypes import DType
+from tile_lang.errors import BackendError
 
 if TYPE_CHECKING:
     from tile_lang.buffer import Buffer
+    from tile_lang.compiler.ir import Function
     from tile_lang.kernel import Launch
 
 ENTRY_POINT_GROUP = "tile_lang.backends"
@@ -52,6 +54,15 @@ class Backend(Protocol):
         """Run a checked launch."""
 
 
+@runtime_checkable
+class SourceGenerator(Protocol):
+    """An optional backend capability: the source code it generates for a kernel's optimized IR
+    (``kernel.cuda_source``). It needs only the backend's code, not its device or libraries."""
+
+    def generate_source(self, fn: Function) -> str:
+        """The complete source of ``fn``, as the backend would compile it."""
+
+
 @dataclass(frozen=True)
 class BackendInfo:
     """One row of ``tl.backends()``."""
@@ -77,10 +88,21 @@ def get(name: str) -> Backend:
     """The backend called ``name``, loaded on first use; raises if it is unknown or unusable."""
     backend = _try_load(name)
     if backend is None:
-        raise RuntimeError(f"tile_lang backend {name!r} could not be loaded: {_LOAD_ERRORS[name]}")
+        raise BackendError(f"tile_lang backend {name!r} could not be loaded: {_LOAD_ERRORS[name]}")
     reason = backend.unavailable_reason()
     if reason is not None:
-        raise RuntimeError(f"tile_lang backend {name!r} is not available here: {reason}")
+        raise BackendError(f"tile_lang backend {name!r} is not available here: {reason}")
+    return backend
+
+
+def source_generator(name: str) -> SourceGenerator:
+    """Backend ``name``'s source generator, usable even where the backend cannot run (no GPU, no
+    CuPy); a BackendError if it cannot be loaded or generates no source."""
+    backend = _try_load(name)
+    if backend is None:
+        raise BackendError(f"tile_lang backend {name!r} could not be loaded: {_LOAD_ERRORS[name]}")
+    if not isinstance(backend, SourceGenerator):
+        raise BackendError(f"tile_lang backend {name!r} does not generate source code")
     return backend
 
 

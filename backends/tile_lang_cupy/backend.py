@@ -18,6 +18,8 @@ from tile_lang.launch_cache import Probe, Runner
 from tile_lang_cupy.memory import Foreign, address
 
 if TYPE_CHECKING:
+    from tile_lang.compiler.ir import Function
+
     from tile_lang_cupy.launch import Compiled, KernelCache
 
 _TORCH_DTYPES: dict[str, DType] = {
@@ -115,6 +117,12 @@ class CupyBackend:
         size = tensor.element_size()
         return native_buffer(self, Foreign(tensor.data_ptr(), tensor), dtype, tuple(tensor.shape),
                              tuple(s * size for s in tensor.stride()), tensor.data_ptr(), tensor.get_device())
+
+    def generate_source(self, fn: Function) -> str:
+        """The CUDA C++ for ``fn`` (``kernel.cuda_source``); needs neither CuPy nor a GPU."""
+        from tile_lang_cupy.codegen import generate
+
+        return generate(fn).source
 
     def launch(self, launch: Launch) -> None:
         from tile_lang_cupy import launch as launching

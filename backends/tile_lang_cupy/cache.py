@@ -1,164 +1,23 @@
-"""The on-disk cache directory: trusted once, read defensively, written atomically.
-
-A directory is used only if it is ours (owned by the current user, not writable by group or
-others). Entries are read only when they are regular files we own, opened without following
-links or blocking (a FIFO cannot hang a launch). Every file is written to a temporary name and
-moved into place with ``os.replace``, so a reader sees either nothing or a complete file. Any
-fault is one :class:`CacheWarning` naming the path and cause; the caller then compiles in memory.
-"""
+"""The CUDA backend's use of tile_lang's checked cache directory (:mod:`tile_lang.diskcache`,
+re-exported here): its compiler version, and a scratch folder for cubins that cannot be stored."""
 
 from __future__ import annotations
 
 import atexit
-import hashlib
-import json
-import os
 import shutil
-import stat
 import tempfile
-import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
-ENV_VAR = "TILE_LANG_CACHE_DIR"
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+from tile_lang.diskcache import ENV_VAR, CacheWarning, DiskCache, code_version, digest, open_cache
 
-
-class CacheWarning(RuntimeWarning):
-    """The disk cache could not be used for an entry or at all; the kernel is compiled in memory."""
+__all__ = ["ENV_VAR", "CacheWarning", "DiskCache", "compiler_version", "digest", "open_cache", "scratch_dir"]
 
 
-def digest(*parts: str | bytes) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(part.encode() if isinstance(part, str) else part)
-        h.update(b"\0")
-    return h.hexdigest()[:40]
-
-
-@lru_cache(maxsize=None)
 def compiler_version() -> str:
     """A hash of the compiler's and code generator's own sources: a new library version
     invalidates every cached entry."""
-    import tile_lang
-
-    roots = [Path(tile_lang.__file__).parent, Path(__file__).parent]
-    files = sorted(p for root in roots for p in root.rglob("*") if p.suffix in (".py", ".cuh"))
-    return digest(*(p.read_bytes() for p in files))
-
-
-def warn(path: Path, cause: str) -> None:
-    warnings.warn(f"tile_lang cache: {path}: {cause}", CacheWarning, stacklevel=2)
-
-
-class DiskCache:
-    """One cache directory (``root``; None: nothing is read or stored). Writing stops, with one
-    warning, at the first write that fails."""
-
-    def __init__(self, root: Path | None) -> None:
-        self.root = root
-        self.writable = root is not None
-
-    @classmethod
-    def open(cls, root: Path) -> DiskCache:
-        """The cache in ``root`` (created, private, if missing), or one that stores nothing (with a
-        warning) if it cannot be created or is not ours alone."""
-        try:
-            root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            problem = _untrusted(os.stat(root), "directory")
-        except OSError as exc:
-            problem = f"cannot create or read the directory ({exc.strerror or exc})"
-        if problem is None:
-            return cls(root)
-        warn(root, f"{problem}; not using it, kernels are compiled in memory")
-        return cls(None)
-
-    def path(self, name: str) -> Path | None:
-        return None if self.root is None else self.root / name
-
-    def read(self, name: str) -> bytes | None:
-        """The entry's bytes; None if absent, or (with a warning) if it is not a regular file of
-        ours or cannot be read."""
-        path = self.path(name)
-        if path is None:
-            return None
-        try:
-            if not stat.S_ISREG(os.lstat(path).st_mode):  # never open a FIFO or device
-                warn(path, "not a regular file; ignoring it and rebuilding")
-                return None
-            fd = os.open(path, _READ_FLAGS)
-            with os.fdopen(fd, "rb") as f:
-                problem = _untrusted(os.fstat(f.fileno()), "file")
-                if problem is None:
-                    return f.read()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            problem = f"cannot read it ({exc.strerror or exc})"
-        warn(path, f"{problem}; ignoring it and rebuilding")
-        return None
-
-    def read_json(self, name: str) -> dict[str, Any] | None:
-        data = self.read(name)
-        if data is None:
-            return None
-        try:
-            parsed = json.loads(data)
-        except ValueError as exc:
-            parsed = exc
-        if isinstance(parsed, dict):
-            return parsed
-        self.corrupt(name, "not a JSON object")
-        return None
-
-    def corrupt(self, name: str, cause: str) -> None:
-        """Report an entry whose contents are unusable (the caller rebuilds and overwrites it)."""
-        warn(self.root / name if self.root else Path(name), f"corrupt entry ({cause}); rebuilding it")
-
-    def write(self, name: str, data: bytes) -> Path | None:
-        """Store an entry; its path, or None if nothing is stored (after the first failure, with
-        its warning, nothing more is tried)."""
-        path = self.path(name)
-        if path is None or not self.writable:
-            return None
-        try:
-            write_atomic(path, data)
-        except OSError as exc:
-            self.writable = False
-            warn(path, f"cannot write it ({exc.strerror or exc}); kernels are compiled in memory, not stored")
-            return None
-        return path
-
-    def write_json(self, name: str, data: dict[str, Any]) -> Path | None:
-        return self.write(name, json.dumps(data, indent=1).encode())
-
-
-def _untrusted(st: os.stat_result, what: str) -> str | None:
-    """Why a cache directory or entry with this status must not be used, or None."""
-    if what == "directory" and not stat.S_ISDIR(st.st_mode):
-        return "not a directory"
-    if what == "file" and not stat.S_ISREG(st.st_mode):
-        return "not a regular file"
-    uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
-    if st.st_uid != uid:
-        return f"the {what} is owned by uid {st.st_uid}, not by you (uid {uid})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"the {what} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o}; chmod go-w it)"
-    return None
-
-
-_opened: dict[str, DiskCache] = {}
-
-
-def open_cache() -> DiskCache:
-    """The cache directory ``$TILE_LANG_CACHE_DIR`` or ``~/.cache/tile_lang``, checked once per
-    process (so a refused directory warns once)."""
-    root = os.environ.get(ENV_VAR) or os.path.join(os.path.expanduser("~"), ".cache", "tile_lang")
-    found = _opened.get(root)
-    if found is None:
-        found = _opened[root] = DiskCache.open(Path(root))
-    return found
+    return code_version(__package__ or "tile_lang_cupy")
 
 
 @lru_cache(maxsize=1)
@@ -168,14 +27,3 @@ def scratch_dir() -> Path:
     path = Path(tempfile.mkdtemp(prefix="tile_lang-"))
     atexit.register(shutil.rmtree, path, True)
     return path
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -25,7 +25,7 @@ import pytest
 
 import tile_lang as tl
 from benchmarks.noop_backend import DeviceArray, NoopBackend
-from tile_lang import Constexpr, Pointer, constexpr, dtypes, registry
+from tile_lang import Constexpr, Pointer, constexpr, diskcache, dtypes, registry
 from tile_lang.buffer import Buffer
 from tile_lang.kernel import Kernel, Launch
 from tile_lang.launch_cache import typed
@@ -305,7 +305,7 @@ def test_failing_writes_warn_once_and_compile_in_memory(disk: cache.DiskCache, m
     def refuse(path: Path, data: bytes) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(cache, "write_atomic", refuse)
+    monkeypatch.setattr(diskcache, "write_atomic", refuse)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         check_falls_back(disk, record)

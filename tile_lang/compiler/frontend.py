@@ -27,7 +27,7 @@ from tile_lang.compiler.builder import Builder, Value, is_scalar_value
 from tile_lang.compiler.controlflow import ControlFlow, Stale
 from tile_lang.compiler.ir import Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
-from tile_lang.errors import KernelError
+from tile_lang.errors import CompilerBug, KernelError, debugging
 from tile_lang.func import inlinable
 from tile_lang.operators import BinaryOp
 from tile_lang.ops import iterators
@@ -108,6 +108,11 @@ def _body(fdef: ast.FunctionDef) -> list[ast.stmt]:
     return body
 
 
+# Exceptions the front end's own code raises when it is wrong (a compiler bug); any other
+# exception at a kernel line is the kernel's error (a TypeError from the builder's checks...).
+_INTERNAL = (AssertionError, KeyError)
+
+
 class Frontend(ControlFlow):
     """The AST visitor. ``visit`` is the single place errors are converted and located."""
 
@@ -143,13 +148,15 @@ class Frontend(ControlFlow):
                 raise SyntaxError(f"unsupported Python in a kernel: {type(node).__name__} "
                                   f"({ast.unparse(node)[:60]!r})")
             return method(node)
-        except KernelError:
+        except (KernelError, CompilerBug):
             raise
         except Exception as exc:
-            loc = self.b.loc
-            message = str(exc) if not isinstance(exc, (KeyError, AssertionError)) else f"{type(exc).__name__}: {exc}"
-            raise KernelError(message, loc.filename if loc else scope.filename, loc.line if loc else 0,
-                              loc.col if loc else 0, self.kernel) from None
+            loc = self.b.loc or Loc(scope.filename, 0)
+            if not isinstance(exc, _INTERNAL):
+                raise KernelError(str(exc), loc.filename, loc.line, loc.col, self.kernel) from None
+            if debugging():
+                raise
+            raise CompilerBug("the front end", exc, loc.filename, loc.line, loc.col, self.kernel) from exc
         finally:
             self.b.loc = saved
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tile_lang import registry
 from tile_lang.compiler.frontend import build
 from tile_lang.compiler.ir import Function
 from tile_lang.compiler.passes import run_pipeline
@@ -13,6 +14,8 @@ from tile_lang.compiler.printer import print_function
 from tile_lang.compiler.spec import static_spec
 from tile_lang.dtypes import DType
 from tile_lang.errors import KernelError
+
+CUDA_BACKEND = "cupy"  # the registered backend whose generated source ``cuda_source`` shows
 
 
 def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, optimized: bool = True,
@@ -23,9 +26,8 @@ def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, opti
 
 def cuda_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3,
               arch: int = 80, pointees: Mapping[str, DType] | None = None) -> str:
-    from tile_lang_cupy.codegen import generate
-
-    return generate(run_pipeline(_build(kernel, constexprs, num_warps, num_stages, arch, pointees))).source
+    cuda = registry.source_generator(CUDA_BACKEND)
+    return cuda.generate_source(run_pipeline(_build(kernel, constexprs, num_warps, num_stages, arch, pointees)))
 
 
 def _build(kernel: Any, constexprs: Mapping[str, Any], num_warps: int, num_stages: int, arch: int,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tile_lang.compiler.ir import Function, ParamAttr
+from tile_lang.errors import KernelError, internal_errors
 
 # Importing the op modules registers their emitters.
 from tile_lang_cupy.codegen import collective, control, cooperative, debug, elementwise, memory, pipeline  # noqa: F401
@@ -25,7 +26,21 @@ class CudaKernel:
 
 
 def generate(fn: Function) -> CudaKernel:
+    """The CUDA C++ for ``fn``. A feature the backend lacks is a KernelError at the line being
+    emitted; any other failure is a CompilerBug there (see :mod:`tile_lang.errors`)."""
     em = Emitter(fn)
+
+    def where() -> tuple[str, int]:
+        return em.last_line or fn.source
+
+    with internal_errors("CUDA code generation", fn.name, where):
+        try:
+            return _generate(em, fn)
+        except NotImplementedError as exc:
+            raise KernelError(str(exc), *where(), kernel=fn.name) from None
+
+
+def _generate(em: Emitter, fn: Function) -> CudaKernel:
     params = []
     for p in fn.params:
         assert isinstance(p.attr, ParamAttr)

@@ -11,6 +11,7 @@ from tile_lang.compiler.passes.hoist import hoist_conversions
 from tile_lang.compiler.passes.layouts import assign_layouts
 from tile_lang.compiler.passes.pipeline import pipeline
 from tile_lang.compiler.passes.vectorize import vectorize
+from tile_lang.errors import internal_errors
 
 Pass = Callable[[Function], Function]
 
@@ -24,7 +25,8 @@ def run_pipeline(fn: Function, verify_each: bool = False) -> Function:
     if verify_each:
         verify(fn)
     for p in PIPELINE:
-        out = p(fn)
+        with internal_errors(f"pass {p.__name__}", fn.name, lambda: fn.source):
+            out = p(fn)
         if verify_each:
             verify(out)
             verify_effects_kept(fn, out, p.__name__)
