@@ -3,8 +3,8 @@
     python -m benchmarks.reference_bench [--repeats 7]
 
 Prints a table of medians and the ratio (tile_lang time / NumPy time); the issue's bar is
-10x on a 2-core x86 machine (20x for the two kernels whose programs take different branches,
-which run masked, see docs/reference-backend.md). Results are checked against the NumPy answer
+10x on a 2-core x86 machine (20x for the kernels whose programs take different branches, which
+run masked, and for the direct conv2d; see docs/reference-backend.md). Results are checked against the NumPy answer
 before timing.
 """
 
