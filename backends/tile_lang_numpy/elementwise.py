@@ -238,6 +238,18 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 _OVERFLOW_CHECKED = {BinaryOp.ADD: "+", BinaryOp.SUB: "-", BinaryOp.MUL: "*"}
 
 
+def _magnitude(a: Array) -> int:
+    """The largest absolute value in ``a`` (two reductions, no temporaries)."""
+    return max(-int(a.min()), int(a.max())) if a.size else 0
+
+
+def _cannot_overflow(op: BinaryOp, x: Array, y: Array, result: Array) -> bool:
+    """Whether the operands' magnitudes rule out wrapping, so no lane needs checking."""
+    bx, by = _magnitude(x), _magnitude(y)
+    limit = int(np.iinfo(result.dtype).max)
+    return (bx * by if op is BinaryOp.MUL else bx + by) <= limit
+
+
 def _overflowed(op: BinaryOp, x: Array, y: Array, result: Array) -> Array:
     """Lanes where signed ``x op y`` wrapped around: exact in int64 below 64 bits, by sign
     rules for 64-bit add and subtract, and by an exact recheck of large 64-bit products."""
@@ -261,6 +273,8 @@ def _overflowed(op: BinaryOp, x: Array, y: Array, result: Array) -> Array:
 def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Array, dtype: DType) -> None:
     """Signed integer overflow is an error: on the GPU it wraps silently, and in a kernel it is
     almost always an offset (``pid * BLOCK``) outgrowing i32."""
+    if _cannot_overflow(op, x, y, result):
+        return
     wrapped = engine.only_active(_overflowed(op, x, y, result))
     if not bool(wrapped.any()):
         return

@@ -111,7 +111,10 @@ def _flush(engine: Engine) -> None:
 def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: races.Races | None) -> Engine:
     linear = np.arange(start, start + count, dtype=np.int64)
     gx, gy, _ = launch.grid
-    pids = np.stack([linear % gx, (linear // gx) % gy, linear // (gx * gy)], axis=1).astype(np.int32)
+    narrow = linear.astype(np.int32) if start + count <= 2**31 else linear  # i32 division is cheaper
+    pids = np.empty((count, 3), np.int32)
+    rest = np.divmod(narrow, gx, out=(np.empty_like(narrow), pids[:, 0]))[0]
+    np.divmod(rest, gy, out=(pids[:, 2], pids[:, 1]))
     return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal, linear=linear,
                   races=tracker)
 

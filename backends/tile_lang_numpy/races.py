@@ -96,24 +96,50 @@ def _take(size: int, dtype: np.dtype[Any]) -> Array:
 
 class Shadow:
     """Who touched each element of one memory: the last plain writer, and (once it has been
-    loaded) two readers; each with a tag."""
+    loaded) two readers; each with a tag. Stores that needed no check (nothing entered where
+    they land) are kept as deferred entries and entered only when a later access needs the
+    arrays, so a launch that writes each element once never builds them."""
 
-    __slots__ = ("writer", "writer_tag", "reader_a", "reader_a_tag", "reader_b", "reader_b_tag", "low", "high")
+    __slots__ = ("size", "ids", "_writer", "_writer_tag", "reader_a", "reader_a_tag", "reader_b", "reader_b_tag",
+                 "low", "high", "deferred")
 
     def __init__(self, size: int, ids: np.dtype[Any]) -> None:
-        self.low, self.high = size, -1  # the elements entered so far lie in [low, high]
-        self.writer = _take(size, ids)
-        self.writer.fill(NOBODY)
-        self.writer_tag = _take(size, np.dtype(np.int32))  # read only where a writer is entered
+        self.size, self.ids = size, ids
+        self.low, self.high = size, -1  # the elements entered (or deferred) so far lie in [low, high]
+        self._writer: Array | None = None
+        self._writer_tag: Array | None = None
         self.reader_a: Array | None = None
         self.reader_a_tag: Array | None = None
         self.reader_b: Array | None = None
         self.reader_b_tag: Array | None = None
+        self.deferred: list[tuple[int, Callable[[Shadow], None]]] = []  # (first program, enter)
+
+    @property
+    def writer(self) -> Array:
+        self._settle()
+        assert self._writer is not None
+        return self._writer
+
+    @property
+    def writer_tag(self) -> Array:
+        self._settle()
+        assert self._writer_tag is not None
+        return self._writer_tag
+
+    def _settle(self) -> None:
+        """Build the writer arrays if needed and enter the deferred stores, in order."""
+        if self._writer is None:
+            self._writer = _take(self.size, self.ids)
+            self._writer.fill(NOBODY)
+            self._writer_tag = _take(self.size, np.dtype(np.int32))  # read only where a writer is entered
+        deferred, self.deferred = self.deferred, []
+        for _, enter in deferred:
+            enter(self)
 
     def readers(self) -> tuple[Array, Array, Array, Array]:
         if self.reader_a is None:
-            size = self.writer.size
-            self.reader_a, self.reader_b = _take(size, self.writer.dtype), _take(size, self.writer.dtype)
+            size = self.size
+            self.reader_a, self.reader_b = _take(size, self.ids), _take(size, self.ids)
             self.reader_a.fill(NOBODY)
             self.reader_b.fill(NOBODY)
             self.reader_a_tag, self.reader_b_tag = _take(size, np.dtype(np.int32)), _take(size, np.dtype(np.int32))
@@ -128,13 +154,16 @@ class Shadow:
 
     def release(self) -> None:
         """Give the arrays back for the next launch's shadows."""
-        for array in (self.writer, self.writer_tag, self.reader_a, self.reader_a_tag, self.reader_b,
+        for array in (self._writer, self._writer_tag, self.reader_a, self.reader_a_tag, self.reader_b,
                       self.reader_b_tag):
             if array is not None and array.nbytes <= POOL_BYTES and not _POOL.get((array.size, array.dtype)):
                 _POOL.setdefault((array.size, array.dtype), []).append(array)
 
     def forget(self, first: int, last: int) -> None:
         """Drop the entries of programs ``first..last`` (a group that reruns)."""
+        self.deferred = [(start, enter) for start, enter in self.deferred if start < first]
+        if self._writer is None and self.reader_a is None:
+            return
         for who, _, _ in self.slots():
             who[(who >= first) & (who <= last)] = NOBODY
 
@@ -250,13 +279,22 @@ class Races:
         by lane when some element was touched by another program, to name the race. Elements
         ``span`` cover need no check when nothing was entered there yet (a fresh output)."""
         shadow = self._fold(memory)
-        fresh = not shadow.touched(*span) and len(programs) == 1
+        tags = self.tags(site, np.concatenate([m.reshape(-1) for m in programs]))
+        if not shadow.touched(*span) and len(programs) == 1:  # nothing to check: entered when needed
+            me, lv = programs[0], live[0]
+
+            def enter(into: Shadow) -> None:
+                where = True if lv is None else lv
+                np.copyto(views_of(into.writer)[0], me, where=where)
+                np.copyto(views_of(into.writer_tag)[0], tags.reshape(me.shape), where=where)
+
+            shadow.deferred.append((int(me.reshape(-1)[0]), enter))
+            return
         slots = [views_of(who) for who, _, _ in shadow.slots()]
         tag_views = views_of(shadow.writer_tag)
-        tags = self.tags(site, np.concatenate([m.reshape(-1) for m in programs]))
         start = 0
         for k, (me, lv) in enumerate(zip(programs, live)):
-            for views in slots if not fresh else ():  # views in order: programs of one store see each other
+            for views in slots:  # views in order: programs of one store see each other
                 suspect = (views[k] != NOBODY) & (views[k] != me)
                 if bool((suspect if lv is None else suspect & lv).any()):
                     slow()

@@ -438,17 +438,17 @@ class Loop:
     def _per_program(self, bounds: list[int | Array], uniform: list[int | None], given: tuple[object, ...]
                      ) -> Iterator[object]:
         first, last, step = (np.broadcast_to(np.asarray(b, np.int64), self.entry.shape) for b in bounds)
-        if bool((self.state.engine.only_active(step == 0)).any()):
-            raise ValueError("range() arg 3 must not be zero")
-        safe = np.where(step == 0, 1, step)
-        count = np.where(safe > 0, (last - first + safe - 1) // safe, (first - last - safe - 1) // -safe)
-        count = np.where(self.alive, np.maximum(count, 0), 0)
         dtype = I64 if any(isinstance(b, Tensor) and b.type.bits == 64 for b in given) else I32
+        count = _trip_counts(first, last, step, uniform[2], self.state.engine.only_active)
+        count = np.where(self.alive, np.maximum(count, 0), 0)
+        start = first.astype(dtype.numpy)  # lanes wrap as (first + k * step).astype would: mod 2**bits
         for k in builtins.range(int(count.max(initial=0))):
             if not self.next(k < count):
                 return
             if uniform[0] is not None and uniform[2] is not None:
                 yield uniform[0] + k * uniform[2]
+            elif uniform[2] is not None:
+                yield values.make(start + np.int64(k * uniform[2]).astype(dtype.numpy), dtype)
             else:
                 yield values.make((first + k * step).astype(dtype.numpy), dtype)
 
@@ -467,3 +467,22 @@ class Loop:
             return int(bound[0])
         live = bound[self.alive] if self.alive.any() else bound[:1]
         return int(live[0]) if bool((live == live[0]).all()) else None
+
+
+def _trip_counts(first: Array, last: Array, step: Array, uniform_step: int | None,
+                 only_active: Callable[[Array], Array]) -> Array:
+    """Per program, how many iterations ``range(first, last, step)`` makes (negative: none)."""
+    if uniform_step is not None:
+        if uniform_step == 0 and bool(only_active(np.ones(first.shape, bool)).any()):
+            raise ValueError("range() arg 3 must not be zero")
+        if uniform_step == 1:
+            return last - first
+        if uniform_step > 0:
+            return (last - first + uniform_step - 1) // uniform_step
+        if uniform_step < 0:
+            return (first - last - uniform_step - 1) // -uniform_step
+    if bool((only_active(step == 0)).any()):
+        raise ValueError("range() arg 3 must not be zero")
+    safe = np.where(step == 0, 1, step)
+    counts: Array = np.where(safe > 0, (last - first + safe - 1) // safe, (first - last - safe - 1) // -safe)
+    return counts

@@ -66,6 +66,23 @@ def last_one_sums(partial: Pointer[f32], counter: Pointer[i32], total: Pointer[f
         tl.store(total, tl.sum(tl.load(partial + tl.arange(0, 8)), axis=0))
 
 
+@tl.kernel
+def store_then_read_next(out: Pointer[f32], seen: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    """Program p stores its row of out (a fresh output), then reads the next program's row."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offs, offs.to(tl.float32), mask=offs < n)
+    nxt = (offs + BLOCK) % n
+    tl.store(seen + offs, tl.load(out + nxt, mask=offs < n), mask=offs < n)
+
+
+@tl.kernel
+def wrapping_rows(out: Pointer[f32], rows: int, BLOCK: constexpr) -> None:
+    """Program p stores row p % rows: programs rows apart store the same row."""
+    offs = (tl.program_id(0) % rows) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offs, offs.to(tl.float32) + tl.program_id(0), mask=offs < rows * BLOCK)
+
+
 def _programs_on_line(message: str, kernel: tl.Kernel[Any], first: int, second: int) -> bool:
     """Both lines, counted from the kernel's ``def``, appear in the message."""
     start = kernel.fn.__code__.co_firstlineno + 1
@@ -111,6 +128,33 @@ def test_reading_what_another_program_stored_is_a_race() -> None:
         assert "data race on x[32]: program (0,) loads it (lane 0" in message
         assert "and program (1,) stores it" in message
         assert _programs_on_line(message, neighbour_read, 5, 3)
+
+
+def test_a_fresh_store_entered_late_still_meets_a_later_load() -> None:
+    """A store to elements nothing touched yet is entered lazily; a later load by another
+    program of those elements is still a race."""
+    with tl.backend("numpy"):
+        n, block = 256, 32
+        out = tl.to_device(np.full(n, np.nan, np.float32), tl.f32)
+        seen = tl.to_device(np.full(n, np.nan, np.float32), tl.f32)
+        with pytest.raises(tl.KernelError) as info:
+            store_then_read_next[(tl.cdiv(n, block),)](out, seen, n, BLOCK=block)
+        message = str(info.value)
+        assert "data race on out[32]: program (0,) loads it (lane 0" in message
+        assert "and program (1,) stores it" in message
+        assert _programs_on_line(message, store_then_read_next, 6, 4)
+        assert np.isnan(out.numpy()).all() and np.isnan(seen.numpy()).all()  # all or nothing
+
+
+@pytest.mark.parametrize("rows", [64, 3])
+def test_a_fresh_store_entered_late_still_meets_a_later_store(rows: int) -> None:
+    """Rows stored by the first group are entered lazily; a later group storing one again races."""
+    with tl.backend("numpy"):
+        out = tl.to_device(np.full(rows * 16, np.nan, np.float32), tl.f32)
+        with pytest.raises(tl.KernelError, match=rf"data race on out\[0\]: program \({rows},\) stores it .* and "
+                                                 r"program \(0,\) stores it"):
+            wrapping_rows[(200,)](out, rows, BLOCK=16)
+        assert np.isnan(out.numpy()).all()
 
 
 def test_the_check_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
