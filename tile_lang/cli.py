@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from tile_lang.errors import KernelError, LaunchError
+from tile_lang.errors import KernelError, LaunchError, TileLangError
 
 
 def _constexpr(text: str) -> tuple[str, Any]:
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (_Usage, LaunchError) as exc:  # the command line is wrong: which kernel, which constexprs
         print(f"tile-lang: error: {exc}", file=sys.stderr)
         return 2
-    except KernelError as exc:  # the kernel's own line, not a compiler traceback
+    except (KernelError, TileLangError) as exc:  # the kernel's own line (a compiler bug says so), no traceback
         print(exc, file=sys.stderr)
         return 1
     return 0
