@@ -49,12 +49,7 @@ def matmul(n: int, dtype: torch.dtype, bm: int, bn: int, bk: int, warps: int, st
     opts = tl.Options(num_warps=warps, num_stages=stages)
 
     def ours() -> None:
-        if dtype == torch.float16:
-            D.matmul[grid, opts](a, b, c, n, n, n, n, n, n, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
-        elif dtype == torch.bfloat16:
-            D.matmul_bf16[grid, opts](a, b, c, n, n, n, n, n, n, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
-        else:
-            D.matmul_tf32[grid, opts](a, b, c, n, n, n, n, n, n, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
+        D.matmul[grid, opts](a, b, c, n, n, n, n, n, n, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
 
     start = time.perf_counter()
     ours()

@@ -3,65 +3,20 @@ write them; ``benchmarks/triton_kernels.py`` holds the same kernels in Triton, l
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import tile_lang as tl
-from tile_lang import Pointer, constexpr
+from tile_lang import Float, Pointer, Width, constexpr
+
+W = TypeVar("W", bound=Width)
 
 
 @tl.kernel
-def matmul(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], c_ptr: Pointer[tl.f16], M: int, N: int, K: int,
+def matmul(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Float[W]], M: int, N: int, K: int,
            stride_am: int, stride_bk: int, stride_cm: int,
            BLOCK_M: constexpr, BLOCK_N: constexpr, BLOCK_K: constexpr, GROUP_M: constexpr) -> None:
-    """C = A @ B, f16 in and out, f32 accumulation; programs grouped along M for L2 reuse."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BLOCK_M)
-    num_n = tl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = tl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
-    acc = tl.zeros((BLOCK_M, BLOCK_N), tl.f32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K * stride_bk
-    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
-    tl.store(c_ptrs, acc.to(tl.f16), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-
-
-@tl.kernel
-def matmul_bf16(a_ptr: Pointer[tl.bf16], b_ptr: Pointer[tl.bf16], c_ptr: Pointer[tl.bf16], M: int, N: int, K: int,
-                stride_am: int, stride_bk: int, stride_cm: int,
-                BLOCK_M: constexpr, BLOCK_N: constexpr, BLOCK_K: constexpr, GROUP_M: constexpr) -> None:
-    """``matmul`` in bf16."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BLOCK_M)
-    num_n = tl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = tl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
-    acc = tl.zeros((BLOCK_M, BLOCK_N), tl.f32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K * stride_bk
-    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
-    tl.store(c_ptrs, acc.to(tl.bf16), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-
-
-@tl.kernel
-def matmul_tf32(a_ptr: Pointer[tl.f32], b_ptr: Pointer[tl.f32], c_ptr: Pointer[tl.f32], M: int, N: int, K: int,
-                stride_am: int, stride_bk: int, stride_cm: int,
-                BLOCK_M: constexpr, BLOCK_N: constexpr, BLOCK_K: constexpr, GROUP_M: constexpr) -> None:
-    """``matmul`` on f32 buffers with tf32 dots (Triton's default precision)."""
+    """C = A @ B for f16, bf16 or f32 (tf32 dots, Triton's default) buffers, f32 accumulation;
+    programs grouped along M for L2 reuse."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
@@ -79,7 +34,7 @@ def matmul_tf32(a_ptr: Pointer[tl.f32], b_ptr: Pointer[tl.f32], c_ptr: Pointer[t
         a_ptrs += BLOCK_K
         b_ptrs += BLOCK_K * stride_bk
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
-    tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(c_ptrs, acc.to(c_ptrs.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
 @tl.kernel
