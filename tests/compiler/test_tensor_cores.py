@@ -189,10 +189,13 @@ def test_ptx_of_a_pipelined_loop_uses_cp_async(tmp_path: Path) -> None:
     assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group 1" in ptx
 
 
-def _aligned_spec(kernel: Any, ints: int, warps: int, stages: int, **constexprs: Any) -> Spec:
-    """A launch's specialisation with 16-byte aligned pointers and ints divisible by 16."""
+def _aligned_spec(kernel: Any, ints: int, warps: int, stages: int, pointee: DType = dtypes.F32,
+                  **constexprs: Any) -> Spec:
+    """A launch's specialisation with 16-byte aligned pointers (generic ones to ``pointee``) and
+    ints divisible by 16."""
+    static = static_spec(kernel, constexprs, warps, pointee)
     args = tuple(pointer_spec(p.ty.dtype.element, 0) if p.ty.dtype.is_pointer and p.ty.dtype.element else int_spec(ints)
-                 for p in compile_ir(kernel, static_spec(kernel, constexprs, warps)).params)
+                 for p in compile_ir(kernel, static).params)
     return Spec(args, tuple(sorted(constexprs.items())), warps, stages)
 
 
@@ -307,7 +310,7 @@ def test_hopper_dots_use_wgmma_on_swizzled_operands(tmp_path: Path) -> None:
     needs the GPU: ``benchmarks/dot_bench.py`` and the differential tests check that)."""
     from benchmarks.dot_kernels import matmul
 
-    spec = _aligned_spec(matmul, 4096, 8, 3, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)
+    spec = _aligned_spec(matmul, 4096, 8, 3, dtypes.F16, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)
     fn = compile_ir(matmul, replace(spec, arch=90), verify_each=True)
     nodes = walk(fn.body)
     assert [n.layout for n in nodes if n.op is Op.DOT] == [Mma(8, 1, 1, 32)]
