@@ -22,6 +22,7 @@ import numpy as np
 
 import tile_lang as tl
 from tile_lang import Pointer, constexpr, f32
+from tile_lang.testing import Benchmark, do_bench, perf_report
 
 
 @tl.kernel
@@ -240,10 +241,30 @@ def next_power_of_2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+@perf_report(Benchmark(x_names=["n"], x_vals=[2**k for k in range(10, 23, 2)], line_arg="impl",
+                       line_vals=["tile_lang", "numpy"], line_names=["tile_lang reference", "plain NumPy"],
+                       plot_name="reference_vector_add", xlabel="elements", ylabel="ms (median)", x_log=True,
+                       y_log=True))
+def vector_add_sweep(n: int, impl: str) -> float:
+    """Vector add on the reference against the NumPy expression, over sizes: where the reference's
+    fixed cost per launch stops mattering."""
+    rng = np.random.default_rng(n)
+    x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    if impl == "numpy":
+        return do_bench(lambda: np.add(x, y), warmup=20, rep=100)
+    xb, yb, out = tl.to_device(x, tl.f32), tl.to_device(y, tl.f32), tl.empty(n, tl.f32)
+    return do_bench(lambda: add_kernel[(tl.cdiv(n, 1024),)](xb, yb, out, n, BLOCK=1024), warmup=20, rep=100)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--sweep", metavar="DIR", help="also sweep vector add over sizes (tl.testing.perf_report): "
+                        "a table, DIR/reference_vector_add.csv and .png")
     args = parser.parse_args()
+    if args.sweep:
+        with tl.backend("numpy"):
+            vector_add_sweep.run(print_data=True, save_path=args.sweep)
     with tl.backend("numpy"):
         rows = [(c.name, *measure(c, args.repeats)) for c in cases(np.random.default_rng(0))]
     print(f"{'kernel':36} {'tile_lang ms':>12} {'numpy ms':>10} {'ratio':>7}")
