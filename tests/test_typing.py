@@ -2,15 +2,19 @@
 mistake is reported with the exact error code on the exact line.
 
 The cases live in tests/typing_cases/ (excluded from the repo-wide mypy run): good_*.py must
-produce no error at all, and bad_kernels.py must produce exactly the errors its
-``# E: <code> [message fragment]`` comments announce. All of them go through one in-process
+produce no error except on lines marked ``# GAP: <code>`` (a correct spelling mypy rejects, a
+known gap), and bad_kernels.py must produce exactly the errors its
+``# E: <code> [message fragment]`` comments announce and nothing on its ``# MISS:`` lines (a
+mistake mypy does not catch yet). Both kinds of gap are counted against issue 8's targets. All of them go through one in-process
 ``mypy.api.run`` with the repo's configuration and a fresh cache, so the result does not
 depend on the machine's mypy cache.
 """
 
 from __future__ import annotations
 
+import ast
 import collections
+import math
 import importlib
 import re
 import sys
@@ -28,12 +32,14 @@ if sys.version_info >= (3, 11):
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "tests" / "typing_cases"
-GOOD = (CASES / "good_kernels.py", CASES / "good_host.py")
+GOOD = (CASES / "good_kernels.py", CASES / "good_host.py", CASES / "good_tutorials.py")
 BAD = CASES / "bad_kernels.py"
 
 _REPORT_LINE = re.compile(
     r"^(?P<path>.+?):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*?)(?:  \[(?P<code>[a-z-]+)\])?$")
 _MARKER = re.compile(r"#\s*E:\s*(?P<code>[a-z][a-z-]*)(?P<fragment>.*?)(?=\s*#\s*E:|$)")
+_GAP = re.compile(r"#\s*GAP:\s*(?P<code>[a-z][a-z-]*)")
+_MISS = re.compile(r"#\s*MISS:\s*[a-z`]")
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,20 @@ def _markers(path: Path) -> list[Expected]:
 EXPECTED = _markers(BAD)
 
 
+def _lines_marked(path: Path, marker: re.Pattern[str]) -> dict[int, str]:
+    """Line number -> first matched group (or the whole match) of each line carrying ``marker``."""
+    found = {}
+    for number, text in enumerate(path.read_text().splitlines(), start=1):
+        match = marker.search(text)
+        if match is not None:
+            found[number] = match.groupdict().get("code", match[0])
+    return found
+
+
+GAPS = {(path.resolve(), line): code for path in GOOD for line, code in _lines_marked(path, _GAP).items()}
+MISSES = sorted(_lines_marked(BAD, _MISS))
+
+
 @pytest.fixture(scope="module")
 def diagnostics(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
     """Run mypy once over every case file; the errors it reports."""
@@ -102,10 +122,23 @@ def diagnostics(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
 
 
 def test_good_cases_check_cleanly(diagnostics: list[Diagnostic]) -> None:
-    """No error in the good cases (errors inside tile_lang itself are the repo-wide gate's)."""
+    """No error in the good cases but the marked gaps (errors inside tile_lang are the repo-wide gate's)."""
     good = {p.resolve() for p in GOOD}
-    stray = [d for d in diagnostics if d.path in good]
+    stray = [d for d in diagnostics if d.path in good and GAPS.get((d.path, d.line)) != d.code]
     assert not stray, "correct code rejected:\n" + "\n".join(map(str, stray))
+
+
+def test_known_gaps_still_rejected(diagnostics: list[Diagnostic]) -> None:
+    """Each ``# GAP:`` line is still rejected with its code; once accepted, drop the marker."""
+    reported = {(d.path, d.line, d.code) for d in diagnostics}
+    fixed = [f"{path.name}:{line}" for (path, line), code in GAPS.items() if (path, line, code) not in reported]
+    assert not fixed, f"now accepted, remove the GAP marker: {fixed}"
+
+
+def test_missed_mistakes_stay_silent(diagnostics: list[Diagnostic]) -> None:
+    """Each ``# MISS:`` line is still uncaught; once mypy reports it, turn the marker into ``# E:``."""
+    caught = [str(d) for d in diagnostics if d.path == BAD.resolve() and d.line in MISSES]
+    assert not caught, f"now caught, mark these lines # E: {caught}"
 
 
 @pytest.mark.parametrize("expected", EXPECTED, ids=lambda e: f"L{e.line}-{e.code}")
@@ -135,6 +168,30 @@ def test_every_mistake_class_has_cases() -> None:
     assert len(EXPECTED) >= 20
 
 
+def _kernel_spans(path: Path) -> list[tuple[int, int]]:
+    """(first line, last line) of each ``@tl.kernel`` function in a case file."""
+    tree = ast.parse(path.read_text())
+    return [(node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef) and any(ast.unparse(d) == "tl.kernel" for d in node.decorator_list)]
+
+
+def corpus_counts() -> dict[str, int]:
+    """Issue 8's corpus measures: wrong lines (caught at that line or missed), correct kernels (clean or not)."""
+    spans = [(path.resolve(), span) for path in GOOD for span in _kernel_spans(path)]
+    rejected = {(path, span) for path, span in spans for gap_path, line in GAPS if gap_path == path
+                and span[0] <= line <= span[1]}
+    return {"wrong": len({e.line for e in EXPECTED}) + len(MISSES), "wrong_caught": len({e.line for e in EXPECTED}),
+            "correct": len(spans), "correct_clean": len(spans) - len(rejected)}
+
+
+def test_corpus_meets_issue_targets() -> None:
+    """At least 50 wrong and 30 correct cases; at least 90% of each handled as written."""
+    counts = corpus_counts()
+    assert counts["wrong"] >= 50 and counts["correct"] >= 30, counts
+    assert counts["wrong_caught"] >= 0.9 * counts["wrong"], counts
+    assert counts["correct_clean"] >= 0.9 * counts["correct"], counts
+
+
 def test_repo_gate_excludes_the_cases() -> None:
     """The repo-wide ``mypy`` run must not see the deliberately bad kernels."""
     if sys.version_info < (3, 11):
@@ -151,7 +208,7 @@ def test_repo_gate_excludes_the_cases() -> None:
 def case_modules(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, object]]:
     """Import the good case modules (decorators run; kernel bodies do not)."""
     monkeypatch.syspath_prepend(str(REPO))
-    names = ("tests.typing_cases.good_kernels", "tests.typing_cases.good_host")
+    names = ("tests.typing_cases.good_kernels", "tests.typing_cases.good_host", "tests.typing_cases.good_tutorials")
     try:
         yield {name.rpartition(".")[2]: importlib.import_module(name) for name in names}
     finally:
@@ -214,3 +271,137 @@ def test_accepted_spellings_run_on_the_reference(case_modules: dict[str, object]
     getattr(kernels, "reflected_and_pointer_sub")[(1,)](tl.to_device(ints, tl.i32), iout, seed, BLOCK=16)
     a, last = ints[:16], ints[15::-1]
     np.testing.assert_array_equal(iout.numpy(), (4 ^ a) + (1 & a) + (1 | last) + a + 1)
+
+
+# ---------------------------------------------------------------- the tutorial-shaped kernels run
+
+
+def _nan(shape: int | tuple[int, ...]) -> tl.Buffer[tl.f32]:
+    """An f32 output poisoned with NaN, so an element the kernel does not write fails the comparison."""
+    import numpy as np
+
+    return tl.to_device(np.full(shape, np.nan, np.float32), tl.f32)
+
+
+def test_tutorial_elementwise_kernels_run(case_modules: dict[str, object]) -> None:
+    """Vector add, dropout, libdevice-style math and the Rust-book elementwise kernels match NumPy."""
+    import numpy as np
+
+    k = case_modules["good_tutorials"]
+    rng = np.random.default_rng(1)
+    n, block = 300, 64
+    grid = (tl.cdiv(n, block),)
+    x64, y64 = rng.standard_normal(n), rng.standard_normal(n)
+    x, y = tl.to_device(x64.astype(np.float32), tl.f32), tl.to_device(y64.astype(np.float32), tl.f32)
+
+    def run(name: str, *args: object, **meta: int) -> np.ndarray:
+        out = _nan(n)
+        getattr(k, name)[grid](*(out if a is None else a for a in args), BLOCK_SIZE=block, **meta)
+        return out.numpy().astype(np.float64)
+
+    np.testing.assert_allclose(run("add_generic", x, y, None, n), x64 + y64, rtol=1e-6, atol=1e-6)
+    half = tl.empty(n, tl.f16)
+    getattr(k, "add_generic")[grid](tl.to_device(x64.astype(np.float16), tl.f16),
+                                    tl.to_device(y64.astype(np.float16), tl.f16), half, n, BLOCK_SIZE=block)
+    np.testing.assert_allclose(half.numpy(), x64.astype(np.float16) + y64.astype(np.float16))
+    np.testing.assert_allclose(run("relu_rust", x, None, n), np.maximum(x64, 0), atol=1e-6)
+    np.testing.assert_allclose(run("saxpy_rust", x, y, None, 1.5, n), 1.5 * x64 + y64, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run("clamp_where_rust", x, None, -0.5, 0.75, n), np.clip(x64, -0.5, 0.75), atol=1e-6)
+    gelu = 0.5 * x64 * (1 + np.vectorize(math.erf)(x64 / math.sqrt(2)))
+    expected = gelu + np.arctan(x64) + np.sqrt(np.abs(x64)) * np.sin(x64) + np.exp2(-x64 * x64) + np.log1p(x64 * x64)
+    np.testing.assert_allclose(run("math_kernel", x, None, n), expected, rtol=1e-5, atol=1e-5)
+    dropped = run("seeded_dropout", x, None, n, 0.3, 1234)
+    kept = dropped != 0
+    np.testing.assert_allclose(dropped[kept], x64[kept] / 0.7, rtol=1e-5)
+    assert 0.55 < kept.mean() < 0.85
+    np.testing.assert_array_equal(run("seeded_dropout", x, None, n, 0.3, 1234), dropped)
+    keep = rng.integers(0, 2, n).astype(np.int32)
+    np.testing.assert_allclose(run("dropout_with_keep_mask", x, tl.to_device(keep, tl.i32), None, n, 0.5),
+                               np.where(keep != 0, x64 / 0.5, 0.0), rtol=1e-6)
+    a16, b16 = x64.astype(np.float16), y64.astype(np.float16)
+    c = tl.empty(n, tl.f16)
+    getattr(k, "swiglu_fwd")[grid](tl.to_device(a16, tl.f16), tl.to_device(b16, tl.f16), c, n, BLOCK_SIZE=block)
+    a32 = a16.astype(np.float64)
+    np.testing.assert_allclose(c.numpy(), (a32 / (1 + np.exp(-a32))).astype(np.float16) * b16, rtol=2e-3, atol=2e-3)
+
+
+def test_tutorial_row_kernels_run(case_modules: dict[str, object]) -> None:
+    """Row-wise kernels (persistent softmax, norms, reductions, scans, cross entropy, transpose) match NumPy."""
+    import numpy as np
+
+    k = case_modules["good_tutorials"]
+    rng = np.random.default_rng(2)
+    rows, cols, block = 7, 50, 64
+    x64 = rng.standard_normal((rows, cols))
+    x = tl.to_device(x64.astype(np.float32), tl.f32)
+    out = _nan((rows, cols))
+    # num_stages positionally: as a keyword the launcher takes it for the launch option (docs/typing.md, gaps)
+    getattr(k, "softmax_persistent")[(3,)](out, x, cols, cols, rows, cols, block, 2)
+    softmax = np.exp(x64 - x64.max(1, keepdims=True))
+    np.testing.assert_allclose(out.numpy(), softmax / softmax.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    best, where = _nan(rows), tl.to_device(np.full(rows, -1, np.int32), tl.i32)
+    getattr(k, "row_argmax_rust")[(rows,)](x, best, where, cols, BLOCK_SIZE=block)
+    np.testing.assert_allclose(best.numpy(), x64.max(1), rtol=1e-6)
+    np.testing.assert_array_equal(where.numpy(), x64.argmax(1))
+    w64 = rng.standard_normal(cols)
+    getattr(k, "rms_norm_rust")[(rows,)](x, tl.to_device(w64.astype(np.float32), tl.f32), out, cols, 1e-6,
+                                          BLOCK_SIZE=block)
+    rms = x64 / np.sqrt((x64 * x64).mean(1, keepdims=True) + 1e-6) * w64
+    np.testing.assert_allclose(out.numpy(), rms, rtol=1e-5, atol=1e-5)
+    sums = _nan(rows)
+    getattr(k, "sum_rows_rust")[(2,)](x, sums, rows, cols, BLOCK_ROWS=4, BLOCK_COLS=block)
+    np.testing.assert_allclose(sums.numpy(), x64.sum(1), rtol=1e-5, atol=1e-5)
+    labels = rng.integers(0, cols, rows).astype(np.int32)
+    loss = _nan(rows)
+    getattr(k, "cross_entropy_fwd")[(rows,)](x, tl.to_device(labels, tl.i32), loss, cols, BLOCK_SIZE=block)
+    lse = np.log(np.exp(x64).sum(1))
+    np.testing.assert_allclose(loss.numpy(), lse - x64[np.arange(rows), labels], rtol=1e-5, atol=1e-5)
+    ints = rng.integers(-9, 9, (rows, cols)).astype(np.int32)
+    scanned = tl.to_device(np.full((rows, cols), -1, np.int32), tl.i32)
+    getattr(k, "cumsum_rows")[(rows,)](tl.to_device(ints, tl.i32), scanned, cols, BLOCK_SIZE=block)
+    np.testing.assert_array_equal(scanned.numpy(), ints.cumsum(1))
+    v64 = rng.uniform(0.5, 1.5, 16)
+    prods, total = _nan(16), _nan(1)
+    getattr(k, "prod_scan_rust")[(1,)](tl.to_device(v64.astype(np.float32), tl.f32), prods, total, BLOCK_SIZE=16)
+    np.testing.assert_allclose(prods.numpy(), np.cumprod(v64), rtol=1e-5)
+    np.testing.assert_allclose(total.numpy(), [v64.prod()], rtol=1e-5)
+    dw64, db64 = rng.standard_normal((rows, cols)), rng.standard_normal((rows, cols))
+    dw, db = _nan(cols), _nan(cols)
+    getattr(k, "layer_norm_bwd_dwdb")[(tl.cdiv(cols, 16),)](
+        tl.to_device(dw64.astype(np.float32), tl.f32), tl.to_device(db64.astype(np.float32), tl.f32), dw, db,
+        rows, cols, BLOCK_SIZE_M=4, BLOCK_SIZE_N=16)
+    np.testing.assert_allclose(dw.numpy(), dw64.sum(0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(db.numpy(), db64.sum(0), rtol=1e-5, atol=1e-5)
+    flipped = _nan((cols, rows))
+    getattr(k, "transpose_blocked")[(2, 4)](x, flipped, rows, cols, BLOCK_M=4, BLOCK_N=16)
+    np.testing.assert_array_equal(flipped.numpy(), x64.astype(np.float32).T)
+
+
+@pytest.mark.filterwarnings("ignore::tile_lang_numpy.engine.DivergenceWarning")  # the group size differs per program
+def test_tutorial_matmul_kernels_run(case_modules: dict[str, object]) -> None:
+    """Grouped matmul (with and without leaky ReLU), persistent matmul and one-block attention match NumPy."""
+    import numpy as np
+
+    k = case_modules["good_tutorials"]
+    rng = np.random.default_rng(3)
+    m, n, kk = 40, 24, 40
+    a16, b16 = rng.standard_normal((m, kk)).astype(np.float16), rng.standard_normal((kk, n)).astype(np.float16)
+    a, b = tl.to_device(a16, tl.f16), tl.to_device(b16, tl.f16)
+    ref = a16.astype(np.float64) @ b16.astype(np.float64)
+    for activation, expected in (("", ref), ("leaky_relu", np.where(ref >= 0, ref, 0.01 * ref))):
+        c = tl.to_device(np.full((m, n), np.nan, np.float16), tl.f16)
+        getattr(k, "matmul_grouped")[(tl.cdiv(m, 16) * tl.cdiv(n, 16),)](
+            a, b, c, m, n, kk, kk, 1, n, 1, n, 1,
+            BLOCK_SIZE_M=16, BLOCK_SIZE_N=16, BLOCK_SIZE_K=16, GROUP_SIZE_M=2, ACTIVATION=activation)
+        np.testing.assert_allclose(c.numpy(), expected, rtol=1e-2, atol=1e-2)
+    c32 = _nan((m, n))
+    getattr(k, "matmul_persistent")[(2,)](a, b, c32, m, n, kk, BLOCK_SIZE_M=16, BLOCK_SIZE_N=16, BLOCK_SIZE_K=16,
+                                           NUM_SMS=2)
+    np.testing.assert_allclose(c32.numpy(), ref, rtol=1e-4, atol=1e-4)
+    q, kv = rng.standard_normal((32, 16)).astype(np.float16), rng.standard_normal((16, 16)).astype(np.float16)
+    o = _nan((32, 16))
+    getattr(k, "attn_fwd_single_block")[(2,)](tl.to_device(q, tl.f16), tl.to_device(kv, tl.f16),
+                                               tl.to_device(kv, tl.f16), o, 0.25, BLOCK_M=16, BLOCK_N=16, HEAD_DIM=16)
+    s64 = q.astype(np.float64) @ kv.astype(np.float64).T * 0.25
+    p = np.exp(s64 - s64.max(1, keepdims=True))
+    np.testing.assert_allclose(o.numpy(), (p @ kv.astype(np.float64)) / p.sum(1, keepdims=True), rtol=2e-2, atol=2e-2)

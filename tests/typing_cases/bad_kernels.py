@@ -2,8 +2,11 @@
 
 A ``# E: <code> [message fragment]`` comment marks each line where mypy must report an error
 with that code (and, when given, a message containing the fragment); tests/test_typing.py
-requires exactly these errors, no more. Each mistake sits in its own kernel, since mypy
-types a variable assigned from a failed expression as ``Any`` and would hide later mistakes.
+requires exactly these errors, no more. A ``# MISS: <what>`` comment marks a mistake mypy does
+not catch yet (a known gap, listed in docs/typing.md); the test requires that line to stay
+silent, so a fix shows up as a failure asking for the marker to become ``# E:``. Each mistake
+sits in its own kernel, since mypy types a variable assigned from a failed expression as
+``Any`` and would hide later mistakes.
 Never run.
 """
 
@@ -178,3 +181,245 @@ def block_pointer_checks(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
 def bad_rounding(x_ptr: Pointer[f32], out_ptr: Pointer[f16], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.f16, fp_downcast_rounding="rtn"))  # E: arg-type
+
+
+# ---------------------------------------------------------------- corpus: tutorial-shaped mistakes
+
+
+@tl.kernel
+def softmax_f32_into_f16(out_ptr: Pointer[f16], in_ptr: Pointer[f16], n_cols: int, BLOCK_SIZE: constexpr) -> None:
+    cols = tl.arange(0, BLOCK_SIZE)
+    row = tl.load(in_ptr + tl.program_id(0) * n_cols + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+    num = tl.exp(row - tl.max(row, axis=0))
+    tl.store(out_ptr + tl.program_id(0) * n_cols + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)  # E: misc
+
+
+@tl.kernel
+def matmul_acc_into_f16(a_ptr: Pointer[f16], c_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    acc = tl.dot(a, a, acc)
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)  # E: misc
+
+
+@tl.kernel
+def value_into_index_buffer(x_ptr: Pointer[f32], idx_ptr: Pointer[i32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(idx_ptr, tl.max(x, axis=0))  # E: misc
+
+
+@tl.kernel
+def index_into_value_buffer(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(x_ptr, tl.argmax(x, axis=0))  # E: misc
+
+
+@tl.kernel
+def add_f16_to_f32(a_ptr: Pointer[f16], b_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.load(a_ptr + offs) + tl.load(b_ptr + offs)  # E: operator
+
+
+@tl.kernel
+def maximum_across_widths(a_ptr: Pointer[f16], b_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    tl.maximum(a, b)  # E: misc
+
+
+@tl.kernel
+def where_across_widths(a_ptr: Pointer[f16], b_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    tl.where(offs < 4, a, b)  # E: misc
+
+
+@tl.kernel
+def atomic_add_f32_into_f16(h_ptr: Pointer[f16], x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.atomic_add(h_ptr + offs, x)  # E: misc
+
+
+@tl.kernel
+def where_on_int_condition(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.where(offs % 2, tl.load(x_ptr + offs), 0.0)  # E: arg-type
+
+
+@tl.kernel
+def where_rust_on_int_condition(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.where_(offs, tl.load(x_ptr + offs), 0.0)  # E: arg-type
+
+
+@tl.kernel
+def dropout_with_int_keep(x_ptr: Pointer[f32], keep_ptr: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    keep = tl.load(keep_ptr + offs)
+    tl.store(x_ptr + offs, 0.0, mask=keep)  # E: arg-type
+
+
+@tl.kernel
+def dot_rank2_by_rank1(a_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    v = tl.load(a_ptr + offs)
+    tl.dot(a, v)  # E: misc
+
+
+@tl.kernel
+def store_column_through_row(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(x_ptr + offs, x[:, None])  # E: misc
+
+
+@tl.kernel
+def rank3_plus_rank2(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    x[:, None, None] + x[:, None]  # E: index
+
+
+@tl.kernel
+def exp2_of_int(i_ptr: Pointer[i32], BLOCK: constexpr) -> None:
+    tl.exp2(tl.load(i_ptr + tl.arange(0, BLOCK)))  # E: arg-type
+
+
+@tl.kernel
+def sqrt_of_int(i_ptr: Pointer[i32], BLOCK: constexpr) -> None:
+    tl.sqrt(tl.load(i_ptr + tl.arange(0, BLOCK)))  # E: arg-type
+
+
+@tl.kernel
+def log_of_arange(BLOCK: constexpr) -> None:
+    tl.log(tl.arange(0, BLOCK))  # E: arg-type
+
+
+@tl.kernel
+def sigmoid_of_int(i_ptr: Pointer[i32], BLOCK: constexpr) -> None:
+    tl.sigmoid(tl.load(i_ptr + tl.arange(0, BLOCK)))  # E: arg-type
+
+
+@tl.kernel
+def erf_of_int(i_ptr: Pointer[i32], BLOCK: constexpr) -> None:
+    tl.erf(tl.load(i_ptr + tl.arange(0, BLOCK)))  # E: arg-type
+
+
+@tl.kernel
+def shift_of_float(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    x << 1  # E: operator
+
+
+@tl.kernel
+def rand_with_float_offsets(x_ptr: Pointer[f32], seed: int, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.rand(seed, x)  # E: type-var
+
+
+@tl.kernel
+def rand_with_float_seed(seed: float, BLOCK: constexpr) -> None:
+    tl.rand(seed, tl.arange(0, BLOCK))  # E: arg-type
+
+
+@tl.kernel
+def abs_of_int_block(BLOCK: constexpr) -> None:
+    abs(tl.arange(0, BLOCK))  # E: arg-type
+
+
+@tl.kernel
+def cast_with_bad_rounding(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.cast(tl.load(x_ptr + tl.arange(0, BLOCK)), tl.f16, fp_downcast_rounding="nearest")  # E: arg-type
+
+
+@tl.kernel
+def advance_three_offsets(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    p = tl.make_block_ptr(x_ptr, (BLOCK, BLOCK), (BLOCK, 1), (0, 0), (BLOCK, BLOCK), (1, 0))
+    tl.advance(p, (0, BLOCK, 0))  # E: arg-type  # E: arg-type
+
+
+@tl.kernel
+def block_ptr_store_wrong_dtype(x_ptr: Pointer[f16], y_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    p = tl.make_block_ptr(x_ptr, (BLOCK, BLOCK), (BLOCK, 1), (0, 0), (BLOCK, BLOCK), (1, 0))
+    offs = tl.arange(0, BLOCK)
+    y = tl.load(y_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(p, y)  # E: misc
+
+
+@tl.kernel
+def block_ptr_store_wrong_rank(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    p = tl.make_block_ptr(x_ptr, (BLOCK, BLOCK), (BLOCK, 1), (0, 0), (BLOCK, BLOCK), (1, 0))
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(p, x)  # E: misc
+
+
+@tl.kernel
+def sum_over_missing_axis(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.sum(x, axis=1)  # E: call-overload
+
+
+@tl.kernel
+def trans_of_vector(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.trans(x)  # MISS: tl.trans of a rank-1 block
+
+
+@tl.func
+def int_add(a: Tensor0[i32], b: Tensor0[i32]) -> Tensor0[i32]:
+    return a + b
+
+
+@tl.kernel
+def reduce_floats_with_int_combine(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.reduce(x, 0, int_add)  # E: call-overload
+
+
+@tl.kernel
+def load_other_wrong_category(x_ptr: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.load(x_ptr + offs, mask=offs < 4, other=0.5)  # MISS: a float `other` for an int pointer
+
+
+@tl.kernel
+def pointer_plus_float(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.load(x_ptr + x)  # E: operator
+
+
+@tl.kernel
+def load_from_a_value(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.load(x)  # E: arg-type
+
+
+@tl.kernel
+def zeros_rank_mix(BLOCK: constexpr) -> None:
+    tl.zeros((BLOCK,), tl.f32) + tl.zeros((BLOCK, BLOCK), tl.f32)  # E: operator
+
+
+@tl.kernel
+def rust_store_with_int_mask(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr.add_offsets(offs), offs.lt(n))
+    x_ptr.add_offsets(offs).store(x, offs)  # E: arg-type
+
+
+def bad_tutorial_launches(n: int) -> None:
+    x = tl.empty(n, tl.f32)
+    half = tl.empty(n, tl.f16)
+    ints = tl.empty(n, tl.i32)
+    add_kernel[(1,)](x, ints, n, BLOCK=64)  # E: arg-type
+    add_kernel[(1,)](x, out_ptr=half, n=n, BLOCK=64)  # E: arg-type
+    add_kernel[(1,)](x, x, n, 64.0)  # E: arg-type
+    add_kernel[(1,)](x, x)  # E: call-arg
+    add_kernel[(1,)](x, x, n, x, BLOCK=64)  # E: misc  # E: arg-type
+    generic_kernel[(1,)](half, x, n, BLOCK=64)  # E: misc
+    add_kernel[(1.0,)](x, x, n, BLOCK=64)  # E: index
+    add_kernel(x, x, n, BLOCK=64)  # E: operator
