@@ -334,3 +334,22 @@ def cumsum_rows(x_ptr: Pointer[i32], out_ptr: Pointer[i32], n_cols: int, BLOCK_S
     mask = cols < n_cols
     x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0)
     tl.store(out_ptr + row * n_cols + cols, tl.cumsum(x, axis=0), mask=mask)
+
+
+# ---------------------------------------------------------------- as the tutorials write them, rejected (known gaps)
+
+
+@tl.kernel
+def activation_as_str_constexpr(x_ptr: Pointer[f32], BLOCK_SIZE: constexpr, ACTIVATION: constexpr) -> None:
+    offs = tl.arange(0, BLOCK_SIZE)
+    x = tl.load(x_ptr + offs)
+    if ACTIVATION == "leaky_relu":  # GAP: comparison-overlap constexpr is an int; write Constexpr[str]
+        x = tl.where(x >= 0, x, 0.01 * x)
+    tl.store(x_ptr + offs, x)
+
+
+@tl.kernel
+def exp2_through_tl_math(x_ptr: Pointer[f32], BLOCK_SIZE: constexpr) -> None:
+    offs = tl.arange(0, BLOCK_SIZE)
+    x = tl.load(x_ptr + offs)
+    tl.store(x_ptr + offs, tl.math.exp2(x))  # GAP: attr-defined no tl.math; write tl.exp2  # GAP: misc
