@@ -29,6 +29,7 @@ from tile_lang.ops.debug import (
     assume, debug_barrier, device_assert, device_print, inline_asm_elementwise, max_constancy,
     max_contiguous, multiple_of, static_assert, static_print,
 )
+from tile_lang.ops import math  # Triton's tl.math namespace: tl.math.exp2 is tl.exp2
 from tile_lang.ops.iterators import range, static_range
 from tile_lang.ops.linalg import dot, dot_scaled
 from tile_lang.ops.math import (
@@ -66,7 +67,7 @@ __all__ = [
     "div_rn", "dot", "dot_scaled", "empty", "eq", "eq_scalar", "erf", "exp", "exp2", "expand_dims",
     "f8e4m3", "f8e5m2", "f16", "f32", "f64", "fdiv", "flip", "floor", "fma", "full", "full_like", "func",
     "gather", "ge", "ge_scalar", "gt", "gt_scalar", "histogram", "i1", "i8", "i16", "i32", "i64",
-    "inline_asm_elementwise", "interleave", "join", "kernel", "le", "le_scalar", "load", "log", "log2",
+    "inline_asm_elementwise", "interleave", "join", "kernel", "le", "le_scalar", "load", "log", "log2", "math",
     "lt", "lt_scalar", "make_block_ptr", "make_tensor_descriptor", "max", "max_constancy",
     "max_contiguous", "max_with_indices", "maximum", "min", "minimum", "multiple_of", "ne", "ne_scalar",
     "num_programs", "permute", "program_id", "rand", "randint", "randint4x", "randn", "range", "ravel",

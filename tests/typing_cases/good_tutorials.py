@@ -352,4 +352,4 @@ def activation_as_str_constexpr(x_ptr: Pointer[f32], BLOCK_SIZE: constexpr, ACTI
 def exp2_through_tl_math(x_ptr: Pointer[f32], BLOCK_SIZE: constexpr) -> None:
     offs = tl.arange(0, BLOCK_SIZE)
     x = tl.load(x_ptr + offs)
-    tl.store(x_ptr + offs, tl.math.exp2(x))  # GAP: attr-defined no tl.math; write tl.exp2  # GAP: misc
+    tl.store(x_ptr + offs, tl.math.exp2(x))
