@@ -231,7 +231,7 @@ def saxpy_rust(x_ptr: Pointer[f32], y_ptr: Pointer[f32], out_ptr: Pointer[f32], 
     mask = tl.lt_scalar(offs, n_elements)
     x = tl.load(x_ptr.add_offsets(offs), mask)
     y = tl.load(y_ptr.add_offsets(offs), mask)
-    out_ptr.add_offsets(offs).store(tl.fma(x, alpha, y), mask)  # GAP: arg-type fma takes no Python scalar
+    out_ptr.add_offsets(offs).store(tl.fma(x, alpha, y), mask)
 
 
 @tl.kernel

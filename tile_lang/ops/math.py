@@ -115,7 +115,8 @@ def clamp(
 
 @builtin
 def fma(
-    x: Tensor[Float[W], R], y: Tensor[Float[W], R] | Tensor[Float[W], R0], z: Tensor[Float[W], R] | Tensor[Float[W], R0]
+    x: Tensor[Float[W], R], y: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
+    z: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
 ) -> Tensor[Float[W], R]:
     """``x * y + z`` with a single rounding."""
 

@@ -34,9 +34,13 @@ def permute(input: Tensor[D, R], dims: tuple[int, ...]) -> Tensor[D, R]:
     """Reorder the axes."""
 
 
+@overload
+def trans(input: Tensor[D, R2], dims: tuple[int, ...] = ()) -> Tensor[D, R2]: ...
+@overload
+def trans(input: Tensor[D, R3], dims: tuple[int, ...] = ()) -> Tensor[D, R3]: ...
 @builtin
-def trans(input: Tensor[D, R], dims: tuple[int, ...] = ()) -> Tensor[D, R]:
-    """Transpose (reverse the axes unless ``dims`` is given)."""
+def trans(input: Any, dims: tuple[int, ...] = ()) -> Any:
+    """Transpose (reverse the axes unless ``dims`` is given); a block of rank 2 or 3, as in Triton."""
 
 
 @overload
