@@ -285,7 +285,7 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
     extent = 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
     first = int(base[0])
     spacing = int(base[1]) - first if base.shape[0] > 1 else extent
-    if abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
+    if base.shape[0] == 1 or (abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0]))):
         return [_strided(flat, first, (base.shape[0], *offsets.block), (spacing * step, *strides))]
     per_axis = _grid_strides(base, grid) if grid is not None else None
     if grid is not None and per_axis is not None and \

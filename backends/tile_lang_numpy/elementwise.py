@@ -239,7 +239,9 @@ _OVERFLOW_CHECKED = {BinaryOp.ADD: "+", BinaryOp.SUB: "-", BinaryOp.MUL: "*"}
 
 
 def _magnitude(a: Array) -> int:
-    """The largest absolute value in ``a`` (two reductions, no temporaries)."""
+    """The largest absolute value in ``a`` (two reductions, no temporaries; a scalar directly)."""
+    if a.size == 1:
+        return abs(int(a.item()))
     return max(-int(a.min()), int(a.max())) if a.size else 0
 
 

@@ -154,9 +154,8 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
         return None
     dtype = p.memory.dtype
     live = _live(engine, ptr, mask, "load")
-    everywhere = np.ones((1,) * (ptr.ndim + 1), bool)
-    engine.load_lanes(p.memory, lambda: Lanes.of(p.offsets, everywhere if live is None else live, engine.linear),
-                      math.prod(p.shape))
+    engine.load_lanes(p.memory, lambda: Lanes.of(
+        p.offsets, np.ones((1,) * (ptr.ndim + 1), bool) if live is None else live, engine.linear), math.prod(p.shape))
     if live is None:
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \

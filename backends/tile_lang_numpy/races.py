@@ -220,6 +220,8 @@ class Races:
         ident = self._site_ids.setdefault(site, len(self._site_ids))
         if ident == len(self.sites):
             self.sites.append(site)
+        if self.atomics is None:  # no program has executed an atomic yet: every epoch is 0
+            return np.full(programs.shape, ident << EPOCH_BITS, np.int32)
         return (ident << EPOCH_BITS) | np.minimum(self.epochs(programs), EPOCH_MASK).astype(np.int32)
 
     def epochs(self, programs: Array) -> Array:
