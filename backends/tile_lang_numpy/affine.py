@@ -100,7 +100,8 @@ class Box:
 
     @property
     def all_live(self) -> bool:
-        return all(lim is None or bool(lim.min() >= n) for lim, n in zip(self.limits, self.block))
+        return all(lim is None or (int(lim.item()) if lim.size == 1 else int(lim.min())) >= n
+                   for lim, n in zip(self.limits, self.block))
 
     def materialize(self) -> Array:
         if self._array is None:

@@ -99,6 +99,8 @@ def _in_bounds(p: Pointers) -> bool:
 def _fits(ptr: Tensor[Any, Any], other: object) -> bool:
     """Whether ``other`` broadcasts to the pointer block without growing it."""
     shape = other.block_shape if isinstance(other, Tensor) else ()
+    if shape == () or shape == ptr.block_shape:
+        return True
     try:
         return values.block_broadcast(ptr.block_shape, shape) == ptr.block_shape
     except ValueError:
@@ -221,6 +223,8 @@ def _rows_as(a: Array, rows: slice, shape: tuple[int, ...], block: tuple[int, ..
     program axes."""
     picked = a[rows] if a.shape[0] > 1 else a
     count = rows.stop - rows.start
+    if picked.shape == shape and shape == (count, *block):  # one program axis, nothing to broadcast
+        return picked
     return np.broadcast_to(picked, (count, *block)).reshape(shape)
 
 

@@ -281,7 +281,8 @@ class Races:
         by lane when some element was touched by another program, to name the race. Elements
         ``span`` cover need no check when nothing was entered there yet (a fresh output)."""
         shadow = self._fold(memory)
-        tags = self.tags(site, np.concatenate([m.reshape(-1) for m in programs]))
+        tags = self.tags(site, programs[0].reshape(-1) if len(programs) == 1 else
+                         np.concatenate([m.reshape(-1) for m in programs]))
         if not shadow.touched(*span) and len(programs) == 1:  # nothing to check: entered when needed
             me, lv = programs[0], live[0]
 
