@@ -67,7 +67,7 @@ class Affine:
     def fits(self, dtype: np.dtype[Any]) -> bool:
         """Whether every lane is representable in ``dtype`` (else wrap-around must be materialised)."""
         reach = sum(abs(s) * (n - 1) for s, n in zip(self.strides, self.block))
-        low, high = _range_of(dtype)
+        low, high = int_range(dtype)
         base = self.base
         if base.shape[0] == 1:
             first = int(base[0])
@@ -76,7 +76,8 @@ class Affine:
 
 
 @functools.cache
-def _range_of(dtype: np.dtype[Any]) -> tuple[int, int]:
+def int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype (cached: ``np.iinfo`` is slow)."""
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
 

@@ -185,11 +185,15 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
         factor = _uniform_int(scalar)
         result = None if factor is None else affine.scale(a, factor, dtype.numpy)
         return None if result is None else values.make(result, dtype)
-    inclusive = {BinaryOp.LT: False, BinaryOp.LE: True} if not flipped else {BinaryOp.GT: False, BinaryOp.GE: True}
+    inclusive = _BELOW if not flipped else _ABOVE
     if op in inclusive and lazy.type.is_signed and scalar.type.is_signed:  # unsigned compares wrap
         box = affine.below(a, values.array(scalar).astype(np.int64), inclusive[op])
         return None if box is None else values.make(box, BOOL)
     return None
+
+
+_BELOW = {BinaryOp.LT: False, BinaryOp.LE: True}  # block < bound: whether the bound is inclusive
+_ABOVE = {BinaryOp.GT: False, BinaryOp.GE: True}  # bound > block
 
 
 def _lazy_and(x: object, y: object) -> Tensor[Any, Any] | None:
@@ -248,7 +252,7 @@ def _magnitude(a: Array) -> int:
 def _cannot_overflow(op: BinaryOp, x: Array, y: Array, result: Array) -> bool:
     """Whether the operands' magnitudes rule out wrapping, so no lane needs checking."""
     bx, by = _magnitude(x), _magnitude(y)
-    limit = int(np.iinfo(result.dtype).max)
+    limit = affine.int_range(result.dtype)[1]
     return (bx * by if op is BinaryOp.MUL else bx + by) <= limit
 
 
