@@ -155,6 +155,8 @@ def scale(a: Affine, factor: int, dtype: np.dtype[Any]) -> Affine | None:
 
 def combine(a: Affine, b: Affine, sign: int, dtype: np.dtype[Any]) -> Affine | None:
     """``a + sign * b``, broadcasting blocks as Triton does (ranks aligned on the right)."""
+    if not a.block and sign == 1 and 1 not in b.block:  # a scalar plus a block (``ptr + offs``): b's lanes
+        return _checked(Affine(a.base + b.base, b.strides, b.block, dtype))
     rank = max(len(a.block), len(b.block))
     sa, na = _pad(a, rank)
     sb, nb = _pad(b, rank)
@@ -162,7 +164,7 @@ def combine(a: Affine, b: Affine, sign: int, dtype: np.dtype[Any]) -> Affine | N
         return None
     block = tuple(max(x, y) for x, y in zip(na, nb))
     strides = tuple((s if n > 1 else 0) + sign * (t if m > 1 else 0) for s, n, t, m in zip(sa, na, sb, nb))
-    return _checked(Affine(a.base + sign * b.base, strides, block, dtype))
+    return _checked(Affine(a.base + b.base if sign == 1 else a.base - b.base, strides, block, dtype))
 
 
 def insert_axes(a: Affine, key: tuple[object, ...]) -> Affine:

@@ -123,14 +123,17 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     return values.make(Pointers(ptr.handle.memory, base + wide if op is BinaryOp.ADD else base - wide), ptr.type)
 
 
+_INDEX = np.dtype(np.int64)  # pointer offsets
+
+
 def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -> Tensor[Any, Any] | None:
     """Pointer arithmetic that keeps offsets affine (see :mod:`affine`)."""
     p = ptr.handle
     assert isinstance(p, Pointers)
     sign = 1 if op is BinaryOp.ADD else -1
-    index = np.dtype(np.int64)
+    index = _INDEX
     mine = p.affine if p.affine is not None else (
-        affine.Affine(p.offsets.astype(np.int64), (), (), index) if ptr.ndim == 0 else None)
+        affine.Affine(p.offsets.astype(np.int64, copy=False), (), (), index) if ptr.ndim == 0 else None)
     if mine is None:
         return None
     if isinstance(off.handle, affine.Affine):
