@@ -25,7 +25,7 @@ class Affine:
     """An integer block whose lane ``(i_0, i_1, ...)`` of program ``p`` is
     ``base[p] + sum(strides[d] * i_d)``; ``base`` has one entry per program, or one for all."""
 
-    __slots__ = ("base", "strides", "block", "dtype", "_array")
+    __slots__ = ("base", "strides", "block", "dtype", "_array", "_span")
 
     def __init__(self, base: Array, strides: tuple[int, ...], block: tuple[int, ...], dtype: np.dtype[Any]) -> None:
         self.base = base
@@ -33,6 +33,7 @@ class Affine:
         self.block = block
         self.dtype = dtype
         self._array: Array | None = None
+        self._span: tuple[int, int] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -55,14 +56,15 @@ class Affine:
         return self._array
 
     def span(self) -> tuple[int, int]:
-        """The smallest and largest lane value over all programs."""
-        low = sum(min(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
-        high = sum(max(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
-        base = self.base
-        if base.shape[0] == 1:
-            first = int(base[0])
-            return first + low, first + high
-        return int(base.min()) + low, int(base.max()) + high
+        """The smallest and largest lane value over all programs (computed once: a load or
+        store asks for its bounds check and again for the race check)."""
+        if self._span is None:
+            low = sum(min(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
+            high = sum(max(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
+            base = self.base
+            first, last = (int(base[0]),) * 2 if base.shape[0] == 1 else (int(base.min()), int(base.max()))
+            self._span = first + low, last + high
+        return self._span
 
     def fits(self, dtype: np.dtype[Any]) -> bool:
         """Whether every lane is representable in ``dtype`` (else wrap-around must be materialised)."""

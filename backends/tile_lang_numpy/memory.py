@@ -197,10 +197,8 @@ def _race_check_views(engine: Engine, p: Pointers, views: list[Array], counts: l
     """The race check of a strided store, through the same views of the shadow."""
     if engine.races is None:
         return
-    everywhere = np.ones((1,) * (len(block) + 1), bool)
-
     def slow() -> None:
-        engine.store_lanes(p.memory, p.offsets, everywhere if live is None else live)
+        engine.store_lanes(p.memory, p.offsets, np.ones((1,) * (len(block) + 1), bool) if live is None else live)
 
     if sum(counts) != engine.nprograms:  # programs share views: lane by lane
         slow()
