@@ -256,16 +256,17 @@ def vector_add_sweep(n: int, impl: str) -> float:
     return do_bench(lambda: add_kernel[(tl.cdiv(n, 1024),)](xb, yb, out, n, BLOCK=1024), warmup=20, rep=100)
 
 
-def launch_cost(launches: int = 2000, warmup: int = 200) -> float:
-    """Median seconds of one launch of a single program on a 1024-element block (vector add,
-    n = BLOCK = 1024): the reference's fixed cost per launch, which small tests pay in full."""
-    rng = np.random.default_rng(1)
-    xh, yh = rng.standard_normal(1024, dtype=np.float32), rng.standard_normal(1024, dtype=np.float32)
-    outh = np.full(1024, np.nan, np.float32)
+def launch_cost(programs: int = 1, launches: int = 2000, warmup: int = 200) -> float:
+    """Median seconds of one launch of vector add on 1024-element blocks, ``programs`` of them:
+    the reference's fixed cost per launch, which small tests pay in full."""
+    n = 1024 * programs
+    rng = np.random.default_rng(programs)
+    xh, yh = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    outh = np.full(n, np.nan, np.float32)
     x, y, out = tl.wrap(xh, tl.f32), tl.wrap(yh, tl.f32), tl.wrap(outh, tl.f32)
 
     def launch() -> None:
-        add_kernel[(1,)](x, y, out, 1024, BLOCK=1024)
+        add_kernel[(programs,)](x, y, out, n, BLOCK=1024)
 
     with tl.backend("numpy"):
         launch()
@@ -281,10 +282,12 @@ def main() -> None:
     parser.add_argument("--sweep", metavar="DIR", help="also sweep vector add over sizes (tl.testing.perf_report): "
                         "a table, DIR/reference_vector_add.csv and .png")
     parser.add_argument("--launch", action="store_true", help="only time the fixed cost of a launch: the median of "
-                        "many one-program launches of vector add on a 1024-element block")
+                        "many launches of vector add on 1024-element blocks, one program and two")
     args = parser.parse_args()
     if args.launch:
-        print(f"one-program launch, vector add on a 1024-element block: {launch_cost() * 1e6:.0f} us (median)")
+        for programs in (1, 2):
+            print(f"launch of {programs} program(s), vector add on 1024-element blocks: "
+                  f"{launch_cost(programs) * 1e6:.0f} us (median)")
         return
     if args.sweep:
         with tl.backend("numpy"):
