@@ -253,7 +253,8 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
         sx, sy, sz = (s * step for s in per_axis)
         extents = tuple(1 if s == 0 else g for s, g in ((sz, gz), (sy, gy), (sx, gx)))
         compact = _strided(flat, first, (*extents, *shape), (sz, sy, sx, *strides)).copy()  # never aliases memory
-        return Tiles(compact, (gx, gy, gz)) if 1 in extents else compact.reshape((base.shape[0], *shape))
+        compacted = math.prod(extents) < base.shape[0]  # some grid axis the block does not depend on
+        return Tiles(compact, (gx, gy, gz)) if compacted else compact.reshape((base.shape[0], *shape))
     if math.prod(shape) <= GATHER_LANES:  # tiny blocks (a scalar per program): a gather beats sorting the bases
         gathered: Array = flat[offsets.materialize()]
         return gathered
