@@ -126,9 +126,9 @@ def below(a: Affine, bound: Array, inclusive: bool) -> Box | None:
         return None
     axis = moving[0]
     stride = a.strides[axis]
-    room = bound - a.base + (1 if inclusive else 0)  # lanes i with i * stride < room
+    room = bound - a.base + 1 if inclusive else bound - a.base  # lanes i with i * stride < room
     limits: list[Array | None] = [None] * len(a.block)
-    limits[axis] = -((-room) // stride)
+    limits[axis] = room if stride == 1 else -((-room) // stride)  # ceil(room / stride)
     return Box(tuple(limits), a.block)
 
 
