@@ -1,6 +1,6 @@
 """NumPy reference backend vs the equivalent plain-NumPy expression, in one process.
 
-    python -m benchmarks.reference_bench [--repeats 7]
+    python -m benchmarks.reference_bench [--repeats 7] [--sweep DIR] [--launch]
 
 Prints a table of medians and the ratio (tile_lang time / NumPy time); the issue's bar is
 10x on a 2-core x86 machine (20x for the kernels whose programs take different branches, which
@@ -256,12 +256,39 @@ def vector_add_sweep(n: int, impl: str) -> float:
     return do_bench(lambda: add_kernel[(tl.cdiv(n, 1024),)](xb, yb, out, n, BLOCK=1024), warmup=20, rep=100)
 
 
+def launch_cost(programs: int = 1, launches: int = 2000, warmup: int = 200) -> float:
+    """Median seconds of one launch of vector add on 1024-element blocks, ``programs`` of them:
+    the reference's fixed cost per launch, which small tests pay in full."""
+    n = 1024 * programs
+    rng = np.random.default_rng(programs)
+    xh, yh = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    outh = np.full(n, np.nan, np.float32)
+    x, y, out = tl.wrap(xh, tl.f32), tl.wrap(yh, tl.f32), tl.wrap(outh, tl.f32)
+
+    def launch() -> None:
+        add_kernel[(programs,)](x, y, out, n, BLOCK=1024)
+
+    with tl.backend("numpy"):
+        launch()
+        np.testing.assert_array_equal(outh, xh + yh)
+        for _ in range(warmup):
+            launch()
+        return statistics.median(seconds(launch) for _ in range(launches))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--sweep", metavar="DIR", help="also sweep vector add over sizes (tl.testing.perf_report): "
                         "a table, DIR/reference_vector_add.csv and .png")
+    parser.add_argument("--launch", action="store_true", help="only time the fixed cost of a launch: the median of "
+                        "many launches of vector add on 1024-element blocks, one program and two")
     args = parser.parse_args()
+    if args.launch:
+        for programs in (1, 2):
+            print(f"launch of {programs} program(s), vector add on 1024-element blocks: "
+                  f"{launch_cost(programs) * 1e6:.0f} us (median)")
+        return
     if args.sweep:
         with tl.backend("numpy"):
             vector_add_sweep.run(print_data=True, save_path=args.sweep)

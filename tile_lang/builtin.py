@@ -81,6 +81,7 @@ def _binder(op: Builtin) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str
     params = list(op.signature.parameters.values())
     simple = all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params)
     names = [p.name for p in params]
+    positions = {name: i for i, name in enumerate(names)}
     defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
     def slow(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -92,14 +93,17 @@ def _binder(op: Builtin) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str
         return dict(bound.arguments)
 
     def fast(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        if len(args) > len(names) or any(k not in defaults and k not in names for k in kwargs):
+        count = len(args)
+        if count > len(names):
             return slow(args, kwargs)
-        bound = dict(defaults)
-        bound.update(zip(names, args))
+        bound = dict(zip(names, args))
         for key, value in kwargs.items():
-            if key in names[: len(args)]:
+            if positions.get(key, -1) < count:  # not a parameter, or also given by position
                 return slow(args, kwargs)
             bound[key] = value
+        if len(bound) < len(names):
+            for key, value in defaults.items():
+                bound.setdefault(key, value)
         return bound if len(bound) == len(names) else slow(args, kwargs)
 
     return fast if simple else slow

@@ -25,7 +25,7 @@ class Affine:
     """An integer block whose lane ``(i_0, i_1, ...)`` of program ``p`` is
     ``base[p] + sum(strides[d] * i_d)``; ``base`` has one entry per program, or one for all."""
 
-    __slots__ = ("base", "strides", "block", "dtype", "_array")
+    __slots__ = ("base", "strides", "block", "dtype", "_array", "_span")
 
     def __init__(self, base: Array, strides: tuple[int, ...], block: tuple[int, ...], dtype: np.dtype[Any]) -> None:
         self.base = base
@@ -33,6 +33,7 @@ class Affine:
         self.block = block
         self.dtype = dtype
         self._array: Array | None = None
+        self._span: tuple[int, int] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -55,19 +56,20 @@ class Affine:
         return self._array
 
     def span(self) -> tuple[int, int]:
-        """The smallest and largest lane value over all programs."""
-        low = sum(min(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
-        high = sum(max(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
-        base = self.base
-        if base.shape[0] == 1:
-            first = int(base[0])
-            return first + low, first + high
-        return int(base.min()) + low, int(base.max()) + high
+        """The smallest and largest lane value over all programs (computed once: a load or
+        store asks for its bounds check and again for the race check)."""
+        if self._span is None:
+            low = sum(min(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
+            high = sum(max(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
+            base = self.base
+            first, last = (int(base[0]),) * 2 if base.shape[0] == 1 else (int(base.min()), int(base.max()))
+            self._span = first + low, last + high
+        return self._span
 
     def fits(self, dtype: np.dtype[Any]) -> bool:
         """Whether every lane is representable in ``dtype`` (else wrap-around must be materialised)."""
         reach = sum(abs(s) * (n - 1) for s, n in zip(self.strides, self.block))
-        low, high = _range_of(dtype)
+        low, high = int_range(dtype)
         base = self.base
         if base.shape[0] == 1:
             first = int(base[0])
@@ -76,7 +78,8 @@ class Affine:
 
 
 @functools.cache
-def _range_of(dtype: np.dtype[Any]) -> tuple[int, int]:
+def int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype (cached: ``np.iinfo`` is slow)."""
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
 
@@ -100,7 +103,8 @@ class Box:
 
     @property
     def all_live(self) -> bool:
-        return all(lim is None or bool(lim.min() >= n) for lim, n in zip(self.limits, self.block))
+        return all(lim is None or (int(lim.item()) if lim.size == 1 else int(lim.min())) >= n
+                   for lim, n in zip(self.limits, self.block))
 
     def materialize(self) -> Array:
         if self._array is None:
@@ -122,9 +126,9 @@ def below(a: Affine, bound: Array, inclusive: bool) -> Box | None:
         return None
     axis = moving[0]
     stride = a.strides[axis]
-    room = bound - a.base + (1 if inclusive else 0)  # lanes i with i * stride < room
+    room = bound - a.base + 1 if inclusive else bound - a.base  # lanes i with i * stride < room
     limits: list[Array | None] = [None] * len(a.block)
-    limits[axis] = -((-room) // stride)
+    limits[axis] = room if stride == 1 else -((-room) // stride)  # ceil(room / stride)
     return Box(tuple(limits), a.block)
 
 
@@ -153,6 +157,8 @@ def scale(a: Affine, factor: int, dtype: np.dtype[Any]) -> Affine | None:
 
 def combine(a: Affine, b: Affine, sign: int, dtype: np.dtype[Any]) -> Affine | None:
     """``a + sign * b``, broadcasting blocks as Triton does (ranks aligned on the right)."""
+    if not a.block and sign == 1 and 1 not in b.block:  # a scalar plus a block (``ptr + offs``): b's lanes
+        return _checked(Affine(a.base + b.base, b.strides, b.block, dtype))
     rank = max(len(a.block), len(b.block))
     sa, na = _pad(a, rank)
     sb, nb = _pad(b, rank)
@@ -160,7 +166,7 @@ def combine(a: Affine, b: Affine, sign: int, dtype: np.dtype[Any]) -> Affine | N
         return None
     block = tuple(max(x, y) for x, y in zip(na, nb))
     strides = tuple((s if n > 1 else 0) + sign * (t if m > 1 else 0) for s, n, t, m in zip(sa, na, sb, nb))
-    return _checked(Affine(a.base + sign * b.base, strides, block, dtype))
+    return _checked(Affine(a.base + b.base if sign == 1 else a.base - b.base, strides, block, dtype))
 
 
 def insert_axes(a: Affine, key: tuple[object, ...]) -> Affine:
@@ -247,7 +253,8 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
         sx, sy, sz = (s * step for s in per_axis)
         extents = tuple(1 if s == 0 else g for s, g in ((sz, gz), (sy, gy), (sx, gx)))
         compact = _strided(flat, first, (*extents, *shape), (sz, sy, sx, *strides)).copy()  # never aliases memory
-        return Tiles(compact, (gx, gy, gz)) if 1 in extents else compact.reshape((base.shape[0], *shape))
+        compacted = math.prod(extents) < base.shape[0]  # some grid axis the block does not depend on
+        return Tiles(compact, (gx, gy, gz)) if compacted else compact.reshape((base.shape[0], *shape))
     if math.prod(shape) <= GATHER_LANES:  # tiny blocks (a scalar per program): a gather beats sorting the bases
         gathered: Array = flat[offsets.materialize()]
         return gathered
@@ -285,7 +292,7 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
     extent = 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
     first = int(base[0])
     spacing = int(base[1]) - first if base.shape[0] > 1 else extent
-    if abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
+    if base.shape[0] == 1 or (abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0]))):
         return [_strided(flat, first, (base.shape[0], *offsets.block), (spacing * step, *strides))]
     per_axis = _grid_strides(base, grid) if grid is not None else None
     if grid is not None and per_axis is not None and \

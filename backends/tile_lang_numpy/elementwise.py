@@ -123,14 +123,17 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     return values.make(Pointers(ptr.handle.memory, base + wide if op is BinaryOp.ADD else base - wide), ptr.type)
 
 
+_INDEX = np.dtype(np.int64)  # pointer offsets
+
+
 def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -> Tensor[Any, Any] | None:
     """Pointer arithmetic that keeps offsets affine (see :mod:`affine`)."""
     p = ptr.handle
     assert isinstance(p, Pointers)
     sign = 1 if op is BinaryOp.ADD else -1
-    index = np.dtype(np.int64)
+    index = _INDEX
     mine = p.affine if p.affine is not None else (
-        affine.Affine(p.offsets.astype(np.int64), (), (), index) if ptr.ndim == 0 else None)
+        affine.Affine(p.offsets.astype(np.int64, copy=False), (), (), index) if ptr.ndim == 0 else None)
     if mine is None:
         return None
     if isinstance(off.handle, affine.Affine):
@@ -185,11 +188,15 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
         factor = _uniform_int(scalar)
         result = None if factor is None else affine.scale(a, factor, dtype.numpy)
         return None if result is None else values.make(result, dtype)
-    inclusive = {BinaryOp.LT: False, BinaryOp.LE: True} if not flipped else {BinaryOp.GT: False, BinaryOp.GE: True}
+    inclusive = _BELOW if not flipped else _ABOVE
     if op in inclusive and lazy.type.is_signed and scalar.type.is_signed:  # unsigned compares wrap
         box = affine.below(a, values.array(scalar).astype(np.int64), inclusive[op])
         return None if box is None else values.make(box, BOOL)
     return None
+
+
+_BELOW = {BinaryOp.LT: False, BinaryOp.LE: True}  # block < bound: whether the bound is inclusive
+_ABOVE = {BinaryOp.GT: False, BinaryOp.GE: True}  # bound > block
 
 
 def _lazy_and(x: object, y: object) -> Tensor[Any, Any] | None:
@@ -239,14 +246,16 @@ _OVERFLOW_CHECKED = {BinaryOp.ADD: "+", BinaryOp.SUB: "-", BinaryOp.MUL: "*"}
 
 
 def _magnitude(a: Array) -> int:
-    """The largest absolute value in ``a`` (two reductions, no temporaries)."""
+    """The largest absolute value in ``a`` (two reductions, no temporaries; a scalar directly)."""
+    if a.size == 1:
+        return abs(int(a.item()))
     return max(-int(a.min()), int(a.max())) if a.size else 0
 
 
 def _cannot_overflow(op: BinaryOp, x: Array, y: Array, result: Array) -> bool:
     """Whether the operands' magnitudes rule out wrapping, so no lane needs checking."""
     bx, by = _magnitude(x), _magnitude(y)
-    limit = int(np.iinfo(result.dtype).max)
+    limit = affine.int_range(result.dtype)[1]
     return (bx * by if op is BinaryOp.MUL else bx + by) <= limit
 
 

@@ -46,9 +46,10 @@ def run(launch: Launch) -> None:
     it was before the launch (see :mod:`journal`)."""
     grid = launch.grid  # within CUDA's limits (checked at launch): program ids fit i32
     journal = Journal()
-    tracker = races.Races(grid) if races.enabled() else None
+    total = math.prod(grid)
+    tracker = races.Races(grid) if total > 1 and races.enabled() else None  # one program cannot race
     try:
-        _groups(launch, journal, tracker, math.prod(grid))
+        _groups(launch, journal, tracker, total)
     finally:
         if tracker is not None:
             tracker.close()

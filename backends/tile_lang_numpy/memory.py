@@ -99,6 +99,8 @@ def _in_bounds(p: Pointers) -> bool:
 def _fits(ptr: Tensor[Any, Any], other: object) -> bool:
     """Whether ``other`` broadcasts to the pointer block without growing it."""
     shape = other.block_shape if isinstance(other, Tensor) else ()
+    if shape == () or shape == ptr.block_shape:
+        return True
     try:
         return values.block_broadcast(ptr.block_shape, shape) == ptr.block_shape
     except ValueError:
@@ -154,9 +156,8 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
         return None
     dtype = p.memory.dtype
     live = _live(engine, ptr, mask, "load")
-    everywhere = np.ones((1,) * (ptr.ndim + 1), bool)
-    engine.load_lanes(p.memory, lambda: Lanes.of(p.offsets, everywhere if live is None else live, engine.linear),
-                      math.prod(p.shape))
+    engine.load_lanes(p.memory, lambda: Lanes.of(
+        p.offsets, np.ones((1,) * (ptr.ndim + 1), bool) if live is None else live, engine.linear), math.prod(p.shape))
     if live is None:
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \
@@ -196,10 +197,8 @@ def _race_check_views(engine: Engine, p: Pointers, views: list[Array], counts: l
     """The race check of a strided store, through the same views of the shadow."""
     if engine.races is None:
         return
-    everywhere = np.ones((1,) * (len(block) + 1), bool)
-
     def slow() -> None:
-        engine.store_lanes(p.memory, p.offsets, everywhere if live is None else live)
+        engine.store_lanes(p.memory, p.offsets, np.ones((1,) * (len(block) + 1), bool) if live is None else live)
 
     if sum(counts) != engine.nprograms:  # programs share views: lane by lane
         slow()
@@ -222,6 +221,8 @@ def _rows_as(a: Array, rows: slice, shape: tuple[int, ...], block: tuple[int, ..
     program axes."""
     picked = a[rows] if a.shape[0] > 1 else a
     count = rows.stop - rows.start
+    if picked.shape == shape and shape == (count, *block):  # one program axis, nothing to broadcast
+        return picked
     return np.broadcast_to(picked, (count, *block)).reshape(shape)
 
 

@@ -220,6 +220,8 @@ class Races:
         ident = self._site_ids.setdefault(site, len(self._site_ids))
         if ident == len(self.sites):
             self.sites.append(site)
+        if self.atomics is None:  # no program has executed an atomic yet: every epoch is 0
+            return np.full(programs.shape, ident << EPOCH_BITS, np.int32)
         return (ident << EPOCH_BITS) | np.minimum(self.epochs(programs), EPOCH_MASK).astype(np.int32)
 
     def epochs(self, programs: Array) -> Array:
@@ -279,7 +281,8 @@ class Races:
         by lane when some element was touched by another program, to name the race. Elements
         ``span`` cover need no check when nothing was entered there yet (a fresh output)."""
         shadow = self._fold(memory)
-        tags = self.tags(site, np.concatenate([m.reshape(-1) for m in programs]))
+        tags = self.tags(site, programs[0].reshape(-1) if len(programs) == 1 else
+                         np.concatenate([m.reshape(-1) for m in programs]))
         if not shadow.touched(*span) and len(programs) == 1:  # nothing to check: entered when needed
             me, lv = programs[0], live[0]
 

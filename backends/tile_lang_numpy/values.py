@@ -113,6 +113,9 @@ def align(a: Array, rank_a: int, rank: int) -> Array:
 
 def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """Triton's broadcast of block shapes (ranks aligned on the right)."""
+    first = shapes[0]
+    if all(shape == first or shape == () for shape in shapes):  # the common case: nothing to broadcast
+        return first
     rank = max(len(s) for s in shapes)
     out = [1] * rank
     for shape in shapes:

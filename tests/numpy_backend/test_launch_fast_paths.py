@@ -1,0 +1,90 @@
+"""The shortcuts that keep a small launch cheap give the same answers and errors as the general
+paths: argument binding of builtins by keyword, position and default; one-program launches
+(no race bookkeeping) and 1-D grids (loads as plain arrays); a scalar pointer plus a block."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import builtin
+from tile_lang.builtin import Builtin
+from tile_lang import Pointer, constexpr, f32
+from tile_lang.errors import KernelError
+
+from tests.numpy_backend._support import poisoned
+
+
+@tl.kernel
+def scaled_add(x_ptr: Pointer[f32], y_ptr: Pointer[f32], out_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(pointer=x_ptr + offs, other=0.0, mask=mask)  # keywords in another order than declared
+    y = tl.load(y_ptr + offs, mask)  # mask by position, other by default
+    tl.store(out_ptr + offs, x * 2.0 + y, mask=mask)
+
+
+@tl.kernel
+def last_lane_wins(out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    """One program storing lanes 0..BLOCK-1 to four elements: later lanes win, and it is no race."""
+    lanes = tl.arange(0, BLOCK)
+    tl.store(out_ptr + lanes % 4, lanes.to(tl.float32))
+
+
+@pytest.mark.parametrize("programs, n", [(1, 1024), (1, 1000), (2, 2048), (3, 2900), (5, 4097)])
+def test_small_launches_match_numpy(programs: int, n: int) -> None:
+    rng = np.random.default_rng(programs * 10_000 + n)
+    xh, yh = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    out = poisoned(programs * 1024, tl.f32)
+    with tl.backend("numpy"):
+        scaled_add[(programs,)](tl.to_device(xh, tl.f32), tl.to_device(yh, tl.f32), out, n, BLOCK=1024)
+    got = out.numpy()
+    np.testing.assert_allclose(got[:n], xh.astype(np.float64) * 2 + yh, rtol=1e-6)
+    assert np.isnan(got[n:]).all()  # masked-off lanes are never written
+
+
+@dataclass
+class Recorder:
+    """An engine that returns the arguments a builtin was bound to."""
+
+    def call(self, op: Builtin, args: Mapping[str, Any]) -> Any:
+        return dict(args)
+
+
+def test_binding_by_keyword_position_and_default_agree() -> None:
+    load: Callable[..., Any] = tl.load
+    with builtin.engine(Recorder()):
+        by_keyword = load(other=0.5, mask="m", pointer="p")
+        by_position = load("p", "m", 0.5)
+        with_defaults = load("p", mask="m", other=0.5, volatile=False)
+        with pytest.raises(TypeError, match=r"tl\.load: .*multiple values for argument 'pointer'"):
+            load("p", pointer="q")
+        with pytest.raises(TypeError, match=r"tl\.load: .*unexpected keyword argument 'masks'"):
+            load("p", masks="m")
+        with pytest.raises(TypeError, match=r"tl\.load: .*missing a required argument: 'pointer'"):
+            load(mask="m")
+    assert by_keyword == by_position == with_defaults
+    assert by_keyword["cache_modifier"] == "" and by_keyword["volatile"] is False
+
+
+@pytest.mark.parametrize("check", ["1", "0"])
+def test_one_program_duplicate_lanes_keep_the_last(check: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILE_LANG_RACE_CHECK", check)
+    out = poisoned(8, tl.f32)
+    with tl.backend("numpy"):
+        last_lane_wins[(1,)](out, BLOCK=16)
+    expected = np.full(8, np.nan, np.float32)
+    expected[:4] = [12.0, 13.0, 14.0, 15.0]
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_two_programs_duplicate_lanes_are_still_a_race() -> None:
+    out = poisoned(8, tl.f32)
+    with tl.backend("numpy"), pytest.raises(KernelError, match=r"data race on out_ptr.*line \d+ of test_launch_fast_paths"):
+        last_lane_wins[(2,)](out, BLOCK=16)
+    assert np.isnan(out.numpy()).all()
