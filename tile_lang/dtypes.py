@@ -254,8 +254,15 @@ def promote_scalar(tensor: DType, value: bool | int | float) -> DType:
         return tensor
     if tensor.is_bool:
         return scalar_dtype(value)
-    info = np.iinfo(tensor.numpy)
-    return tensor if info.min <= value <= info.max else promote(tensor, scalar_dtype(value))
+    low, high = int_limits(tensor)
+    return tensor if low <= value <= high else promote(tensor, scalar_dtype(value))
+
+
+@functools.cache
+def int_limits(dtype: DType) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype (``np.iinfo`` is slow on a hot path)."""
+    info = np.iinfo(dtype.numpy)
+    return int(info.min), int(info.max)
 
 
 def truediv_dtype(a: DType, b: DType) -> DType:
