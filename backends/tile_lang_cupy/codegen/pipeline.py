@@ -10,7 +10,7 @@ into the buffer the previous iteration finished reading, then computes.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from tile_lang.compiler.ir import Blocked, ConstAttr, MemAttr, Node, Op, Region, Shared
 from tile_lang.compiler.passes.pipeline import carried_steps
@@ -112,27 +112,30 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     i = em.name(iv, "i")
     head = f"for ({ctype(iv.ty.dtype)} {i} = {lo}; {i} < {hi}; {i} += {em.elem(step, SCALAR)})"
     accumulators = _async_accumulators(em, body, names)
-    with em.block(head):
-        em.line(f"tl::cp_async_wait<{stages - 2}>();")
-        if any(isinstance(c.layout, Shared) and c.layout.swizzle for c in copies):
-            em.line("tl::fence_proxy_async();")  # the copies are read by wgmma, through the async proxy
-            em.fenced.update(copies)
-        em.line("__syncthreads();")  # this iteration's operands landed; the previous one's reads are done
-        for copy, (ring, size) in rings.items():
-            em.names[copy] = f"({ring} + {slot} * {size}u)"
-        if accumulators:  # the previous iteration's wgmma may still read its buffers until the body waits
-            em.region(body)
-            em.line("__syncthreads();")  # every warpgroup's previous wgmma is done: its buffers are free
-            _prefetch(em, node, rings, i, hi, slot, stages)
-        else:
-            _prefetch(em, node, rings, i, hi, slot, stages)
-            em.region(body)
-        yield_values(em, tuple(params), body.results, names)
-        em.line(f"{slot} = {slot} + 1u == {stages}u ? 0u : {slot} + 1u;")
-    if accumulators:
-        em.line("tl::wgmma_wait<0>();")
-        for name, per_thread in accumulators:
-            em.line(f"tl::fence_registers<{per_thread}>({name});")
+    with ExitStack() as guard:
+        if accumulators:  # ptxas serialises every wgmma if a zero-trip path joins before the last wait
+            guard.enter_context(em.block(f"if ({lo} < {hi})"))
+        with em.block(head):
+            em.line(f"tl::cp_async_wait<{stages - 2}>();")
+            if any(isinstance(c.layout, Shared) and c.layout.swizzle for c in copies):
+                em.line("tl::fence_proxy_async();")  # the copies are read by wgmma, through the async proxy
+                em.fenced.update(copies)
+            em.line("__syncthreads();")  # this iteration's operands landed; the previous one's reads are done
+            for copy, (ring, size) in rings.items():
+                em.names[copy] = f"({ring} + {slot} * {size}u)"
+            if accumulators:  # the previous iteration's wgmma may still read its buffers until the body waits
+                em.region(body)
+                em.line("__syncthreads();")  # every warpgroup's previous wgmma is done: its buffers are free
+                _prefetch(em, node, rings, i, hi, slot, stages)
+            else:
+                _prefetch(em, node, rings, i, hi, slot, stages)
+                em.region(body)
+            yield_values(em, tuple(params), body.results, names)
+            em.line(f"{slot} = {slot} + 1u == {stages}u ? 0u : {slot} + 1u;")
+        if accumulators:
+            em.line("tl::wgmma_wait<0>();")
+            for name, per_thread in accumulators:
+                em.line(f"tl::fence_registers<{per_thread}>({name});")
     em.line("tl::cp_async_wait<0>();")
     em.line("__syncthreads();")
 
