@@ -142,6 +142,7 @@ class Emitter:
         self.helpers: dict[str, str] = {}  # device functions the kernel calls, emitted before it
         self.fenced: set[Node] = set()  # shared-memory operands already visible to the tensor cores' proxy
         self.inplace: dict[Node, str] = {}  # dots accumulating into a loop's carried variable (its name)
+        self.hoisted: dict[Node, tuple[str, Registers]] = {}  # computed blocks held in registers for one walk
         for node in walk(fn.body):
             for arg in node.args:
                 self.uses[arg] = self.uses.get(arg, 0) + 1
@@ -193,6 +194,9 @@ class Emitter:
         if node.ty.is_scalar:
             return self.names[node] if node in self.names else ELEMENTS[node.op](self, node, SCALAR)
         if isinstance(node.layout, Computed):
+            held = self.hoisted.get(node)
+            if held is not None and index.k is not None and index.layout == held[1]:
+                return f"{held[0]}[{index.k}]"
             return ELEMENTS[node.op](self, node, index)
         if isinstance(node.layout, Shared):
             return f"{self.names[node]}[{shared_offset(node.layout, index.coords, node.ty.shape)}]"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
-from tile_lang.compiler.ir import Blocked, ConstAttr, MemAttr, Node, Op, Region, Shared
+from tile_lang.compiler.ir import Blocked, Computed, ConstAttr, MemAttr, Node, Op, Region, Shared
 from tile_lang.compiler.passes.pipeline import carried_steps
 
 from tile_lang_cupy.codegen.carried import carry, yield_values
@@ -25,13 +25,21 @@ def _slot_elements(node: Node) -> int:
     return shared_numel(node.layout, node.ty.shape)
 
 
-def issue(em: Emitter, copy: Node, dst: str) -> None:
-    """This thread's ``cp.async`` instructions for ``copy`` into the shared buffer ``dst``."""
+def _copy_layout(em: Emitter, copy: Node) -> Blocked:
+    """How ``issue`` deals ``copy``'s runs of ``vector`` elements to the threads."""
+    assert isinstance(copy.attr, MemAttr)
+    width, numel = copy.attr.vector, copy.ty.numel
+    used = min(em.fn.threads, numel // width)
+    return Blocked(used, width, numel // (used * width))
+
+
+def issue(em: Emitter, copy: Node, dst: str, offsets: str | None = None) -> None:
+    """This thread's ``cp.async`` instructions for ``copy`` into the shared buffer ``dst``
+    (``offsets``: an array of each run's offset in it, computed once by ``_hoist``)."""
     assert isinstance(copy.attr, MemAttr) and isinstance(copy.layout, Shared)
     width = copy.attr.vector
-    numel = copy.ty.numel
-    used = min(em.fn.threads, numel // width)
-    lay = Blocked(used, width, numel // (used * width))
+    lay = _copy_layout(em, copy)
+    used = lay.threads
     ptr = copy.args[0]
     mask = copy.args[1] if copy.attr.has_mask else None
     nbytes = width * copy.ty.dtype.itemsize
@@ -39,7 +47,7 @@ def issue(em: Emitter, copy: Node, dst: str) -> None:
     shape = copy.ty.shape[::-1] if flip else copy.ty.shape
     with em.walk(lay, shape, width) as walked:
         idx = Index(None, walked.coords[::-1]) if flip else walked
-        at = f"{dst}[{shared_offset(copy.layout, idx.coords, copy.ty.shape)}]"
+        at = f"{dst}[{offsets}[k]]" if offsets else f"{dst}[{shared_offset(copy.layout, idx.coords, copy.ty.shape)}]"
         pred = em.elem(mask, idx) if mask is not None else "true"
         stmt = f"tl::cp_async<{nbytes}>(&{at}, {em.elem(ptr, idx)}, {pred});"
         em.line(stmt if used == em.fn.threads else f"if (tid < {used}u) {stmt}")
@@ -93,19 +101,20 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     names = carry(em, node, tuple(params), tuple(inits))
     copies = [n for n in body.body if n.op is Op.ASYNC_COPY]
     rings = {}
+    held = dict(em.hoisted)
     for copy in copies:
         t, size = ctype(copy.ty.dtype), _slot_elements(copy)
         ring = em.fresh("ring")
         assert isinstance(copy.layout, Shared)
         offset = em.shared(stages * size * copy.ty.dtype.itemsize, shared_align(copy.layout))
         em.line(f"{t}* {ring} = reinterpret_cast<{t}*>(tl_smem + {offset});")
-        rings[copy] = (ring, size)
+        rings[copy] = (ring, size, _hoist(em, copy, body))
     lo, hi = em.elem(lower, SCALAR), em.elem(upper, SCALAR)
     for s in range(stages - 1):
         with _ahead(em, node, lo, s):
             with em.block(f"if ({em.names[iv]} < {hi})"):
-                for copy, (ring, size) in rings.items():
-                    issue(em, copy, f"({ring} + {s * size}u)")
+                for copy, (ring, size, offsets) in rings.items():
+                    issue(em, copy, f"({ring} + {s * size}u)", offsets)
         em.line("tl::cp_async_commit();")
     slot = em.fresh("slot")
     em.line(f"unsigned {slot} = 0u;")
@@ -121,7 +130,7 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
                 em.line("tl::fence_proxy_async();")  # the copies are read by wgmma, through the async proxy
                 em.fenced.update(copies)
             em.line("__syncthreads();")  # this iteration's operands landed; the previous one's reads are done
-            for copy, (ring, size) in rings.items():
+            for copy, (ring, size, _) in rings.items():
                 em.names[copy] = f"({ring} + {slot} * {size}u)"
             if accumulators:  # the previous iteration's wgmma may still read its buffers until the body waits
                 em.region(body)
@@ -138,17 +147,49 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
                 em.line(f"tl::fence_registers<{per_thread}>({name});")
     em.line("tl::cp_async_wait<0>();")
     em.line("__syncthreads();")
+    em.hoisted = held  # the registers go out of scope with the enclosing block
 
 
-def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int]], i: str, hi: str, slot: str,
+def _hoist(em: Emitter, copy: Node, body: Region) -> str | None:
+    """Hold in registers, before the loop, what this thread's copies compute alike in every
+    iteration: each run's offset in its shared buffer (returns the array's name), and source
+    addresses from before the loop that the loop only advances by a carried offset. One
+    register per run, instead of the swizzle and 64-bit address arithmetic each iteration."""
+    assert isinstance(copy.layout, Shared)
+    if copy.layout.transposed:
+        return None  # walked column by column: its runs have no register index
+    inside = set(body.body) | set(body.params)
+    lay = _copy_layout(em, copy)
+    offsets = em.fresh("at")
+    em.line(f"unsigned {offsets}[{lay.per_thread}];")
+    with em.walk(lay, copy.ty.shape, lay.vector) as idx:
+        em.line(f"{offsets}[k] = {shared_offset(copy.layout, idx.coords, copy.ty.shape)};")
+    stack, seen = [copy.args[0]], set()
+    while stack:
+        node = stack.pop()
+        if node in seen or node.ty.is_scalar or not isinstance(node.layout, Computed):
+            continue
+        seen.add(node)
+        if node in inside:
+            stack.extend(node.args)
+        elif node.ty.dtype.element is not None and node not in em.hoisted:
+            name = em.fresh("at")
+            em.line(f"{ctype(node.ty.dtype)} {name}[{lay.per_thread}];")
+            with em.walk(lay, node.ty.shape, lay.vector) as idx:
+                em.line(f"{name}[k] = {em.elem(node, idx)};")
+            em.hoisted[node] = (name, lay)
+    return offsets
+
+
+def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int, str | None]], i: str, hi: str, slot: str,
               stages: int) -> None:
     """Issue the copies of iteration ``i + stages - 1`` into the buffers its slot names."""
     iv = loop.regions[0].params[0]
     with _ahead(em, loop, i, stages - 1):
         with em.block(f"if ({em.names[iv]} < {hi})"):
             ahead = f"(({slot} + {stages - 1}u) % {stages}u)"
-            for copy, (ring, size) in rings.items():
-                issue(em, copy, f"({ring} + {ahead} * {size}u)")
+            for copy, (ring, size, offsets) in rings.items():
+                issue(em, copy, f"({ring} + {ahead} * {size}u)", offsets)
     em.line("tl::cp_async_commit();")
 
 
