@@ -180,14 +180,28 @@ __device__ __forceinline__ void mma_block(float* acc, const T* sa, const T* sb, 
   }
 }
 
-#if !defined(TL_EMULATOR)  // never generated for the emulator's target (sm_80)
 // Hopper's warpgroup MMA (sm_90a): a shared-memory matrix descriptor (start address, leading and
 // stride byte offsets, 128-byte swizzle), and the fences around a group of wgmma instructions.
+// Under the emulator a wgmma runs at once (tl_emu::wgmma), so the fences and waits are empty.
 __device__ __forceinline__ unsigned long long wgmma_desc(const void* p, unsigned lbo, unsigned sbo) {
+#if defined(TL_EMULATOR)
+  const unsigned a = static_cast<unsigned>(static_cast<const unsigned char*>(p) - tl_smem);
+#else
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+#endif
   return static_cast<unsigned long long>((a & 0x3FFFFu) >> 4) | (static_cast<unsigned long long>(lbo >> 4) << 16) |
          (static_cast<unsigned long long>(sbo >> 4) << 32) | (1ull << 62);
 }
+#if defined(TL_EMULATOR)
+__device__ __forceinline__ void fence_proxy_async() {}
+__device__ __forceinline__ void wgmma_fence() {}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {}
+template <int N>
+__device__ __forceinline__ void wgmma_commit_and_wait() {}
+template <int N>
+__device__ __forceinline__ void fence_registers(float*) {}
+#else
 // Shared memory written by this thread (stores, cp.async) becomes visible to the tensor cores.
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");

@@ -96,10 +96,14 @@ def test_operand_rows_are_padded_to_an_odd_count_of_bank_units(dtype: DType, col
     assert operand_pad(dtype, cols, which) == pad
 
 
-def _on_emulator(launch: Any) -> None:
+def _on_emulator(launch: Any, arch: int = 80) -> None:
     registry.register(_BACKEND)
-    with registry.backend(NAME):
-        launch()
+    _BACKEND.arch = arch
+    try:
+        with registry.backend(NAME):
+            launch()
+    finally:
+        _BACKEND.arch = 80
 
 
 @_EMULATED
@@ -333,3 +337,30 @@ def test_hopper_dots_use_wgmma_on_swizzled_operands(tmp_path: Path) -> None:
                             check=True, capture_output=True, text=True).stderr
     assert "serialized" not in report, report
     assert " 0 bytes spill stores" in report, report
+
+
+@_EMULATED
+@pytest.mark.parametrize("warps, bn, stages", [(4, 64, 3), (8, 128, 2), (4, 256, 1)])
+def test_hopper_wgmma_matmul_on_the_emulator_matches_float64(warps: int, bn: int, stages: int) -> None:
+    """The sm_90a code (wgmma from swizzled shared memory through descriptors, accumulating in
+    place across a pipelined loop) on the emulator, whose wgmma follows the PTX definitions of
+    the descriptors, the swizzle and the fragments: ragged M, N and K, any trip count."""
+    from benchmarks.dot_kernels import matmul
+
+    rng = np.random.default_rng(warps * 1000 + bn + stages)
+    bm, m, n, k = 16 * warps, 16 * warps + 24, bn + 48, 3 * 64 + 32  # strides divisible by 16, as the spec
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    c = np.full((m, n), np.nan, np.float16)
+    spec = _aligned_spec(matmul, 64, warps, stages, dtypes.F16, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_M=2)
+    assert "wgmma" in generate(compile_ir(matmul, replace(spec, arch=90))).source
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f16)
+        grid = (tl.cdiv(m, bm) * tl.cdiv(n, bn),)
+        matmul[grid, tl.Options(num_warps=warps, num_stages=stages)](
+            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), out, m, n, k, k, n, n,
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_M=2)
+        c[...] = out.numpy()
+
+    _on_emulator(launch, arch=90)
+    np.testing.assert_allclose(c.astype(np.float64), a.astype(np.float64) @ b.astype(np.float64), rtol=2e-2, atol=2e-2)

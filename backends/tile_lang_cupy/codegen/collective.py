@@ -273,9 +273,14 @@ def _wgmma_helper(name: str, n: int, dtype: str) -> str:
     ptx = (rf"{{\n.reg .pred p;\nsetp.ne.b32 p, %{regs + 2}, 0;\n"
            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} {{{outs}}}, %{regs}, %{regs + 1}, "
            r"p, 1, 1, 0, 1;\n}")
+    ctype_ = "__nv_bfloat16" if dtype == "bf16" else "__half"
     return "\n".join([
         f"__device__ __forceinline__ void {name}(float* d, unsigned long long da, unsigned long long db) {{",
+        "#if defined(TL_EMULATOR)",
+        f"  tl_emu::wgmma<{ctype_}, {n}, true>(d, da, db);",
+        "#else",
         f'  asm volatile("{ptx}"',
         f"               : {binds}",
         '               : "l"(da), "l"(db), "r"(1));',
+        "#endif",
         "}", ""])

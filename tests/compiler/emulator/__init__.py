@@ -106,7 +106,8 @@ class EmuBackend:
 
     name = NAME
 
-    def __init__(self) -> None:
+    def __init__(self, arch: int = 80) -> None:
+        self.arch = arch  # the target the code is generated for (90: Hopper's wgmma, emulated)
         self.loaded: dict[Any, tuple[Any, int]] = {}
 
     def unavailable_reason(self) -> str | None:
@@ -148,7 +149,7 @@ class EmuBackend:
         from tile_lang_cupy.codegen.ctypes_ import ctype
 
         spec = Spec(tuple(_spec(a) for a in launch.args), tuple(sorted(launch.constexprs.items())),
-                    launch.options.num_warps, launch.options.num_stages)
+                    launch.options.num_warps, launch.options.num_stages, self.arch)
         key = (launch.kernel, spec.key())
         found = self.loaded.get(key)
         if found is None:

@@ -130,6 +130,37 @@ inline void mma(float* d, const unsigned* a, const unsigned* b) {
     d[j] = s;
   }
 }
+
+// wgmma.mma_async m64nNk16 (f32 += A * B) of one warpgroup, from the PTX definitions of the
+// shared-memory matrix descriptor (start, leading and stride byte offsets; 128-byte swizzle:
+// address bits 4-6 XOR bits 7-9) and of the accumulator fragments (warp w of the group holds
+// rows 16w + lane/4 and +8, columns 8j + 2(lane%4) and +1). A is K-major; B is N-major when
+// TRANS_B (rows of K, 64-column panels LBO bytes apart), else K-major. Runs at issue.
+template <class T, unsigned N, bool TRANS_B>
+inline void wgmma(float* d, unsigned long long da, unsigned long long db) {
+  auto field = [](unsigned long long desc, unsigned shift, unsigned bits) {
+    return static_cast<unsigned>((desc >> shift) & ((1ull << bits) - 1)) << 4;
+  };
+  auto at = [](unsigned address) {
+    T x;
+    std::memcpy(&x, tl_smem + (address ^ (((address >> 7) & 7u) << 4)), sizeof x);
+    return static_cast<float>(x);
+  };
+  const unsigned a0 = field(da, 0, 14), a_sbo = field(da, 32, 14);
+  const unsigned b0 = field(db, 0, 14), b_lbo = field(db, 16, 14), b_sbo = field(db, 32, 14);
+  auto A = [&](unsigned m, unsigned k) { return at(a0 + m / 8 * a_sbo + m % 8 * 128 + k * sizeof(T)); };
+  auto B = [&](unsigned k, unsigned n) {
+    if (TRANS_B) return at(b0 + n / 64 * b_lbo + k / 8 * b_sbo + k % 8 * 128 + n % 64 * sizeof(T));
+    return at(b0 + n / 8 * b_sbo + n % 8 * 128 + k * sizeof(T));
+  };
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32 % 4;
+  for (unsigned i = 0; i < N / 2; ++i) {
+    const unsigned row = 16 * warp + lane / 4 + 8 * (i % 4 / 2), col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    float s = d[i];
+    for (unsigned k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
+    d[i] = s;
+  }
+}
 }  // namespace tl_emu
 
 template <class To, class From>
