@@ -9,12 +9,14 @@ namespace tl {
 
 // Row-major index of accumulator register k of thread tid: warps tile the block WM x WN, each
 // warp holds TM x TN tiles of 16x8, a thread 4 elements of each (rows lane/4 and +8, columns
-// 2*(lane%4) and +1). N is the block's column count.
-template <unsigned N, unsigned WM, unsigned WN, unsigned TM, unsigned TN>
+// 2*(lane%4) and +1). N is the block's column count. IL (interleaved, wgmma's): a warp's row
+// tiles are 16*WM rows apart instead of adjacent.
+template <unsigned N, unsigned WM, unsigned WN, unsigned TM, unsigned TN, bool IL = false>
 __device__ __forceinline__ unsigned mma_flat(unsigned k, unsigned tid) {
   const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN);
   const unsigned j = k & 3u, tile = k >> 2, ni = tile % TN, mi = tile / TN;
-  const unsigned row = (warp % WM) * (TM * 16u) + mi * 16u + (lane >> 2) + 8u * (j >> 1);
+  const unsigned row = (IL ? (mi * WM + warp % WM) * 16u : (warp % WM) * (TM * 16u) + mi * 16u) + (lane >> 2) +
+                       8u * (j >> 1);
   const unsigned col = (warp / WM) * (TN * 8u) + ni * 8u + 2u * (lane & 3u) + (j & 1u);
   return row * N + col;
 }
@@ -22,10 +24,11 @@ __device__ __forceinline__ unsigned mma_flat(unsigned k, unsigned tid) {
 // The row of register k of a row value (one value per row of an mma block: rows lane/4 and
 // +8 of each of the warp's TM row tiles), and which such register holds the row of fragment
 // register k of a block with TN column tiles per warp.
-template <unsigned WM, unsigned WN, unsigned TM>
+template <unsigned WM, unsigned WN, unsigned TM, bool IL = false>
 __device__ __forceinline__ unsigned mma_row(unsigned k, unsigned tid) {
   const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN);
-  return (warp % WM) * (TM * 16u) + (k >> 1) * 16u + (lane >> 2) + 8u * (k & 1u);
+  return (IL ? ((k >> 1) * WM + warp % WM) * 16u : (warp % WM) * (TM * 16u) + (k >> 1) * 16u) + (lane >> 2) +
+         8u * (k & 1u);
 }
 template <unsigned TN>
 __device__ __forceinline__ unsigned mma_row_of(unsigned k) {

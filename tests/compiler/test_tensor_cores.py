@@ -364,3 +364,36 @@ def test_hopper_wgmma_matmul_on_the_emulator_matches_float64(warps: int, bn: int
 
     _on_emulator(launch, arch=90)
     np.testing.assert_allclose(c.astype(np.float64), a.astype(np.float64) @ b.astype(np.float64), rtol=2e-2, atol=2e-2)
+
+
+@_EMULATED
+@pytest.mark.parametrize("causal", [False, True])
+def test_hopper_flash_attention_on_the_emulator_matches_float64(causal: bool) -> None:
+    """The benchmark's attention for sm_90a: both dots on wgmma with two m64 tiles per warpgroup
+    (interleaved fragments), keys K-major from a transposed swizzled copy, ``q`` copied once,
+    ``p`` through swizzled shared memory; the online softmax on the fragments."""
+    from benchmarks.dot_kernels import attention
+
+    heads, seq, head, bm, bn = 2, 256, 64, 128, 64
+    spec = _aligned_spec(attention, 256, 4, 3, dtypes.F16, BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
+    fn = compile_ir(attention, replace(spec, arch=90))
+    assert [n.layout for n in walk(fn.body) if n.op is Op.DOT] == [Mma(4, 1, 2, 8, interleaved=True)] * 2
+    rng = np.random.default_rng(7 + causal)
+    q, k, v = (rng.standard_normal((heads, seq, head)).astype(np.float16) for _ in range(3))
+    o = np.full(q.shape, np.nan, np.float16)
+    scale = head ** -0.5
+
+    def launch() -> None:
+        out = tl.to_device(o, tl.f16)
+        attention[(seq // bm, heads), tl.Options(num_warps=4, num_stages=3)](
+            tl.to_device(q, tl.f16), tl.to_device(k, tl.f16), tl.to_device(v, tl.f16), out, seq, scale,
+            BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
+        o[...] = out.numpy()
+
+    _on_emulator(launch, arch=90)
+    s = np.einsum("hqd,hkd->hqk", q.astype(np.float64), k.astype(np.float64)) * scale
+    if causal:
+        s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = np.einsum("hqk,hkd->hqd", p / p.sum(-1, keepdims=True), v.astype(np.float64))
+    np.testing.assert_allclose(o.astype(np.float64), want, rtol=2e-2, atol=2e-2)

@@ -480,12 +480,15 @@ class Mma:
     and columns are split over ``warps_m x warps_n`` warps (warp w at row tile ``w % warps_m``,
     column tile ``w // warps_m``); each warp holds ``tiles_m x tiles_n`` instruction tiles of
     16x8, and each thread 4 elements of every tile: rows ``lane / 4`` and ``+8``, columns
-    ``2 * (lane % 4)`` and ``+1``. Warps past ``warps_m * warps_n`` hold copies."""
+    ``2 * (lane % 4)`` and ``+1``. Warps past ``warps_m * warps_n`` hold copies. ``interleaved``:
+    a warp's row tiles are ``16 * warps_m`` rows apart instead of adjacent (wgmma's: each m64
+    instruction of a warpgroup covers 64 consecutive rows, 16 a warp)."""
 
     warps_m: int
     warps_n: int
     tiles_m: int
     tiles_n: int
+    interleaved: bool = False
 
     @property
     def threads(self) -> int:
@@ -504,7 +507,8 @@ class Mma:
         return self.warps_m * self.tiles_m * 16, self.warps_n * self.tiles_n * 8
 
     def __str__(self) -> str:
-        return f"#mma<warps={self.warps_m}x{self.warps_n},tiles={self.tiles_m}x{self.tiles_n}>"
+        il = ",interleaved" if self.interleaved else ""
+        return f"#mma<warps={self.warps_m}x{self.warps_n},tiles={self.tiles_m}x{self.tiles_n}{il}>"
 
 
 @dataclass(frozen=True)
@@ -517,10 +521,11 @@ class MmaRows:
     warps_m: int
     warps_n: int
     tiles_m: int
+    interleaved: bool = False
 
     @staticmethod
     def of(block: Mma) -> MmaRows:
-        return MmaRows(block.warps_m, block.warps_n, block.tiles_m)
+        return MmaRows(block.warps_m, block.warps_n, block.tiles_m, block.interleaved)
 
     def spans(self, block: Mma) -> bool:
         """Whether the fragments of ``block`` hold their rows where this layout does."""
@@ -543,7 +548,8 @@ class MmaRows:
         return 1
 
     def __str__(self) -> str:
-        return f"#mma_rows<warps={self.warps_m}x{self.warps_n},tiles={self.tiles_m}>"
+        il = ",interleaved" if self.interleaved else ""
+        return f"#mma_rows<warps={self.warps_m}x{self.warps_n},tiles={self.tiles_m}{il}>"
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,9 @@ def _convert(em: Emitter, node: Node) -> None:
         at = f"{name}[{shared_offset(layout, idx.coords, node.ty.shape)}]"
         store = f"{at} = {em.elem(src, idx)};" if width == 1 else f"tl::store<{width}>(&{at}, &{em.names[src]}[k]);"
         em.line(f"if ({owner}) {store}" if owner else store)
+    if layout.swizzle:  # read next by wgmma, through the tensor cores' (async) proxy
+        em.line("tl::fence_proxy_async();")
+        em.fenced.add(node)
     em.line("__syncthreads();")
 
 
@@ -248,36 +251,43 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     (async) proxy through a proxy fence and a barrier. ``wait``: how many groups of wgmma may
     still run when this returns (1 in a loop accumulating in place: the previous iteration's)."""
     a, b, _ = node.args
+    assert isinstance(b.layout, Shared) and isinstance(node.layout, Mma)
     k, n = a.ty.shape[1], b.ty.shape[1]
+    n_major = not b.layout.transposed  # B stored [K, N] (else [N, K], K-major like A)
     dtype = "bf16" if a.ty.dtype == dtypes.BF16 else "f16"
-    helper = f"tl_wgmma_m64n{n}k16_{dtype}"
-    em.helpers.setdefault(helper, _wgmma_helper(helper, n, dtype))
+    helper = f"tl_wgmma_m64n{n}k16_{dtype}{'' if n_major else '_kb'}"
+    em.helpers.setdefault(helper, _wgmma_helper(helper, n, dtype, n_major))
     if not {a, b} <= em.fenced:
         em.line("tl::fence_proxy_async();")
         em.line("__syncthreads();")
     em.line("tl::wgmma_fence();")
-    a_rows = f"{em.names[a]} + (tid >> 7) * {64 * k}u"  # this warpgroup's 64 rows of A
-    for step in range(k // 16):
-        da = f"tl::wgmma_desc({a_rows} + {step * 16}u, 16u, 1024u)"
-        db = f"tl::wgmma_desc({em.names[b]} + {step * 16 * 64}u, {k * 128}u, 1024u)"
-        em.line(f"{helper}({acc}, {da}, {db});")
+    groups = em.fn.num_warps // 4
+    for tile in range(node.layout.tiles_m):  # this warpgroup's 64 rows of A for each m64 tile
+        a_rows = f"{em.names[a]} + ({tile * groups}u + (tid >> 7)) * {64 * k}u"
+        for step in range(k // 16):
+            da = f"tl::wgmma_desc({a_rows} + {step * 16}u, 16u, 1024u)"
+            db = (f"tl::wgmma_desc({em.names[b]} + {step * 16 * 64}u, {k * 128}u, 1024u)" if n_major
+                  else f"tl::wgmma_desc({em.names[b]} + {step * 16}u, 16u, 1024u)")
+            em.line(f"{helper}({acc} + {tile * n // 2}, {da}, {db});")
     em.line(f"tl::wgmma_commit_and_wait<{wait}>();")
+    if wait == 0:  # the registers are read next: not before the wait
+        em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")
 
 
-def _wgmma_helper(name: str, n: int, dtype: str) -> str:
-    """One ``wgmma.mma_async m64nNk16`` (f32 += A * B, B N-major) on ``n / 2`` accumulator
-    registers, as a device function (the instruction names every register)."""
+def _wgmma_helper(name: str, n: int, dtype: str, n_major: bool) -> str:
+    """One ``wgmma.mma_async m64nNk16`` (f32 += A * B, B N-major or K-major) on ``n / 2``
+    accumulator registers, as a device function (the instruction names every register)."""
     regs = n // 2
     outs = ", ".join(f"%{i}" for i in range(regs))
     binds = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
     ptx = (rf"{{\n.reg .pred p;\nsetp.ne.b32 p, %{regs + 2}, 0;\n"
            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} {{{outs}}}, %{regs}, %{regs + 1}, "
-           r"p, 1, 1, 0, 1;\n}")
+           rf"p, 1, 1, 0, {int(n_major)};\n}}")
     ctype_ = "__nv_bfloat16" if dtype == "bf16" else "__half"
     return "\n".join([
         f"__device__ __forceinline__ void {name}(float* d, unsigned long long da, unsigned long long db) {{",
         "#if defined(TL_EMULATOR)",
-        f"  tl_emu::wgmma<{ctype_}, {n}, true>(d, da, db);",
+        f"  tl_emu::wgmma<{ctype_}, {n}, {'true' if n_major else 'false'}>(d, da, db);",
         "#else",
         f'  asm volatile("{ptx}"',
         f"               : {binds}",

@@ -82,10 +82,12 @@ def coords_of(flat: str, shape: tuple[int, ...]) -> tuple[str, ...]:
 def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
     """The row-major index of register ``k`` of this thread in ``layout`` (C++ expression)."""
     if isinstance(layout, Mma):
+        il = ", true" if layout.interleaved else ""
         return (f"tl::mma_flat<{shape[-1]}, {layout.warps_m}, {layout.warps_n}, {layout.tiles_m}, "
-                f"{layout.tiles_n}>({k}, tid)")
+                f"{layout.tiles_n}{il}>({k}, tid)")
     if isinstance(layout, MmaRows):
-        return f"tl::mma_row<{layout.warps_m}, {layout.warps_n}, {layout.tiles_m}>({k}, tid)"
+        il = ", true" if layout.interleaved else ""
+        return f"tl::mma_row<{layout.warps_m}, {layout.warps_n}, {layout.tiles_m}{il}>({k}, tid)"
     return f"tl::flat<{layout.threads}, {layout.vector}>({k}, tid)"
 
 
@@ -93,9 +95,10 @@ def shared_offset(layout: Shared, coords: tuple[str, ...], shape: tuple[int, ...
     """Where the element at ``coords`` sits in a shared-memory block (rows padded by ``row_pad``;
     a transposed block is stored column by column; a swizzled one in panels of 64 columns, the
     8 16-byte chunks of each row permuted by the row's low 3 bits)."""
-    if layout.swizzle:
-        r, c = coords
-        return (f"(({c}) >> 6) * {shape[0] * 64}u + ({r}) * 64u + (((({c}) >> 3) & 7u) ^ (({r}) & 7u)) * 8u "
+    if layout.swizzle:  # transposed: the block's transpose, swizzled (K-major rows for wgmma)
+        r, c = coords[::-1] if layout.transposed else coords
+        rows = shape[1] if layout.transposed else shape[0]
+        return (f"(({c}) >> 6) * {rows * 64}u + ({r}) * 64u + (((({c}) >> 3) & 7u) ^ (({r}) & 7u)) * 8u "
                 f"+ (({c}) & 7u)")
     if layout.transposed:
         return f"{coords[1]} * {shape[0] + layout.row_pad}u + {coords[0]}"
@@ -111,7 +114,7 @@ def shared_align(layout: Shared) -> int:
 
 def shared_numel(layout: Shared, shape: tuple[int, ...]) -> int:
     """Elements a shared-memory block of ``shape`` occupies, padding included."""
-    if layout.transposed:
+    if layout.transposed and not layout.swizzle:
         return shape[1] * (shape[0] + layout.row_pad)
     return shape[0] * (shape[1] + layout.row_pad) if layout.row_pad else math.prod(shape)
 

@@ -37,13 +37,14 @@ def blocked(numel: int, threads: int) -> Blocked:
 
 def wgmma_fits(node: Node, num_warps: int, arch: int) -> bool:
     """Whether a tensor-core ``dot`` runs as Hopper's wgmma (sm_90a): 16-bit operands with K = 64
-    (one 128-byte swizzle panel per A row), N a multiple of 64 up to 256, and 16 rows per warp
-    (each warpgroup of 4 warps one m64 instruction row), both operands swizzled in shared memory."""
+    (one 128-byte swizzle panel per A row), N a multiple of 64 up to 256, and M a multiple of 16
+    rows per warp (each warpgroup of 4 warps issues one m64 instruction per 64 rows), both
+    operands swizzled in shared memory."""
     if arch < 90 or node.op is not Op.DOT or len(node.ty.shape) != 2 or num_warps % 4:
         return False
     (m, k), n = node.args[0].ty.shape, node.ty.shape[1]
     return (node.args[0].ty.dtype in (dtypes.F16, dtypes.BF16) and node.ty.dtype == dtypes.F32 and k == 64
-            and n % 64 == 0 and n <= 256 and m == 16 * num_warps)
+            and n % 64 == 0 and n <= 256 and m % (16 * num_warps) == 0)
 
 
 def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80) -> Mma | None:
@@ -64,7 +65,8 @@ def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80
     if m % 16 or n % 8 or k % _MMA_K[operand]:
         return None
     if wgmma_fits(node, num_warps, arch):
-        return Mma(num_warps, 1, 1, n // 8)  # wgmma's accumulator: 16 rows per warp, all columns
+        tiles = m // (16 * num_warps)  # wgmma's accumulator: 16 rows per warp and m64 tile, all columns
+        return Mma(num_warps, 1, tiles, n // 8, interleaved=tiles > 1)
     wm = wn = 1
     while rowwise and wm < num_warps and m // (2 * wm) >= 16:
         wm *= 2
@@ -153,7 +155,7 @@ def fragment(node: Node, operands: list[Layout | None], num_warps: int, rowwise:
         height, cols = node.ty.shape
         if height != source.rows or cols % (8 * source.warps_n):
             return None
-        return Mma(source.warps_m, source.warps_n, source.tiles_m, cols // (8 * source.warps_n))
+        return Mma(source.warps_m, source.warps_n, source.tiles_m, cols // (8 * source.warps_n), source.interleaved)
     if _follows_fragments(node):
         found = [lay for lay in operands if isinstance(lay, (Mma, MmaRows))]
         return found[0] if found else None

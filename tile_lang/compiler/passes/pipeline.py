@@ -59,10 +59,11 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
     mask = load.args[1] if attr.has_mask else None
     layout = convert.layout
     facts = info.get(load.args[0])
-    if (facts is not None and facts.contiguity[-1] == 1 and facts.contiguity[0] > 1 and not layout.swizzle
+    if (facts is not None and facts.contiguity[-1] == 1 and facts.contiguity[0] > 1
             and all(isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert for d in dots)):
-        # a B operand contiguous in memory along K (``k.T``): stored column by column
-        layout = Shared(operand_pad(load.ty.dtype, load.ty.shape[0], 0), transposed=True)
+        # a B operand contiguous in memory along K (``k.T``): stored column by column (K-major)
+        layout = (Shared(swizzle=True, transposed=True) if layout.swizzle
+                  else Shared(operand_pad(load.ty.dtype, load.ty.shape[0], 0), transposed=True))
     dim = 0 if layout.transposed else 1
     width = _width(load.args[0], mask, load.ty.shape, info, dim)
     if width * load.ty.dtype.itemsize not in COPY_BYTES:
