@@ -89,14 +89,16 @@ def descriptor_block(block: tuple[int, ...], element: DType) -> None:
                             f"bytes, got {block[-1]} x {element.itemsize} bytes")
 
 
-def descriptor_stride(d: int, ndim: int, stride: int, element: DType) -> None:
-    """The TMA's strides: the last is 1, the others are multiples of 16 bytes."""
-    if d == ndim - 1:
-        if stride != 1:
-            raise SemanticError(f"the last stride of a tensor descriptor must be 1, got {stride}")
-    elif stride * element.itemsize % DESCRIPTOR_ALIGN:
-        raise SemanticError(f"stride {d} of a tensor descriptor is {stride} elements = "
-                            f"{stride * element.itemsize} bytes, not a multiple of {DESCRIPTOR_ALIGN} bytes")
+def descriptor_strides(strides: tuple[int | None, ...], element: DType) -> None:
+    """The TMA's strides: the last is 1, the others are multiples of 16 bytes (None: a stride
+    known only at run time, which the compiler cannot check)."""
+    if strides[-1] != 1:
+        shown = "a runtime value" if strides[-1] is None else strides[-1]
+        raise SemanticError(f"the last stride of a tensor descriptor must be 1, got {shown}")
+    for d, stride in enumerate(strides[:-1]):
+        if stride is not None and stride * element.itemsize % DESCRIPTOR_ALIGN:
+            raise SemanticError(f"stride {d} of a tensor descriptor is {stride} elements = "
+                                f"{stride * element.itemsize} bytes, not a multiple of {DESCRIPTOR_ALIGN} bytes")
 
 
 def descriptor_offsets(widths: tuple[int, ...], what: str) -> None:
