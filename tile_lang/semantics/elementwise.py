@@ -9,6 +9,7 @@ holds. Adding such a function is its declaration in ``tile_lang/ops/math.py`` an
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -95,3 +96,22 @@ def scalar_fits(value: object, dtype: DType, what: str) -> None:
     if not whole or not low <= int(value) <= high:
         raise SemanticError(f"{what}={value!r} is not a value of the {dtype!r} elements "
                             f"(an integer in [{low}, {high}]); convert it explicitly")
+
+
+# Python's min, max and abs on runtime scalars are these builtins, as in Triton.
+PYTHON_BUILTINS: dict[Callable[..., Any], Callable[..., Any]] = {
+    builtins.min: tl.minimum, builtins.max: tl.maximum, builtins.abs: tl.abs,
+}
+
+
+def python_builtin(fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...], kwargs: bool) -> Callable[..., Any]:
+    """The ``tl.*`` builtin that Python's ``min``/``max``/``abs`` stands for on runtime scalars of
+    ``shapes``; blocks need the explicit op (elementwise or a reduction)."""
+    name = fn.__name__
+    arity = 1 if fn is builtins.abs else 2
+    if kwargs or len(shapes) != arity:
+        raise SemanticError(f"{name}() on runtime values takes {arity} positional argument{'s' * (arity > 1)}")
+    if any(shapes):
+        hint = "tl.abs" if fn is builtins.abs else f"tl.{PYTHON_BUILTINS[fn].__name__} (elementwise) or tl.{name} (a reduction)"
+        raise SemanticError(f"Python's {name}() on a block: use {hint}")
+    return PYTHON_BUILTINS[fn]
