@@ -51,3 +51,16 @@ def test_every_binary_fn_has_a_cuda_spelling(fn: BinaryFn) -> None:
     x, y = Node(Op.PARAM, Type(dtype)), Node(Op.PARAM, Type(dtype))
     result = dtypes.BOOL if fn.is_comparison else dtype
     assert _spelled(Node(Op.BINARY, Type(result), (x, y), BinaryAttr(fn)))
+
+
+def test_the_math_table_drives_both_backends_and_the_ir() -> None:
+    """Each row of semantics.MATH is implemented and lowered from the table, to the IR function
+    of its name; every float function of the IR has a row (the others are operators)."""
+    from tile_lang.builtin import builtin_of
+    from tile_lang.semantics.elementwise import MATH
+
+    rows = {row.name: builtin_of(row.builtin) for row in MATH}
+    assert all(op in IMPLS and op in LOWERINGS for op in rows.values())
+    assert all(UnaryFn(name) for name in rows)
+    operators = {UnaryFn.NEG, UnaryFn.INVERT, UnaryFn.NOT, UnaryFn.ABS, UnaryFn.ROUND_TF32}
+    assert sorted(fn.value for fn in UnaryFn if fn not in operators) == sorted(rows)

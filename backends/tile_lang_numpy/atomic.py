@@ -17,17 +17,14 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang.dtypes import BF16, F16, DType
 from tile_lang.tensor import Tensor
+from tile_lang.semantics import memory as rules
 
 from tile_lang_numpy import values
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.memory import lanes, poison
 from tile_lang_numpy.values import Array, Pointers
-
-SEMS = ("relaxed", "acquire", "release", "acq_rel")
-SCOPES = ("gpu", "cta", "sys")
 
 # For each read-modify-write op: the ufunc combining memory with a value
 SCANS: dict[str, np.ufunc] = {
@@ -140,32 +137,12 @@ def _scan_fold(op: str) -> Fold:
 # ------------------------------------------------------------------------------ the builtins
 
 
-def _check_ordering(engine: Engine, name: str, a: Mapping[str, Any]) -> None:
-    if a["sem"] not in (None, *SEMS):
-        raise engine.error(f"tl.{name}: sem must be one of {', '.join(map(repr, SEMS))}, got {a['sem']!r}")
-    if a["scope"] not in (None, *SCOPES):
-        raise engine.error(f"tl.{name}: scope must be one of {', '.join(map(repr, SCOPES))}, got {a['scope']!r}")
-
-
-def _check_dtype(engine: Engine, name: str, dtype: DType) -> None:
-    """Triton's element types: 32/64-bit ints and floats; f16/bf16 only for add; floats not
-    for bitwise ops; any 16-bit or wider type for cas."""
-    if name == "atomic_cas":
-        ok = dtype.bits in (16, 32, 64)
-    elif dtype in (F16, BF16):
-        ok = name == "atomic_add"
-    else:
-        ok = dtype.bits in (32, 64) and not (dtype.is_float and name in ("atomic_and", "atomic_or", "atomic_xor"))
-    if not ok:
-        raise engine.error(f"tl.{name} does not support {dtype!r} elements")
-
-
 def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object, operands: tuple[object, ...]
               ) -> tuple[Pointers, Array, Array, list[Array]]:
     """Offsets, mask and operands (converted to the element type) for every program of the
     group: an atomic happens once per program even when all programs share its operands."""
     dtype = values.pointers(pointer, f"the pointer of tl.{name}").memory.dtype
-    _check_dtype(engine, name, dtype)
+    rules.atomic_element(name, dtype)
     given = [values.lift(v, dtype) for v in operands]
     if any(t.type.is_pointer for t in given):
         raise engine.error(f"tl.{name} cannot store pointers")
@@ -183,7 +160,7 @@ def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object
 def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[object, ...], fold: Fold) -> Tensor[Any, Any]:
     """Run one atomic: fold each address's lanes in order, journal and write the final values,
     return the old value of every lane (poison where masked off)."""
-    _check_ordering(engine, name, a)
+    rules.ordering(name, a["sem"], a["scope"])
     p, offs, live, data = _operands(engine, name, a["pointer"], a.get("mask"), operands)
     flat_live = live.reshape(-1)
     index = offs.reshape(-1)[flat_live]

@@ -11,7 +11,6 @@ argument's memory, like any load.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,6 +22,7 @@ from tile_lang.dtypes import BOOL, DType
 from tile_lang.ops import memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.tensor import Tensor
+from tile_lang.semantics import memory as rules
 
 from tile_lang_numpy import values
 from tile_lang_numpy.elementwise import convert
@@ -30,8 +30,6 @@ from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.memory import gather, lanes, scatter
 from tile_lang_numpy.values import Array, Memory, Pointers
 
-MAX_DESCRIPTOR_RANK = 5
-DESCRIPTOR_ALIGN = 16  # bytes: the base, and every stride but the last
 
 
 @dataclass(frozen=True)
@@ -95,15 +93,8 @@ def _vector(engine: Engine, items: object, ndim: int, what: str) -> Array:
     return np.stack([np.broadcast_to(c, (lead,)) for c in columns], axis=1).reshape(lead, ndim)
 
 
-def _block_shape(engine: Engine, block_shape: object) -> tuple[int, ...]:
-    if not isinstance(block_shape, (tuple, list)) or not block_shape:
-        raise engine.error(f"block_shape must be a non-empty tuple of constexpr ints, got {block_shape!r}")
-    try:
-        dims = tuple(operator.index(d) for d in block_shape)
-    except TypeError:
-        raise engine.error(f"block_shape must hold constexpr ints, got {block_shape!r}") from None
-    if any(d <= 0 or d & (d - 1) for d in dims):
-        raise engine.error(f"block dimensions must be powers of two, got block_shape {list(dims)}")
+def _block_shape(engine: Engine, block_shape: object, what: str) -> tuple[int, ...]:
+    dims = rules.block_shape(block_shape, what)
     engine.note_block(math.prod(dims))
     return dims
 
@@ -113,13 +104,6 @@ def _base(engine: Engine, base: object, what: str) -> tuple[Pointers, Array]:
     if not (isinstance(base, Tensor) and isinstance(base.handle, Pointers) and base.block_shape == ()):
         raise engine.error(f"the base of {what} must be a scalar pointer, got {base!r}")
     return base.handle, base.handle.offsets.astype(np.int64)
-
-
-def _boundary_dims(engine: Engine, boundary_check: object, ndim: int) -> tuple[int, ...]:
-    dims = boundary_check if isinstance(boundary_check, (tuple, list)) else (boundary_check,)
-    if any(not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < ndim for d in dims):
-        raise engine.error(f"boundary_check must list dims in [0, {ndim}), got {boundary_check!r}")
-    return tuple(dims)
 
 
 # ------------------------------------------------------------------------------ addressing
@@ -197,12 +181,10 @@ def _write(engine: Engine, h: BlockHandle, checked: tuple[int, ...], value: Tens
 
 @implements(tl.make_block_ptr)
 def make_block_ptr(engine: Engine, a: Mapping[str, Any]) -> tl.BlockPointer[Any, Any]:
-    block_shape = _block_shape(engine, a["block_shape"])
+    block_shape = _block_shape(engine, a["block_shape"], "tl.make_block_ptr")
     ndim = len(block_shape)
     p, base = _base(engine, a["base"], "tl.make_block_ptr")
-    order = a["order"]
-    if not isinstance(order, (tuple, list)) or sorted(order) != list(range(ndim)):
-        raise engine.error(f"order must be a permutation of range({ndim}), got {order!r}")
+    order = rules.order(a["order"], ndim)
     return tl.BlockPointer(BlockHandle(
         p.memory, base, _vector(engine, a["shape"], ndim, "shape"), _vector(engine, a["strides"], ndim, "strides"),
         _vector(engine, a["offsets"], ndim, "offsets"), block_shape, tuple(order)))
@@ -217,9 +199,8 @@ def advance(engine: Engine, a: Mapping[str, Any]) -> tl.BlockPointer[Any, Any]:
 def load_block(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """``tl.load`` through a block pointer."""
     h = handle_of(engine, a["pointer"], tl.BlockPointer, "tl.load")
-    if a["mask"] is not None or a["other"] is not None:
-        raise engine.error("a block-pointer load takes no mask or other; use boundary_check and padding_option")
-    checked = _boundary_dims(engine, a["boundary_check"], h.ndim)
+    rules.block_load(a["mask"], a["other"])
+    checked = rules.boundary_dims(a["boundary_check"], h.ndim)
     return _read(engine, h, checked, _padding(engine, a["padding_option"], h.memory.dtype), "block-pointer load")
 
 
@@ -227,15 +208,11 @@ def store_block(engine: Engine, a: Mapping[str, Any]) -> None:
     """``tl.store`` through a block pointer: the value has the block's shape (or is a scalar)
     and its dtype exactly, as in Triton."""
     h = handle_of(engine, a["pointer"], tl.BlockPointer, "tl.store")
-    if a["mask"] is not None:
-        raise engine.error("a block-pointer store takes no mask; use boundary_check")
     dtype = h.memory.dtype
     value = values.lift(a["value"], dtype)
-    if value.type != dtype and isinstance(a["value"], Tensor):
-        raise engine.error(f"a block-pointer store needs {dtype!r} values, got {value!r} (convert with .to())")
-    if value.block_shape not in ((), h.block_shape):
-        raise engine.error(f"a block-pointer store needs a value of shape {list(h.block_shape)}, got {value!r}")
-    _write(engine, h, _boundary_dims(engine, a["boundary_check"], h.ndim), value, "block-pointer store")
+    rules.block_store(a["mask"], dtype, value.type if isinstance(a["value"], Tensor) else None, value.block_shape,
+                      h.block_shape)
+    _write(engine, h, rules.boundary_dims(a["boundary_check"], h.ndim), value, "block-pointer store")
 
 
 # ------------------------------------------------------------------------------ tensor descriptors
@@ -244,30 +221,21 @@ def store_block(engine: Engine, a: Mapping[str, Any]) -> None:
 def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array, block_shape: tuple[int, ...]) -> None:
     """The TMA rules: 16-byte aligned base, unit last stride, 16-byte multiple other strides,
     and at least 16 bytes along the last block dim."""
-    size = p.memory.dtype.itemsize
-    if not bool(np.all(strides[:, -1] == 1)):
-        raise engine.error(f"the last stride of a tensor descriptor must be 1, got {int(strides[0, -1])}")
-    bad = np.argwhere(strides[:, :-1] * size % DESCRIPTOR_ALIGN != 0)
-    if bad.size:
-        row, d = (int(v) for v in bad[0])
-        raise engine.error(f"stride {d} of a tensor descriptor is {int(strides[row, d])} elements = "
-                           f"{int(strides[row, d]) * size} bytes, not a multiple of {DESCRIPTOR_ALIGN} bytes")
-    address = p.memory.flat.ctypes.data + base * size
-    if bool(np.any(address % DESCRIPTOR_ALIGN)):
-        row = int(np.argmax(address % DESCRIPTOR_ALIGN != 0))
-        raise engine.error(f"the base of a tensor descriptor must be {DESCRIPTOR_ALIGN}-byte aligned, but program "
-                           f"{engine.program_of(row)} has element offset {int(base[row])} into {p.memory.param}")
-    if block_shape[-1] * size < DESCRIPTOR_ALIGN:
-        raise engine.error(f"the last block dim of a tensor descriptor must span at least {DESCRIPTOR_ALIGN} bytes, "
-                           f"got {block_shape[-1]} x {size} bytes")
+    element = p.memory.dtype
+    rules.descriptor_block(block_shape, element)
+    for row in np.unique(strides, axis=0).tolist():  # each program's strides, checked as the compiler checks one
+        rules.descriptor_strides(tuple(int(s) for s in row), element)
+    address = p.memory.flat.ctypes.data + base * element.itemsize
+    if bool(np.any(address % rules.DESCRIPTOR_ALIGN)):
+        row = int(np.argmax(address % rules.DESCRIPTOR_ALIGN != 0))
+        raise engine.error(f"the base of a tensor descriptor must be {rules.DESCRIPTOR_ALIGN}-byte aligned, but "
+                           f"program {engine.program_of(row)} has element offset {int(base[row])} into {p.memory.param}")
 
 
 @implements(tl.make_tensor_descriptor)
 def make_tensor_descriptor(engine: Engine, a: Mapping[str, Any]) -> tl.TensorDescriptor[Any, Any]:
-    block_shape = _block_shape(engine, a["block_shape"])
+    block_shape = _block_shape(engine, a["block_shape"], "tl.make_tensor_descriptor")
     ndim = len(block_shape)
-    if ndim > MAX_DESCRIPTOR_RANK:
-        raise engine.error(f"a tensor descriptor has 1 to {MAX_DESCRIPTOR_RANK} dims, got {ndim}")
     p, base = _base(engine, a["base"], "tl.make_tensor_descriptor")
     strides = _vector(engine, a["strides"], ndim, "strides")
     _check_descriptor(engine, p, base, strides, block_shape)
@@ -281,8 +249,8 @@ def _at(engine: Engine, a: Mapping[str, Any], what: str) -> BlockHandle:
     """The descriptor's handle moved to ``offsets`` (i32, as Triton requires)."""
     h = handle_of(engine, a["desc"], tl.TensorDescriptor, what)
     offsets = a["offsets"]
-    if isinstance(offsets, (tuple, list)) and any(isinstance(o, Tensor) and o.type.bits > 32 for o in offsets):
-        raise engine.error(f"{what}: offsets must be 32-bit integers (add .to(tl.i32)), got {offsets!r}")
+    if isinstance(offsets, (tuple, list)):
+        rules.descriptor_offsets(tuple(o.type.bits for o in offsets if isinstance(o, Tensor)), what)
     return replace(h, offsets=_vector(engine, offsets, h.ndim, "offsets"))
 
 
@@ -296,6 +264,5 @@ def descriptor_load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 def descriptor_store(engine: Engine, a: Mapping[str, Any]) -> None:
     h = _at(engine, a, "descriptor store")
     value = values.lift(a["value"], h.memory.dtype)
-    if value.block_shape != h.block_shape:
-        raise engine.error(f"a descriptor store needs a value of shape {list(h.block_shape)}, got {value!r}")
+    rules.descriptor_store(value.block_shape, h.block_shape)
     _write(engine, h, tuple(range(h.ndim)), value, "descriptor store")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -14,6 +13,7 @@ from tile_lang import dtypes, operators
 from tile_lang.dtypes import BOOL, F64, I32, DType
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops import math as tl_math
+from tile_lang.semantics import creation, elementwise as semantics
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -323,31 +323,22 @@ def unary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 # ------------------------------------------------------------------------------ math
 
 
-def _float_input(engine: Engine, x: object, name: str) -> Tensor[Any, Any]:
+def _float_input(x: object, name: str) -> Tensor[Any, Any]:
     t = values.lift(x)
-    if not t.type.is_float:
-        raise engine.error(f"tl.{name} needs a floating-point block, got {t!r}")
+    semantics.float_operand(t.type, name)
     return t
 
 
-def _unary_math(fn: Callable[[Array], Array], name: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+def _unary_math(op: semantics.MathOp) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-        x = _float_input(engine, a["x"], name)
+        x = _float_input(a["x"], op.name)
         wide = values.array(x).astype(np.float64 if x.type == F64 else np.float32)
-        return values.make(fn(wide).astype(x.type.numpy), x.type)
+        return values.make(op.reference(wide).astype(x.type.numpy), x.type)
     return impl
 
 
-_erf = np.frompyfunc(math.erf, 1, 1)
-
-_MATH: list[tuple[Callable[..., Any], Callable[[Array], Array]]] = [
-    (tl.exp, np.exp), (tl.exp2, np.exp2), (tl.log, np.log), (tl.log2, np.log2), (tl.cos, np.cos),
-    (tl.sin, np.sin), (tl.sqrt, np.sqrt), (tl.sqrt_rn, np.sqrt), (tl.rsqrt, lambda v: 1.0 / np.sqrt(v)),
-    (tl.atan, np.arctan), (tl.ceil, np.ceil), (tl.floor, np.floor),
-    (tl.erf, lambda v: np.asarray(_erf(v), dtype=v.dtype)),
-]
-for _fn, _impl in _MATH:
-    implements(_fn)(_unary_math(_impl, _fn.__name__))
+for _op in semantics.MATH:
+    implements(_op.builtin)(_unary_math(_op))
 
 
 @implements(tl.abs)
@@ -378,7 +369,7 @@ def min_int(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 @implements(tl.clamp)
 def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = _float_input(engine, a["x"], "clamp")
+    x = _float_input(a["x"], "clamp")
     lo, hi = values.lift(a["min"], x.type), values.lift(a["max"], x.type)
     low, _, dtype, _ = operands(engine, lo, x)
     high, ax, _, _ = operands(engine, hi, x)
@@ -389,7 +380,7 @@ def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 @implements(tl.fma)
 def fma(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = _float_input(engine, a["x"], "fma")
+    x = _float_input(a["x"], "fma")
     ax, ay, dtype, _ = operands(engine, x, a["y"])
     prod = ax.astype(np.float64) * ay.astype(np.float64)
     az = values.lift(a["z"], dtype)
@@ -399,7 +390,7 @@ def fma(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 @implements(tl.fdiv, tl.div_rn)
 def divide(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = _float_input(engine, a["x"], "fdiv")
+    x = _float_input(a["x"], "fdiv")
     ax, ay, dtype, _ = operands(engine, x, a["y"])
     return values.make(np.true_divide(ax, ay).astype(dtype.numpy), dtype)
 
@@ -407,8 +398,7 @@ def divide(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.umulhi)
 def umulhi(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     ax, ay, dtype, _ = operands(engine, a["x"], a["y"])
-    if not dtype.is_int:
-        raise engine.error(f"tl.umulhi needs integer blocks, got {dtype!r}")
+    semantics.integer_operands(dtype, "umulhi")
     if dtype.bits <= 32:
         wide = np.int64 if dtype.is_signed else np.uint64
         return values.make(((ax.astype(wide) * ay.astype(wide)) >> dtype.bits).astype(dtype.numpy), dtype)
@@ -450,40 +440,29 @@ def cast(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = values.lift(a["input"])
     dst = dtypes.dtype_of(a["dtype"])
     arr = values.array(x)
+    to_zero = semantics.cast_rounding(a["fp_downcast_rounding"])
     if a["bitcast"]:
-        if x.type.bits != dst.bits:
-            raise engine.error(f"bitcast between types of different widths: {x.type!r} -> {dst!r}")
+        semantics.bitcast(x.type, dst)
         return values.make(np.ascontiguousarray(arr).view(dst.numpy), dst)
     out = convert(arr, x.type, dst)
-    if a["fp_downcast_rounding"] == "rtz" and x.type.is_float and dst.is_float and dst.bits < x.type.bits:
+    if to_zero and x.type.is_float and dst.is_float and dst.bits < x.type.bits:
         wide = arr.astype(np.float64)
         back = out.astype(np.float64)
         away = np.abs(back) > np.abs(wide)
         out = np.where(away, np.nextafter(out, np.zeros_like(out)), out).astype(dst.numpy)
-    elif a["fp_downcast_rounding"] not in (None, "rtne", "rtz"):
-        raise engine.error(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {a['fp_downcast_rounding']!r}")
     return values.make(out, dst)
 
 
-def _shape(engine: Engine, shape: object) -> tuple[int, ...]:
-    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
-    try:
-        out = tuple(operator.index(d) for d in dims)
-    except TypeError:
-        raise engine.error(f"block shapes must be constexpr integers, got {shape!r}") from None
-    for d in out:
-        if d <= 0 or d & (d - 1):
-            raise engine.error(f"block dimensions must be powers of two, got shape {list(out)}")
+def _shape(engine: Engine, shape: object, what: str) -> tuple[int, ...]:
+    out = creation.block_shape(shape, what)
     engine.note_block(math.prod(out))
     return out
 
 
 @implements(tl.arange)
 def arange(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    start, end = operator.index(a["start"]), operator.index(a["end"])
+    start, end = creation.arange(a["start"], a["end"])
     n = end - start
-    if n <= 0 or n & (n - 1):
-        raise engine.error(f"tl.arange({start}, {end}): the extent {n} must be a positive power of two")
     engine.note_block(n)
     return values.make(affine.Affine(np.full(1, start, dtype=np.int64), (1,), (n,), I32.numpy), I32)
 
@@ -491,14 +470,14 @@ def arange(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.zeros)
 def zeros(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     dtype = dtypes.dtype_of(a["dtype"])
-    return values.make(np.zeros((1,) + _shape(engine, a["shape"]), dtype.numpy), dtype)
+    return values.make(np.zeros((1,) + _shape(engine, a["shape"], "tl.zeros"), dtype.numpy), dtype)
 
 
 @implements(tl.full)
 def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     dtype = dtypes.dtype_of(a["dtype"])
     value = values.lift(a["value"])
-    shape = _shape(engine, a["shape"]) if a["shape"] != () else ()
+    shape = _shape(engine, a["shape"], "tl.full") if a["shape"] != () else ()
     filled = np.broadcast_to(convert(values.array(value), value.type, dtype).reshape(-1, *([1] * len(shape))),
                              (values.array(value).shape[0],) + shape)
     return values.make(np.array(filled), dtype)

@@ -19,6 +19,7 @@ import numpy as np
 import tile_lang
 from tile_lang.builtin import Builtin, builtin_of
 from tile_lang.errors import KernelError
+from tile_lang.semantics import SemanticError
 
 from tile_lang_numpy.journal import Journal
 from tile_lang_numpy.races import Lanes, Races, Site
@@ -81,7 +82,10 @@ class Engine:
         impl = IMPLS.get(op)
         if impl is None:
             raise self.error(f"{op!r} is not supported by the numpy backend")
-        return impl(self, args)
+        try:
+            return impl(self, args)
+        except SemanticError as exc:  # a rule of tile_lang.semantics, located at the user's line
+            raise self.error(str(exc)) from None
 
     def uniform(self, values: Array, what: str) -> Any:
         """The single value the executing programs agree on, or :class:`Divergent`."""

@@ -26,24 +26,16 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang.dtypes import BF16, F16, F32, F64, F8E4M3, F8E5M2, I8, I32, U8, DType
+from tile_lang.dtypes import BF16, F16, F32, F64, I8, U8, DType
 from tile_lang.tensor import Tensor
+from tile_lang.semantics import linalg
 
 from tile_lang_numpy import affine, values
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.shape import dtype_arg, value_operand
 from tile_lang_numpy.values import Array
 
-DOT_DTYPES = (I8, F16, BF16, F32, F64, F8E4M3, F8E5M2)
-PRECISIONS = ("tf32", "tf32x3", "ieee")
 TF32_MASK = np.uint32(0xFFFFE000)
-SCALE_GROUP = 32  # K-elements per e8m0 scale in dot_scaled
-SCALED_FORMATS = {"e4m3": F8E4M3, "e5m2": F8E5M2, "bf16": BF16, "fp16": F16}
-
-
-def min_k(dtype: DType) -> int:
-    """Triton's smallest K for a dot on NVIDIA (M and N may be anything)."""
-    return {8: 32, 64: 4}.get(dtype.bits, 16)
 
 
 # ------------------------------------------------------------------------------ checks
@@ -53,33 +45,15 @@ def _operands(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], T
     """The two operands after Triton's dtype and shape checks, and the result's block shape."""
     x = value_operand(engine, a["input"], "tl.dot")
     y = value_operand(engine, a["other"], "tl.dot")
-    if x.type not in DOT_DTYPES or y.type not in DOT_DTYPES:
-        raise engine.error(f"tl.dot operands must be i8, f16, bf16, f32, f64 or fp8; got {x!r} and {y!r}")
-    if x.type != y.type and not (x.type.is_fp8 and y.type.is_fp8):
-        raise engine.error(f"tl.dot operands must have the same dtype, got {x!r} and {y!r}")
-    if x.ndim not in (2, 3) or y.ndim != x.ndim:
-        raise engine.error(f"tl.dot needs two 2-D or two 3-D (batched) blocks, got {x!r} and {y!r}")
-    (*batch_x, m, k), (*batch_y, k2, n) = x.block_shape, y.block_shape
-    if k != k2 or batch_x != batch_y:
-        raise engine.error(f"tl.dot: shapes {list(x.block_shape)} and {list(y.block_shape)} do not chain")
-    if k < min_k(x.type):
-        raise engine.error(f"tl.dot: K = {k} is below the minimum of {min_k(x.type)} for {x.type!r} operands")
-    engine.note_block(max(m * k, k * n, m * n) * (batch_x[0] if batch_x else 1))
-    return x, y, (*batch_x, m, n)
+    shape = linalg.dot_shape(x.type, x.block_shape, y.type, y.block_shape)
+    *batch, m, n = shape
+    k = x.block_shape[-1]
+    engine.note_block(max(m * k, k * n, m * n) * (batch[0] if batch else 1))
+    return x, y, shape
 
 
-def _result_dtype(engine: Engine, operand: DType, out_dtype: object) -> DType:
-    """i8 gives i32 and f64 gives f64 whatever ``out_dtype`` says (Triton); other floats give
-    ``out_dtype`` (None meaning f32), which must be f32, f16 or bf16. Triton 3.6 would ignore it
-    for f32/bf16 operands and reject bf16; here it is honoured, rounding the f32 accumulation."""
-    if operand == I8:
-        return I32
-    if operand == F64:
-        return F64
-    out = F32 if out_dtype is None else dtype_arg(engine, out_dtype, "tl.dot: out_dtype")
-    if out not in (F32, F16, BF16):
-        raise engine.error(f"tl.dot: out_dtype must be f32, f16 or bf16 for {operand!r} operands, got {out!r}")
-    return out
+def _out_dtype(engine: Engine, value: object, what: str) -> DType | None:
+    return None if value is None else dtype_arg(engine, value, what)
 
 
 def _acc(engine: Engine, acc: object, dtype: DType, shape: tuple[int, ...], what: str) -> Array | None:
@@ -87,23 +61,8 @@ def _acc(engine: Engine, acc: object, dtype: DType, shape: tuple[int, ...], what
     if acc is None:
         return None
     t = value_operand(engine, acc, what)
-    if t.type != dtype or t.block_shape != shape:
-        raise engine.error(f"{what}: acc must be a {dtype!r} block of shape {list(shape)}, got {t!r}")
+    linalg.accumulator(dtype, shape, t.type, t.block_shape, what)
     return values.array(t)
-
-
-def _precision(engine: Engine, a: Mapping[str, Any]) -> str:
-    """``input_precision``, from ``allow_tf32`` (deprecated) or Triton's default, tf32."""
-    chosen, allow = a["input_precision"], a["allow_tf32"]
-    if chosen is not None and allow is not None:
-        raise engine.error("tl.dot: give only one of input_precision and allow_tf32")
-    if allow is not None:
-        return "tf32" if allow else "ieee"
-    if chosen is None:
-        return "tf32"
-    if chosen not in PRECISIONS:
-        raise engine.error(f"tl.dot: input_precision must be one of {', '.join(PRECISIONS)}, got {chosen!r}")
-    return str(chosen)
 
 
 # ------------------------------------------------------------------------------ tf32 emulation
@@ -163,9 +122,9 @@ def dot(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """``max_num_imprecise_acc`` (fp8 accumulation chunks on sm_90) is accepted and ignored:
     fp8 products are accumulated exactly like every other float dot."""
     x, y, shape = _operands(engine, a)
-    out = _result_dtype(engine, x.type, a["out_dtype"])
+    out = linalg.dot_dtype(x.type, _out_dtype(engine, a["out_dtype"], "tl.dot: out_dtype"))
     acc = _acc(engine, a["acc"], out, shape, "tl.dot")
-    precision = _precision(engine, a)  # checked for every dtype, applied to f32 operands only
+    precision = linalg.precision(a["input_precision"], a["allow_tf32"])  # checked for every dtype, applied to f32 operands only
     tiled = _tiled_dot(x, y, precision, acc)
     if tiled is not None:
         return values.make(tiled.astype(out.numpy, copy=False), out)
@@ -217,35 +176,24 @@ def _scaled_operand(engine: Engine, x: object, scale: object, fmt: object, k_pac
 
     ``side`` is "lhs" (shape [M, K], scales [M, K/32]) or "rhs" (shape [K, N], scales [N, K/32]).
     An fp8 format may come as its fp8 dtype or as raw u8 bits."""
-    what = f"tl.dot_scaled: {side}"
-    if fmt == "e2m1":
-        raise engine.error(f"{what}: the e2m1 (packed fp4) format is not supported by the numpy backend")
-    if fmt not in SCALED_FORMATS:
-        raise engine.error(f"{what}_format must be one of {', '.join(SCALED_FORMATS)} (or e2m1), got {fmt!r}")
-    if not k_pack:
-        raise engine.error(f"{what}_k_pack=False only applies to e2m1 operands")
-    dtype = SCALED_FORMATS[str(fmt)]
-    t = value_operand(engine, x, what)
-    if t.ndim != 2 or not (t.type == dtype or (dtype.is_fp8 and t.type == U8)):
-        raise engine.error(f"{what}: expected a 2-D {dtype!r} block (or u8 bits) for format {fmt!r}, got {t!r}")
+    t = value_operand(engine, x, f"tl.dot_scaled: {side}")
+    dtype = linalg.scaled_operand(fmt, k_pack, side, t.type, t.block_shape)
     data = values.array(t)
     decoded = (np.ascontiguousarray(data).view(dtype.numpy) if t.type == U8 else data).astype(np.float64)
     oriented = decoded if side == "lhs" else np.swapaxes(decoded, 1, 2)  # [M|N, K]
     if scale is not None:
-        oriented = oriented * _scale_factors(engine, scale, oriented.shape[1:], what)
+        oriented = oriented * _scale_factors(engine, scale, oriented.shape[1:], side)
     return oriented if side == "lhs" else np.swapaxes(oriented, 1, 2)
 
 
-def _scale_factors(engine: Engine, scale: object, rows_k: tuple[int, ...], what: str) -> Array:
+def _scale_factors(engine: Engine, scale: object, rows_k: tuple[int, ...], side: str) -> Array:
     """e8m0 scales ``2**(s - 127)`` (255 is NaN), repeated over their 32 K-elements."""
     rows, k = rows_k
-    s = value_operand(engine, scale, f"{what}_scale")
-    if s.type != U8 or s.block_shape != (rows, k // SCALE_GROUP) or k % SCALE_GROUP:
-        raise engine.error(f"{what}_scale must be a u8 block of shape [{rows}, {k // SCALE_GROUP}] "
-                           f"(one e8m0 scale per {SCALE_GROUP} elements of K = {k}), got {s!r}")
+    s = value_operand(engine, scale, f"tl.dot_scaled: {side}_scale")
+    linalg.scale(side, s.type, s.block_shape, rows, k)
     bits = values.array(s).astype(np.int64)
     factors = np.where(bits == 255, np.nan, np.ldexp(1.0, bits - 127))
-    return np.repeat(factors, SCALE_GROUP, axis=-1)
+    return np.repeat(factors, linalg.SCALE_GROUP, axis=-1)
 
 
 @implements(tl.dot_scaled)
@@ -254,11 +202,8 @@ def dot_scaled(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     exactly and rounded once (``fast_math`` changes nothing here)."""
     lhs = _scaled_operand(engine, a["lhs"], a["lhs_scale"], a["lhs_format"], a["lhs_k_pack"], "lhs")
     rhs = _scaled_operand(engine, a["rhs"], a["rhs_scale"], a["rhs_format"], a["rhs_k_pack"], "rhs")
-    if lhs.shape[2] != rhs.shape[1]:
-        raise engine.error(f"tl.dot_scaled: lhs [M, {lhs.shape[2]}] and rhs [{rhs.shape[1]}, N] do not chain")
-    if a["out_dtype"] is not None and dtype_arg(engine, a["out_dtype"], "tl.dot_scaled: out_dtype") != F32:
-        raise engine.error("tl.dot_scaled: out_dtype must be f32")
-    shape = (lhs.shape[1], rhs.shape[2])
+    shape = linalg.dot_scaled_shape(lhs.shape[1:], rhs.shape[1:],
+                                    _out_dtype(engine, a["out_dtype"], "tl.dot_scaled: out_dtype"))
     engine.note_block(max(lhs.shape[1] * lhs.shape[2], rhs.shape[1] * rhs.shape[2], shape[0] * shape[1]))
     acc = _acc(engine, a["acc"], F32, shape, "tl.dot_scaled")
     with np.errstate(invalid="ignore"):

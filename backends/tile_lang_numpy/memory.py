@@ -16,6 +16,7 @@ import numpy as np
 import tile_lang as tl
 from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
+from tile_lang.semantics import elementwise
 
 from tile_lang_numpy import affine, values
 from tile_lang_numpy.affine import Box
@@ -121,6 +122,12 @@ def _live(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str) -> Arr
     return None if bool(live.all()) else live
 
 
+def _scalar_fits(ptr: object, value: object, what: str) -> None:
+    """A Python number loaded as ``other`` or stored must be a value of the element dtype."""
+    if isinstance(ptr, Tensor) and ptr.type.element is not None:
+        elementwise.scalar_fits(value, ptr.type.element, what)
+
+
 @implements(tl.load)
 def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     ptr = a["pointer"]
@@ -131,6 +138,7 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if a["volatile"] and engine.spin_check is not None:
         engine.spin_check("a volatile tl.load")
     other = a["other"]
+    _scalar_fits(ptr, other, "other")
     other_t = None if other is None else values.lift(other)
     fast = _fast_load(engine, ptr, a["mask"], other_t)
     if fast is not None:
@@ -234,6 +242,7 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
 
         store_block(engine, a)
         return
+    _scalar_fits(ptr, a["value"], "value")
     value = values.lift(a["value"])
     if value.type.is_pointer:
         raise engine.error("storing pointers is not supported")

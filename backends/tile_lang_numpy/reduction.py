@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang.dtypes import I32, U32, DType, Kind
+from tile_lang.dtypes import I32, DType
 from tile_lang.func import Func
 from tile_lang.tensor import Tensor
+from tile_lang.semantics import reduction as rules
 
 from tile_lang_numpy import values
 from tile_lang_numpy.elementwise import convert
@@ -65,16 +66,6 @@ def along(engine: Engine, x: Tensor[Any, Any], axis: object, keep_dims: bool, wh
     return Along(data, k + 1, shape)
 
 
-def sum_dtype(dtype: DType) -> DType:
-    """What a sum or cumsum of ``dtype`` accumulates in and returns: narrow signed ints in i32,
-    narrow unsigned ints and bool in u32, everything else its own dtype."""
-    if dtype.bits < 32 and (dtype.is_bool or dtype.kind is Kind.UINT):
-        return U32
-    if dtype.bits < 32 and dtype.is_signed:
-        return I32
-    return dtype
-
-
 def _accumulator(dtype: DType) -> np.dtype[Any]:
     """The NumPy dtype results of ``dtype`` are computed in: float64 for floats, else exact."""
     return np.dtype(np.float64) if dtype.is_float else dtype.numpy
@@ -88,7 +79,7 @@ def sum_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """With ``dtype`` the input is converted to it and the sum has exactly that dtype (Triton);
     otherwise see the module docstring."""
     x = value_operand(engine, a["input"], "tl.sum")
-    out = sum_dtype(x.type) if a["dtype"] is None else dtype_arg(engine, a["dtype"], "tl.sum")
+    out = rules.sum_dtype(x.type) if a["dtype"] is None else dtype_arg(engine, a["dtype"], "tl.sum")
     x = values.make(convert(values.array(x), x.type, out), out)
     r = along(engine, x, a["axis"], a["keep_dims"], "tl.sum")
     total = np.add.reduce(r.data, axis=r.axis, dtype=_accumulator(out), keepdims=True)
@@ -98,8 +89,7 @@ def sum_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.xor_sum)
 def xor_sum(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = value_operand(engine, a["input"], "tl.xor_sum")
-    if not (x.type.is_int or x.type.is_bool):
-        raise engine.error(f"tl.xor_sum needs an integer block, got {x!r}")
+    rules.integer_block(x.type, "tl.xor_sum")
     r = along(engine, x, a["axis"], a["keep_dims"], "tl.xor_sum")
     return values.make(r.finish(np.bitwise_xor.reduce(r.data, axis=r.axis, keepdims=True)), x.type)
 
@@ -132,11 +122,6 @@ def _arg_extreme(r: Along, dtype: DType, largest: bool, tie_break_left: bool) ->
     return np.take_along_axis(r.data, index, axis=r.axis), index.astype(np.int32)
 
 
-def _max_dtype(dtype: DType) -> DType:
-    """Triton upcasts integers (and bool) narrower than 32 bits to i32 before max/min."""
-    return I32 if not dtype.is_float and dtype.bits < 32 else dtype
-
-
 def _extremum(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Any]:
     def impl(engine: Engine, a: Mapping[str, Any]) -> Any:
         x = value_operand(engine, a["input"], name)
@@ -144,7 +129,7 @@ def _extremum(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]],
         if a["return_indices"]:
             best, index = _arg_extreme(r, x.type, largest, a["return_indices_tie_break_left"])
             return values.make(r.finish(best), x.type), values.make(r.finish(index), I32)
-        out = _max_dtype(x.type)
+        out = rules.max_dtype(x.type)
         return values.make(r.finish(_extreme(r, x.type, largest)).astype(out.numpy), out)
     return impl
 
@@ -247,7 +232,7 @@ def _scan(ufunc: np.ufunc, widen: bool, name: str) -> Callable[[Engine, Mapping[
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         x = value_operand(engine, a["input"], name)
         k = block_axis(engine, a["axis"], x.ndim, name)
-        out = sum_dtype(x.type) if widen else x.type
+        out = rules.sum_dtype(x.type) if widen else x.type
         data = _flipped(moved_last(values.array(x), k), a["reverse"])
         scanned = ufunc.accumulate(data, axis=-1, dtype=_accumulator(out))
         return values.make(moved_back(_flipped(scanned, a["reverse"]), k).astype(out.numpy), out)
@@ -271,8 +256,7 @@ def sort(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """Along the last axis only, as in Triton; NaNs sort last (first when descending), which
     Triton leaves unspecified."""
     x = value_operand(engine, a["x"], "tl.sort")
-    if _default_last(engine, x, a["dim"], "tl.sort") != x.ndim - 1:
-        raise engine.error(f"tl.sort sorts along the last axis only (dim={x.ndim - 1} or None), got dim={a['dim']}")
+    rules.sort_axis(x.ndim, _default_last(engine, x, a["dim"], "tl.sort"), a["dim"])
     ordered = np.sort(values.array(x), axis=-1)
     return values.make(ordered[..., ::-1] if a["descending"] else ordered, x.type)
 
@@ -290,8 +274,7 @@ def flip(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 def _int_block(engine: Engine, x: object, what: str) -> Tensor[Any, Any]:
     """An integer (not bool) value block."""
     t = value_operand(engine, x, what)
-    if not t.type.is_int:
-        raise engine.error(f"{what} needs an integer block, got {t!r}")
+    rules.integer_block(t.type, what)
     return t
 
 

@@ -11,15 +11,15 @@ with ``reduction`` and ``linalg``.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Mapping
-from typing import Any, SupportsIndex
+from typing import Any
 
 import numpy as np
 
 import tile_lang as tl
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
+from tile_lang.semantics import base, reduction
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -31,9 +31,7 @@ from tile_lang_numpy.values import Array, Pointers
 
 def constant(engine: Engine, value: object, what: str) -> int:
     """A constexpr integer argument, or a clear error."""
-    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
-        raise engine.error(f"{what}: expected a constexpr integer, got {value!r}")
-    return operator.index(value)
+    return base.constexpr_int(value, what)
 
 
 def dtype_arg(engine: Engine, marker: object, what: str) -> DType:
@@ -46,10 +44,7 @@ def dtype_arg(engine: Engine, marker: object, what: str) -> DType:
 
 def block_axis(engine: Engine, axis: object, rank: int, what: str) -> int:
     """``axis`` as a block axis in ``[0, rank)``; negative axes count from the end."""
-    index = constant(engine, axis, what)
-    if not -rank <= index < rank:
-        raise engine.error(f"{what}: axis {index} is out of range for a block of rank {rank}")
-    return index % rank
+    return base.block_axis(rank, axis, what)
 
 
 def int_tuple(engine: Engine, dims: object, what: str) -> tuple[int, ...]:
@@ -60,9 +55,7 @@ def int_tuple(engine: Engine, dims: object, what: str) -> tuple[int, ...]:
 
 def pow2_shape(engine: Engine, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
     """``shape`` after checking every dimension is a positive power of two, as Triton requires."""
-    for d in shape:
-        if d <= 0 or d & (d - 1):
-            raise engine.error(f"{what}: block dimensions must be powers of two, got shape {list(shape)}")
+    base.pow2_shape(shape, what)
     engine.note_block(math.prod(shape))
     return shape
 
@@ -78,8 +71,7 @@ def operand(engine: Engine, x: object, what: str, like: Tensor[Any, Any] | None 
 def value_operand(engine: Engine, x: object, what: str) -> Tensor[Any, Any]:
     """Like :func:`operand`, refusing pointer blocks (arithmetic ops need values)."""
     t = operand(engine, x, what)
-    if t.type.is_pointer:
-        raise engine.error(f"{what} needs a block of values, got {t!r}")
+    reduction.values(t.type, what)
     return t
 
 

@@ -32,6 +32,7 @@ from tile_lang.func import inlinable
 from tile_lang.operators import BinaryOp
 from tile_lang.ops import iterators
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
+from tile_lang.semantics import elementwise
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner, source_of
 
 _BINOPS: dict[type[ast.AST], BinaryOp] = {
@@ -386,6 +387,9 @@ class Frontend(ControlFlow):
             raise self.error("range() is only allowed as a for loop's iterator")
         if callee in _PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
             return callee(*args, **kwargs)
+        if callee in elementwise.PYTHON_BUILTINS:
+            shapes = tuple(v.ty.shape if isinstance(v, Node) else () for v in args)
+            return self.call(elementwise.python_builtin(callee, shapes, bool(kwargs)), args, {})
         name = getattr(callee, "__qualname__", None) or type(callee).__name__
         raise self.error(f"call to {name}: a kernel may only call tl builtins and @tl.func functions "
                          "(Python functions run on the host)")

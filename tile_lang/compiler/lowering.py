@@ -16,12 +16,14 @@ from typing import Any, Protocol
 import tile_lang as tl
 from tile_lang import dtypes, operators
 from tile_lang.builtin import Builtin, builtin_of
+from tile_lang.compiler import builder
 from tile_lang.compiler.builder import Builder, Value, broadcast_shapes
 from tile_lang.compiler.ir import (
     AssertAttr, AsmAttr, AxisAttr, BinaryFn, Node, Op, PermuteAttr, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
 from tile_lang.dtypes import DType
 from tile_lang.ops import debug, math as tlmath, random as tlrandom
+from tile_lang.semantics import base, creation, elementwise
 
 
 class Context(Protocol):
@@ -65,24 +67,16 @@ def node_arg(b: Builder, value: Value) -> Node:
 
 def constant(c: Context, value: Any, what: str) -> int:
     """A compile-time integer argument, or an error naming it."""
-    if isinstance(value, Node) or isinstance(value, bool) or not isinstance(value, int):
-        raise c.error(f"{what}: expected a constexpr integer, got {value!r}")
-    return value
+    return base.constexpr_int(value, what)
 
 
 def block_axis(c: Context, x: Node, axis: Any, what: str) -> int:
     """``axis`` (a constexpr, negative from the end) as an axis of ``x``'s block."""
-    rank = len(x.ty.shape)
-    index = constant(c, axis, what)
-    if not -rank <= index < rank:
-        raise c.error(f"{what}: axis {index} is out of range for a block of rank {rank}")
-    return index % rank
+    return base.block_axis(len(x.ty.shape), axis, what)
 
 
 def pow2_shape(c: Context, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
-    if any(not isinstance(d, int) or d <= 0 or d & (d - 1) for d in shape):
-        raise c.error(f"{what}: block dimensions must be powers of two, got shape {list(shape)}")
-    return shape
+    return base.pow2_shape(shape, what)
 
 
 # ---------------------------------------------------------------- creation
@@ -100,9 +94,7 @@ def _num_programs(c: Context, a: Args) -> Node:
 
 @lowers(tl.arange)
 def _arange(c: Context, a: Args) -> Node:
-    if isinstance(a["start"], Node) or isinstance(a["end"], Node):
-        raise c.error("tl.arange needs compile-time bounds")
-    return c.b.arange(a["start"], a["end"])
+    return c.b.arange(*creation.arange(a["start"], a["end"]))
 
 
 def _full(b: Builder, shape: tuple[int, ...], value: Value, dtype: DType) -> Node:
@@ -111,12 +103,13 @@ def _full(b: Builder, shape: tuple[int, ...], value: Value, dtype: DType) -> Nod
 
 @lowers(tl.zeros)
 def _zeros(c: Context, a: Args) -> Node:
-    return _full(c.b, a["shape"], 0, dtype_arg(a["dtype"]))
+    return _full(c.b, creation.block_shape(a["shape"], "tl.zeros"), 0, dtype_arg(a["dtype"]))
 
 
 @lowers(tl.full)
 def _full_builtin(c: Context, a: Args) -> Node:
-    return _full(c.b, a["shape"], a["value"], dtype_arg(a["dtype"]))
+    shape = creation.block_shape(a["shape"], "tl.full") if a["shape"] != () else ()
+    return _full(c.b, shape, a["value"], dtype_arg(a["dtype"]))
 
 
 @lowers(tl.full_like)
@@ -127,10 +120,11 @@ def _full_like(c: Context, a: Args) -> Node:
 
 @lowers(tl.cast)
 def _cast(c: Context, a: Args) -> Node:
-    rounding = a["fp_downcast_rounding"]
-    if rounding not in (None, "rtne", "rtz"):
-        raise c.error(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
-    return c.b.cast(node_arg(c.b, a["input"]), dtype_arg(a["dtype"]), a["bitcast"], rounding == "rtz")
+    to_zero = elementwise.cast_rounding(a["fp_downcast_rounding"])
+    x, dtype = node_arg(c.b, a["input"]), dtype_arg(a["dtype"])
+    if a["bitcast"]:
+        elementwise.bitcast(x.ty.dtype, dtype)
+    return c.b.cast(x, dtype, a["bitcast"], to_zero)
 
 
 # ---------------------------------------------------------------- operators (used by library helpers)
@@ -152,17 +146,21 @@ def _unary(c: Context, a: Args) -> Value:
 
 # ---------------------------------------------------------------- math
 
-_MATH = {tl.exp: UnaryFn.EXP, tl.exp2: UnaryFn.EXP2, tl.log: UnaryFn.LOG, tl.log2: UnaryFn.LOG2, tl.sin: UnaryFn.SIN,
-         tl.cos: UnaryFn.COS, tl.sqrt: UnaryFn.SQRT, tl.sqrt_rn: UnaryFn.SQRT_RN, tl.rsqrt: UnaryFn.RSQRT,
-         tl.erf: UnaryFn.ERF, tl.atan: UnaryFn.ATAN, tl.ceil: UnaryFn.CEIL, tl.floor: UnaryFn.FLOOR}
+def float_node(c: Context, value: Value, name: str) -> Node:
+    """A float operand of ``tl.<name>`` as a node."""
+    x = node_arg(c.b, value)
+    elementwise.float_operand(x.ty.dtype, name)
+    return x
 
 
-def _math_lowering(fn: UnaryFn) -> Lowering:
-    return lambda c, a: c.b.math(fn, a["x"])
+def _math_lowering(op: elementwise.MathOp) -> Lowering:
+    """A row of the math table: the IR function of the builtin's name."""
+    fn = UnaryFn(op.name)
+    return lambda c, a: c.b.math(fn, float_node(c, a["x"], op.name))
 
 
-for _fn, _unary_fn in _MATH.items():
-    lowers(_fn)(_math_lowering(_unary_fn))
+for _op in elementwise.MATH:
+    lowers(_op.builtin)(_math_lowering(_op))
 
 
 @lowers(tl.abs)
@@ -186,6 +184,7 @@ def _minimum(c: Context, a: Args) -> Node:
 
 @lowers(tl.clamp)
 def _clamp(c: Context, a: Args) -> Node:
+    float_node(c, a["x"], "clamp")
     nan = a["propagate_nan"]
     low = c.b.binary(BinaryFn.MAX_NAN if nan else BinaryFn.MAX, a["x"], a["min"])
     return c.b.binary(BinaryFn.MIN_NAN if nan else BinaryFn.MIN, low, a["max"])
@@ -193,22 +192,25 @@ def _clamp(c: Context, a: Args) -> Node:
 
 @lowers(tl.fma)
 def _fma(c: Context, a: Args) -> Node:
-    x = node_arg(c.b, a["x"])
+    x = float_node(c, a["x"], "fma")
     return c.b.elementwise(Op.FMA, (x, a["y"], a["z"]), x.ty.dtype)
 
 
 @lowers(tl.fdiv)
 def _fdiv(c: Context, a: Args) -> Node:
+    float_node(c, a["x"], "fdiv")
     return c.b.binary(BinaryFn.DIV_RN if a["ieee_rounding"] else BinaryFn.DIV, a["x"], a["y"], true_div=True)
 
 
 @lowers(tl.div_rn)
 def _div_rn(c: Context, a: Args) -> Node:
+    float_node(c, a["x"], "fdiv")
     return c.b.binary(BinaryFn.DIV_RN, a["x"], a["y"], true_div=True)
 
 
 @lowers(tl.umulhi)
 def _umulhi(c: Context, a: Args) -> Node:
+    elementwise.integer_operands(builder.common_dtype(a["x"], a["y"]), "umulhi")
     return c.b.binary(BinaryFn.UMULHI, a["x"], a["y"])
 
 

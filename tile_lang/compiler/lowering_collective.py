@@ -20,6 +20,7 @@ from tile_lang.compiler.lowering import (
 )
 from tile_lang.dtypes import DType
 from tile_lang.func import Func
+from tile_lang.semantics import linalg, reduction
 
 # ---------------------------------------------------------------- reductions and scans
 
@@ -27,8 +28,7 @@ from tile_lang.func import Func
 def _values(c: Context, value: Any, what: str) -> Node:
     """A block of values (not pointers)."""
     x = node_arg(c.b, value)
-    if x.ty.dtype.is_pointer:
-        raise c.error(f"{what} needs a block of values, got {x.ty}")
+    reduction.values(x.ty.dtype, what)
     return x
 
 
@@ -56,32 +56,17 @@ def _reduce(c: Context, x: Node, fn: ReduceFn, axis: Any, keep_dims: bool, dtype
     return _kept(c, out, x, ax, keep_dims)
 
 
-def sum_dtype(dtype: DType) -> DType:
-    """Sums widen narrow signed ints to i32, narrow unsigned ints and bool to u32."""
-    if dtype.bits < 32 and (dtype.is_bool or dtype.kind is dtypes.Kind.UINT):
-        return dtypes.U32
-    if dtype.bits < 32 and dtype.is_signed:
-        return dtypes.I32
-    return dtype
-
-
-def _max_dtype(dtype: DType) -> DType:
-    """max/min without indices upcast integers (and bool) narrower than 32 bits to i32."""
-    return dtypes.I32 if not dtype.is_float and dtype.bits < 32 else dtype
-
-
 @lowers(tl.sum)
 def _sum(c: Context, a: Args) -> Node:
     x = _values(c, a["input"], "tl.sum")
-    dtype = dtype_arg(a["dtype"]) if a["dtype"] is not None else sum_dtype(x.ty.dtype)
+    dtype = dtype_arg(a["dtype"]) if a["dtype"] is not None else reduction.sum_dtype(x.ty.dtype)
     return _reduce(c, x, ReduceFn.SUM, a["axis"], a["keep_dims"], dtype, "tl.sum")
 
 
 @lowers(tl.xor_sum)
 def _xor_sum(c: Context, a: Args) -> Node:
     x = _values(c, a["input"], "tl.xor_sum")
-    if not (x.ty.dtype.is_int or x.ty.dtype.is_bool):
-        raise c.error(f"tl.xor_sum needs an integer block, got {x.ty}")
+    reduction.integer_block(x.ty.dtype, "tl.xor_sum")
     return _reduce(c, x, ReduceFn.XOR, a["axis"], a["keep_dims"], x.ty.dtype, "tl.xor_sum")
 
 
@@ -89,7 +74,7 @@ def _extreme(fn: ReduceFn, arg_fn: ReduceFn, what: str) -> Lowering:
     def lower(c: Context, a: Args) -> Any:
         x = _values(c, a["input"], what)
         if not a["return_indices"]:
-            return _reduce(c, x, fn, a["axis"], a["keep_dims"], _max_dtype(x.ty.dtype), what)
+            return _reduce(c, x, fn, a["axis"], a["keep_dims"], reduction.max_dtype(x.ty.dtype), what)
         value = _reduce(c, x, fn, a["axis"], a["keep_dims"], x.ty.dtype, what)
         index = _reduce(c, x, arg_fn, a["axis"], a["keep_dims"], dtypes.I32, what, a["return_indices_tie_break_left"])
         return value, index
@@ -115,7 +100,7 @@ def _scan(fn: ReduceFn, widen: bool, what: str) -> Lowering:
     """cumsum widens like sum; cumprod keeps the input dtype (Triton 3.6)."""
     def lower(c: Context, a: Args) -> Node:
         x = _values(c, a["input"], what)
-        dtype = sum_dtype(x.ty.dtype) if widen else x.ty.dtype
+        dtype = reduction.sum_dtype(x.ty.dtype) if widen else x.ty.dtype
         if x.ty.is_scalar:
             return c.b.cast(x, dtype)
         axis = block_axis(c, x, a["axis"], what)
@@ -178,15 +163,13 @@ def _sort(c: Context, a: Args) -> Node:
     if x.ty.is_scalar:
         return x
     last = len(x.ty.shape) - 1
-    if block_axis(c, x, last if a["dim"] is None else a["dim"], "tl.sort") != last:
-        raise c.error(f"tl.sort sorts along the last axis only (dim={last} or None), got dim={a['dim']}")
+    reduction.sort_axis(len(x.ty.shape), block_axis(c, x, last if a["dim"] is None else a["dim"], "tl.sort"), a["dim"])
     return c.b.emit(Op.SORT, x.ty, (x,), SortAttr(bool(a["descending"])))
 
 
 def _int_block(c: Context, value: Any, what: str) -> Node:
     x = _values(c, value, what)
-    if not x.ty.dtype.is_int:
-        raise c.error(f"{what} needs an integer block, got {x.ty}")
+    reduction.integer_block(x.ty.dtype, what)
     return x
 
 
@@ -222,54 +205,13 @@ def _gather(c: Context, a: Args) -> Node:
 
 # ---------------------------------------------------------------- dot
 
-DOT_DTYPES = (dtypes.I8, dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.F8E4M3, dtypes.F8E5M2)
-PRECISIONS = tuple(p.value for p in Precision)
-
-
-def min_k(dtype: DType) -> int:
-    """Triton's smallest K for a dot on NVIDIA."""
-    return {8: 32, 64: 4}.get(dtype.bits, 16)
-
-
 def _dot_operands(c: Context, a: Args) -> tuple[Node, Node, tuple[int, ...]]:
     x, y = node_arg(c.b, a["input"]), node_arg(c.b, a["other"])
-    if x.ty.dtype not in DOT_DTYPES or y.ty.dtype not in DOT_DTYPES:
-        raise c.error(f"tl.dot operands must be i8, f16, bf16, f32, f64 or fp8; got {x.ty} and {y.ty}")
-    if x.ty.dtype != y.ty.dtype and not (x.ty.dtype.is_fp8 and y.ty.dtype.is_fp8):
-        raise c.error(f"tl.dot operands must have the same dtype, got {x.ty} and {y.ty}")
-    if len(x.ty.shape) not in (2, 3) or len(y.ty.shape) != len(x.ty.shape):
-        raise c.error(f"tl.dot needs two 2-D or two 3-D (batched) blocks, got {x.ty} and {y.ty}")
-    (*batch_x, m, k), (*batch_y, k2, n) = x.ty.shape, y.ty.shape
-    if k != k2 or batch_x != batch_y:
-        raise c.error(f"tl.dot: shapes {list(x.ty.shape)} and {list(y.ty.shape)} do not chain")
-    if k < min_k(x.ty.dtype):
-        raise c.error(f"tl.dot: K = {k} is below the minimum of {min_k(x.ty.dtype)} for {x.ty.dtype!r} operands")
-    return x, y, (*batch_x, m, n)
+    return x, y, linalg.dot_shape(x.ty.dtype, x.ty.shape, y.ty.dtype, y.ty.shape)
 
 
-def _dot_result(c: Context, operand: DType, out_dtype: Any) -> DType:
-    """i8 gives i32 and f64 gives f64; other floats give ``out_dtype`` (f32, f16 or bf16)."""
-    if operand == dtypes.I8:
-        return dtypes.I32
-    if operand == dtypes.F64:
-        return dtypes.F64
-    out = dtypes.F32 if out_dtype is None else dtype_arg(out_dtype)
-    if out not in (dtypes.F32, dtypes.F16, dtypes.BF16):
-        raise c.error(f"tl.dot: out_dtype must be f32, f16 or bf16 for {operand!r} operands, got {out!r}")
-    return out
-
-
-def _precision(c: Context, a: Args) -> Precision:
-    chosen, allow = a["input_precision"], a["allow_tf32"]
-    if chosen is not None and allow is not None:
-        raise c.error("tl.dot: give only one of input_precision and allow_tf32")
-    if allow is not None:
-        return Precision.TF32 if allow else Precision.IEEE
-    if chosen is None:
-        return Precision.TF32
-    if chosen not in PRECISIONS:
-        raise c.error(f"tl.dot: input_precision must be one of {', '.join(PRECISIONS)}, got {chosen!r}")
-    return Precision(chosen)
+def _out_dtype(value: Any) -> DType | None:
+    return None if value is None else dtype_arg(value)
 
 
 def _zeros(c: Context, dtype: DType, shape: tuple[int, ...]) -> Node:
@@ -299,13 +241,12 @@ def _tf32x3(c: Context, x: Node, y: Node, shape: tuple[int, ...]) -> Node:
 def _dot(c: Context, a: Args) -> Node:
     """``x @ y + acc``; for f32 operands ``input_precision`` says what the tensor cores see."""
     x, y, shape = _dot_operands(c, a)
-    out = _dot_result(c, x.ty.dtype, a["out_dtype"])
-    precision = _precision(c, a)
+    out = linalg.dot_dtype(x.ty.dtype, _out_dtype(a["out_dtype"]))
+    precision = Precision(linalg.precision(a["input_precision"], a["allow_tf32"]))
     acc: Node | None = None
     if a["acc"] is not None:
         acc = node_arg(c.b, a["acc"])
-        if acc.ty != Type(out, shape):
-            raise c.error(f"tl.dot: acc must be a {out!r} block of shape {list(shape)}, got {acc.ty}")
+        linalg.accumulator(out, shape, acc.ty.dtype, acc.ty.shape, "tl.dot")
     if x.ty.dtype == dtypes.F32 and precision is Precision.TF32X3:
         total = _tf32x3(c, x, y, shape)
         if acc is not None:
@@ -317,45 +258,30 @@ def _dot(c: Context, a: Args) -> Node:
 
 # ---------------------------------------------------------------- dot_scaled
 
-SCALE_GROUP = 32  # K-elements per e8m0 scale
-SCALED_FORMATS = {"e4m3": dtypes.F8E4M3, "e5m2": dtypes.F8E5M2, "bf16": dtypes.BF16, "fp16": dtypes.F16}
-
-
-def _scale_factors(c: Context, scale: Any, rows: int, k: int, what: str) -> Node:
+def _scale_factors(c: Context, scale: Any, rows: int, k: int, side: str) -> Node:
     """e8m0 scales ``2**(s - 127)`` (0 is 2**-127, 255 is NaN) as f32 ``[rows, k]``, each
     repeated over its 32 K-elements."""
-    s = _values(c, scale, f"{what}_scale")
-    if s.ty.dtype != dtypes.U8 or s.ty.shape != (rows, k // SCALE_GROUP) or k % SCALE_GROUP:
-        raise c.error(f"{what}_scale must be a u8 block of shape [{rows}, {k // SCALE_GROUP}] "
-                      f"(one e8m0 scale per {SCALE_GROUP} elements of K = {k}), got {s.ty}")
+    s = _values(c, scale, f"tl.dot_scaled: {side}_scale")
+    linalg.scale(side, s.ty.dtype, s.ty.shape, rows, k)
     bits = c.b.binary(BinaryFn.SHL, c.b.cast(s, dtypes.U32), 23)
     factor = c.b.cast(bits, dtypes.F32, bitcast=True)
     factor = c.b.where(c.b.binary(BinaryFn.EQ, s, 0), 2.0 ** -127, factor)
     factor = c.b.where(c.b.binary(BinaryFn.EQ, s, 255), float("nan"), factor)
-    groups = k // SCALE_GROUP
-    spread = c.b.broadcast_to(c.b.reshape(factor, (rows, groups, 1)), (rows, groups, SCALE_GROUP))
+    groups = k // linalg.SCALE_GROUP
+    spread = c.b.broadcast_to(c.b.reshape(factor, (rows, groups, 1)), (rows, groups, linalg.SCALE_GROUP))
     return c.b.reshape(spread, (rows, k))
 
 
 def _scaled_operand(c: Context, x: Any, scale: Any, fmt: Any, k_pack: Any, side: str) -> Node:
     """One microscaled operand as f64 with its scales applied along K (lhs [M, K], rhs [K, N];
     scales [M|N, K/32]). An fp8 format may come as its fp8 dtype or as raw u8 bits."""
-    what = f"tl.dot_scaled: {side}"
-    if fmt == "e2m1":
-        raise c.error(f"{what}: the e2m1 (packed fp4) format is not supported by the CUDA compiler")
-    if fmt not in SCALED_FORMATS:
-        raise c.error(f"{what}_format must be one of {', '.join(SCALED_FORMATS)} (or e2m1), got {fmt!r}")
-    if not k_pack:
-        raise c.error(f"{what}_k_pack=False only applies to e2m1 operands")
-    dtype = SCALED_FORMATS[str(fmt)]
-    t = _values(c, x, what)
-    if len(t.ty.shape) != 2 or not (t.ty.dtype == dtype or (dtype.is_fp8 and t.ty.dtype == dtypes.U8)):
-        raise c.error(f"{what}: expected a 2-D {dtype!r} block (or u8 bits) for format {fmt!r}, got {t.ty}")
+    t = _values(c, x, f"tl.dot_scaled: {side}")
+    dtype = linalg.scaled_operand(fmt, k_pack, side, t.ty.dtype, t.ty.shape)
     decoded = c.b.cast(c.b.cast(t, dtype, bitcast=True) if t.ty.dtype == dtypes.U8 else t, dtypes.F32)
     if scale is not None:
         oriented = decoded if side == "lhs" else permute(c, decoded, (1, 0))
         rows, k = oriented.ty.shape
-        oriented = c.b.binary(BinaryFn.MUL, oriented, _scale_factors(c, scale, rows, k, what))
+        oriented = c.b.binary(BinaryFn.MUL, oriented, _scale_factors(c, scale, rows, k, side))
         decoded = oriented if side == "lhs" else permute(c, oriented, (1, 0))
     return c.b.cast(decoded, dtypes.F64)
 
@@ -366,16 +292,11 @@ def _dot_scaled(c: Context, a: Args) -> Node:
     in f64, rounded once to f32 (as the reference)."""
     lhs = _scaled_operand(c, a["lhs"], a["lhs_scale"], a["lhs_format"], a["lhs_k_pack"], "lhs")
     rhs = _scaled_operand(c, a["rhs"], a["rhs_scale"], a["rhs_format"], a["rhs_k_pack"], "rhs")
-    if lhs.ty.shape[1] != rhs.ty.shape[0]:
-        raise c.error(f"tl.dot_scaled: lhs {list(lhs.ty.shape)} and rhs {list(rhs.ty.shape)} do not chain")
-    if a["out_dtype"] is not None and dtype_arg(a["out_dtype"]) != dtypes.F32:
-        raise c.error("tl.dot_scaled: out_dtype must be f32")
-    shape = (lhs.ty.shape[0], rhs.ty.shape[1])
+    shape = linalg.dot_scaled_shape(lhs.ty.shape, rhs.ty.shape, _out_dtype(a["out_dtype"]))
     acc: Value = 0.0
     if a["acc"] is not None:
         given = node_arg(c.b, a["acc"])
-        if given.ty != Type(dtypes.F32, shape):
-            raise c.error(f"tl.dot_scaled: acc must be a tl.f32 block of shape {list(shape)}, got {given.ty}")
+        linalg.accumulator(dtypes.F32, shape, given.ty.dtype, given.ty.shape, "tl.dot_scaled")
         acc = given
     total = dot(c, lhs, rhs, c.b.broadcast_to(c.b.to_node(acc, dtypes.F64), shape), Precision.IEEE)
     return c.b.cast(total, dtypes.F32)

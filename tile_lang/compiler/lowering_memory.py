@@ -11,14 +11,13 @@ from tile_lang import dtypes
 from tile_lang.compiler.aggregates import BlockInfo, Part, info
 from tile_lang.compiler.builder import Builder, Value, broadcast_shapes
 from tile_lang.compiler.ir import AtomicAttr, AtomicFn, BinaryFn, MemAttr, Node, Op, Scope, Sem, Type
-from tile_lang.compiler.lowering import LOWERINGS, Args, Context, Lowering, builtin_op, lowers, pow2_shape
+from tile_lang.compiler.lowering import LOWERINGS, Args, Context, Lowering, builtin_op, lowers
 from tile_lang.dtypes import DType
 from tile_lang.ops import memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.operators import BinaryOp
+from tile_lang.semantics import elementwise, memory as rules
 
-MAX_DESCRIPTOR_RANK = 5
-DESCRIPTOR_ALIGN = 16  # bytes: every stride but the last, and the last block dim's extent
 
 
 def _mask(b: Builder, mask: Value | None, shape: tuple[int, ...]) -> Node | None:
@@ -63,6 +62,7 @@ def _load(c: Context, a: Args) -> Node:
     if block is not None:
         return _load_block(c, block, a)
     ptr = _pointer(c, a["pointer"], a["mask"])
+    elementwise.scalar_fits(a["other"], _element(ptr), "other")
     return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]))
 
 
@@ -73,43 +73,21 @@ def _store(c: Context, a: Args) -> None:
         _store_block(c, block, a)
         return
     ptr = _pointer(c, a["pointer"], a["mask"])
+    elementwise.scalar_fits(a["value"], _element(ptr), "value")
     store(c, ptr, a["value"], _mask(c.b, a["mask"], ptr.ty.shape))
 
 
 # ---------------------------------------------------------------- atomics
 
 
-def _check_atomic(c: Context, fn: AtomicFn, dtype: DType) -> None:
-    """Triton's element types: 32/64-bit ints and floats; f16/bf16 only for add; floats not for
-    bitwise ops; any 16-bit or wider type for cas."""
-    if fn is AtomicFn.CAS:
-        ok = dtype.bits in (16, 32, 64)
-    elif dtype in (dtypes.F16, dtypes.BF16):
-        ok = fn is AtomicFn.ADD
-    else:
-        ok = dtype.bits in (32, 64) and not (dtype.is_float and fn in (AtomicFn.AND, AtomicFn.OR, AtomicFn.XOR))
-    if not ok:
-        name = "xchg" if fn is AtomicFn.XCHG else fn.value
-        raise c.error(f"tl.atomic_{name} does not support {dtype!r} elements")
-
-
-def _ordering(c: Context, a: Args) -> tuple[Sem, Scope]:
-    sems, scopes = [s.value for s in Sem], [s.value for s in Scope]
-    if a["sem"] not in (None, *sems):
-        raise c.error(f"sem must be one of {', '.join(map(repr, sems))}, got {a['sem']!r}")
-    if a["scope"] not in (None, *scopes):
-        raise c.error(f"scope must be one of {', '.join(map(repr, scopes))}, got {a['scope']!r}")
-    return Sem(a["sem"] or "acq_rel"), Scope(a["scope"] or "gpu")
-
-
-def _atomic_lowering(fn: AtomicFn) -> Lowering:
+def _atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
     """Pointers, operands and mask broadcast together: a scalar pointer with a block of values
     updates the one address once per lane."""
     def lower(c: Context, a: Args) -> Node:
         ptr = _pointer(c, a["pointer"], a.get("mask"))
         element = _element(ptr)
-        _check_atomic(c, fn, element)
-        sem, scope = _ordering(c, a)
+        rules.atomic_element(name, element)
+        sem, scope = rules.ordering(name, a["sem"], a["scope"])
         values = [c.b.to_node(a[k], element) for k in (("cmp", "val") if fn is AtomicFn.CAS else ("val",))]
         shape = ptr.ty.shape
         for v in values:
@@ -118,7 +96,7 @@ def _atomic_lowering(fn: AtomicFn) -> Lowering:
         operands = [c.b.broadcast_to(v, shape) for v in values]
         mask = _mask(c.b, a.get("mask"), ptr.ty.shape)
         args = (ptr, *operands) + ((mask,) if mask is not None else ())
-        return c.b.emit(Op.ATOMIC, Type(element, ptr.ty.shape), args, AtomicAttr(fn, sem, scope, mask is not None))
+        return c.b.emit(Op.ATOMIC, Type(element, ptr.ty.shape), args, AtomicAttr(fn, Sem(sem), Scope(scope), mask is not None))
     return lower
 
 
@@ -127,18 +105,10 @@ _ATOMICS: dict[object, AtomicFn] = {
     tl.atomic_or: AtomicFn.OR, tl.atomic_xor: AtomicFn.XOR, tl.atomic_xchg: AtomicFn.XCHG, tl.atomic_cas: AtomicFn.CAS,
 }
 for _atomic, _atomic_fn in _ATOMICS.items():
-    LOWERINGS[builtin_op(_atomic)] = _atomic_lowering(_atomic_fn)
+    LOWERINGS[builtin_op(_atomic)] = _atomic_lowering(builtin_op(_atomic).name, _atomic_fn)
 
 
 # ---------------------------------------------------------------- block pointers and tensor descriptors
-
-
-def _block_shape(c: Context, block_shape: Any, what: str) -> tuple[int, ...]:
-    if not isinstance(block_shape, (tuple, list)) or not block_shape:
-        raise c.error(f"{what}: block_shape must be a non-empty tuple of constexpr ints, got {block_shape!r}")
-    if any(isinstance(d, Node) or not isinstance(d, int) for d in block_shape):
-        raise c.error(f"{what}: block_shape must hold constexpr ints, got {block_shape!r}")
-    return pow2_shape(c, tuple(block_shape), what)
 
 
 def _integers(c: Context, items: Any, ndim: int, what: str) -> tuple[Part, ...]:
@@ -192,13 +162,6 @@ def _resolve(c: Context, block: BlockInfo, checked: tuple[int, ...]) -> tuple[No
     return ptrs, None if mask is None else c.b.broadcast_to(mask, full)
 
 
-def _boundary_dims(c: Context, boundary_check: Any, ndim: int) -> tuple[int, ...]:
-    dims = boundary_check if isinstance(boundary_check, (tuple, list)) else (boundary_check,)
-    if any(not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < ndim for d in dims):
-        raise c.error(f"boundary_check must list dims in [0, {ndim}), got {boundary_check!r}")
-    return tuple(dims)
-
-
 def _padding(c: Context, padding: Any, dtype: DType, allowed: tuple[str, ...] = PADDINGS) -> float | None:
     """The fill of out-of-bounds elements; None leaves them undefined."""
     try:
@@ -209,11 +172,9 @@ def _padding(c: Context, padding: Any, dtype: DType, allowed: tuple[str, ...] = 
 
 @lowers(tl.make_block_ptr)
 def _make_block_ptr(c: Context, a: Args) -> tl.BlockPointer[Any, Any]:
-    block_shape = _block_shape(c, a["block_shape"], "tl.make_block_ptr")
+    block_shape = rules.block_shape(a["block_shape"], "tl.make_block_ptr")
     ndim = len(block_shape)
-    order = a["order"]
-    if not isinstance(order, (tuple, list)) or sorted(order) != list(range(ndim)):
-        raise c.error(f"order must be a permutation of range({ndim}), got {order!r}")
+    rules.order(a["order"], ndim)
     return tl.BlockPointer(BlockInfo(
         _base(c, a["base"], "tl.make_block_ptr"), _integers(c, a["shape"], ndim, "shape"),
         _integers(c, a["strides"], ndim, "strides"), _integers(c, a["offsets"], ndim, "offsets"), block_shape))
@@ -236,9 +197,8 @@ def _advance(c: Context, a: Args) -> tl.BlockPointer[Any, Any]:
 
 
 def _load_block(c: Context, block: BlockInfo, a: Args) -> Node:
-    if a["mask"] is not None or a["other"] is not None:
-        raise c.error("a block-pointer load takes no mask or other; use boundary_check and padding_option")
-    checked = _boundary_dims(c, a["boundary_check"], block.ndim)
+    rules.block_load(a["mask"], a["other"])
+    checked = rules.boundary_dims( a["boundary_check"], block.ndim)
     fill = _padding(c, a["padding_option"], _element(block.base))
     ptrs, mask = _resolve(c, block, checked)
     return load(c, ptrs, mask, fill, bool(a["volatile"]))
@@ -246,39 +206,25 @@ def _load_block(c: Context, block: BlockInfo, a: Args) -> Node:
 
 def _store_block(c: Context, block: BlockInfo, a: Args) -> None:
     """The value has the block's shape (or is a scalar) and exactly its dtype, as in Triton."""
-    if a["mask"] is not None:
-        raise c.error("a block-pointer store takes no mask; use boundary_check")
-    dtype = _element(block.base)
     value = a["value"]
-    if isinstance(value, Node) and value.ty.dtype != dtype:
-        raise c.error(f"a block-pointer store needs {dtype!r} values, got {value.ty} (convert with .to())")
-    if isinstance(value, Node) and value.ty.shape not in ((), block.block_shape):
-        raise c.error(f"a block-pointer store needs a value of shape {list(block.block_shape)}, got {value.ty}")
-    ptrs, mask = _resolve(c, block, _boundary_dims(c, a["boundary_check"], block.ndim))
+    given, shape = (value.ty.dtype, value.ty.shape) if isinstance(value, Node) else (None, ())
+    rules.block_store(a["mask"], _element(block.base), given, shape, block.block_shape)
+    ptrs, mask = _resolve(c, block, rules.boundary_dims(a["boundary_check"], block.ndim))
     store(c, ptrs, value, mask)
 
 
 def _check_descriptor(c: Context, base: Node, strides: tuple[Part, ...], block_shape: tuple[int, ...]) -> None:
     """The TMA rules that are known when compiling: unit last stride, 16-byte multiple other
     strides, at least 16 bytes along the last block dim (the base's alignment is the caller's)."""
-    size = _element(base).itemsize
-    if not (isinstance(strides[-1], int) and strides[-1] == 1):
-        raise c.error(f"the last stride of a tensor descriptor must be 1, got {strides[-1]!r}")
-    for d, stride in enumerate(strides[:-1]):
-        if isinstance(stride, int) and stride * size % DESCRIPTOR_ALIGN:
-            raise c.error(f"stride {d} of a tensor descriptor is {stride} elements = {stride * size} bytes, "
-                          f"not a multiple of {DESCRIPTOR_ALIGN} bytes")
-    if block_shape[-1] * size < DESCRIPTOR_ALIGN:
-        raise c.error(f"the last block dim of a tensor descriptor must span at least {DESCRIPTOR_ALIGN} bytes, "
-                      f"got {block_shape[-1]} x {size} bytes")
+    element = _element(base)
+    rules.descriptor_block(block_shape, element)
+    rules.descriptor_strides(tuple(s if isinstance(s, int) else None for s in strides), element)
 
 
 @lowers(tl.make_tensor_descriptor)
 def _make_tensor_descriptor(c: Context, a: Args) -> tl.TensorDescriptor[Any, Any]:
-    block_shape = _block_shape(c, a["block_shape"], "tl.make_tensor_descriptor")
+    block_shape = rules.block_shape(a["block_shape"], "tl.make_tensor_descriptor")
     ndim = len(block_shape)
-    if ndim > MAX_DESCRIPTOR_RANK:
-        raise c.error(f"a tensor descriptor has 1 to {MAX_DESCRIPTOR_RANK} dims, got {ndim}")
     base = _base(c, a["base"], "tl.make_tensor_descriptor")
     strides = _integers(c, a["strides"], ndim, "strides")
     _check_descriptor(c, base, strides, block_shape)
@@ -293,8 +239,7 @@ def _at(c: Context, a: Args, what: str) -> BlockInfo:
     """The descriptor's block moved to ``offsets`` (32-bit integers, as Triton requires)."""
     block = _block_arg(c, a["desc"], tl.TensorDescriptor, what)
     offsets = _integers(c, a["offsets"], block.ndim, "offsets")
-    if any(isinstance(o, Node) and o.ty.dtype.bits > 32 for o in offsets):
-        raise c.error(f"{what}: offsets must be 32-bit integers (add .to(tl.i32))")
+    rules.descriptor_offsets(tuple(o.ty.dtype.bits for o in offsets if isinstance(o, Node)), what)
     return replace(block, offsets=offsets)
 
 
@@ -310,7 +255,6 @@ def _descriptor_load(c: Context, a: Args) -> Node:
 def _descriptor_store(c: Context, a: Args) -> None:
     block = _at(c, a, "descriptor store")
     value = a["value"]
-    if not isinstance(value, Node) or value.ty.shape != block.block_shape:
-        raise c.error(f"a descriptor store needs a value of shape {list(block.block_shape)}, got {value!r}")
+    rules.descriptor_store(value.ty.shape if isinstance(value, Node) else (), block.block_shape)
     ptrs, mask = _resolve(c, block, tuple(range(block.ndim)))
     store(c, ptrs, value, mask)

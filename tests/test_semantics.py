@@ -1,0 +1,160 @@
+"""One definition of each op's rules (tile_lang.semantics): the NumPy reference and the compiler
+accept and reject the same kernels, with the same message at the same line. The compiler side
+is checked through ``cuda_source`` (the front end and lowering, no GPU) and, for kernels that
+run, through the CPU emulator of the generated CUDA."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, f32, i32
+from tile_lang.errors import KernelError
+from tile_lang.kernel import Kernel
+from tile_lang import registry
+from tile_lang import dtypes
+from tile_lang.dtypes import DType
+
+from tests.compiler.emulator import NAME, EmuBackend
+
+_EMU = EmuBackend()
+needs_emulator = pytest.mark.skipif(_EMU.unavailable_reason() is not None, reason=str(_EMU.unavailable_reason()))
+SCALE = 3
+
+
+@tl.kernel
+def runtime_arange(x: Pointer[i32], n: int) -> None:
+    tl.store(x + tl.arange(0, n), 1)
+
+
+@tl.kernel
+def int_load_with_inf(x: Pointer[i32], y: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < 3, other=float("-inf")))
+
+
+@tl.kernel
+def arange_of_six(x: Pointer[i32], BLOCK: constexpr) -> None:
+    tl.store(x + tl.arange(0, 6), 1)
+
+
+@tl.kernel
+def atomic_max_f16(x: Pointer[tl.f16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_max(x + offs, tl.load(x + offs))
+
+
+@tl.kernel
+def builtin_min_on_blocks(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, min(offs, offs))
+
+
+def _line(kernel: Kernel[Any], needle: str) -> int:
+    lines, first = inspect.getsourcelines(kernel.fn)
+    return first + next(i for i, text in enumerate(lines) if needle in text)
+
+
+def _reference_error(kernel: Kernel[Any], *args: object, **constexprs: Any) -> KernelError:
+    with pytest.raises(KernelError) as caught:
+        kernel[(1,)](*args, **constexprs)
+    return caught.value
+
+
+def _compiler_error(kernel: Kernel[Any], **constexprs: Any) -> KernelError:
+    with pytest.raises(KernelError) as caught:
+        kernel.cuda_source(**constexprs)
+    return caught.value
+
+
+REJECTED = [
+    (runtime_arange, "tl.arange(0, n)", "tl.arange needs compile-time bounds (constexpr ints), got 0, a runtime value",
+     {}),
+    (int_load_with_inf, "other=", "other=-inf is not a value of the tl.i32 elements", {"BLOCK": 8}),
+    (arange_of_six, "tl.arange(0, 6)", "tl.arange(0, 6): the extent 6 must be a positive power of two", {"BLOCK": 8}),
+    (atomic_max_f16, "tl.atomic_max", "tl.atomic_max does not support tl.f16 elements", {"BLOCK": 8}),
+]
+
+
+@pytest.mark.parametrize("kernel, needle, message, constexprs", REJECTED, ids=[str(case[1]) for case in REJECTED])
+def test_both_backends_reject_with_one_message_at_the_users_line(kernel: Kernel[Any], needle: str, message: str,
+                                                                 constexprs: dict[str, Any]) -> None:
+    buffers = [tl.to_device(np.zeros(8, kernel_dtype.numpy)) for kernel_dtype in _pointer_dtypes(kernel)]
+    scalars = [8] if kernel is runtime_arange else []
+    ref = _reference_error(kernel, *buffers, *scalars, **constexprs)
+    comp = _compiler_error(kernel, **constexprs)
+    line = _line(kernel, needle)
+    assert (ref.lineno, comp.lineno) == (line, line)
+    assert ref.message == comp.message
+    assert message in ref.message
+
+
+def _pointer_dtypes(kernel: Kernel[Any]) -> list[DType]:
+    hints = inspect.get_annotations(kernel.fn, eval_str=True)
+    return [dtypes.dtype_of(h.__args__[0]) for name, h in hints.items()
+            if getattr(h, "__origin__", None) is Pointer]
+
+
+def test_builtin_min_on_blocks_is_rejected_on_both() -> None:
+    x = tl.to_device(np.zeros(8, np.int32), tl.i32)
+    line = _line(builtin_min_on_blocks, "min(offs")
+    assert _reference_error(builtin_min_on_blocks, x, BLOCK=8).lineno == line
+    comp = _compiler_error(builtin_min_on_blocks, BLOCK=8)
+    assert comp.lineno == line and "tl.minimum (elementwise) or tl.min (a reduction)" in comp.message
+
+
+@tl.kernel
+def scalar_builtins(x: Pointer[i32], n: int) -> None:
+    pid = tl.program_id(0)
+    tl.store(x + pid, min(pid, n) + max(pid, n) * 10 + abs(pid - n) * 100)
+
+
+@tl.kernel
+def reads_a_module_and_a_closure_value(x: Pointer[f32], y: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs) * SCALE)
+
+
+def _closure_kernel(factor: float) -> Kernel[Any]:
+    @tl.kernel
+    def scaled(x: Pointer[f32], y: Pointer[f32], BLOCK: constexpr) -> None:
+        offs = tl.arange(0, BLOCK)
+        tl.store(y + offs, tl.load(x + offs) * factor)
+    return scaled
+
+
+BACKENDS = ["numpy", pytest.param(NAME, marks=needs_emulator)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    registry.register(_EMU)
+    return str(request.param)
+
+
+@pytest.mark.filterwarnings("ignore::tile_lang_numpy.engine.DivergenceWarning")
+def test_python_min_max_abs_on_runtime_scalars_run_on_both(backend: str) -> None:
+    """Python's min/max/abs on scalars are tl.minimum/tl.maximum/tl.abs, as in Triton."""
+    grid, n = 16, int(np.random.default_rng(1).integers(3, 12))
+    with registry.backend(backend):
+        out = tl.to_device(np.full(grid, -999, np.int32), tl.i32)
+        scalar_builtins[(grid,)](out, n)
+        got = out.numpy()
+    pid = np.arange(grid)
+    np.testing.assert_array_equal(got, np.minimum(pid, n) + np.maximum(pid, n) * 10 + np.abs(pid - n) * 100)
+
+
+def test_a_closure_variable_is_read_on_both(backend: str) -> None:
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(64).astype(np.float32)
+    factor = float(rng.uniform(0.5, 2.0))
+    for kernel, scale in ((_closure_kernel(factor), factor), (reads_a_module_and_a_closure_value, SCALE)):
+        with registry.backend(backend):
+            y = tl.to_device(np.full(64, np.nan, np.float32), tl.f32)
+            kernel[(1,)](tl.to_device(x, tl.f32), y, BLOCK=64)
+            got = y.numpy()
+        np.testing.assert_allclose(got, x.astype(np.float64) * np.float32(scale), rtol=1e-6)

@@ -1,0 +1,117 @@
+"""Elementwise rules: the math op table, float-only operands, casts, scalars that must fit a dtype.
+
+:data:`MATH` is the one list of the unary float functions (``tl.exp``, ``tl.exp2``...): each row
+names the builtin and says how the reference evaluates it; the compiler lowers a row to the IR
+function of the builtin's name (``UnaryFn("exp2")``), whose CUDA spelling the code generator
+holds. Adding such a function is its declaration in ``tile_lang/ops/math.py`` and a row here
+(plus an IR function and its spelling when it is a new one).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang.dtypes import DType
+from tile_lang.semantics.base import SemanticError
+
+Array = np.ndarray[Any, Any]
+
+ROUNDINGS = ("rtne", "rtz")
+
+
+@dataclass(frozen=True)
+class MathOp:
+    """One unary float function: the ``tl.*`` builtin and its NumPy evaluation (on f32, or f64
+    for f64 inputs; the result is rounded to the input dtype)."""
+
+    builtin: Callable[..., Any]
+    reference: Callable[[Array], Array]
+
+    @property
+    def name(self) -> str:
+        return self.builtin.__name__
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _rsqrt(v: Array) -> Array:
+    out: Array = 1.0 / np.sqrt(v)
+    return out
+
+
+def _erf_of(v: Array) -> Array:
+    return np.asarray(_erf(v), dtype=v.dtype)
+
+
+MATH: tuple[MathOp, ...] = (
+    MathOp(tl.exp, np.exp), MathOp(tl.exp2, np.exp2), MathOp(tl.log, np.log), MathOp(tl.log2, np.log2),
+    MathOp(tl.sin, np.sin), MathOp(tl.cos, np.cos), MathOp(tl.sqrt, np.sqrt), MathOp(tl.sqrt_rn, np.sqrt),
+    MathOp(tl.rsqrt, _rsqrt), MathOp(tl.erf, _erf_of), MathOp(tl.atan, np.arctan), MathOp(tl.ceil, np.ceil),
+    MathOp(tl.floor, np.floor),
+)
+
+
+def float_operand(dtype: DType, name: str) -> DType:
+    """``dtype`` when ``tl.<name>`` may take it: floats only, as in Triton."""
+    if not dtype.is_float:
+        raise SemanticError(f"tl.{name} needs a floating-point block, got {dtype!r}")
+    return dtype
+
+
+def integer_operands(dtype: DType, name: str) -> DType:
+    """``dtype`` when ``tl.<name>`` may take it: integers only."""
+    if not dtype.is_int:
+        raise SemanticError(f"tl.{name} needs integer blocks, got {dtype!r}")
+    return dtype
+
+
+def cast_rounding(rounding: object) -> bool:
+    """Whether ``fp_downcast_rounding`` asks to round toward zero (None and "rtne": to nearest even)."""
+    if rounding not in (None, *ROUNDINGS):
+        raise SemanticError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
+    return rounding == "rtz"
+
+
+def bitcast(src: DType, dst: DType) -> None:
+    """A bitcast keeps the bits, so both types have one width."""
+    if src.bits != dst.bits:
+        raise SemanticError(f"bitcast between types of different widths: {src!r} -> {dst!r}")
+
+
+def scalar_fits(value: object, dtype: DType, what: str) -> None:
+    """A Python number given where ``dtype`` elements go (``other=``, a stored constant) must be a
+    value of that dtype: an integer in range for integer elements (``-inf`` or ``0.5`` is not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not dtype.is_int:
+        return
+    whole = isinstance(value, int) or (math.isfinite(value) and value.is_integer())
+    low, high = (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1) if dtype.is_signed else (0, 2**dtype.bits - 1)
+    if not whole or not low <= int(value) <= high:
+        raise SemanticError(f"{what}={value!r} is not a value of the {dtype!r} elements "
+                            f"(an integer in [{low}, {high}]); convert it explicitly")
+
+
+# Python's min, max and abs on runtime scalars are these builtins, as in Triton.
+PYTHON_BUILTINS: dict[Callable[..., Any], Callable[..., Any]] = {
+    builtins.min: tl.minimum, builtins.max: tl.maximum, builtins.abs: tl.abs,
+}
+
+
+def python_builtin(fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...], kwargs: bool) -> Callable[..., Any]:
+    """The ``tl.*`` builtin that Python's ``min``/``max``/``abs`` stands for on runtime scalars of
+    ``shapes``; blocks need the explicit op (elementwise or a reduction)."""
+    name = fn.__name__
+    arity = 1 if fn is builtins.abs else 2
+    if kwargs or len(shapes) != arity:
+        raise SemanticError(f"{name}() on runtime values takes {arity} positional argument{'s' * (arity > 1)}")
+    if any(shapes):
+        hint = "tl.abs" if fn is builtins.abs else f"tl.{PYTHON_BUILTINS[fn].__name__} (elementwise) or tl.{name} (a reduction)"
+        raise SemanticError(f"Python's {name}() on a block: use {hint}")
+    return PYTHON_BUILTINS[fn]

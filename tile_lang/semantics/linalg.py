@@ -1,0 +1,111 @@
+"""Matrix-product rules: ``tl.dot`` and ``tl.dot_scaled`` operands, shapes, result and
+accumulator dtypes, precision, microscaling formats."""
+
+from __future__ import annotations
+
+from tile_lang import dtypes
+from tile_lang.dtypes import DType
+from tile_lang.semantics.base import SemanticError
+
+DOT_DTYPES = (dtypes.I8, dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.F8E4M3, dtypes.F8E5M2)
+PRECISIONS = ("tf32", "tf32x3", "ieee")  # input_precision, Triton's spellings
+SCALE_GROUP = 32  # K-elements per e8m0 scale of dot_scaled
+SCALED_FORMATS = {"e4m3": dtypes.F8E4M3, "e5m2": dtypes.F8E5M2, "bf16": dtypes.BF16, "fp16": dtypes.F16}
+
+Shape = tuple[int, ...]
+
+
+def min_k(dtype: DType) -> int:
+    """Triton's smallest K for a dot on NVIDIA (M and N may be anything)."""
+    return {8: 32, 64: 4}.get(dtype.bits, 16)
+
+
+def dot_shape(x: DType, x_shape: Shape, y: DType, y_shape: Shape) -> Shape:
+    """The result shape of ``x @ y`` after Triton's dtype and shape checks (2-D or batched 3-D)."""
+    shown = f"{x!r} {list(x_shape)} and {y!r} {list(y_shape)}"
+    if x not in DOT_DTYPES or y not in DOT_DTYPES:
+        raise SemanticError(f"tl.dot operands must be i8, f16, bf16, f32, f64 or fp8; got {shown}")
+    if x != y and not (x.is_fp8 and y.is_fp8):
+        raise SemanticError(f"tl.dot operands must have the same dtype, got {shown}")
+    if len(x_shape) not in (2, 3) or len(y_shape) != len(x_shape):
+        raise SemanticError(f"tl.dot needs two 2-D or two 3-D (batched) blocks, got {shown}")
+    (*batch_x, m, k), (*batch_y, k2, n) = x_shape, y_shape
+    if k != k2 or batch_x != batch_y:
+        raise SemanticError(f"tl.dot: shapes {list(x_shape)} and {list(y_shape)} do not chain")
+    if k < min_k(x):
+        raise SemanticError(f"tl.dot: K = {k} is below the minimum of {min_k(x)} for {x!r} operands")
+    return (*batch_x, m, n)
+
+
+def dot_dtype(operand: DType, out_dtype: DType | None) -> DType:
+    """i8 gives i32 and f64 gives f64 whatever ``out_dtype`` says (Triton); other floats give
+    ``out_dtype`` (None meaning f32), which must be f32, f16 or bf16. Triton 3.6 would ignore it
+    for f32/bf16 operands; here it is honoured, rounding the f32 accumulation."""
+    if operand == dtypes.I8:
+        return dtypes.I32
+    if operand == dtypes.F64:
+        return dtypes.F64
+    out = dtypes.F32 if out_dtype is None else out_dtype
+    if out not in (dtypes.F32, dtypes.F16, dtypes.BF16):
+        raise SemanticError(f"tl.dot: out_dtype must be f32, f16 or bf16 for {operand!r} operands, got {out!r}")
+    return out
+
+
+def accumulator(dtype: DType, shape: Shape, acc: DType, acc_shape: Shape, what: str) -> None:
+    """``acc`` must be exactly the result: its dtype and shape."""
+    if acc != dtype or acc_shape != shape:
+        raise SemanticError(f"{what}: acc must be a {dtype!r} block of shape {list(shape)}, "
+                            f"got a {acc!r} block of shape {list(acc_shape)}")
+
+
+def precision(chosen: object, allow_tf32: object) -> str:
+    """``input_precision`` (one of :data:`PRECISIONS`), from ``allow_tf32`` (deprecated) or
+    Triton's default, tf32."""
+    if chosen is not None and allow_tf32 is not None:
+        raise SemanticError("tl.dot: give only one of input_precision and allow_tf32")
+    if allow_tf32 is not None:
+        return "tf32" if allow_tf32 else "ieee"
+    if chosen is None:
+        return "tf32"
+    if chosen not in PRECISIONS:
+        raise SemanticError(f"tl.dot: input_precision must be one of {', '.join(PRECISIONS)}, got {chosen!r}")
+    return str(chosen)
+
+
+def scaled_format(fmt: object, k_pack: object, side: str) -> DType:
+    """The element dtype of one dot_scaled operand's format ("lhs" or "rhs")."""
+    what = f"tl.dot_scaled: {side}"
+    if fmt == "e2m1":
+        raise SemanticError(f"{what}: the e2m1 (packed fp4) format is not supported")
+    if fmt not in SCALED_FORMATS:
+        raise SemanticError(f"{what}_format must be one of {', '.join(SCALED_FORMATS)} (or e2m1), got {fmt!r}")
+    if not k_pack:
+        raise SemanticError(f"{what}_k_pack=False only applies to e2m1 operands")
+    return SCALED_FORMATS[str(fmt)]
+
+
+def scaled_operand(fmt: object, k_pack: object, side: str, dtype: DType, shape: Shape) -> DType:
+    """The format's dtype, after checking the operand is a 2-D block of it (an fp8 format may
+    come as raw u8 bits)."""
+    want = scaled_format(fmt, k_pack, side)
+    if len(shape) != 2 or not (dtype == want or (want.is_fp8 and dtype == dtypes.U8)):
+        raise SemanticError(f"tl.dot_scaled: {side}: expected a 2-D {want!r} block (or u8 bits) for format {fmt!r}, "
+                            f"got a {dtype!r} block of shape {list(shape)}")
+    return want
+
+
+def scale(side: str, dtype: DType, shape: Shape, rows: int, k: int) -> None:
+    """e8m0 scales: a u8 block ``[rows, k / 32]``, one per 32 elements of K."""
+    if dtype != dtypes.U8 or shape != (rows, k // SCALE_GROUP) or k % SCALE_GROUP:
+        raise SemanticError(f"tl.dot_scaled: {side}_scale must be a u8 block of shape [{rows}, {k // SCALE_GROUP}] "
+                            f"(one e8m0 scale per {SCALE_GROUP} elements of K = {k}), "
+                            f"got a {dtype!r} block of shape {list(shape)}")
+
+
+def dot_scaled_shape(lhs: Shape, rhs: Shape, out_dtype: DType | None) -> Shape:
+    """[M, K] @ [K, N] -> [M, N], always f32."""
+    if lhs[1] != rhs[0]:
+        raise SemanticError(f"tl.dot_scaled: lhs {list(lhs)} and rhs {list(rhs)} do not chain")
+    if out_dtype is not None and out_dtype != dtypes.F32:
+        raise SemanticError("tl.dot_scaled: out_dtype must be f32")
+    return (lhs[0], rhs[1])

@@ -1,0 +1,112 @@
+"""Memory rules: atomics' element types and orderings, block pointers and tensor descriptors.
+
+Rules about runtime values (bounds, a descriptor base's alignment) stay with the backend that
+sees them; a stride unknown when compiling is checked per program by the reference only.
+"""
+
+from __future__ import annotations
+
+from tile_lang import dtypes
+from tile_lang.dtypes import DType
+from tile_lang.semantics.base import SemanticError, pow2_shape
+
+SEMS = ("relaxed", "acquire", "release", "acq_rel")
+SCOPES = ("gpu", "cta", "sys")
+BITWISE_ATOMICS = ("atomic_and", "atomic_or", "atomic_xor")
+MAX_DESCRIPTOR_RANK = 5
+DESCRIPTOR_ALIGN = 16  # bytes: every stride but the last, the base, and the last block dim's extent
+
+
+def atomic_element(name: str, dtype: DType) -> None:
+    """Triton's element types for ``tl.<name>``: 32/64-bit ints and floats; f16/bf16 only for add;
+    floats not for bitwise ops; any 16-bit or wider type for cas."""
+    if name == "atomic_cas":
+        ok = dtype.bits in (16, 32, 64)
+    elif dtype in (dtypes.F16, dtypes.BF16):
+        ok = name == "atomic_add"
+    else:
+        ok = dtype.bits in (32, 64) and not (dtype.is_float and name in BITWISE_ATOMICS)
+    if not ok:
+        raise SemanticError(f"tl.{name} does not support {dtype!r} elements")
+
+
+def ordering(name: str, sem: object, scope: object) -> tuple[str, str]:
+    """An atomic's memory ordering and scope (Triton's spellings; defaults acq_rel and gpu)."""
+    if sem not in (None, *SEMS):
+        raise SemanticError(f"tl.{name}: sem must be one of {', '.join(map(repr, SEMS))}, got {sem!r}")
+    if scope not in (None, *SCOPES):
+        raise SemanticError(f"tl.{name}: scope must be one of {', '.join(map(repr, SCOPES))}, got {scope!r}")
+    return str(sem or "acq_rel"), str(scope or "gpu")
+
+
+def block_shape(block_shape: object, what: str) -> tuple[int, ...]:
+    """The block shape of a block pointer or descriptor: a non-empty tuple of constexpr powers of two."""
+    if not isinstance(block_shape, (tuple, list)) or not block_shape:
+        raise SemanticError(f"{what}: block_shape must be a non-empty tuple of constexpr ints, got {block_shape!r}")
+    if any(isinstance(d, bool) or not isinstance(d, int) for d in block_shape):
+        raise SemanticError(f"{what}: block_shape must hold constexpr ints, got {block_shape!r}")
+    return pow2_shape(tuple(block_shape), what)
+
+
+def order(order: object, ndim: int) -> tuple[int, ...]:
+    """make_block_ptr's ``order``: a permutation of the dims."""
+    if not isinstance(order, (tuple, list)) or sorted(order) != list(range(ndim)):
+        raise SemanticError(f"order must be a permutation of range({ndim}), got {order!r}")
+    return tuple(order)
+
+
+def boundary_dims(boundary_check: object, ndim: int) -> tuple[int, ...]:
+    """The dims a block-pointer access checks against the tensor's shape."""
+    dims = boundary_check if isinstance(boundary_check, (tuple, list)) else (boundary_check,)
+    if any(not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < ndim for d in dims):
+        raise SemanticError(f"boundary_check must list dims in [0, {ndim}), got {boundary_check!r}")
+    return tuple(dims)
+
+
+def block_load(mask: object, other: object) -> None:
+    if mask is not None or other is not None:
+        raise SemanticError("a block-pointer load takes no mask or other; use boundary_check and padding_option")
+
+
+def block_store(mask: object, element: DType, value: DType | None, shape: tuple[int, ...],
+                block: tuple[int, ...]) -> None:
+    """A block-pointer store's value has the block's shape (or is a scalar) and exactly its
+    dtype (``value`` None: a Python number, converted), as in Triton."""
+    if mask is not None:
+        raise SemanticError("a block-pointer store takes no mask; use boundary_check")
+    if value is not None and value != element:
+        raise SemanticError(f"a block-pointer store needs {element!r} values, got {value!r} (convert with .to())")
+    if shape not in ((), block):
+        raise SemanticError(f"a block-pointer store needs a value of shape {list(block)}, got shape {list(shape)}")
+
+
+def descriptor_block(block: tuple[int, ...], element: DType) -> None:
+    """A tensor descriptor has 1 to 5 dims and spans at least 16 bytes along the last."""
+    if len(block) > MAX_DESCRIPTOR_RANK:
+        raise SemanticError(f"a tensor descriptor has 1 to {MAX_DESCRIPTOR_RANK} dims, got {len(block)}")
+    if block[-1] * element.itemsize < DESCRIPTOR_ALIGN:
+        raise SemanticError(f"the last block dim of a tensor descriptor must span at least {DESCRIPTOR_ALIGN} "
+                            f"bytes, got {block[-1]} x {element.itemsize} bytes")
+
+
+def descriptor_strides(strides: tuple[int | None, ...], element: DType) -> None:
+    """The TMA's strides: the last is 1, the others are multiples of 16 bytes (None: a stride
+    known only at run time, which the compiler cannot check)."""
+    if strides[-1] != 1:
+        shown = "a runtime value" if strides[-1] is None else strides[-1]
+        raise SemanticError(f"the last stride of a tensor descriptor must be 1, got {shown}")
+    for d, stride in enumerate(strides[:-1]):
+        if stride is not None and stride * element.itemsize % DESCRIPTOR_ALIGN:
+            raise SemanticError(f"stride {d} of a tensor descriptor is {stride} elements = "
+                                f"{stride * element.itemsize} bytes, not a multiple of {DESCRIPTOR_ALIGN} bytes")
+
+
+def descriptor_offsets(widths: tuple[int, ...], what: str) -> None:
+    """A descriptor access's offsets are 32-bit integers, as Triton requires (bits of each runtime one)."""
+    if any(bits > 32 for bits in widths):
+        raise SemanticError(f"{what}: offsets must be 32-bit integers (add .to(tl.i32))")
+
+
+def descriptor_store(shape: tuple[int, ...], block: tuple[int, ...]) -> None:
+    if shape != block:
+        raise SemanticError(f"a descriptor store needs a value of shape {list(block)}, got shape {list(shape)}")
