@@ -37,11 +37,6 @@ class Buffer(Pointer[D]):
         return self._shape
 
     @property
-    def dtype(self) -> object:
-        """The tile_lang dtype marker, e.g. ``tl.f32``."""
-        return marker_of(self.type)
-
-    @property
     def size(self) -> int:
         return math.prod(self._shape)
 
