@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tile_lang import dtypes
-from tile_lang.dtypes import DType, marker_of
+from tile_lang.dtypes import DType
 from tile_lang.errors import LaunchError
 from tile_lang.tensor import D, Pointer
 

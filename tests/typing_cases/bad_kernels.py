@@ -423,3 +423,4 @@ def bad_tutorial_launches(n: int) -> None:
     generic_kernel[(1,)](half, x, n, BLOCK=64)  # E: misc
     add_kernel[(1.0,)](x, x, n, BLOCK=64)  # E: index
     add_kernel(x, x, n, BLOCK=64)  # E: operator
+    wrong_dtype: type[tl.f32] = half.dtype  # E: assignment
