@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tile_lang import dtypes
-from tile_lang.dtypes import DType, marker_of
+from tile_lang.dtypes import DType
 from tile_lang.errors import LaunchError
 from tile_lang.tensor import D, Pointer
 
@@ -35,11 +35,6 @@ class Buffer(Pointer[D]):
     @property
     def shape(self) -> tuple[int, ...]:
         return self._shape
-
-    @property
-    def dtype(self) -> object:
-        """The tile_lang dtype marker, e.g. ``tl.f32``."""
-        return marker_of(self.type)
 
     @property
     def size(self) -> int:

@@ -1,4 +1,5 @@
-"""``tile-lang``: the command line. ``tile-lang inspect MODULE:KERNEL --constexpr BLOCK=1024 [--ir|--cuda]``."""
+"""``tile-lang``: the command line. ``tile-lang inspect MODULE:KERNEL --constexpr BLOCK=1024 [--ir|--cuda]``
+shows a kernel's IR or CUDA; ``tile-lang check PACKAGE_OR_FILE`` compiles every kernel it defines (for CI)."""
 
 from __future__ import annotations
 
@@ -57,22 +58,39 @@ def _kernel(target: str) -> Any:
     return found
 
 
+def _specialization_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options naming one specialisation, shared by ``inspect`` and ``check``."""
+    parser.add_argument("--constexpr", action="append", type=_constexpr, default=[], metavar="NAME=VALUE")
+    parser.add_argument("--num-warps", type=int, default=4)
+    parser.add_argument("--num-stages", type=int, default=3)
+    parser.add_argument("--dtype", action="append", type=_pointee, default=[], metavar="POINTER=DTYPE",
+                        help="the pointee of a generic pointer parameter, e.g. x_ptr=f16 (default f32)")
+    parser.add_argument("--arch", default="80", help="target: 80 (mma.sync) or 90a (Hopper's wgmma); default 80")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tile-lang", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     inspect = commands.add_parser("inspect", help="print a kernel's IR or generated CUDA")
     inspect.add_argument("target", help="MODULE:KERNEL, e.g. examples.vector_add:vector_add")
-    inspect.add_argument("--constexpr", action="append", type=_constexpr, default=[], metavar="NAME=VALUE")
-    inspect.add_argument("--num-warps", type=int, default=4)
-    inspect.add_argument("--num-stages", type=int, default=3)
-    inspect.add_argument("--dtype", action="append", type=_pointee, default=[], metavar="POINTER=DTYPE",
-                         help="the pointee of a generic pointer parameter, e.g. x_ptr=f16 (default f32)")
-    inspect.add_argument("--arch", default="80", help="target: 80 (mma.sync) or 90a (Hopper's wgmma); default 80")
+    _specialization_arguments(inspect)
     shown = inspect.add_mutually_exclusive_group()
     shown.add_argument("--ir", action="store_true", help="the IR after the pass pipeline (default)")
     shown.add_argument("--ir-raw", action="store_true", help="the IR as the front end builds it")
     shown.add_argument("--cuda", action="store_true", help="the generated CUDA C++")
+    check = commands.add_parser("check", help="compile every kernel of a module or package (no GPU), report errors",
+                                description="Run the compiler's front end and passes on each kernel's "
+                                "specialisations: those the module lists in TILE_LANG_CHECK, an autotuner's "
+                                "configs, and the command line's values (applied to each kernel having those "
+                                "names). Exit status 1 if any error, 0 if clean, 2 on a usage error.")
+    check.add_argument("target", help="a dotted module or package (walked), a .py file or a package directory")
+    _specialization_arguments(check)
+    check.add_argument("--fail-unchecked", action="store_true",
+                       help="exit 1 also when a kernel is not checked (a constexpr without a value)")
+    check.add_argument("-v", "--verbose", action="store_true", help="list each clean specialisation too")
     args = parser.parse_args(argv)
+    if args.command == "check":
+        return _check(args)
     try:
         kernel = _kernel(args.target)
         constexprs = {**dict(args.constexpr), **dict(args.dtype)}
@@ -87,6 +105,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 1
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``tile-lang check``: every error and unchecked kernel on stdout, then a one-line summary."""
+    from tile_lang.check import Outcome, TargetNotFound, check
+
+    given = {**dict(args.constexpr), **dict(args.dtype)}
+    try:
+        reports = check(args.target, given, args.num_warps, args.num_stages, args.arch)
+    except TargetNotFound as exc:
+        print(f"tile-lang: error: {exc}", file=sys.stderr)
+        return 2
+    for report in reports:
+        spec = f"\n    checked as: {report.specialization.describe()}" if report.specialization else ""
+        if report.outcome is Outcome.ERROR:
+            print(f"{report.message}{spec}")
+        elif report.outcome is Outcome.NOT_CHECKED or args.verbose:
+            print(report.message or f"kernel {report.kernel}: clean{spec}")
+    counts = {outcome: sum(r.outcome is outcome for r in reports) for outcome in Outcome}
+    kernels = len({r.kernel for r in reports if r.kernel})
+    print(f"tile-lang check: {kernels} kernel(s), {counts[Outcome.CLEAN] + counts[Outcome.ERROR]} check(s): "
+          f"{counts[Outcome.ERROR]} error(s), {counts[Outcome.NOT_CHECKED]} kernel(s) not checked")
+    failed = counts[Outcome.ERROR] or (args.fail_unchecked and counts[Outcome.NOT_CHECKED])
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

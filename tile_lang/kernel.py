@@ -18,7 +18,7 @@ import numpy as np
 from tile_lang import dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
-from tile_lang.errors import LaunchError
+from tile_lang.errors import KernelError, LaunchError
 from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LaunchCache, plain_grid
 from tile_lang.signature import NO_DEFAULT, Param, ParamKind, match_pointee, read_params, show_dtype
 
@@ -129,6 +129,12 @@ class Kernel(Generic[P]):
         self.constexpr_params = tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
         self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
         self.lineno = fn.__code__.co_firstlineno
+        # A parameter named like a launch option takes the keyword too (Triton's rule: tutorial 02's
+        # `num_stages: tl.constexpr` is also the launch's num_stages); a stream cannot be a parameter.
+        self.option_params = frozenset(p.name for p in self.params if p.name in _OPTION_NAMES)
+        if "stream" in self.option_params:
+            raise KernelError("parameter 'stream' is the name of a launch option (the CUDA stream a launch runs on); "
+                              "rename the parameter", self.filename, self.lineno, kernel=self.name)
         self.__doc__ = fn.__doc__
         self.matched_pointees: set[tuple[Any, ...]] = set()  # pointer dtypes already checked
         self._launch_caches: dict[str, tuple[registry.Backend, LaunchCache | None]] = {}  # by backend name
@@ -272,7 +278,8 @@ class Launcher(Generic[P]):
         kernel = self.kernel
         option_kw = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
         launch_options = checked_options(kernel, option_kw, self.options) if option_kw else self.options
-        runtime, constexprs = kernel.bind(args, {k: v for k, v in kwargs.items() if k not in _OPTION_NAMES})
+        runtime, constexprs = kernel.bind(args, {k: v for k, v in kwargs.items()
+                                                 if k not in _OPTION_NAMES or k in kernel.option_params})
         backend = backend or registry.current()
         checked = _check_runtime_args(kernel, runtime, backend)
         grid = _resolve_grid(kernel, self.grid, constexprs)

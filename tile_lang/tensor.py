@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias, TypeVar, final, overload
 
+if TYPE_CHECKING:
+    from tile_lang.buffer import Buffer
+
 from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W32, Width, marker_of
 from tile_lang.operators import BinaryOp, UnaryOp, binary as _binary, index as _index
 from tile_lang.operators import subscript as _subscript, truth as _truth, unary as _unary
@@ -50,6 +53,22 @@ class _Unsupported:
     rather than an extra "Invalid self argument" ``[misc]`` error from mypy."""
 
 
+class _PointerDtype:
+    """``ptr.dtype``: in a kernel (a ``Pointer[D]`` parameter) the :class:`PointerType` whose
+    ``element_ty`` is ``D``, as Triton's; on the host (a ``Buffer[D]``) the element type ``type[D]``,
+    e.g. ``tl.f32``, as a NumPy array's. The only pointers that exist on the host are buffers (a
+    kernel's pointer parameters are rank-0 pointer tensors, answered by ``Tensor.dtype``)."""
+
+    @overload
+    def __get__(self, obj: Buffer[E], owner: object) -> type[E]: ...
+    @overload
+    def __get__(self, obj: Pointer[E], owner: object) -> PointerType[E]: ...
+    @overload
+    def __get__(self, obj: None, owner: object) -> _PointerDtype: ...
+    def __get__(self, obj: Any, owner: object) -> Any:
+        return self if obj is None else marker_of(obj.type)
+
+
 class Pointer(Dtype, Generic[D]):
     """A scalar pointer to elements of ``D``; also a dtype, so ``Tensor[Pointer[D], R]`` exists.
 
@@ -74,6 +93,8 @@ class Pointer(Dtype, Generic[D]):
     def add_offsets(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]:
         """Rust-book spelling of ``ptr + offsets``."""
         return self + offsets
+
+    dtype: _PointerDtype = _PointerDtype()
 
 
 @dataclass(frozen=True)

@@ -243,7 +243,7 @@ def scale_generic(x_ptr: Pointer[Float[W]], o_ptr: Pointer[Float[W]], n: int, B:
     """Load W, compute in f32, store W: the element type named as Triton names it."""
     offs = tl.program_id(0) * B + tl.arange(0, B)
     x = tl.load(x_ptr + offs, mask=offs < n).to(tl.f32)
-    tl.store(o_ptr + offs, (x * 3.0 - 1.0).to(o_ptr.dtype.element_ty), mask=offs < n)  # type: ignore[attr-defined]
+    tl.store(o_ptr + offs, (x * 3.0 - 1.0).to(o_ptr.dtype.element_ty), mask=offs < n)
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])

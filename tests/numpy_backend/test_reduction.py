@@ -357,7 +357,7 @@ def sort_flip(x_ptr: Pointer[Num], up: Pointer[Num], down: Pointer[Num], flipped
     rows = tl.arange(0, BR)
     cols = tl.arange(0, BC)
     mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
-    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=HIGH)
+    x = tl.where(mask, tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask), HIGH)
     out = rows[:, None] * n_cols + cols[None, :]
     tl.store(up + out, tl.sort(x), mask=mask)
     tl.store(down + out, tl.sort(tl.where(mask, x, LOW), descending=True), mask=mask)

@@ -384,7 +384,7 @@ def reduce_floats_with_int_combine(x_ptr: Pointer[f32], BLOCK: constexpr) -> Non
 @tl.kernel
 def load_other_wrong_category(x_ptr: Pointer[i32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
-    tl.load(x_ptr + offs, mask=offs < 4, other=0.5)  # MISS: a float `other` for an int pointer
+    tl.load(x_ptr + offs, mask=offs < 4, other=0.5)  # E: arg-type Argument 1 to "load"
 
 
 @tl.kernel
@@ -423,3 +423,4 @@ def bad_tutorial_launches(n: int) -> None:
     generic_kernel[(1,)](half, x, n, BLOCK=64)  # E: misc
     add_kernel[(1.0,)](x, x, n, BLOCK=64)  # E: index
     add_kernel(x, x, n, BLOCK=64)  # E: operator
+    wrong_dtype: type[tl.f32] = half.dtype  # E: assignment

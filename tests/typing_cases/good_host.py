@@ -42,6 +42,8 @@ def launch_all(n: int) -> None:
     ints = tl.empty(4, tl.i32)
     small = tl.empty(n, tl.i8)
     words = tl.empty(n, tl.u32)
+    half_dtype: type[tl.f16] = half.dtype  # a buffer's dtype is its element type, precisely
+    assert half_dtype is tl.f16 and tl.to_device(np.zeros(n, dtype=np.float32), x.dtype).dtype is tl.f32
 
     add_kernel[(tl.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
     add_kernel[(tl.cdiv(n, 1024),), tl.Options(num_warps=8)](x, y, out, n, BLOCK=1024)

@@ -403,6 +403,16 @@ def generic_f32_compute(x_ptr: Pointer[Float[W]], out_ptr: Pointer[Float[W]], n:
 
 
 @tl.kernel
+def generic_through_pointer_dtype(x_ptr: Pointer[Float[W]], out_ptr: Pointer[Float[W]], n: int,
+                                  BLOCK: constexpr) -> None:
+    """The element type named as Triton names it: ``ptr.dtype.element_ty``."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n).to(tl.f32)
+    tl.store(out_ptr + offs, tl.exp(x).to(out_ptr.dtype.element_ty), mask=offs < n)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), dtype=x_ptr.dtype.element_ty), mask=offs >= n)
+
+
+@tl.kernel
 def reflected_and_pointer_sub(x_ptr: Pointer[i32], out_ptr: Pointer[i32], seed_ptr: Pointer[i32],
                               BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Generic, Literal, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.dtypes import Bool, DType
-from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor
+from tile_lang.dtypes import Bool, DType, Float
+from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor, W
 
 PaddingOption = Literal["", "zero", "nan"]
 DescriptorPadding = Literal["zero", "nan"]
@@ -52,11 +52,13 @@ class TensorDescriptor(Generic[D, R]):
         descriptor_store(self, offsets, value)
 
 
+# A Python float ``other`` only for float pointers (``other=0.5`` on an int pointer is an error, as
+# ``store(i32_ptrs, 0.5)`` is); ints fit every dtype.
 @overload
 def load(
     pointer: Tensor[Pointer[D], R],
     mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None,
-    other: Tensor[D, R] | Tensor[D, R0] | float | None = None,
+    other: Tensor[D, R] | Tensor[D, R0] | int | None = None,
     boundary_check: tuple[int, ...] = (),
     padding_option: PaddingOption = "",
     cache_modifier: CacheModifier = "",
@@ -65,15 +67,37 @@ def load(
 ) -> Tensor[D, R]: ...
 @overload
 def load(
+    pointer: Tensor[Pointer[Float[W]], R],
+    mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None,
+    other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float | None = None,
+    boundary_check: tuple[int, ...] = (),
+    padding_option: PaddingOption = "",
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+    volatile: bool = False,
+) -> Tensor[Float[W], R]: ...
+@overload
+def load(
     pointer: Pointer[D],
     mask: Tensor[Bool, R0] | bool | None = None,
-    other: Tensor[D, R0] | float | None = None,
+    other: Tensor[D, R0] | int | None = None,
     boundary_check: tuple[int, ...] = (),
     padding_option: PaddingOption = "",
     cache_modifier: CacheModifier = "",
     eviction_policy: EvictionPolicy = "",
     volatile: bool = False,
 ) -> Tensor[D, R0]: ...
+@overload
+def load(
+    pointer: Pointer[Float[W]],
+    mask: Tensor[Bool, R0] | bool | None = None,
+    other: Tensor[Float[W], R0] | float | None = None,
+    boundary_check: tuple[int, ...] = (),
+    padding_option: PaddingOption = "",
+    cache_modifier: CacheModifier = "",
+    eviction_policy: EvictionPolicy = "",
+    volatile: bool = False,
+) -> Tensor[Float[W], R0]: ...
 @overload
 def load(
     pointer: BlockPointer[D, R1],

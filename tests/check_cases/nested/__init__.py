@@ -1,0 +1,1 @@
+"""A subpackage, walked by ``tile-lang check tests.check_cases``."""
