@@ -183,6 +183,18 @@ __device__ __forceinline__ void mma_block(float* acc, const T* sa, const T* sb, 
   }
 }
 
+// Two 16-bit values as one register, the first in the low half (a wgmma A fragment register).
+#if defined(TL_USE_FP16)
+__device__ __forceinline__ unsigned pack2(__half lo, __half hi) {
+  return static_cast<unsigned>(__half_as_ushort(lo)) | (static_cast<unsigned>(__half_as_ushort(hi)) << 16);
+}
+#endif
+#if defined(TL_USE_BF16)
+__device__ __forceinline__ unsigned pack2(__nv_bfloat16 lo, __nv_bfloat16 hi) {
+  return static_cast<unsigned>(__bfloat16_as_ushort(lo)) | (static_cast<unsigned>(__bfloat16_as_ushort(hi)) << 16);
+}
+#endif
+
 // Hopper's warpgroup MMA (sm_90a): a shared-memory matrix descriptor (start address, leading and
 // stride byte offsets, 128-byte swizzle), and the fences around a group of wgmma instructions.
 // Under the emulator a wgmma runs at once (tl_emu::wgmma), so the fences and waits are empty.

@@ -367,25 +367,30 @@ def test_hopper_wgmma_matmul_on_the_emulator_matches_float64(warps: int, bn: int
 
 
 @_EMULATED
-@pytest.mark.parametrize("causal", [False, True])
-def test_hopper_flash_attention_on_the_emulator_matches_float64(causal: bool) -> None:
-    """The benchmark's attention for sm_90a: both dots on wgmma with two m64 tiles per warpgroup
-    (interleaved fragments), keys K-major from a transposed swizzled copy, ``q`` copied once,
-    ``p`` through swizzled shared memory; the online softmax on the fragments."""
+@pytest.mark.parametrize("head, bn, warps, causal", [(64, 64, 4, False), (64, 64, 4, True), (128, 32, 8, False),
+                                                     (128, 32, 8, True)])
+def test_hopper_flash_attention_on_the_emulator_matches_float64(head: int, bn: int, warps: int, causal: bool) -> None:
+    """The benchmark's attention for sm_90a, both dots on wgmma: with 4 warps two m64 tiles per
+    warpgroup (interleaved fragments); keys K-major from a transposed swizzled copy (two
+    panels of K for d=128), ``q`` copied once, ``p`` passed from its registers (K = 32 or 64);
+    the online softmax on the fragments."""
     from benchmarks.dot_kernels import attention
 
-    heads, seq, head, bm, bn = 2, 256, 64, 128, 64
-    spec = _aligned_spec(attention, 256, 4, 3, dtypes.F16, BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
+    heads, seq, bm = 2, 256, 128
+    spec = _aligned_spec(attention, 256, warps, 3, dtypes.F16, BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
     fn = compile_ir(attention, replace(spec, arch=90))
-    assert [n.layout for n in walk(fn.body) if n.op is Op.DOT] == [Mma(4, 1, 2, 8, interleaved=True)] * 2
-    rng = np.random.default_rng(7 + causal)
+    tiles = bm // (16 * warps)
+    dots = [n for n in walk(fn.body) if n.op is Op.DOT]
+    assert [d.layout for d in dots] == [Mma(warps, 1, tiles, n // 8, interleaved=tiles > 1) for n in (bn, head)]
+    assert isinstance(dots[1].args[0].layout, Mma)  # p stays in its registers
+    rng = np.random.default_rng(7 + head + causal)
     q, k, v = (rng.standard_normal((heads, seq, head)).astype(np.float16) for _ in range(3))
     o = np.full(q.shape, np.nan, np.float16)
     scale = head ** -0.5
 
     def launch() -> None:
         out = tl.to_device(o, tl.f16)
-        attention[(seq // bm, heads), tl.Options(num_warps=4, num_stages=3)](
+        attention[(seq // bm, heads), tl.Options(num_warps=warps, num_stages=3)](
             tl.to_device(q, tl.f16), tl.to_device(k, tl.f16), tl.to_device(v, tl.f16), out, seq, scale,
             BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
         o[...] = out.numpy()

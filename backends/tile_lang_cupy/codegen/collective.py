@@ -223,7 +223,7 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
     """``tl::mma_block`` on the operand tiles in (padded) shared memory, accumulating into this
     thread's fragments, which start as ``acc`` (or wgmma on swizzled operand tiles)."""
     a, b, acc = node.args
-    assert isinstance(a.layout, Shared) and isinstance(b.layout, Shared)
+    assert isinstance(b.layout, Shared)
     if node in em.inplace:  # accumulates in the loop's carried registers, asynchronously
         em.names[node] = em.inplace[node]
         _dot_wgmma(em, node, em.inplace[node], wait=1)
@@ -231,10 +231,10 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
     name = em.declare(node)
     with em.each(node) as idx:
         em.line(f"{name}[k] = tl::cvt<float>({em.elem(acc, idx)});")
-    if a.layout.swizzle and b.layout.swizzle:
+    if b.layout.swizzle:
         _dot_wgmma(em, node, name, wait=0)
         return
-    assert not a.layout.transposed, "a transposed A operand is not supported on tensor cores"
+    assert isinstance(a.layout, Shared) and not a.layout.transposed, "A of an mma.sync dot is row-major in shared memory"
     k, n = a.ty.shape[1], b.ty.shape[1]
     lda = k + a.layout.row_pad
     ldb = (k if b.layout.transposed else n) + b.layout.row_pad
@@ -244,53 +244,73 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
 
 
 def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
-    """Hopper's warpgroup MMA: each warpgroup multiplies its 64 rows of A by all of B, K in steps
-    of 16, both read by the tensor cores from swizzled shared memory through descriptors (A
-    K-major: a descriptor moves 32 bytes along a row per step; B N-major: 16 rows per step,
-    panels of 64 columns ``K * 128`` bytes apart). Shared-memory writes reach the tensor cores'
-    (async) proxy through a proxy fence and a barrier. ``wait``: how many groups of wgmma may
-    still run when this returns (1 in a loop accumulating in place: the previous iteration's)."""
+    """Hopper's warpgroup MMA: each warpgroup multiplies its 64 rows of A (per m64 tile) by all
+    of B, K in steps of 16. Operands in shared memory are read by the tensor cores through
+    descriptors over 128-byte swizzled panels of 64 K (or N) elements: a K-major operand moves
+    32 bytes along its rows per step (the next panel every 4 steps); an N-major B 16 rows per
+    step, its 64-column panels ``K * 128`` bytes apart. An A in registers (``p`` of attention) is
+    passed as this thread's fragments of the step's 16 columns. Shared-memory writes reach the
+    tensor cores' (async) proxy through a proxy fence and a barrier. ``wait``: how many groups of
+    wgmma may still run when this returns (1 in a loop accumulating in place)."""
     a, b, _ = node.args
     assert isinstance(b.layout, Shared) and isinstance(node.layout, Mma)
-    k, n = a.ty.shape[1], b.ty.shape[1]
+    (m, k), n = a.ty.shape, b.ty.shape[1]
     n_major = not b.layout.transposed  # B stored [K, N] (else [N, K], K-major like A)
+    registers = not isinstance(a.layout, Shared)
     dtype = "bf16" if a.ty.dtype == dtypes.BF16 else "f16"
-    helper = f"tl_wgmma_m64n{n}k16_{dtype}{'' if n_major else '_kb'}"
-    em.helpers.setdefault(helper, _wgmma_helper(helper, n, dtype, n_major))
-    if not {a, b} <= em.fenced:
+    helper = f"tl_wgmma_m64n{n}k16_{dtype}{'' if n_major else '_kb'}{'_rs' if registers else ''}"
+    em.helpers.setdefault(helper, _wgmma_helper(helper, n, dtype, n_major, registers))
+    if not ({a, b} if not registers else {b}) <= em.fenced:
         em.line("tl::fence_proxy_async();")
         em.line("__syncthreads();")
     em.line("tl::wgmma_fence();")
     groups = em.fn.num_warps // 4
-    for tile in range(node.layout.tiles_m):  # this warpgroup's 64 rows of A for each m64 tile
-        a_rows = f"{em.names[a]} + ({tile * groups}u + (tid >> 7)) * {64 * k}u"
+    for tile in range(node.layout.tiles_m):
         for step in range(k // 16):
-            da = f"tl::wgmma_desc({a_rows} + {step * 16}u, 16u, 1024u)"
+            panel, within = divmod(step * 16, 64)
+            if registers:  # this thread's A fragments of the step: n8 tiles 2 * step and + 1
+                first = (tile * (k // 8) + 2 * step) * 4
+                operand_a = ", ".join(f"tl::pack2({em.names[a]}[{first + i}], {em.names[a]}[{first + i + 1}])"
+                                      for i in range(0, 8, 2))
+            else:  # this warpgroup's 64 rows of A for the tile
+                rows = f"({tile * groups}u + (tid >> 7)) * {64 * 64}u"
+                operand_a = f"tl::wgmma_desc({em.names[a]} + {panel * m * 64}u + {rows} + {within}u, 16u, 1024u)"
             db = (f"tl::wgmma_desc({em.names[b]} + {step * 16 * 64}u, {k * 128}u, 1024u)" if n_major
-                  else f"tl::wgmma_desc({em.names[b]} + {step * 16}u, 16u, 1024u)")
-            em.line(f"{helper}({acc} + {tile * n // 2}, {da}, {db});")
+                  else f"tl::wgmma_desc({em.names[b]} + {panel * n * 64 + within}u, 16u, 1024u)")
+            em.line(f"{helper}({acc} + {tile * n // 2}, {operand_a}, {db});")
     em.line(f"tl::wgmma_commit_and_wait<{wait}>();")
     if wait == 0:  # the registers are read next: not before the wait
         em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")
 
 
-def _wgmma_helper(name: str, n: int, dtype: str, n_major: bool) -> str:
-    """One ``wgmma.mma_async m64nNk16`` (f32 += A * B, B N-major or K-major) on ``n / 2``
-    accumulator registers, as a device function (the instruction names every register)."""
+def _wgmma_helper(name: str, n: int, dtype: str, n_major: bool, registers: bool) -> str:
+    """One ``wgmma.mma_async m64nNk16`` (f32 += A * B; A from shared memory or 4 registers, B
+    N-major or K-major) on ``n / 2`` accumulator registers, as a device function (the
+    instruction names every register)."""
     regs = n // 2
     outs = ", ".join(f"%{i}" for i in range(regs))
     binds = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
-    ptx = (rf"{{\n.reg .pred p;\nsetp.ne.b32 p, %{regs + 2}, 0;\n"
-           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} {{{outs}}}, %{regs}, %{regs + 1}, "
-           rf"p, 1, 1, 0, {int(n_major)};\n}}")
+    if registers:
+        a_operand, a_params, a_binds, inputs = (
+            f"{{%{regs}, %{regs + 1}, %{regs + 2}, %{regs + 3}}}", "unsigned a0, unsigned a1, unsigned a2, unsigned a3",
+            '"r"(a0), "r"(a1), "r"(a2), "r"(a3), ', 4)
+        flags = f"p, 1, 1, {int(n_major)}"
+    else:
+        a_operand, a_params, a_binds, inputs = f"%{regs}", "unsigned long long da", '"l"(da), ', 1
+        flags = f"p, 1, 1, 0, {int(n_major)}"
+    ptx = (rf"{{\n.reg .pred p;\nsetp.ne.b32 p, %{regs + inputs + 1}, 0;\n"
+           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} {{{outs}}}, {a_operand}, %{regs + inputs}, "
+           rf"{flags};\n}}")
     ctype_ = "__nv_bfloat16" if dtype == "bf16" else "__half"
+    emulated = (f"  const unsigned a[4] = {{a0, a1, a2, a3}};\n  tl_emu::wgmma_rs<{ctype_}, {n}, {str(n_major).lower()}>(d, a, db);"
+                if registers else f"  tl_emu::wgmma<{ctype_}, {n}, {str(n_major).lower()}>(d, da, db);")
     return "\n".join([
-        f"__device__ __forceinline__ void {name}(float* d, unsigned long long da, unsigned long long db) {{",
+        f"__device__ __forceinline__ void {name}(float* d, {a_params}, unsigned long long db) {{",
         "#if defined(TL_EMULATOR)",
-        f"  tl_emu::wgmma<{ctype_}, {n}, {'true' if n_major else 'false'}>(d, da, db);",
+        emulated,
         "#else",
         f'  asm volatile("{ptx}"',
         f"               : {binds}",
-        '               : "l"(da), "l"(db), "r"(1));',
+        f'               : {a_binds}"l"(db), "r"(1));',
         "#endif",
         "}", ""])

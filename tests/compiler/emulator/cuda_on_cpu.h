@@ -136,23 +136,18 @@ inline void mma(float* d, const unsigned* a, const unsigned* b) {
 // address bits 4-6 XOR bits 7-9) and of the accumulator fragments (warp w of the group holds
 // rows 16w + lane/4 and +8, columns 8j + 2(lane%4) and +1). A is K-major; B is N-major when
 // TRANS_B (rows of K, 64-column panels LBO bytes apart), else K-major. Runs at issue.
-template <class T, unsigned N, bool TRANS_B>
-inline void wgmma(float* d, unsigned long long da, unsigned long long db) {
-  auto field = [](unsigned long long desc, unsigned shift, unsigned bits) {
-    return static_cast<unsigned>((desc >> shift) & ((1ull << bits) - 1)) << 4;
-  };
-  auto at = [](unsigned address) {
-    T x;
-    std::memcpy(&x, tl_smem + (address ^ (((address >> 7) & 7u) << 4)), sizeof x);
-    return static_cast<float>(x);
-  };
-  const unsigned a0 = field(da, 0, 14), a_sbo = field(da, 32, 14);
-  const unsigned b0 = field(db, 0, 14), b_lbo = field(db, 16, 14), b_sbo = field(db, 32, 14);
-  auto A = [&](unsigned m, unsigned k) { return at(a0 + m / 8 * a_sbo + m % 8 * 128 + k * sizeof(T)); };
-  auto B = [&](unsigned k, unsigned n) {
-    if (TRANS_B) return at(b0 + n / 64 * b_lbo + k / 8 * b_sbo + k % 8 * 128 + n % 64 * sizeof(T));
-    return at(b0 + n / 8 * b_sbo + n % 8 * 128 + k * sizeof(T));
-  };
+inline unsigned wgmma_field(unsigned long long desc, unsigned shift) {  // a 14-bit field, in bytes
+  return static_cast<unsigned>((desc >> shift) & 0x3FFFu) << 4;
+}
+template <class T>
+inline float wgmma_at(unsigned address) {  // 128-byte swizzle: bits 4-6 XOR bits 7-9
+  T x;
+  std::memcpy(&x, tl_smem + (address ^ (((address >> 7) & 7u) << 4)), sizeof x);
+  return static_cast<float>(x);
+}
+// This thread's fragments of D += A * B over one k16 step (rows of the thread's warp).
+template <unsigned N, class FA, class FB>
+inline void wgmma_apply(float* d, FA A, FB B) {
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32 % 4;
   for (unsigned i = 0; i < N / 2; ++i) {
     const unsigned row = 16 * warp + lane / 4 + 8 * (i % 4 / 2), col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
@@ -160,6 +155,39 @@ inline void wgmma(float* d, unsigned long long da, unsigned long long db) {
     for (unsigned k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
     d[i] = s;
   }
+}
+// B(k, n) through its descriptor: N-major (TRANS_B: rows of K, 64-column panels LBO bytes
+// apart, 8-row groups SBO apart) or K-major (rows of N, 8-row groups SBO apart).
+template <class T, bool TRANS_B>
+inline auto wgmma_b(unsigned long long db) {
+  const unsigned b0 = wgmma_field(db, 0), lbo = wgmma_field(db, 16), sbo = wgmma_field(db, 32);
+  return [=](unsigned k, unsigned n) {
+    if (TRANS_B) return wgmma_at<T>(b0 + n / 64 * lbo + k / 8 * sbo + k % 8 * 128 + n % 64 * sizeof(T));
+    return wgmma_at<T>(b0 + n / 8 * sbo + n % 8 * 128 + k * sizeof(T));
+  };
+}
+template <class T, unsigned N, bool TRANS_B>
+inline void wgmma(float* d, unsigned long long da, unsigned long long db) {
+  const unsigned a0 = wgmma_field(da, 0), a_sbo = wgmma_field(da, 32);
+  auto A = [&](unsigned m, unsigned k) { return wgmma_at<T>(a0 + m / 8 * a_sbo + m % 8 * 128 + k * sizeof(T)); };
+  wgmma_apply<N>(d, A, wgmma_b<T, TRANS_B>(db));
+}
+
+// The same with A from registers: lane t of each warp gives rows t/4 and +8, columns 2(t%4),
+// +1, +8 and +9 of its 16 rows (registers: row, row+8, then both again 8 columns on).
+template <class T, unsigned N, bool TRANS_B>
+inline void wgmma_rs(float* d, const unsigned* a, unsigned long long db) {
+  unsigned char as[32][16];
+  warp_gather(a, 16, as);
+  auto A = [&](unsigned m, unsigned k) {
+    const unsigned m16 = m % 16;
+    unsigned short bits;
+    std::memcpy(&bits, as[4 * (m16 % 8) + k % 8 / 2] + 4 * (m16 / 8 + 2 * (k / 8)) + 2 * (k % 2), 2);
+    T x;
+    std::memcpy(&x, &bits, 2);
+    return static_cast<float>(x);
+  };
+  wgmma_apply<N>(d, A, wgmma_b<T, TRANS_B>(db));
 }
 }  // namespace tl_emu
 

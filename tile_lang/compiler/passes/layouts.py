@@ -11,7 +11,7 @@ through a ``CONVERT`` to :class:`Shared`.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Union
 
 from tile_lang import dtypes
@@ -35,19 +35,40 @@ def blocked(numel: int, threads: int) -> Blocked:
     return Blocked(used, vector, numel // (used * vector))
 
 
-def wgmma_fits(node: Node, num_warps: int, arch: int) -> bool:
-    """Whether a tensor-core ``dot`` runs as Hopper's wgmma (sm_90a): 16-bit operands with K = 64
-    (one 128-byte swizzle panel per A row), N a multiple of 64 up to 256, and M a multiple of 16
-    rows per warp (each warpgroup of 4 warps issues one m64 instruction per 64 rows), both
-    operands swizzled in shared memory."""
+@dataclass(frozen=True)
+class Wgmma:
+    """How a ``dot`` runs as Hopper's wgmma: A from registers (its fragments, as the result's
+    rows hold them: attention's ``p``) or from swizzled shared memory, and B's shared layout."""
+
+    a_in_registers: bool
+    b: Shared
+
+
+def wgmma_operands(node: Node, num_warps: int, arch: int, a_layout: Layout | None = None) -> Wgmma | None:
+    """Whether a tensor-core ``dot`` runs as wgmma (sm_90a), and with which operand layouts:
+    16-bit operands, M a multiple of 16 rows per warp (each warpgroup of 4 warps issues one
+    m64 instruction per 64 rows), N a multiple of 8 up to 256. A comes from registers when it
+    already sits in the matching fragments, else K-major from shared memory in 128-byte
+    swizzle panels (K a multiple of 64). B is N-major in panels of 64 columns (N a multiple of
+    64), or K-major like A (K a multiple of 64)."""
     if arch < 90 or node.op is not Op.DOT or len(node.ty.shape) != 2 or num_warps % 4:
-        return False
-    (m, k), n = node.args[0].ty.shape, node.ty.shape[1]
-    return (node.args[0].ty.dtype in (dtypes.F16, dtypes.BF16) and node.ty.dtype == dtypes.F32 and k == 64
-            and n % 64 == 0 and n <= 256 and m % (16 * num_warps) == 0)
+        return None
+    a = node.args[0]
+    (m, k), n = a.ty.shape, node.ty.shape[1]
+    if (a.ty.dtype not in (dtypes.F16, dtypes.BF16) or node.ty.dtype != dtypes.F32 or m % (16 * num_warps)
+            or n % 8 or n > 256 or k % 16):
+        return None
+    tiles = m // (16 * num_warps)
+    in_registers = a_layout == Mma(num_warps, 1, tiles, k // 8, interleaved=tiles > 1)
+    if not in_registers and k % 64:
+        return None
+    if n % 64 == 0:
+        return Wgmma(in_registers, Shared(swizzle=True))
+    return Wgmma(in_registers, Shared(swizzle=True, transposed=True)) if k % 64 == 0 else None
 
 
-def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80) -> Mma | None:
+def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80,
+               a_layout: Layout | None = None) -> Mma | None:
     """The tensor-core layout of a ``dot`` result, or None when the dot stays on CUDA cores: 2-D,
     f32 accumulation, f16/bf16 operands or f32 ones in tf32, M and N multiples of 16 and 8 and K
     of the instruction's K. Warps split the block to keep each warp's tile square, or with
@@ -64,7 +85,7 @@ def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80
         return None
     if m % 16 or n % 8 or k % _MMA_K[operand]:
         return None
-    if wgmma_fits(node, num_warps, arch):
+    if wgmma_operands(node, num_warps, arch, a_layout) is not None:
         tiles = m // (16 * num_warps)  # wgmma's accumulator: 16 rows per warp and m64 tile, all columns
         return Mma(num_warps, 1, tiles, n // 8, interleaved=tiles > 1)
     wm = wn = 1
@@ -144,7 +165,7 @@ def fragment(node: Node, operands: list[Layout | None], num_warps: int, rowwise:
     if node.type is None or node.ty.is_scalar:
         return None
     if node.op is Op.DOT:
-        return mma_layout(node, num_warps, rowwise, arch)
+        return mma_layout(node, num_warps, rowwise, arch, operands[0] if operands else None)
     source = operands[0] if operands else None
     if node.op is Op.REDUCE and isinstance(node.attr, ReduceAttr) and isinstance(source, Mma):
         by_row = node.attr.axis == 1 and node.attr.fn in _ROW_REDUCTIONS and source.warps_n == 1
@@ -253,10 +274,11 @@ def assign_layouts(fn: Function) -> Function:
         mma = own_fragment if node.op is Op.DOT else None
         gathered: tuple[int, ...] = (0, 1) if mma is not None else (
             () if own_fragment is not None else _reads_anywhere(node))
-        swizzled = mma is not None and wgmma_fits(node, fn.num_warps, fn.arch)
+        wgmma = wgmma_operands(node, fn.num_warps, fn.arch, args[0].layout) if mma is not None else None
         for i in gathered:
-            if swizzled:
-                args[i] = convert(args[i], body, Shared(swizzle=True))
+            if wgmma is not None:
+                if i == 1 or not wgmma.a_in_registers:
+                    args[i] = convert(args[i], body, wgmma.b if i == 1 else Shared(swizzle=True))
             elif isinstance(mma, Mma):
                 args[i] = convert(args[i], body, Shared(operand_pad(args[i].ty.dtype, args[i].ty.shape[-1], i)))
             elif not random_access(args[i]):

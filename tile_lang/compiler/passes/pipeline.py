@@ -59,7 +59,8 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
     mask = load.args[1] if attr.has_mask else None
     layout = convert.layout
     facts = info.get(load.args[0])
-    if (facts is not None and facts.contiguity[-1] == 1 and facts.contiguity[0] > 1
+    if (facts is not None and facts.contiguity[-1] == 1 and facts.contiguity[0] > 1 and not layout.transposed
+            and (not layout.swizzle or load.ty.shape[0] % 64 == 0)
             and all(isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert for d in dots)):
         # a B operand contiguous in memory along K (``k.T``): stored column by column (K-major)
         layout = (Shared(swizzle=True, transposed=True) if layout.swizzle
