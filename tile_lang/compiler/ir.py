@@ -653,3 +653,10 @@ def walk(region: Region) -> list[Node]:
         for sub in node.regions:
             out.extend(walk(sub))
     return out
+
+
+def is_zero(node: Node) -> bool:
+    """Whether ``node`` is the constant 0 (splatted or cast)."""
+    while node.op in (Op.SPLAT, Op.CAST):
+        node = node.args[0]
+    return node.op is Op.CONST and isinstance(node.attr, ConstAttr) and node.attr.value == 0

@@ -56,5 +56,7 @@ def _dot_unit(node: Node) -> str:
     ``passes.layouts.mma_layout``)."""
     if not isinstance(node.layout, Mma):
         return "CUDA cores (no tensor-core instruction fits its shapes, dtypes and precision)"
-    operand = node.args[0].layout
-    return "tensor cores: wgmma" if isinstance(operand, Shared) and operand.swizzle else "tensor cores: mma.sync"
+    b = node.args[1].layout
+    if not (isinstance(b, Shared) and b.swizzle):
+        return "tensor cores: mma.sync"
+    return "tensor cores: wgmma" + ("" if isinstance(node.args[0].layout, Shared) else ", A from registers")

@@ -263,15 +263,22 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     if not ({a, b} if not registers else {b}) <= em.fenced:
         em.line("tl::fence_proxy_async();")
         em.line("__syncthreads();")
+    packed = em.fresh("pa")
+    if registers:  # A's fragments, two 16-bit values a register, written before the fence
+        count = node.layout.tiles_m * k // 2
+        em.line(f"unsigned {packed}[{count}];")
+        em.line("#pragma unroll")
+        em.line(f"for (int k = 0; k < {count}; ++k) {packed}[k] = "
+                f"tl::pack2({em.names[a]}[2 * k], {em.names[a]}[2 * k + 1]);")
+    em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")  # the accumulator is written by now
     em.line("tl::wgmma_fence();")
     groups = em.fn.num_warps // 4
     for tile in range(node.layout.tiles_m):
         for step in range(k // 16):
             panel, within = divmod(step * 16, 64)
             if registers:  # this thread's A fragments of the step: n8 tiles 2 * step and + 1
-                first = (tile * (k // 8) + 2 * step) * 4
-                operand_a = ", ".join(f"tl::pack2({em.names[a]}[{first + i}], {em.names[a]}[{first + i + 1}])"
-                                      for i in range(0, 8, 2))
+                first = (tile * (k // 8) + 2 * step) * 2
+                operand_a = ", ".join(f"{packed}[{first + i}]" for i in range(4))
             else:  # this warpgroup's 64 rows of A for the tile
                 rows = f"({tile * groups}u + (tid >> 7)) * {64 * 64}u"
                 operand_a = f"tl::wgmma_desc({em.names[a]} + {panel * m * 64}u + {rows} + {within}u, 16u, 1024u)"

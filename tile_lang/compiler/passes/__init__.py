@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tile_lang.compiler.ir import Function
+from tile_lang.compiler.passes.accumulate import fold_accumulate
 from tile_lang.compiler.passes.carried_offsets import carry_offsets
 from tile_lang.compiler.passes.dce import dce
 from tile_lang.compiler.passes.hoist import hoist_conversions
@@ -15,7 +16,7 @@ from tile_lang.errors import internal_errors
 
 Pass = Callable[[Function], Function]
 
-PIPELINE: tuple[Pass, ...] = (dce, carry_offsets, dce, assign_layouts, hoist_conversions, vectorize, pipeline, dce)
+PIPELINE: tuple[Pass, ...] = (dce, carry_offsets, fold_accumulate, dce, assign_layouts, hoist_conversions, vectorize, pipeline, dce)
 
 
 def run_pipeline(fn: Function, verify_each: bool = False) -> Function:

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from tile_lang.compiler.ir import (
     BinaryAttr, BinaryFn, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Mma, Node, Op, Region, Shared,
-    walk,
+    is_zero, walk,
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import operand_pad
@@ -52,7 +52,7 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
     dots = users.get(convert, [])
     if len(users.get(load, [])) != 1 or not dots or not all(u.op is Op.DOT for u in dots):
         return None
-    if attr.has_other and not _is_zero(load.args[2]):
+    if attr.has_other and not is_zero(load.args[2]):
         return None
     if len(load.ty.shape) != 2 or not isinstance(convert.layout, Shared):
         return None
@@ -86,12 +86,6 @@ def _width(ptr: Node, mask: Node | None, shape: tuple[int, ...], info: dict[Node
         found = info.get(mask)
         width = math.gcd(width, found.constancy[dim] if found is not None else 1)
     return width
-
-
-def _is_zero(node: Node) -> bool:
-    while node.op in (Op.SPLAT, Op.CAST):
-        node = node.args[0]
-    return node.op is Op.CONST and isinstance(node.attr, ConstAttr) and node.attr.value == 0
 
 
 def carried_steps(body: Region) -> dict[Node, Node]:
