@@ -54,6 +54,38 @@ def builtin_min_on_blocks(x: Pointer[i32], BLOCK: constexpr) -> None:
     tl.store(x + offs, min(offs, offs))
 
 
+@tl.kernel
+def permute_out_of_range(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.permute(offs, (1,)))
+
+
+@tl.kernel
+def view_to_more_elements(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + tl.arange(0, 2 * BLOCK), tl.ravel(tl.view(offs, (BLOCK, 2))))
+
+
+@tl.kernel
+def cat_of_two_dtypes(x: Pointer[i32], y: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + tl.arange(0, 2 * BLOCK), tl.cat(tl.load(x + offs), tl.load(y + offs)))  # type: ignore[misc]
+
+
+@tl.kernel
+def split_of_a_row(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    lo, hi = tl.split(tl.reshape(offs, (2, BLOCK // 2)))
+    tl.store(x + offs, lo + hi)
+
+
+@tl.kernel
+def broadcast_rows_against_a_row(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    wide, _ = tl.broadcast(offs, tl.reshape(offs, (2, BLOCK // 2)))  # type: ignore[misc]
+    tl.store(x + offs, tl.ravel(wide))
+
+
 def _line(kernel: Kernel[Any], needle: str) -> int:
     lines, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, text in enumerate(lines) if needle in text)
@@ -77,6 +109,15 @@ REJECTED = [
     (int_load_with_inf, "other=", "other=-inf is not a value of the tl.i32 elements", {"BLOCK": 8}),
     (arange_of_six, "tl.arange(0, 6)", "tl.arange(0, 6): the extent 6 must be a positive power of two", {"BLOCK": 8}),
     (atomic_max_f16, "tl.atomic_max", "tl.atomic_max does not support tl.f16 elements", {"BLOCK": 8}),
+    (permute_out_of_range, "tl.permute", "tl.permute: axis 1 is out of range for a block of rank 1", {"BLOCK": 8}),
+    (view_to_more_elements, "tl.view", "tl.view: cannot reshape a block of shape [8] (8 elements) to [8, 2]",
+     {"BLOCK": 8}),
+    (cat_of_two_dtypes, "tl.cat", "tl.cat needs two blocks of the same dtype, got a tl.i32 block of shape [8] and "
+     "a tl.f32 block of shape [8]", {"BLOCK": 8}),
+    (split_of_a_row, "tl.split", "tl.split needs a block whose last axis has size 2, got a tl.i32 block of shape "
+     "[2, 4]", {"BLOCK": 8}),
+    (broadcast_rows_against_a_row, "tl.broadcast", "tl.broadcast: cannot broadcast block shapes [8] and [2, 4]",
+     {"BLOCK": 8}),
 ]
 
 

@@ -17,6 +17,7 @@ from tile_lang.compiler.ir import (
 )
 from tile_lang.dtypes import DType
 from tile_lang.operators import BinaryOp
+from tile_lang.semantics import base
 
 Scalar = Union[bool, int, float]
 Value = Union[Node, Scalar]
@@ -47,15 +48,8 @@ def common_dtype(a: Value, b: Value) -> DType:
 
 
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """NumPy broadcasting of two block shapes (ranks aligned on the right)."""
-    rank = max(len(a), len(b))
-    pa, pb = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
-    out = []
-    for x, y in zip(pa, pb):
-        if x != y and 1 not in (x, y):
-            raise TypeError(f"cannot broadcast block shapes {list(a)} and {list(b)}")
-        out.append(max(x, y))
-    return tuple(out)
+    """Triton's broadcasting of two block shapes (the rule of :mod:`tile_lang.semantics`)."""
+    return base.broadcast(a, b)
 
 
 class Builder:
