@@ -143,11 +143,7 @@ def _binary(c: Context, a: Args) -> Value:
 
 @lowers(operators.unary)
 def _unary(c: Context, a: Args) -> Value:
-    fns = {operators.UnaryOp.NEG: UnaryFn.NEG, operators.UnaryOp.INVERT: UnaryFn.INVERT}
-    x: Value = a["x"]
-    if a["op"] is operators.UnaryOp.POS:
-        return x
-    return c.b.unary(fns[a["op"]], node_arg(c.b, x))
+    return c.b.unary_op(a["op"], node_arg(c.b, a["x"]))
 
 
 # ---------------------------------------------------------------- math
