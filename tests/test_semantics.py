@@ -116,6 +116,24 @@ def float_shifted(x: Pointer[f32], BLOCK: constexpr) -> None:
     tl.store(x + offs, tl.load(x + offs) << 1)  # type: ignore[operator]
 
 
+@tl.kernel
+def rand_with_a_float_offset(x: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.rand(7, tl.load(x + offs)))  # type: ignore[type-var]
+
+
+@tl.kernel
+def histogram_with_an_int_mask(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.histogram(offs, BLOCK, mask=offs))  # type: ignore[arg-type]
+
+
+@tl.kernel
+def gather_across_ranks(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.ravel(tl.gather(offs, tl.reshape(offs, (2, BLOCK // 2)), 0)))
+
+
 def _line(kernel: Kernel[Any], needle: str) -> int:
     lines, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, text in enumerate(lines) if needle in text)
@@ -145,6 +163,11 @@ REJECTED = [
     (negated_mask, "mask=-(offs", "unary - is not defined on bools", {"BLOCK": 8}),
     (not_of_a_block, "mask=not", "a block of shape [8] used as a condition", {"BLOCK": 8}),
     (float_shifted, "<< 1", "operator << needs integer operands, got tl.f32", {"BLOCK": 8}),
+    (rand_with_a_float_offset, "tl.rand", "the offset of a random function must be an integer, got a tl.f32 block "
+     "of shape [8]", {"BLOCK": 8}),
+    (histogram_with_an_int_mask, "mask=offs", "tl.histogram: mask must be a bool block like the input", {"BLOCK": 8}),
+    (gather_across_ranks, "tl.gather", "tl.gather: src (a tl.i32 block of shape [8]) and index (a tl.i32 block of "
+     "shape [2, 4]) must have the same rank", {"BLOCK": 8}),
     (permute_out_of_range, "tl.permute", "tl.permute: axis 1 is out of range for a block of rank 1", {"BLOCK": 8}),
     (view_to_more_elements, "tl.view", "tl.view: cannot reshape a block of shape [8] (8 elements) to [8, 2]",
      {"BLOCK": 8}),

@@ -23,7 +23,7 @@ from tile_lang.compiler.ir import (
 )
 from tile_lang.dtypes import DType
 from tile_lang.ops import debug, math as tlmath, random as tlrandom
-from tile_lang.semantics import base, creation, elementwise, shape as shapes
+from tile_lang.semantics import base, creation, elementwise, random, shape as shapes
 from tile_lang.semantics.base import Block
 
 
@@ -377,14 +377,8 @@ def _cat(c: Context, a: Args) -> Node:
 
 def _random_operands(c: Context, a: Args) -> tuple[Node, Node, int]:
     """The seed (u64, sign-extended, splat to the offsets' shape), the offsets and the rounds."""
-    offset = node_arg(c.b, a["offset"])
-    seed = c.b.to_node(a["seed"])
-    if not offset.ty.dtype.is_int or not seed.ty.dtype.is_int:
-        raise c.error(f"the seed and offset of a random function must be integers, got {seed.ty} and {offset.ty}")
-    rounds = a["n_rounds"]
-    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 0:
-        raise c.error(f"n_rounds must be a non-negative constexpr int, got {rounds!r}")
-    shape = broadcast_shapes(seed.ty.shape, offset.ty.shape)
+    seed, offset = c.b.to_node(a["seed"]), node_arg(c.b, a["offset"])
+    shape, rounds = random.philox(block(seed), block(offset), a["n_rounds"])
     seed = c.b.broadcast_to(c.b.cast(seed, dtypes.U64), shape)
     return seed, c.b.broadcast_to(offset, shape), rounds
 
