@@ -7,6 +7,7 @@ Promotion (Triton's, a Python number adapting to the block it meets) is :func:`p
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Union
@@ -89,7 +90,11 @@ class Typed:
 def binary(op: BinaryOp, x: Operand, y: Operand) -> Typed:
     """``x <op> y`` on values (pointer operands: :func:`pointer_binary`): the operator's rule
     on the promoted dtype; ``/`` divides in a float type, comparisons give bools."""
-    common = promote(x, y)
+    return _typed(op, promote(x, y))
+
+
+@functools.cache  # the reference's hot path
+def _typed(op: BinaryOp, common: DType) -> Typed:
     takes = OPERATORS[op].takes
     if op is BinaryOp.FLOORDIV and common.is_float:
         raise SemanticError("// needs integer operands; use / and tl.floor for floats")
