@@ -64,3 +64,19 @@ def test_the_math_table_drives_both_backends_and_the_ir() -> None:
     assert all(UnaryFn(name) for name in rows)
     operators = {UnaryFn.NEG, UnaryFn.INVERT, UnaryFn.NOT, UnaryFn.ABS, UnaryFn.ROUND_TF32}
     assert sorted(fn.value for fn in UnaryFn if fn not in operators) == sorted(rows)
+
+
+def test_the_operator_table_covers_every_operator_and_reaches_cuda() -> None:
+    """Each Python operator has a row of semantics.OPERATORS naming an IR function with a CUDA
+    spelling and, except C-style integer division, the NumPy function the reference evaluates."""
+    from tile_lang.operators import BinaryOp
+    from tile_lang.semantics.operators import OPERATORS
+
+    assert sorted(op.value for op in BinaryOp if op not in OPERATORS) == []
+    for op, row in OPERATORS.items():
+        fn = BinaryFn(row.fn)
+        assert fn.is_comparison == op.is_comparison, op
+        dtype = dtypes.I32
+        x, y = Node(Op.PARAM, Type(dtype)), Node(Op.PARAM, Type(dtype))
+        assert _spelled(Node(Op.BINARY, Type(dtypes.BOOL if fn.is_comparison else dtype), (x, y), BinaryAttr(fn)))
+    assert sorted(op.value for op, row in OPERATORS.items() if row.reference is None) == ["%", "//"]

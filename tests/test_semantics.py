@@ -54,6 +54,86 @@ def builtin_min_on_blocks(x: Pointer[i32], BLOCK: constexpr) -> None:
     tl.store(x + offs, min(offs, offs))
 
 
+@tl.kernel
+def permute_out_of_range(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.permute(offs, (1,)))
+
+
+@tl.kernel
+def view_to_more_elements(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + tl.arange(0, 2 * BLOCK), tl.ravel(tl.view(offs, (BLOCK, 2))))
+
+
+@tl.kernel
+def cat_of_two_dtypes(x: Pointer[i32], y: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + tl.arange(0, 2 * BLOCK), tl.cat(tl.load(x + offs), tl.load(y + offs)))  # type: ignore[misc]
+
+
+@tl.kernel
+def split_of_a_row(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    lo, hi = tl.split(tl.reshape(offs, (2, BLOCK // 2)))
+    tl.store(x + offs, lo + hi)
+
+
+@tl.kernel
+def broadcast_rows_against_a_row(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    wide, _ = tl.broadcast(offs, tl.reshape(offs, (2, BLOCK // 2)))  # type: ignore[misc]
+    tl.store(x + offs, tl.ravel(wide))
+
+
+@tl.kernel
+def int_floordiv_by_a_float(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, (offs // 2.5).to(tl.i32))  # type: ignore[operator]
+
+
+@tl.kernel
+def bool_minus_bool(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, ((offs < 3) - (offs > 5)).to(tl.i32))  # type: ignore[operator]
+
+
+@tl.kernel
+def negated_mask(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, offs, mask=-(offs < 3))  # type: ignore[misc, arg-type]
+
+
+@tl.kernel
+def not_of_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, offs, mask=not (offs < 3))
+
+
+@tl.kernel
+def float_shifted(x: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs) << 1)  # type: ignore[operator]
+
+
+@tl.kernel
+def rand_with_a_float_offset(x: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.rand(7, tl.load(x + offs)))  # type: ignore[type-var]
+
+
+@tl.kernel
+def histogram_with_an_int_mask(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.histogram(offs, BLOCK, mask=offs))  # type: ignore[arg-type]
+
+
+@tl.kernel
+def gather_across_ranks(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.ravel(tl.gather(offs, tl.reshape(offs, (2, BLOCK // 2)), 0)))
+
+
 def _line(kernel: Kernel[Any], needle: str) -> int:
     lines, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, text in enumerate(lines) if needle in text)
@@ -77,6 +157,26 @@ REJECTED = [
     (int_load_with_inf, "other=", "other=-inf is not a value of the tl.i32 elements", {"BLOCK": 8}),
     (arange_of_six, "tl.arange(0, 6)", "tl.arange(0, 6): the extent 6 must be a positive power of two", {"BLOCK": 8}),
     (atomic_max_f16, "tl.atomic_max", "tl.atomic_max does not support tl.f16 elements", {"BLOCK": 8}),
+    (int_floordiv_by_a_float, "offs // 2.5", "// needs integer operands; use / and tl.floor for floats",
+     {"BLOCK": 8}),
+    (bool_minus_bool, "(offs < 3) - (offs > 5)", "operator - is not defined on bools", {"BLOCK": 8}),
+    (negated_mask, "mask=-(offs", "unary - is not defined on bools", {"BLOCK": 8}),
+    (not_of_a_block, "mask=not", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (float_shifted, "<< 1", "operator << needs integer operands, got tl.f32", {"BLOCK": 8}),
+    (rand_with_a_float_offset, "tl.rand", "the offset of a random function must be an integer, got a tl.f32 block "
+     "of shape [8]", {"BLOCK": 8}),
+    (histogram_with_an_int_mask, "mask=offs", "tl.histogram: mask must be a bool block like the input", {"BLOCK": 8}),
+    (gather_across_ranks, "tl.gather", "tl.gather: src (a tl.i32 block of shape [8]) and index (a tl.i32 block of "
+     "shape [2, 4]) must have the same rank", {"BLOCK": 8}),
+    (permute_out_of_range, "tl.permute", "tl.permute: axis 1 is out of range for a block of rank 1", {"BLOCK": 8}),
+    (view_to_more_elements, "tl.view", "tl.view: cannot reshape a block of shape [8] (8 elements) to [8, 2]",
+     {"BLOCK": 8}),
+    (cat_of_two_dtypes, "tl.cat", "tl.cat needs two blocks of the same dtype, got a tl.i32 block of shape [8] and "
+     "a tl.f32 block of shape [8]", {"BLOCK": 8}),
+    (split_of_a_row, "tl.split", "tl.split needs a block whose last axis has size 2, got a tl.i32 block of shape "
+     "[2, 4]", {"BLOCK": 8}),
+    (broadcast_rows_against_a_row, "tl.broadcast", "tl.broadcast: cannot broadcast block shapes [8] and [2, 4]",
+     {"BLOCK": 8}),
 ]
 
 
@@ -158,3 +258,22 @@ def test_a_closure_variable_is_read_on_both(backend: str) -> None:
             kernel[(1,)](tl.to_device(x, tl.f32), y, BLOCK=64)
             got = y.numpy()
         np.testing.assert_allclose(got, x.astype(np.float64) * np.float32(scale), rtol=1e-6)
+
+
+@tl.kernel
+def pointers_from_either_side(x: Pointer[f32], y: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    flipped = (BLOCK - 1 - offs) + x  # type: ignore[operator]  # typing: Tensor lacks ints + Pointer
+    here = x + offs
+    tl.store(y + offs, tl.where(flipped == here, -1.0, tl.load(flipped) * 2.0))
+
+
+def test_offsets_plus_a_pointer_and_pointer_equality_run_on_both(backend: str) -> None:
+    """``ints + ptr`` and ``ptr == ptr`` are Triton's; the compiler rejected both."""
+    x = np.random.default_rng(3).standard_normal(16).astype(np.float32)
+    with registry.backend(backend):
+        y = tl.to_device(np.full(16, np.nan, np.float32), tl.f32)
+        pointers_from_either_side[(1,)](tl.to_device(x, tl.f32), y, BLOCK=16)
+        got = y.numpy()
+    want = np.where(np.arange(16) == 15 - np.arange(16), -1.0, x[::-1].astype(np.float64) * 2.0)
+    np.testing.assert_array_equal(got, want.astype(np.float32))

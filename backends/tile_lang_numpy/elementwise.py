@@ -13,7 +13,8 @@ from tile_lang import dtypes, operators
 from tile_lang.dtypes import BOOL, F64, I32, DType
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops import math as tl_math
-from tile_lang.semantics import creation, elementwise as semantics
+from tile_lang.semantics import creation, elementwise as semantics, operators as rules
+from tile_lang.semantics.operators import OPERATORS
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -82,28 +83,29 @@ def _c_divide(engine: Engine, x: Array, y: Array, want_quotient: bool) -> Array:
     return (x - remainder) // y if want_quotient else remainder
 
 
-def _int_only(engine: Engine, op: BinaryOp, dtype: DType) -> None:
-    if not (dtype.is_int or (dtype.is_bool and op in (BinaryOp.AND, BinaryOp.OR, BinaryOp.XOR))):
-        raise engine.error(f"operator {op.value} needs integer operands, got {dtype!r}")
+def rule_operand(x: object) -> rules.Operand:
+    """What the operator rules see of an operand: a tensor's dtype, or the Python number."""
+    if isinstance(x, Tensor):
+        return x.type
+    if isinstance(x, np.generic):
+        number: bool | int | float = x.item()
+        return number
+    if isinstance(x, (bool, int, float)):
+        return x
+    raise TypeError(f"expected a tensor or a scalar, got {type(x).__name__}")
 
 
-_ARITH: dict[BinaryOp, Callable[[Array, Array], Array]] = {
-    BinaryOp.ADD: np.add, BinaryOp.SUB: np.subtract, BinaryOp.MUL: np.multiply,
-    BinaryOp.LT: np.less, BinaryOp.LE: np.less_equal, BinaryOp.GT: np.greater,
-    BinaryOp.GE: np.greater_equal, BinaryOp.EQ: np.equal, BinaryOp.NE: np.not_equal,
-    BinaryOp.AND: np.bitwise_and, BinaryOp.OR: np.bitwise_or, BinaryOp.XOR: np.bitwise_xor,
-    BinaryOp.LSHIFT: np.left_shift, BinaryOp.RSHIFT: np.right_shift,
-}
+def _reference(op: BinaryOp) -> Callable[[Array, Array], Array]:
+    fn = OPERATORS[op].reference
+    assert fn is not None, op
+    return fn
 
 
 def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor[Any, Any]:
+    """``ptr + offsets``, ``offsets + ptr`` or ``ptr - offsets`` (checked by the rule)."""
     ptr, offs = (x, y) if isinstance(x, Tensor) and x.type.is_pointer else (y, x)
     assert isinstance(ptr, Tensor) and isinstance(ptr.handle, Pointers)
-    if op not in (BinaryOp.ADD, BinaryOp.SUB) or (op is BinaryOp.SUB and ptr is y):
-        raise engine.error(f"operator {op.value} is not defined on pointers")
     off = values.lift(offs)
-    if isinstance(off.handle, Pointers) or not (off.type.is_int or off.type.is_bool):
-        raise engine.error(f"pointer offsets must be integers, got {off!r}")
     try:
         shape = values.block_broadcast(ptr.block_shape, off.block_shape)
     except ValueError as exc:
@@ -212,34 +214,24 @@ def _lazy_and(x: object, y: object) -> Tensor[Any, Any] | None:
 def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     op: BinaryOp = a["op"]
     x, y = a["x"], a["y"]
-    x_ptr = isinstance(x, Tensor) and x.type.is_pointer
-    y_ptr = isinstance(y, Tensor) and y.type.is_pointer
-    if x_ptr or y_ptr:
-        if op in (BinaryOp.EQ, BinaryOp.NE) and x_ptr and y_ptr:
+    rx, ry = rule_operand(x), rule_operand(y)
+    if isinstance(rx, DType) and rx.is_pointer or isinstance(ry, DType) and ry.is_pointer:
+        if rules.pointer_binary(op, rx, ry):
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
+    typed = rules.binary(op, rx, ry)
     lazy = _lazy_and(x, y) if op is BinaryOp.AND else _lazy_binary(op, x, y)
     if lazy is not None:
         return lazy
-    if op is BinaryOp.TRUEDIV:
-        ax, ay, dtype, _ = operands(engine, x, y, dtypes.truediv_dtype)
-        return values.make(np.true_divide(ax, ay).astype(dtype.numpy), dtype)
-    ax, ay, dtype, _ = operands(engine, x, y)
+    ax, ay, dtype, _ = operands(engine, x, y, lambda _x, _y: typed.operands)
     if op in (BinaryOp.FLOORDIV, BinaryOp.MOD):
-        if dtype.is_float:
-            if op is BinaryOp.FLOORDIV:
-                raise engine.error("// needs integer operands; use / and tl.floor for floats")
+        if dtype.is_float:  # only % takes floats
             return values.make(np.fmod(ax, ay).astype(dtype.numpy), dtype)
-        _int_only(engine, op, dtype)
         return values.make(_c_divide(engine, ax, ay, op is BinaryOp.FLOORDIV).astype(dtype.numpy), dtype)
-    if op in (BinaryOp.AND, BinaryOp.OR, BinaryOp.XOR, BinaryOp.LSHIFT, BinaryOp.RSHIFT):
-        _int_only(engine, op, dtype)
-    result = _ARITH[op](ax, ay)
+    result = _reference(op)(ax, ay)
     if op in _OVERFLOW_CHECKED and dtype.is_signed:
         _check_overflow(engine, op, ax, ay, result, dtype)
-    if op.is_comparison:
-        return values.make(result, BOOL)
-    return values.make(result.astype(dtype.numpy, copy=False), dtype)
+    return values.make(result.astype(typed.result.numpy, copy=False), typed.result)
 
 
 _OVERFLOW_CHECKED = {BinaryOp.ADD: "+", BinaryOp.SUB: "-", BinaryOp.MUL: "*"}
@@ -263,7 +255,7 @@ def _overflowed(op: BinaryOp, x: Array, y: Array, result: Array) -> Array:
     """Lanes where signed ``x op y`` wrapped around: exact in int64 below 64 bits, by sign
     rules for 64-bit add and subtract, and by an exact recheck of large 64-bit products."""
     if result.dtype.itemsize < 8:
-        exact = _ARITH[op](x.astype(np.int64), y.astype(np.int64))
+        exact = _reference(op)(x.astype(np.int64), y.astype(np.int64))
         wrapped: Array = exact != result
         return wrapped
     if op is BinaryOp.ADD:
@@ -308,15 +300,12 @@ def _pointer_compare(engine: Engine, op: BinaryOp, x: Tensor[Any, Any], y: Tenso
 def unary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     op: UnaryOp = a["op"]
     x = values.lift(a["x"])
-    arr = values.array(x)
+    rules.unary(op, x.type)
     if op is UnaryOp.POS:
         return x
+    arr = values.array(x)
     if op is UnaryOp.NEG:
-        if x.type.is_bool:
-            raise engine.error("unary - on a bool block")
         return values.make(np.negative(arr), x.type)
-    if x.type.is_float:
-        raise engine.error(f"operator ~ needs integer or bool operands, got {x.type!r}")
     return values.make(np.logical_not(arr) if x.type.is_bool else np.invert(arr), x.type)
 
 

@@ -16,6 +16,8 @@ import numpy as np
 
 import tile_lang as tl
 from tile_lang.dtypes import F32, U32
+from tile_lang.semantics import random as rules
+from tile_lang.semantics.base import Block
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -52,13 +54,6 @@ def philox(key: tuple[Array, Array], counter: Words, n_rounds: int) -> Words:
     return c0, c1, c2, c3
 
 
-def _integer(engine: Engine, x: object, what: str) -> Tensor[Any, Any]:
-    t = values.lift(x)
-    if not t.type.is_int:
-        raise engine.error(f"the {what} of a random function must be an integer, got {t!r}")
-    return t
-
-
 def _widened(t: Tensor[Any, Any]) -> Array:
     """The values as 64-bit words: signed types sign-extend, unsigned ones zero-extend."""
     return values.array(t).astype(np.int64 if t.type.is_signed else np.uint64).view(np.uint64)
@@ -66,15 +61,10 @@ def _widened(t: Tensor[Any, Any]) -> Array:
 
 def _words(engine: Engine, a: Mapping[str, Any]) -> Words:
     """Triton's ``randint4x(seed, offset, n_rounds)``: four uint32 blocks."""
-    seed = _integer(engine, a["seed"], "seed")
-    offset = _integer(engine, a["offset"], "offset")
-    n_rounds = a["n_rounds"]
-    if not isinstance(n_rounds, int) or isinstance(n_rounds, bool) or n_rounds < 0:
-        raise engine.error(f"n_rounds must be a non-negative constexpr int, got {n_rounds!r}")
-    try:
-        rank = len(values.block_broadcast(seed.block_shape, offset.block_shape))
-    except ValueError as exc:
-        raise engine.error(str(exc)) from None
+    seed, offset = values.lift(a["seed"]), values.lift(a["offset"])
+    shape, n_rounds = rules.philox(Block(seed.type, seed.block_shape), Block(offset.type, offset.block_shape),
+                                   a["n_rounds"])
+    rank = len(shape)
     s = values.align(_widened(seed), seed.ndim, rank)
     o = values.align(_widened(offset), offset.ndim, rank)
     key = ((s & LOW32).astype(np.uint32), (s >> SHIFT32).astype(np.uint32))

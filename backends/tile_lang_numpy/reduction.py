@@ -36,7 +36,8 @@ from tile_lang_numpy import values
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Divergent, Engine, implements
 from tile_lang_numpy.shape import (
-    block_axis, constant, dtype_arg, moved_back, moved_last, operand, pow2_shape, remap, same_lead, value_operand,
+    block,
+    block_axis, dtype_arg, moved_back, moved_last, operand, remap, same_lead, value_operand,
 )
 from tile_lang_numpy.values import Array
 
@@ -271,33 +272,19 @@ def flip(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 # ------------------------------------------------------------------------------ histogram, gather
 
 
-def _int_block(engine: Engine, x: object, what: str) -> Tensor[Any, Any]:
-    """An integer (not bool) value block."""
-    t = value_operand(engine, x, what)
-    rules.integer_block(t.type, what)
-    return t
-
-
 @implements(tl.histogram)
 def histogram(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """Counts per value in ``[0, num_bins)``; other values and masked-off lanes are ignored
     (as Triton 3.9 and its interpreter do; Triton 3.6 on an H200 wraps them instead, so a
     kernel should not rely on either)."""
-    x = _int_block(engine, a["input"], "tl.histogram")
-    if x.ndim != 1:
-        raise engine.error(f"tl.histogram needs a 1-D block, got {x!r}")
-    bins = constant(engine, a["num_bins"], "tl.histogram: num_bins")
-    pow2_shape(engine, (bins,), "tl.histogram: num_bins")
+    x = operand(engine, a["input"], "tl.histogram")
+    mask = None if a["mask"] is None else values.lift(a["mask"])
+    bins = rules.histogram(block(x), a["num_bins"], None if mask is None else block(mask))
+    engine.note_block(bins)
     data = values.array(x).astype(np.int64)  # u64 values >= 2**63 turn negative: out of range either way
     live = (data >= 0) & (data < bins)
-    if a["mask"] is not None:
-        mask = values.lift(a["mask"])
-        if not mask.type.is_bool or mask.ndim > 1:
-            raise engine.error(f"tl.histogram: mask must be a bool block like the input, got {mask!r}")
-        try:
-            live = live & values.align(values.array(mask), mask.ndim, 1)
-        except ValueError:
-            raise engine.error(f"tl.histogram: mask {mask!r} does not match the input {x!r}") from None
+    if mask is not None:
+        live = live & values.align(values.array(mask), mask.ndim, 1)
     data, live = same_lead(data, live)
     lead = live.shape[0]
     slots = (np.arange(lead, dtype=np.int64)[:, None] * bins + data)[live]
@@ -309,13 +296,9 @@ def histogram(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 def gather(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """``out[..i..] = src[..index[..i..]..]`` along ``axis``; an index outside the axis is an
     error here (undefined on the GPU)."""
-    src = value_operand(engine, a["src"], "tl.gather")
-    index = _int_block(engine, a["index"], "tl.gather: index")
-    if src.ndim != index.ndim:
-        raise engine.error(f"tl.gather: src {src!r} and index {index!r} must have the same rank")
-    k = block_axis(engine, a["axis"], src.ndim, "tl.gather")
-    if any(s != i for d, (s, i) in enumerate(zip(src.block_shape, index.block_shape)) if d != k):
-        raise engine.error(f"tl.gather: index {index!r} must match src {src!r} on every axis but {k}")
+    src = operand(engine, a["src"], "tl.gather")
+    index = operand(engine, a["index"], "tl.gather: index")
+    k = rules.gather(block(src), block(index), a["axis"])
     idx = values.array(index).astype(np.int64)
     extent = src.block_shape[k]
     bad = (idx < 0) | (idx >= extent)

@@ -19,7 +19,8 @@ import numpy as np
 import tile_lang as tl
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
-from tile_lang.semantics import base, reduction
+from tile_lang.semantics import base, reduction, shape as rules
+from tile_lang.semantics.base import Block
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -49,8 +50,12 @@ def block_axis(engine: Engine, axis: object, rank: int, what: str) -> int:
 
 def int_tuple(engine: Engine, dims: object, what: str) -> tuple[int, ...]:
     """A tuple of constexpr integers from a tuple, list or single integer."""
-    items = dims if isinstance(dims, (tuple, list)) else (dims,)
-    return tuple(constant(engine, d, what) for d in items)
+    return base.int_tuple(dims, what)
+
+
+def block(x: Tensor[Any, Any]) -> Block:
+    """What the rules of :mod:`tile_lang.semantics` see of ``x``."""
+    return Block(x.type, x.block_shape)
 
 
 def pow2_shape(engine: Engine, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
@@ -104,9 +109,7 @@ def moved_back(arr: Array, axis: int) -> Array:
 
 
 def _pair(engine: Engine, a: Tensor[Any, Any], b: Tensor[Any, Any], what: str) -> tuple[Array, Array]:
-    """The data of two blocks combined into one (same dtype; pointers into the same argument)."""
-    if a.type != b.type:
-        raise engine.error(f"{what} needs two blocks of the same dtype, got {a!r} and {b!r}")
+    """The data of two blocks combined into one (pointers into the same argument)."""
     ha, hb = a.handle, b.handle
     if isinstance(ha, Pointers) and isinstance(hb, Pointers) and ha.memory is not hb.memory:
         raise engine.error(f"{what} of pointers into different arguments is not supported by the numpy backend")
@@ -117,14 +120,6 @@ def _expand(a: Array, rank_a: int, shape: tuple[int, ...]) -> Array:
     """Broadcast an array of block rank ``rank_a`` to the block ``shape`` (program axis kept)."""
     aligned = values.align(a, rank_a, len(shape))
     return np.broadcast_to(aligned, aligned.shape[:1] + shape)
-
-
-def _common_shape(engine: Engine, what: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """Triton's broadcast of block shapes, failing at the user's line."""
-    try:
-        return values.block_broadcast(*shapes)
-    except ValueError as exc:
-        raise engine.error(f"{what}: {exc}") from None
 
 
 def same_lead(a: Array, b: Array) -> tuple[Array, Array]:
@@ -140,7 +135,7 @@ def same_lead(a: Array, b: Array) -> tuple[Array, Array]:
 def broadcast(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], Tensor[Any, Any]]:
     x = operand(engine, a["input"], "tl.broadcast")
     y = operand(engine, a["other"], "tl.broadcast", like=x)
-    shape = _common_shape(engine, "tl.broadcast", x.block_shape, y.block_shape)
+    shape = base.broadcast(x.block_shape, y.block_shape, "tl.broadcast")
     engine.note_block(math.prod(shape))
     return (remap(x, lambda arr: _expand(arr, x.ndim, shape)), remap(y, lambda arr: _expand(arr, y.ndim, shape)))
 
@@ -148,60 +143,43 @@ def broadcast(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], T
 @implements(tl.broadcast_to)
 def broadcast_to(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["input"], "tl.broadcast_to")
-    shape = pow2_shape(engine, int_tuple(engine, a["shape"], "tl.broadcast_to"), "tl.broadcast_to")
-    if len(shape) != x.ndim or any(s != d and s != 1 for s, d in zip(x.block_shape, shape)):
-        raise engine.error(f"tl.broadcast_to: cannot broadcast a block of shape {list(x.block_shape)} to "
-                           f"{list(shape)} (the ranks must match and only size-1 axes expand)")
+    shape = rules.broadcast_to(block(x), a["shape"])
+    engine.note_block(math.prod(shape))
     return remap(x, lambda arr: _expand(arr, x.ndim, shape))
 
 
 @implements(tl.expand_dims)
 def expand_dims(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["input"], "tl.expand_dims")
-    axes = int_tuple(engine, a["axis"], "tl.expand_dims")
-    rank = x.ndim + len(axes)
-    new = sorted(block_axis(engine, ax, rank, "tl.expand_dims") for ax in axes)
-    if len(set(new)) != len(new):
-        raise engine.error(f"tl.expand_dims: repeated axis in {list(axes)}")
+    new = rules.expand_dims(block(x), a["axis"])
     return remap(x, lambda arr: np.expand_dims(arr, tuple(ax + 1 for ax in new)))
 
 
 # ------------------------------------------------------------------------------ axis order
 
 
-def _permuted(engine: Engine, x: Tensor[Any, Any], dims: tuple[int, ...], what: str) -> Tensor[Any, Any]:
-    order = tuple(block_axis(engine, d, x.ndim, what) for d in dims) if len(dims) == x.ndim else ()
-    if sorted(order) != list(range(x.ndim)):
-        raise engine.error(f"{what}: dims {list(dims)} are not a permutation of the {x.ndim} axes of {x!r}")
+def _permuted(x: Tensor[Any, Any], order: tuple[int, ...]) -> Tensor[Any, Any]:
     return remap(x, lambda arr: arr.transpose((0,) + tuple(d + 1 for d in order)))
 
 
 @implements(tl.permute)
 def permute(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["input"], "tl.permute")
-    return _permuted(engine, x, int_tuple(engine, a["dims"], "tl.permute"), "tl.permute")
+    return _permuted(x, rules.permute(block(x), a["dims"]))
 
 
 @implements(tl.trans)
 def trans(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    """Without ``dims`` Triton 3.6 permutes with ``(1, 0)``: only 2-D blocks are accepted then
-    (Triton 3.9 would swap the last two axes of a 3-D block, so that case is refused, not guessed)."""
     x = operand(engine, a["input"], "tl.trans")
-    dims = int_tuple(engine, a["dims"], "tl.trans")
-    if not dims and x.ndim != 2:
-        raise engine.error(f"tl.trans without dims transposes a 2-D block; got {x!r}, so pass dims explicitly")
-    return _permuted(engine, x, dims or (1, 0), "tl.trans")
+    return _permuted(x, rules.trans(block(x), a["dims"]))
 
 
 # ------------------------------------------------------------------------------ reshaping
 
 
-def _reshaped(engine: Engine, x: Tensor[Any, Any], shape: tuple[int, ...], what: str) -> Tensor[Any, Any]:
-    """``x``'s elements in row-major order under ``shape`` (same element count, powers of two)."""
-    if math.prod(shape) != math.prod(x.block_shape):
-        raise engine.error(f"{what}: cannot reshape a block of shape {list(x.block_shape)} "
-                           f"({math.prod(x.block_shape)} elements) to {list(shape)}")
-    pow2_shape(engine, shape, what)
+def _reshaped(engine: Engine, x: Tensor[Any, Any], shape: tuple[int, ...]) -> Tensor[Any, Any]:
+    """``x``'s elements in row-major order under ``shape``."""
+    engine.note_block(math.prod(shape))
     return remap(x, lambda arr: arr.reshape(arr.shape[:1] + shape))
 
 
@@ -209,19 +187,19 @@ def _reshaped(engine: Engine, x: Tensor[Any, Any], shape: tuple[int, ...], what:
 def reshape(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """Row-major; ``can_reorder=True`` allows any order in Triton, and row-major is one of them."""
     x = operand(engine, a["input"], "tl.reshape")
-    return _reshaped(engine, x, int_tuple(engine, a["shape"], "tl.reshape"), "tl.reshape")
+    return _reshaped(engine, x, rules.reshape(block(x), a["shape"], "tl.reshape"))
 
 
 @implements(tl.view)
 def view(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["input"], "tl.view")
-    return _reshaped(engine, x, int_tuple(engine, a["shape"], "tl.view"), "tl.view")
+    return _reshaped(engine, x, rules.reshape(block(x), a["shape"], "tl.view"))
 
 
 @implements(tl.ravel)
 def ravel(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["x"], "tl.ravel")
-    return _reshaped(engine, x, (math.prod(x.block_shape),), "tl.ravel")
+    return _reshaped(engine, x, rules.ravel(block(x)))
 
 
 # ------------------------------------------------------------------------------ join, split, cat
@@ -231,7 +209,7 @@ def _joined(engine: Engine, a: Mapping[str, Any], what: str) -> Tensor[Any, Any]
     """``a`` and ``b`` broadcast together and stacked along a new minor axis of size 2."""
     x = operand(engine, a["a"], what)
     y = operand(engine, a["b"], what, like=x)
-    shape = _common_shape(engine, what, x.block_shape, y.block_shape)
+    shape = rules.join(block(x), block(y), what)
     ax, ay = _pair(engine, x, y, what)
     ax, ay = same_lead(_expand(ax, x.ndim, shape), _expand(ay, y.ndim, shape))
     engine.note_block(2 * math.prod(shape))
@@ -246,8 +224,7 @@ def join(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.split)
 def split(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], Tensor[Any, Any]]:
     x = operand(engine, a["a"], "tl.split")
-    if x.ndim == 0 or x.block_shape[-1] != 2:
-        raise engine.error(f"tl.split needs a block whose last axis has size 2, got {x!r}")
+    rules.split(block(x))
     return remap(x, lambda arr: arr[..., 0]), remap(x, lambda arr: arr[..., 1])
 
 
@@ -268,8 +245,7 @@ def cat(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     the plain concatenation, which is what Triton 3.9 guarantees."""
     x = operand(engine, a["input"], "tl.cat")
     y = operand(engine, a["other"], "tl.cat", like=x)
-    if x.ndim == 0 or x.block_shape != y.block_shape:
-        raise engine.error(f"tl.cat needs two blocks of the same shape (rank >= 1), got {x!r} and {y!r}")
+    rules.cat(block(x), block(y))
     ax, ay = same_lead(*_pair(engine, x, y, "tl.cat"))
     engine.note_block(2 * math.prod(x.block_shape))
     return rebuild(x, np.concatenate([ax, ay], axis=1))

@@ -1,7 +1,8 @@
-"""Typed construction of IR nodes: promotion, broadcasting and checks happen here, once.
+"""Typed construction of IR nodes: promotion, broadcasting and conversions.
 
 The front end hands Python values (nodes or compile-time constants) to these methods; every
-dtype rule comes from :mod:`tile_lang.dtypes`, shared with the NumPy reference.
+rule (which operands an operator takes, promotion, result dtypes) comes from
+:mod:`tile_lang.semantics`, shared with the NumPy reference.
 """
 
 from __future__ import annotations
@@ -16,46 +17,33 @@ from tile_lang.compiler.ir import (
     UnaryAttr, UnaryFn,
 )
 from tile_lang.dtypes import DType
-from tile_lang.operators import BinaryOp
+from tile_lang.operators import BinaryOp, UnaryOp
+from tile_lang.semantics import base, operators
+from tile_lang.semantics.operators import OPERATORS, Typed
 
 Scalar = Union[bool, int, float]
 Value = Union[Node, Scalar]
 
-_BINARY: dict[BinaryOp, BinaryFn] = {
-    BinaryOp.ADD: BinaryFn.ADD, BinaryOp.SUB: BinaryFn.SUB, BinaryOp.MUL: BinaryFn.MUL,
-    BinaryOp.TRUEDIV: BinaryFn.DIV, BinaryOp.FLOORDIV: BinaryFn.DIV, BinaryOp.MOD: BinaryFn.MOD,
-    BinaryOp.AND: BinaryFn.AND, BinaryOp.OR: BinaryFn.OR, BinaryOp.XOR: BinaryFn.XOR,
-    BinaryOp.LSHIFT: BinaryFn.SHL, BinaryOp.RSHIFT: BinaryFn.SHR, BinaryOp.LT: BinaryFn.LT,
-    BinaryOp.LE: BinaryFn.LE, BinaryOp.GT: BinaryFn.GT, BinaryOp.GE: BinaryFn.GE, BinaryOp.EQ: BinaryFn.EQ,
-    BinaryOp.NE: BinaryFn.NE,
-}
-_BITWISE = frozenset({BinaryFn.AND, BinaryFn.OR, BinaryFn.XOR, BinaryFn.SHL, BinaryFn.SHR})
+_UNARY = {UnaryOp.NEG: UnaryFn.NEG, UnaryOp.INVERT: UnaryFn.INVERT}
 
 
 def is_scalar_value(value: object) -> bool:
     return isinstance(value, (bool, int, float))
 
 
+def operand(value: Value) -> operators.Operand:
+    """What the operator rules see of a value: a node's dtype, or the Python number."""
+    return value.ty.dtype if isinstance(value, Node) else value
+
+
 def common_dtype(a: Value, b: Value) -> DType:
-    """Triton's promotion of two operands; a Python number adapts to a tensor's dtype, and two
-    Python numbers (``tl.minimum(-0.5, 8.0)``) promote as standalone scalars."""
-    if isinstance(a, Node):
-        return dtypes.promote(a.ty.dtype, b.ty.dtype) if isinstance(b, Node) else dtypes.promote_scalar(a.ty.dtype, b)
-    if isinstance(b, Node):
-        return dtypes.promote_scalar(b.ty.dtype, a)
-    return dtypes.promote(dtypes.scalar_dtype(a), dtypes.scalar_dtype(b))
+    """Triton's promotion of two operands (:func:`tile_lang.semantics.operators.promote`)."""
+    return operators.promote(operand(a), operand(b))
 
 
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """NumPy broadcasting of two block shapes (ranks aligned on the right)."""
-    rank = max(len(a), len(b))
-    pa, pb = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
-    out = []
-    for x, y in zip(pa, pb):
-        if x != y and 1 not in (x, y):
-            raise TypeError(f"cannot broadcast block shapes {list(a)} and {list(b)}")
-        out.append(max(x, y))
-    return tuple(out)
+    """Triton's broadcasting of two block shapes (the rule of :mod:`tile_lang.semantics`)."""
+    return base.broadcast(a, b)
 
 
 class Builder:
@@ -157,25 +145,28 @@ class Builder:
     # ---------------------------------------------------------------- arithmetic
 
     def binary_op(self, op: BinaryOp, a: Value, b: Value) -> Value:
-        """A Python operator in kernel source: constants fold, otherwise Triton's rules."""
+        """A Python operator in kernel source: constants fold, otherwise the operator's rule."""
         if not isinstance(a, Node) and not isinstance(b, Node):
             return _fold(op, a, b)
-        if op is BinaryOp.FLOORDIV and any(isinstance(v, Node) and v.ty.dtype.is_float for v in (a, b)):
-            raise TypeError("// needs integer operands (Triton has no float floor division)")
-        return self.binary(_BINARY[op], a, b, true_div=op is BinaryOp.TRUEDIV)
+        x, y = operand(a), operand(b)
+        fn = BinaryFn(OPERATORS[op].fn)
+        if any(isinstance(v, DType) and v.is_pointer for v in (x, y)):
+            if operators.pointer_binary(op, x, y):
+                return self._emit_binary(fn, a, b, Typed(operators.operand_dtype(x), dtypes.BOOL))
+            return self.pointer_arith(op, a, b)
+        return self._emit_binary(fn, a, b, operators.binary(op, x, y))
 
     def binary(self, fn: BinaryFn, a: Value, b: Value, true_div: bool = False) -> Node:
-        if isinstance(a, Node) and a.ty.dtype.is_pointer or isinstance(b, Node) and b.ty.dtype.is_pointer:
-            return self._pointer_arith(fn, a, b)
-        signed_shift = fn is BinaryFn.SHR and _left_signed(a, b)
+        """A binary function of a builtin (maximum, div_rn...) on promoted operands."""
         dtype = self._result_dtype(a, b, true_div or fn is BinaryFn.DIV_RN)
-        if fn in _BITWISE and not (dtype.is_int or dtype.is_bool):
-            raise TypeError(f"bitwise {fn.value} needs integer operands, got {dtype!r}")
-        x, y = self._operands(a, b, dtype)
-        if fn is BinaryFn.SHR and signed_shift != dtype.is_signed:
+        return self._emit_binary(fn, a, b, Typed(dtype, dtypes.BOOL if fn.is_comparison else dtype))
+
+    def _emit_binary(self, fn: BinaryFn, a: Value, b: Value, typed: Typed) -> Node:
+        signed_shift = fn is BinaryFn.SHR and _left_signed(a, b)
+        x, y = self._operands(a, b, typed.operands)
+        if fn is BinaryFn.SHR and signed_shift != typed.operands.is_signed:
             return self._shift_as(x, y, signed_shift)
-        out = dtypes.BOOL if fn.is_comparison else dtype
-        return self.emit(Op.BINARY, Type(out, x.ty.shape), (x, y), BinaryAttr(fn))
+        return self.emit(Op.BINARY, Type(typed.result, x.ty.shape), (x, y), BinaryAttr(fn))
 
     def _shift_as(self, x: Node, y: Node, signed: bool) -> Node:
         """``>>`` decides arithmetic vs logical by the left operand's original signedness."""
@@ -195,22 +186,23 @@ class Builder:
         shape = broadcast_shapes(x.ty.shape, y.ty.shape)
         return self.broadcast_to(x, shape), self.broadcast_to(y, shape)
 
-    def _pointer_arith(self, fn: BinaryFn, a: Value, b: Value) -> Node:
-        if fn not in (BinaryFn.ADD, BinaryFn.SUB) or not isinstance(a, Node) or not a.ty.dtype.is_pointer:
-            raise TypeError(f"pointer arithmetic supports ptr + int and ptr - int, not {fn.value}")
-        offset = self.to_node(b)
-        if not (offset.ty.dtype.is_int or offset.ty.dtype.is_bool):
-            raise TypeError(f"pointer offsets must be integers, got {offset.ty.dtype!r}")
-        if fn is BinaryFn.SUB:
+    def pointer_arith(self, op: BinaryOp, a: Value, b: Value) -> Node:
+        """``ptr + offsets``, ``offsets + ptr`` or ``ptr - offsets`` (checked by the rule)."""
+        ptr, offset = (a, self.to_node(b)) if isinstance(a, Node) and a.ty.dtype.is_pointer else (b, self.to_node(a))
+        assert isinstance(ptr, Node)
+        if op is BinaryOp.SUB:
             offset = self.unary(UnaryFn.NEG, offset)
-        shape = broadcast_shapes(a.ty.shape, offset.ty.shape)
-        ptr, off = self.broadcast_to(a, shape), self.broadcast_to(offset, shape)
-        return self.emit(Op.BINARY, Type(a.ty.dtype, shape), (ptr, off), BinaryAttr(BinaryFn.ADD))
+        shape = broadcast_shapes(ptr.ty.shape, offset.ty.shape)
+        ptrs, off = self.broadcast_to(ptr, shape), self.broadcast_to(offset, shape)
+        return self.emit(Op.BINARY, Type(ptr.ty.dtype, shape), (ptrs, off), BinaryAttr(BinaryFn.ADD))
+
+    def unary_op(self, op: UnaryOp, x: Node) -> Node:
+        """A Python unary operator in kernel source, after the operator's rule."""
+        operators.unary(op, x.ty.dtype)
+        return x if op is UnaryOp.POS else self.unary(_UNARY[op], x)
 
     def unary(self, fn: UnaryFn, x: Node) -> Node:
         dtype = x.ty.dtype
-        if fn is UnaryFn.INVERT and not (dtype.is_int or dtype.is_bool):
-            raise TypeError(f"~ needs an integer operand, got {dtype!r}")
         if fn is UnaryFn.NOT:
             x = self.truth(x)
             dtype = dtypes.BOOL

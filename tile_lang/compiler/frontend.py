@@ -29,10 +29,10 @@ from tile_lang.compiler.ir import Function, Loc, Node, Op, ParamAttr, Region, Ty
 from tile_lang.compiler.spec import Spec
 from tile_lang.errors import CompilerBug, KernelError, debugging
 from tile_lang.func import inlinable
-from tile_lang.operators import BinaryOp
+from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops import iterators
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
-from tile_lang.semantics import elementwise
+from tile_lang.semantics import elementwise, operators
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner, source_of
 
 _BINOPS: dict[type[ast.AST], BinaryOp] = {
@@ -300,8 +300,9 @@ class Frontend(ControlFlow):
             for v in values[1:]:
                 result = (result and v) if isinstance(node.op, ast.And) else (result or v)
             return result
-        if any(isinstance(v, Node) and not v.ty.is_scalar for v in values):
-            raise self.error("and/or on a block; use & and | instead")
+        for v in values:
+            if isinstance(v, Node):
+                operators.condition(v.ty.shape, "a condition")
         op = BinaryOp.AND if isinstance(node.op, ast.And) else BinaryOp.OR
         acc: Value = self.b.truth(self.b.to_node(values[0]))
         for v in values[1:]:
@@ -314,10 +315,11 @@ class Frontend(ControlFlow):
             table: dict[type[ast.AST], Callable[[Any], Any]] = {
                 ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x, ast.Invert: lambda x: ~x}
             return table[type(node.op)](operand)
-        fns = {ast.USub: UnaryFn.NEG, ast.Invert: UnaryFn.INVERT, ast.Not: UnaryFn.NOT}
-        if isinstance(node.op, ast.UAdd):
-            return operand
-        return self.b.unary(fns[type(node.op)], operand)
+        if isinstance(node.op, ast.Not):
+            operators.condition(operand.ty.shape, "a condition")
+            return self.b.unary(UnaryFn.NOT, operand)
+        ops = {ast.USub: UnaryOp.NEG, ast.UAdd: UnaryOp.POS, ast.Invert: UnaryOp.INVERT}
+        return self.b.unary_op(ops[type(node.op)], operand)
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         test = self.visit(node.test)

@@ -23,7 +23,8 @@ from tile_lang.compiler.ir import (
 )
 from tile_lang.dtypes import DType
 from tile_lang.ops import debug, math as tlmath, random as tlrandom
-from tile_lang.semantics import base, creation, elementwise
+from tile_lang.semantics import base, creation, elementwise, random, shape as shapes
+from tile_lang.semantics.base import Block
 
 
 class Context(Protocol):
@@ -77,6 +78,11 @@ def block_axis(c: Context, x: Node, axis: Any, what: str) -> int:
 
 def pow2_shape(c: Context, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
     return base.pow2_shape(shape, what)
+
+
+def block(x: Node) -> Block:
+    """What the rules of :mod:`tile_lang.semantics` see of ``x``."""
+    return Block(x.ty.dtype, x.ty.shape)
 
 
 # ---------------------------------------------------------------- creation
@@ -137,11 +143,7 @@ def _binary(c: Context, a: Args) -> Value:
 
 @lowers(operators.unary)
 def _unary(c: Context, a: Args) -> Value:
-    fns = {operators.UnaryOp.NEG: UnaryFn.NEG, operators.UnaryOp.INVERT: UnaryFn.INVERT}
-    x: Value = a["x"]
-    if a["op"] is operators.UnaryOp.POS:
-        return x
-    return c.b.unary(fns[a["op"]], node_arg(c.b, x))
+    return c.b.unary_op(a["op"], node_arg(c.b, a["x"]))
 
 
 # ---------------------------------------------------------------- math
@@ -231,90 +233,66 @@ def _min_int(c: Context, a: Args) -> Value:
 # ---------------------------------------------------------------- shapes
 
 
-def _int_tuple(c: Context, dims: Any, what: str) -> tuple[int, ...]:
-    items = dims if isinstance(dims, (tuple, list)) else (dims,)
-    return tuple(constant(c, d, what) for d in items)
-
-
 @lowers(tl.broadcast_to)
 def _broadcast_to(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    shape = pow2_shape(c, _int_tuple(c, a["shape"], "tl.broadcast_to"), "tl.broadcast_to")
-    if len(shape) != len(x.ty.shape) or any(s != d and s != 1 for s, d in zip(x.ty.shape, shape)):
-        raise c.error(f"tl.broadcast_to: cannot broadcast a block of shape {list(x.ty.shape)} to {list(shape)} "
-                      "(the ranks must match and only size-1 axes expand)")
-    return c.b.broadcast_to(x, shape)
+    return c.b.broadcast_to(x, shapes.broadcast_to(block(x), a["shape"]))
 
 
 @lowers(tl.broadcast)
 def _broadcast(c: Context, a: Args) -> tuple[Node, Node]:
     x = node_arg(c.b, a["input"])
     y = c.b.to_node(a["other"], None if isinstance(a["other"], Node) else x.ty.dtype)
-    shape = broadcast_shapes(x.ty.shape, y.ty.shape)
+    shape = base.broadcast(x.ty.shape, y.ty.shape, "tl.broadcast")
     return c.b.broadcast_to(x, shape), c.b.broadcast_to(y, shape)
 
 
 @lowers(tl.expand_dims)
 def _expand_dims(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    axes = _int_tuple(c, a["axis"], "tl.expand_dims")
-    rank = len(x.ty.shape) + len(axes)
-    for ax in axes:
-        if not -rank <= ax < rank:
-            raise c.error(f"tl.expand_dims: axis {ax} is out of range for a result of rank {rank}")
-    new = sorted(ax % rank for ax in axes)
-    if len(set(new)) != len(new):
-        raise c.error(f"tl.expand_dims: repeated axis in {list(axes)}")
-    shape = list(x.ty.shape)
-    for ax in new:
-        shape.insert(ax, 1)
-    return c.b.reshape(x, tuple(shape)) if x.ty.shape else c.b.splat(x, tuple(shape))
-
-
-def _reshaped(c: Context, x: Node, shape: tuple[int, ...], what: str) -> Node:
-    if x.ty.numel != _prod(shape):
-        raise c.error(f"{what}: cannot reshape a block of shape {list(x.ty.shape)} to {list(shape)}")
-    pow2_shape(c, shape, what)
+    shape = shapes.expanded(x.ty.shape, shapes.expand_dims(block(x), a["axis"]))
     return c.b.reshape(x, shape) if x.ty.shape else c.b.splat(x, shape)
 
 
-@lowers(tl.reshape, tl.view)
+def _reshaped(c: Context, x: Node, shape: tuple[int, ...]) -> Node:
+    return c.b.reshape(x, shape) if x.ty.shape else c.b.splat(x, shape)
+
+
+@lowers(tl.reshape)
 def _reshape(c: Context, a: Args) -> Node:
-    return _reshaped(c, node_arg(c.b, a["input"]), _int_tuple(c, a["shape"], "tl.reshape"), "tl.reshape")
+    x = node_arg(c.b, a["input"])
+    return _reshaped(c, x, shapes.reshape(block(x), a["shape"], "tl.reshape"))
+
+
+@lowers(tl.view)
+def _view(c: Context, a: Args) -> Node:
+    x = node_arg(c.b, a["input"])
+    return _reshaped(c, x, shapes.reshape(block(x), a["shape"], "tl.view"))
 
 
 @lowers(tl.ravel)
 def _ravel(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["x"])
-    return _reshaped(c, x, (x.ty.numel,), "tl.ravel")
+    return _reshaped(c, x, shapes.ravel(block(x)))
 
 
 def permute(c: Context, x: Node, dims: tuple[int, ...]) -> Node:
-    """``x`` with its axes reordered (out axis i is x's axis dims[i])."""
-    if sorted(dims) != list(range(len(x.ty.shape))):
-        raise c.error(f"dims {list(dims)} are not a permutation of the {len(x.ty.shape)} axes of a block")
+    """``x`` with its axes reordered (out axis i is x's axis dims[i], a checked permutation)."""
     if dims == tuple(range(len(dims))):
         return x
-    shape = tuple(x.ty.shape[d] for d in dims)
-    return c.b.emit(Op.PERMUTE, x.ty.with_shape(shape), (x,), PermuteAttr(dims))
+    return c.b.emit(Op.PERMUTE, x.ty.with_shape(shapes.permuted(x.ty.shape, dims)), (x,), PermuteAttr(dims))
 
 
 @lowers(tl.permute)
-def _permutebuiltin_op(c: Context, a: Args) -> Node:
+def _permute(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    rank = len(x.ty.shape)
-    dims = tuple(d % rank if rank else d for d in _int_tuple(c, a["dims"], "tl.permute"))
-    return permute(c, x, dims)
+    return permute(c, x, shapes.permute(block(x), a["dims"]))
 
 
 @lowers(tl.trans)
 def _trans(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    dims = _int_tuple(c, a["dims"], "tl.trans") if a["dims"] else ()
-    if not dims and len(x.ty.shape) != 2:
-        raise c.error(f"tl.trans without dims transposes a 2-D block; got a block of shape {list(x.ty.shape)}, "
-                      "so pass dims explicitly")
-    return permute(c, x, dims or (1, 0))
+    return permute(c, x, shapes.trans(block(x), a["dims"]))
 
 
 def gather(c: Context, src: Node, index: Node, axis: int) -> Node:
@@ -343,9 +321,7 @@ def _pair(c: Context, a: Args, what: str) -> tuple[Node, Node]:
     """``a`` and ``b`` of join/interleave: one dtype, broadcast together."""
     x = node_arg(c.b, a["a"])
     y = c.b.to_node(a["b"], None if isinstance(a["b"], Node) else x.ty.dtype)
-    if x.ty.dtype != y.ty.dtype:
-        raise c.error(f"{what} needs two blocks of the same dtype, got {x.ty} and {y.ty}")
-    shape = broadcast_shapes(x.ty.shape, y.ty.shape)
+    shape = shapes.join(block(x), block(y), what)
     return c.b.broadcast_to(x, shape), c.b.broadcast_to(y, shape)
 
 
@@ -373,8 +349,7 @@ def _interleave(c: Context, a: Args) -> Node:
 @lowers(tl.split)
 def _split(c: Context, a: Args) -> tuple[Node, Node]:
     x = node_arg(c.b, a["a"])
-    if x.ty.is_scalar or x.ty.shape[-1] != 2:
-        raise c.error(f"tl.split needs a block whose last axis has size 2, got a block of shape {list(x.ty.shape)}")
+    shapes.split(block(x))
     axis = len(x.ty.shape) - 1
     pick = x.ty.shape[:-1] + (1,)
 
@@ -388,20 +363,13 @@ def _split(c: Context, a: Args) -> tuple[Node, Node]:
 @lowers(tl.cat)
 def _cat(c: Context, a: Args) -> Node:
     """Concatenation along the first axis: join, move the new axis first, merge it in."""
-    x, y = node_arg(c.b, a["input"]), node_arg(c.b, a["other"])
-    if x.ty.is_scalar or x.ty.shape != y.ty.shape or x.ty.dtype != y.ty.dtype:
-        raise c.error(f"tl.cat needs two blocks of the same shape and dtype (rank >= 1), got {x.ty} and {y.ty}")
+    x = node_arg(c.b, a["input"])
+    y = c.b.to_node(a["other"], None if isinstance(a["other"], Node) else x.ty.dtype)
+    shape = shapes.cat(block(x), block(y))
     joined = join(c, x, y)
     rank = len(joined.ty.shape)
     moved = permute(c, joined, (rank - 1, *range(rank - 1)))
-    return c.b.reshape(moved, (2 * x.ty.shape[0], *x.ty.shape[1:]))
-
-
-def _prod(shape: tuple[int, ...]) -> int:
-    out = 1
-    for s in shape:
-        out *= s
-    return out
+    return c.b.reshape(moved, shape)
 
 
 # ---------------------------------------------------------------- random numbers
@@ -409,14 +377,8 @@ def _prod(shape: tuple[int, ...]) -> int:
 
 def _random_operands(c: Context, a: Args) -> tuple[Node, Node, int]:
     """The seed (u64, sign-extended, splat to the offsets' shape), the offsets and the rounds."""
-    offset = node_arg(c.b, a["offset"])
-    seed = c.b.to_node(a["seed"])
-    if not offset.ty.dtype.is_int or not seed.ty.dtype.is_int:
-        raise c.error(f"the seed and offset of a random function must be integers, got {seed.ty} and {offset.ty}")
-    rounds = a["n_rounds"]
-    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 0:
-        raise c.error(f"n_rounds must be a non-negative constexpr int, got {rounds!r}")
-    shape = broadcast_shapes(seed.ty.shape, offset.ty.shape)
+    seed, offset = c.b.to_node(a["seed"]), node_arg(c.b, a["offset"])
+    shape, rounds = random.philox(block(seed), block(offset), a["n_rounds"])
     seed = c.b.broadcast_to(c.b.cast(seed, dtypes.U64), shape)
     return seed, c.b.broadcast_to(offset, shape), rounds
 

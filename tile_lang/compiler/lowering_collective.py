@@ -16,7 +16,7 @@ from tile_lang.compiler.ir import (
     ScanAttr, SortAttr, Type, UnaryFn,
 )
 from tile_lang.compiler.lowering import (
-    Args, Context, Lowering, block_axis, constant, dtype_arg, gather, lowers, node_arg, permute, pow2_shape,
+    Args, Context, Lowering, block, block_axis, dtype_arg, gather, lowers, node_arg, permute,
 )
 from tile_lang.dtypes import DType
 from tile_lang.func import Func
@@ -167,25 +167,14 @@ def _sort(c: Context, a: Args) -> Node:
     return c.b.emit(Op.SORT, x.ty, (x,), SortAttr(bool(a["descending"])))
 
 
-def _int_block(c: Context, value: Any, what: str) -> Node:
-    x = _values(c, value, what)
-    reduction.integer_block(x.ty.dtype, what)
-    return x
-
-
 @lowers(tl.histogram)
 def _histogram(c: Context, a: Args) -> Node:
     """Counts per value in [0, num_bins); other values and masked-off lanes are ignored."""
-    x = _int_block(c, a["input"], "tl.histogram")
-    if len(x.ty.shape) != 1:
-        raise c.error(f"tl.histogram needs a 1-D block, got {x.ty}")
-    bins = constant(c, a["num_bins"], "tl.histogram: num_bins")
-    pow2_shape(c, (bins,), "tl.histogram: num_bins")
+    x = node_arg(c.b, a["input"])
+    mask = None if a["mask"] is None else c.b.to_node(a["mask"])
+    bins = reduction.histogram(block(x), a["num_bins"], None if mask is None else block(mask))
     args: tuple[Node, ...] = (x,)
-    if a["mask"] is not None:
-        mask = c.b.to_node(a["mask"])
-        if not mask.ty.dtype.is_bool or len(mask.ty.shape) > 1:
-            raise c.error(f"tl.histogram: mask must be a bool block like the input, got {mask.ty}")
+    if mask is not None:
         args = (x, c.b.broadcast_to(mask, x.ty.shape))
     return c.b.emit(Op.HISTOGRAM, Type(dtypes.I32, (bins,)), args, HistogramAttr(bins, len(args) == 2))
 
@@ -193,13 +182,8 @@ def _histogram(c: Context, a: Args) -> Node:
 @lowers(tl.gather)
 def _gather(c: Context, a: Args) -> Node:
     """``out[..i..] = src[..index[..i..]..]`` along ``axis``; an index outside the axis is undefined."""
-    src = node_arg(c.b, a["src"])
-    index = _int_block(c, a["index"], "tl.gather: index")
-    if len(src.ty.shape) != len(index.ty.shape) or src.ty.is_scalar:
-        raise c.error(f"tl.gather: src {src.ty} and index {index.ty} must have the same rank")
-    axis = block_axis(c, src, a["axis"], "tl.gather")
-    if any(s != i for d, (s, i) in enumerate(zip(src.ty.shape, index.ty.shape)) if d != axis):
-        raise c.error(f"tl.gather: index {index.ty} must match src {src.ty} on every axis but {axis}")
+    src, index = node_arg(c.b, a["src"]), node_arg(c.b, a["index"])
+    axis = reduction.gather(block(src), block(index), a["axis"])
     return gather(c, src, index, axis)
 
 

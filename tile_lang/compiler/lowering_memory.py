@@ -158,7 +158,7 @@ def _resolve(c: Context, block: BlockInfo, checked: tuple[int, ...]) -> tuple[No
             mask = inside if mask is None else c.b.binary(BinaryFn.AND, mask, inside)
     full = block.block_shape
     assert offset is not None
-    ptrs = c.b.broadcast_to(c.b.binary(BinaryFn.ADD, block.base, offset), full)
+    ptrs = c.b.broadcast_to(c.b.pointer_arith(BinaryOp.ADD, block.base, offset), full)
     return ptrs, None if mask is None else c.b.broadcast_to(mask, full)
 
 

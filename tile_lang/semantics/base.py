@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from tile_lang.dtypes import DType
 from tile_lang.errors import TileLangError
 
 
@@ -32,3 +35,37 @@ def pow2_shape(shape: tuple[int, ...], what: str) -> tuple[int, ...]:
     if any(not isinstance(d, int) or d <= 0 or d & (d - 1) for d in shape):
         raise SemanticError(f"{what}: block dimensions must be powers of two, got shape {list(shape)}")
     return shape
+
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Block:
+    """What a rule sees of a value: its dtype and block shape (``()`` for a scalar)."""
+
+    dtype: DType
+    shape: Shape
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def __str__(self) -> str:
+        return f"a {self.dtype!r} scalar" if not self.shape else f"a {self.dtype!r} block of shape {list(self.shape)}"
+
+
+def int_tuple(dims: object, what: str) -> Shape:
+    """Constexpr integers given as a tuple, a list or one integer."""
+    items = dims if isinstance(dims, (tuple, list)) else (dims,)
+    return tuple(constexpr_int(d, what) for d in items)
+
+
+def broadcast(a: Shape, b: Shape, what: str | None = None) -> Shape:
+    """Triton's broadcast of two block shapes (ranks aligned on the right, size-1 axes expand);
+    ``what`` names the builtin in the message (operators give none)."""
+    rank = max(len(a), len(b))
+    pa, pb = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
+    if any(x != y and 1 not in (x, y) for x, y in zip(pa, pb)):
+        raise SemanticError(f"{what + ': ' if what else ''}cannot broadcast block shapes {list(a)} and {list(b)}")
+    return tuple(max(x, y) for x, y in zip(pa, pb))

@@ -1,10 +1,11 @@
-"""Reduction and scan rules: which blocks they take and the dtypes they produce."""
+"""Reduction and scan rules: which blocks they take and the dtypes they produce; histogram and
+gather arguments."""
 
 from __future__ import annotations
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import SemanticError
+from tile_lang.semantics.base import Block, SemanticError, block_axis, constexpr_int, pow2_shape
 
 
 def values(dtype: DType, what: str) -> DType:
@@ -39,3 +40,30 @@ def sort_axis(rank: int, axis: int, dim: object) -> None:
     """tl.sort sorts along the last axis only."""
     if axis != rank - 1:
         raise SemanticError(f"tl.sort sorts along the last axis only (dim={rank - 1} or None), got dim={dim}")
+
+
+def histogram(x: Block, num_bins: object, mask: Block | None) -> int:
+    """``tl.histogram``: a 1-D integer block, a power-of-two constexpr bin count, and a bool
+    mask shaped like the input (or a scalar). Returns the bin count."""
+    integer_block(values(x.dtype, "tl.histogram"), "tl.histogram")
+    if x.rank != 1:
+        raise SemanticError(f"tl.histogram needs a 1-D block, got {x}")
+    bins = constexpr_int(num_bins, "tl.histogram: num_bins")
+    pow2_shape((bins,), "tl.histogram: num_bins")
+    if mask is not None:
+        if not mask.dtype.is_bool or mask.shape not in ((), (1,), x.shape):
+            raise SemanticError(f"tl.histogram: mask must be a bool block like the input {x}, got {mask}")
+    return bins
+
+
+def gather(src: Block, index: Block, axis: object) -> int:
+    """``tl.gather``: an integer index block of src's rank, matching it on every axis but
+    ``axis``. Returns the axis."""
+    values(src.dtype, "tl.gather")
+    integer_block(values(index.dtype, "tl.gather: index"), "tl.gather: index")
+    if src.rank != index.rank:
+        raise SemanticError(f"tl.gather: src ({src}) and index ({index}) must have the same rank")
+    k = block_axis(src.rank, axis, "tl.gather")
+    if any(s != i for d, (s, i) in enumerate(zip(src.shape, index.shape)) if d != k):
+        raise SemanticError(f"tl.gather: index ({index}) must match src ({src}) on every axis but {k}")
+    return k

@@ -1,0 +1,143 @@
+"""Operator rules: Python's ``+ - * / // % & | ^ << >>``, comparisons and unary ``- ~ not`` on
+blocks. :data:`OPERATORS` is the binary-operator table: each row says which operands the
+operator takes, the IR function the compiler lowers it to (``BinaryFn(row.fn)``, whose CUDA
+spelling the code generator holds) and the NumPy function the reference evaluates it with.
+Promotion (Triton's, a Python number adapting to the block it meets) is :func:`promote`."""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from tile_lang import dtypes
+from tile_lang.dtypes import DType
+from tile_lang.operators import BinaryOp, UnaryOp
+from tile_lang.semantics.base import SemanticError
+
+Array = np.ndarray[Any, Any]
+Operand = Union[DType, bool, int, float]  # a block's dtype, or a Python number
+
+
+class Takes(enum.Enum):
+    """Which element kinds an operator accepts (after promotion)."""
+
+    ANY = "any"                    # numbers and bools
+    NUMBERS = "numbers"            # not bools: - and %
+    INTEGERS = "integers"          # //, << and >>
+    INTEGERS_OR_BOOLS = "bits"     # & | ^
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One binary operator: its operands, its IR function's name, and its NumPy evaluation
+    (None: the reference's own C-style integer division)."""
+
+    op: BinaryOp
+    takes: Takes
+    fn: str
+    reference: Callable[[Array, Array], Array] | None
+
+
+OPERATORS: dict[BinaryOp, Operator] = {row.op: row for row in (
+    Operator(BinaryOp.ADD, Takes.ANY, "add", np.add),
+    Operator(BinaryOp.SUB, Takes.NUMBERS, "sub", np.subtract),
+    Operator(BinaryOp.MUL, Takes.ANY, "mul", np.multiply),
+    Operator(BinaryOp.TRUEDIV, Takes.ANY, "div", np.true_divide),
+    Operator(BinaryOp.FLOORDIV, Takes.INTEGERS, "div", None),
+    Operator(BinaryOp.MOD, Takes.NUMBERS, "mod", None),
+    Operator(BinaryOp.AND, Takes.INTEGERS_OR_BOOLS, "and", np.bitwise_and),
+    Operator(BinaryOp.OR, Takes.INTEGERS_OR_BOOLS, "or", np.bitwise_or),
+    Operator(BinaryOp.XOR, Takes.INTEGERS_OR_BOOLS, "xor", np.bitwise_xor),
+    Operator(BinaryOp.LSHIFT, Takes.INTEGERS, "shl", np.left_shift),
+    Operator(BinaryOp.RSHIFT, Takes.INTEGERS, "shr", np.right_shift),
+    Operator(BinaryOp.LT, Takes.ANY, "lt", np.less),
+    Operator(BinaryOp.LE, Takes.ANY, "le", np.less_equal),
+    Operator(BinaryOp.GT, Takes.ANY, "gt", np.greater),
+    Operator(BinaryOp.GE, Takes.ANY, "ge", np.greater_equal),
+    Operator(BinaryOp.EQ, Takes.ANY, "eq", np.equal),
+    Operator(BinaryOp.NE, Takes.ANY, "ne", np.not_equal),
+)}
+
+
+def operand_dtype(x: Operand) -> DType:
+    """A block's dtype, or the dtype Triton gives a Python number standing alone."""
+    return x if isinstance(x, DType) else dtypes.scalar_dtype(x)
+
+
+def promote(x: Operand, y: Operand) -> DType:
+    """Triton's promotion of two operands; a Python number adapts to a block's dtype, and two
+    Python numbers (``tl.minimum(-0.5, 8.0)``) promote as standalone scalars."""
+    if isinstance(x, DType):
+        return dtypes.promote(x, y) if isinstance(y, DType) else dtypes.promote_scalar(x, y)
+    if isinstance(y, DType):
+        return dtypes.promote_scalar(y, x)
+    return dtypes.promote(dtypes.scalar_dtype(x), dtypes.scalar_dtype(y))
+
+
+@dataclass(frozen=True)
+class Typed:
+    """The dtype both operands are converted to, and the result's."""
+
+    operands: DType
+    result: DType
+
+
+def binary(op: BinaryOp, x: Operand, y: Operand) -> Typed:
+    """``x <op> y`` on values (pointer operands: :func:`pointer_binary`): the operator's rule
+    on the promoted dtype; ``/`` divides in a float type, comparisons give bools."""
+    return _typed(op, promote(x, y))
+
+
+@functools.cache  # the reference's hot path
+def _typed(op: BinaryOp, common: DType) -> Typed:
+    takes = OPERATORS[op].takes
+    if op is BinaryOp.FLOORDIV and common.is_float:
+        raise SemanticError("// needs integer operands; use / and tl.floor for floats")
+    if common.is_bool and takes is not Takes.ANY and takes is not Takes.INTEGERS_OR_BOOLS:
+        hint = "; use ^ for bools, or convert with .to()" if op is BinaryOp.SUB else ""
+        raise SemanticError(f"operator {op.value} is not defined on bools{hint}")
+    if common.is_float and takes in (Takes.INTEGERS, Takes.INTEGERS_OR_BOOLS):
+        raise SemanticError(f"operator {op.value} needs integer operands, got {common!r}")
+    if op is BinaryOp.TRUEDIV:
+        return Typed(dtypes.truediv_dtype(common, common), dtypes.truediv_dtype(common, common))
+    return Typed(common, dtypes.BOOL if op.is_comparison else common)
+
+
+def pointer_binary(op: BinaryOp, x: Operand, y: Operand) -> bool:
+    """An operator with a pointer operand: ``ptr + ints``, ``ints + ptr``, ``ptr - ints`` (the
+    offsets integers or bools), or ``==``/``!=`` between pointers of one type. Returns whether
+    it is a comparison."""
+    x_ptr, y_ptr = (isinstance(v, DType) and v.is_pointer for v in (x, y))
+    if x_ptr and y_ptr:
+        if op not in (BinaryOp.EQ, BinaryOp.NE):
+            raise SemanticError(f"operator {op.value} is not defined between pointers")
+        if x != y:
+            raise SemanticError(f"operator {op.value} between pointers of different types, {x!r} and {y!r}")
+        return True
+    if op is not BinaryOp.ADD and not (op is BinaryOp.SUB and x_ptr):
+        raise SemanticError(f"operator {op.value} is not defined on pointers")
+    offset = operand_dtype(y if x_ptr else x)
+    if not (offset.is_int or offset.is_bool):
+        raise SemanticError(f"pointer offsets must be integers, got {offset!r}")
+    return False
+
+
+def unary(op: UnaryOp, x: DType) -> DType:
+    """``-x`` on numbers, ``~x`` on integers and bools; ``+x`` on anything."""
+    if op is UnaryOp.NEG and (x.is_bool or x.is_pointer):
+        raise SemanticError(f"unary - is not defined on {'bools' if x.is_bool else 'pointers'}")
+    if op is UnaryOp.INVERT and not (x.is_int or x.is_bool):
+        raise SemanticError(f"operator ~ needs integer or bool operands, got {x!r}")
+    return x
+
+
+def condition(shape: tuple[int, ...], what: str) -> None:
+    """Python's truth (``if``, ``while``, ``not``, ``and``/``or``) is for scalars only."""
+    if shape:
+        raise SemanticError(f"a block of shape {list(shape)} used as {what}; "
+                            "Python control flow needs a scalar (reduce it first, or use tl.where)")

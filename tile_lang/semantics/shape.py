@@ -1,0 +1,99 @@
+"""Shape rules: the argument checks and result shapes of ``broadcast``/``broadcast_to``,
+``expand_dims``, ``permute``/``trans``, ``reshape``/``view``/``ravel``, ``join``/``interleave``,
+``split`` and ``cat``. Both backends move the elements their own way; the shapes come from here."""
+
+from __future__ import annotations
+
+import math
+
+from tile_lang.semantics.base import Block, SemanticError, Shape, block_axis, broadcast, int_tuple, pow2_shape
+
+
+def broadcast_to(x: Block, shape: object) -> Shape:
+    """The target shape: x's rank, with only size-1 axes expanded."""
+    target = pow2_shape(int_tuple(shape, "tl.broadcast_to"), "tl.broadcast_to")
+    if len(target) != x.rank or any(s != d and s != 1 for s, d in zip(x.shape, target)):
+        raise SemanticError(f"tl.broadcast_to: cannot broadcast a block of shape {list(x.shape)} to "
+                            f"{list(target)} (the ranks must match and only size-1 axes expand)")
+    return target
+
+
+def expand_dims(x: Block, axis: object) -> tuple[int, ...]:
+    """The new unit axes, as sorted axes of the result (negative ones count from its end)."""
+    axes = int_tuple(axis, "tl.expand_dims")
+    rank = x.rank + len(axes)
+    new = sorted(block_axis(rank, ax, "tl.expand_dims") for ax in axes)
+    if len(set(new)) != len(new):
+        raise SemanticError(f"tl.expand_dims: repeated axis in {list(axes)}")
+    return tuple(new)
+
+
+def expanded(shape: Shape, axes: tuple[int, ...]) -> Shape:
+    """``shape`` with unit axes inserted at ``axes`` (sorted axes of the result)."""
+    out = list(shape)
+    for ax in axes:
+        out.insert(ax, 1)
+    return tuple(out)
+
+
+def permute(x: Block, dims: object, what: str = "tl.permute") -> tuple[int, ...]:
+    """The permutation (result axis i is x's axis order[i]), negative dims from the end."""
+    given = int_tuple(dims, what)
+    order = tuple(block_axis(x.rank, d, what) for d in given) if len(given) == x.rank else ()
+    if sorted(order) != list(range(x.rank)):
+        raise SemanticError(f"{what}: dims {list(given)} are not a permutation of the {x.rank} axes of {x}")
+    return order
+
+
+def trans(x: Block, dims: object) -> tuple[int, ...]:
+    """Without ``dims`` Triton 3.6 permutes with ``(1, 0)``: only 2-D blocks are accepted then
+    (Triton 3.9 would swap the last two axes of a 3-D block, so that case is refused, not guessed)."""
+    if not dims:
+        if x.rank != 2:
+            raise SemanticError(f"tl.trans without dims transposes a 2-D block; got {x}, so pass dims explicitly")
+        return (1, 0)
+    return permute(x, dims, "tl.trans")
+
+
+def permuted(shape: Shape, order: tuple[int, ...]) -> Shape:
+    return tuple(shape[d] for d in order)
+
+
+def reshape(x: Block, shape: object, what: str) -> Shape:
+    """Row-major reshape: the same element count, dimensions powers of two."""
+    target = int_tuple(shape, what)
+    if math.prod(target) != math.prod(x.shape):
+        raise SemanticError(f"{what}: cannot reshape a block of shape {list(x.shape)} "
+                            f"({math.prod(x.shape)} elements) to {list(target)}")
+    return pow2_shape(target, what)
+
+
+def ravel(x: Block) -> Shape:
+    return reshape(x, (math.prod(x.shape),), "tl.ravel")
+
+
+def same_dtype(x: Block, y: Block, what: str) -> None:
+    if x.dtype != y.dtype:
+        raise SemanticError(f"{what} needs two blocks of the same dtype, got {x} and {y}")
+
+
+def join(x: Block, y: Block, what: str) -> Shape:
+    """``join``/``interleave``: one dtype; the shape both broadcast to (the result adds an axis of 2)."""
+    same_dtype(x, y, what)
+    return broadcast(x.shape, y.shape, what)
+
+
+def split(x: Block) -> Shape:
+    """The shape of each half: x without its last axis, which must have size 2."""
+    if x.rank == 0 or x.shape[-1] != 2:
+        raise SemanticError(f"tl.split needs a block whose last axis has size 2, got {x}")
+    return x.shape[:-1]
+
+
+def cat(x: Block, y: Block) -> Shape:
+    """Concatenation along the first axis of two blocks of one shape and dtype (so the result
+    stays a power of two)."""
+    if x.rank == 0 or x.shape != y.shape:
+        raise SemanticError(f"tl.cat needs two blocks of the same shape (rank >= 1), got {x} and {y}")
+    same_dtype(x, y, "tl.cat")
+    return (2 * x.shape[0], *x.shape[1:])
