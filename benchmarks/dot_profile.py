@@ -1,7 +1,9 @@
 """Run one tensor-core benchmark kernel a few times, tile_lang's or Triton's, for a profiler
 (``scripts/dot_profile.sh`` runs it under ncu), and save Triton's intermediate code for it.
 
-    python -m benchmarks.dot_profile {matmul,attention64,attention128} {tile_lang,triton} [--dump DIR]
+    python -m benchmarks.dot_profile {matmul,attention64,attention128}[c] {tile_lang,triton} [--dump DIR]
+
+(a trailing ``c``: causal attention).
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ def matmul(side: str, n: int = 4096) -> Callable[[], Any]:
     return lambda: D.matmul[grid, tl.Options(num_warps=8, num_stages=3)](a, b, c, n, n, n, n, n, n, **consts)
 
 
-def attention(side: str, head: int) -> Callable[[], Any]:
+def attention(side: str, head: int, causal: bool) -> Callable[[], Any]:
     seq, bh = 4096, 128
     bn, warps = (64, 4) if head == 64 else (32, 8)
     q, k, v = (torch.randn(bh, seq, head, device="cuda", dtype=torch.float16) for _ in range(3))
     o = torch.empty_like(q)
     grid = (seq // 128, bh)
-    consts = dict(BLOCK_M=128, BLOCK_N=bn, HEAD=head, CAUSAL=False)
+    consts = dict(BLOCK_M=128, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
     if side == "triton":
         return lambda: tt_attention[grid](q, k, v, o, seq, head ** -0.5, num_warps=warps, num_stages=3, **consts)
     return lambda: D.attention[grid, tl.Options(num_warps=warps, num_stages=3)](q, k, v, o, seq, head ** -0.5,
@@ -44,12 +46,14 @@ def attention(side: str, head: int) -> Callable[[], Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("kernel", choices=["matmul", "attention64", "attention128"])
+    parser.add_argument("kernel", choices=["matmul", "attention64", "attention128", "attention64c", "attention128c"])
     parser.add_argument("side", choices=["tile_lang", "triton"])
     parser.add_argument("--dump", type=pathlib.Path, help="write Triton's ttgir, ptx and cubin here")
     args = parser.parse_args()
     with tl.backend("cupy"):
-        fn = matmul(args.side) if args.kernel == "matmul" else attention(args.side, int(args.kernel[9:]))
+        kernel = args.kernel
+        fn = (matmul(args.side) if kernel == "matmul"
+              else attention(args.side, int(kernel[9:].rstrip("c")), kernel.endswith("c")))
         for _ in range(3):
             compiled = fn()
         torch.cuda.synchronize()
