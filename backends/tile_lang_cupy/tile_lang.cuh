@@ -20,6 +20,18 @@ __device__ __forceinline__ unsigned flat(unsigned k, unsigned tid) {
   return (k / V) * (TU * V) + (tid % TU) * V + (k % V);
 }
 
+// 2 ** x as Triton computes it for f32 (ex2.approx.ftz: about 2 ulp, subnormals flushed to 0).
+__device__ __forceinline__ float exp2_approx(float x) {
+#if defined(TL_EMULATOR)
+  const float y = exp2f(x);
+  return y < 1.17549435e-38f ? 0.0f : y;
+#else
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#endif
+}
+
 // ---------------------------------------------------------------- conversions
 template <class To, class From>
 struct Convert {

@@ -11,14 +11,19 @@ namespace tl {
 // warp holds TM x TN tiles of 16x8, a thread 4 elements of each (rows lane/4 and +8, columns
 // 2*(lane%4) and +1). N is the block's column count. IL (interleaved, wgmma's): a warp's row
 // tiles are 16*WM rows apart instead of adjacent.
+template <unsigned WM, unsigned WN, unsigned TM, unsigned TN, bool IL = false>
+__device__ __forceinline__ unsigned mma_frag_row(unsigned k, unsigned tid) {
+  const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN), mi = (k >> 2) / TN;
+  return (IL ? (mi * WM + warp % WM) * 16u : (warp % WM) * (TM * 16u) + mi * 16u) + (lane >> 2) + 8u * ((k & 3u) >> 1);
+}
+template <unsigned WM, unsigned WN, unsigned TN>
+__device__ __forceinline__ unsigned mma_frag_col(unsigned k, unsigned tid) {
+  const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN), ni = (k >> 2) % TN;
+  return (warp / WM) * (TN * 8u) + ni * 8u + 2u * (lane & 3u) + (k & 1u);
+}
 template <unsigned N, unsigned WM, unsigned WN, unsigned TM, unsigned TN, bool IL = false>
 __device__ __forceinline__ unsigned mma_flat(unsigned k, unsigned tid) {
-  const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN);
-  const unsigned j = k & 3u, tile = k >> 2, ni = tile % TN, mi = tile / TN;
-  const unsigned row = (IL ? (mi * WM + warp % WM) * 16u : (warp % WM) * (TM * 16u) + mi * 16u) + (lane >> 2) +
-                       8u * (j >> 1);
-  const unsigned col = (warp / WM) * (TN * 8u) + ni * 8u + 2u * (lane & 3u) + (j & 1u);
-  return row * N + col;
+  return mma_frag_row<WM, WN, TM, TN, IL>(k, tid) * N + mma_frag_col<WM, WN, TN>(k, tid);
 }
 
 // The row of register k of a row value (one value per row of an mma block: rows lane/4 and

@@ -145,6 +145,8 @@ def _unary(em: Emitter, node: Node, idx: Index) -> str:
         text = f"__{'fsqrt' if work.bits == 32 else 'dsqrt'}_rn({x})"
     elif fn is UnaryFn.ROUND_TF32:
         text = f"tl::round_tf32({x})"
+    elif fn is UnaryFn.EXP2 and work.bits == 32:
+        text = f"tl::exp2_approx({x})"  # Triton's f32 tl.exp2: one MUFU.EX2, no denormal range fix-up
     else:
         text = f"{_FLOAT_FNS[fn]}{'f' if work.bits == 32 else ''}({x})"
     return _to(dtype, text, work)

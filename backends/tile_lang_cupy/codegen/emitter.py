@@ -233,6 +233,15 @@ class Emitter:
         flat = self.fresh("f")
         self.line("#pragma unroll")
         with self.block(f"for (int k = 0; k < {lay.per_thread}; k += {step})"):
+            if isinstance(lay, Mma) and len(shape) == 2:  # the fragment's row and column, not a division
+                il = ", true" if lay.interleaved else ""
+                row, col = f"{flat}r", f"{flat}c"
+                self.line(f"const unsigned {row} = tl::mma_frag_row<{lay.warps_m}, {lay.warps_n}, {lay.tiles_m}, "
+                          f"{lay.tiles_n}{il}>(k, tid);")
+                self.line(f"const unsigned {col} = tl::mma_frag_col<{lay.warps_m}, {lay.warps_n}, {lay.tiles_n}>(k, tid);")
+                self.line(f"const unsigned {flat} = {row} * {shape[1]}u + {col};")
+                yield Index("k", (row, col), flat, lay)
+                return
             self.line(f"const unsigned {flat} = {flat_index(lay, shape, 'k')};")
             yield Index("k", coords_of(flat, shape), flat, lay)
 
