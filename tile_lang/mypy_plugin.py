@@ -1,30 +1,70 @@
-"""A mypy plugin for launches: ``kernel[grid](x, n, BLOCK=1024, num_warps=8, num_stages=3)``.
+"""A mypy plugin for Triton's spellings that a ParamSpec launcher cannot type on its own.
 
-A launcher's ``__call__`` takes ``*P.args, **P.kwargs``, the kernel's own parameters, and a
-ParamSpec cannot be given extra keyword-only parameters, so without this plugin mypy rejects the
-launch options Triton users pass as keywords. The plugin adds the fields of ``tl.Options`` (with
-their declared types) to each launch's signature as optional keyword-only parameters, except one
-the kernel already has (a parameter named like an option takes the keyword, as at run time), and
-names the kernel in the launch's errors instead of ``"__call__" of "Launcher"``. Enable it with
-``plugins = ["tile_lang.mypy_plugin"]`` in ``[tool.mypy]`` (docs/typing.md).
+- Launch options as keywords, ``kernel[grid](x, n, BLOCK=1024, num_warps=8, num_stages=3)``: a
+  launcher's ``__call__`` takes ``*P.args, **P.kwargs``, the kernel's own parameters, and a ParamSpec
+  cannot be given extra keyword-only parameters. The plugin adds the fields of ``tl.Options`` (with
+  their declared types) to each launch's signature, except one the kernel already has (a parameter
+  named like an option takes the keyword, as at run time), and names the kernel in the launch's
+  errors instead of ``"__call__" of "Launcher"``.
+- String constexprs, ``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``: inside a
+  kernel or ``@tl.func`` a bare ``constexpr`` is a ``ConstexprValue`` (an int that compares with a
+  str), and the decorated kernel takes ``int | str`` for it.
+
+Enable it with ``plugins = ["tile_lang.mypy_plugin"]`` in ``[tool.mypy]`` (docs/typing.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from mypy.nodes import ARG_NAMED_OPT, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, SymbolNode
-from mypy.plugin import MethodSigContext, Plugin
-from mypy.types import CallableType, FunctionLike, Instance, Type, get_proper_type
+from mypy.nodes import (
+    ARG_NAMED_OPT, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, SymbolNode,
+)
+from mypy.plugin import AnalyzeTypeContext, FunctionContext, MethodSigContext, Plugin
+from mypy.types import CallableType, FunctionLike, Instance, Parameters, Type, UnionType, get_proper_type
 
 LAUNCH = "tile_lang.kernel.Launcher.__call__"
+CONSTEXPR = "tile_lang.signature.constexpr"
+CONSTEXPR_VALUE = "tile_lang.signature.ConstexprValue"
+DECORATORS = frozenset({"tile_lang.kernel.kernel", "tile_lang.func.func"})
 
 
-class LaunchOptionsPlugin(Plugin):
-    """Adds the launch options to ``Launcher.__call__``; leaves every other signature alone."""
+class TileLangPlugin(Plugin):
+    """The three hooks: launch signatures, bare constexpr annotations, and the kernel decorators."""
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         return with_launch_options if fullname == LAUNCH else None
+
+    def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
+        return constexpr_value if fullname == CONSTEXPR else None
+
+    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        return with_constexprs_widened if fullname in DECORATORS else None
+
+
+def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
+    """A bare ``constexpr`` annotation as a kernel body sees it: ``int | ConstexprValue``, which takes an
+    int default (``BLOCK: constexpr = 128``), is an int in arithmetic, and compares with a str."""
+    return UnionType([ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])])
+
+
+def with_constexprs_widened(ctx: FunctionContext) -> Type:
+    """``Kernel[P]`` / ``Func[P, T]`` with each ``ConstexprValue`` parameter of ``P`` taking ``int | str``,
+    so a launch (or a call, or code forwarding ``P``) passes a plain int or a string."""
+    decorated = get_proper_type(ctx.default_return_type)
+    if not isinstance(decorated, Instance):
+        return ctx.default_return_type
+    given = UnionType([ctx.api.named_generic_type("builtins.int", []), ctx.api.named_generic_type("builtins.str", [])])
+
+    def widen(typ: Type) -> Type:
+        proper = get_proper_type(typ)
+        return given if isinstance(proper, UnionType) and any(
+            isinstance(item, Instance) and item.type.fullname == CONSTEXPR_VALUE
+            for item in map(get_proper_type, proper.items)) else typ
+
+    return decorated.copy_modified(args=[
+        arg.copy_modified(arg_types=[widen(t) for t in arg.arg_types]) if isinstance(arg, Parameters) else arg
+        for arg in decorated.args])
 
 
 def with_launch_options(ctx: MethodSigContext) -> FunctionLike:
@@ -79,4 +119,4 @@ def _kernel(ctx: MethodSigContext) -> tuple[str, SymbolNode | None] | None:
 
 def plugin(version: str) -> type[Plugin]:
     """mypy's entry point: the plugin class, for any mypy version this package supports."""
-    return LaunchOptionsPlugin
+    return TileLangPlugin
