@@ -76,7 +76,7 @@ def test_each_specialisation_is_checked_once(noop: NoopBackend, checked: list[in
         (("src", "dst", 1.5), {"BLOCK": 64}, "parameter n: expected int, got float"),
         (("src", "dst", True), {"BLOCK": 64}, "parameter n: expected int, got bool"),
         (("src", "dst", 2**64), {"BLOCK": 64}, "parameter n: 18446744073709551616 does not fit in i64 or u64"),
-        (("src", "dst", 100), {"BLOCK": 64.0}, "constexpr BLOCK must be int"),
+        (("src", "dst", 100), {"BLOCK": None}, "constexpr BLOCK must be int | float | str, got NoneType"),
         (("src", "dst", 100), {}, "missing argument(s) BLOCK"),
         (("src", "dst", 100), {"BLOCK": 64, "BLOCKK": 64}, "has no parameter 'BLOCKK'"),
         (("src", "dst", 100, 64), {"BLOCK": 64}, "parameter 'BLOCK' given twice"),

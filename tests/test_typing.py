@@ -20,12 +20,14 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang.signature import ParamKind
+from tile_lang.signature import CONSTANT, ParamKind
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -220,7 +222,7 @@ def test_good_cases_import(case_modules: dict[str, object]) -> None:
     kinds = {p.name: (p.kind, p.annotation) for p in matmul.params}
     assert kinds["a_ptr"] == (ParamKind.POINTER, tl.f16)
     assert kinds["ALPHA"] == (ParamKind.CONSTEXPR, float)
-    assert kinds["BLOCK_K"] == (ParamKind.CONSTEXPR, int)
+    assert kinds["BLOCK_K"] == (ParamKind.CONSTEXPR, CONSTANT)  # a bare constexpr: an int, bool, float or str
     assert kinds["M"] == (ParamKind.SCALAR, int)
     generic = getattr(kernels, "softplus_kernel")
     assert [p.kind for p in generic.params][:2] == [ParamKind.POINTER, ParamKind.POINTER]
@@ -401,3 +403,64 @@ def test_tutorial_matmul_kernels_run(case_modules: dict[str, object]) -> None:
     s64 = q.astype(np.float64) @ kv.astype(np.float64).T * 0.25
     p = np.exp(s64 - s64.max(1, keepdims=True))
     np.testing.assert_allclose(o.numpy(), (p @ kv.astype(np.float64)) / p.sum(1, keepdims=True), rtol=2e-2, atol=2e-2)
+
+
+# ---------------------------------------------------------------- string constexprs on both backends
+
+
+def _activation(name: str, x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """What activation_as_str_constexpr computes, in float64."""
+    result: np.ndarray[Any, Any] = x
+    if name == "leaky_relu":
+        result = np.where(x >= 0, x, 0.01 * x)
+    elif name == "relu":
+        result = np.maximum(x, 0.0)
+    elif name == "gelu":
+        result = 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+    return result
+
+
+ACTIVATIONS = ("relu", "leaky_relu", "gelu", "identity")
+
+
+def test_string_constexpr_runs_on_the_reference(case_modules: dict[str, object]) -> None:
+    """``ACTIVATION: tl.constexpr`` launched with a str: each value takes its own branch."""
+    kernel = getattr(case_modules["good_tutorials"], "activation_as_str_constexpr")
+    x64 = np.random.default_rng(5).standard_normal(300)
+    with tl.backend("numpy"):
+        x = tl.to_device(x64.astype(np.float32), tl.f32)
+        for name in ACTIVATIONS:
+            out = _nan(300)
+            kernel[(tl.cdiv(300, 128),)](x, out, 300, BLOCK_SIZE=128, ACTIVATION=name)
+            np.testing.assert_allclose(out.numpy(), _activation(name, x64.astype(np.float32).astype(np.float64)),
+                                       rtol=1e-5, atol=1e-6, err_msg=name)
+        with pytest.raises(tl.LaunchError, match=re.escape("constexpr ACTIVATION must be int | float | str, got NoneType")):
+            kernel[(1,)](x, _nan(300), 300, BLOCK_SIZE=128, ACTIVATION=None)
+
+
+def test_string_constexpr_compiles_one_module_per_value(case_modules: dict[str, object]) -> None:
+    """The compiler resolves ``ACTIVATION == "relu"`` when it specialises: each value is its own CUDA
+    (cuda_source), its own cache key, and runs right on the emulator of the generated code."""
+    from tests.compiler.emulator import NAME, EmuBackend
+    from tile_lang import registry
+    from tile_lang.compiler.spec import Spec
+
+    kernel = getattr(case_modules["good_tutorials"], "activation_as_str_constexpr")
+    sources = {name: kernel.cuda_source(BLOCK_SIZE=128, ACTIVATION=name) for name in ACTIVATIONS}
+    assert len(set(sources.values())) == len(ACTIVATIONS), "two activations generated the same CUDA"
+    assert "erf" in sources["gelu"] and "erf" not in sources["relu"]
+    specs = {Spec((), (("ACTIVATION", name), ("BLOCK_SIZE", 128)), 4, 3, 80).key() for name in ("relu", "gelu")}
+    assert len(specs) == 2
+    emulator = EmuBackend()
+    if emulator.unavailable_reason() is not None:
+        pytest.skip(str(emulator.unavailable_reason()))
+    registry.register(emulator)
+    x64 = np.random.default_rng(6).standard_normal(300)
+    with registry.backend(NAME):
+        x = tl.to_device(x64.astype(np.float32), tl.f32)
+        for name in ACTIVATIONS:
+            out = _nan(300)
+            kernel[(tl.cdiv(300, 128),)](x, out, 300, BLOCK_SIZE=128, ACTIVATION=name)
+            np.testing.assert_allclose(out.numpy(), _activation(name, x64.astype(np.float32).astype(np.float64)),
+                                       rtol=1e-5, atol=1e-6, err_msg=name)
+    assert len(emulator.loaded) == len(ACTIVATIONS)  # one compiled module per activation

@@ -9,6 +9,8 @@ from __future__ import annotations
 import inspect
 import numbers
 import sys
+import types
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Generic, ParamSpec, TypeAlias, overload
@@ -301,16 +303,18 @@ def checked_options(kernel: Kernel[Any], given: Mapping[str, Any], base: Options
 
 
 def _check_constexpr(kernel: Kernel[Any], param: Param, value: Any) -> Any:
+    """``value`` if the constexpr's annotation takes it (a NumPy integer as an int, an int for a float),
+    else a LaunchError naming the kernel, the constexpr and the types it takes."""
     expected = param.annotation
-    ok = isinstance(value, expected) if isinstance(expected, type) and expected is not object else True
-    if expected is float and isinstance(value, int) and not isinstance(value, bool):
-        ok = True
-    if expected is int and isinstance(value, np.integer):
-        value, ok = int(value), True
-    if not ok:
-        raise LaunchError(f"kernel {kernel.name}: constexpr {param.name} must be {expected.__name__}, "
-                          f"got {type(value).__name__} {value!r}")
-    return value
+    takes = typing.get_args(expected) if isinstance(expected, types.UnionType) else (expected,)
+    if int in takes and isinstance(value, np.integer):
+        return int(value)
+    if not isinstance(expected, (type, types.UnionType)) or expected is object or isinstance(value, expected):
+        return value  # a generic annotation (Constexpr[tuple[int, ...]]) is not checked here
+    if float in takes and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise LaunchError(f"kernel {kernel.name}: constexpr {param.name} must be "
+                      f"{getattr(expected, '__name__', repr(expected))}, got {type(value).__name__} {value!r}")
 
 
 def _check_runtime_args(kernel: Kernel[Any], values: tuple[Any, ...], backend: registry.Backend) -> tuple[Any, ...]:

@@ -7,7 +7,7 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
@@ -16,20 +16,45 @@ from tile_lang.tensor import Pointer
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
 class _ConstexprMarker:
-    """The metadata that marks an ``Annotated`` parameter as a compile-time constant."""
+    """The metadata that marks an ``Annotated`` parameter as a compile-time constant: ``bare`` for
+    ``constexpr`` (any constant, as in Triton), else ``Constexpr[T]`` (a ``T``)."""
+
+    bare: bool
 
     def __repr__(self) -> str:
-        return "constexpr"
+        return "constexpr" if self.bare else "Constexpr"
 
 
-CONSTEXPR = _ConstexprMarker()
+CONSTEXPR = _ConstexprMarker(bare=False)
+BARE_CONSTEXPR = _ConstexprMarker(bare=True)
 
-constexpr: TypeAlias = Annotated[int, CONSTEXPR]
-"""A compile-time integer (or bool) parameter, passed by keyword at launch."""
+CONSTANT = int | float | str
+"""What a bare ``constexpr`` takes at a launch, as Triton's ``tl.constexpr`` does (a bool is an int)."""
+
+constexpr: TypeAlias = Annotated[int, BARE_CONSTEXPR]
+"""A compile-time constant parameter, passed by keyword at launch: an int, bool, float or str
+(``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``). mypy sees an ``int``; with
+tile_lang.mypy_plugin, an ``int | ConstexprValue`` in the kernel and ``int | str`` at its launches."""
+
+if TYPE_CHECKING:
+    class ConstexprValue(int):
+        """How mypy sees a bare ``constexpr`` parameter inside a kernel under tile_lang.mypy_plugin: an int
+        for arithmetic and shapes, that may be a str at run time, so ``ACTIVATION == "relu"`` checks."""
+
+        def __eq__(self, other: object) -> bool:
+            return super().__eq__(other)
+
+        def __ne__(self, other: object) -> bool:
+            return super().__ne__(other)
+
+        def __hash__(self) -> int:
+            return super().__hash__()
 
 Constexpr: TypeAlias = Annotated[T, CONSTEXPR]
-"""A compile-time parameter of another type: ``Constexpr[float]``, ``Constexpr[str]``."""
+"""A compile-time parameter of one type, checked at launch: ``Constexpr[int]``, ``Constexpr[float]``,
+``Constexpr[str]``."""
 
 
 NO_DEFAULT: Any = inspect.Parameter.empty
@@ -47,7 +72,7 @@ class Param:
 
     name: str
     kind: ParamKind
-    annotation: Any  # the pointee pattern for pointers, the Python type otherwise
+    annotation: Any  # the pointee pattern for pointers, the Python type otherwise (CONSTANT for constexpr)
     default: Any = NO_DEFAULT  # what a launch that omits it passes (Python's default value)
 
     def describe(self) -> str:
@@ -76,8 +101,9 @@ def read_params(fn: Callable[..., object]) -> tuple[Param, ...]:
 def _classify(kernel: str, name: str, hint: Any) -> Param:
     if typing.get_origin(hint) is Annotated:
         base, *meta = typing.get_args(hint)
-        if any(m is CONSTEXPR for m in meta):
-            return Param(name, ParamKind.CONSTEXPR, base)
+        for marker in meta:
+            if isinstance(marker, _ConstexprMarker):
+                return Param(name, ParamKind.CONSTEXPR, CONSTANT if marker.bare else base)
         hint = base
     if typing.get_origin(hint) is Pointer:
         return Param(name, ParamKind.POINTER, typing.get_args(hint)[0])

@@ -4,7 +4,7 @@ fragment ``tile-lang check`` must report at that line (tests/test_check.py)."""
 from __future__ import annotations
 
 import tile_lang as tl
-from tile_lang import Pointer, constexpr, f32
+from tile_lang import Constexpr, Pointer, constexpr, f32
 from tile_lang.check import Specialization
 
 
@@ -28,7 +28,7 @@ def builtin_min(x_ptr: Pointer[f32], n: int, BLOCK: constexpr = 64) -> None:
 
 
 @tl.kernel  # CHECK: constexpr BLOCK must be int
-def wrong_declaration(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+def wrong_declaration(x_ptr: Pointer[f32], BLOCK: Constexpr[int]) -> None:
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs))
 

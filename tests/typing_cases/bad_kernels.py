@@ -140,19 +140,45 @@ def generic_kernel(x_ptr: Pointer[Float[W]], out_ptr: Pointer[Float[W]], n: int,
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
 
+@tl.kernel
+def staged_kernel(x_ptr: Pointer[f32], n: int, BLOCK: constexpr, num_stages: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    for _ in tl.range(0, n, num_stages=num_stages):
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+
+
+@tl.kernel
+def activation_kernel(x_ptr: Pointer[f32], BLOCK: constexpr, ACTIVATION: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if ACTIVATION == "relu":
+        x = tl.maximum(x, 0.0)
+    tl.store(x_ptr + offs, x)
+
+
 def bad_launches(n: int) -> None:
     x = tl.empty(n, tl.f32)
     out = tl.empty(n, tl.f32)
     half = tl.empty(n, tl.f16)
     ints = tl.empty(n, tl.i32)
-    add_kernel[(1,)](n, out, n, BLOCK=64)  # E: arg-type Argument 1 to "__call__" of "Launcher" has incompatible type "int"
+    add_kernel[(1,)](n, out, n, BLOCK=64)  # E: arg-type Argument 1 to "add_kernel" has incompatible type "int"
     add_kernel[(1,)](half, out, n, BLOCK=64)  # E: arg-type incompatible type "Buffer[Float[W16]]"; expected "Pointer[Float[W32]]"
     add_kernel[(1,)](x, out, n)  # E: call-arg Missing positional argument "BLOCK"
     add_kernel[(1,)](x, out, n, BLOCKSIZE=64)  # E: call-arg Unexpected keyword argument "BLOCKSIZE"
     add_kernel[(1, 1, 1, 1)](x, out, n, BLOCK=64)  # E: index Invalid index type "tuple[int, int, int, int]"
-    add_kernel[(1,)](x, out, 1.5, BLOCK=64)  # E: arg-type Argument 3 to "__call__" of "Launcher" has incompatible type "float"
+    add_kernel[(1,)](x, out, 1.5, BLOCK=64)  # E: arg-type Argument 3 to "add_kernel" has incompatible type "float"
     generic_kernel[(1,)](x, half, n, BLOCK=64)  # E: misc Cannot infer value of type parameter "W"
     generic_kernel[(1,)](ints, half, n, BLOCK=64)  # E: arg-type "Buffer[Int[W32]]"; expected "Pointer[Float[W16]]"
+    # launch options as keywords (tile_lang.mypy_plugin): typed as tl.Options declares them
+    add_kernel[(1,)](x, out, n, BLOCK=64, num_warps="8")  # E: arg-type Argument "num_warps" to "add_kernel" has incompatible type "str"; expected "int"
+    add_kernel[(1,)](x, out, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "add_kernel"
+    add_kernel[(1,)](x, out, n, BLOCK=64, num_wraps=8)  # E: call-arg Unexpected keyword argument "num_wraps" for "add_kernel"; did you mean "num_warps"?
+    add_kernel[(1,)](half, out, n, BLOCK=64, num_warps=8, num_stages=3)  # E: arg-type Argument 1 to "add_kernel" has incompatible type "Buffer[Float[W16]]"
+    staged_kernel[(1,)](x, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "staged_kernel" has incompatible type "float"; expected "int | str"
+    # a bare constexpr takes an int, bool or str (tile_lang.mypy_plugin); a float needs Constexpr[float]
+    activation_kernel[(1,)](x, BLOCK=64, ACTIVATION=None)  # E: arg-type Argument "ACTIVATION" to "activation_kernel" has incompatible type "None"; expected "int | str"
+    activation_kernel[(1,)](x, BLOCK=64.0, ACTIVATION="relu")  # E: arg-type Argument "BLOCK" to "activation_kernel" has incompatible type "float"
+    add_kernel[(1,), tl.Options(num_warps=2)](x, out, n, num_warps=4)  # E: call-arg Missing positional argument "BLOCK" in call to "add_kernel"
 
 
 # ---------------------------------------------------------------- issue 8 part 4: newly rejected

@@ -14,6 +14,7 @@ from tests.typing_cases.good_kernels import (
     generic_scan_kernel, layer_norm_fwd, matmul_acc_kernel, matmul_kernel, ops_kernel, reduce2d_kernel, softmax_kernel,
     softplus_kernel,
 )
+from tests.typing_cases.good_tutorials import softmax_persistent
 from tile_lang import Pointer, Tensor, constexpr, f16, f32
 
 
@@ -51,7 +52,9 @@ def launch_all(n: int) -> None:
     add_kernel[lambda meta: (tl.cdiv(n, meta["BLOCK"]), 1), tl.Options(num_warps=2, num_stages=2)](
         x, y, out, n, BLOCK=256)
     add_kernel[(1, 1, 1)](x_ptr=x, y_ptr=y, out_ptr=out, n=n, BLOCK=64)
-    add_kernel[(1,)](x, y, out, n, BLOCK=64, num_warps=8)  # GAP: call-arg launch options as keywords run; mypy wants Options
+    add_kernel[(1,)](x, y, out, n, BLOCK=1024, num_warps=8, num_stages=3)  # options as keywords: tile_lang.mypy_plugin
+    add_kernel[(1,), tl.Options(num_warps=2)](x, y, out, n, BLOCK=64, num_stages=2, stream=None)
+    softmax_persistent[(4,)](out, x, n, n, 1, n, BLOCK_SIZE=64, num_stages=2, num_warps=8)  # a parameter num_stages
 
     softmax_kernel[(n,)](out, x, 1, 1, BLOCK=1)
     matmul_kernel[(4, 4)](wide, wide, wide, x, 64, 64, 64, wide.stride(0), 1, 64, 1, 64, 1,
