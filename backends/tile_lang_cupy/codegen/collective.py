@@ -270,6 +270,16 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
         em.line("#pragma unroll")
         em.line(f"for (int k = 0; k < {count}; ++k) {packed}[k] = "
                 f"tl::pack2({em.names[a]}[2 * k], {em.names[a]}[2 * k + 1]);")
+    # one descriptor per operand; a step's is it plus the step's offset in 16-byte units (the
+    # address field is the low 14 bits and shared memory ends below 2^18 bytes: no carry out)
+    item = a.ty.dtype.itemsize
+    desc_b = em.fresh("db")
+    em.line(f"const unsigned long long {desc_b} = tl::wgmma_desc({em.names[b]}, "
+            f"{k * 128 if n_major else 16}u, 1024u);")
+    desc_a = em.fresh("da")
+    if not registers:  # this warpgroup's first 64 rows of A
+        em.line(f"const unsigned long long {desc_a} = tl::wgmma_desc({em.names[a]} + (tid >> 7) * {64 * 64}u, "
+                f"16u, 1024u);")
     em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")  # the accumulator is written by now
     em.line("tl::wgmma_fence();")
     groups = em.fn.num_warps // 4
@@ -279,12 +289,10 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
             if registers:  # this thread's A fragments of the step: n8 tiles 2 * step and + 1
                 first = (tile * (k // 8) + 2 * step) * 2
                 operand_a = ", ".join(f"{packed}[{first + i}]" for i in range(4))
-            else:  # this warpgroup's 64 rows of A for the tile
-                rows = f"({tile * groups}u + (tid >> 7)) * {64 * 64}u"
-                operand_a = f"tl::wgmma_desc({em.names[a]} + {panel * m * 64}u + {rows} + {within}u, 16u, 1024u)"
-            db = (f"tl::wgmma_desc({em.names[b]} + {step * 16 * 64}u, {k * 128}u, 1024u)" if n_major
-                  else f"tl::wgmma_desc({em.names[b]} + {panel * n * 64 + within}u, 16u, 1024u)")
-            em.line(f"{helper}({acc} + {tile * n // 2}, {operand_a}, {db});")
+            else:  # the tile's rows of A, the step's panel and columns
+                operand_a = f"{desc_a} + {(panel * m * 64 + tile * groups * 64 * 64 + within) * item // 16}ull"
+            offset = step * 16 * 64 if n_major else panel * n * 64 + within
+            em.line(f"{helper}({acc} + {tile * n // 2}, {operand_a}, {desc_b} + {offset * item // 16}ull);")
     em.line(f"tl::wgmma_commit_and_wait<{wait}>();")
     if wait == 0:  # the registers are read next: not before the wait
         em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")

@@ -79,6 +79,18 @@ def coords_of(flat: str, shape: tuple[int, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class Held:
+    """A computed block held in registers ``name[k]`` for walks in ``layout`` (a pipelined
+    loop's copy addresses). ``advance``: the carried offset it moves with, the loop adding its
+    step each iteration; ``ahead``: the expression added to read it iterations ahead."""
+
+    name: str
+    layout: Registers
+    advance: Node | None = None
+    ahead: str = ""
+
+
 def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
     """The row-major index of register ``k`` of this thread in ``layout`` (C++ expression)."""
     if isinstance(layout, Mma):
@@ -145,7 +157,7 @@ class Emitter:
         self.helpers: dict[str, str] = {}  # device functions the kernel calls, emitted before it
         self.fenced: set[Node] = set()  # shared-memory operands already visible to the tensor cores' proxy
         self.inplace: dict[Node, str] = {}  # dots accumulating into a loop's carried variable (its name)
-        self.hoisted: dict[Node, tuple[str, Registers]] = {}  # computed blocks held in registers for one walk
+        self.hoisted: dict[Node, Held] = {}  # computed blocks held in registers for walks in one layout
         for node in walk(fn.body):
             for arg in node.args:
                 self.uses[arg] = self.uses.get(arg, 0) + 1
@@ -198,8 +210,8 @@ class Emitter:
             return self.names[node] if node in self.names else ELEMENTS[node.op](self, node, SCALAR)
         if isinstance(node.layout, Computed):
             held = self.hoisted.get(node)
-            if held is not None and index.k is not None and index.layout == held[1]:
-                return f"{held[0]}[{index.k}]"
+            if held is not None and index.k is not None and index.layout == held.layout:
+                return f"({held.name}[{index.k}]{held.ahead})" if held.ahead else f"{held.name}[{index.k}]"
             return ELEMENTS[node.op](self, node, index)
         if isinstance(node.layout, Shared):
             return f"{self.names[node]}[{shared_offset(node.layout, index.coords, node.ty.shape)}]"

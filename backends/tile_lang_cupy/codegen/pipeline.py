@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 
-from tile_lang.compiler.ir import Blocked, Computed, ConstAttr, MemAttr, Node, Op, Region, Shared
+from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Blocked, Computed, ConstAttr, MemAttr, Node, Op, Region, Shared
 from tile_lang.compiler.passes.pipeline import carried_steps
 
 from tile_lang_cupy.codegen.carried import carry, yield_values
 from tile_lang_cupy.codegen.ctypes_ import ctype, literal
-from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, Index, emits, shared_align, shared_numel, shared_offset
+from tile_lang_cupy.codegen.emitter import (
+    SCALAR, Emitter, Held, Index, emits, shared_align, shared_numel, shared_offset,
+)
 
 
 def _slot_elements(node: Node) -> int:
@@ -86,11 +89,17 @@ def _ahead(em: Emitter, loop: Node, start: str, count: int) -> Iterator[None]:
                 for param, amount in carried_steps(body).items()}
     em.names[body.params[0]] = f"({start} + {count} * ({step}))"
     em.names.update(advanced)
+    held = dict(em.hoisted)
+    for node, entry in held.items():
+        if entry.advance in carried_steps(body) and count:
+            amount = carried_steps(body)[entry.advance]
+            em.hoisted[node] = replace(entry, ahead=f" + {count} * ({em.elem(amount, SCALAR)})")
     try:
         yield
     finally:
         em.names.clear()
         em.names.update(saved)
+        em.hoisted = held
 
 
 def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
@@ -139,6 +148,7 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
             else:
                 _prefetch(em, node, rings, i, hi, slot, stages)
                 em.region(body)
+            _advance(em, body)
             yield_values(em, tuple(params), body.results, names)
             em.line(f"{slot} = {slot} + 1u == {stages}u ? 0u : {slot} + 1u;")
         if accumulators:
@@ -164,7 +174,16 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> str | None:
     em.line(f"unsigned {offsets}[{lay.per_thread}];")
     with em.walk(lay, copy.ty.shape, lay.vector) as idx:
         em.line(f"{offsets}[k] = {shared_offset(copy.layout, idx.coords, copy.ty.shape)};")
-    stack, seen = [copy.args[0]], set()
+    ptr = copy.args[0]
+    param = _advancing(ptr, body, inside)
+    if param is not None:  # carried from one iteration to the next: ptxas keeps it in registers
+        name = em.fresh("at")
+        em.line(f"{ctype(ptr.ty.dtype)} {name}[{lay.per_thread}];")
+        with em.walk(lay, ptr.ty.shape, lay.vector) as idx:
+            em.line(f"{name}[k] = {em.elem(ptr, idx)};")
+        em.hoisted[ptr] = Held(name, lay, advance=param)
+        return offsets
+    stack, seen = [ptr], set()
     while stack:
         node = stack.pop()
         if node in seen or node.ty.is_scalar or not isinstance(node.layout, Computed):
@@ -177,8 +196,31 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> str | None:
             em.line(f"{ctype(node.ty.dtype)} {name}[{lay.per_thread}];")
             with em.walk(lay, node.ty.shape, lay.vector) as idx:
                 em.line(f"{name}[k] = {em.elem(node, idx)};")
-            em.hoisted[node] = (name, lay)
+            em.hoisted[node] = Held(name, lay)
     return offsets
+
+
+def _advancing(ptr: Node, body: Region, inside: set[Node]) -> Node | None:
+    """The carried offset a pointer block moves with, when it is a block from before the loop
+    plus that offset (``carry_offsets``' form of ``a_ptrs += BLOCK_K``)."""
+    if ptr.op is not Op.BINARY or not isinstance(ptr.attr, BinaryAttr) or ptr.attr.fn is not BinaryFn.ADD:
+        return None
+    steps = carried_steps(body)
+    for base, moved in (ptr.args, ptr.args[::-1]):
+        if (base not in inside and isinstance(base.layout, Computed) and moved.op is Op.SPLAT
+                and moved.args[0] in steps):
+            return moved.args[0]
+    return None
+
+
+def _advance(em: Emitter, body: Region) -> None:
+    """Move the carried copy addresses on by their offsets' steps, at the end of an iteration."""
+    steps = carried_steps(body)
+    for held in em.hoisted.values():
+        if held.advance in steps:
+            em.line("#pragma unroll")
+            em.line(f"for (int k = 0; k < {held.layout.per_thread}; k += {held.layout.vector}) "
+                    f"{held.name}[k] += {em.elem(steps[held.advance], SCALAR)};")
 
 
 def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int, str | None]], i: str, hi: str, slot: str,
