@@ -51,6 +51,7 @@ def run(launch: Launch) -> None:
     try:
         _groups(launch, journal, tracker, total)
     finally:
+        journal.close()
         if tracker is not None:
             tracker.close()
 
