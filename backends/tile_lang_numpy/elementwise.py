@@ -497,6 +497,8 @@ def zeros(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.full)
 def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     dtype = dtypes.dtype_of(a["dtype"])
+    if dtype.is_int:
+        values.check_fits(a["value"], dtype)
     value = values.lift(a["value"])
     shape = _shape(engine, a["shape"]) if a["shape"] != () else ()
     filled = np.broadcast_to(convert(values.array(value), value.type, dtype).reshape(-1, *([1] * len(shape))),
@@ -507,6 +509,8 @@ def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.full_like)
 def full_like(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = a["input"]
+    if x.type.is_int:
+        values.check_fits(a["value"], x.type)
     filled = np.full((1,) + x.block_shape, a["value"]).astype(x.type.numpy)
     return values.make(filled, x.type)
 

@@ -100,8 +100,19 @@ def lift(value: object, like: DType | None = None) -> Tensor[Any, Any]:
     if isinstance(value, (bool, int, float, np.generic)):
         py = value.item() if isinstance(value, np.generic) else value
         dtype = dtypes.scalar_dtype(py) if like is None else dtypes.promote_scalar(like, py)
+        if like is not None and dtype.is_int and not isinstance(py, bool):
+            check_fits(py, dtype)
         return scalar(py, dtype)
     raise TypeError(f"expected a tensor or a scalar, got {type(value).__name__}")
+
+
+def check_fits(value: bool | int | float, dtype: DType) -> None:
+    """A Python int constant must fit the integer dtype it becomes (the compiler's and Triton's
+    rule: ``u32_block > -1`` and ``tl.full(shape, 2**40, tl.i32)`` are errors, not wraps)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        low, high = dtypes.int_limits(dtype)
+        if not low <= value <= high:
+            raise TypeError(f"constant {value} does not fit in {dtype!r}")
 
 
 def align(a: Array, rank_a: int, rank: int) -> Array:
