@@ -218,6 +218,9 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         if op in (BinaryOp.EQ, BinaryOp.NE) and x_ptr and y_ptr:
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
+    shared = _shared_int(op, x, y)
+    if shared is not None:
+        return shared
     lazy = _lazy_and(x, y) if op is BinaryOp.AND else _lazy_binary(op, x, y)
     if lazy is not None:
         return lazy
@@ -241,6 +244,45 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         return values.make(result, BOOL)
     return values.make(result.astype(dtype.numpy, copy=False), dtype)
 
+
+_PYTHON_INT: dict[BinaryOp, Callable[[int, int], int | bool]] = {
+    BinaryOp.ADD: operator.add, BinaryOp.SUB: operator.sub, BinaryOp.MUL: operator.mul,
+    BinaryOp.LT: operator.lt, BinaryOp.LE: operator.le, BinaryOp.GT: operator.gt, BinaryOp.GE: operator.ge,
+    BinaryOp.EQ: operator.eq, BinaryOp.NE: operator.ne,
+}
+
+
+def _shared_int(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
+    """An integer scalar shared by every program (``tl.program_id(0)`` of a one-program launch,
+    ``n - 1``) with a Python int, in Python arithmetic: no NumPy call for what is one number.
+    None (the general path) for anything else, and for a result that does not fit, so the
+    general path reports the overflow or wraps an unsigned value."""
+    if isinstance(x, Tensor) and type(y) is int:
+        t, k = x, y
+    elif isinstance(y, Tensor) and type(x) is int and op is not BinaryOp.SUB:
+        t, k = y, x  # int op tensor: add, multiply and the flipped comparisons
+        op = _FLIPPED.get(op, op)
+    else:
+        return None
+    fn = _PYTHON_INT.get(op)
+    handle = t.handle
+    if fn is None or type(handle) is not np.ndarray or handle.shape != (1,) or not t.type.is_int:
+        return None
+    dtype = dtypes.promote_scalar(t.type, k)
+    if dtype is not t.type:
+        return None
+    low, high = dtypes.int_limits(dtype)
+    if not low <= k <= high:
+        return None
+    result = fn(int(handle[0]), k)
+    if type(result) is bool:
+        return values.make(np.array([result]), BOOL)
+    if not low <= result <= high:
+        return None
+    return values.make(np.array([result], dtype.numpy), dtype)
+
+
+_FLIPPED = {BinaryOp.LT: BinaryOp.GT, BinaryOp.LE: BinaryOp.GE, BinaryOp.GT: BinaryOp.LT, BinaryOp.GE: BinaryOp.LE}
 
 _OVERFLOW_CHECKED = {BinaryOp.ADD: "+", BinaryOp.SUB: "-", BinaryOp.MUL: "*"}
 
