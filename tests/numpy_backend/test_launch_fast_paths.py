@@ -91,10 +91,10 @@ def test_two_programs_duplicate_lanes_are_still_a_race() -> None:
 
 
 @tl.kernel
-def shared_scalar_ops(out_ptr: Pointer[tl.i64], k: int) -> None:
+def shared_scalar_ops(out_ptr: Pointer[tl.i64], k_arg: int) -> None:
     """A scalar every program shares (``k``, and ``program_id`` in a one-program launch) with
     Python ints: taken in Python arithmetic, it must give what the general NumPy path gives."""
-    pid = tl.program_id(0)
+    pid, k = tl.program_id(0), tl.full((), k_arg, tl.int32)
     results = (k + 7, k - 7, k * 3, 7 + k, 3 * k, k < 5, 5 < k, k >= 5, 5 >= k, k == 9, k != 9, 9 == k)
     for i in tl.static_range(12):
         tl.store(out_ptr + pid * 13 + i, results[i].to(tl.i64))
