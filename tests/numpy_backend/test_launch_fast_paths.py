@@ -91,19 +91,22 @@ def test_two_programs_duplicate_lanes_are_still_a_race() -> None:
 
 
 @tl.kernel
-def shared_scalar_ops(out_ptr: Pointer[tl.i64], k_arg: int) -> None:
+def shared_scalar_ops(out_ptr: Pointer[tl.i32], k_arg: int) -> None:
     """A scalar every program shares (``k``, and ``program_id`` in a one-program launch) with
     Python ints: taken in Python arithmetic, it must give what the general NumPy path gives."""
     pid, k = tl.program_id(0), tl.full((), k_arg, tl.int32)
-    results = (k + 7, k - 7, k * 3, 7 + k, 3 * k, k < 5, 5 < k, k >= 5, 5 >= k, k == 9, k != 9, 9 == k)
-    for i in tl.static_range(12):
-        tl.store(out_ptr + pid * 13 + i, results[i].to(tl.i64))
-    tl.store(out_ptr + pid * 13 + 12, (pid * 5 - 2).to(tl.i64))
+    sums = (k + 7, k - 7, k * 3, 7 + k, 3 * k)
+    flags = (k < 5, 5 < k, k >= 5, 5 >= k, k == 9, k != 9, k > -3)
+    for i in tl.static_range(5):
+        tl.store(out_ptr + pid * 13 + i, sums[i])
+    for j in tl.static_range(7):
+        tl.store(out_ptr + pid * 13 + 5 + j, tl.where(flags[j], 1, 0))
+    tl.store(out_ptr + pid * 13 + 12, pid * 5 - 2)
 
 
 def _shared_expected(k: int, programs: int) -> np.ndarray[Any, Any]:
-    row = [k + 7, k - 7, k * 3, 7 + k, 3 * k, k < 5, 5 < k, k >= 5, 5 >= k, k == 9, k != 9, 9 == k]
-    return np.array([[*row, pid * 5 - 2] for pid in range(programs)], np.int64).reshape(-1)
+    row = [k + 7, k - 7, k * 3, 7 + k, 3 * k, k < 5, 5 < k, k >= 5, 5 >= k, k == 9, k != 9, k > -3]
+    return np.array([[*row, pid * 5 - 2] for pid in range(programs)], np.int32).reshape(-1)
 
 
 @pytest.mark.parametrize("programs", [1, 3])
@@ -113,7 +116,7 @@ def test_shared_scalar_arithmetic_matches_python(programs: int) -> None:
         k = int(k)
         if not -(2**31) <= 3 * k < 2**31:
             continue
-        out = tl.to_device(np.full(13 * programs, -99, np.int64), tl.i64)
+        out = tl.to_device(np.full(13 * programs, -99, np.int32), tl.i32)
         with tl.backend("numpy"):
             shared_scalar_ops[(programs,)](out, k)
         np.testing.assert_array_equal(out.numpy(), _shared_expected(k, programs))
@@ -121,7 +124,7 @@ def test_shared_scalar_arithmetic_matches_python(programs: int) -> None:
 
 @pytest.mark.parametrize("k", [2**30, 2**31 - 7, -(2**31) + 6])
 def test_shared_scalar_overflow_is_still_an_error(k: int) -> None:
-    out = tl.to_device(np.full(13, -99, np.int64), tl.i64)
+    out = tl.to_device(np.full(13, -99, np.int32), tl.i32)
     with tl.backend("numpy"), pytest.raises(KernelError, match="signed integer overflow"):
         shared_scalar_ops[(1,)](out, k)
     assert (out.numpy() == -99).all()
