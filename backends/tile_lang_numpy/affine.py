@@ -147,7 +147,10 @@ def both(x: Box, y: Box) -> Box | None:
 
 def shift(a: Affine, amount: Array, dtype: np.dtype[Any]) -> Affine | None:
     """``a + amount`` for per-program scalars ``amount`` (None if it would wrap in ``dtype``)."""
-    return _checked(Affine(a.base + amount, a.strides, a.block, dtype))
+    base = a.base
+    if base.shape == (1,) and amount.dtype == dtype and not base[0]:  # an argument pointer: no add needed
+        return _checked(Affine(amount, a.strides, a.block, dtype))
+    return _checked(Affine(base + amount, a.strides, a.block, dtype))
 
 
 def scale(a: Affine, factor: int, dtype: np.dtype[Any]) -> Affine | None:
@@ -244,6 +247,9 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     base = offsets.base
     if base.shape[0] == 1:
         return _strided(flat, int(base[0]), shape, strides)[None].copy()
+    if not shape:  # a scalar per program: one gather, cheaper than testing the bases for a pattern
+        scalars: Array = flat[base]
+        return scalars
     first, spacing = int(base[0]), int(base[1]) - int(base[0])
     per_axis = _grid_strides(base, grid) if grid is not None else None
     if per_axis is None and np.array_equal(base, first + spacing * np.arange(base.shape[0])):

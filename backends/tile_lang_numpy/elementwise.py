@@ -139,7 +139,8 @@ def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -
     if isinstance(off.handle, affine.Affine):
         moved = affine.combine(mine, off.handle, sign, index)
     elif off.ndim == 0 and off.type.is_int:
-        moved = affine.shift(mine, sign * values.array(off).astype(np.int64), index)
+        amount = values.array(off).astype(np.int64)
+        moved = affine.shift(mine, amount if sign == 1 else -amount, index)
     else:
         return None
     return None if moved is None else values.make(Pointers(p.memory, None, moved), ptr.type)
