@@ -146,10 +146,11 @@ def both(x: Box, y: Box) -> Box | None:
 
 
 def shift(a: Affine, amount: Array, dtype: np.dtype[Any]) -> Affine | None:
-    """``a + amount`` for per-program scalars ``amount`` (None if it would wrap in ``dtype``)."""
+    """``a + amount`` for per-program scalars ``amount`` (signed, or unsigned below 64 bits; None
+    if it would wrap in ``dtype``). The base stays int64 (NumPy widens ``amount`` as it adds)."""
     base = a.base
-    if base.shape == (1,) and amount.dtype == dtype and not base[0]:  # an argument pointer: no add needed
-        return _checked(Affine(amount, a.strides, a.block, dtype))
+    if base.shape == (1,) and not base[0]:  # an argument pointer: a widened copy, no add
+        return _checked(Affine(amount.astype(np.int64), a.strides, a.block, dtype))
     return _checked(Affine(base + amount, a.strides, a.block, dtype))
 
 

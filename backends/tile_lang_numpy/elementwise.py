@@ -139,8 +139,10 @@ def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -
     if isinstance(off.handle, affine.Affine):
         moved = affine.combine(mine, off.handle, sign, index)
     elif off.ndim == 0 and off.type.is_int:
-        amount = values.array(off).astype(np.int64)
-        moved = affine.shift(mine, amount if sign == 1 else -amount, index)
+        amount = values.array(off)
+        if sign == -1 or (amount.dtype.kind == "u" and amount.dtype.itemsize == 8):  # u64 + i64 would be f64
+            amount = sign * amount.astype(np.int64)
+        moved = affine.shift(mine, amount, index)
     else:
         return None
     return None if moved is None else values.make(Pointers(p.memory, None, moved), ptr.type)
