@@ -146,11 +146,14 @@ def both(x: Box, y: Box) -> Box | None:
 
 
 def shift(a: Affine, amount: Array, dtype: np.dtype[Any]) -> Affine | None:
-    """``a + amount`` for per-program scalars ``amount`` (signed, or unsigned below 64 bits; None
-    if it would wrap in ``dtype``). The base stays int64 (NumPy widens ``amount`` as it adds)."""
+    """``a + amount`` for per-program integer scalars ``amount`` (None if it would wrap in
+    ``dtype``). The base stays int64 (NumPy widens ``amount`` as it adds; u64 wraps to i64 first)."""
     base = a.base
-    if base.shape == (1,) and not base[0]:  # an argument pointer: a widened copy, no add
-        return _checked(Affine(amount.astype(np.int64), a.strides, a.block, dtype))
+    if amount.dtype.kind == "u" and amount.dtype.itemsize == 8:  # u64 with int64 would give float64
+        amount = amount.astype(np.int64)
+    if base.shape == (1,) and not base[0]:  # ``arange`` or an argument pointer: no add (values are never written in place)
+        return _checked(Affine(amount if amount.dtype == np.int64 else amount.astype(np.int64), a.strides, a.block,
+                               dtype))
     return _checked(Affine(base + amount, a.strides, a.block, dtype))
 
 
@@ -244,7 +247,7 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     when the programs are the whole launch grid, in order (then bases affine in the program
     coordinates, as in a tiled matmul, read as one view)."""
     step = flat.strides[0]
-    shape, strides = offsets.block, tuple(s * step for s in offsets.strides)
+    shape, strides = offsets.block, tuple([s * step for s in offsets.strides])
     base = offsets.base
     if base.shape[0] == 1:
         return _strided(flat, int(base[0]), shape, strides)[None].copy()
@@ -294,12 +297,14 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
     if not _one_to_one(offsets.strides, offsets.block):
         return None
     step = flat.strides[0]
-    strides = tuple(s * step for s in offsets.strides)
+    strides = tuple([s * step for s in offsets.strides])
     base = offsets.base
-    extent = 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
     first = int(base[0])
-    spacing = int(base[1]) - first if base.shape[0] > 1 else extent
-    if base.shape[0] == 1 or (abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0]))):
+    if base.shape[0] == 1:  # one program (or all at one place): the leading axis has extent 1
+        return [_strided(flat, first, (1, *offsets.block), (0, *strides))]
+    extent = 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
+    spacing = int(base[1]) - first
+    if abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
         return [_strided(flat, first, (base.shape[0], *offsets.block), (spacing * step, *strides))]
     per_axis = _grid_strides(base, grid) if grid is not None else None
     if grid is not None and per_axis is not None and \
@@ -313,6 +318,8 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
 
 def _one_to_one(strides: tuple[int, ...], block: tuple[int, ...]) -> bool:
     """Whether distinct lanes of one program always get distinct offsets (nested, non-overlapping axes)."""
+    if len(block) == 1:  # the common case
+        return block[0] <= 1 or strides[0] != 0
     axes = sorted((abs(s), n) for s, n in zip(strides, block) if n > 1)
     if any(s == 0 for s, _ in axes):
         return False
@@ -329,7 +336,7 @@ def _strided(flat: Array, start: int, shape: tuple[int, ...], strides: tuple[int
     every lane is inside ``flat``). Built with the ndarray constructor when the strides allow
     (several times cheaper than ``as_strided``), else ``as_strided`` through an unsigned view,
     which also accepts ml_dtypes' bf16/fp8 dtypes."""
-    if flat.flags.c_contiguous and all(s >= 0 for s in strides):
+    if flat.flags.c_contiguous and (not strides or min(strides) >= 0):
         view: Array = np.ndarray(shape, flat.dtype, buffer=flat, offset=start * flat.itemsize, strides=strides)
         return view
     raw = flat.view(np.dtype(f"u{flat.dtype.itemsize}"))[start:]

@@ -139,10 +139,8 @@ def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -
     if isinstance(off.handle, affine.Affine):
         moved = affine.combine(mine, off.handle, sign, index)
     elif off.ndim == 0 and off.type.is_int:
-        amount = values.array(off)
-        if sign == -1 or (amount.dtype.kind == "u" and amount.dtype.itemsize == 8):  # u64 + i64 would be f64
-            amount = sign * amount.astype(np.int64)
-        moved = affine.shift(mine, amount, index)
+        amount = values.array(off)  # shift widens it to int64
+        moved = affine.shift(mine, amount if sign == 1 else -amount.astype(np.int64), index)
     else:
         return None
     return None if moved is None else values.make(Pointers(p.memory, None, moved), ptr.type)
@@ -180,12 +178,12 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     if scalar.ndim:
         return None
     if op in (BinaryOp.ADD, BinaryOp.SUB):
-        amount = values.array(scalar).astype(np.int64)
+        amount = values.array(scalar)  # shift widens it to int64
         if op is BinaryOp.SUB and flipped:  # scalar - block: a reversed block
             negated = affine.scale(a, -1, dtype.numpy)
             result = None if negated is None else affine.shift(negated, amount, dtype.numpy)
         else:
-            result = affine.shift(a, amount if op is BinaryOp.ADD else -amount, dtype.numpy)
+            result = affine.shift(a, amount if op is BinaryOp.ADD else -amount.astype(np.int64), dtype.numpy)
         return None if result is None else values.make(result, dtype)
     if op is BinaryOp.MUL:
         factor = _uniform_int(scalar)
@@ -193,7 +191,7 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
         return None if result is None else values.make(result, dtype)
     inclusive = _BELOW if not flipped else _ABOVE
     if op in inclusive and lazy.type.is_signed and scalar.type.is_signed:  # unsigned compares wrap
-        box = affine.below(a, values.array(scalar).astype(np.int64), inclusive[op])
+        box = affine.below(a, values.array(scalar), inclusive[op])  # int64 once it meets the base
         return None if box is None else values.make(box, BOOL)
     return None
 

@@ -125,7 +125,13 @@ def align(a: Array, rank_a: int, rank: int) -> Array:
 def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """Triton's broadcast of block shapes (ranks aligned on the right)."""
     first = shapes[0]
-    if all(shape == first or shape == () for shape in shapes):  # the common case: nothing to broadcast
+    if len(shapes) == 2:  # the common cases: equal shapes, or a scalar with a block
+        second = shapes[1]
+        if second == first or not second:
+            return first
+        if not first:
+            return second
+    elif all(shape == first or shape == () for shape in shapes):  # nothing to broadcast
         return first
     rank = max(len(s) for s in shapes)
     out = [1] * rank
