@@ -250,7 +250,7 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     shape, strides = offsets.block, tuple([s * step for s in offsets.strides])
     base = offsets.base
     if base.shape[0] == 1:
-        return _strided(flat, int(base[0]), shape, strides)[None].copy()
+        return _strided(flat, int(base[0]), (1, *shape), (0, *strides)).copy()
     if not shape:  # a scalar per program: one gather, cheaper than testing the bases for a pattern
         scalars: Array = flat[base]
         return scalars
@@ -336,6 +336,8 @@ def _strided(flat: Array, start: int, shape: tuple[int, ...], strides: tuple[int
     every lane is inside ``flat``). Built with the ndarray constructor when the strides allow
     (several times cheaper than ``as_strided``), else ``as_strided`` through an unsigned view,
     which also accepts ml_dtypes' bf16/fp8 dtypes."""
+    if len(shape) == 2 and shape[0] == 1 and strides[1] == flat.strides[0]:  # one program's contiguous lanes
+        return flat[None, start:start + shape[1]]
     if flat.flags.c_contiguous and (not strides or min(strides) >= 0):
         view: Array = np.ndarray(shape, flat.dtype, buffer=flat, offset=start * flat.itemsize, strides=strides)
         return view
