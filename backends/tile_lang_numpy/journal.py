@@ -17,8 +17,9 @@ import numpy as np
 
 Array = np.ndarray[Any, Any]
 
-SPARE_BYTES = 256 << 20  # most bytes of copies the pool keeps between launches
+SPARE_BYTES = 64 << 20  # most bytes of copies the pool keeps between launches
 _SPARE: dict[tuple[int, np.dtype[Any]], list[Array]] = {}  # flat copy buffers by (size, dtype)
+_spare_bytes = 0  # what _SPARE holds
 
 
 class Journal:
@@ -37,8 +38,14 @@ class Journal:
 
     def record_view(self, view: Array) -> None:
         """Before a write through ``view``, a view of memory."""
+        global _spare_bytes
         kept = _SPARE.get((view.size, view.dtype))
-        old = (kept.pop() if kept else np.empty(view.size, view.dtype)).reshape(view.shape)
+        if kept:
+            flat = kept.pop()
+            _spare_bytes -= flat.nbytes
+        else:
+            flat = np.empty(view.size, view.dtype)
+        old = flat.reshape(view.shape)
         np.copyto(old, view)
         self._entries.append((view, None, old))
 
@@ -61,10 +68,10 @@ class Journal:
 
     def close(self) -> None:
         """The launch is over: its copies of whole views go back to the pool, up to ``SPARE_BYTES``."""
-        room = SPARE_BYTES - sum(a.nbytes for kept in _SPARE.values() for a in kept)
+        global _spare_bytes
         for entry in self._entries:
-            if not callable(entry) and entry[1] is None and entry[2].nbytes <= room:
+            if not callable(entry) and entry[1] is None and _spare_bytes + entry[2].nbytes <= SPARE_BYTES:
                 flat = entry[2].reshape(-1)
                 _SPARE.setdefault((flat.size, flat.dtype), []).append(flat)
-                room -= flat.nbytes
+                _spare_bytes += flat.nbytes
         self._entries.clear()
