@@ -147,13 +147,12 @@ def both(x: Box, y: Box) -> Box | None:
 
 def shift(a: Affine, amount: Array, dtype: np.dtype[Any]) -> Affine | None:
     """``a + amount`` for per-program integer scalars ``amount`` (None if it would wrap in
-    ``dtype``). The base stays int64 (NumPy widens ``amount`` as it adds; u64 wraps to i64 first)."""
+    ``dtype``). The base stays int64."""
     base = a.base
-    if amount.dtype.kind == "u" and amount.dtype.itemsize == 8:  # u64 with int64 would give float64
+    if amount.dtype != np.int64:  # widened first: NumPy adds mixed widths several times slower (u64 wraps)
         amount = amount.astype(np.int64)
     if base.shape == (1,) and not base[0]:  # ``arange`` or an argument pointer: no add (values are never written in place)
-        return _checked(Affine(amount if amount.dtype == np.int64 else amount.astype(np.int64), a.strides, a.block,
-                               dtype))
+        return _checked(Affine(amount, a.strides, a.block, dtype))
     return _checked(Affine(base + amount, a.strides, a.block, dtype))
 
 

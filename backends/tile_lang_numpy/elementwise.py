@@ -139,7 +139,7 @@ def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -
     if isinstance(off.handle, affine.Affine):
         moved = affine.combine(mine, off.handle, sign, index)
     elif off.ndim == 0 and off.type.is_int:
-        amount = values.array(off)  # shift widens it to int64
+        amount = values.array(off)
         moved = affine.shift(mine, amount if sign == 1 else -amount.astype(np.int64), index)
     else:
         return None
@@ -178,7 +178,7 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     if scalar.ndim:
         return None
     if op in (BinaryOp.ADD, BinaryOp.SUB):
-        amount = values.array(scalar)  # shift widens it to int64
+        amount = values.array(scalar)
         if op is BinaryOp.SUB and flipped:  # scalar - block: a reversed block
             negated = affine.scale(a, -1, dtype.numpy)
             result = None if negated is None else affine.shift(negated, amount, dtype.numpy)
@@ -191,7 +191,7 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
         return None if result is None else values.make(result, dtype)
     inclusive = _BELOW if not flipped else _ABOVE
     if op in inclusive and lazy.type.is_signed and scalar.type.is_signed:  # unsigned compares wrap
-        box = affine.below(a, values.array(scalar), inclusive[op])  # int64 once it meets the base
+        box = affine.below(a, values.array(scalar).astype(np.int64), inclusive[op])
         return None if box is None else values.make(box, BOOL)
     return None
 
