@@ -252,6 +252,8 @@ _PYTHON_INT: dict[BinaryOp, Callable[[int, int], int | bool]] = {
     BinaryOp.EQ: operator.eq, BinaryOp.NE: operator.ne,
 }
 
+_FLIPPED = {BinaryOp.LT: BinaryOp.GT, BinaryOp.LE: BinaryOp.GE, BinaryOp.GT: BinaryOp.LT, BinaryOp.GE: BinaryOp.LE}
+
 
 def _shared_int(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     """An integer scalar shared by every program (``tl.program_id(0)`` of a one-program launch,
@@ -282,8 +284,6 @@ def _shared_int(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
         return None
     return values.make(np.array([result], dtype.numpy), dtype)
 
-
-_FLIPPED = {BinaryOp.LT: BinaryOp.GT, BinaryOp.LE: BinaryOp.GE, BinaryOp.GT: BinaryOp.LT, BinaryOp.GE: BinaryOp.LE}
 
 _OVERFLOW_CHECKED = {BinaryOp.ADD: "+", BinaryOp.SUB: "-", BinaryOp.MUL: "*"}
 

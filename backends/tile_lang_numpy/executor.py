@@ -111,16 +111,18 @@ def _flush(engine: Engine) -> None:
         print(line)
 
 
+CACHED_GROUP = 4096  # groups of at most this many programs keep their ids between launches (80 KiB each at most)
+
+
 def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: races.Races | None) -> Engine:
-    pids, linear = _program_ids(launch.grid, start, count)
+    made = _cached_ids if count <= CACHED_GROUP else _program_ids
+    pids, linear = made(launch.grid, start, count)
     return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal, linear=linear,
                   races=tracker)
 
 
-@functools.lru_cache(maxsize=256)
 def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[values.Array, values.Array]:
-    """Programs ``start..start+count-1``: their (x, y, z) ids and linear ids, read-only and cached
-    (a small test's launches repeat the same few groups, and this was a tenth of their cost)."""
+    """Programs ``start..start+count-1``: their (x, y, z) ids and linear ids, read-only."""
     linear = np.arange(start, start + count, dtype=np.int64)
     gx, gy, _ = grid
     narrow = linear.astype(np.int32) if start + count <= 2**31 else linear  # i32 division is cheaper
@@ -129,6 +131,9 @@ def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[va
     np.divmod(rest, gy, out=(pids[:, 2], pids[:, 1]))
     pids.flags.writeable = linear.flags.writeable = False
     return pids, linear
+
+
+_cached_ids = functools.lru_cache(maxsize=256)(_program_ids)  # a small test's launches repeat the same few groups
 
 
 def _execute(launch: Launch, engine: Engine, args: dict[str, Any], masked: Callable[..., Any] | None) -> None:
