@@ -146,8 +146,14 @@ def both(x: Box, y: Box) -> Box | None:
 
 
 def shift(a: Affine, amount: Array, dtype: np.dtype[Any]) -> Affine | None:
-    """``a + amount`` for per-program scalars ``amount`` (None if it would wrap in ``dtype``)."""
-    return _checked(Affine(a.base + amount, a.strides, a.block, dtype))
+    """``a + amount`` for per-program integer scalars ``amount`` (None if it would wrap in
+    ``dtype``). The base stays int64."""
+    base = a.base
+    if amount.dtype != np.int64:  # widened first: NumPy adds mixed widths several times slower (u64 wraps)
+        amount = amount.astype(np.int64)
+    if base.shape == (1,) and not base[0]:  # ``arange`` or an argument pointer: no add (values are never written in place)
+        return _checked(Affine(amount, a.strides, a.block, dtype))
+    return _checked(Affine(base + amount, a.strides, a.block, dtype))
 
 
 def scale(a: Affine, factor: int, dtype: np.dtype[Any]) -> Affine | None:
@@ -240,10 +246,13 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     when the programs are the whole launch grid, in order (then bases affine in the program
     coordinates, as in a tiled matmul, read as one view)."""
     step = flat.strides[0]
-    shape, strides = offsets.block, tuple(s * step for s in offsets.strides)
+    shape, strides = offsets.block, tuple([s * step for s in offsets.strides])
     base = offsets.base
     if base.shape[0] == 1:
-        return _strided(flat, int(base[0]), shape, strides)[None].copy()
+        return _strided(flat, int(base[0]), (1, *shape), (0, *strides)).copy()
+    if not shape:  # a scalar per program: one gather, cheaper than testing the bases for a pattern
+        scalars: Array = flat[base]
+        return scalars
     first, spacing = int(base[0]), int(base[1]) - int(base[0])
     per_axis = _grid_strides(base, grid) if grid is not None else None
     if per_axis is None and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
@@ -287,12 +296,14 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
     if not _one_to_one(offsets.strides, offsets.block):
         return None
     step = flat.strides[0]
-    strides = tuple(s * step for s in offsets.strides)
+    strides = tuple([s * step for s in offsets.strides])
     base = offsets.base
-    extent = 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
     first = int(base[0])
-    spacing = int(base[1]) - first if base.shape[0] > 1 else extent
-    if base.shape[0] == 1 or (abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0]))):
+    if base.shape[0] == 1:  # one program (or all at one place): the leading axis has extent 1
+        return [_strided(flat, first, (1, *offsets.block), (0, *strides))]
+    extent = 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
+    spacing = int(base[1]) - first
+    if abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
         return [_strided(flat, first, (base.shape[0], *offsets.block), (spacing * step, *strides))]
     per_axis = _grid_strides(base, grid) if grid is not None else None
     if grid is not None and per_axis is not None and \
@@ -306,6 +317,8 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
 
 def _one_to_one(strides: tuple[int, ...], block: tuple[int, ...]) -> bool:
     """Whether distinct lanes of one program always get distinct offsets (nested, non-overlapping axes)."""
+    if len(block) == 1:  # the common case
+        return block[0] <= 1 or strides[0] != 0
     axes = sorted((abs(s), n) for s, n in zip(strides, block) if n > 1)
     if any(s == 0 for s, _ in axes):
         return False
@@ -322,7 +335,9 @@ def _strided(flat: Array, start: int, shape: tuple[int, ...], strides: tuple[int
     every lane is inside ``flat``). Built with the ndarray constructor when the strides allow
     (several times cheaper than ``as_strided``), else ``as_strided`` through an unsigned view,
     which also accepts ml_dtypes' bf16/fp8 dtypes."""
-    if flat.flags.c_contiguous and all(s >= 0 for s in strides):
+    if len(shape) == 2 and shape[0] == 1 and strides[1] == flat.strides[0]:  # one program's contiguous lanes
+        return flat[None, start:start + shape[1]]
+    if flat.flags.c_contiguous and (not strides or min(strides) >= 0):
         view: Array = np.ndarray(shape, flat.dtype, buffer=flat, offset=start * flat.itemsize, strides=strides)
         return view
     raw = flat.view(np.dtype(f"u{flat.dtype.itemsize}"))[start:]

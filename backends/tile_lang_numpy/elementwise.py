@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -141,7 +142,8 @@ def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -
     if isinstance(off.handle, affine.Affine):
         moved = affine.combine(mine, off.handle, sign, index)
     elif off.ndim == 0 and off.type.is_int:
-        moved = affine.shift(mine, sign * values.array(off).astype(np.int64), index)
+        amount = values.array(off)
+        moved = affine.shift(mine, amount if sign == 1 else -amount.astype(np.int64), index)
     else:
         return None
     return None if moved is None else values.make(Pointers(p.memory, None, moved), ptr.type)
@@ -179,12 +181,12 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     if scalar.ndim:
         return None
     if op in (BinaryOp.ADD, BinaryOp.SUB):
-        amount = values.array(scalar).astype(np.int64)
+        amount = values.array(scalar)
         if op is BinaryOp.SUB and flipped:  # scalar - block: a reversed block
             negated = affine.scale(a, -1, dtype.numpy)
             result = None if negated is None else affine.shift(negated, amount, dtype.numpy)
         else:
-            result = affine.shift(a, amount if op is BinaryOp.ADD else -amount, dtype.numpy)
+            result = affine.shift(a, amount if op is BinaryOp.ADD else -amount.astype(np.int64), dtype.numpy)
         return None if result is None else values.make(result, dtype)
     if op is BinaryOp.MUL:
         factor = _uniform_int(scalar)
@@ -220,6 +222,9 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
     typed = rules.binary(op, rx, ry)
+    shared = _shared_int(op, x, y)
+    if shared is not None:
+        return shared
     lazy = _lazy_and(x, y) if op is BinaryOp.AND else _lazy_binary(op, x, y)
     if lazy is not None:
         return lazy
@@ -232,6 +237,45 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if op in _OVERFLOW_CHECKED and dtype.is_signed:
         _check_overflow(engine, op, ax, ay, result, dtype)
     return values.make(result.astype(typed.result.numpy, copy=False), typed.result)
+
+
+_PYTHON_INT: dict[BinaryOp, Callable[[int, int], int | bool]] = {
+    BinaryOp.ADD: operator.add, BinaryOp.SUB: operator.sub, BinaryOp.MUL: operator.mul,
+    BinaryOp.LT: operator.lt, BinaryOp.LE: operator.le, BinaryOp.GT: operator.gt, BinaryOp.GE: operator.ge,
+    BinaryOp.EQ: operator.eq, BinaryOp.NE: operator.ne,
+}
+
+_FLIPPED = {BinaryOp.LT: BinaryOp.GT, BinaryOp.LE: BinaryOp.GE, BinaryOp.GT: BinaryOp.LT, BinaryOp.GE: BinaryOp.LE}
+
+
+def _shared_int(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
+    """An integer scalar shared by every program (``tl.program_id(0)`` of a one-program launch,
+    ``n - 1``) with a Python int, in Python arithmetic: no NumPy call for what is one number.
+    None (the general path) for anything else, and for a result that does not fit, so the
+    general path reports the overflow or wraps an unsigned value."""
+    if isinstance(x, Tensor) and type(y) is int:
+        t, k = x, y
+    elif isinstance(y, Tensor) and type(x) is int and op is not BinaryOp.SUB:
+        t, k = y, x  # int op tensor: add, multiply and the flipped comparisons
+        op = _FLIPPED.get(op, op)
+    else:
+        return None
+    fn = _PYTHON_INT.get(op)
+    handle = t.handle
+    if fn is None or type(handle) is not np.ndarray or handle.shape != (1,) or not t.type.is_int:
+        return None
+    dtype = dtypes.promote_scalar(t.type, k)
+    if dtype is not t.type:
+        return None
+    low, high = dtypes.int_limits(dtype)
+    if not low <= k <= high:
+        return None
+    result = fn(int(handle[0]), k)
+    if type(result) is bool:
+        return values.make(np.array([result]), BOOL)
+    if not low <= result <= high:
+        return None
+    return values.make(np.array([result], dtype.numpy), dtype)
 
 
 _OVERFLOW_CHECKED = {BinaryOp.ADD: "+", BinaryOp.SUB: "-", BinaryOp.MUL: "*"}
@@ -465,6 +509,8 @@ def zeros(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.full)
 def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     dtype = dtypes.dtype_of(a["dtype"])
+    if dtype.is_int:
+        values.check_fits(a["value"], dtype)
     value = values.lift(a["value"])
     shape = _shape(engine, a["shape"], "tl.full") if a["shape"] != () else ()
     filled = np.broadcast_to(convert(values.array(value), value.type, dtype).reshape(-1, *([1] * len(shape))),
@@ -475,6 +521,8 @@ def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.full_like)
 def full_like(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = a["input"]
+    if x.type.is_int:
+        values.check_fits(a["value"], x.type)
     filled = np.full((1,) + x.block_shape, a["value"]).astype(x.type.numpy)
     return values.make(filled, x.type)
 

@@ -13,6 +13,7 @@ elements (32 MiB at 8 bytes per element).
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 import weakref
@@ -51,6 +52,7 @@ def run(launch: Launch) -> None:
     try:
         _groups(launch, journal, tracker, total)
     finally:
+        journal.close()
         if tracker is not None:
             tracker.close()
 
@@ -109,15 +111,29 @@ def _flush(engine: Engine) -> None:
         print(line)
 
 
+CACHED_GROUP = 4096  # groups of at most this many programs keep their ids between launches (80 KiB each at most)
+
+
 def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: races.Races | None) -> Engine:
+    made = _cached_ids if count <= CACHED_GROUP else _program_ids
+    pids, linear = made(launch.grid, start, count)
+    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal, linear=linear,
+                  races=tracker)
+
+
+def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[values.Array, values.Array]:
+    """Programs ``start..start+count-1``: their (x, y, z) ids and linear ids, read-only."""
     linear = np.arange(start, start + count, dtype=np.int64)
-    gx, gy, _ = launch.grid
+    gx, gy, _ = grid
     narrow = linear.astype(np.int32) if start + count <= 2**31 else linear  # i32 division is cheaper
     pids = np.empty((count, 3), np.int32)
     rest = np.divmod(narrow, gx, out=(np.empty_like(narrow), pids[:, 0]))[0]
     np.divmod(rest, gy, out=(pids[:, 2], pids[:, 1]))
-    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal, linear=linear,
-                  races=tracker)
+    pids.flags.writeable = linear.flags.writeable = False
+    return pids, linear
+
+
+_cached_ids = functools.lru_cache(maxsize=256)(_program_ids)  # a small test's launches repeat the same few groups
 
 
 def _execute(launch: Launch, engine: Engine, args: dict[str, Any], masked: Callable[..., Any] | None) -> None:
@@ -150,6 +166,14 @@ def _user_site(exc: BaseException) -> Site:
     return site
 
 
+_ZERO = np.zeros((1,), dtype=np.int64)  # an argument pointer's offset
+_ZERO.flags.writeable = False
+
+# an argument pointer of each live buffer: (the array it viewed, parameter, pointer tensor); a test's
+# repeated launches on the same buffers skip making the view, the Memory and the tensor again
+_POINTERS: weakref.WeakKeyDictionary[Buffer[Any], tuple[object, str, Any]] = weakref.WeakKeyDictionary()
+
+
 def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:
     """Kernel-visible arguments: rank-0 pointer and scalar tensors, constexprs as Python values."""
     out: dict[str, Any] = dict(launch.constexprs)
@@ -158,9 +182,16 @@ def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:
             assert isinstance(value, Buffer)
             memory = memories.get(id(value))
             if memory is None:
+                kept = _POINTERS.get(value)
+                if kept is not None and kept[0] is value.data and kept[1] == param.name:
+                    memories[id(value)] = kept[2].handle.memory
+                    out[param.name] = kept[2]
+                    continue
                 memory = memories[id(value)] = Memory(flat_view(value), param.name, value.type)
-            ptrs = Pointers(memory, np.zeros((1,), dtype=np.int64))
-            out[param.name] = values.make(ptrs, value.type.pointer_to())
+            pointer = values.make(Pointers(memory, _ZERO), value.type.pointer_to())
+            if memory.param == param.name:
+                _POINTERS[value] = (value.data, param.name, pointer)
+            out[param.name] = pointer
         else:
             out[param.name] = values.scalar(value, scalar_dtype(value))  # Triton's: i32, i64 or u64; f32
     return out

@@ -465,6 +465,9 @@ class Loop:
             return bound
         if bound.shape[0] == 1:
             return int(bound[0])
+        if self.alive.all():  # two reductions instead of selecting the live programs' bounds
+            low = int(bound.min())
+            return low if low == int(bound.max()) else None
         live = bound[self.alive] if self.alive.any() else bound[:1]
         return int(live[0]) if bool((live == live[0]).all()) else None
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
+from tile_lang.semantics.elementwise import constant_fits
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy.affine import Affine, Box, Tiles
@@ -100,8 +101,16 @@ def lift(value: object, like: DType | None = None) -> Tensor[Any, Any]:
     if isinstance(value, (bool, int, float, np.generic)):
         py = value.item() if isinstance(value, np.generic) else value
         dtype = dtypes.scalar_dtype(py) if like is None else dtypes.promote_scalar(like, py)
+        if like is not None and dtype.is_int and not isinstance(py, bool):
+            check_fits(py, dtype)
         return scalar(py, dtype)
     raise TypeError(f"expected a tensor or a scalar, got {type(value).__name__}")
+
+
+def check_fits(value: bool | int | float, dtype: DType) -> None:
+    """A Python int constant must fit the integer dtype it becomes (the shared rule)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        constant_fits(value, dtype)
 
 
 def align(a: Array, rank_a: int, rank: int) -> Array:
@@ -114,7 +123,13 @@ def align(a: Array, rank_a: int, rank: int) -> Array:
 def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """Triton's broadcast of block shapes (ranks aligned on the right)."""
     first = shapes[0]
-    if all(shape == first or shape == () for shape in shapes):  # the common case: nothing to broadcast
+    if len(shapes) == 2:  # the common cases: equal shapes, or a scalar with a block
+        second = shapes[1]
+        if second == first or not second:
+            return first
+        if not first:
+            return second
+    elif all(shape == first or shape == () for shape in shapes):  # nothing to broadcast
         return first
     rank = max(len(s) for s in shapes)
     out = [1] * rank

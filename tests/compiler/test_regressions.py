@@ -210,19 +210,21 @@ def test_reference_rejects_a_value_reshaped_in_a_loop() -> None:
         reshaped_in_loop[(1,)](x, _poisoned(32), 3, B=32)
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="NumPy reference wraps a negative Python int to an unsigned dtype; Triton "
-                   "and the compiler reject it ('constant -1 does not fit in tl.u32')")
 def test_reference_rejects_a_negative_number_against_an_unsigned_block() -> None:
-    with tl.backend("numpy"), pytest.raises(KernelError):
+    """As Triton and the compiler do ('constant -1 does not fit in tl.u32'), not wrapping it."""
+    with tl.backend("numpy"), pytest.raises(KernelError, match="constant -1 does not fit in") as caught:
         x = tl.to_device(np.arange(1, 17, dtype=np.uint32), tl.u32)
         unsigned_above_negative[(1,)](x, tl.to_device(np.zeros(16, np.int32), tl.i32), B=16)
+    assert caught.value.lineno == unsigned_above_negative.lineno + 3
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="NumPy reference wraps tl.full(shape, 2**40, tl.i32); Triton and the "
-                   "compiler reject a value that does not fit the dtype")
 def test_reference_rejects_an_oversized_full() -> None:
-    with tl.backend("numpy"), pytest.raises(KernelError):
-        oversized_full[(1,)](tl.to_device(np.zeros(16, np.int32), tl.i32), B=16)
+    """tl.full(shape, 2**40, tl.i32) is an error, as in Triton and the compiler; nothing is written."""
+    out = tl.to_device(np.full(16, 7, np.int32), tl.i32)
+    with tl.backend("numpy"), pytest.raises(KernelError, match=r"constant 1099511627776 does not fit in") as caught:
+        oversized_full[(1,)](out, B=16)
+    assert caught.value.lineno == oversized_full.lineno + 3
+    np.testing.assert_array_equal(out.numpy(), np.full(16, 7, np.int32))
 
 
 @pytest.mark.xfail(strict=True, raises=(AttributeError, TypeError, KernelError), reason="NumPy reference: a runtime loop's index is a Python int (no .to, no "

@@ -65,3 +65,29 @@ def test_a_failing_divergent_launch_writes_nothing() -> None:
             diverge_then_fault[(40,)](x, out, 64 * 40, BLOCK=64)
         assert x.numpy().tobytes() == host_x.tobytes()
         assert out.numpy().tobytes() == host_out.tobytes()
+
+
+@tl.kernel
+def scale_in_place(x: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs, mask=offs < n) * 3.0, mask=offs < n)
+
+
+def test_undo_copies_reused_from_earlier_launches_restore_the_right_values() -> None:
+    """The journal's copies are pooled between launches: a failing launch that copies into
+    buffers an earlier launch filled still restores its own old values."""
+    n, block = 100_000, 4096
+    with tl.backend("numpy"):
+        rng = np.random.default_rng(11)
+        first = tl.to_device(rng.standard_normal(n).astype(np.float32), tl.f32)
+        expected = first.numpy().astype(np.float64) * 9.0
+        for _ in range(2):
+            scale_in_place[(tl.cdiv(n, block),)](first, n, BLOCK=block)
+        np.testing.assert_allclose(first.numpy(), expected, rtol=1e-6)
+        host_x, host_out = rng.standard_normal(n).astype(np.float32), np.full(n, np.nan, np.float32)
+        host_count = rng.integers(-5, 5, 7).astype(np.int32)
+        x, out, count = tl.to_device(host_x, tl.f32), tl.to_device(host_out, tl.f32), tl.to_device(host_count, tl.i32)
+        with pytest.raises(tl.KernelError, match="out-of-bounds load through x"):
+            scale_in_place_then_fault[(tl.cdiv(n, block),)](x, out, count, n, BLOCK=block)
+        assert x.numpy().tobytes() == host_x.tobytes()
+        assert out.numpy().tobytes() == host_out.tobytes()

@@ -88,3 +88,80 @@ def test_two_programs_duplicate_lanes_are_still_a_race() -> None:
     with tl.backend("numpy"), pytest.raises(KernelError, match=r"data race on out_ptr.*line \d+ of test_launch_fast_paths"):
         last_lane_wins[(2,)](out, BLOCK=16)
     assert np.isnan(out.numpy()).all()
+
+
+@tl.kernel
+def shared_scalar_ops(out_ptr: Pointer[tl.i32], k_arg: int) -> None:
+    """A scalar every program shares (``k``, and ``program_id`` in a one-program launch) with
+    Python ints: taken in Python arithmetic, it must give what the general NumPy path gives."""
+    pid, k = tl.program_id(0), tl.full((), k_arg, tl.int32)
+    sums = (k + 7, k - 7, k * 3, 7 + k, 3 * k)
+    flags = (k < 5, 5 < k, k >= 5, 5 >= k, k == 9, k != 9, k > -3)
+    for i in tl.static_range(5):
+        tl.store(out_ptr + pid * 13 + i, sums[i])
+    for j in tl.static_range(7):
+        tl.store(out_ptr + pid * 13 + 5 + j, tl.where(flags[j], 1, 0))
+    tl.store(out_ptr + pid * 13 + 12, pid * 5 - 2)
+
+
+def _shared_expected(k: int, programs: int) -> np.ndarray[Any, Any]:
+    row = [k + 7, k - 7, k * 3, 7 + k, 3 * k, k < 5, 5 < k, k >= 5, 5 >= k, k == 9, k != 9, k > -3]
+    return np.array([[*row, pid * 5 - 2] for pid in range(programs)], np.int32).reshape(-1)
+
+
+@pytest.mark.parametrize("programs", [1, 3])
+def test_shared_scalar_arithmetic_matches_python(programs: int) -> None:
+    rng = np.random.default_rng(programs)
+    for k in [5, 9, 0, -1, 2**31 - 8, -(2**31) + 7, *rng.integers(-10**6, 10**6, 6).tolist()]:
+        k = int(k)
+        if not -(2**31) <= 3 * k < 2**31:
+            continue
+        out = tl.to_device(np.full(13 * programs, -99, np.int32), tl.i32)
+        with tl.backend("numpy"):
+            shared_scalar_ops[(programs,)](out, k)
+        np.testing.assert_array_equal(out.numpy(), _shared_expected(k, programs))
+
+
+@pytest.mark.parametrize("k", [2**30, 2**31 - 7, -(2**31) + 6])
+def test_shared_scalar_overflow_is_still_an_error(k: int) -> None:
+    out = tl.to_device(np.full(13, -99, np.int32), tl.i32)
+    with tl.backend("numpy"), pytest.raises(KernelError, match="signed integer overflow"):
+        shared_scalar_ops[(1,)](out, k)
+    assert (out.numpy() == -99).all()
+
+
+@tl.kernel
+def unsigned_shared(out_ptr: Pointer[tl.u32], k_ptr: Pointer[tl.u32]) -> None:
+    k = tl.load(k_ptr)
+    tl.store(out_ptr, k + 5)
+    tl.store(out_ptr + 1, k * 3)
+
+
+def test_shared_unsigned_arithmetic_wraps() -> None:
+    out = tl.to_device(np.zeros(2, np.uint32), tl.u32)
+    with tl.backend("numpy"):
+        unsigned_shared[(1,)](out, tl.to_device(np.array([2**32 - 2], np.uint32), tl.u32))
+    np.testing.assert_array_equal(out.numpy(), np.array([3, (3 * (2**32 - 2)) % 2**32], np.uint32))
+
+
+def test_a_launch_reuses_the_previous_launchs_undo_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The journal's copies of overwritten memory go back to a pool: the next launch of the same
+    size copies into the same buffers (fresh ones made 2^22-element launches fault in new pages
+    each time, 5x slower), and the results stay right."""
+    from tile_lang_numpy import journal
+
+    monkeypatch.setattr(journal, "_SPARE", {})
+    monkeypatch.setattr(journal, "_spare_bytes", 0)
+    n = 1 << 16
+    rng = np.random.default_rng(16)
+    xh, yh = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    x, y = tl.to_device(xh, tl.f32), tl.to_device(yh, tl.f32)
+    with tl.backend("numpy"):
+        out = poisoned(n, tl.f32)
+        scaled_add[(n // 1024,)](x, y, out, n, BLOCK=1024)
+        kept = [a.ctypes.data for a in journal._SPARE[(n, np.dtype(np.float32))]]
+        out = poisoned(n, tl.f32)
+        scaled_add[(n // 1024,)](x, y, out, n, BLOCK=1024)
+        again = [a.ctypes.data for a in journal._SPARE[(n, np.dtype(np.float32))]]
+    assert len(kept) == 1 and again == kept
+    np.testing.assert_allclose(out.numpy(), xh.astype(np.float64) * 2 + yh, rtol=1e-6)

@@ -19,6 +19,7 @@ from tile_lang.compiler.ir import (
 from tile_lang.dtypes import DType
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.semantics import base, operators
+from tile_lang.semantics.elementwise import constant_fits
 from tile_lang.semantics.operators import OPERATORS, Typed
 
 Scalar = Union[bool, int, float]
@@ -79,9 +80,7 @@ class Builder:
             value = bool(value)
         else:
             value = int(value)
-            info = _int_range(dtype)
-            if not info[0] <= value <= info[1]:
-                raise TypeError(f"constant {value} does not fit in {dtype!r}")
+            constant_fits(value, dtype)
         return self.emit(Op.CONST, Type(dtype), attr=ConstAttr(value))
 
     def to_node(self, value: Value, dtype: DType | None = None) -> Node:
@@ -240,12 +239,6 @@ def _prod(shape: tuple[int, ...]) -> int:
     for s in shape:
         out *= s
     return out
-
-
-def _int_range(dtype: DType) -> tuple[int, int]:
-    if dtype.is_signed:
-        return -(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1
-    return 0, 2**dtype.bits - 1
 
 
 def _left_signed(a: Value, b: Value) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
+from tile_lang import dtypes
 from tile_lang.dtypes import DType
 from tile_lang.semantics.base import SemanticError
 
@@ -86,13 +87,21 @@ def bitcast(src: DType, dst: DType) -> None:
         raise SemanticError(f"bitcast between types of different widths: {src!r} -> {dst!r}")
 
 
+def constant_fits(value: int, dtype: DType) -> None:
+    """A Python int constant must fit the integer dtype it becomes (Triton's rule:
+    ``u32_block > -1`` and ``tl.full(shape, 2**40, tl.i32)`` are errors, not wraps)."""
+    low, high = dtypes.int_limits(dtype)
+    if not low <= value <= high:
+        raise SemanticError(f"constant {value} does not fit in {dtype!r}")
+
+
 def scalar_fits(value: object, dtype: DType, what: str) -> None:
     """A Python number given where ``dtype`` elements go (``other=``, a stored constant) must be a
     value of that dtype: an integer in range for integer elements (``-inf`` or ``0.5`` is not)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not dtype.is_int:
         return
     whole = isinstance(value, int) or (math.isfinite(value) and value.is_integer())
-    low, high = (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1) if dtype.is_signed else (0, 2**dtype.bits - 1)
+    low, high = dtypes.int_limits(dtype)
     if not whole or not low <= int(value) <= high:
         raise SemanticError(f"{what}={value!r} is not a value of the {dtype!r} elements "
                             f"(an integer in [{low}, {high}]); convert it explicitly")
