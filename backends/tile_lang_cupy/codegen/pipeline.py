@@ -70,6 +70,9 @@ def _async_copy(em: Emitter, node: Node) -> None:
     em.line("tl::cp_async_commit();")
     em.line("tl::cp_async_wait<0>();")
     em.line("__syncthreads();")
+    # wgmma reads what cp.async wrote after its wait and a barrier, with no proxy fence: only
+    # stores from registers need one (Triton's fence insertion makes the same distinction)
+    em.fenced.add(node)
 
 
 @contextmanager
@@ -111,6 +114,7 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     copies = [n for n in body.body if n.op is Op.ASYNC_COPY]
     rings = {}
     held = dict(em.hoisted)
+    em.fenced.update(copies)  # see _async_copy
     for copy in copies:
         t, size = ctype(copy.ty.dtype), _slot_elements(copy)
         ring = em.fresh("ring")
@@ -135,9 +139,6 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
             guard.enter_context(em.block(f"if ({lo} < {hi})"))
         with em.block(head):
             em.line(f"tl::cp_async_wait<{stages - 2}>();")
-            if any(isinstance(c.layout, Shared) and c.layout.swizzle for c in copies):
-                em.line("tl::fence_proxy_async();")  # the copies are read by wgmma, through the async proxy
-                em.fenced.update(copies)
             em.line("__syncthreads();")  # this iteration's operands landed; the previous one's reads are done
             for copy, (ring, size, _) in rings.items():
                 em.names[copy] = f"({ring} + {slot} * {size}u)"
