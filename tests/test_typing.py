@@ -423,17 +423,24 @@ def _activation(name: str, x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 ACTIVATIONS = ("relu", "leaky_relu", "gelu", "identity")
 
 
+def _run_activations(kernel: Any, seed: int) -> Any:
+    """Launch ``kernel`` once per activation on the current backend against float64 NumPy;
+    returns the input buffer."""
+    x64 = np.random.default_rng(seed).standard_normal(300)
+    x = tl.to_device(x64.astype(np.float32), tl.f32)
+    for name in ACTIVATIONS:
+        out = _nan(300)
+        kernel[(tl.cdiv(300, 128),)](x, out, 300, BLOCK_SIZE=128, ACTIVATION=name)
+        np.testing.assert_allclose(out.numpy(), _activation(name, x64.astype(np.float32).astype(np.float64)),
+                                   rtol=1e-5, atol=1e-6, err_msg=name)
+    return x
+
+
 def test_string_constexpr_runs_on_the_reference(case_modules: dict[str, object]) -> None:
     """``ACTIVATION: tl.constexpr`` launched with a str: each value takes its own branch."""
     kernel = getattr(case_modules["good_tutorials"], "activation_as_str_constexpr")
-    x64 = np.random.default_rng(5).standard_normal(300)
     with tl.backend("numpy"):
-        x = tl.to_device(x64.astype(np.float32), tl.f32)
-        for name in ACTIVATIONS:
-            out = _nan(300)
-            kernel[(tl.cdiv(300, 128),)](x, out, 300, BLOCK_SIZE=128, ACTIVATION=name)
-            np.testing.assert_allclose(out.numpy(), _activation(name, x64.astype(np.float32).astype(np.float64)),
-                                       rtol=1e-5, atol=1e-6, err_msg=name)
+        x = _run_activations(kernel, 5)
         with pytest.raises(tl.LaunchError, match=re.escape("constexpr ACTIVATION must be int | float | str, got NoneType")):
             kernel[(1,)](x, _nan(300), 300, BLOCK_SIZE=128, ACTIVATION=None)
 
@@ -455,12 +462,6 @@ def test_string_constexpr_compiles_one_module_per_value(case_modules: dict[str, 
     if emulator.unavailable_reason() is not None:
         pytest.skip(str(emulator.unavailable_reason()))
     registry.register(emulator)
-    x64 = np.random.default_rng(6).standard_normal(300)
     with registry.backend(NAME):
-        x = tl.to_device(x64.astype(np.float32), tl.f32)
-        for name in ACTIVATIONS:
-            out = _nan(300)
-            kernel[(tl.cdiv(300, 128),)](x, out, 300, BLOCK_SIZE=128, ACTIVATION=name)
-            np.testing.assert_allclose(out.numpy(), _activation(name, x64.astype(np.float32).astype(np.float64)),
-                                       rtol=1e-5, atol=1e-6, err_msg=name)
+        _run_activations(kernel, 6)
     assert len(emulator.loaded) == len(ACTIVATIONS)  # one compiled module per activation

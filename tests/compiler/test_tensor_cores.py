@@ -341,7 +341,7 @@ def test_hopper_dots_use_wgmma_on_swizzled_operands(tmp_path: Path) -> None:
     ("attention", 8, dict(BLOCK_M=128, BLOCK_N=32, HEAD=128, CAUSAL=True))])
 def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str, warps: int,
                                                        constexprs: dict[str, Any]) -> None:
-    """ptxas serialises wgmma (each waiting for the one before: a quarter of the matmul's speed
+    """ptxas serialises wgmma (each waiting for the one before: a sixth of the matmul's speed
     lost) or injects its own fences and waits when anything it cannot prove safe touches the
     accumulators or A's registers around an instruction in flight; it says so (C75xx), and
     the benchmark kernels must not make it say so, nor spill."""
