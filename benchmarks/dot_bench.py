@@ -43,27 +43,34 @@ def _close(out: torch.Tensor, ref: torch.Tensor, what: str, tol: float) -> None:
 
 
 def matmul(n: int, dtype: torch.dtype, bm: int, bn: int, bk: int, warps: int, stages: int) -> str:
-    a, b = torch.randn(n, n, device="cuda", dtype=dtype), torch.randn(n, n, device="cuda", dtype=dtype)
-    c = torch.full((n, n), float("nan"), device="cuda", dtype=dtype)
+    """C = A @ B; fp8 (e4m3) as Triton's tutorial runs it: B stored K-major (its transpose
+    row-major), C in f16, cuBLAS through ``torch._scaled_mm`` as the third column."""
+    fp8 = dtype == torch.float8_e4m3fn
+    a = torch.randn(n, n, device="cuda").to(dtype)
+    b = torch.randn(n, n, device="cuda").to(dtype)  # fp8: B's transpose, [N, K]
+    strides = (1, n) if fp8 else (n, 1)  # stride_bk, stride_bn
+    c = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16 if fp8 else dtype)
     grid = (triton.cdiv(n, bm) * triton.cdiv(n, bn),)
     opts = tl.Options(num_warps=warps, num_stages=stages)
 
     def ours() -> None:
-        D.matmul[grid, opts](a, b, c, n, n, n, n, n, n, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
+        D.matmul[grid, opts](a, b, c, n, n, n, n, *strides, n, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
 
     start = time.perf_counter()
     ours()
     torch.cuda.synchronize()
     first = time.perf_counter() - start
     torch.backends.cuda.matmul.allow_tf32 = True  # Triton's and tile_lang's f32 dots are tf32
-    _close(c, a @ b, f"matmul {dtype}", 2e-2)
-    name = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32 (tf32)"}[dtype]
-    return row(f"matmul {name} {n}^3 ({bm}x{bn}x{bk}, {warps} warps, {stages} stages; first launch {first:.2f} s)",
+    _close(c, a.float() @ (b.float().T if fp8 else b.float()), f"matmul {dtype}", 2e-2)
+    one = torch.ones((), device="cuda")
+    name = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32 (tf32)", torch.float8_e4m3fn: "fp8 e4m3"}
+    return row(f"matmul {name[dtype]} {n}^3 ({bm}x{bn}x{bk}, {warps} warps, {stages} stages; first launch {first:.2f} s)",
                2.0 * n**3, {"tile_lang": ours,
-                            "triton": lambda: tt_matmul[grid](a, b, c, n, n, n, n, n, n, num_warps=warps,
+                            "triton": lambda: tt_matmul[grid](a, b, c, n, n, n, n, *strides, n, num_warps=warps,
                                                               num_stages=stages, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                                               GROUP_M=8),
-                            "torch": lambda: torch.matmul(a, b, out=c)})
+                            "torch": (lambda: torch._scaled_mm(a, b.T, one, one, out_dtype=torch.float16)) if fp8
+                            else (lambda: torch.matmul(a, b, out=c))})
 
 
 def matmul_bias_relu(n: int = 4000, bm: int = 128, bn: int = 256, bk: int = 64, warps: int = 8, stages: int = 3) -> str:
@@ -121,6 +128,8 @@ def main() -> None:
             rows.append(matmul(8192, torch.float16, 128, 256, 64, 8, 3))
             rows.append(matmul(8192, torch.bfloat16, 128, 256, 64, 8, 3))
             rows.append(matmul(4096, torch.float32, 128, 128, 32, 8, 3))
+            rows.append(matmul(4096, torch.float8_e4m3fn, 128, 256, 128, 8, 3))
+            rows.append(matmul(8192, torch.float8_e4m3fn, 128, 256, 128, 8, 3))
             rows.append(matmul_bias_relu())
         rows.append(attention(64, False))
         if not quick:

@@ -9,14 +9,16 @@ import tile_lang as tl
 from tile_lang import Float, Pointer, Width, constexpr
 
 W = TypeVar("W", bound=Width)
+WC = TypeVar("WC", bound=Width)
 
 
 @tl.kernel
-def matmul(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Float[W]], M: int, N: int, K: int,
-           stride_am: int, stride_bk: int, stride_cm: int,
+def matmul(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Float[WC]], M: int, N: int, K: int,
+           stride_am: int, stride_bk: int, stride_bn: int, stride_cm: int,
            BLOCK_M: constexpr, BLOCK_N: constexpr, BLOCK_K: constexpr, GROUP_M: constexpr) -> None:
-    """C = A @ B for f16, bf16 or f32 (tf32 dots, Triton's default) buffers, f32 accumulation;
-    programs grouped along M for L2 reuse."""
+    """C = A @ B for f16, bf16, fp8 or f32 (tf32 dots, Triton's default) buffers, f32
+    accumulation; B row-major (stride_bn 1) or K-major (stride_bk 1, as fp8 wants it); programs
+    grouped along M for L2 reuse."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
@@ -25,7 +27,7 @@ def matmul(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Fl
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), tl.f32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)

@@ -27,8 +27,8 @@ def matmul(side: str, n: int = 4096) -> Callable[[], Any]:
     grid = (triton.cdiv(n, 128) * triton.cdiv(n, 256),)
     consts = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)
     if side == "triton":
-        return lambda: tt_matmul[grid](a, b, c, n, n, n, n, n, n, num_warps=8, num_stages=3, **consts)
-    return lambda: D.matmul[grid, tl.Options(num_warps=8, num_stages=3)](a, b, c, n, n, n, n, n, n, **consts)
+        return lambda: tt_matmul[grid](a, b, c, n, n, n, n, n, 1, n, num_warps=8, num_stages=3, **consts)
+    return lambda: D.matmul[grid, tl.Options(num_warps=8, num_stages=3)](a, b, c, n, n, n, n, n, 1, n, **consts)
 
 
 def attention(side: str, head: int, causal: bool) -> Callable[[], Any]:

@@ -58,7 +58,7 @@ def tt_sum(x_ptr, out_ptr, n, BLOCK: ttl.constexpr):
 
 
 @triton.jit
-def tt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+def tt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
               BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr, GROUP_M: ttl.constexpr):
     pid = ttl.program_id(0)
     num_m = ttl.cdiv(M, BLOCK_M)
@@ -68,7 +68,7 @@ def tt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
     offs_n = pid_n * BLOCK_N + ttl.arange(0, BLOCK_N)
     offs_k = ttl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
     acc = ttl.zeros((BLOCK_M, BLOCK_N), ttl.float32)
     for k in range(0, ttl.cdiv(K, BLOCK_K)):
         a = ttl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)

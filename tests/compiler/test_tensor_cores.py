@@ -194,11 +194,12 @@ def test_ptx_of_a_pipelined_loop_uses_cp_async(tmp_path: Path) -> None:
 
 
 def _aligned_spec(kernel: Any, ints: int, warps: int, stages: int, pointee: DType = dtypes.F32,
-                  **constexprs: Any) -> Spec:
-    """A launch's specialisation with 16-byte aligned pointers (generic ones to ``pointee``) and
-    ints divisible by 16."""
-    static = static_spec(kernel, constexprs, warps, pointee)
-    args = tuple(pointer_spec(p.ty.dtype.element, 0) if p.ty.dtype.is_pointer and p.ty.dtype.element else int_spec(ints)
+                  ones: tuple[str, ...] = (), pointees: dict[str, DType] | None = None, **constexprs: Any) -> Spec:
+    """A launch's specialisation with 16-byte aligned pointers (generic ones to ``pointee``, or
+    by name in ``pointees``) and ints divisible by 16 (1 for those named in ``ones``)."""
+    static = static_spec(kernel, constexprs, warps, pointee, pointees=pointees)
+    args = tuple(pointer_spec(p.ty.dtype.element, 0) if p.ty.dtype.is_pointer and p.ty.dtype.element
+                 else int_spec(1 if getattr(p.attr, "name", None) in ones else ints)
                  for p in compile_ir(kernel, static).params)
     return Spec(args, tuple(sorted(constexprs.items())), warps, stages)
 
@@ -314,7 +315,8 @@ def test_hopper_dots_use_wgmma_on_swizzled_operands(tmp_path: Path) -> None:
     needs the GPU: ``benchmarks/dot_bench.py`` and the differential tests check that)."""
     from benchmarks.dot_kernels import matmul
 
-    spec = _aligned_spec(matmul, 4096, 8, 3, dtypes.F16, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)
+    spec = _aligned_spec(matmul, 4096, 8, 3, dtypes.F16, ("stride_bn",), BLOCK_M=128, BLOCK_N=256, BLOCK_K=64,
+                         GROUP_M=8)
     fn = compile_ir(matmul, replace(spec, arch=90), verify_each=True)
     nodes = walk(fn.body)
     assert [n.layout for n in nodes if n.op is Op.DOT] == [Mma(8, 1, 1, 32)]
@@ -335,11 +337,12 @@ def test_hopper_dots_use_wgmma_on_swizzled_operands(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: ptxas cannot report")
-@pytest.mark.parametrize("name, warps, constexprs", [
-    ("matmul", 8, dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)),
-    ("attention", 4, dict(BLOCK_M=128, BLOCK_N=64, HEAD=64, CAUSAL=False)),
-    ("attention", 8, dict(BLOCK_M=128, BLOCK_N=32, HEAD=128, CAUSAL=True))])
-def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str, warps: int,
+@pytest.mark.parametrize("name, warps, pointee, one, constexprs", [
+    ("matmul", 8, dtypes.F16, "stride_bn", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)),
+    ("matmul", 8, dtypes.F8E4M3, "stride_bk", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8)),
+    ("attention", 4, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=64, HEAD=64, CAUSAL=False)),
+    ("attention", 8, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=32, HEAD=128, CAUSAL=True))])
+def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str, warps: int, pointee: DType, one: str,
                                                        constexprs: dict[str, Any]) -> None:
     """ptxas serialises wgmma (each waiting for the one before: a sixth of the matmul's speed
     lost) or injects its own fences and waits when anything it cannot prove safe touches the
@@ -349,7 +352,7 @@ def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str,
 
     assert NVCC is not None
     kernel = getattr(kernels, name)
-    spec = _aligned_spec(kernel, 4096, warps, 3, dtypes.F16, **constexprs)
+    spec = _aligned_spec(kernel, 4096, warps, 3, pointee, (one,), {"c_ptr": dtypes.F16}, **constexprs)
     src = tmp_path / "k.cu"
     src.write_text(generate(compile_ir(kernel, replace(spec, arch=90))).source)
     report = subprocess.run([NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17",
@@ -371,14 +374,15 @@ def test_hopper_wgmma_matmul_on_the_emulator_matches_float64(warps: int, bn: int
     bm, m, n, k = 16 * warps, 16 * warps + 24, bn + 48, 3 * 64 + 32  # strides divisible by 16, as the spec
     a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
     c = np.full((m, n), np.nan, np.float16)
-    spec = _aligned_spec(matmul, 64, warps, stages, dtypes.F16, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_M=2)
+    spec = _aligned_spec(matmul, 64, warps, stages, dtypes.F16, ("stride_bn",), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64,
+                         GROUP_M=2)
     assert "wgmma" in generate(compile_ir(matmul, replace(spec, arch=90))).source
 
     def launch() -> None:
         out = tl.to_device(c, tl.f16)
         grid = (tl.cdiv(m, bm) * tl.cdiv(n, bn),)
         matmul[grid, tl.Options(num_warps=warps, num_stages=stages)](
-            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), out, m, n, k, k, n, n,
+            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), out, m, n, k, k, n, 1, n,
             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_M=2)
         c[...] = out.numpy()
 
@@ -473,3 +477,39 @@ def test_folded_dots_match_float64() -> None:
 
     _on_emulator(launch)
     np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-3)
+
+
+@_EMULATED
+@pytest.mark.parametrize("fp8, warps, bn", [(tl.f8e4m3, 4, 64), (tl.f8e5m2, 8, 32)])
+def test_hopper_fp8_matmul_on_the_emulator_matches_float64(fp8: Any, warps: int, bn: int) -> None:
+    """fp8 dots run on wgmma (m64nNk32) only, both operands K-major in 128-byte swizzled panels of
+    128 elements: B stored as its transpose (stride_bk = 1), copied with cp.async along K. The
+    operands are rounded to fp8 on the host, so the float64 product of what was stored is exact
+    up to the f32 accumulation and the f16 output."""
+    from benchmarks.dot_kernels import matmul
+
+    rng = np.random.default_rng(warps + bn)
+    bm, m, n, k = 16 * warps, 16 * warps + 24, bn + 48, 2 * 128 + 64
+    dtype = dtypes.dtype_of(fp8)
+    a = rng.standard_normal((m, k)).astype(dtype.numpy)
+    bt = rng.standard_normal((n, k)).astype(dtype.numpy)  # B's transpose, row-major: B is K-major
+    c = np.full((m, n), np.nan, np.float16)
+    spec = _aligned_spec(matmul, 64, warps, 3, dtype, ("stride_bk",), {"c_ptr": dtypes.F16},
+                         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=128, GROUP_M=2)
+    fn = compile_ir(matmul, replace(spec, arch=90), verify_each=True)
+    (dot,) = [node for node in walk(fn.body) if node.op is Op.DOT]
+    assert isinstance(dot.layout, Mma) and dot.args[1].layout == Shared(swizzle=True, transposed=True)
+    assert [n.op for n in walk(fn.body) if n.op is Op.ASYNC_COPY] == [Op.ASYNC_COPY] * 2
+    assert f"k32.f32.{dtype.name[2:]}.{dtype.name[2:]}" in generate(fn).source
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f16)
+        grid = (tl.cdiv(m, bm) * tl.cdiv(n, bn),)
+        matmul[grid, tl.Options(num_warps=warps, num_stages=3)](
+            tl.to_device(a, fp8), tl.to_device(bt, fp8), out, m, n, k, k, 1, k, n,
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=128, GROUP_M=2)
+        c[...] = out.numpy()
+
+    _on_emulator(launch, arch=90)
+    want = a.astype(np.float64) @ bt.astype(np.float64).T
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-2, atol=5e-2)

@@ -655,8 +655,13 @@ def walk(region: Region) -> list[Node]:
     return out
 
 
-def is_zero(node: Node) -> bool:
-    """Whether ``node`` is the constant 0 (splatted or cast)."""
+def constant(node: Node) -> object:
+    """The value of ``node`` when it is a constant (splatted or cast), else None."""
     while node.op in (Op.SPLAT, Op.CAST):
         node = node.args[0]
-    return node.op is Op.CONST and isinstance(node.attr, ConstAttr) and node.attr.value == 0
+    return node.attr.value if node.op is Op.CONST and isinstance(node.attr, ConstAttr) else None
+
+
+def is_zero(node: Node) -> bool:
+    """Whether ``node`` is the constant 0 (splatted or cast)."""
+    return constant(node) == 0

@@ -34,7 +34,7 @@ def _convert(em: Emitter, node: Node) -> None:
         width = 1
     with em.each(src, width) as idx:
         owner = em.owner(src)
-        at = f"{name}[{shared_offset(layout, idx.coords, node.ty.shape)}]"
+        at = f"{name}[{shared_offset(layout, idx.coords, node.ty.shape, node.ty.dtype.itemsize)}]"
         store = f"{at} = {em.elem(src, idx)};" if width == 1 else f"tl::store<{width}>(&{at}, &{em.names[src]}[k]);"
         em.line(f"if ({owner}) {store}" if owner else store)
     if layout.swizzle:  # read next by wgmma, through the tensor cores' (async) proxy
@@ -243,23 +243,29 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
             f"{name}, {em.names[a]}, {em.names[b]}, tid);")
 
 
+_WGMMA_TYPES = {dtypes.F16: "f16", dtypes.BF16: "bf16", dtypes.F8E4M3: "e4m3", dtypes.F8E5M2: "e5m2"}
+
+
 def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     """Hopper's warpgroup MMA: each warpgroup multiplies its 64 rows of A (per m64 tile) by all
-    of B, K in steps of 16. Operands in shared memory are read by the tensor cores through
-    descriptors over 128-byte swizzled panels of 64 K (or N) elements: a K-major operand moves
-    32 bytes along its rows per step (the next panel every 4 steps); an N-major B 16 rows per
-    step, its 64-column panels ``K * 128`` bytes apart. An A in registers (``p`` of attention) is
-    passed as this thread's fragments of the step's 16 columns. Shared-memory writes reach the
-    tensor cores' (async) proxy through a proxy fence and a barrier. ``wait``: how many groups of
-    wgmma may still run when this returns (1 in a loop accumulating in place)."""
+    of B, K in steps of 32 bytes (16 16-bit or 32 fp8 elements). Operands in shared memory are
+    read by the tensor cores through descriptors over 128-byte swizzled panels: a K-major
+    operand moves 32 bytes along its rows per step (the next panel every 4 steps); an N-major B
+    (16-bit) 16 rows per step, its 64-column panels ``K * 128`` bytes apart. An A in registers
+    (``p`` of attention) is passed as this thread's fragments of the step's 16 columns.
+    Shared-memory writes from registers reach the tensor cores' (async) proxy through a proxy
+    fence and a barrier. ``wait``: how many groups of wgmma may still run when this returns (1 in
+    a loop accumulating in place)."""
     a, b, _ = node.args
     assert isinstance(b.layout, Shared) and isinstance(node.layout, Mma)
     (m, k), n = a.ty.shape, b.ty.shape[1]
     n_major = not b.layout.transposed  # B stored [K, N] (else [N, K], K-major like A)
     registers = not isinstance(a.layout, Shared)
-    dtype = "bf16" if a.ty.dtype == dtypes.BF16 else "f16"
-    helper = f"tl_wgmma_m64n{n}k16_{dtype}{'' if n_major else '_kb'}{'_rs' if registers else ''}"
-    em.helpers.setdefault(helper, _wgmma_helper(helper, n, dtype, n_major, registers))
+    item = a.ty.dtype.itemsize
+    step_k, row = 32 // item, 128 // item  # elements of one instruction's K, of a swizzled row
+    types = (_WGMMA_TYPES[a.ty.dtype], _WGMMA_TYPES[b.ty.dtype])
+    helper = f"tl_wgmma_m64n{n}k{step_k}_{'_'.join(types)}{'' if n_major else '_kb'}{'_rs' if registers else ''}"
+    em.helpers.setdefault(helper, _wgmma_helper(helper, n, (a.ty.dtype, b.ty.dtype), n_major, registers))
     if not ({a, b} if not registers else {b}) <= em.fenced:
         em.line("tl::fence_proxy_async();")
         em.line("__syncthreads();")
@@ -272,37 +278,37 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
                 f"tl::pack2({em.names[a]}[2 * k], {em.names[a]}[2 * k + 1]);")
     # one descriptor per operand; a step's is it plus the step's offset in 16-byte units (the
     # address field is the low 14 bits and shared memory ends below 2^18 bytes: no carry out)
-    item = a.ty.dtype.itemsize
     desc_b = em.fresh("db")
     em.line(f"const unsigned long long {desc_b} = tl::wgmma_desc({em.names[b]}, "
             f"{k * 128 if n_major else 16}u, 1024u);")
     desc_a = em.fresh("da")
     if not registers:  # this warpgroup's first 64 rows of A
-        em.line(f"const unsigned long long {desc_a} = tl::wgmma_desc({em.names[a]} + (tid >> 7) * {64 * 64}u, "
+        em.line(f"const unsigned long long {desc_a} = tl::wgmma_desc({em.names[a]} + (tid >> 7) * {64 * row}u, "
                 f"16u, 1024u);")
     em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")  # the accumulator is written by now
     em.line("tl::wgmma_fence();")
     groups = em.fn.num_warps // 4
     for tile in range(node.layout.tiles_m):
-        for step in range(k // 16):
-            panel, within = divmod(step * 16, 64)
+        for step in range(k // step_k):
+            panel, within = divmod(step * step_k, row)
             if registers:  # this thread's A fragments of the step: n8 tiles 2 * step and + 1
                 first = (tile * (k // 8) + 2 * step) * 2
                 operand_a = ", ".join(f"{packed}[{first + i}]" for i in range(4))
             else:  # the tile's rows of A, the step's panel and columns
-                operand_a = f"{desc_a} + {(panel * m * 64 + tile * groups * 64 * 64 + within) * item // 16}ull"
-            offset = step * 16 * 64 if n_major else panel * n * 64 + within
+                operand_a = f"{desc_a} + {(panel * m * row + tile * groups * 64 * row + within) * item // 16}ull"
+            offset = step * step_k * row if n_major else panel * n * row + within
             em.line(f"{helper}({acc} + {tile * n // 2}, {operand_a}, {desc_b} + {offset * item // 16}ull);")
     em.line(f"tl::wgmma_commit_and_wait<{wait}>();")
     if wait == 0:  # the registers are read next: not before the wait
         em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")
 
 
-def _wgmma_helper(name: str, n: int, dtype: str, n_major: bool, registers: bool) -> str:
-    """One ``wgmma.mma_async m64nNk16`` (f32 += A * B; A from shared memory or 4 registers, B
+def _wgmma_helper(name: str, n: int, types: tuple[DType, DType], n_major: bool, registers: bool) -> str:
+    """One ``wgmma.mma_async m64nNkK`` (f32 += A * B; A from shared memory or 4 registers, B
     N-major or K-major) on ``n / 2`` accumulator registers, as a device function (the
-    instruction names every register)."""
+    instruction names every register). Only 16-bit operands take transpose flags."""
     regs = n // 2
+    wide = types[0].itemsize == 2
     outs = ", ".join(f"%{i}" for i in range(regs))
     binds = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
     if registers:
@@ -312,13 +318,14 @@ def _wgmma_helper(name: str, n: int, dtype: str, n_major: bool, registers: bool)
         flags = f"p, 1, 1, {int(n_major)}"
     else:
         a_operand, a_params, a_binds, inputs = f"%{regs}", "unsigned long long da", '"l"(da), ', 1
-        flags = f"p, 1, 1, 0, {int(n_major)}"
+        flags = f"p, 1, 1, 0, {int(n_major)}" if wide else "p, 1, 1"
+    shape = f"m64n{n}k{32 // types[0].itemsize}.f32.{_WGMMA_TYPES[types[0]]}.{_WGMMA_TYPES[types[1]]}"
     ptx = (rf"{{\n.reg .pred p;\nsetp.ne.b32 p, %{regs + inputs + 1}, 0;\n"
-           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} {{{outs}}}, {a_operand}, %{regs + inputs}, "
+           f"wgmma.mma_async.sync.aligned.{shape} {{{outs}}}, {a_operand}, %{regs + inputs}, "
            rf"{flags};\n}}")
-    ctype_ = "__nv_bfloat16" if dtype == "bf16" else "__half"
-    emulated = (f"  const unsigned a[4] = {{a0, a1, a2, a3}};\n  tl_emu::wgmma_rs<{ctype_}, {n}, {str(n_major).lower()}>(d, a, db);"
-                if registers else f"  tl_emu::wgmma<{ctype_}, {n}, {str(n_major).lower()}>(d, da, db);")
+    ta, tb = ctype(types[0]), ctype(types[1])
+    emulated = (f"  const unsigned a[4] = {{a0, a1, a2, a3}};\n  tl_emu::wgmma_rs<{ta}, {n}, {str(n_major).lower()}>(d, a, db);"
+                if registers else f"  tl_emu::wgmma<{ta}, {tb}, {n}, {str(n_major).lower()}>(d, da, db);")
     return "\n".join([
         f"__device__ __forceinline__ void {name}(float* d, {a_params}, unsigned long long db) {{",
         "#if defined(TL_EMULATOR)",

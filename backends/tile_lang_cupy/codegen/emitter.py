@@ -103,15 +103,16 @@ def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
     return f"tl::flat<{layout.threads}, {layout.vector}>({k}, tid)"
 
 
-def shared_offset(layout: Shared, coords: tuple[str, ...], shape: tuple[int, ...]) -> str:
+def shared_offset(layout: Shared, coords: tuple[str, ...], shape: tuple[int, ...], itemsize: int = 2) -> str:
     """Where the element at ``coords`` sits in a shared-memory block (rows padded by ``row_pad``;
-    a transposed block is stored column by column; a swizzled one in panels of 64 columns, the
-    8 16-byte chunks of each row permuted by the row's low 3 bits)."""
+    a transposed block is stored column by column; a swizzled one in panels of 128-byte rows,
+    the 8 16-byte chunks of each row permuted by the row's low 3 bits)."""
     if layout.swizzle:  # transposed: the block's transpose, swizzled (K-major rows for wgmma)
         r, c = coords[::-1] if layout.transposed else coords
         rows = shape[1] if layout.transposed else shape[0]
-        return (f"(({c}) >> 6) * {rows * 64}u + ({r}) * 64u + (((({c}) >> 3) & 7u) ^ (({r}) & 7u)) * 8u "
-                f"+ (({c}) & 7u)")
+        row, chunk = 128 // itemsize, 16 // itemsize  # elements of a 128-byte row, of a 16-byte chunk
+        return (f"(({c}) / {row}u) * {rows * row}u + ({r}) * {row}u + (((({c}) / {chunk}u) % 8u) ^ (({r}) & 7u)) "
+                f"* {chunk}u + (({c}) % {chunk}u)")
     if layout.transposed:
         return f"{coords[1]} * {shape[0] + layout.row_pad}u + {coords[0]}"
     if not layout.row_pad:
@@ -214,7 +215,7 @@ class Emitter:
                 return f"({held.name}[{index.k}]{held.ahead})" if held.ahead else f"{held.name}[{index.k}]"
             return ELEMENTS[node.op](self, node, index)
         if isinstance(node.layout, Shared):
-            return f"{self.names[node]}[{shared_offset(node.layout, index.coords, node.ty.shape)}]"
+            return f"{self.names[node]}[{shared_offset(node.layout, index.coords, node.ty.shape, node.ty.dtype.itemsize)}]"
         if node.ty.numel == 1:
             return f"{self.names[node]}[0]"
         assert index.k is not None, f"register value read at foreign coordinates: {node.op}"

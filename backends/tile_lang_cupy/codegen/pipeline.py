@@ -50,7 +50,8 @@ def issue(em: Emitter, copy: Node, dst: str, offsets: str | None = None) -> None
     shape = copy.ty.shape[::-1] if flip else copy.ty.shape
     with em.walk(lay, shape, width) as walked:
         idx = Index(None, walked.coords[::-1]) if flip else walked
-        at = f"{dst}[{offsets}[k]]" if offsets else f"{dst}[{shared_offset(copy.layout, idx.coords, copy.ty.shape)}]"
+        at = (f"{dst}[{offsets}[k]]" if offsets
+              else f"{dst}[{shared_offset(copy.layout, idx.coords, copy.ty.shape, copy.ty.dtype.itemsize)}]")
         pred = em.elem(mask, idx) if mask is not None else "true"
         stmt = f"tl::cp_async<{nbytes}>(&{at}, {em.elem(ptr, idx)}, {pred});"
         em.line(stmt if used == em.fn.threads else f"if (tid < {used}u) {stmt}")
@@ -174,7 +175,7 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> str | None:
     offsets = em.fresh("at")
     em.line(f"unsigned {offsets}[{lay.per_thread}];")
     with em.walk(lay, copy.ty.shape, lay.vector) as idx:
-        em.line(f"{offsets}[k] = {shared_offset(copy.layout, idx.coords, copy.ty.shape)};")
+        em.line(f"{offsets}[k] = {shared_offset(copy.layout, idx.coords, copy.ty.shape, copy.ty.dtype.itemsize)};")
     ptr = copy.args[0]
     param = _advancing(ptr, body, inside)
     if param is not None:  # carried from one iteration to the next: ptxas keeps it in registers

@@ -145,14 +145,14 @@ inline float wgmma_at(unsigned address) {  // 128-byte swizzle: bits 4-6 XOR bit
   std::memcpy(&x, tl_smem + (address ^ (((address >> 7) & 7u) << 4)), sizeof x);
   return static_cast<float>(x);
 }
-// This thread's fragments of D += A * B over one k16 step (rows of the thread's warp).
-template <unsigned N, class FA, class FB>
+// This thread's fragments of D += A * B over one step of K (rows of the thread's warp).
+template <unsigned N, unsigned K, class FA, class FB>
 inline void wgmma_apply(float* d, FA A, FB B) {
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32 % 4;
   for (unsigned i = 0; i < N / 2; ++i) {
     const unsigned row = 16 * warp + lane / 4 + 8 * (i % 4 / 2), col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
     float s = d[i];
-    for (unsigned k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
+    for (unsigned k = 0; k < K; ++k) s += A(row, k) * B(k, col);
     d[i] = s;
   }
 }
@@ -166,11 +166,12 @@ inline auto wgmma_b(unsigned long long db) {
     return wgmma_at<T>(b0 + n / 8 * sbo + n % 8 * 128 + k * sizeof(T));
   };
 }
-template <class T, unsigned N, bool TRANS_B>
+// K: 32 bytes of A's type (16 16-bit or 32 fp8 elements); A and B may differ among fp8 types.
+template <class TA, class TB, unsigned N, bool TRANS_B>
 inline void wgmma(float* d, unsigned long long da, unsigned long long db) {
   const unsigned a0 = wgmma_field(da, 0), a_sbo = wgmma_field(da, 32);
-  auto A = [&](unsigned m, unsigned k) { return wgmma_at<T>(a0 + m / 8 * a_sbo + m % 8 * 128 + k * sizeof(T)); };
-  wgmma_apply<N>(d, A, wgmma_b<T, TRANS_B>(db));
+  auto A = [&](unsigned m, unsigned k) { return wgmma_at<TA>(a0 + m / 8 * a_sbo + m % 8 * 128 + k * sizeof(TA)); };
+  wgmma_apply<N, 32 / sizeof(TA)>(d, A, wgmma_b<TB, TRANS_B>(db));
 }
 
 // The same with A from registers: lane t of each warp gives rows t/4 and +8, columns 2(t%4),
@@ -187,7 +188,7 @@ inline void wgmma_rs(float* d, const unsigned* a, unsigned long long db) {
     std::memcpy(&x, &bits, 2);
     return static_cast<float>(x);
   };
-  wgmma_apply<N>(d, A, wgmma_b<T, TRANS_B>(db));
+  wgmma_apply<N, 16>(d, A, wgmma_b<T, TRANS_B>(db));
 }
 }  // namespace tl_emu
 

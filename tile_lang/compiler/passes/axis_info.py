@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, ConstAttr, Function, Node, Op, ParamAttr, RangeAttr, walk,
+    BinaryAttr, BinaryFn, ConstAttr, Function, Node, Op, ParamAttr, RangeAttr, constant, walk,
 )
 
 MAX_DIV = 1 << 30
@@ -155,6 +155,9 @@ def _binary(node: Node, fn: BinaryFn, a: AxisInfo, b: AxisInfo) -> AxisInfo:
                      for ca, kb, ka, cb in zip(a.contiguity, b.constancy, a.constancy, b.contiguity))
         return AxisInfo(cont, _gcds(a.divisibility, b_div), const)
     if fn is BinaryFn.MUL:
+        for i, other in ((0, b), (1, a)):  # times 1 (a stride specialised to 1): the other operand's facts
+            if constant(node.args[i]) == 1 and not node.ty.dtype.is_float:
+                return AxisInfo(other.contiguity, other.divisibility, _gcds(other.constancy, const))
         div = tuple(min(MAX_DIV, x * y) for x, y in zip(a.divisibility, b.divisibility))
         return AxisInfo(ones, div, const)
     if fn.is_comparison:

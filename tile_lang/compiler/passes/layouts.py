@@ -46,25 +46,29 @@ class Wgmma:
 
 def wgmma_operands(node: Node, num_warps: int, arch: int, a_layout: Layout | None = None) -> Wgmma | None:
     """Whether a tensor-core ``dot`` runs as wgmma (sm_90a), and with which operand layouts:
-    16-bit operands, M a multiple of 16 rows per warp (each warpgroup of 4 warps issues one
-    m64 instruction per 64 rows), N a multiple of 8 up to 256. A comes from registers when it
-    already sits in the matching fragments, else K-major from shared memory in 128-byte
-    swizzle panels (K a multiple of 64). B is N-major in panels of 64 columns (N a multiple of
-    64), or K-major like A (K a multiple of 64)."""
+    f16/bf16 or fp8 (e4m3, e5m2) operands, M a multiple of 16 rows per warp (each warpgroup of
+    4 warps issues one m64 instruction per 64 rows), N a multiple of 8 up to 256. A comes from
+    registers when it already sits in the matching fragments (16-bit), else K-major from shared
+    memory in 128-byte swizzle panels (K a multiple of a panel: 64 16-bit or 128 fp8 elements).
+    B is N-major in panels of 64 columns (16-bit, N a multiple of 64), or K-major like A (fp8
+    operands are K-major only)."""
     if arch < 90 or node.op is not Op.DOT or len(node.ty.shape) != 2 or num_warps % 4:
         return None
-    a = node.args[0]
+    a, b = node.args[:2]
     (m, k), n = a.ty.shape, node.ty.shape[1]
-    if (a.ty.dtype not in (dtypes.F16, dtypes.BF16) or node.ty.dtype != dtypes.F32 or m % (16 * num_warps)
-            or n % 8 or n > 256 or k % 16):
+    wide = a.ty.dtype in (dtypes.F16, dtypes.BF16)
+    if not (wide or a.ty.dtype.is_fp8 and b.ty.dtype.is_fp8) or node.ty.dtype != dtypes.F32:
+        return None
+    panel = 128 // a.ty.dtype.itemsize
+    if m % (16 * num_warps) or n % 8 or n > 256 or k % (32 // a.ty.dtype.itemsize):
         return None
     tiles = m // (16 * num_warps)
-    in_registers = a_layout == Mma(num_warps, 1, tiles, k // 8, interleaved=tiles > 1)
-    if not in_registers and k % 64:
+    in_registers = wide and a_layout == Mma(num_warps, 1, tiles, k // 8, interleaved=tiles > 1)
+    if not in_registers and k % panel:
         return None
-    if n % 64 == 0:
+    if wide and n % 64 == 0:
         return Wgmma(in_registers, Shared(swizzle=True))
-    return Wgmma(in_registers, Shared(swizzle=True, transposed=True)) if k % 64 == 0 else None
+    return Wgmma(in_registers, Shared(swizzle=True, transposed=True)) if k % panel == 0 else None
 
 
 def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80,
@@ -78,6 +82,9 @@ def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80
         return None
     a = node.args[0]
     operand = a.ty.dtype
+    if wgmma_operands(node, num_warps, arch, a_layout) is not None:  # fp8 runs on nothing else
+        tiles = a.ty.shape[0] // (16 * num_warps)  # wgmma's accumulator: 16 rows a warp and m64 tile
+        return Mma(num_warps, 1, tiles, node.ty.shape[1] // 8, interleaved=tiles > 1)
     if len(node.ty.shape) != 2 or node.ty.dtype != dtypes.F32 or operand not in _MMA_K:
         return None
     (m, k), n = a.ty.shape, node.ty.shape[1]
@@ -85,9 +92,6 @@ def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80
         return None
     if m % 16 or n % 8 or k % _MMA_K[operand]:
         return None
-    if wgmma_operands(node, num_warps, arch, a_layout) is not None:
-        tiles = m // (16 * num_warps)  # wgmma's accumulator: 16 rows per warp and m64 tile, all columns
-        return Mma(num_warps, 1, tiles, n // 8, interleaved=tiles > 1)
     wm = wn = 1
     while rowwise and wm < num_warps and m // (2 * wm) >= 16:
         wm *= 2
