@@ -134,6 +134,63 @@ def gather_across_ranks(x: Pointer[i32], BLOCK: constexpr) -> None:
     tl.store(x + offs, tl.ravel(tl.gather(offs, tl.reshape(offs, (2, BLOCK // 2)), 0)))
 
 
+@tl.kernel
+def if_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    if offs < 3:
+        tl.store(x + offs, offs)
+
+
+@tl.kernel
+def elif_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    if tl.program_id(0) > 5:
+        tl.store(x + offs, offs)
+    elif offs < 3:
+        tl.store(x + offs, offs + 1)
+
+
+@tl.kernel
+def while_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    while offs < 3:
+        offs = offs + 1
+    tl.store(x + offs, offs)
+
+
+@tl.kernel
+def select_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, offs if offs < 3 else offs + 1)
+
+
+@tl.kernel
+def and_of_blocks(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, offs, mask=(offs < 3) and (offs > 1))
+
+
+@tl.kernel
+def assert_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    assert offs < 3
+    tl.store(x + offs, offs)
+
+
+@tl.kernel
+def range_over_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    for _ in range(offs):
+        tl.store(x + offs, offs)
+
+
+@tl.kernel
+def range_to_a_float(x: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    for _ in range(tl.load(x)):
+        tl.store(x + offs, 1.0)
+
+
 def _line(kernel: Kernel[Any], needle: str) -> int:
     lines, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, text in enumerate(lines) if needle in text)
@@ -177,6 +234,15 @@ REJECTED = [
      "[2, 4]", {"BLOCK": 8}),
     (broadcast_rows_against_a_row, "tl.broadcast", "tl.broadcast: cannot broadcast block shapes [8] and [2, 4]",
      {"BLOCK": 8}),
+    (if_on_a_block, "if offs < 3", "a block of shape [8] used as a condition; Python control flow needs a scalar",
+     {"BLOCK": 8}),
+    (elif_on_a_block, "elif offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (while_on_a_block, "while offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (select_on_a_block, "if offs < 3 else", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (and_of_blocks, "and (offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (assert_on_a_block, "assert offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (range_over_a_block, "range(offs)", "a block of shape [8] used as an integer", {"BLOCK": 8}),
+    (range_to_a_float, "range(tl.load", "a tl.f32 scalar used as an integer (range bound or index)", {"BLOCK": 8}),
 ]
 
 
