@@ -134,6 +134,121 @@ def gather_across_ranks(x: Pointer[i32], BLOCK: constexpr) -> None:
     tl.store(x + offs, tl.ravel(tl.gather(offs, tl.reshape(offs, (2, BLOCK // 2)), 0)))
 
 
+@tl.kernel
+def if_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    if offs < 3:
+        tl.store(x + offs, offs)
+
+
+@tl.kernel
+def elif_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    if tl.program_id(0) > 5:
+        tl.store(x + offs, offs)
+    elif offs < 3:
+        tl.store(x + offs, offs + 1)
+
+
+@tl.kernel
+def while_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    while offs < 3:
+        offs = offs + 1
+    tl.store(x + offs, offs)
+
+
+@tl.kernel
+def select_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, offs if offs < 3 else offs + 1)
+
+
+@tl.kernel
+def and_of_blocks(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, offs, mask=(offs < 3) and (offs > 1))
+
+
+@tl.kernel
+def assert_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    assert offs < 3
+    tl.store(x + offs, offs)
+
+
+@tl.kernel
+def range_over_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    for _ in range(offs):
+        tl.store(x + offs, offs)
+
+
+@tl.kernel
+def range_to_a_float(x: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    for _ in range(tl.load(x)):
+        tl.store(x + offs, 1.0)
+
+
+@tl.kernel
+def sized_by_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    tl.store(x + tl.arange(0, BLOCK), 1)
+
+
+@tl.kernel
+def zeros_sized_by_block(x: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.store(x + tl.arange(0, 8), tl.zeros([BLOCK], tl.f32))
+
+
+@tl.kernel
+def reshaped_by_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, 8)
+    tl.store(x + offs, tl.ravel(tl.reshape(offs, (2, BLOCK))))
+
+
+@tl.kernel
+def summed_along_block(x: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, 8)
+    tl.store(x + offs, tl.sum(tl.load(x + offs), axis=BLOCK))  # type: ignore[call-overload]
+
+
+@tl.kernel
+def contiguous_by_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.max_contiguous(tl.arange(0, 8), BLOCK)
+    tl.store(x + offs, offs)
+
+
+@tl.kernel
+def hinted_float_block(x: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.multiple_of(tl.load(x + offs), 4))
+
+
+@tl.kernel
+def rand_rounds_by_block(x: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, 8)
+    tl.store(x + offs, tl.rand(7, offs, n_rounds=BLOCK))
+
+
+@tl.kernel
+def stores_a_wider_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.reshape(offs, (2, BLOCK // 2)))  # type: ignore[misc]
+
+
+@tl.kernel
+def load_mask_of_another_shape(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs, mask=tl.reshape(offs, (2, BLOCK // 2)) < 3))  # type: ignore[misc]
+
+
+@tl.kernel
+def atomic_of_another_shape(x: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(x + offs, tl.reshape(offs, (2, BLOCK // 2)))  # type: ignore[misc]
+
+
 def _line(kernel: Kernel[Any], needle: str) -> int:
     lines, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, text in enumerate(lines) if needle in text)
@@ -152,7 +267,7 @@ def _compiler_error(kernel: Kernel[Any], **constexprs: Any) -> KernelError:
 
 
 REJECTED = [
-    (runtime_arange, "tl.arange(0, n)", "tl.arange needs compile-time bounds (constexpr ints), got 0, a runtime value",
+    (runtime_arange, "tl.arange(0, n)", "tl.arange: end must be a compile-time int, got a runtime value",
      {}),
     (int_load_with_inf, "other=", "other=-inf is not a value of the tl.i32 elements", {"BLOCK": 8}),
     (arange_of_six, "tl.arange(0, 6)", "tl.arange(0, 6): the extent 6 must be a positive power of two", {"BLOCK": 8}),
@@ -176,6 +291,32 @@ REJECTED = [
     (split_of_a_row, "tl.split", "tl.split needs a block whose last axis has size 2, got a tl.i32 block of shape "
      "[2, 4]", {"BLOCK": 8}),
     (broadcast_rows_against_a_row, "tl.broadcast", "tl.broadcast: cannot broadcast block shapes [8] and [2, 4]",
+     {"BLOCK": 8}),
+    (if_on_a_block, "if offs < 3", "a block of shape [8] used as a condition; Python control flow needs a scalar",
+     {"BLOCK": 8}),
+    (elif_on_a_block, "elif offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (while_on_a_block, "while offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (select_on_a_block, "if offs < 3 else", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (and_of_blocks, "and (offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (assert_on_a_block, "assert offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (range_over_a_block, "range(offs)", "a block of shape [8] used as an integer", {"BLOCK": 8}),
+    (range_to_a_float, "range(tl.load", "a tl.f32 scalar used as an integer (range bound or index)", {"BLOCK": 8}),
+    (sized_by_block, "tl.arange(0, BLOCK)", "tl.arange: end must be a compile-time int, got 64.0 (a float)",
+     {"BLOCK": 64.0}),
+    (zeros_sized_by_block, "tl.zeros", "tl.zeros: shape must be a compile-time int, got '8' (a str)", {"BLOCK": "8"}),
+    (reshaped_by_block, "tl.reshape", "tl.reshape: shape must be a compile-time int, got 4.0 (a float)",
+     {"BLOCK": 4.0}),
+    (summed_along_block, "tl.sum", "tl.sum: axis must be a compile-time int, got 0.0 (a float)", {"BLOCK": 0.0}),
+    (contiguous_by_block, "tl.max_contiguous", "tl.max_contiguous: values must be a compile-time int, got True "
+     "(a bool)", {"BLOCK": True}),
+    (hinted_float_block, "tl.multiple_of", "tl.multiple_of needs an integer or pointer block, got a tl.f32 block "
+     "of shape [8]", {"BLOCK": 8}),
+    (rand_rounds_by_block, "tl.rand", "a random function: n_rounds must be a compile-time int, got 10.0 (a float)",
+     {"BLOCK": 10.0}),
+    (stores_a_wider_block, "tl.store", "a value block of shape [2, 4] does not fit the pointer block of shape [8] "
+     "it is stored through", {"BLOCK": 8}),
+    (load_mask_of_another_shape, "tl.load", "load: cannot broadcast block shapes [8] and [2, 4]", {"BLOCK": 8}),
+    (atomic_of_another_shape, "tl.atomic_add", "tl.atomic_add: cannot broadcast block shapes [8] and [2, 4]",
      {"BLOCK": 8}),
 ]
 

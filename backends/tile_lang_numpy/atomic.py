@@ -18,7 +18,7 @@ import numpy as np
 
 import tile_lang as tl
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import memory as rules
+from tile_lang.semantics import SemanticError, memory as rules
 
 from tile_lang_numpy import values
 from tile_lang_numpy.elementwise import convert
@@ -148,7 +148,7 @@ def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object
         raise engine.error(f"tl.{name} cannot store pointers")
     try:
         extra = values.block_broadcast(*(t.block_shape for t in given))
-    except ValueError as exc:
+    except SemanticError as exc:
         raise engine.error(f"tl.{name}: {exc}") from None
     p, offs, live = lanes(engine, pointer, mask, f"tl.{name}", extra)
     full = (engine.nprograms,) + offs.shape[1:]

@@ -13,17 +13,18 @@ the argument (whose own alignment is taken as given).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 import tile_lang as tl
+from tile_lang.semantics import hints
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
 from tile_lang_numpy.engine import Engine, implements
+from tile_lang_numpy.shape import block
 from tile_lang_numpy.values import Array, Pointers
 
 # ------------------------------------------------------------------------------ locating a failure
@@ -42,26 +43,12 @@ def element(engine: Engine, bad: Array) -> tuple[tuple[int, ...], str]:
 # ------------------------------------------------------------------------------ hints
 
 
-def _hint_values(engine: Engine, name: str, x: Tensor[Any, Any]) -> tuple[Array, int]:
+def _hint_values(x: Tensor[Any, Any]) -> tuple[Array, int]:
     """The integers a hint is about, widened to int64, and their unit in bytes for
     divisibility: a pointer block gives its element offsets and the element size."""
     if isinstance(x.handle, Pointers):
         return x.handle.offsets.astype(np.int64), x.handle.memory.dtype.itemsize
-    if not x.type.is_int:
-        raise engine.error(f"tl.{name} needs an integer or pointer block, got {x!r}")
     return values.array(x).astype(np.int64), 1
-
-
-def _per_axis(engine: Engine, name: str, x: Tensor[Any, Any], given: object) -> tuple[int, ...]:
-    """One positive int per axis (Triton: exactly ``max(1, rank)`` of them)."""
-    items = given if isinstance(given, (tuple, list)) else (given,)
-    try:
-        out = tuple(operator.index(v) for v in items)
-    except TypeError:
-        raise engine.error(f"tl.{name}: values must be constexpr ints, got {given!r}") from None
-    if len(out) != max(1, x.ndim) or any(v < 1 for v in out):
-        raise engine.error(f"tl.{name}: {given!r} does not give one positive int per axis of {x!r}")
-    return out
 
 
 def _continues(a: Array, axis: int, step: int) -> Array:
@@ -107,9 +94,10 @@ def _hint(name: str, check: Check, describe: str) -> Callable[[Engine, Mapping[s
         x = values.lift(given) if isinstance(given, int) and not isinstance(given, bool) else given
         if not isinstance(x, Tensor):
             raise engine.error(f"tl.{name} needs an integer or pointer block, got {type(x).__name__}")
-        arr, unit = _hint_values(engine, name, x)
+        per_axis = hints.hint(name, block(x), a["values"])
+        arr, unit = _hint_values(x)
         blocks = arr if x.ndim else arr[:, None]  # a scalar is checked as a block of one
-        for axis, v in enumerate(_per_axis(engine, name, x, a["values"])):
+        for axis, v in enumerate(per_axis):
             bad = engine.only_active(check(blocks, axis, v, unit))
             if bool(bad.any()):
                 at, where = element(engine, bad if x.ndim else bad[:, 0])

@@ -41,10 +41,7 @@ def operands(engine: Engine, x: object, y: object, result: Callable[[DType, DTyp
     if tx.type.is_pointer or ty.type.is_pointer:
         raise engine.error(f"unsupported operation between {tx!r} and {ty!r}")
     dtype = result(tx.type, ty.type)
-    try:
-        shape = values.block_broadcast(tx.block_shape, ty.block_shape)
-    except ValueError as exc:
-        raise engine.error(str(exc)) from None
+    shape = values.block_broadcast(tx.block_shape, ty.block_shape)
     rank = len(shape)
     ax = values.align(convert(values.array(tx), tx.type, dtype), tx.ndim, rank)
     ay = values.align(convert(values.array(ty), ty.type, dtype), ty.ndim, rank)
@@ -107,10 +104,7 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     ptr, offs = (x, y) if isinstance(x, Tensor) and x.type.is_pointer else (y, x)
     assert isinstance(ptr, Tensor) and isinstance(ptr.handle, Pointers)
     off = values.lift(offs)
-    try:
-        shape = values.block_broadcast(ptr.block_shape, off.block_shape)
-    except ValueError as exc:
-        raise engine.error(str(exc)) from None
+    shape = values.block_broadcast(ptr.block_shape, off.block_shape)
     moved = _lazy_pointers(op, ptr, off)
     if moved is not None:
         return moved
@@ -455,10 +449,7 @@ def where(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
                         values.align(py.offsets, y.ndim, r))
         return values.make(Pointers(px.memory, offs), x.type)
     ax, ay, dtype, shape = operands(engine, x, y)
-    try:
-        shape = values.block_broadcast(cond.block_shape, shape)
-    except ValueError as exc:
-        raise engine.error(str(exc)) from None
+    shape = values.block_broadcast(cond.block_shape, shape)
     r = len(shape)
     result = np.where(values.align(values.array(cond), cond.ndim, r), values.align(ax, ax.ndim - 1, r),
                       values.align(ay, ay.ndim - 1, r))

@@ -16,7 +16,7 @@ import numpy as np
 import tile_lang as tl
 from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import elementwise
+from tile_lang.semantics import SemanticError, elementwise, memory as rules
 
 from tile_lang_numpy import affine, values
 from tile_lang_numpy.affine import Box
@@ -47,7 +47,7 @@ def lanes(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str,
         raise engine.error(f"the mask of {what} must be a bool block (a comparison), got {m!r}")
     try:
         shape = values.block_broadcast(ptr.block_shape, m.block_shape, extra)
-    except ValueError as exc:
+    except SemanticError as exc:
         raise engine.error(f"{what}: {exc}") from None
     r = len(shape)
     offs, live = np.broadcast_arrays(values.align(p.offsets, ptr.ndim, r), values.align(values.array(m), m.ndim, r))
@@ -104,7 +104,7 @@ def _fits(ptr: Tensor[Any, Any], other: object) -> bool:
         return True
     try:
         return values.block_broadcast(ptr.block_shape, shape) == ptr.block_shape
-    except ValueError:
+    except SemanticError:
         return False
 
 
@@ -246,9 +246,7 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
     value = values.lift(a["value"])
     if value.type.is_pointer:
         raise engine.error("storing pointers is not supported")
-    if values.block_broadcast(ptr.block_shape, value.block_shape) != ptr.block_shape:
-        raise engine.error(f"a value block of shape {list(value.block_shape)} does not fit the pointer block of "
-                           f"shape {list(ptr.block_shape)} it is stored through")
+    rules.stored(ptr.block_shape, value.block_shape)
     if _fast_store(engine, ptr, value, a["mask"]):
         return
     p, offs, live = lanes(engine, ptr, a["mask"], "store", value.block_shape)

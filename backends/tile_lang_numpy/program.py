@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -10,6 +10,8 @@ import numpy as np
 import tile_lang as tl
 from tile_lang import operators
 from tile_lang.dtypes import I32
+from tile_lang.semantics import SemanticError
+from tile_lang.semantics import operators as semantics
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import affine, values
@@ -33,24 +35,31 @@ def num_programs(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     return values.scalar(engine.grid[_axis(engine, a["axis"])], I32)
 
 
-def scalar_values(engine: Engine, x: object, what: str) -> np.ndarray[Any, Any]:
-    """Each program's value of a rank-0 tensor ``x`` used as ``what`` (program axis of P or 1)."""
-    if not isinstance(x, Tensor) or x.block_shape != ():
-        raise engine.error(f"a block of shape {list(getattr(x, 'block_shape', ()))} used as {what}; "
-                           "Python control flow needs a scalar (reduce it first, or use tl.where)")
+def scalar_values(engine: Engine, x: Tensor[Any, Any]) -> np.ndarray[Any, Any]:
+    """Each program's value of a tensor ``x`` used as a condition (program axis of P or 1),
+    after the rule that a condition is a scalar."""
+    _checked(engine, semantics.condition, x.block_shape)
     return values.array(x)
+
+
+def _checked(engine: Engine, rule: Callable[..., None], *args: Any) -> None:
+    """``rule(*args)``, its SemanticError located at the user's line (callers outside
+    :meth:`Engine.call`: the SIMT version's control flow)."""
+    try:
+        rule(*args)
+    except SemanticError as exc:
+        raise engine.error(str(exc)) from None
 
 
 @implements(operators.truth)
 def truth(engine: Engine, a: Mapping[str, Any]) -> bool:
-    return bool(engine.uniform(scalar_values(engine, a["x"], "a condition"), "condition"))
+    return bool(engine.uniform(scalar_values(engine, a["x"]), "condition"))
 
 
 def integer_values(engine: Engine, x: Tensor[Any, Any]) -> np.ndarray[Any, Any]:
     """Each program's value of an integer scalar (a range bound or an index)."""
-    if not (x.type.is_int or x.type.is_bool):
-        raise engine.error(f"a {x.type!r} scalar used as an integer (range bound or index)")
-    return scalar_values(engine, x, "an integer")
+    _checked(engine, semantics.index, x.block_shape, x.type)
+    return values.array(x)
 
 
 @implements(operators.index)

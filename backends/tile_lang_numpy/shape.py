@@ -30,11 +30,6 @@ from tile_lang_numpy.values import Array, Pointers
 # ------------------------------------------------------------------------------ shared helpers
 
 
-def constant(engine: Engine, value: object, what: str) -> int:
-    """A constexpr integer argument, or a clear error."""
-    return base.constexpr_int(value, what)
-
-
 def dtype_arg(engine: Engine, marker: object, what: str) -> DType:
     """The runtime dtype of a dtype argument such as ``tl.f32``, or a clear error."""
     try:
@@ -47,10 +42,6 @@ def block_axis(engine: Engine, axis: object, rank: int, what: str) -> int:
     """``axis`` as a block axis in ``[0, rank)``; negative axes count from the end."""
     return base.block_axis(rank, axis, what)
 
-
-def int_tuple(engine: Engine, dims: object, what: str) -> tuple[int, ...]:
-    """A tuple of constexpr integers from a tuple, list or single integer."""
-    return base.int_tuple(dims, what)
 
 
 def block(x: Tensor[Any, Any]) -> Block:

@@ -72,7 +72,7 @@ class State:
         """Python truth of ``x``: a bool, or per program when ``x`` is a tensor."""
         if not isinstance(x, Tensor):
             return bool(x)
-        flags = scalar_values(self.engine, x, "a condition")
+        flags = scalar_values(self.engine, x)
         flags = flags if flags.dtype == np.bool_ else flags != 0
         return bool(flags[0]) if flags.shape[0] == 1 else flags
 

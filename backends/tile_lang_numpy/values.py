@@ -8,6 +8,7 @@ offsets. The program axis is invisible to the kernel: ``x.shape`` is the block s
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
+from tile_lang.semantics.base import broadcast
 from tile_lang.semantics.elementwise import constant_fits
 from tile_lang.tensor import Tensor
 
@@ -121,22 +123,16 @@ def align(a: Array, rank_a: int, rank: int) -> Array:
 
 
 def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """Triton's broadcast of block shapes (ranks aligned on the right)."""
+    """Triton's broadcast of block shapes (the shared rule, :func:`semantics.base.broadcast`,
+    folded left to right; its SemanticError names the pair that does not broadcast). Equal shapes
+    and a scalar with a block, the hot path's cases, return before the rule is called."""
     first = shapes[0]
-    if len(shapes) == 2:  # the common cases: equal shapes, or a scalar with a block
+    if len(shapes) == 2:
         second = shapes[1]
         if second == first or not second:
             return first
         if not first:
             return second
-    elif all(shape == first or shape == () for shape in shapes):  # nothing to broadcast
+    elif all(shape == first or shape == () for shape in shapes):
         return first
-    rank = max(len(s) for s in shapes)
-    out = [1] * rank
-    for shape in shapes:
-        for axis, extent in enumerate(shape, start=rank - len(shape)):
-            if extent != 1:
-                if out[axis] not in (1, extent):
-                    raise ValueError(f"cannot broadcast block shapes {' and '.join(str(list(s)) for s in shapes)}")
-                out[axis] = extent
-    return tuple(out)
+    return functools.reduce(broadcast, shapes)

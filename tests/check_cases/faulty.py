@@ -10,7 +10,7 @@ from tile_lang.check import Specialization
 
 @tl.kernel
 def runtime_arange(x_ptr: Pointer[f32], n: int) -> None:
-    offs = tl.arange(0, n)  # CHECK: tl.arange needs compile-time bounds
+    offs = tl.arange(0, n)  # CHECK: tl.arange: end must be a compile-time int, got a runtime value
     tl.store(x_ptr + offs, tl.load(x_ptr + offs))
 
 

@@ -18,6 +18,7 @@ from tile_lang.compiler import aggregates
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
 from tile_lang.compiler.ir import IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
 from tile_lang.ops import iterators
+from tile_lang.semantics import operators
 
 
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
@@ -82,8 +83,7 @@ class ControlFlow:
         test = self.visit(node.test)
         if not isinstance(test, Node):
             return self._returned_marker() if self.block(node.body if test else node.orelse) else None
-        if not test.ty.is_scalar:
-            raise self.error("Python `if` on a block tensor; use tl.where, or reduce it to a scalar first")
+        operators.condition(test.ty.shape)
         cond = self.b.truth(test)
         before = self._env()
         branches = []
@@ -185,8 +185,7 @@ class ControlFlow:
         bounds = [self.b.to_node(v) for v in (start, end, step)]
         dtype = dtypes.I32
         for bound in bounds:
-            if not bound.ty.is_scalar or not bound.ty.dtype.is_int:
-                raise self.error(f"loop bounds must be integer scalars, got {bound.ty}")
+            operators.index(bound.ty.shape, bound.ty.dtype)
             dtype = dtypes.promote(dtype, bound.ty.dtype)
         bounds = [self.b.cast(bound, dtype) for bound in bounds]
         name = node.target.id  # type: ignore[attr-defined]
@@ -212,8 +211,9 @@ class ControlFlow:
 
         def body(env: dict[str, Any]) -> bool:
             test = self.visit(node.test)
-            if not isinstance(test, Node) or not test.ty.is_scalar:
+            if not isinstance(test, Node):
                 raise self.error("a runtime while loop needs a scalar runtime condition")
+            operators.condition(test.ty.shape)
             cond = self.b.truth(test)
             cond_region.append(Region((), tuple(self.b.bodies[-1]), (cond,)))
             self.b.bodies[-1].clear()

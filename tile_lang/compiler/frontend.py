@@ -217,6 +217,7 @@ class Frontend(ControlFlow):
     def visit_Assert(self, node: ast.Assert) -> None:
         test = self.visit(node.test)
         if isinstance(test, Node):
+            operators.condition(test.ty.shape)
             raise self.error("assert needs a compile-time condition; use tl.device_assert for runtime checks")
         if not test:
             raise self.error(f"assertion failed: {self.visit(node.msg) if node.msg else ast.unparse(node.test)}")
@@ -302,7 +303,7 @@ class Frontend(ControlFlow):
             return result
         for v in values:
             if isinstance(v, Node):
-                operators.condition(v.ty.shape, "a condition")
+                operators.condition(v.ty.shape)
         op = BinaryOp.AND if isinstance(node.op, ast.And) else BinaryOp.OR
         acc: Value = self.b.truth(self.b.to_node(values[0]))
         for v in values[1:]:
@@ -316,7 +317,7 @@ class Frontend(ControlFlow):
                 ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x, ast.Invert: lambda x: ~x}
             return table[type(node.op)](operand)
         if isinstance(node.op, ast.Not):
-            operators.condition(operand.ty.shape, "a condition")
+            operators.condition(operand.ty.shape)
             return self.b.unary(UnaryFn.NOT, operand)
         ops = {ast.USub: UnaryOp.NEG, ast.UAdd: UnaryOp.POS, ast.Invert: UnaryOp.INVERT}
         return self.b.unary_op(ops[type(node.op)], operand)
@@ -325,6 +326,7 @@ class Frontend(ControlFlow):
         test = self.visit(node.test)
         if not isinstance(test, Node):
             return self.visit(node.body if test else node.orelse)
+        operators.condition(test.ty.shape)
         return self.b.where(test, self.visit(node.body), self.visit(node.orelse))
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:

@@ -23,7 +23,7 @@ from tile_lang.compiler.ir import (
 )
 from tile_lang.dtypes import DType
 from tile_lang.ops import debug, math as tlmath, random as tlrandom
-from tile_lang.semantics import base, creation, elementwise, random, shape as shapes
+from tile_lang.semantics import base, creation, elementwise, hints, random, shape as shapes
 from tile_lang.semantics.base import Block
 
 
@@ -66,9 +66,9 @@ def node_arg(b: Builder, value: Value) -> Node:
     return b.to_node(value)
 
 
-def constant(c: Context, value: Any, what: str) -> int:
-    """A compile-time integer argument, or an error naming it."""
-    return base.constexpr_int(value, what)
+def constant(c: Context, value: Any, what: str, arg: str) -> int:
+    """A compile-time integer argument ``arg`` of ``what``, or an error naming both."""
+    return base.constexpr_int(value, what, arg)
 
 
 def block_axis(c: Context, x: Node, axis: Any, what: str) -> int:
@@ -406,9 +406,16 @@ def _randint4x(c: Context, a: Args) -> tuple[Node, ...]:
 # ---------------------------------------------------------------- hints and debugging
 
 
-@lowers(debug.multiple_of, debug.max_contiguous, debug.max_constancy)
-def _hint(c: Context, a: Args) -> Any:
-    return a["input"]
+def _hint(name: str) -> Callable[[Context, Args], Any]:
+    """The lowering of one hint: its rule, then the input unchanged (the compiler trusts it)."""
+    def lower(c: Context, a: Args) -> Any:
+        hints.hint(name, block(c.b.to_node(a["input"])), a["values"])
+        return a["input"]
+    return lower
+
+
+for _fn in (debug.multiple_of, debug.max_contiguous, debug.max_constancy):
+    lowers(_fn)(_hint(_fn.__name__))
 
 
 @lowers(debug.assume)
@@ -484,7 +491,7 @@ def _inline_asm(c: Context, a: Args) -> Any:
     operands = tuple(c.b.broadcast_to(n, shape) for n in args)
     many = isinstance(a["dtype"], (tuple, list))
     outs = [dtype_arg(d) for d in (a["dtype"] if many else (a["dtype"],))]
-    pack = constant(c, a["pack"], "tl.inline_asm_elementwise: pack")
+    pack = constant(c, a["pack"], "tl.inline_asm_elementwise", "pack")
     if pack < 1 or (shape and shape[-1] % pack):
         raise c.error(f"tl.inline_asm_elementwise: pack={pack} must divide the last block dimension {list(shape)}")
     attr = AsmAttr(str(a["asm"]), str(a["constraints"]), pack, bool(a["is_pure"]), tuple(outs))

@@ -3,20 +3,21 @@ pointers and tensor descriptors, which become masked pointer-block loads and sto
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any
 
 import tile_lang as tl
 from tile_lang import dtypes
 from tile_lang.compiler.aggregates import BlockInfo, Part, info
-from tile_lang.compiler.builder import Builder, Value, broadcast_shapes
+from tile_lang.compiler.builder import Builder, Value
 from tile_lang.compiler.ir import AtomicAttr, AtomicFn, BinaryFn, MemAttr, Node, Op, Scope, Sem, Type
 from tile_lang.compiler.lowering import LOWERINGS, Args, Context, Lowering, builtin_op, lowers
 from tile_lang.dtypes import DType
 from tile_lang.ops import memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.operators import BinaryOp
-from tile_lang.semantics import elementwise, memory as rules
+from tile_lang.semantics import base, elementwise, memory as rules
 
 
 
@@ -26,12 +27,16 @@ def _mask(b: Builder, mask: Value | None, shape: tuple[int, ...]) -> Node | None
     return b.broadcast_to(b.truth(b.to_node(mask)), shape)
 
 
-def _pointer(c: Context, pointer: Any, mask: Any) -> Node:
+def _pointer(c: Context, pointer: Any, mask: Any, what: str, extra: tuple[int, ...] = ()) -> Node:
+    """The pointers broadcast with the mask and ``extra`` (an atomic's operands), in the
+    reference's order, so a mismatch reads the same on both backends."""
     if not isinstance(pointer, Node) or not pointer.ty.dtype.is_pointer:
         raise c.error(f"expected a pointer or a block of pointers, got {pointer!r}")
-    if isinstance(mask, Node) and len(mask.ty.shape) > len(pointer.ty.shape):
-        return c.b.broadcast_to(pointer, mask.ty.shape)
-    return pointer
+    shape = pointer.ty.shape
+    if isinstance(mask, Node):
+        shape = base.broadcast(shape, mask.ty.shape, what)
+    shape = base.broadcast(shape, extra, what)
+    return pointer if shape == pointer.ty.shape else c.b.broadcast_to(pointer, shape)
 
 
 def _element(ptr: Node) -> DType:
@@ -51,7 +56,9 @@ def load(c: Context, ptr: Node, mask: Node | None, other: Value | None, volatile
 
 
 def store(c: Context, ptr: Node, value: Value, mask: Node | None) -> None:
-    stored = c.b.broadcast_to(c.b.to_node(value, _element(ptr)), ptr.ty.shape)
+    node = c.b.to_node(value, _element(ptr))
+    rules.stored(ptr.ty.shape, node.ty.shape)
+    stored = c.b.broadcast_to(node, ptr.ty.shape)
     args = (ptr, stored) if mask is None else (ptr, stored, mask)
     c.b.emit(Op.STORE, None, args, MemAttr(mask is not None))
 
@@ -61,7 +68,7 @@ def _load(c: Context, a: Args) -> Node:
     block = info(a["pointer"])
     if block is not None:
         return _load_block(c, block, a)
-    ptr = _pointer(c, a["pointer"], a["mask"])
+    ptr = _pointer(c, a["pointer"], a["mask"], "load")
     elementwise.scalar_fits(a["other"], _element(ptr), "other")
     return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]))
 
@@ -72,7 +79,7 @@ def _store(c: Context, a: Args) -> None:
     if block is not None:
         _store_block(c, block, a)
         return
-    ptr = _pointer(c, a["pointer"], a["mask"])
+    ptr = _pointer(c, a["pointer"], a["mask"], "store")
     elementwise.scalar_fits(a["value"], _element(ptr), "value")
     store(c, ptr, a["value"], _mask(c.b, a["mask"], ptr.ty.shape))
 
@@ -84,15 +91,14 @@ def _atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
     """Pointers, operands and mask broadcast together: a scalar pointer with a block of values
     updates the one address once per lane."""
     def lower(c: Context, a: Args) -> Node:
-        ptr = _pointer(c, a["pointer"], a.get("mask"))
-        element = _element(ptr)
+        what = f"tl.{name}"
+        element = _element(_pointer(c, a["pointer"], None, what))
         rules.atomic_element(name, element)
         sem, scope = rules.ordering(name, a["sem"], a["scope"])
         values = [c.b.to_node(a[k], element) for k in (("cmp", "val") if fn is AtomicFn.CAS else ("val",))]
+        extra = functools.reduce(lambda x, y: base.broadcast(x, y, what), (v.ty.shape for v in values))
+        ptr = _pointer(c, a["pointer"], a.get("mask"), what, extra)
         shape = ptr.ty.shape
-        for v in values:
-            shape = broadcast_shapes(shape, v.ty.shape)
-        ptr = c.b.broadcast_to(ptr, shape)
         operands = [c.b.broadcast_to(v, shape) for v in values]
         mask = _mask(c.b, a.get("mask"), ptr.ty.shape)
         args = (ptr, *operands) + ((mask,) if mask is not None else ())

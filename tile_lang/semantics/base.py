@@ -15,16 +15,31 @@ class SemanticError(TileLangError):
     rule re-raises it as a KernelError at the user's line."""
 
 
-def constexpr_int(value: object, what: str) -> int:
-    """A compile-time integer argument (a Python or NumPy int, not a runtime scalar), or an error naming it."""
+def constexpr_int(value: object, what: str, arg: str) -> int:
+    """A compile-time integer argument ``arg`` of the builtin ``what`` (a Python or NumPy int,
+    not a bool, a float or str constexpr, or a runtime scalar), or an error naming both."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise SemanticError(f"{what}: expected a constexpr integer, got {value!r}")
+        raise SemanticError(f"{what}: {arg} must be a compile-time int, got {shown(value)}")
     return int(value)
+
+
+_PYTHON_VALUES = (bool, int, float, complex, str, bytes, np.generic, type(None))
+
+
+def shown(value: object) -> str:
+    """An argument as a message shows it: a Python value with its kind (``64.0 (a float)``, how
+    a ``BLOCK=64.0`` constexpr arrives), anything else a runtime value (each backend's own
+    tensor, so it is not printed)."""
+    if isinstance(value, _PYTHON_VALUES):
+        return f"{value!r} (a {type(value).__name__})"
+    if isinstance(value, (DType, tuple, list)):
+        return repr(value)
+    return "a runtime value"
 
 
 def block_axis(rank: int, axis: object, what: str) -> int:
     """``axis`` (a constexpr, negative from the end) as an axis of a block of ``rank``."""
-    index = constexpr_int(axis, what)
+    index = constexpr_int(axis, what, "axis")
     if not -rank <= index < rank:
         raise SemanticError(f"{what}: axis {index} is out of range for a block of rank {rank}")
     return index % rank
@@ -55,10 +70,10 @@ class Block:
         return f"a {self.dtype!r} scalar" if not self.shape else f"a {self.dtype!r} block of shape {list(self.shape)}"
 
 
-def int_tuple(dims: object, what: str) -> Shape:
-    """Constexpr integers given as a tuple, a list or one integer."""
+def int_tuple(dims: object, what: str, arg: str) -> Shape:
+    """Constexpr integers given as a tuple, a list or one integer (``arg`` of ``what``)."""
     items = dims if isinstance(dims, (tuple, list)) else (dims,)
-    return tuple(constexpr_int(d, what) for d in items)
+    return tuple(constexpr_int(d, what, arg) for d in items)
 
 
 def broadcast(a: Shape, b: Shape, what: str | None = None) -> Shape:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import SemanticError, pow2_shape
+from tile_lang.semantics.base import SemanticError, Shape, broadcast, constexpr_int, pow2_shape, shown
 
 SEMS = ("relaxed", "acquire", "release", "acq_rel")
 SCOPES = ("gpu", "cta", "sys")
@@ -39,13 +39,25 @@ def ordering(name: str, sem: object, scope: object) -> tuple[str, str]:
     return str(sem or "acq_rel"), str(scope or "gpu")
 
 
+def stored(pointer: Shape, value: Shape) -> None:
+    """A stored value broadcasts to the pointer block without growing it (Triton broadcasts the
+    value to the pointers' shape)."""
+    if value == pointer or not value:
+        return
+    try:
+        fits = broadcast(pointer, value) == pointer
+    except SemanticError:
+        fits = False
+    if not fits:
+        raise SemanticError(f"a value block of shape {list(value)} does not fit the pointer block of shape "
+                            f"{list(pointer)} it is stored through")
+
+
 def block_shape(block_shape: object, what: str) -> tuple[int, ...]:
     """The block shape of a block pointer or descriptor: a non-empty tuple of constexpr powers of two."""
     if not isinstance(block_shape, (tuple, list)) or not block_shape:
-        raise SemanticError(f"{what}: block_shape must be a non-empty tuple of constexpr ints, got {block_shape!r}")
-    if any(isinstance(d, bool) or not isinstance(d, int) for d in block_shape):
-        raise SemanticError(f"{what}: block_shape must hold constexpr ints, got {block_shape!r}")
-    return pow2_shape(tuple(block_shape), what)
+        raise SemanticError(f"{what}: block_shape must be a non-empty tuple of constexpr ints, got {shown(block_shape)}")
+    return pow2_shape(tuple(constexpr_int(d, what, "block_shape") for d in block_shape), what)
 
 
 def order(order: object, ndim: int) -> tuple[int, ...]:

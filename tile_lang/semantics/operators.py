@@ -136,8 +136,16 @@ def unary(op: UnaryOp, x: DType) -> DType:
     return x
 
 
-def condition(shape: tuple[int, ...], what: str) -> None:
-    """Python's truth (``if``, ``while``, ``not``, ``and``/``or``) is for scalars only."""
+def condition(shape: tuple[int, ...], what: str = "a condition") -> None:
+    """Python's truth (``if``, ``while``, ``x if c else y``, ``not``, ``and``/``or``, ``assert``)
+    and Python ints (``range`` bounds) are for scalars only."""
     if shape:
         raise SemanticError(f"a block of shape {list(shape)} used as {what}; "
                             "Python control flow needs a scalar (reduce it first, or use tl.where)")
+
+
+def index(shape: tuple[int, ...], dtype: DType) -> None:
+    """A runtime value used as a Python int (a ``range`` bound): an integer or bool scalar."""
+    condition(shape, "an integer")
+    if not (dtype.is_int or dtype.is_bool):
+        raise SemanticError(f"a {dtype!r} scalar used as an integer (range bound or index)")

@@ -3,7 +3,7 @@ offsets (blocks or scalars, broadcast together) and a constexpr round count."""
 
 from __future__ import annotations
 
-from tile_lang.semantics.base import Block, SemanticError, Shape, broadcast
+from tile_lang.semantics.base import Block, SemanticError, Shape, broadcast, constexpr_int
 
 
 def philox(seed: Block, offset: Block, n_rounds: object) -> tuple[Shape, int]:
@@ -11,6 +11,7 @@ def philox(seed: Block, offset: Block, n_rounds: object) -> tuple[Shape, int]:
     for what, arg in (("seed", seed), ("offset", offset)):
         if not arg.dtype.is_int:
             raise SemanticError(f"the {what} of a random function must be an integer, got {arg}")
-    if not isinstance(n_rounds, int) or isinstance(n_rounds, bool) or n_rounds < 0:
-        raise SemanticError(f"n_rounds must be a non-negative constexpr int, got {n_rounds!r}")
-    return broadcast(seed.shape, offset.shape), n_rounds
+    rounds = constexpr_int(n_rounds, "a random function", "n_rounds")
+    if rounds < 0:
+        raise SemanticError(f"a random function: n_rounds must not be negative, got {rounds}")
+    return broadcast(seed.shape, offset.shape), rounds

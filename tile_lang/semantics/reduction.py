@@ -48,7 +48,7 @@ def histogram(x: Block, num_bins: object, mask: Block | None) -> int:
     integer_block(values(x.dtype, "tl.histogram"), "tl.histogram")
     if x.rank != 1:
         raise SemanticError(f"tl.histogram needs a 1-D block, got {x}")
-    bins = constexpr_int(num_bins, "tl.histogram: num_bins")
+    bins = constexpr_int(num_bins, "tl.histogram", "num_bins")
     pow2_shape((bins,), "tl.histogram: num_bins")
     if mask is not None:
         if not mask.dtype.is_bool or mask.shape not in ((), (1,), x.shape):

@@ -11,7 +11,7 @@ from tile_lang.semantics.base import Block, SemanticError, Shape, block_axis, br
 
 def broadcast_to(x: Block, shape: object) -> Shape:
     """The target shape: x's rank, with only size-1 axes expanded."""
-    target = pow2_shape(int_tuple(shape, "tl.broadcast_to"), "tl.broadcast_to")
+    target = pow2_shape(int_tuple(shape, "tl.broadcast_to", "shape"), "tl.broadcast_to")
     if len(target) != x.rank or any(s != d and s != 1 for s, d in zip(x.shape, target)):
         raise SemanticError(f"tl.broadcast_to: cannot broadcast a block of shape {list(x.shape)} to "
                             f"{list(target)} (the ranks must match and only size-1 axes expand)")
@@ -20,7 +20,7 @@ def broadcast_to(x: Block, shape: object) -> Shape:
 
 def expand_dims(x: Block, axis: object) -> tuple[int, ...]:
     """The new unit axes, as sorted axes of the result (negative ones count from its end)."""
-    axes = int_tuple(axis, "tl.expand_dims")
+    axes = int_tuple(axis, "tl.expand_dims", "axis")
     rank = x.rank + len(axes)
     new = sorted(block_axis(rank, ax, "tl.expand_dims") for ax in axes)
     if len(set(new)) != len(new):
@@ -38,7 +38,7 @@ def expanded(shape: Shape, axes: tuple[int, ...]) -> Shape:
 
 def permute(x: Block, dims: object, what: str = "tl.permute") -> tuple[int, ...]:
     """The permutation (result axis i is x's axis order[i]), negative dims from the end."""
-    given = int_tuple(dims, what)
+    given = int_tuple(dims, what, "dims")
     order = tuple(block_axis(x.rank, d, what) for d in given) if len(given) == x.rank else ()
     if sorted(order) != list(range(x.rank)):
         raise SemanticError(f"{what}: dims {list(given)} are not a permutation of the {x.rank} axes of {x}")
@@ -61,7 +61,7 @@ def permuted(shape: Shape, order: tuple[int, ...]) -> Shape:
 
 def reshape(x: Block, shape: object, what: str) -> Shape:
     """Row-major reshape: the same element count, dimensions powers of two."""
-    target = int_tuple(shape, what)
+    target = int_tuple(shape, what, "shape")
     if math.prod(target) != math.prod(x.shape):
         raise SemanticError(f"{what}: cannot reshape a block of shape {list(x.shape)} "
                             f"({math.prod(x.shape)} elements) to {list(target)}")

@@ -1,0 +1,19 @@
+"""Hint rules: ``tl.multiple_of``, ``tl.max_contiguous`` and ``tl.max_constancy`` promise facts
+about an integer or pointer block, one positive compile-time int per axis. The reference checks
+the promise on the values; the compiler trusts it."""
+
+from __future__ import annotations
+
+from tile_lang.semantics.base import Block, SemanticError, int_tuple
+
+
+def hint(name: str, x: Block, given: object) -> tuple[int, ...]:
+    """The per-axis values of the hint ``tl.<name>`` on ``x`` (Triton: exactly ``max(1, rank)``
+    of them; a scalar counts as a block of one)."""
+    what = f"tl.{name}"
+    if not (x.dtype.is_int or x.dtype.is_pointer):
+        raise SemanticError(f"{what} needs an integer or pointer block, got {x}")
+    out = int_tuple(given, what, "values")
+    if len(out) != max(1, x.rank) or any(v < 1 for v in out):
+        raise SemanticError(f"{what}: {given!r} does not give one positive int per axis of {x}")
+    return out
