@@ -279,12 +279,10 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     # one descriptor per operand; a step's is it plus the step's offset in 16-byte units (the
     # address field is the low 14 bits and shared memory ends below 2^18 bytes: no carry out)
     desc_b = em.fresh("db")
-    em.line(f"const unsigned long long {desc_b} = tl::wgmma_desc({em.names[b]}, "
-            f"{k * 128 if n_major else 16}u, 1024u);")
+    em.line(f"const unsigned long long {desc_b} = {_descriptor(em, b, '', k * 128 if n_major else 16)};")
     desc_a = em.fresh("da")
     if not registers:  # this warpgroup's first 64 rows of A
-        em.line(f"const unsigned long long {desc_a} = tl::wgmma_desc({em.names[a]} + (tid >> 7) * {64 * row}u, "
-                f"16u, 1024u);")
+        em.line(f"const unsigned long long {desc_a} = {_descriptor(em, a, f' + (tid >> 7) * {64 * row}u', 16)};")
     em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")  # the accumulator is written by now
     em.line("tl::wgmma_fence();")
     groups = em.fn.num_warps // 4
@@ -301,6 +299,17 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     em.line(f"tl::wgmma_commit_and_wait<{wait}>();")
     if wait == 0:  # the registers are read next: not before the wait
         em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")
+
+
+def _descriptor(em: Emitter, operand: Node, offset: str, lbo: int) -> str:
+    """The wgmma descriptor of ``operand`` (plus ``offset`` elements). A pipelined copy's is its
+    ring's, loop-invariant, plus the slot's offset in 16-byte units: one multiply-add an
+    iteration before the first wgmma instead of the address arithmetic."""
+    slot = em.slots.get(operand)
+    if slot is None:
+        return f"tl::wgmma_desc({em.names[operand]}{offset}, {lbo}u, 1024u)"
+    ring, index, size = slot
+    return f"tl::wgmma_desc({ring}{offset}, {lbo}u, 1024u) + {index} * {size * operand.ty.dtype.itemsize // 16}ull"
 
 
 def _wgmma_helper(name: str, n: int, types: tuple[DType, DType], n_major: bool, registers: bool) -> str:

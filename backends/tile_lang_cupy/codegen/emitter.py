@@ -159,6 +159,7 @@ class Emitter:
         self.fenced: set[Node] = set()  # shared-memory operands already visible to the tensor cores' proxy
         self.inplace: dict[Node, str] = {}  # dots accumulating into a loop's carried variable (its name)
         self.hoisted: dict[Node, Held] = {}  # computed blocks held in registers for walks in one layout
+        self.slots: dict[Node, tuple[str, str, int]] = {}  # a pipelined copy's ring, slot and slot size
         for node in walk(fn.body):
             for arg in node.args:
                 self.uses[arg] = self.uses.get(arg, 0) + 1

@@ -143,6 +143,7 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
             em.line("__syncthreads();")  # this iteration's operands landed; the previous one's reads are done
             for copy, (ring, size, _) in rings.items():
                 em.names[copy] = f"({ring} + {slot} * {size}u)"
+                em.slots[copy] = (ring, slot, size)
             if accumulators:  # the previous iteration's wgmma may still read its buffers until the body waits
                 em.region(body)
                 em.line("__syncthreads();")  # every warpgroup's previous wgmma is done: its buffers are free
