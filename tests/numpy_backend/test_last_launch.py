@@ -78,8 +78,8 @@ def test_what_the_checks_depend_on_takes_the_checked_path(checked: list[int]) ->
     copy_kernel[(2,), tl.Options(num_warps=8)](src, dst, 100, BLOCK=64)  # other options
     launch_untyped(copy_kernel, (2,), src, dst, np.int64(100), BLOCK=64)  # a NumPy integer
     assert checked[0] == 6
-    copy_kernel[(2,)](x, out, 100, BLOCK=64)  # arrays are adopted at every launch
-    copy_kernel[(2,)](x, out, 100, BLOCK=64)
+    launch_untyped(copy_kernel, (2,), x, out, 100, BLOCK=64)  # arrays are adopted at every launch
+    launch_untyped(copy_kernel, (2,), x, out, 100, BLOCK=64)
     assert checked[0] == 8
     np.testing.assert_array_equal(out, x)
 
