@@ -7,7 +7,9 @@ specialisation, stored under a key made of exactly what those checks and the spe
 depended on. A later launch with the same key skips binding, checks, adoption and ``Launch``
 construction: it computes the key, reads the device addresses and calls the runner. A launch
 whose key is new, or that the key cannot describe (a numpy integer for an ``int``, an array type
-the backend cannot probe), takes the checked path, so a bad launch still fails before anything runs.
+the backend cannot probe), takes the checked path, so a bad launch still fails before anything runs. A backend that runs the
+checked launch itself (the NumPy reference) gets :class:`LastLaunch`: a launch like the kernel's
+last one reuses its checks.
 """
 
 from __future__ import annotations
