@@ -8,11 +8,10 @@ compiler front end never calls builtins, it recognises them by identity in the A
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
@@ -42,14 +41,22 @@ _ENGINE: contextvars.ContextVar[Engine | None] = contextvars.ContextVar("tile_la
 BUILTINS: dict[str, Builtin] = {}
 
 
-@contextlib.contextmanager
-def engine(active: Engine) -> Iterator[None]:
-    """Route builtin calls to ``active`` for the duration of a kernel run."""
-    token = _ENGINE.set(active)
-    try:
-        yield
-    finally:
-        _ENGINE.reset(token)
+class engine:
+    """Route builtin calls to ``active`` for the duration of a kernel run (a class rather than a
+    generator-based context manager: it is entered once per group of every launch)."""
+
+    __slots__ = ("_active", "_token")
+
+    def __init__(self, active: Engine) -> None:
+        self._active = active
+        self._token: contextvars.Token[Engine | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _ENGINE.set(self._active)
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._token is not None
+        _ENGINE.reset(self._token)
 
 
 def active_engine() -> Engine | None:
@@ -81,7 +88,6 @@ def _binder(op: Builtin) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str
     params = list(op.signature.parameters.values())
     simple = all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params)
     names = [p.name for p in params]
-    positions = {name: i for i, name in enumerate(names)}
     defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
     def slow(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -92,19 +98,18 @@ def _binder(op: Builtin) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str
         bound.apply_defaults()
         return dict(bound.arguments)
 
+    count = len(names)
+    later = [frozenset(names[given:]) for given in range(count + 1)]  # what keywords may name after `given` positionals
+
     def fast(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        count = len(args)
-        if count > len(names):
+        given = len(args)
+        if given > count or (kwargs and not kwargs.keys() <= later[given]):
             return slow(args, kwargs)
-        bound = dict(zip(names, args))
-        for key, value in kwargs.items():
-            if positions.get(key, -1) < count:  # not a parameter, or also given by position
-                return slow(args, kwargs)
-            bound[key] = value
-        if len(bound) < len(names):
-            for key, value in defaults.items():
-                bound.setdefault(key, value)
-        return bound if len(bound) == len(names) else slow(args, kwargs)
+        bound = defaults.copy()
+        bound.update(zip(names, args))
+        if kwargs:
+            bound.update(kwargs)
+        return bound if len(bound) == count else slow(args, kwargs)  # short: a required parameter is missing
 
     return fast if simple else slow
 

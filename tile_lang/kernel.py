@@ -21,7 +21,7 @@ from tile_lang import dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
 from tile_lang.errors import KernelError, LaunchError
-from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LaunchCache, plain_grid
+from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LastLaunch, LaunchCache, plain_grid
 from tile_lang.signature import NO_DEFAULT, Param, ParamKind, match_pointee, read_params, show_dtype
 
 P = ParamSpec("P")
@@ -139,13 +139,15 @@ class Kernel(Generic[P]):
                               "rename the parameter", self.filename, self.lineno, kernel=self.name)
         self.__doc__ = fn.__doc__
         self.matched_pointees: set[tuple[Any, ...]] = set()  # pointer dtypes already checked
-        self._launch_caches: dict[str, tuple[registry.Backend, LaunchCache | None]] = {}  # by backend name
+        self._launch_caches: dict[str, tuple[registry.Backend, LaunchCache | LastLaunch]] = {}  # by backend name
 
-    def launch_cache(self, backend: registry.Backend) -> LaunchCache | None:
-        """This kernel's fast path on ``backend``, or None if the backend has none."""
+    def launch_cache(self, backend: registry.Backend) -> LaunchCache | LastLaunch:
+        """This kernel's fast path on ``backend``: runners for a backend that makes them, else
+        the last checked launch."""
         known = self._launch_caches.get(backend.name)
         if known is None or known[0] is not backend:
-            cache = LaunchCache(self, backend, _OPTION_NAMES) if isinstance(backend, FastBackend) else None
+            cache: LaunchCache | LastLaunch = (LaunchCache(self, backend, _OPTION_NAMES) if isinstance(backend, FastBackend)
+                                               else LastLaunch(self, _OPTION_NAMES))
             known = self._launch_caches[backend.name] = (backend, cache)
         return known[1]
 
@@ -253,17 +255,31 @@ class Launcher(Generic[P]):
         zero entry launches nothing."""
         backend = registry.current()
         cache = self.kernel.launch_cache(backend)
-        found = cache.find(self.options, args, kwargs) if cache is not None else None
+        if isinstance(cache, LastLaunch):
+            self._launch_checked(cache, backend, args, kwargs)
+            return
+        found = cache.find(self.options, args, kwargs)
         if found is not None and found[0] is not None and self._run_prepared(found[0], found[1]):
             return
         launch = self.prepare(args, kwargs, backend)
         if min(launch.grid) == 0:
             return
-        if cache is None or found is None:
+        if found is None:
             backend.launch(launch)
         else:
             runner = found[0].runner if found[0] is not None else cache.remember(found, launch)
             runner(launch.grid, found[1])
+
+    def _launch_checked(self, last: LastLaunch, backend: registry.Backend, args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> None:
+        """Launch on a backend that runs checked launches: the last one's checks reused when
+        this call is like it, else checked and remembered."""
+        launch = last.find(self.grid, self.options, args, kwargs)
+        if launch is None:
+            launch = self.prepare(args, kwargs, backend)
+            last.remember(self.options, args, kwargs, launch)
+        if launch.grid[0] and launch.grid[1] and launch.grid[2]:
+            backend.launch(launch)
 
     def _run_prepared(self, entry: Entry, raw: tuple[Any, ...]) -> bool:
         """Run a prepared specialisation; False if the grid needs the checked path."""

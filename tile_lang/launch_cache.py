@@ -7,12 +7,15 @@ specialisation, stored under a key made of exactly what those checks and the spe
 depended on. A later launch with the same key skips binding, checks, adoption and ``Launch``
 construction: it computes the key, reads the device addresses and calls the runner. A launch
 whose key is new, or that the key cannot describe (a numpy integer for an ``int``, an array type
-the backend cannot probe), takes the checked path, so a bad launch still fails before anything runs.
+the backend cannot probe), takes the checked path, so a bad launch still fails before anything runs. A backend that runs the
+checked launch itself (the NumPy reference) gets :class:`LastLaunch`: a launch like the kernel's
+last one reuses its checks.
 """
 
 from __future__ import annotations
 
 import operator
+import weakref
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
@@ -140,18 +143,14 @@ class LaunchCache:
         names = tuple(kwargs)
         binding = self.bindings.get((len(args), names), _UNSEEN)
         if binding is _UNSEEN:
-            binding = self.bindings[(len(args), names)] = self._bind(len(args), names)
+            binding = self.bindings[(len(args), names)] = bind(self.kernel, self.option_names, len(args), names)
         if binding is None:
             return None
         flat = args + tuple(kwargs.values()) if kwargs else args
         probed = self._probe(binding.runtime(flat))
         if probed is None:
             return None
-        statics = binding.statics(flat)
-        kinds: tuple[Hashable, ...] = tuple(map(type, statics))
-        if float in kinds or tuple in kinds:  # 0.0 == -0.0, (1, 2) == (1.0, 2.0): key by more than type
-            kinds = tuple(map(typed, statics))
-        key = (options, statics, kinds, probed[0])
+        key = (options, *static_key(binding.statics(flat)), probed[0])
         try:
             entry = binding.entries.get(key)
         except TypeError:  # an unhashable constexpr or option
@@ -195,28 +194,118 @@ class LaunchCache:
                 keep(value)
         return tuple(parts), tuple(raw)
 
-    def _bind(self, n_args: int, names: tuple[str, ...]) -> _Binding | None:
-        """The binding of calls shaped like this, or None if ``Kernel.bind`` would reject them."""
-        params = self.kernel.params
-        if n_args > len(params):
+class LastLaunch:
+    """The fast path of repeat launches on a backend that runs a checked :class:`Launch` itself
+    (the NumPy reference): the kernel's last checked launch is reused by a launch with the same
+    Buffer objects (held weakly, so memory is freed as usual), the same kinds of runtime scalars
+    (an ``int`` of the same passing width; a ``float`` as a float), equal constexprs and options,
+    and a grid of plain ints: everything its checks depended on."""
+
+    def __init__(self, kernel: Kernel[Any], option_names: frozenset[str]) -> None:
+        self.kernel = kernel
+        self.option_names = option_names
+        self.kinds = tuple(_kind(p.kind, p.annotation) for p in kernel.runtime_params)
+        self._last: _Last | None = None
+
+    def find(self, grid: Any, options: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Launch | None:
+        """The checked launch this call makes, or None if it may differ from the last one in
+        anything the checks look at (then the checked path decides)."""
+        last = self._last
+        if last is None or len(args) != last.count or tuple(kwargs) != last.names or (
+                options is not last.given_options and options != last.given_options):
             return None
-        slot = {p.name: i for i, p in enumerate(params[:n_args])}
-        options = []
-        for i, name in enumerate(names, start=n_args):
-            if name in self.option_names:
-                options.append(i)
-            elif name in slot or all(p.name != name for p in params):
+        flat = args + tuple(kwargs.values()) if kwargs else args
+        try:
+            if static_key(last.binding.statics(flat)) != last.statics:
                 return None
-            else:
-                slot[name] = i
-        if len(slot) != len(params):
+        except (TypeError, ValueError):  # a constexpr compared elementwise (an array): not compared here
             return None
-        runtime = [slot[p.name] for p in self.kernel.runtime_params]
-        statics = [slot[p.name] for p in self.kernel.constexpr_params] + options
-        return _Binding(_picker(runtime), _picker(statics))
+        checked: list[Any] = []
+        keep = checked.append
+        for kind, value, held in zip(self.kinds, last.binding.runtime(flat), last.buffers):
+            if kind == _POINTER:
+                if held is None or held() is not value:
+                    return None
+            elif kind == _INT:
+                if type(value) is not int or not int_class(value) >> 2:  # width 0: fits in no integer type
+                    return None
+            elif kind == _FLOAT:
+                if type(value) is int and -_FLOAT_INTS < value < _FLOAT_INTS:
+                    value = float(value)
+                elif type(value) is not float:
+                    return None
+            elif type(value) is not bool:
+                return None
+            keep(value)
+        shape = plain_grid(grid, last.constexprs)
+        if shape is None:
+            return None
+        return last.launch_type(self.kernel, shape, tuple(checked), last.constexprs, last.launch_options)
+
+    def remember(self, options: object, args: tuple[Any, ...], kwargs: dict[str, Any], launch: Launch) -> None:
+        """Keep ``launch``, checked from this call, for the calls like it that follow."""
+        names = tuple(kwargs)
+        binding = bind(self.kernel, self.option_names, len(args), names)
+        if binding is None:
+            return
+        flat = args + tuple(kwargs.values()) if kwargs else args
+        buffers: list[weakref.ref[Any] | None] = []
+        for kind, value, checked in zip(self.kinds, binding.runtime(flat), launch.args):
+            if kind == _POINTER and value is not checked:  # adopted from an array: adoption runs each launch
+                self._last = None
+                return
+            buffers.append(weakref.ref(value) if kind == _POINTER else None)
+        self._last = _Last(len(args), names, options, static_key(binding.statics(flat)), binding, tuple(buffers),
+                           type(launch), launch.constexprs, launch.options)
+
+
+@dataclass(frozen=True)
+class _Last:
+    """What a :class:`LastLaunch` compares a call with."""
+
+    count: int
+    names: tuple[str, ...]
+    given_options: object
+    statics: tuple[tuple[Any, ...], tuple[Hashable, ...]]
+    binding: _Binding
+    buffers: tuple[weakref.ref[Any] | None, ...]  # by runtime parameter, for the pointers
+    launch_type: type[Launch]  # Launch itself (tile_lang.kernel imports this module)
+    constexprs: Mapping[str, Any]
+    launch_options: Any
 
 
 _UNSEEN: Any = object()
+
+
+def static_key(statics: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Hashable, ...]]:
+    """Constexpr and option values with what tells apart those equal under ``==`` but compiled
+    differently: their types, or :func:`typed` where 0.0 == -0.0 and (1, 2) == (1.0, 2.0)."""
+    kinds: tuple[Hashable, ...] = tuple(map(type, statics))
+    if float in kinds or tuple in kinds:
+        kinds = tuple(map(typed, statics))
+    return statics, kinds
+
+
+def bind(kernel: Kernel[Any], option_names: frozenset[str], n_args: int, names: tuple[str, ...]) -> _Binding | None:
+    """How calls with ``n_args`` positional arguments and keywords ``names`` bind (as
+    ``Kernel.bind`` would bind them), or None if ``Kernel.bind`` would reject them."""
+    params = kernel.params
+    if n_args > len(params):
+        return None
+    slot = {p.name: i for i, p in enumerate(params[:n_args])}
+    options = []
+    for i, name in enumerate(names, start=n_args):
+        if name in option_names:
+            options.append(i)
+        elif name in slot or all(p.name != name for p in params):
+            return None
+        else:
+            slot[name] = i
+    if len(slot) != len(params):
+        return None
+    runtime = [slot[p.name] for p in kernel.runtime_params]
+    statics = [slot[p.name] for p in kernel.constexpr_params] + options
+    return _Binding(_picker(runtime), _picker(statics))
 
 
 def _kind(kind: ParamKind, annotation: Any) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Mapping
@@ -210,12 +211,19 @@ def _lazy_and(x: object, y: object) -> Tensor[Any, Any] | None:
 def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     op: BinaryOp = a["op"]
     x, y = a["x"], a["y"]
+    if type(x) is Tensor and type(y) is Tensor and type(x.handle) is np.ndarray and type(y.handle) is np.ndarray \
+            and x.type is y.type and x.block_shape == y.block_shape:
+        plain = _plain(op, x.type)
+        if plain is not None:  # the common case: one dtype, one shape, nothing to convert or check
+            fn, kind = plain
+            return values.make(fn(x.handle, y.handle).astype(kind.numpy, copy=False), kind)
     rx, ry = rule_operand(x), rule_operand(y)
     if isinstance(rx, DType) and rx.is_pointer or isinstance(ry, DType) and ry.is_pointer:
-        if rules.pointer_binary(op, rx, ry):
+        if _pointer_rule(op, rx, ry) if isinstance(rx, DType) and isinstance(ry, DType) else \
+                rules.pointer_binary(op, rx, ry):
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
-    typed = rules.binary(op, rx, ry)
+    typed = _typed_rule(op, rx, ry) if isinstance(rx, DType) and isinstance(ry, DType) else rules.binary(op, rx, ry)
     shared = _shared_int(op, x, y)
     if shared is not None:
         return shared
@@ -231,6 +239,22 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if op in _OVERFLOW_CHECKED and dtype.is_signed:
         _check_overflow(engine, op, ax, ay, result, dtype)
     return values.make(result.astype(typed.result.numpy, copy=False), typed.result)
+
+
+# the shared rules for two tensor dtypes, cached: pure functions of their arguments, and binary
+# operators are most of a small launch's calls (a rule that raises is not cached: it raises again)
+_typed_rule = functools.cache(rules.binary)
+_pointer_rule = functools.cache(rules.pointer_binary)
+
+
+@functools.cache
+def _plain(op: BinaryOp, dtype: DType) -> tuple[Callable[[Array, Array], Array], DType] | None:
+    """``op``'s NumPy function and result dtype on two value blocks of ``dtype``, when that is
+    all it takes: no conversion, no division by zero or signed overflow to check."""
+    if dtype.is_pointer or op in (BinaryOp.FLOORDIV, BinaryOp.MOD) or (op in _OVERFLOW_CHECKED and dtype.is_signed):
+        return None
+    typed = rules.binary(op, dtype, dtype)
+    return (_reference(op), typed.result) if typed.operands is dtype else None
 
 
 _PYTHON_INT: dict[BinaryOp, Callable[[int, int], int | bool]] = {

@@ -193,8 +193,26 @@ def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:
                 _POINTERS[value] = (value.data, param.name, pointer)
             out[param.name] = pointer
         else:
-            out[param.name] = values.scalar(value, scalar_dtype(value))  # Triton's: i32, i64 or u64; f32
+            out[param.name] = _scalar(value)
     return out
+
+
+_INTS: dict[int, Any] = {}  # int arguments as kernel-visible read-only tensors (an `n` repeats between launches)
+_KEPT_INTS = 1024
+
+
+def _scalar(value: Any) -> Any:
+    """A scalar argument as a rank-0 tensor typed as Triton passes it: i32, i64 or u64; f32."""
+    if type(value) is not int:
+        return values.scalar(value, scalar_dtype(value))
+    tensor = _INTS.get(value)
+    if tensor is None:
+        if len(_INTS) >= _KEPT_INTS:
+            _INTS.clear()
+        handle = np.array([value], scalar_dtype(value).numpy)
+        handle.flags.writeable = False
+        tensor = _INTS[value] = values.make(handle, scalar_dtype(value))
+    return tensor
 
 
 def flat_view(buffer: Buffer[Any]) -> values.Array:
