@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call for a submission: the differential tests, the tensor-core benchmark, then the
+# One device call for a submission: the tensor-core benchmark, the differential tests, then the
 # test suite on the cupy backend in one process (files that need mypy, the docs or a second GPU
 # left out), each under its own time limit so a short lease still returns what finished.
 # Logs under ${OUT:-/tmp/gpu_final}; the summary is printed last.
@@ -9,14 +9,14 @@ OUT="${OUT:-/tmp/gpu_final}"
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD:$PWD/backends${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export TILE_LANG_CACHE_DIR="${TILE_LANG_CACHE_DIR:-/tmp/gpu_final_cache}"
+timeout "${BENCH_S:-130}" python3 -m benchmarks.dot_bench > "$OUT/dot_bench.log" 2>&1
 timeout "${DIFF_S:-90}" python3 -m pytest -q -p no:cacheprovider -p tile_lang.pytest_plugin \
   tests/compiler/test_differential.py > "$OUT/differential.log" 2>&1
-timeout "${BENCH_S:-130}" python3 -m benchmarks.dot_bench > "$OUT/dot_bench.log" 2>&1
 timeout "${TESTS_S:-240}" python3 -m pytest -q -p no:cacheprovider -p tile_lang.pytest_plugin --tile-backend=cupy tests \
   --ignore=tests/test_typing.py --ignore=tests/test_docs.py --ignore=tests/fuzz --ignore=tests/test_packaging.py \
   --ignore=tests/test_multi_gpu.py --ignore=tests/test_layering.py --ignore=tests/compiler/test_differential.py \
   --tb=short > "$OUT/tests.log" 2>&1
 [ "${MEMORY_BENCH:-0}" = 1 ] && python3 -m benchmarks.gpu_bench > "$OUT/gpu_bench.log" 2>&1
-tail -3 "$OUT/differential.log"
 tail -16 "$OUT/dot_bench.log"
+tail -3 "$OUT/differential.log"
 grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests.log" | tail -30
