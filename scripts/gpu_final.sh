@@ -20,3 +20,4 @@ timeout "${TESTS_S:-240}" python3 -m pytest -q -p no:cacheprovider -p tile_lang.
 tail -16 "$OUT/dot_bench.log"
 tail -3 "$OUT/differential.log"
 grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests.log" | tail -30
+tail -c 400 "$OUT/tests.log"
