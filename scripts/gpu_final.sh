@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One device call for a submission: the tensor-core benchmark, the differential tests, then the
-# test suite on the cupy backend in one process (files that need mypy, the docs or a second GPU
-# left out), each under its own time limit so a short lease still returns what finished.
+# The GPU check in one device call: the tensor-core benchmark, the differential tests, the test
+# suite on the cupy backend in one process (files that need mypy, the docs or a second GPU left
+# out), then the memory-bound benchmark (MEMORY_BENCH=0 skips it), each under its own time limit
+# so a short lease still returns what finished.
 # Logs under ${OUT:-/tmp/gpu_final}; the summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +17,9 @@ timeout "${TESTS_S:-240}" python3 -m pytest -q -p no:cacheprovider -p tile_lang.
   --ignore=tests/test_typing.py --ignore=tests/test_docs.py --ignore=tests/fuzz --ignore=tests/test_packaging.py \
   --ignore=tests/test_multi_gpu.py --ignore=tests/test_layering.py --ignore=tests/compiler/test_differential.py \
   --tb=short > "$OUT/tests.log" 2>&1
-[ "${MEMORY_BENCH:-0}" = 1 ] && python3 -m benchmarks.gpu_bench > "$OUT/gpu_bench.log" 2>&1
+[ "${MEMORY_BENCH:-1}" = 1 ] && timeout "${MEMORY_S:-150}" python3 -m benchmarks.gpu_bench > "$OUT/gpu_bench.log" 2>&1
 tail -16 "$OUT/dot_bench.log"
 tail -3 "$OUT/differential.log"
 grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests.log" | tail -30
 tail -c 400 "$OUT/tests.log"
+[ -e "$OUT/gpu_bench.log" ] && tail -14 "$OUT/gpu_bench.log"
