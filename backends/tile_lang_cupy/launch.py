@@ -8,6 +8,7 @@ read (see :mod:`tile_lang_cupy.artifacts`), and its metadata records how to pack
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tile_lang.buffer import Buffer
+from tile_lang.errors import LaunchError
 from tile_lang.kernel import Launch
 from tile_lang.launch_cache import Runner, int_class, typed
 from tile_lang.reads import fingerprint
@@ -145,12 +147,36 @@ def load(launch: Launch, spec_text: str | None, capability: int) -> Compiled:
     disk = cache.open_cache()
     toolchain = nvrtc.toolchain(target(capability))
     gen = artifacts.generated(launch.kernel, lambda: launch_spec(launch, capability), spec_text, disk)
+    device = cupy.cuda.runtime.getDevice()
+    limit = _shared_limit(device)
+    if limit is not None:
+        check_shared_memory(launch, gen.smem_bytes, limit)
     function = _function(gen, toolchain, disk)
     if gen.smem_bytes > 48 * 1024:
         function.max_dynamic_shared_size_bytes = gen.smem_bytes
-    device = cupy.cuda.runtime.getDevice()
     return Compiled(gen.threads, gen.smem_bytes, make_packer(gen.params), time.perf_counter() - start, device,
                     function.kernel, cupy.cuda.runtime.getDevice)
+
+
+@functools.cache
+def _shared_limit(device: int) -> int | None:
+    """The most shared memory one block may have on ``device`` (after opting in above 48 KB)."""
+    import cupy
+
+    limit = cupy.cuda.runtime.getDeviceProperties(device).get("sharedMemPerBlockOptin")
+    return int(limit) if limit else None
+
+
+def check_shared_memory(launch: Launch, needed: int, limit: int) -> None:
+    """A launch whose blocks need more shared memory than the device gives one block fails here,
+    naming the kernel and what to change, not as a CUDA error code at the launch."""
+    if needed > limit:
+        consts = ", ".join(f"{k}={v!r}" for k, v in sorted(launch.constexprs.items()))
+        raise LaunchError(
+            f"kernel {launch.kernel.name}: a block needs {needed} bytes of shared memory with "
+            f"num_warps={launch.options.num_warps}, num_stages={launch.options.num_stages}"
+            f"{', ' + consts if consts else ''}; this device gives a block at most {limit}: lower num_stages "
+            f"or the block sizes")
 
 
 def _function(gen: artifacts.Generated, toolchain: artifacts.Toolchain, disk: cache.DiskCache) -> Any:

@@ -513,3 +513,25 @@ def test_hopper_fp8_matmul_on_the_emulator_matches_float64(fp8: Any, warps: int,
     _on_emulator(launch, arch=90)
     want = a.astype(np.float64) @ bt.astype(np.float64).T
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("stages, fits", [(3, True), (5, False)])
+def test_blocks_needing_more_shared_memory_than_the_device_gives_are_a_launch_error(stages: int, fits: bool) -> None:
+    """The benchmark matmul's 128x256x64 f16 tiles take 48 KB of shared memory a stage: 3 stages
+    fit the 227 KB an H200 gives a block; 5 do not, and the launch says so, naming the kernel,
+    its options and what to change, before any CUDA call (not a CUDA error code at launch)."""
+    from benchmarks.dot_kernels import matmul
+    from tile_lang.kernel import Launch
+    from tile_lang_cupy.launch import check_shared_memory
+
+    consts = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)
+    spec = _aligned_spec(matmul, 4096, 8, stages, dtypes.F16, ("stride_bn",), None, **consts)
+    needed = generate(compile_ir(matmul, replace(spec, arch=90))).smem_bytes
+    launch = Launch(matmul, (1, 1, 1), (), consts, tl.Options(num_warps=8, num_stages=stages))
+    h200 = 232448  # cudaDevAttrMaxSharedMemoryPerBlockOptin on an H200
+    if fits:
+        check_shared_memory(launch, needed, h200)
+        return
+    with pytest.raises(tl.LaunchError, match=rf"kernel matmul: a block needs {needed} bytes of shared memory with "
+                                             rf"num_warps=8, num_stages=5, BLOCK_K=64.*at most {h200}: lower num_stages"):
+        check_shared_memory(launch, needed, h200)
