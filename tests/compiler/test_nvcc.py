@@ -9,6 +9,7 @@ Marked ``slow`` (about 40 s of nvcc): left out of a plain ``pytest``, run by ``p
 from __future__ import annotations
 
 import importlib
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +66,38 @@ def test_example_kernels_compile(example: str, tmp_path: Path, need_cuda_compile
     assert specs, f"example {example} launched nothing"
     for kernel, spec in specs.values():
         _check(kernel, spec, tmp_path)
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if e in ("matmul", "matmul_autotune", "linear")])
+def test_example_dots_use_the_instructions_inspect_names(example: str, tmp_path: Path) -> None:
+    """Every dot an example launches, compiled for sm_80 and for sm_90a: the PTX holds
+    ``mma.sync`` or ``wgmma.mma_async`` exactly where ``inspect`` says the dot runs on tensor
+    cores with that instruction (and neither for a dot it says stays on CUDA cores)."""
+    from dataclasses import replace
+
+    from tile_lang.compiler.ir import Op, walk
+    from tile_lang.compiler.printer import dot_unit
+
+    if NVCC is None:
+        pytest.skip("nvcc is not installed: no PTX to check")
+    from tile_lang_cupy.headers import INCLUDE_DIR
+
+    seen: set[str] = set()
+    for launch in record_example(example):
+        for arch, target in ((80, "compute_80"), (90, "compute_90a")):
+            fn = compile_ir(launch.kernel, replace(launch_spec(launch), arch=arch))
+            units = {dot_unit(n) for n in walk(fn.body) if n.op is Op.DOT}
+            key = f"{launch.kernel.name} {arch} {sorted(units)}"
+            if not units or key in seen:
+                continue
+            seen.add(key)
+            src = tmp_path / "k.cu"
+            src.write_text(generate(fn).source)
+            done = subprocess.run([NVCC, "--ptx", f"-gencode=arch={target},code={target}", "-std=c++17",
+                                   f"-I{INCLUDE_DIR}", str(src), "-o", str(tmp_path / "k.ptx")],
+                                  capture_output=True, text=True, check=False)
+            assert done.returncode == 0, done.stderr
+            ptx = (tmp_path / "k.ptx").read_text()
+            assert ("wgmma.mma_async" in ptx) == any("wgmma" in u for u in units), key
+            assert ("mma.sync" in ptx) == any("mma.sync" in u for u in units), key
+    assert seen, f"example {example} launched no dot"

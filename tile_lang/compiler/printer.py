@@ -47,11 +47,11 @@ def _node(node: Node, names: _Names) -> str:
     if node.loc is not None:
         text += f"  @{node.loc.line}"
     if node.op is Op.DOT and node.layout is not None:
-        text += f"  ; {_dot_unit(node)}"
+        text += f"  ; {dot_unit(node)}"
     return text
 
 
-def _dot_unit(node: Node) -> str:
+def dot_unit(node: Node) -> str:
     """Which units a dot runs on, once layouts are assigned (why not tensor cores: see
     ``passes.layouts.mma_layout``)."""
     if not isinstance(node.layout, Mma):
