@@ -268,3 +268,21 @@ def test_tuned_launches_keep_the_kernel_signature_under_mypy(tmp_path: Path) -> 
                                      "--follow-imports", "silent", str(source)])
     errors = [line.split(": error: ")[0].rsplit(":", 1)[1] for line in out.splitlines() if ": error: " in line]
     assert errors == ["11", "12"], out + err
+
+
+def test_configs_the_device_cannot_hold_are_skipped(timed: list[Launch]) -> None:
+    """A config whose launch is OutOfResources (a block needing more shared memory than the
+    device gives one) is timed as infinite and passed over; the others still race, and the
+    launch runs with one of them, right."""
+    backend = registry.get("timed_numpy")
+    real = backend.launch
+
+    def small_blocks_only(launch: Launch) -> None:
+        if launch.constexprs["BLOCK"] > 128:
+            raise tl.OutOfResources(f"kernel {launch.kernel.name}: a block needs too much shared memory")
+        real(launch)
+
+    setattr(backend, "launch", small_blocks_only)
+    tuned = tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=2, cache_results=False)(scale)
+    _run_scale(tuned, 1000)  # NaN-poisoned output checked against float64 there
+    assert timed[-1].constexprs["BLOCK"] <= 128

@@ -13,7 +13,7 @@ from tile_lang.dtypes import (
     bf16, bfloat16, bool_, f8e4m3, f8e5m2, f16, f32, f64, float8e4nv, float8e5, float16, float32, float64, i1, i8,
     i16, i32, i64, int1, int8, int16, int32, int64, u8, u16, u32, u64, uint8, uint16, uint32, uint64,
 )
-from tile_lang.errors import BackendError, CompilerBug, KernelError, LaunchError, TileLangError
+from tile_lang.errors import BackendError, CompilerBug, KernelError, LaunchError, OutOfResources, TileLangError
 from tile_lang.func import Func, func
 from tile_lang.host import empty, to_device, wrap
 from tile_lang.kernel import Grid, Kernel, Launcher, Options, kernel
@@ -55,7 +55,7 @@ __all__ = [
     "Autotuner", "Config", "Heuristics", "autotune", "heuristics", "testing",
     "BackendError", "CompilerBug", "TileLangError",
     "Bool", "BoolTensor", "BackendInfo", "BlockPointer", "Buffer", "Constexpr", "Dtype", "Float", "Func",
-    "Grid", "I32Tensor", "Int", "Kernel", "KernelError", "LaunchError", "Launcher", "Options", "Pointer",
+    "Grid", "I32Tensor", "Int", "Kernel", "KernelError", "LaunchError", "Launcher", "Options", "OutOfResources", "Pointer",
     "R0", "R1", "R2", "R3", "Rank", "Tensor", "Tensor0", "Tensor1", "Tensor2", "Tensor3", "TensorDescriptor",
     "UInt", "W8",
     "bfloat16", "float8e4nv", "float8e5", "float16", "float32", "float64", "int1", "int8", "int16", "int32", "int64",

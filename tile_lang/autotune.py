@@ -18,13 +18,15 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypedDict, overload
 
 from tile_lang import registry, testing
 from tile_lang.diskcache import DiskCache, code_version, digest, open_cache
 from tile_lang.buffer import Buffer
-from tile_lang.errors import CompilerBug, KernelError, LaunchError
+from tile_lang.errors import CompilerBug, KernelError, LaunchError, OutOfResources
+from tile_lang.host import MultiDeviceBackend
 from tile_lang.kernel import Grid, Kernel, Options, P
 from tile_lang.signature import ParamKind
 
@@ -234,8 +236,11 @@ class Autotuner(Wrapper[P]):
                buffers: Mapping[str, Buffer[Any]], saved: Mapping[str, Any]) -> float:
         """Milliseconds per launch of ``config``; infinite if it cannot launch here (resources)."""
         try:
-            return float(testing.do_bench(lambda: self._run(config, grid, options, named, buffers),
-                                          warmup=self.warmup, rep=self.rep))
+            with _on_buffers_device(buffers):  # CUDA events time the stream of the current device
+                return float(testing.do_bench(lambda: self._run(config, grid, options, named, buffers),
+                                              warmup=self.warmup, rep=self.rep))
+        except OutOfResources:
+            return float("inf")
         except (KernelError, LaunchError, CompilerBug):
             raise  # a bug in the kernel, the launch or the compiler, not a config that does not fit
         except Exception:
@@ -343,6 +348,15 @@ def _source(inner: Kernel[Any] | Wrapper[Any]) -> str:
         return inspect.getsource(kernel.fn)
     except OSError:
         return kernel.fn.__code__.co_code.hex()
+
+
+def _on_buffers_device(buffers: Mapping[str, Buffer[Any]]) -> AbstractContextManager[object]:
+    """The launch's device current while it is timed (its buffers' device, where the backend
+    has several)."""
+    for buffer in buffers.values():
+        if isinstance(buffer.backend, MultiDeviceBackend):
+            return buffer.backend.on_device(buffer.device)
+    return nullcontext()
 
 
 def _device(backend_name: str) -> str:

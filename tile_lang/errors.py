@@ -27,6 +27,11 @@ class LaunchError(TileLangError, TypeError):
     """A launch that cannot run: bad grid, wrong argument kind or dtype, missing constexpr."""
 
 
+class OutOfResources(LaunchError):
+    """A launch config needs more of a device resource (shared memory a block) than the device
+    has (Triton's name): the autotuner skips such a config; a plain launch reports it."""
+
+
 class KernelError(TileLangError):
     """A problem at a line of a kernel's source, shown with a caret excerpt.
 

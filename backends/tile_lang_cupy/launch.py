@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tile_lang.buffer import Buffer
-from tile_lang.errors import LaunchError
+from tile_lang.errors import OutOfResources
 from tile_lang.kernel import Launch
 from tile_lang.launch_cache import Runner, int_class, typed
 from tile_lang.reads import fingerprint
@@ -172,7 +172,7 @@ def check_shared_memory(launch: Launch, needed: int, limit: int) -> None:
     naming the kernel and what to change, not as a CUDA error code at the launch."""
     if needed > limit:
         consts = ", ".join(f"{k}={v!r}" for k, v in sorted(launch.constexprs.items()))
-        raise LaunchError(
+        raise OutOfResources(
             f"kernel {launch.kernel.name}: a block needs {needed} bytes of shared memory with "
             f"num_warps={launch.options.num_warps}, num_stages={launch.options.num_stages}"
             f"{', ' + consts if consts else ''}; this device gives a block at most {limit}: lower num_stages "
