@@ -363,18 +363,20 @@ def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str,
 
 
 @_EMULATED
-@pytest.mark.parametrize("warps, bn, stages", [(4, 64, 3), (8, 128, 2), (4, 256, 1)])
-def test_hopper_wgmma_matmul_on_the_emulator_matches_float64(warps: int, bn: int, stages: int) -> None:
+@pytest.mark.parametrize("warps, bm, bn, bk, stages", [(4, 64, 64, 64, 3), (8, 128, 128, 64, 2), (4, 64, 256, 64, 1),
+                                                    (4, 128, 64, 128, 2)])
+def test_hopper_wgmma_matmul_on_the_emulator_matches_float64(warps: int, bm: int, bn: int, bk: int, stages: int) -> None:
     """The sm_90a code (wgmma from swizzled shared memory through descriptors, accumulating in
     place across a pipelined loop) on the emulator, whose wgmma follows the PTX definitions of
-    the descriptors, the swizzle and the fragments: ragged M, N and K, any trip count."""
+    the descriptors, the swizzle and the fragments: ragged M, N and K, any trip count, two m64
+    tiles a warpgroup, K in two 64-element panels."""
     from benchmarks.dot_kernels import matmul
 
-    rng = np.random.default_rng(warps * 1000 + bn + stages)
-    bm, m, n, k = 16 * warps, 16 * warps + 24, bn + 48, 3 * 64 + 32  # strides divisible by 16, as the spec
+    rng = np.random.default_rng(warps * 1000 + bn + stages + bk)
+    m, n, k = bm + 24, bn + 48, 3 * bk + 32  # strides divisible by 16, as the spec
     a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
     c = np.full((m, n), np.nan, np.float16)
-    spec = _aligned_spec(matmul, 64, warps, stages, dtypes.F16, ("stride_bn",), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64,
+    spec = _aligned_spec(matmul, 64, warps, stages, dtypes.F16, ("stride_bn",), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                          GROUP_M=2)
     assert "wgmma" in generate(compile_ir(matmul, replace(spec, arch=90))).source
 
@@ -383,7 +385,7 @@ def test_hopper_wgmma_matmul_on_the_emulator_matches_float64(warps: int, bn: int
         grid = (tl.cdiv(m, bm) * tl.cdiv(n, bn),)
         matmul[grid, tl.Options(num_warps=warps, num_stages=stages)](
             tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), out, m, n, k, k, n, 1, n,
-            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_M=2)
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=2)
         c[...] = out.numpy()
 
     _on_emulator(launch, arch=90)
