@@ -8,6 +8,11 @@ augmented, annotated, tuple targets, ``:=``) and calls (a @tl.func runs its own 
 Any other statement (``try``, ``with``, a loop with ``else``, an assignment to an attribute or an
 item, ``del``, a nested ``def``...) is left as written behind a check that every program of the
 group is executing it. This works on the Python source only, independently of the compiler.
+
+The *checked version* (what runs first, unmasked) is the source as written but for what
+:class:`_Checks` rewrites: the constructs whose rules (``tile_lang.semantics``) need the
+source, not only the values (``and``/``or``, ``assert``, ``range`` bounds), and calls, so a
+@tl.func runs its own checked version.
 """
 
 from __future__ import annotations
