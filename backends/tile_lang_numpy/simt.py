@@ -270,12 +270,12 @@ def _boolean(x: object, y: Callable[[], object], conjunction: bool) -> object:
     engine = builtin.active_engine()
     assert isinstance(engine, Engine)
     left = _flags(engine, x)
-    rest = _where(engine, left if conjunction else ~left, y)
+    rest = _run_by(engine, left if conjunction else ~left, y)
     right = _flags(engine, rest) if isinstance(rest, Tensor) else np.asarray([bool(rest)])
     return values.make(left & right if conjunction else left | right, BOOL)
 
 
-def _where(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
+def _run_by(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
     """``y()`` run by the executing programs among ``programs`` (per program, or one flag for
     all). As written (no SIMT state) a split raises :class:`Divergent`: the SIMT version reruns."""
     state = _STATE.get(None)

@@ -164,8 +164,9 @@ def constant_index(value: object) -> int:
 def decides(value: object, conjunction: bool) -> bool:
     """Whether a compile-time operand of ``and`` (``conjunction``) or ``or`` decides the result
     alone (a false one for ``and``, a true one for ``or``): the operators stop there, as in
-    Triton, without evaluating what follows. Runtime operands are all evaluated (no short
-    circuit on the device), each one under :func:`condition`."""
+    Triton, without evaluating what follows. A runtime operand (under :func:`condition`) is
+    followed by a branch: the rest runs where it does not decide, and its rules apply even
+    where no program runs it."""
     return bool(value) != conjunction
 
 
