@@ -17,7 +17,6 @@ from tile_lang.errors import KernelError
 from tile_lang.kernel import Kernel
 from tile_lang import registry
 from tile_lang import dtypes
-from tile_lang.dtypes import DType
 
 from tests.compiler.emulator import NAME, EmuBackend
 
@@ -192,6 +191,43 @@ def range_to_a_float(x: Pointer[f32], BLOCK: constexpr) -> None:
 
 
 @tl.kernel
+def or_of_a_decided_scalar_and_a_block(x: Pointer[i32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, offs, mask=(n > 3) or (offs < 3))
+
+
+@tl.kernel
+def and_of_a_decided_scalar_and_a_block(x: Pointer[i32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    if n < 3 and offs < 3:
+        tl.store(x + offs, offs)
+
+
+@tl.kernel
+def static_assert_fails(x: Pointer[i32], BLOCK: constexpr) -> None:
+    assert BLOCK > 8, "BLOCK must exceed 8"
+    tl.store(x + tl.arange(0, BLOCK), 1)
+
+
+@tl.kernel
+def range_to_a_float_constexpr(x: Pointer[f32], BLOCK: constexpr) -> None:
+    for i in range(BLOCK):
+        tl.store(x + i, 1.0)
+
+
+@tl.kernel
+def tl_range_to_a_float_constexpr(x: Pointer[f32], BLOCK: constexpr) -> None:
+    for i in tl.range(0, BLOCK, 2):
+        tl.store(x + i, 1.0)
+
+
+@tl.kernel
+def static_range_to_a_float_constexpr(x: Pointer[f32], BLOCK: constexpr) -> None:
+    for i in tl.static_range(BLOCK):
+        tl.store(x + i, 1.0)
+
+
+@tl.kernel
 def sized_by_block(x: Pointer[i32], BLOCK: constexpr) -> None:
     tl.store(x + tl.arange(0, BLOCK), 1)
 
@@ -301,6 +337,14 @@ REJECTED = [
     (assert_on_a_block, "assert offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
     (range_over_a_block, "range(offs)", "a block of shape [8] used as an integer", {"BLOCK": 8}),
     (range_to_a_float, "range(tl.load", "a tl.f32 scalar used as an integer (range bound or index)", {"BLOCK": 8}),
+    (or_of_a_decided_scalar_and_a_block, "or (offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (and_of_a_decided_scalar_and_a_block, "and offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (static_assert_fails, "assert BLOCK", "assertion failed: BLOCK must exceed 8", {"BLOCK": 8}),
+    (range_to_a_float_constexpr, "range(BLOCK)", "a tl.f32 scalar used as an integer (range bound or index)",
+     {"BLOCK": 4.0}),
+    (tl_range_to_a_float_constexpr, "tl.range(0, BLOCK", "a tl.f32 scalar used as an integer", {"BLOCK": 4.0}),
+    (static_range_to_a_float_constexpr, "tl.static_range(BLOCK)", "a tl.f32 scalar used as an integer",
+     {"BLOCK": 4.0}),
     (sized_by_block, "tl.arange(0, BLOCK)", "tl.arange: end must be a compile-time int, got 64.0 (a float)",
      {"BLOCK": 64.0}),
     (zeros_sized_by_block, "tl.zeros", "tl.zeros: shape must be a compile-time int, got '8' (a str)", {"BLOCK": "8"}),
@@ -324,9 +368,7 @@ REJECTED = [
 @pytest.mark.parametrize("kernel, needle, message, constexprs", REJECTED, ids=[str(case[1]) for case in REJECTED])
 def test_both_backends_reject_with_one_message_at_the_users_line(kernel: Kernel[Any], needle: str, message: str,
                                                                  constexprs: dict[str, Any]) -> None:
-    buffers = [tl.to_device(np.zeros(8, kernel_dtype.numpy)) for kernel_dtype in _pointer_dtypes(kernel)]
-    scalars = [8] if kernel is runtime_arange else []
-    ref = _reference_error(kernel, *buffers, *scalars, **constexprs)
+    ref = _reference_error(kernel, *_arguments(kernel), **constexprs)
     comp = _compiler_error(kernel, **constexprs)
     line = _line(kernel, needle)
     assert (ref.lineno, comp.lineno) == (line, line)
@@ -334,10 +376,16 @@ def test_both_backends_reject_with_one_message_at_the_users_line(kernel: Kernel[
     assert message in ref.message
 
 
-def _pointer_dtypes(kernel: Kernel[Any]) -> list[DType]:
+def _arguments(kernel: Kernel[Any]) -> list[object]:
+    """A zero buffer of 8 elements for each pointer parameter, 8 for each int."""
     hints = inspect.get_annotations(kernel.fn, eval_str=True)
-    return [dtypes.dtype_of(h.__args__[0]) for name, h in hints.items()
-            if getattr(h, "__origin__", None) is Pointer]
+    made: list[object] = []
+    for hint in hints.values():
+        if getattr(hint, "__origin__", None) is Pointer:
+            made.append(tl.to_device(np.zeros(8, dtypes.dtype_of(hint.__args__[0]).numpy)))
+        elif hint is int:
+            made.append(8)
+    return made
 
 
 def test_builtin_min_on_blocks_is_rejected_on_both() -> None:
@@ -418,3 +466,85 @@ def test_offsets_plus_a_pointer_and_pointer_equality_run_on_both(backend: str) -
         got = y.numpy()
     want = np.where(np.arange(16) == 15 - np.arange(16), -1.0, x[::-1].astype(np.float64) * 2.0)
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+@tl.kernel
+def asserts_on_a_runtime_scalar(x: Pointer[f32], y: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    assert n > 0, "n must be positive"
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n, other=0.0) * 2.0, mask=offs < BLOCK)
+
+
+def test_assert_on_a_runtime_scalar_is_a_device_assertion_on_both() -> None:
+    """As in Triton: the compiler emits the device's assert at the user's line with the message;
+    the reference fails the launch there with it."""
+    line = _line(asserts_on_a_runtime_scalar, "assert n")
+    source = asserts_on_a_runtime_scalar.cuda_source(BLOCK=16)
+    before = source[:source.index('"n must be positive"')]
+    assert before.rsplit("#line ", 1)[1].startswith(f"{line} ")
+    x, y = (tl.to_device(np.zeros(16, np.float32), tl.f32) for _ in range(2))
+    error = _reference_error(asserts_on_a_runtime_scalar, x, y, 0, BLOCK=16)
+    assert error.lineno == line and "device_assert failed: n must be positive" in error.message
+
+
+def test_a_passing_runtime_assert_runs_on_both(backend: str) -> None:
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(16).astype(np.float32)
+    n = int(rng.integers(5, 12))
+    with registry.backend(backend):
+        y = tl.to_device(np.full(16, np.nan, np.float32), tl.f32)
+        asserts_on_a_runtime_scalar[(1,)](tl.to_device(x, tl.f32), y, n, BLOCK=16)
+        got = y.numpy()
+    np.testing.assert_array_equal(got, np.where(np.arange(16) < n, x.astype(np.float64) * 2.0, 0.0))
+
+
+@tl.kernel
+def guarded_by_and_or(x: Pointer[f32], out: Pointer[f32], n: int, EVERY: constexpr) -> None:
+    """``and`` guards a load past the data; a compile-time operand decides alone."""
+    pid = tl.program_id(0)
+    ok = pid < n and tl.load(x + pid) > 0.0
+    edge = pid == 0 or pid >= n - 1
+    kept = EVERY or pid % 2 == 0
+    value = 1.0 if ok else -1.0
+    tl.store(out + pid, value + (10.0 if edge else 0.0) + (100.0 if kept else 0.0))
+
+
+@pytest.mark.parametrize("every", [False, True])
+def test_and_or_on_runtime_scalars_run_on_both(backend: str, every: bool) -> None:
+    rng = np.random.default_rng(5)
+    n = 9
+    x = rng.standard_normal(n).astype(np.float32)
+    with registry.backend(backend):
+        out = tl.to_device(np.full(n + 3, np.nan, np.float32), tl.f32)
+        guarded_by_and_or[(n + 3,)](tl.to_device(x, tl.f32), out, n, EVERY=every)
+        got = out.numpy()
+    pid = np.arange(n + 3)
+    ok = (pid < n) & (np.concatenate([x, np.zeros(3, np.float32)]) > 0)
+    kept = np.full(n + 3, True) if every else pid % 2 == 0
+    want = np.where(ok, 1.0, -1.0) + 10.0 * ((pid == 0) | (pid >= n - 1)) + 100.0 * kept
+    np.testing.assert_array_equal(got, want)
+
+
+@tl.kernel
+def sums_over_ranges(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    acc = tl.load(x) * 0.0  # an f32 scalar, typed as one
+    for i in range(n):
+        acc += tl.load(x + i)
+    for i in tl.range(1, n, 2):
+        acc += 10.0 * tl.load(x + i)
+    for i in tl.static_range(BLOCK):
+        acc += 100.0 * tl.load(x + i)
+    tl.store(out + tl.program_id(0), acc)
+
+
+def test_integer_range_bounds_run_on_both(backend: str) -> None:
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(16).astype(np.float32)
+    n = int(rng.integers(5, 16))
+    with registry.backend(backend):
+        out = tl.to_device(np.full(2, np.nan, np.float32), tl.f32)
+        sums_over_ranges[(2,)](tl.to_device(x, tl.f32), out, n, BLOCK=4)
+        got = out.numpy()
+    x64 = x.astype(np.float64)
+    want = x64[:n].sum() + 10.0 * x64[1:n:2].sum() + 100.0 * x64[:4].sum()
+    np.testing.assert_allclose(got, [want, want], rtol=1e-5)

@@ -63,13 +63,14 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
     start, group = 0, min(total, FIRST_GROUP)
     sequential = False
     masked = simt.version(launch.kernel.fn) if launch.kernel in _DIVERGING else None
+    plain = simt.version(launch.kernel.fn, masked=False) or launch.kernel.fn
     while start < total:
         count = 1 if sequential else min(group, total - start)
         engine = _engine(launch, start, count, journal, tracker)
         args = _kernel_args(launch, memories)
         mark = journal.mark()
         try:
-            _execute(launch, engine, args, None if sequential else masked)
+            _execute(engine, plain if sequential or masked is None else masked, args, masked is not None and not sequential)
         except Divergent as exc:
             journal.rollback(mark)  # its writes and its prints are dropped: the group reruns
             if tracker is not None:
@@ -136,16 +137,16 @@ def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[va
 _cached_ids = functools.lru_cache(maxsize=256)(_program_ids)  # a small test's launches repeat the same few groups
 
 
-def _execute(launch: Launch, engine: Engine, args: dict[str, Any], masked: Callable[..., Any] | None) -> None:
-    """Run the kernel once for the group (its SIMT version ``masked`` if given); any failure
-    other than a KernelError surfaces as one at the innermost line of user code, with the
-    original exception chained."""
+def _execute(engine: Engine, fn: Callable[..., Any], args: dict[str, Any], masked: bool) -> None:
+    """Run the kernel's version ``fn`` once for the group (``masked``: its SIMT version); any
+    failure other than a KernelError surfaces as one at the innermost line of user code, with
+    the original exception chained."""
     try:
         with builtin.engine(engine), np.errstate(all="ignore"):  # wrap-around and inf/nan are GPU semantics
-            if masked is None:
-                launch.kernel.fn(**args)
+            if masked:
+                simt.execute(engine, fn, args)
             else:
-                simt.execute(engine, masked, args)
+                fn(**args)
     except (KernelError, Divergent):
         raise
     except Exception as exc:

@@ -38,15 +38,15 @@ def num_programs(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 def scalar_values(engine: Engine, x: Tensor[Any, Any]) -> np.ndarray[Any, Any]:
     """Each program's value of a tensor ``x`` used as a condition (program axis of P or 1),
     after the rule that a condition is a scalar."""
-    _checked(engine, semantics.condition, x.block_shape)
+    ruled(engine, semantics.condition, x.block_shape)
     return values.array(x)
 
 
-def _checked(engine: Engine, rule: Callable[..., None], *args: Any) -> None:
+def ruled(engine: Engine, rule: Callable[..., Any], *args: Any) -> Any:
     """``rule(*args)``, its SemanticError located at the user's line (callers outside
-    :meth:`Engine.call`: the SIMT version's control flow)."""
+    :meth:`Engine.call`: Python control flow in the kernel's source)."""
     try:
-        rule(*args)
+        return rule(*args)
     except SemanticError as exc:
         raise engine.error(str(exc)) from None
 
@@ -58,7 +58,7 @@ def truth(engine: Engine, a: Mapping[str, Any]) -> bool:
 
 def integer_values(engine: Engine, x: Tensor[Any, Any]) -> np.ndarray[Any, Any]:
     """Each program's value of an integer scalar (a range bound or an index)."""
-    _checked(engine, semantics.index, x.block_shape, x.type)
+    ruled(engine, semantics.index, x.block_shape, x.type)
     return values.array(x)
 
 

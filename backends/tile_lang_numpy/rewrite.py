@@ -8,6 +8,11 @@ augmented, annotated, tuple targets, ``:=``) and calls (a @tl.func runs its own 
 Any other statement (``try``, ``with``, a loop with ``else``, an assignment to an attribute or an
 item, ``del``, a nested ``def``...) is left as written behind a check that every program of the
 group is executing it. This works on the Python source only, independently of the compiler.
+
+The *checked version* (what runs first, unmasked) is the source as written but for what
+:class:`_Checks` rewrites: the constructs whose rules (``tile_lang.semantics``) need the
+source, not only the values (``and``/``or``, ``assert``, ``range`` bounds), and calls, so a
+@tl.func runs its own checked version.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.L
           ast.DictComp, ast.GeneratorExp)
 
 
-def transform(fn: FunctionType, runtime: ModuleType, unbound: object) -> FunctionType | None:
+def transform(fn: FunctionType, runtime: ModuleType, unbound: object, masked: bool = True) -> FunctionType | None:
     """``fn`` rewritten to call ``runtime`` (the :mod:`simt` module), or None when its source
-    cannot be read or parsed."""
+    cannot be read or parsed. ``masked``: its SIMT version; otherwise its checked version, as
+    written but for the constructs whose rules need the source (:class:`_Checks`)."""
     try:
         lines, first = inspect.getsourcelines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
@@ -39,7 +45,10 @@ def transform(fn: FunctionType, runtime: ModuleType, unbound: object) -> Functio
     ast.increment_lineno(tree, first - 1)
     _strip_annotations(fdef)
     fdef.decorator_list = []
-    fdef.body = _Rewriter(fdef).function_body()
+    if masked:
+        fdef.body = _Rewriter(fdef).function_body()
+    else:
+        fdef.body = [_Checks("checked").statement_of(stmt) for stmt in fdef.body]
     freevars = fn.__code__.co_freevars
     outer = ast.FunctionDef(
         name="_tl_outer", args=_arguments([RUNTIME, UNBOUND, *freevars]), decorator_list=[], returns=None,
@@ -111,10 +120,65 @@ def _assigned(body: list[ast.stmt]) -> set[str]:
     return found - declared
 
 
-class _Rewriter(ast.NodeTransformer):
+class _Checks(ast.NodeTransformer):
+    """The constructs whose rules need the source, as both versions write them: ``and``/``or``
+    (a compile-time operand that decides ends them; runtime operands are all evaluated),
+    ``assert`` (a device assertion on a runtime scalar), the bounds of ``for ... in range(...)``,
+    and calls (a @tl.func runs its own version, made by ``runtime.<callee>``)."""
+
+    def __init__(self, callee: str) -> None:
+        self.callee = callee
+
+    def expr(self, node: ast.expr) -> ast.expr:
+        result = self.visit(node)
+        assert isinstance(result, ast.expr)
+        return result
+
+    def statement_of(self, s: ast.stmt) -> ast.stmt:
+        made = self.visit(s)
+        assert isinstance(made, ast.stmt)
+        return made
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        source = ast.unparse(node.test)
+        return ast.copy_location(assertion(source, self.expr(node.test), node.msg and self.expr(node.msg)), node)
+
+    def visit_For(self, node: ast.For) -> ast.stmt:
+        self.generic_visit(node)
+        it = node.iter
+        if isinstance(it, ast.Call):
+            it.func = ast.copy_location(_call(RUNTIME, "ranged", it.func), it.func)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        node.func = ast.copy_location(_call(RUNTIME, self.callee, node.func), node.func)
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        parts = [self.expr(v) for v in node.values]
+        attr = "and_" if isinstance(node.op, ast.And) else "or_"
+        out = parts[-1]
+        for part in reversed(parts[:-1]):
+            out = _call(RUNTIME, attr, part, _thunk(out))
+        return ast.copy_location(out, node)
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
+        return node  # its own scope: left as written
+
+
+def assertion(source: str, test: ast.expr, msg: ast.expr | None) -> ast.stmt:
+    """``assert test, msg`` (``source``: the test as written) as a call of ``runtime.assert_``,
+    the message evaluated on failure only."""
+    thunk = _thunk(msg) if msg is not None else ast.Constant(None)
+    return ast.Expr(_call(RUNTIME, "assert_", test, thunk, ast.Constant(source)))
+
+
+class _Rewriter(_Checks):
     """Rewrites one function body; statements map to lists of statements."""
 
     def __init__(self, fdef: ast.FunctionDef) -> None:
+        super().__init__("fn")
         self.fdef = fdef
         self.names = itertools.count()
         self.loops: list[str | None] = []  # the innermost loop's runtime object; None: left as written
@@ -144,11 +208,6 @@ class _Rewriter(ast.NodeTransformer):
                 out.append(ast.copy_location(made, stmt))
         return out
 
-    def expr(self, node: ast.expr) -> ast.expr:
-        result = self.visit(node)
-        assert isinstance(result, ast.expr)
-        return result
-
     # ---------------------------------------------------------------- statements
 
     def statement(self, s: ast.stmt) -> list[ast.stmt]:
@@ -177,7 +236,7 @@ class _Rewriter(ast.NodeTransformer):
             case ast.Expr(value=value):
                 return [ast.Expr(self.expr(value))]
             case ast.Assert(test=test, msg=msg):
-                return [ast.Assert(self.expr(test), msg)]
+                return [assertion(ast.unparse(test), self.expr(test), msg and self.expr(msg))]
             case ast.Pass() | ast.Break() | ast.Continue() | ast.Raise() | ast.Import() | ast.ImportFrom():
                 return [s]
         what = f"a {type(s).__name__.lower()} statement"
@@ -226,19 +285,6 @@ class _Rewriter(ast.NodeTransformer):
 
     # ---------------------------------------------------------------- expressions
 
-    def visit_Call(self, node: ast.Call) -> ast.expr:
-        self.generic_visit(node)
-        node.func = ast.copy_location(_call(RUNTIME, "fn", node.func), node.func)
-        return node
-
-    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
-        parts = [self.expr(v) for v in node.values]
-        attr = "and_" if isinstance(node.op, ast.And) else "or_"
-        out = parts[-1]
-        for part in reversed(parts[:-1]):
-            out = _call(RUNTIME, attr, part, _thunk(out))
-        return ast.copy_location(out, node)
-
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         if isinstance(node.op, ast.Not):
             return ast.copy_location(_call(RUNTIME, "not_", self.expr(node.operand)), node)
@@ -260,6 +306,3 @@ class _Rewriter(ast.NodeTransformer):
     def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
         node.value = _call(RUNTIME, "assign", self.expr(node.value), ast.Name(node.target.id, ast.Load()))
         return node
-
-    def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
-        return node  # its own scope: left as written

@@ -25,14 +25,16 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
+from tile_lang import builtin
 from tile_lang.dtypes import BOOL, I32, I64
 from tile_lang.func import Func
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
+from tile_lang.semantics import operators as semantics
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import blocks, elementwise, rewrite, values
+from tile_lang_numpy import blocks, debug, elementwise, rewrite, values
 from tile_lang_numpy.engine import Divergent, Engine
-from tile_lang_numpy.program import integer_values, scalar_values
+from tile_lang_numpy.program import integer_values, ruled, scalar_values
 from tile_lang_numpy.values import Array
 
 
@@ -175,6 +177,68 @@ def fn(f: object) -> object:
     return f
 
 
+def checked(f: object) -> object:
+    """The callee of a call in a checked version: a @tl.func's checked version."""
+    if isinstance(f, Func):
+        return version(f.fn, masked=False) or f.fn
+    return f
+
+
+def ranged(f: object) -> object:
+    """The iterable's maker of a ``for`` in a checked version: a range's bounds are checked by
+    the rule the compiler applies, then it runs as written."""
+    if f not in RANGES:
+        return f
+
+    def bounded(*args: Any, **kwargs: Any) -> object:
+        for bound in range_bounds(f, args, kwargs):
+            _bound(bound)
+        assert callable(f)
+        return f(*args, **kwargs)
+    return bounded
+
+
+def range_bounds(callee: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[object, object, object]:
+    """(start, stop, step) of ``callee(*args, **kwargs)``, ``callee`` one of :data:`RANGES`."""
+    if callee is builtins.range:
+        if kwargs or not 1 <= len(args) <= 3:
+            raise TypeError(f"range expected 1 to 3 positional arguments, got {len(args)}")
+        return (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    r = tl.range(*args, **kwargs)
+    return r.start, r.end, r.step
+
+
+def _bound(bound: object) -> int | Array:
+    """A range bound: each program's value of an integer scalar, or a compile-time int."""
+    engine = builtin.active_engine()
+    assert isinstance(engine, Engine)
+    if isinstance(bound, Tensor):
+        return integer_values(engine, bound).astype(np.int64)
+    return int(ruled(engine, semantics.constant_index, bound))
+
+
+def assert_(test: object, msg: Callable[[], object] | None, source: str) -> None:
+    """``assert test, msg``: checked now on a compile-time test, a device assertion on a
+    runtime scalar (the programs executing it), rejected on a block (the compiler's rules)."""
+    engine = builtin.active_engine()
+    assert isinstance(engine, Engine)
+    if isinstance(test, Tensor):
+        flags = _flags(engine, test)
+        if bool(flags.all()):
+            return
+        message = semantics.assertion_message(None if msg is None else msg(), source)
+        debug.device_assert(engine, {"cond": values.make(flags, BOOL), "msg": message, "mask": None})
+    elif not test:
+        message = semantics.assertion_message(None if msg is None else msg(), source)
+        raise engine.error(f"assertion failed: {message}")
+
+
+def _flags(engine: Engine, x: Tensor[Any, Any]) -> Array:
+    """Each program's truth of a runtime scalar (after the rule that it is a scalar)."""
+    flags = scalar_values(engine, x)
+    return flags if flags.dtype == np.bool_ else flags != 0
+
+
 def function() -> Frame:
     return Frame(_STATE.get())
 
@@ -189,32 +253,49 @@ def loop(spins: bool) -> Loop:
 
 def and_(x: object, y: Callable[[], object]) -> object:
     """``x and y``."""
-    return _short_circuit(x, y, True)
+    return _boolean(x, y, True)
 
 
 def or_(x: object, y: Callable[[], object]) -> object:
     """``x or y``."""
-    return _short_circuit(x, y, False)
+    return _boolean(x, y, False)
 
 
-def _short_circuit(x: object, y: Callable[[], object], conjunction: bool) -> object:
-    state = _STATE.get()
+def _boolean(x: object, y: Callable[[], object], conjunction: bool) -> object:
+    """The compiler's ``and``/``or``: a compile-time ``x`` that decides the result ends it (Python's
+    value); after a runtime scalar ``x``, ``y`` runs for the programs ``x`` does not decide (for
+    none when it decides for all: ``y``'s rules still apply), and the result is a bool per program."""
     if not isinstance(x, Tensor):
-        return y() if bool(x) == conjunction else x
-    truthy, falsy = state.split(state.truth(x))
-    go_on, stop = (truthy, falsy) if conjunction else (falsy, truthy)
-    if not stop.any():
+        return x if semantics.decides(x, conjunction) else y()
+    engine = builtin.active_engine()
+    assert isinstance(engine, Engine)
+    left = _flags(engine, x)
+    rest = _run_by(engine, left if conjunction else ~left, y)
+    right = _flags(engine, rest) if isinstance(rest, Tensor) else np.asarray([bool(rest)])
+    return values.make(left & right if conjunction else left | right, BOOL)
+
+
+def _run_by(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
+    """``y()`` run by the executing programs among ``programs`` (per program, or one flag for
+    all). As written (no SIMT state) a split raises :class:`Divergent`: the SIMT version reruns."""
+    state = _STATE.get(None)
+    if state is not None:
+        saved = state.active
+        state.set_active(state.active & programs)
+        try:
+            return y()
+        finally:
+            state.set_active(saved)
+    if bool(programs.all()):
         return y()
-    if not go_on.any():
-        return x
-    saved = state.active
-    state.set_active(go_on)
+    if programs.any():
+        raise Divergent("a condition that differs between programs", engine.site())
+    saved_mask = engine.active
+    engine.active = np.zeros(engine.nprograms, bool)
     try:
-        rest = state.truth(y())
+        return y()
     finally:
-        state.set_active(saved)
-    result = truthy & rest if conjunction else truthy | (falsy & rest)
-    return values.make(result, BOOL)
+        engine.active = saved_mask
 
 
 def not_(x: object) -> object:
@@ -247,19 +328,20 @@ def select(cond: object, x: Callable[[], object], y: Callable[[], object]) -> ob
     return merge(state.engine, yes, first, second)
 
 
-def version(f: Callable[..., Any]) -> FunctionType | None:
-    """The SIMT version of a kernel's or @tl.func's function (None when its source cannot be
-    read), made once."""
+def version(f: Callable[..., Any], masked: bool = True) -> FunctionType | None:
+    """The SIMT version of a kernel's or @tl.func's function (``masked``), or its checked version
+    (see :mod:`rewrite`); None when its source cannot be read. Made once."""
     if not isinstance(f, FunctionType):
         return None
     known = _VERSIONS.get(f)
     if known is None:
-        made = rewrite.transform(f, sys.modules[__name__], UNBOUND)
-        known = _VERSIONS[f] = (made,)
-    return known[0]
+        known = _VERSIONS[f] = {}
+    if masked not in known:
+        known[masked] = rewrite.transform(f, sys.modules[__name__], UNBOUND, masked)
+    return known[masked]
 
 
-_VERSIONS: weakref.WeakKeyDictionary[FunctionType, tuple[FunctionType | None]] = weakref.WeakKeyDictionary()
+_VERSIONS: weakref.WeakKeyDictionary[FunctionType, dict[bool, FunctionType | None]] = weakref.WeakKeyDictionary()
 
 
 # ------------------------------------------------------------------------------ the constructs
@@ -419,17 +501,10 @@ class Loop:
             assert callable(callee)
             return self.over(callee(*args, **kwargs))
         self.static = callee is tl.static_range
-        if callee is builtins.range:
-            if kwargs or not 1 <= len(args) <= 3:
-                raise TypeError(f"range expected 1 to 3 positional arguments, got {len(args)}")
-            start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
-        else:
-            r = tl.range(*args, **kwargs)
-            start, stop, step = r.start, r.end, r.step
-        return self._range(start, stop, step)
+        return self._range(*range_bounds(callee, args, kwargs))
 
     def _range(self, start: object, stop: object, step: object) -> Iterator[object]:
-        bounds = [self._integers(b) for b in (start, stop, step)]
+        bounds = [_bound(b) for b in (start, stop, step)]
         uniform = [self._uniform(b) for b in bounds]
         if uniform[0] is not None and uniform[1] is not None and uniform[2] is not None:
             return self.over(builtins.range(uniform[0], uniform[1], uniform[2]))
@@ -451,13 +526,6 @@ class Loop:
                 yield values.make(start + np.int64(k * uniform[2]).astype(dtype.numpy), dtype)
             else:
                 yield values.make((first + k * step).astype(dtype.numpy), dtype)
-
-    def _integers(self, bound: object) -> int | Array:
-        if isinstance(bound, Tensor):
-            return integer_values(self.state.engine, bound).astype(np.int64)
-        if not isinstance(bound, (int, np.integer)):
-            raise TypeError(f"range bounds must be integers, got {type(bound).__name__}")
-        return int(bound)
 
     def _uniform(self, bound: int | Array) -> int | None:
         """The bound as a Python int when every program in the loop agrees on it."""

@@ -149,6 +149,34 @@ class ControlFlow:
         from tile_lang.compiler.frontend import _RETURNED
         return _RETURNED
 
+    # ---------------------------------------------------------------- and, or
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> object:
+        return self._boolean(node.values, isinstance(node.op, ast.And))
+
+    def _boolean(self, operands: Sequence[ast.expr], conjunction: bool) -> Any:
+        """``a and ...`` / ``a or ...``: a compile-time ``a`` that decides the result ends it,
+        as in Triton; after a runtime scalar ``a`` the rest is a branch taken where ``a`` does not
+        decide (so ``i < n and tl.load(p + i) > 0`` loads only where ``i < n``), built even when
+        no program takes it, so its operands' rules always apply."""
+        value = self.visit(operands[0])
+        if not isinstance(value, Node):
+            return value if len(operands) == 1 or operators.decides(value, conjunction) else \
+                self._boolean(operands[1:], conjunction)
+        operators.condition(value.ty.shape)
+        cond = self.b.truth(value)
+        if len(operands) == 1:
+            return cond
+        rest_body: list[Node] = []
+        with self.b.region(rest_body), self.runtime_branch(True):
+            rest = self.b.truth(self.b.to_node(self._boolean(operands[1:], conjunction)))
+        decided_body: list[Node] = []
+        with self.b.region(decided_body):
+            decided = self.b.to_node(not conjunction, dtypes.BOOL)
+        taken, other = Region((), tuple(rest_body), (rest,)), Region((), tuple(decided_body), (decided,))
+        if_node = self.b.emit(Op.IF, None, (cond,), regions=(taken, other) if conjunction else (other, taken))
+        return self.b.emit(Op.RESULT, Type(dtypes.BOOL), (if_node,), IndexAttr(0))
+
     # ---------------------------------------------------------------- for
 
     def visit_For(self, node: ast.For) -> object:
@@ -175,14 +203,15 @@ class ControlFlow:
         for value in (it.start, it.end, it.step):
             if isinstance(value, Node):
                 raise self.error("tl.static_range needs compile-time bounds")
-        for i in builtins.range(it.start, it.end, it.step):
+        start, end, step = (operators.constant_index(value) for value in (it.start, it.end, it.step))
+        for i in builtins.range(start, end, step):
             self.assign(node.target, i)
             if self.block(node.body):
                 return self._returned_marker()
         return None
 
     def _runtime_for(self, node: ast.For, start: Value, end: Value, step: Value, unroll: Any) -> object:
-        bounds = [self.b.to_node(v) for v in (start, end, step)]
+        bounds = [self.b.to_node(v if isinstance(v, Node) else operators.constant_index(v)) for v in (start, end, step)]
         dtype = dtypes.I32
         for bound in bounds:
             operators.index(bound.ty.shape, bound.ty.dtype)

@@ -25,7 +25,7 @@ from tile_lang.builtin import builtin_of
 from tile_lang.compiler import lowering
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
 from tile_lang.compiler.controlflow import ControlFlow, Stale
-from tile_lang.compiler.ir import Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
+from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
 from tile_lang.errors import CompilerBug, KernelError, debugging
 from tile_lang.func import inlinable
@@ -215,12 +215,15 @@ class Frontend(ControlFlow):
             raise self.error(f"unsupported assignment target {ast.unparse(target)!r}")
 
     def visit_Assert(self, node: ast.Assert) -> None:
+        """A compile-time test is checked now; a runtime scalar's is a device assertion."""
         test = self.visit(node.test)
         if isinstance(test, Node):
             operators.condition(test.ty.shape)
-            raise self.error("assert needs a compile-time condition; use tl.device_assert for runtime checks")
-        if not test:
-            raise self.error(f"assertion failed: {self.visit(node.msg) if node.msg else ast.unparse(node.test)}")
+            message = operators.assertion_message(self.visit(node.msg) if node.msg else None, ast.unparse(node.test))
+            self.b.emit(Op.ASSERT, None, (self.b.truth(test),), AssertAttr(message))
+        elif not test:
+            message = operators.assertion_message(self.visit(node.msg) if node.msg else None, ast.unparse(node.test))
+            raise self.error(f"assertion failed: {message}")
 
     def visit_Return(self, node: ast.Return) -> object:
         value = self.visit(node.value) if node.value is not None else None
@@ -293,22 +296,6 @@ class Frontend(ControlFlow):
                 raise self.error(f"{type(op).__name__} on a tensor")
             return _python_compare(op, left, right)
         return self.binop(type(op), left, right)
-
-    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
-        values = [self.visit(v) for v in node.values]
-        if not any(isinstance(v, Node) for v in values):
-            result = values[0]
-            for v in values[1:]:
-                result = (result and v) if isinstance(node.op, ast.And) else (result or v)
-            return result
-        for v in values:
-            if isinstance(v, Node):
-                operators.condition(v.ty.shape)
-        op = BinaryOp.AND if isinstance(node.op, ast.And) else BinaryOp.OR
-        acc: Value = self.b.truth(self.b.to_node(values[0]))
-        for v in values[1:]:
-            acc = self.b.binary_op(op, acc, self.b.truth(self.b.to_node(v)))
-        return acc
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         operand = self.visit(node.operand)

@@ -17,7 +17,7 @@ import numpy as np
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
 from tile_lang.operators import BinaryOp, UnaryOp
-from tile_lang.semantics.base import SemanticError
+from tile_lang.semantics.base import SemanticError, shown
 
 Array = np.ndarray[Any, Any]
 Operand = Union[DType, bool, int, float]  # a block's dtype, or a Python number
@@ -149,3 +149,29 @@ def index(shape: tuple[int, ...], dtype: DType) -> None:
     condition(shape, "an integer")
     if not (dtype.is_int or dtype.is_bool):
         raise SemanticError(f"a {dtype!r} scalar used as an integer (range bound or index)")
+
+
+def constant_index(value: object) -> int:
+    """A compile-time value used as a Python int (a ``range`` or ``tl.static_range`` bound): an
+    int or bool; a float fails as a float scalar does in :func:`index`."""
+    if isinstance(value, (bool, int, np.integer)):
+        return int(value)
+    if isinstance(value, float):
+        index((), dtypes.scalar_dtype(value))
+    raise SemanticError(f"a range bound must be an integer, got {shown(value)}")
+
+
+def decides(value: object, conjunction: bool) -> bool:
+    """Whether a compile-time operand of ``and`` (``conjunction``) or ``or`` decides the result
+    alone (a false one for ``and``, a true one for ``or``): the operators stop there, as in
+    Triton, without evaluating what follows. A runtime operand (under :func:`condition`) is
+    followed by a branch: the rest runs where it does not decide, and its rules apply even
+    where no program runs it."""
+    return bool(value) != conjunction
+
+
+def assertion_message(msg: object, source: str) -> str:
+    """What a failing ``assert test, msg`` says: ``msg``, or the test's source when there is none.
+    On a compile-time test it fails at compile time; on a runtime scalar it is a device
+    assertion (``tl.device_assert``), as Triton lowers it; on a block, :func:`condition` rejects it."""
+    return source if msg is None else str(msg)
