@@ -23,7 +23,7 @@ from typing import Any
 from tile_lang.tensor import dtype_value
 from tile_lang.builtin import builtin_of
 from tile_lang.compiler import lowering
-from tile_lang.compiler.builder import Builder, Value, is_scalar_value
+from tile_lang.compiler.builder import Builder, is_scalar_value
 from tile_lang.compiler.controlflow import ControlFlow, Stale
 from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
