@@ -264,3 +264,30 @@ def test_a_pointer_dtype_names_its_element_type_on_both_backends(backend: str, d
         got = out.numpy().astype(np.float64)
     want = (x.astype(np.float32) * np.float32(3.0) - np.float32(1.0)).astype(host).astype(np.float64)
     np.testing.assert_array_equal(got, want)
+
+
+@tl.kernel
+def if_yields_computed_blocks(o_ptr: Pointer[f32], s: int, t: int, f: float, B: constexpr) -> None:
+    """Blocks computed from scalars and coordinates alone (``#computed``) yielded by an ``if``
+    and by an ``if`` nested in it: found by the fuzzer (seed 204) as a crash in codegen."""
+    offs = tl.arange(0, B)
+    v = tl.full((B,), 0.25, tl.f32)
+    if s > 1:
+        v = v + f * 0.5
+        if t > 2:
+            v = v - (offs * 2).to(tl.f32)
+    tl.store(o_ptr + offs, v)
+
+
+@pytest.mark.parametrize("s, t", [(0, 5), (3, 1), (3, 5)])
+def test_if_results_computed_from_coordinates(backend: str, s: int, t: int) -> None:
+    f = float(np.random.default_rng(s + t).standard_normal())
+    want = 0.25 + np.zeros(16)
+    if s > 1:
+        want = want + np.float32(f) * 0.5
+        if t > 2:
+            want = want - 2.0 * np.arange(16)
+    with tl.backend(backend):
+        out = _poisoned(16)
+        if_yields_computed_blocks[(1,)](out, s, t, f, B=16)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)

@@ -242,7 +242,9 @@ def _fragment_of(node: Node, num_warps: int, params: dict[Node, Fragment],
 
 
 def _result_layout(node: Node) -> Layout | None:
-    """A control-flow result lives where its carried variable does."""
+    """A control-flow result lives where its carried variable does: in registers (an ``if``
+    stores a branch's value there, so one recomputed from coordinates, ``#computed``, or held in
+    shared memory gets the default registers: None)."""
     if not isinstance(node.attr, IndexAttr):
         return None
     owner, i = node.args[0], node.attr.index
@@ -251,7 +253,8 @@ def _result_layout(node: Node) -> Layout | None:
     if owner.op is Op.WHILE:
         return owner.regions[1].params[i].layout
     if owner.op is Op.IF:
-        return owner.regions[0].results[i].layout
+        layout = owner.regions[0].results[i].layout
+        return layout if isinstance(layout, REGISTER_LAYOUTS) else None
     return None
 
 
