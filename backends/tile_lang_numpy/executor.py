@@ -29,7 +29,7 @@ from tile_lang.errors import KernelError
 from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
-from tile_lang_numpy import races, simt, values
+from tile_lang_numpy import loops, races, simt, values
 from tile_lang_numpy.engine import INTERNAL_DIRS, Divergent, DivergenceWarning, Engine, error_at
 from tile_lang_numpy.races import Site
 from tile_lang_numpy.journal import Journal
@@ -143,7 +143,7 @@ def _execute(launch: Launch, engine: Engine, args: dict[str, Any], masked: Calla
     try:
         with builtin.engine(engine), np.errstate(all="ignore"):  # wrap-around and inf/nan are GPU semantics
             if masked is None:
-                launch.kernel.fn(**args)
+                loops.version(launch.kernel.fn)(**args)
             else:
                 simt.execute(engine, masked, args)
     except (KernelError, Divergent):

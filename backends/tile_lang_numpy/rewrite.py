@@ -8,15 +8,24 @@ augmented, annotated, tuple targets, ``:=``) and calls (a @tl.func runs its own 
 Any other statement (``try``, ``with``, a loop with ``else``, an assignment to an attribute or an
 item, ``del``, a nested ``def``...) is left as written behind a check that every program of the
 group is executing it. This works on the Python source only, independently of the compiler.
+
+The *plain version* (``masked=False``, run when a group's programs agree on control flow)
+rewrites only loops, so that a runtime loop's index is a typed scalar and the values a loop
+carries keep their shapes (see :mod:`loops`), and calls of @tl.funcs, to their plain versions.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import itertools
 import textwrap
+from collections.abc import Callable
 from types import CellType, CodeType, FunctionType, ModuleType
+from typing import TypeVar
+
+from tile_lang.func import Func
 
 RUNTIME = "_tl_simt"
 UNBOUND = "_tl_unbound"
@@ -25,9 +34,10 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.L
           ast.DictComp, ast.GeneratorExp)
 
 
-def transform(fn: FunctionType, runtime: ModuleType, unbound: object) -> FunctionType | None:
-    """``fn`` rewritten to call ``runtime`` (the :mod:`simt` module), or None when its source
-    cannot be read or parsed."""
+def transform(fn: FunctionType, runtime: ModuleType, unbound: object, masked: bool = True) -> FunctionType | None:
+    """``fn`` rewritten to call ``runtime`` (:mod:`simt` for the SIMT version, :mod:`loops` for
+    the plain one), or None when its source cannot be read or parsed, or (plain) when it has no
+    loop and calls no @tl.func."""
     try:
         lines, first = inspect.getsourcelines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
@@ -39,7 +49,13 @@ def transform(fn: FunctionType, runtime: ModuleType, unbound: object) -> Functio
     ast.increment_lineno(tree, first - 1)
     _strip_annotations(fdef)
     fdef.decorator_list = []
-    fdef.body = _Rewriter(fdef).function_body()
+    if masked:
+        fdef.body = _Rewriter(fdef).function_body()
+    else:
+        plain = _Plain(fdef, fn)
+        fdef.body = plain.function_body()
+        if not plain.changed:
+            return None
     freevars = fn.__code__.co_freevars
     outer = ast.FunctionDef(
         name="_tl_outer", args=_arguments([RUNTIME, UNBOUND, *freevars]), decorator_list=[], returns=None,
@@ -109,6 +125,60 @@ def _assigned(body: list[ast.stmt]) -> set[str]:
             continue
         todo.extend(ast.iter_child_nodes(node))
     return found - declared
+
+
+def _target_names(target: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _carried(s: ast.For | ast.While) -> list[str]:
+    """The names a loop may carry: those its body binds, except the loop's own target."""
+    names = _assigned(s.body)
+    return sorted(names - _target_names(s.target) if isinstance(s, ast.For) else names)
+
+
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
+def _located(node: _Node, like: ast.AST) -> _Node:
+    """``node``, its parts that have no location placed at ``like`` (a loop's header: left to
+    ``fix_missing_locations``, a call would take the end line of the loop's body)."""
+    for part in ast.walk(node):
+        if "lineno" in part._attributes and getattr(part, "lineno", None) is None:
+            ast.copy_location(part, like)
+    return node
+
+
+def _header(s: ast.For | ast.While) -> ast.expr:
+    return s.iter if isinstance(s, ast.For) else s.test
+
+
+def _carry(loop: str, names: list[str], s: ast.For | ast.While) -> list[ast.stmt]:
+    """``(a, b) = loop.carry(a, b)``: the carried names, each rebound with another shape than
+    before the loop replaced by a stale value (at each iteration's start and after the loop)."""
+    if not names:
+        return []
+    target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+    return [_located(ast.Assign([target], _call(loop, "carry", *(ast.Name(n, ast.Load()) for n in names))), _header(s))]
+
+
+def _loop_with(loop: str, s: ast.For | ast.While, names: list[str], inner: ast.stmt) -> ast.With:
+    """``with RUNTIME.loop(spins, names, *values) as loop: inner; carry``."""
+    made = _call(RUNTIME, "loop", ast.Constant(isinstance(s, ast.While)),
+                 ast.Tuple([ast.Constant(n) for n in names], ast.Load()), *(ast.Name(n, ast.Load()) for n in names))
+    item = ast.withitem(_located(made, _header(s)), _located(ast.Name(loop, ast.Store()), _header(s)))
+    return ast.With([item], [ast.copy_location(inner, s), *_carry(loop, names, s)])
+
+
+def _source(loop: str, it: ast.expr, expr: Callable[[ast.expr], ast.expr]) -> ast.expr:
+    """What a ``for`` iterates: ``loop.call(f, *args)`` for ``f(*args)`` (a range makes typed
+    indices), else ``loop.over(it)``; ``expr`` rewrites the parts."""
+    if isinstance(it, ast.Call):
+        made = ast.Call(ast.Attribute(ast.Name(loop, ast.Load()), "call", ast.Load()),
+                        [expr(it.func), *(expr(a) for a in it.args)],
+                        [ast.keyword(k.arg, expr(k.value)) for k in it.keywords])
+        return _located(made, it)
+    return _located(_call(loop, "over", expr(it)), it)
 
 
 class _Rewriter(ast.NodeTransformer):
@@ -202,27 +272,21 @@ class _Rewriter(ast.NodeTransformer):
 
     def loop(self, s: ast.While | ast.For, test: ast.expr | None) -> list[ast.stmt]:
         name = self.fresh("loop")
+        names = _carried(s)
         self.loops.append(name)
-        body = self.block(s.body)
+        body = [*_carry(name, names, s), *self.block(s.body)]
         self.loops.pop()
         inner: ast.stmt
         if isinstance(s, ast.While):
             assert test is not None
             go_on = ast.BoolOp(ast.And(), [_call(name, "next"), _call(name, "test", test)])
-            inner = ast.While(go_on, body or [ast.Pass()], [])
+            inner = ast.While(go_on, body, [])
         else:
             item = self.fresh("item")
             bind = ast.Assign([s.target], _call(name, "bind", ast.Name(item, ast.Load()), _load(s.target)))
-            it = s.iter
-            if isinstance(it, ast.Call):
-                source = ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "call", ast.Load()),
-                                  [self.expr(it.func), *(self.expr(a) for a in it.args)],
-                                  [ast.keyword(k.arg, self.expr(k.value)) for k in it.keywords])
-            else:
-                source = _call(name, "over", self.expr(it))
+            source = _source(name, s.iter, self.expr)
             inner = ast.For(ast.Name(item, ast.Store()), source, [ast.copy_location(bind, s), *body], [])
-        runtime = ast.withitem(_call(RUNTIME, "loop", ast.Constant(isinstance(s, ast.While))), ast.Name(name, ast.Store()))
-        return [ast.With([runtime], [ast.copy_location(inner, s)])]
+        return [_loop_with(name, s, names, inner)]
 
     # ---------------------------------------------------------------- expressions
 
@@ -263,3 +327,85 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
         return node  # its own scope: left as written
+
+
+_UNKNOWN = object()
+
+
+class _Plain(ast.NodeTransformer):
+    """Rewrites one function body for its plain version: loops (typed indices, carried shapes
+    checked) and the calls whose callee may be a @tl.func; every other statement as written."""
+
+    def __init__(self, fdef: ast.FunctionDef, fn: FunctionType) -> None:
+        self.fdef = fdef
+        a = fdef.args
+        self.params = {arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if arg is not None}
+        self.local = self.params | _assigned(fdef.body) | set(fn.__code__.co_freevars)
+        self.globals = fn.__globals__
+        self.names = itertools.count()
+        self.carried: set[str] = set()
+        self.changed = False
+
+    def function_body(self) -> list[ast.stmt]:
+        body: list[ast.stmt] = []
+        for stmt in self.fdef.body:
+            made = self.visit(stmt)
+            body.extend(made if isinstance(made, list) else [made])
+        local = sorted(self.carried - self.params)
+        if local:  # a carried name unbound before its loop is not carried (see loops.Carried)
+            preamble = ast.Assign([ast.Name(n, ast.Store()) for n in local], ast.Name(UNBOUND, ast.Load()))
+            body.insert(0, ast.copy_location(preamble, self.fdef.body[0]))
+        return body
+
+    def expr(self, node: ast.expr) -> ast.expr:
+        return node  # the parts of a loop's iterator are rewritten before it
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        self.generic_visit(node)
+        if node.orelse or not _simple(node.target):
+            return node  # as written (the compiler rejects it)
+        name = f"_tl_loop{next(self.names)}"
+        names = _carried(node)
+        self.carried.update(names)
+        self.changed = True
+        body = [*_carry(name, names, node), *node.body]
+        inner = ast.For(node.target, _source(name, node.iter, self.expr), body, [])
+        return ast.copy_location(_loop_with(name, node, names, inner), node)
+
+    def visit_While(self, node: ast.While) -> ast.AST:
+        self.generic_visit(node)
+        names = _carried(node)
+        if node.orelse or not names:
+            return node
+        name = f"_tl_loop{next(self.names)}"
+        self.carried.update(names)
+        self.changed = True
+        inner = ast.While(node.test, [*_carry(name, names, node), *node.body], [])
+        return ast.copy_location(_loop_with(name, node, names, inner), node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        value = self.resolve(node.func)
+        if value is _UNKNOWN or isinstance(value, Func):
+            node.func = ast.copy_location(_call(RUNTIME, "fn", node.func), node.func)
+            self.changed = True
+        return node
+
+    def resolve(self, e: ast.expr) -> object:
+        """What a callee expression names now: a global, a builtin or an attribute of one;
+        _UNKNOWN for a local name (a @tl.func may be passed in); None for anything else (a
+        method of a local value, a computed callee)."""
+        if isinstance(e, ast.Name):
+            if e.id in self.local:
+                return _UNKNOWN
+            return self.globals[e.id] if e.id in self.globals else getattr(builtins, e.id, None)
+        if isinstance(e, ast.Attribute):
+            base = self.resolve(e.value)
+            return None if base is _UNKNOWN or base is None else getattr(base, e.attr, None)
+        return None
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        return node  # nested scopes are left as written
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda  # type: ignore[assignment]
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda  # type: ignore[assignment]

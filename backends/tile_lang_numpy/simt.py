@@ -25,27 +25,16 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang.dtypes import BOOL, I32, I64
+from tile_lang.dtypes import BOOL, DType
 from tile_lang.func import Func
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import blocks, elementwise, rewrite, values
-from tile_lang_numpy.engine import Divergent, Engine
+from tile_lang_numpy.engine import Divergent, Engine, Stale
+from tile_lang_numpy.loops import UNBOUND, Carried, index_dtype, indices, range_bounds
 from tile_lang_numpy.program import integer_values, scalar_values
 from tile_lang_numpy.values import Array
-
-
-class Unbound:
-    """The value of a local variable not yet assigned (the SIMT version binds every local
-    up front, so an assignment can read the value it replaces)."""
-
-    def __repr__(self) -> str:
-        return "<unbound local>"
-
-
-UNBOUND = Unbound()
-RANGES = (builtins.range, tl.range, tl.static_range)
 
 
 class State:
@@ -111,6 +100,8 @@ def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
     """``new`` for the programs in ``mask``, ``old`` for the others."""
     if old is UNBOUND or new is old:
         return new
+    if isinstance(new, Stale) or isinstance(old, Stale):
+        return new if isinstance(new, Stale) else old  # reading it is an error for every program
     if isinstance(new, (tuple, list)) and isinstance(old, (tuple, list)) and len(new) == len(old):
         return type(new)(merge(engine, mask, n, o) for n, o in zip(new, old))
     if isinstance(new, (BlockPointer, TensorDescriptor)) and type(new) is type(old):
@@ -183,8 +174,8 @@ def branch(cond: object) -> Branch:
     return Branch(_STATE.get(), cond)
 
 
-def loop(spins: bool) -> Loop:
-    return Loop(_STATE.get(), spins)
+def loop(spins: bool, names: tuple[str, ...], *before: object) -> Loop:
+    return Loop(_STATE.get(), spins, Carried(names, before, spins))
 
 
 def and_(x: object, y: Callable[[], object]) -> object:
@@ -348,10 +339,11 @@ class Loop:
     """A ``while`` or ``for`` loop: it runs while any program is in it; a program leaves when
     its condition fails or its range is exhausted, or by ``break`` or ``return``."""
 
-    def __init__(self, state: State, spins: bool) -> None:
+    def __init__(self, state: State, spins: bool, carried: Carried) -> None:
         self.state = state
         self.spins = spins  # a while loop (see State.spin_check)
         self.static = False
+        self.carried = carried
         self.entry = self.alive = self.running = state.active
 
     def __enter__(self) -> Loop:
@@ -405,6 +397,10 @@ class Loop:
         """The loop variable's value (a static_range's stays a Python int)."""
         return value if self.static else assign(value, old)
 
+    def carry(self, *now: object) -> tuple[object, ...]:
+        """The carried names' values, each rebound with another shape made stale."""
+        return self.carried.check(now)
+
     def over(self, iterable: object) -> Iterator[object]:
         """A loop over a Python iterable: the same items for every program."""
         for item in iter(iterable):  # type: ignore[call-overload]
@@ -414,31 +410,25 @@ class Loop:
 
     def call(self, callee: object, *args: Any, **kwargs: Any) -> Iterator[object]:
         """``for ... in callee(*args, **kwargs)``: a range with per-program bounds runs until
-        the last program's range is exhausted."""
-        if callee not in RANGES:
+        the last program's range is exhausted; its index is a scalar tensor (see :mod:`loops`)."""
+        bounds = range_bounds(callee, args, kwargs)
+        if bounds is None:
             assert callable(callee)
+            self.static = callee is tl.static_range
             return self.over(callee(*args, **kwargs))
-        self.static = callee is tl.static_range
-        if callee is builtins.range:
-            if kwargs or not 1 <= len(args) <= 3:
-                raise TypeError(f"range expected 1 to 3 positional arguments, got {len(args)}")
-            start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
-        else:
-            r = tl.range(*args, **kwargs)
-            start, stop, step = r.start, r.end, r.step
-        return self._range(start, stop, step)
+        self.carried.runtime = True
+        return self._range(*bounds)
 
     def _range(self, start: object, stop: object, step: object) -> Iterator[object]:
         bounds = [self._integers(b) for b in (start, stop, step)]
         uniform = [self._uniform(b) for b in bounds]
+        dtype = index_dtype((start, stop, step))
         if uniform[0] is not None and uniform[1] is not None and uniform[2] is not None:
-            return self.over(builtins.range(uniform[0], uniform[1], uniform[2]))
-        return self._per_program(bounds, uniform, (start, stop, step))
+            return self.over(indices(builtins.range(uniform[0], uniform[1], uniform[2]), dtype))
+        return self._per_program(bounds, uniform, dtype)
 
-    def _per_program(self, bounds: list[int | Array], uniform: list[int | None], given: tuple[object, ...]
-                     ) -> Iterator[object]:
+    def _per_program(self, bounds: list[int | Array], uniform: list[int | None], dtype: DType) -> Iterator[object]:
         first, last, step = (np.broadcast_to(np.asarray(b, np.int64), self.entry.shape) for b in bounds)
-        dtype = I64 if any(isinstance(b, Tensor) and b.type.bits == 64 for b in given) else I32
         count = _trip_counts(first, last, step, uniform[2], self.state.engine.only_active)
         count = np.where(self.alive, np.maximum(count, 0), 0)
         start = first.astype(dtype.numpy)  # lanes wrap as (first + k * step).astype would: mod 2**bits
@@ -446,7 +436,7 @@ class Loop:
             if not self.next(k < count):
                 return
             if uniform[0] is not None and uniform[2] is not None:
-                yield uniform[0] + k * uniform[2]
+                yield values.make(np.array([uniform[0] + k * uniform[2]]).astype(dtype.numpy), dtype)
             elif uniform[2] is not None:
                 yield values.make(start + np.int64(k * uniform[2]).astype(dtype.numpy), dtype)
             else:
