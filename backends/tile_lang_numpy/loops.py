@@ -41,21 +41,25 @@ UNBOUND = Unbound()
 
 
 def block_type(value: object) -> rules.BlockType | None:
-    """A value's dtype and block shape, for the loop-carried rule (None: a Python number
-    before the loop, which the loop's type absorbs, or a value the rule does not cover)."""
+    """A value's dtype and block shape, for the loop-carried rule; None for a value the rule
+    does not cover (an unbound or stale name, a block pointer...)."""
     if isinstance(value, Tensor):
         return value.type, value.block_shape
+    if isinstance(value, (bool, int, float)):
+        return scalar_dtype(value), ()
     return None
 
 
 class Carried:
-    """The values a loop may carry: its names bound before it, and their types then."""
+    """The values a loop may carry: its names bound before it, and their types then (the
+    values themselves are not kept: a loop must not hold its first value's memory)."""
 
     __slots__ = ("names", "before", "runtime")
 
     def __init__(self, names: tuple[str, ...], before: tuple[object, ...], runtime: bool) -> None:
         self.names = names
-        self.before = before
+        # a Python number before the loop takes the loop's type: it is not checked
+        self.before = tuple(block_type(v) if isinstance(v, Tensor) else None for v in before)
         self.runtime = runtime  # a runtime loop (not an unrolled tl.static_range or a loop over a tuple)
 
     def check(self, now: tuple[object, ...]) -> tuple[object, ...]:
@@ -65,12 +69,10 @@ class Carried:
             return now
         out = now
         for k, (was, new) in enumerate(zip(self.before, now)):
-            if new is was or was is UNBOUND or isinstance(new, (Stale, Unbound)):
+            if was is None or (isinstance(new, Tensor) and new.block_shape == was[1]):
                 continue
             inside = block_type(new)
-            if inside is None and isinstance(new, (bool, int, float)):
-                inside = scalar_dtype(new), ()
-            error = rules.loop_carried(self.names[k], block_type(was), inside) if inside is not None else None
+            error = rules.loop_carried(self.names[k], was, inside) if inside is not None else None
             if error is not None:
                 out = out[:k] + (Stale(error),) + out[k + 1:]
         return out

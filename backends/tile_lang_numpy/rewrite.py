@@ -25,6 +25,7 @@ from collections.abc import Callable
 from types import CellType, CodeType, FunctionType, ModuleType
 from typing import TypeVar
 
+import tile_lang as tl
 from tile_lang.func import Func
 
 RUNTIME = "_tl_simt"
@@ -364,6 +365,8 @@ class _Plain(ast.NodeTransformer):
         self.generic_visit(node)
         if node.orelse or not _simple(node.target):
             return node  # as written (the compiler rejects it)
+        if isinstance(node.iter, ast.Call) and self.resolve(node.iter.func) is tl.static_range:
+            return node  # unrolled: Python ints, and nothing carried
         name = f"_tl_loop{next(self.names)}"
         names = _carried(node)
         self.carried.update(names)
