@@ -1,6 +1,7 @@
 """Runs a launch: programs in vectorised groups, masked where their control flow differs.
 
-A group executes the kernel's Python once with every value carrying a leading program axis.
+A group executes the kernel's Python once (its plain version, whose loops are typed as the
+compiler's: see :mod:`loops`) with every value carrying a leading program axis.
 When programs of a group disagree on Python control flow (a branch or loop bound that depends
 on ``program_id``) its writes are rolled back and the group reruns the kernel's SIMT version
 (:mod:`simt`), which runs such control flow under per-program masks; later groups and launches
