@@ -12,12 +12,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 import tile_lang
-from tile_lang.builtin import Builtin, builtin_of
+from tile_lang.builtin import Builtin, active_engine, builtin_of
 from tile_lang.errors import KernelError
 from tile_lang.semantics import SemanticError
 
@@ -55,6 +55,33 @@ class Divergent(Exception):
         self.site = site
 
 
+class Stale:
+    """What a name holds once a runtime loop rebound it with another shape (see :mod:`loops`):
+    any use of it is the compiler's error, at the line of that use."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: SemanticError) -> None:
+        self.error = error
+
+    def fail(self, *args: object) -> NoReturn:
+        engine = active_engine()
+        raise engine.error(str(self.error)) if isinstance(engine, Engine) else self.error
+
+    def __getattr__(self, name: str) -> NoReturn:
+        self.fail()
+
+    def __repr__(self) -> str:
+        return "<stale loop value>"
+
+
+for _op in "add sub mul truediv floordiv mod pow lshift rshift and or xor matmul".split():
+    setattr(Stale, f"__{_op}__", Stale.fail)
+    setattr(Stale, f"__r{_op}__", Stale.fail)
+for _op in "lt le gt ge eq ne neg pos invert abs bool index int float getitem call".split():
+    setattr(Stale, f"__{_op}__", Stale.fail)
+
+
 class DivergenceWarning(RuntimeWarning):
     """A launch of the reference falls back to running programs one at a time."""
 
@@ -86,6 +113,11 @@ class Engine:
             return impl(self, args)
         except SemanticError as exc:  # a rule of tile_lang.semantics, located at the user's line
             raise self.error(str(exc)) from None
+        except Exception:
+            stale = next((v for v in args.values() if isinstance(v, Stale)), None)
+            if stale is not None:  # the argument is the error, not what the builtin made of it
+                raise self.error(str(stale.error)) from None
+            raise
 
     def uniform(self, values: Array, what: str) -> Any:
         """The single value the executing programs agree on, or :class:`Divergent`."""

@@ -1,6 +1,7 @@
 """Runs a launch: programs in vectorised groups, masked where their control flow differs.
 
-A group executes the kernel's Python once with every value carrying a leading program axis.
+A group executes the kernel's Python once (its checked version, :mod:`checked`, which applies
+the compiler's rules that need the source) with every value carrying a leading program axis.
 When programs of a group disagree on Python control flow (a branch or loop bound that depends
 on ``program_id``) its writes are rolled back and the group reruns the kernel's SIMT version
 (:mod:`simt`), which runs such control flow under per-program masks; later groups and launches
@@ -29,7 +30,7 @@ from tile_lang.errors import KernelError
 from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
-from tile_lang_numpy import races, simt, values
+from tile_lang_numpy import checked, races, simt, values
 from tile_lang_numpy.engine import INTERNAL_DIRS, Divergent, DivergenceWarning, Engine, error_at
 from tile_lang_numpy.races import Site
 from tile_lang_numpy.journal import Journal
@@ -63,14 +64,14 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
     start, group = 0, min(total, FIRST_GROUP)
     sequential = False
     masked = simt.version(launch.kernel.fn) if launch.kernel in _DIVERGING else None
-    plain = simt.version(launch.kernel.fn, masked=False) or launch.kernel.fn
+    unmasked = checked.version(launch.kernel.fn)
     while start < total:
         count = 1 if sequential else min(group, total - start)
         engine = _engine(launch, start, count, journal, tracker)
         args = _kernel_args(launch, memories)
         mark = journal.mark()
         try:
-            _execute(engine, plain if sequential or masked is None else masked, args, masked is not None and not sequential)
+            _execute(engine, unmasked if sequential or masked is None else masked, args, masked is not None and not sequential)
         except Divergent as exc:
             journal.rollback(mark)  # its writes and its prints are dropped: the group reruns
             if tracker is not None:

@@ -1,39 +1,44 @@
-"""The SIMT version of a kernel or @tl.func: its own source with control flow routed through
-:mod:`simt`, so that programs that disagree on a branch or a loop run it masked.
+"""The two rewritten versions of a kernel or @tl.func, made from its own source with line
+numbers kept (so errors still point at the user's lines). This works on the Python source only,
+independently of the compiler.
 
-Rewritten (line numbers kept, so errors still point at the user's lines): ``if``/``elif``/
-``else``, ``while`` and ``for`` without ``else``, ``break``, ``continue``, ``return``,
-``and``/``or``/``not``, chained comparisons, ``x if c else y``, assignments to names (plain,
-augmented, annotated, tuple targets, ``:=``) and calls (a @tl.func runs its own SIMT version).
-Any other statement (``try``, ``with``, a loop with ``else``, an assignment to an attribute or an
-item, ``del``, a nested ``def``...) is left as written behind a check that every program of the
-group is executing it. This works on the Python source only, independently of the compiler.
+The *checked version* (:mod:`checked`, what a group runs while its programs agree) is the source
+as written but for the constructs whose compiler rules need the source, not only the values
+(:class:`_Checks`: ``and``/``or``, ``assert``, calls of @tl.funcs, and loops without ``else``:
+integer bounds, typed indices and carried shapes, see :mod:`loops`).
 
-The *checked version* (what runs first, unmasked) is the source as written but for what
-:class:`_Checks` rewrites: the constructs whose rules (``tile_lang.semantics``) need the
-source, not only the values (``and``/``or``, ``assert``, ``range`` bounds), and calls, so a
-@tl.func runs its own checked version.
+The *SIMT version* (:mod:`simt`) also routes the rest of the control flow, so that programs that
+disagree on a branch or a loop run it masked: ``if``/``elif``/``else``, ``while`` and ``for``
+without ``else``, ``break``, ``continue``, ``return``, ``and``/``or``/``not``, chained
+comparisons, ``x if c else y``, ``assert``, assignments to names (plain, augmented, annotated,
+tuple targets, ``:=``) and calls. Any other statement (``try``, ``with``, a loop with ``else``, an
+assignment to an attribute or an item, ``del``, a nested ``def``...) is left as written behind a
+check that every program of the group is executing it.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import itertools
 import textwrap
 from types import CellType, CodeType, FunctionType, ModuleType
+from typing import TypeVar
 
-RUNTIME = "_tl_simt"
+from tile_lang.func import Func
+
+RUNTIME = "_tl_runtime"
 UNBOUND = "_tl_unbound"
 FRAME = "_tl_frame"
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
           ast.DictComp, ast.GeneratorExp)
 
 
-def transform(fn: FunctionType, runtime: ModuleType, unbound: object, masked: bool = True) -> FunctionType | None:
-    """``fn`` rewritten to call ``runtime`` (the :mod:`simt` module), or None when its source
-    cannot be read or parsed. ``masked``: its SIMT version; otherwise its checked version, as
-    written but for the constructs whose rules need the source (:class:`_Checks`)."""
+def transform(fn: FunctionType, runtime: ModuleType, unbound: object, masked: bool) -> FunctionType | None:
+    """``fn`` rewritten to call ``runtime``: its SIMT version (``masked``, :mod:`simt`) or its
+    checked version (:mod:`checked`); None when its source cannot be read or parsed, or (checked)
+    when nothing in it needs checking."""
     try:
         lines, first = inspect.getsourcelines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
@@ -45,10 +50,10 @@ def transform(fn: FunctionType, runtime: ModuleType, unbound: object, masked: bo
     ast.increment_lineno(tree, first - 1)
     _strip_annotations(fdef)
     fdef.decorator_list = []
-    if masked:
-        fdef.body = _Rewriter(fdef).function_body()
-    else:
-        fdef.body = [_Checks("checked").statement_of(stmt) for stmt in fdef.body]
+    rewriter = _Rewriter(fdef, fn) if masked else _Checks(fdef, fn)
+    fdef.body = rewriter.function_body()
+    if not rewriter.changed:
+        return None
     freevars = fn.__code__.co_freevars
     outer = ast.FunctionDef(
         name="_tl_outer", args=_arguments([RUNTIME, UNBOUND, *freevars]), decorator_list=[], returns=None,
@@ -120,42 +125,155 @@ def _assigned(body: list[ast.stmt]) -> set[str]:
     return found - declared
 
 
-class _Checks(ast.NodeTransformer):
-    """The constructs whose rules need the source, as both versions write them: ``and``/``or``
-    (a compile-time operand that decides ends them; runtime operands are all evaluated),
-    ``assert`` (a device assertion on a runtime scalar), the bounds of ``for ... in range(...)``,
-    and calls (a @tl.func runs its own version, made by ``runtime.<callee>``)."""
+def _target_names(target: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
-    def __init__(self, callee: str) -> None:
-        self.callee = callee
+
+def _carried(s: ast.For | ast.While) -> list[str]:
+    """The names a loop may carry: those its body binds, except the loop's own target."""
+    names = _assigned(s.body)
+    return sorted(names - _target_names(s.target) if isinstance(s, ast.For) else names)
+
+
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
+def _located(node: _Node, like: ast.AST) -> _Node:
+    """``node``, its parts that have no location placed at ``like`` (a loop's header: left to
+    ``fix_missing_locations``, a call would take the end line of the loop's body)."""
+    for part in ast.walk(node):
+        if "lineno" in part._attributes and getattr(part, "lineno", None) is None:
+            ast.copy_location(part, like)
+    return node
+
+
+def _header(s: ast.For | ast.While) -> ast.expr:
+    return s.iter if isinstance(s, ast.For) else s.test
+
+
+def _carry(loop: str, names: list[str], s: ast.For | ast.While) -> list[ast.stmt]:
+    """``(a, b) = loop.carry(a, b)``: the carried names, each rebound with another shape than
+    before the loop replaced by a stale value (at each iteration's start and after the loop)."""
+    if not names:
+        return []
+    target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+    return [_located(ast.Assign([target], _call(loop, "carry", *(ast.Name(n, ast.Load()) for n in names))), _header(s))]
+
+
+def _loop_with(loop: str, s: ast.For | ast.While, names: list[str], inner: ast.stmt) -> ast.With:
+    """``with RUNTIME.loop(spins, names, *values) as loop: inner; carry``."""
+    made = _call(RUNTIME, "loop", ast.Constant(isinstance(s, ast.While)),
+                 ast.Tuple([ast.Constant(n) for n in names], ast.Load()), *(ast.Name(n, ast.Load()) for n in names))
+    item = ast.withitem(_located(made, _header(s)), _located(ast.Name(loop, ast.Store()), _header(s)))
+    return ast.With([item], [ast.copy_location(inner, s), *_carry(loop, names, s)])
+
+
+def _source(loop: str, it: ast.expr) -> ast.expr:
+    """What a ``for`` iterates (``it``, already rewritten): ``loop.call(f, *args)`` for
+    ``f(*args)`` (a range checks its bounds and makes typed indices), else ``loop.over(it)``."""
+    if isinstance(it, ast.Call):
+        made = ast.Call(ast.Attribute(ast.Name(loop, ast.Load()), "call", ast.Load()), [it.func, *it.args], it.keywords)
+        return _located(made, it)
+    return _located(_call(loop, "over", it), it)
+
+
+_UNKNOWN = object()
+
+
+class _Checks(ast.NodeTransformer):
+    """Rewrites one function body for its checked version: the constructs whose rules need the
+    source, which the SIMT version (:class:`_Rewriter`) rewrites alike. ``and``/``or`` (a
+    compile-time operand that decides ends them), ``assert`` (a device assertion on a runtime
+    scalar), calls whose callee may be a @tl.func (it runs its own version, made by
+    ``RUNTIME.fn``), and loops without ``else`` (see :mod:`loops`); the rest as written."""
+
+    def __init__(self, fdef: ast.FunctionDef, fn: FunctionType) -> None:
+        self.fdef = fdef
+        a = fdef.args
+        self.params = {arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if arg is not None}
+        self.local = self.params | _assigned(fdef.body) | set(fn.__code__.co_freevars)
+        self.globals = fn.__globals__
+        self.names = itertools.count()
+        self.carried: set[str] = set()  # the names a rewritten loop carries
+        self.changed = False
+
+    def fresh(self, kind: str) -> str:
+        return f"_tl_{kind}{next(self.names)}"
+
+    def function_body(self) -> list[ast.stmt]:
+        body: list[ast.stmt] = []
+        for stmt in self.fdef.body:
+            made = self.visit(stmt)
+            body.extend(made if isinstance(made, list) else [made])
+        local = sorted(self.carried - self.params)
+        if local:  # a carried name unbound before its loop is not carried (see loops.Carried)
+            preamble = ast.Assign([ast.Name(n, ast.Store()) for n in local], ast.Name(UNBOUND, ast.Load()))
+            body.insert(0, ast.copy_location(preamble, self.fdef.body[0]))
+        return body
 
     def expr(self, node: ast.expr) -> ast.expr:
         result = self.visit(node)
         assert isinstance(result, ast.expr)
         return result
 
-    def statement_of(self, s: ast.stmt) -> ast.stmt:
-        made = self.visit(s)
-        assert isinstance(made, ast.stmt)
-        return made
-
     def visit_Assert(self, node: ast.Assert) -> ast.stmt:
-        source = ast.unparse(node.test)
-        return ast.copy_location(assertion(source, self.expr(node.test), node.msg and self.expr(node.msg)), node)
+        """``RUNTIME.assert_(test, lambda: msg, source)``, the message evaluated on failure only."""
+        self.changed = True
+        source = ast.Constant(ast.unparse(node.test))
+        msg = _thunk(self.expr(node.msg)) if node.msg is not None else ast.Constant(None)
+        return ast.copy_location(ast.Expr(_call(RUNTIME, "assert_", self.expr(node.test), msg, source)), node)
 
     def visit_For(self, node: ast.For) -> ast.stmt:
         self.generic_visit(node)
-        it = node.iter
-        if isinstance(it, ast.Call):
-            it.func = ast.copy_location(_call(RUNTIME, "ranged", it.func), it.func)
-        return node
+        if node.orelse or not _simple(node.target) or not isinstance(node.iter, ast.Call):
+            return node  # as written: no typed index, nothing carried (the compiler rejects an else)
+        name = self.fresh("loop")
+        names = self.carries(node)
+        body = [*_carry(name, names, node), *node.body]
+        inner = ast.For(node.target, _source(name, node.iter), body, [])
+        return ast.copy_location(_loop_with(name, node, names, inner), node)
+
+    def visit_While(self, node: ast.While) -> ast.stmt:
+        self.generic_visit(node)
+        if node.orelse or not _carried(node):
+            return node
+        name = self.fresh("loop")
+        names = self.carries(node)
+        inner = ast.While(node.test, [*_carry(name, names, node), *node.body], [])
+        return ast.copy_location(_loop_with(name, node, names, inner), node)
+
+    def carries(self, s: ast.For | ast.While) -> list[str]:
+        """The names loop ``s`` carries, noted for the function's preamble."""
+        names = _carried(s)
+        self.carried.update(names)
+        self.changed = True
+        return names
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
-        node.func = ast.copy_location(_call(RUNTIME, self.callee, node.func), node.func)
+        value = self.resolve(node.func)
+        if value is _UNKNOWN or isinstance(value, Func):
+            node.func = ast.copy_location(_call(RUNTIME, "fn", node.func), node.func)
+            self.changed = True
         return node
 
+    def resolve(self, e: ast.expr) -> object:
+        """What a callee expression names when the version is made: a global, a builtin or an
+        attribute of one; _UNKNOWN for anything else (a local name, as a @tl.func may be passed
+        in, a method of a local value, a computed callee)."""
+        if isinstance(e, ast.Name):
+            if e.id in self.local:
+                return _UNKNOWN
+            if e.id in self.globals:
+                return self.globals[e.id]
+            return getattr(builtins, e.id, _UNKNOWN)
+        if isinstance(e, ast.Attribute):
+            base = self.resolve(e.value)
+            return _UNKNOWN if base is _UNKNOWN else getattr(base, e.attr, _UNKNOWN)
+        return _UNKNOWN
+
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.changed = True
         parts = [self.expr(v) for v in node.values]
         attr = "and_" if isinstance(node.op, ast.And) else "or_"
         out = parts[-1]
@@ -166,30 +284,19 @@ class _Checks(ast.NodeTransformer):
     def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
         return node  # its own scope: left as written
 
-
-def assertion(source: str, test: ast.expr, msg: ast.expr | None) -> ast.stmt:
-    """``assert test, msg`` (``source``: the test as written) as a call of ``runtime.assert_``,
-    the message evaluated on failure only."""
-    thunk = _thunk(msg) if msg is not None else ast.Constant(None)
-    return ast.Expr(_call(RUNTIME, "assert_", test, thunk, ast.Constant(source)))
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda  # type: ignore[assignment]
 
 
 class _Rewriter(_Checks):
-    """Rewrites one function body; statements map to lists of statements."""
+    """Rewrites one function body for its SIMT version; statements map to lists of statements."""
 
-    def __init__(self, fdef: ast.FunctionDef) -> None:
-        super().__init__("fn")
-        self.fdef = fdef
-        self.names = itertools.count()
+    def __init__(self, fdef: ast.FunctionDef, fn: FunctionType) -> None:
+        super().__init__(fdef, fn)
+        self.changed = True
         self.loops: list[str | None] = []  # the innermost loop's runtime object; None: left as written
 
-    def fresh(self, kind: str) -> str:
-        return f"_tl_{kind}{next(self.names)}"
-
     def function_body(self) -> list[ast.stmt]:
-        a = self.fdef.args
-        params = {arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if arg is not None}
-        local = sorted(_assigned(self.fdef.body) - params)
+        local = sorted(_assigned(self.fdef.body) - self.params)
         body = self.block(self.fdef.body)
         preamble: list[ast.stmt] = []
         if local:
@@ -235,8 +342,8 @@ class _Rewriter(_Checks):
                 return [ast.If(_call(FRAME, "ret", returned), [ast.Return(result)], [])]
             case ast.Expr(value=value):
                 return [ast.Expr(self.expr(value))]
-            case ast.Assert(test=test, msg=msg):
-                return [assertion(ast.unparse(test), self.expr(test), msg and self.expr(msg))]
+            case ast.Assert():
+                return [self.visit_Assert(s)]
             case ast.Pass() | ast.Break() | ast.Continue() | ast.Raise() | ast.Import() | ast.ImportFrom():
                 return [s]
         what = f"a {type(s).__name__.lower()} statement"
@@ -261,27 +368,20 @@ class _Rewriter(_Checks):
 
     def loop(self, s: ast.While | ast.For, test: ast.expr | None) -> list[ast.stmt]:
         name = self.fresh("loop")
+        names = _carried(s)
         self.loops.append(name)
-        body = self.block(s.body)
+        body = [*_carry(name, names, s), *self.block(s.body)]
         self.loops.pop()
         inner: ast.stmt
         if isinstance(s, ast.While):
             assert test is not None
             go_on = ast.BoolOp(ast.And(), [_call(name, "next"), _call(name, "test", test)])
-            inner = ast.While(go_on, body or [ast.Pass()], [])
+            inner = ast.While(go_on, body, [])
         else:
             item = self.fresh("item")
             bind = ast.Assign([s.target], _call(name, "bind", ast.Name(item, ast.Load()), _load(s.target)))
-            it = s.iter
-            if isinstance(it, ast.Call):
-                source = ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "call", ast.Load()),
-                                  [self.expr(it.func), *(self.expr(a) for a in it.args)],
-                                  [ast.keyword(k.arg, self.expr(k.value)) for k in it.keywords])
-            else:
-                source = _call(name, "over", self.expr(it))
-            inner = ast.For(ast.Name(item, ast.Store()), source, [ast.copy_location(bind, s), *body], [])
-        runtime = ast.withitem(_call(RUNTIME, "loop", ast.Constant(isinstance(s, ast.While))), ast.Name(name, ast.Store()))
-        return [ast.With([runtime], [ast.copy_location(inner, s)])]
+            inner = ast.For(ast.Name(item, ast.Store()), _source(name, self.expr(s.iter)), [ast.copy_location(bind, s), *body], [])
+        return [_loop_with(name, s, names, inner)]
 
     # ---------------------------------------------------------------- expressions
 

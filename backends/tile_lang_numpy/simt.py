@@ -9,7 +9,9 @@ mask, and an assignment keeps the old value of every program that is masked off 
 back (``np.where`` over the program axis). Builtins read the mask through ``Engine.active``, so
 a masked-off program never faults, writes, prints, fails a check or counts for the race check.
 What cannot be expressed this way raises :class:`Divergent` and the group reruns one program
-at a time (see :mod:`executor`).
+at a time (see :mod:`executor`). The rules that need the source are the checked version's
+(:mod:`checked`: ``and``/``or``, ``assert``; :mod:`loops`: range bounds, typed indices,
+carried shapes), shared, not copied.
 """
 
 from __future__ import annotations
@@ -25,29 +27,17 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang import builtin
-from tile_lang.dtypes import BOOL, I32, I64
+from tile_lang.dtypes import BOOL, DType
 from tile_lang.func import Func
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
-from tile_lang.semantics import operators as semantics
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import blocks, debug, elementwise, rewrite, values
-from tile_lang_numpy.engine import Divergent, Engine
-from tile_lang_numpy.program import integer_values, ruled, scalar_values
+from tile_lang_numpy import blocks, elementwise, rewrite, values
+from tile_lang_numpy.checked import assert_ as assert_  # SIMT versions assert as checked ones do
+from tile_lang_numpy.checked import boolean, flags
+from tile_lang_numpy.engine import Divergent, Engine, Stale
+from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
 from tile_lang_numpy.values import Array
-
-
-class Unbound:
-    """The value of a local variable not yet assigned (the SIMT version binds every local
-    up front, so an assignment can read the value it replaces)."""
-
-    def __repr__(self) -> str:
-        return "<unbound local>"
-
-
-UNBOUND = Unbound()
-RANGES = (builtins.range, tl.range, tl.static_range)
 
 
 class State:
@@ -74,9 +64,8 @@ class State:
         """Python truth of ``x``: a bool, or per program when ``x`` is a tensor."""
         if not isinstance(x, Tensor):
             return bool(x)
-        flags = scalar_values(self.engine, x)
-        flags = flags if flags.dtype == np.bool_ else flags != 0
-        return bool(flags[0]) if flags.shape[0] == 1 else flags
+        held = flags(self.engine, x)
+        return bool(held[0]) if held.shape[0] == 1 else held
 
     def split(self, flags: bool | Array) -> tuple[Array, Array]:
         """The active programs for which ``flags`` holds, and those for which it does not."""
@@ -113,6 +102,8 @@ def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
     """``new`` for the programs in ``mask``, ``old`` for the others."""
     if old is UNBOUND or new is old:
         return new
+    if isinstance(new, Stale) or isinstance(old, Stale):
+        return new if isinstance(new, Stale) else old  # reading it is an error for every program
     if isinstance(new, (tuple, list)) and isinstance(old, (tuple, list)) and len(new) == len(old):
         return type(new)(merge(engine, mask, n, o) for n, o in zip(new, old))
     if isinstance(new, (BlockPointer, TensorDescriptor)) and type(new) is type(old):
@@ -177,68 +168,6 @@ def fn(f: object) -> object:
     return f
 
 
-def checked(f: object) -> object:
-    """The callee of a call in a checked version: a @tl.func's checked version."""
-    if isinstance(f, Func):
-        return version(f.fn, masked=False) or f.fn
-    return f
-
-
-def ranged(f: object) -> object:
-    """The iterable's maker of a ``for`` in a checked version: a range's bounds are checked by
-    the rule the compiler applies, then it runs as written."""
-    if f not in RANGES:
-        return f
-
-    def bounded(*args: Any, **kwargs: Any) -> object:
-        for bound in range_bounds(f, args, kwargs):
-            _bound(bound)
-        assert callable(f)
-        return f(*args, **kwargs)
-    return bounded
-
-
-def range_bounds(callee: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[object, object, object]:
-    """(start, stop, step) of ``callee(*args, **kwargs)``, ``callee`` one of :data:`RANGES`."""
-    if callee is builtins.range:
-        if kwargs or not 1 <= len(args) <= 3:
-            raise TypeError(f"range expected 1 to 3 positional arguments, got {len(args)}")
-        return (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
-    r = tl.range(*args, **kwargs)
-    return r.start, r.end, r.step
-
-
-def _bound(bound: object) -> int | Array:
-    """A range bound: each program's value of an integer scalar, or a compile-time int."""
-    engine = builtin.active_engine()
-    assert isinstance(engine, Engine)
-    if isinstance(bound, Tensor):
-        return integer_values(engine, bound).astype(np.int64)
-    return int(ruled(engine, semantics.constant_index, bound))
-
-
-def assert_(test: object, msg: Callable[[], object] | None, source: str) -> None:
-    """``assert test, msg``: checked now on a compile-time test, a device assertion on a
-    runtime scalar (the programs executing it), rejected on a block (the compiler's rules)."""
-    engine = builtin.active_engine()
-    assert isinstance(engine, Engine)
-    if isinstance(test, Tensor):
-        flags = _flags(engine, test)
-        if bool(flags.all()):
-            return
-        message = semantics.assertion_message(None if msg is None else msg(), source)
-        debug.device_assert(engine, {"cond": values.make(flags, BOOL), "msg": message, "mask": None})
-    elif not test:
-        message = semantics.assertion_message(None if msg is None else msg(), source)
-        raise engine.error(f"assertion failed: {message}")
-
-
-def _flags(engine: Engine, x: Tensor[Any, Any]) -> Array:
-    """Each program's truth of a runtime scalar (after the rule that it is a scalar)."""
-    flags = scalar_values(engine, x)
-    return flags if flags.dtype == np.bool_ else flags != 0
-
-
 def function() -> Frame:
     return Frame(_STATE.get())
 
@@ -247,55 +176,29 @@ def branch(cond: object) -> Branch:
     return Branch(_STATE.get(), cond)
 
 
-def loop(spins: bool) -> Loop:
-    return Loop(_STATE.get(), spins)
+def loop(spins: bool, names: tuple[str, ...], *before: object) -> Loop:
+    return Loop(_STATE.get(), spins, Carried(names, before, spins))
 
 
 def and_(x: object, y: Callable[[], object]) -> object:
     """``x and y``."""
-    return _boolean(x, y, True)
+    return boolean(x, y, True, _run_by)
 
 
 def or_(x: object, y: Callable[[], object]) -> object:
     """``x or y``."""
-    return _boolean(x, y, False)
-
-
-def _boolean(x: object, y: Callable[[], object], conjunction: bool) -> object:
-    """The compiler's ``and``/``or``: a compile-time ``x`` that decides the result ends it (Python's
-    value); after a runtime scalar ``x``, ``y`` runs for the programs ``x`` does not decide (for
-    none when it decides for all: ``y``'s rules still apply), and the result is a bool per program."""
-    if not isinstance(x, Tensor):
-        return x if semantics.decides(x, conjunction) else y()
-    engine = builtin.active_engine()
-    assert isinstance(engine, Engine)
-    left = _flags(engine, x)
-    rest = _run_by(engine, left if conjunction else ~left, y)
-    right = _flags(engine, rest) if isinstance(rest, Tensor) else np.asarray([bool(rest)])
-    return values.make(left & right if conjunction else left | right, BOOL)
+    return boolean(x, y, False, _run_by)
 
 
 def _run_by(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
-    """``y()`` run by the executing programs among ``programs`` (per program, or one flag for
-    all). As written (no SIMT state) a split raises :class:`Divergent`: the SIMT version reruns."""
-    state = _STATE.get(None)
-    if state is not None:
-        saved = state.active
-        state.set_active(state.active & programs)
-        try:
-            return y()
-        finally:
-            state.set_active(saved)
-    if bool(programs.all()):
-        return y()
-    if programs.any():
-        raise Divergent("a condition that differs between programs", engine.site())
-    saved_mask = engine.active
-    engine.active = np.zeros(engine.nprograms, bool)
+    """``y()`` run by the executing programs among ``programs`` (per program, or one flag for all)."""
+    state = _STATE.get()
+    saved = state.active
+    state.set_active(state.active & programs)
     try:
         return y()
     finally:
-        engine.active = saved_mask
+        state.set_active(saved)
 
 
 def not_(x: object) -> object:
@@ -328,20 +231,18 @@ def select(cond: object, x: Callable[[], object], y: Callable[[], object]) -> ob
     return merge(state.engine, yes, first, second)
 
 
-def version(f: Callable[..., Any], masked: bool = True) -> FunctionType | None:
-    """The SIMT version of a kernel's or @tl.func's function (``masked``), or its checked version
-    (see :mod:`rewrite`); None when its source cannot be read. Made once."""
+def version(f: Callable[..., Any]) -> FunctionType | None:
+    """The SIMT version of a kernel's or @tl.func's function (None when its source cannot be
+    read), made once."""
     if not isinstance(f, FunctionType):
         return None
     known = _VERSIONS.get(f)
     if known is None:
-        known = _VERSIONS[f] = {}
-    if masked not in known:
-        known[masked] = rewrite.transform(f, sys.modules[__name__], UNBOUND, masked)
-    return known[masked]
+        known = _VERSIONS[f] = (rewrite.transform(f, sys.modules[__name__], UNBOUND, masked=True),)
+    return known[0]
 
 
-_VERSIONS: weakref.WeakKeyDictionary[FunctionType, dict[bool, FunctionType | None]] = weakref.WeakKeyDictionary()
+_VERSIONS: weakref.WeakKeyDictionary[FunctionType, tuple[FunctionType | None]] = weakref.WeakKeyDictionary()
 
 
 # ------------------------------------------------------------------------------ the constructs
@@ -430,10 +331,11 @@ class Loop:
     """A ``while`` or ``for`` loop: it runs while any program is in it; a program leaves when
     its condition fails or its range is exhausted, or by ``break`` or ``return``."""
 
-    def __init__(self, state: State, spins: bool) -> None:
+    def __init__(self, state: State, spins: bool, carried: Carried) -> None:
         self.state = state
         self.spins = spins  # a while loop (see State.spin_check)
         self.static = False
+        self.carried = carried
         self.entry = self.alive = self.running = state.active
 
     def __enter__(self) -> Loop:
@@ -487,6 +389,10 @@ class Loop:
         """The loop variable's value (a static_range's stays a Python int)."""
         return value if self.static else assign(value, old)
 
+    def carry(self, *now: object) -> tuple[object, ...]:
+        """The carried names' values, each rebound with another shape made stale."""
+        return self.carried.check(now)
+
     def over(self, iterable: object) -> Iterator[object]:
         """A loop over a Python iterable: the same items for every program."""
         for item in iter(iterable):  # type: ignore[call-overload]
@@ -496,24 +402,27 @@ class Loop:
 
     def call(self, callee: object, *args: Any, **kwargs: Any) -> Iterator[object]:
         """``for ... in callee(*args, **kwargs)``: a range with per-program bounds runs until
-        the last program's range is exhausted."""
-        if callee not in RANGES:
+        the last program's range is exhausted; its index is a scalar tensor, a
+        ``tl.static_range``'s a Python int (see :mod:`loops`)."""
+        bounds = range_bounds(callee, args, kwargs)
+        if bounds is None:
             assert callable(callee)
             return self.over(callee(*args, **kwargs))
         self.static = callee is tl.static_range
-        return self._range(*range_bounds(callee, args, kwargs))
+        self.carried.runtime = not self.static
+        return self._range(*bounds)
 
     def _range(self, start: object, stop: object, step: object) -> Iterator[object]:
-        bounds = [_bound(b) for b in (start, stop, step)]
+        bounds = [bound(self.state.engine, b) for b in (start, stop, step)]
         uniform = [self._uniform(b) for b in bounds]
+        dtype = index_dtype((start, stop, step))
         if uniform[0] is not None and uniform[1] is not None and uniform[2] is not None:
-            return self.over(builtins.range(uniform[0], uniform[1], uniform[2]))
-        return self._per_program(bounds, uniform, (start, stop, step))
+            ks = builtins.range(uniform[0], uniform[1], uniform[2])
+            return self.over(ks if self.static else indices(ks, dtype))
+        return self._per_program(bounds, uniform, dtype)
 
-    def _per_program(self, bounds: list[int | Array], uniform: list[int | None], given: tuple[object, ...]
-                     ) -> Iterator[object]:
+    def _per_program(self, bounds: list[int | Array], uniform: list[int | None], dtype: DType) -> Iterator[object]:
         first, last, step = (np.broadcast_to(np.asarray(b, np.int64), self.entry.shape) for b in bounds)
-        dtype = I64 if any(isinstance(b, Tensor) and b.type.bits == 64 for b in given) else I32
         count = _trip_counts(first, last, step, uniform[2], self.state.engine.only_active)
         count = np.where(self.alive, np.maximum(count, 0), 0)
         start = first.astype(dtype.numpy)  # lanes wrap as (first + k * step).astype would: mod 2**bits
@@ -521,7 +430,7 @@ class Loop:
             if not self.next(k < count):
                 return
             if uniform[0] is not None and uniform[2] is not None:
-                yield uniform[0] + k * uniform[2]
+                yield values.make(np.array([uniform[0] + k * uniform[2]]).astype(dtype.numpy), dtype)
             elif uniform[2] is not None:
                 yield values.make(start + np.int64(k * uniform[2]).astype(dtype.numpy), dtype)
             else:

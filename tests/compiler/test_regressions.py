@@ -100,6 +100,46 @@ loop_index_as_tensor = _from_source("loop_index_as_tensor", """
             tl.store(o_ptr + offs, i.to(tl.i64) + (i | offs))
 """)
 
+loop_index_ops = _from_source("loop_index_ops", """
+    def loop_index_ops(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], n: int, B: constexpr) -> None:
+        pid = tl.program_id(0)
+        offs = pid * B + tl.arange(0, B)
+        acc = tl.load(x_ptr + offs)
+        for i in range(n):
+            acc = acc + i.to(tl.f32) * 0.5 + ((i | offs) ^ (3 & i)).to(tl.f32)
+        for j in tl.range(1, n, 2):
+            acc = acc * (1 << j).to(tl.f32) - (offs >> j).to(tl.f32)
+        for k in range(pid, n):
+            acc = acc + (k * k).to(tl.f32)
+        for s in tl.static_range(2):
+            acc = acc + s
+        tl.store(o_ptr + offs, acc)
+""")
+
+
+checks_in_loops = _from_source("checks_in_loops", """
+    def checks_in_loops(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], n: int, B: constexpr,
+                        EVERY: constexpr) -> None:
+        pid = tl.program_id(0)
+        offs = tl.arange(0, B)
+        acc = tl.zeros((B,), tl.f32)
+        for i in range(pid, n):
+            assert i >= pid, "the index starts at pid"
+            if i % 2 == 0 and tl.load(x_ptr + i) > 0.0:
+                acc = acc + strided_sum(x_ptr, offs, i)
+            elif EVERY or i == n - 1:
+                acc = acc - i.to(tl.f32)
+        tl.store(o_ptr + pid * B + offs, acc)
+
+
+    @tl.func
+    def strided_sum(x_ptr: Pointer[tl.f32], offs: tl.Tensor, i: int) -> tl.Tensor:
+        total = tl.load(x_ptr + offs) * 0.0
+        for j in tl.range(0, i + 1, 2):
+            total = total + tl.load(x_ptr + j + offs) * (j | 1).to(tl.f32)
+        return total
+""")
+
 
 @tl.kernel
 def same_value_on_both_branches(x_ptr: Pointer[f32], o_ptr: Pointer[f32], s: int, B: constexpr) -> None:
@@ -202,12 +242,22 @@ def test_value_reshaped_in_a_loop_is_an_error_where_read(kernel: Any, inside: st
 # Disagreements found by the fuzzer whose fix lies in the NumPy reference or the language surface.
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="NumPy reference: the loop keeps the pre-loop shape on the compiler "
-                   "(an error there, as in Triton) but the reference runs the loop body's value")
-def test_reference_rejects_a_value_reshaped_in_a_loop() -> None:
-    with tl.backend("numpy"), pytest.raises(KernelError):
-        x = tl.to_device(np.random.default_rng(5).random(32, dtype=np.float32), tl.f32)
-        reshaped_in_loop[(1,)](x, _poisoned(32), 3, B=32)
+@pytest.mark.parametrize("kernel, inside, n", [(reshaped_in_loop, "f32\\[32\\]", 3), (reshaped_in_branch_loop, "f32", 2)])
+def test_reference_rejects_a_value_reshaped_in_a_loop(kernel: Any, inside: str, n: int) -> None:
+    """The reference as the compiler (test above): reading the stale value is the error, with the
+    compiler's message at the compiler's line, and nothing is written. (The reference finds it
+    when the loop runs: ``n == 2`` takes the branch with the loop.)"""
+    registry.register(_BACKEND)
+    x = np.random.default_rng(5).random(32, dtype=np.float32)
+    errors = []
+    for name in ("numpy", NAME):
+        with tl.backend(name), pytest.raises(KernelError, match=f"'v' is .* before the loop and {inside} inside it") as err:
+            out = _poisoned(32)
+            kernel[(1,)](tl.to_device(x, tl.f32), out, n, B=32)
+        assert np.isnan(out.numpy()).all()
+        errors.append(err.value)
+    assert (errors[0].message, errors[0].lineno) == (errors[1].message, errors[1].lineno)
+    assert "tl.store(o_ptr + offs, v" in str(errors[0])
 
 
 def test_reference_rejects_a_negative_number_against_an_unsigned_block() -> None:
@@ -227,15 +277,56 @@ def test_reference_rejects_an_oversized_full() -> None:
     np.testing.assert_array_equal(out.numpy(), np.full(16, 7, np.int32))
 
 
-@pytest.mark.xfail(strict=True, raises=(AttributeError, TypeError, KernelError), reason="NumPy reference: a runtime loop's index is a Python int (no .to, no "
-                   "`int | tensor`: Tensor lacks __ror__/__rand__/__rxor__/__rlshift__/__rrshift__); on the "
-                   "compiler, as in Triton, it is an i32 scalar")
-def test_reference_loop_index_is_a_scalar_tensor() -> None:
-    with tl.backend("numpy"):
+def test_reference_loop_index_is_a_scalar_tensor(backend: str) -> None:
+    """A runtime loop's index is an i32 scalar on both backends, as in Triton: ``i.to(tl.i64)``
+    and ``i | offs`` work."""
+    with tl.backend(backend):
         out = tl.to_device(np.full(16, -1, np.int64), tl.i64)
         loop_index_as_tensor[(1,)](out, 3, B=16)
         np.testing.assert_array_equal(out.numpy(), 2 + (2 | np.arange(16)))
 
+
+@pytest.mark.parametrize("grid", [1, 4])
+def test_loop_indices_as_scalars_against_numpy(backend: str, grid: int) -> None:
+    """range, tl.range (uniform bounds: the plain loop; per-program: run masked when grid > 1)
+    give integer scalars with methods and reflected operators; static_range gives Python ints."""
+    b, n = 16, 5
+    x = np.random.default_rng(6).standard_normal(grid * b).astype(np.float32)
+    want = x.astype(np.float64).reshape(grid, b)
+    for p in range(grid):
+        offs = p * b + np.arange(b)
+        for i in range(n):
+            want[p] += i * 0.5 + ((i | offs) ^ (3 & i))
+        for j in range(1, n, 2):
+            want[p] = want[p] * (1 << j) - (offs >> j)
+        for k in range(p, n):
+            want[p] += k * k
+        want[p] += 0 + 1
+    with tl.backend(backend):
+        out = _poisoned(grid * b)
+        loop_index_ops[(grid,)](tl.to_device(x, tl.f32), out, n, B=b)
+        np.testing.assert_allclose(out.numpy(), want.reshape(-1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("grid, every", [(1, False), (1, True), (4, False)])
+def test_checks_and_typed_indices_in_loops_against_numpy(backend: str, grid: int, every: bool) -> None:
+    """and/or, assert and a @tl.func's tl.range loop, all on runtime loop indices (i32 scalars):
+    the reference's checked version (grid 1) and SIMT version (grid 4: per-program trip counts)
+    apply one set of rules, and both backends give NumPy's answer."""
+    b, n = 8, 7
+    x = np.random.default_rng(7).standard_normal(n + b).astype(np.float32)
+    x64 = x.astype(np.float64)
+    want = np.zeros((grid, b))
+    for p in range(grid):
+        for i in range(p, n):
+            if i % 2 == 0 and x64[i] > 0.0:
+                want[p] += sum(x64[j:j + b] * (j | 1) for j in range(0, i + 1, 2))
+            elif every or i == n - 1:
+                want[p] -= i
+    with tl.backend(backend):
+        out = _poisoned(grid * b)
+        checks_in_loops[(grid,)](tl.to_device(x, tl.f32), out, n, B=b, EVERY=every)
+        np.testing.assert_allclose(out.numpy(), want.reshape(-1), rtol=1e-5, atol=1e-5)
 
 W = TypeVar("W", bound=Width)
 

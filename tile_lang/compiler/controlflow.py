@@ -18,7 +18,7 @@ from tile_lang.compiler import aggregates
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
 from tile_lang.compiler.ir import IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
 from tile_lang.ops import iterators
-from tile_lang.semantics import operators
+from tile_lang.semantics import SemanticError, loops, operators
 
 
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
@@ -333,9 +333,11 @@ class ControlFlow:
             if out_type is None:
                 raise self.error(f"{_slot_name(key)!r} is reassigned in the loop to {out!r}")
             if out_type != types[key]:
-                if isinstance(was, Node) and was.ty.shape != out_type.shape:
+                error = loops.loop_carried(key[0], (was.ty.dtype, was.ty.shape) if isinstance(was, Node) else None,
+                                           (out_type.dtype, out_type.shape))
+                if error is not None:
                     del types[key]  # a loop-local value reusing the name
-                    reshaped[key[0]] = Stale(key[0], was.ty, out_type)
+                    reshaped[key[0]] = Stale(error)
                 else:
                     types[key] = Type(dtypes.promote(types[key].dtype, out_type.dtype), out_type.shape)
                 changed = True
@@ -345,15 +347,13 @@ class ControlFlow:
 @dataclass(frozen=True)
 class Stale:
     """What a name holds after a loop that rebinds it with another shape (Triton rejects the
-    loop; Python would see the last iteration's value): reading it is an error."""
+    loop; Python would see the last iteration's value): reading it is ``error`` (the shared
+    rule, :func:`tile_lang.semantics.loops.loop_carried`)."""
 
-    name: str
-    before: Type
-    inside: Type
+    error: SemanticError
 
     def message(self) -> str:
-        return (f"{self.name!r} is {self.before} before the loop and {self.inside} inside it, so its value here "
-                "depends on the iteration; keep its shape in the loop or use another name")
+        return str(self.error)
 
 
 def _agreed(then_env: dict[str, Any], else_env: dict[str, Any]) -> dict[str, Any]:

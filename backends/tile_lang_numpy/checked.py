@@ -1,0 +1,166 @@
+"""The checked version of a kernel or @tl.func: what a group runs while its programs agree on
+control flow.
+
+It is the function's own source (made once by :mod:`rewrite`, line numbers kept) with only the
+constructs whose compiler rules need the source routed here: ``and``/``or`` (a compile-time
+operand that decides ends them, a runtime one branches), ``assert`` (a device assertion on a
+runtime scalar), loops (integer bounds, typed indices and carried shapes: :mod:`loops`), and
+calls of @tl.funcs (their own checked versions). Everything else runs as written, so both
+backends accept and reject the same kernels. Programs that disagree raise :class:`Divergent`,
+and the group reruns the SIMT version (:mod:`simt`), which shares these pieces.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import weakref
+from collections.abc import Callable, Iterator
+from types import FunctionType
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang import builtin
+from tile_lang.dtypes import BOOL
+from tile_lang.func import Func
+from tile_lang.semantics import operators as semantics
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import debug, rewrite, values
+from tile_lang_numpy.engine import Divergent, Engine
+from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
+from tile_lang_numpy.program import scalar_values
+from tile_lang_numpy.values import Array
+
+RunBy = Callable[[Engine, Array, Callable[[], object]], object]
+"""How a version runs the rest of ``and``/``or`` for some of the executing programs."""
+
+
+def flags(engine: Engine, x: Tensor[Any, Any]) -> Array:
+    """Each program's truth of a runtime scalar (after the rule that it is a scalar)."""
+    raw = scalar_values(engine, x)
+    return raw if raw.dtype == np.bool_ else raw != 0
+
+
+def boolean(x: object, y: Callable[[], object], conjunction: bool, run_by: RunBy) -> object:
+    """The compiler's ``and``/``or``: a compile-time ``x`` that decides the result ends it (Python's
+    value); after a runtime scalar ``x``, ``y`` runs for the programs ``x`` does not decide (for
+    none when it decides for all: ``y``'s rules still apply), and the result is a bool per program."""
+    if not isinstance(x, Tensor):
+        return x if semantics.decides(x, conjunction) else y()
+    engine = _engine()
+    left = flags(engine, x)
+    rest = run_by(engine, left if conjunction else ~left, y)
+    right = flags(engine, rest) if isinstance(rest, Tensor) else np.asarray([bool(rest)])
+    return values.make(left & right if conjunction else left | right, BOOL)
+
+
+def assert_(test: object, msg: Callable[[], object] | None, source: str) -> None:
+    """``assert test, msg``: checked now on a compile-time test, a device assertion on a
+    runtime scalar (the programs executing it), rejected on a block (the compiler's rules)."""
+    engine = _engine()
+    if isinstance(test, Tensor):
+        held = flags(engine, test)
+        if bool(held.all()):
+            return
+        message = semantics.assertion_message(None if msg is None else msg(), source)
+        debug.device_assert(engine, {"cond": values.make(held, BOOL), "msg": message, "mask": None})
+    elif not test:
+        message = semantics.assertion_message(None if msg is None else msg(), source)
+        raise engine.error(f"assertion failed: {message}")
+
+
+def _engine() -> Engine:
+    engine = builtin.active_engine()
+    assert isinstance(engine, Engine)
+    return engine
+
+
+# ------------------------------------------------------------------------------ called by checked versions
+
+
+def and_(x: object, y: Callable[[], object]) -> object:
+    """``x and y``."""
+    return boolean(x, y, True, _run_by)
+
+
+def or_(x: object, y: Callable[[], object]) -> object:
+    """``x or y``."""
+    return boolean(x, y, False, _run_by)
+
+
+def _run_by(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
+    """``y()`` run by all the programs, or by none (its rules still apply, its effects are
+    masked off); a split raises :class:`Divergent`: the SIMT version reruns the group."""
+    if bool(programs.all()):
+        return y()
+    if programs.any():
+        raise Divergent("a condition that differs between programs", engine.site())
+    saved = engine.active
+    engine.active = np.zeros(engine.nprograms, bool)
+    try:
+        return y()
+    finally:
+        engine.active = saved
+
+
+class Loop:
+    """A loop of a checked version: Python's own loop, over integer bounds and typed indices,
+    its carried values checked at each iteration's start and after it."""
+
+    __slots__ = ("carried",)
+
+    def __init__(self, spins: bool, names: tuple[str, ...], before: tuple[object, ...]) -> None:
+        self.carried = Carried(names, before, spins)  # a while loop is a runtime loop
+
+    def __enter__(self) -> Loop:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def call(self, callee: Any, *args: Any, **kwargs: Any) -> Iterator[object]:
+        """``for ... in callee(*args, **kwargs)``: a range's bounds are integers the programs
+        agree on; its index a scalar tensor, a ``tl.static_range``'s a Python int."""
+        given = range_bounds(callee, args, kwargs)
+        if given is None:
+            return iter(callee(*args, **kwargs))
+        engine = _engine()
+        start, stop, step = (b if isinstance(b, int) else int(engine.uniform(b, "range bound"))
+                             for b in (bound(engine, g) for g in given))
+        if callee is tl.static_range:
+            return iter(builtins.range(start, stop, step))
+        self.carried.runtime = True
+        return indices(builtins.range(start, stop, step), index_dtype(given))
+
+    def carry(self, *now: object) -> tuple[object, ...]:
+        """The carried names' values, each rebound with another shape made stale."""
+        return self.carried.check(now)
+
+
+def loop(spins: bool, names: tuple[str, ...], *before: object) -> Loop:
+    return Loop(spins, names, before)
+
+
+def fn(f: object) -> object:
+    """The callee of a call: the checked version of a @tl.func, anything else as it is."""
+    if isinstance(f, Func):
+        return version(f.fn)
+    return f
+
+
+def version(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The checked version of a kernel's or @tl.func's function, made once: ``f`` itself when
+    nothing in it needs checking or when its source cannot be read."""
+    if not isinstance(f, FunctionType):
+        return f
+    known = _VERSIONS.get(f)
+    if known is None:
+        known = _VERSIONS[f] = (rewrite.transform(f, sys.modules[__name__], UNBOUND, masked=False),)
+    return known[0] or f
+
+
+# None: the function itself (a value referring to its key would keep the entry alive)
+_VERSIONS: weakref.WeakKeyDictionary[FunctionType, tuple[FunctionType | None]] = weakref.WeakKeyDictionary()

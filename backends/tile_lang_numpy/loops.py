@@ -1,0 +1,112 @@
+"""Loops as the compiler types them, the pieces both versions of a kernel share (the checked
+version, :mod:`checked`, and the SIMT version, :mod:`simt`).
+
+As in Triton, a range's bounds are integers (:func:`bound`), the index of a runtime loop
+(``range``, ``tl.range``) is an integer scalar tensor (:func:`index_dtype`, :func:`indices`), a
+``tl.static_range``'s a Python int, and a loop-carried value keeps its shape: a name rebound to
+another shape in a runtime loop becomes :class:`Stale` (:class:`Carried`), and reading it is the
+compiler's error at the line of the read.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+import tile_lang as tl
+from tile_lang.dtypes import DType, scalar_dtype
+from tile_lang.semantics import loops as rules
+from tile_lang.semantics import operators as semantics
+from tile_lang.tensor import Tensor
+
+from tile_lang_numpy import values
+from tile_lang_numpy.engine import Engine, Stale
+from tile_lang_numpy.program import integer_values, ruled
+from tile_lang_numpy.values import Array
+
+
+class Unbound:
+    """The value of a local variable not yet assigned (a rewritten version binds the locals it
+    tracks up front, so that a loop or an assignment can read the value it replaces)."""
+
+    def __repr__(self) -> str:
+        return "<unbound local>"
+
+
+UNBOUND = Unbound()
+RANGES = (builtins.range, tl.range, tl.static_range)
+
+
+def block_type(value: object) -> rules.BlockType | None:
+    """A value's dtype and block shape, for the loop-carried rule; None for a value the rule
+    does not cover (an unbound or stale name, a block pointer...)."""
+    if isinstance(value, Tensor):
+        return value.type, value.block_shape
+    if isinstance(value, (bool, int, float)):
+        return scalar_dtype(value), ()
+    return None
+
+
+class Carried:
+    """The values a loop may carry: its names bound before it, and their types then (the
+    values themselves are not kept: a loop must not hold its first value's memory)."""
+
+    __slots__ = ("names", "before", "runtime")
+
+    def __init__(self, names: tuple[str, ...], before: tuple[object, ...], runtime: bool) -> None:
+        self.names = names
+        # a Python number before the loop takes the loop's type: it is not checked
+        self.before = tuple(block_type(v) if isinstance(v, Tensor) else None for v in before)
+        self.runtime = runtime  # a runtime loop (not an unrolled tl.static_range or a loop over a tuple)
+
+    def check(self, now: tuple[object, ...]) -> tuple[object, ...]:
+        """``now`` (the names' values at an iteration's start or after the loop), each name
+        rebound with another shape than before the loop replaced by :class:`Stale`."""
+        if not self.runtime:
+            return now
+        out = now
+        for k, (was, new) in enumerate(zip(self.before, now)):
+            if was is None or (isinstance(new, Tensor) and new.block_shape == was[1]):
+                continue
+            inside = block_type(new)
+            error = rules.loop_carried(self.names[k], was, inside) if inside is not None else None
+            if error is not None:
+                out = out[:k] + (Stale(error),) + out[k + 1:]
+        return out
+
+
+def range_bounds(callee: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[object, object, object] | None:
+    """``(start, stop, step)`` of ``callee(*args, **kwargs)`` when ``callee`` is one of
+    :data:`RANGES`; None for any other iterable's maker."""
+    if callee is builtins.range:
+        if kwargs or not 1 <= len(args) <= 3:
+            raise TypeError(f"range expected 1 to 3 positional arguments, got {len(args)}")
+        return (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    if callee is tl.range or callee is tl.static_range:
+        r = tl.range(*args, **kwargs)
+        return r.start, r.end, r.step
+    return None
+
+
+def bound(engine: Engine, value: object) -> int | Array:
+    """A range bound, after the compiler's rule (an integer scalar, or a compile-time int):
+    each program's value of a scalar tensor, or the int."""
+    if isinstance(value, Tensor):
+        return integer_values(engine, value).astype(np.int64)
+    return int(ruled(engine, semantics.constant_index, value))
+
+
+def index_dtype(bounds: Iterable[object]) -> DType:
+    """The dtype of the index of a runtime loop with these bounds (the shared rule)."""
+    return rules.index_dtype(b.type if isinstance(b, Tensor) else scalar_dtype(b) for b in bounds
+                             if isinstance(b, (Tensor, int)))
+
+
+def indices(ks: Iterable[int], dtype: DType) -> Iterator[Tensor[Any, Any]]:
+    """The loop index for each of ``ks``, as a scalar tensor shared by the programs."""
+    kind = dtype.numpy
+    for k in ks:
+        yield values.make(np.array([k], kind), dtype)
