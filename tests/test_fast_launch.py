@@ -12,7 +12,6 @@ import pytest
 import tile_lang as tl
 from benchmarks.noop_backend import DeviceArray, NoopBackend
 from tile_lang import registry
-from tile_lang.kernel import Launcher
 from tile_lang.launch_cache import int_class, plain_grid
 from tests.test_launch import copy_kernel, generic_copy, launch_untyped
 
@@ -28,20 +27,6 @@ def noop() -> Iterator[NoopBackend]:
 
 def array(dtype: Any = np.float32, address: int = 1 << 20) -> Any:
     return DeviceArray(np.dtype(dtype), address, (100,))
-
-
-@pytest.fixture
-def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts launches that went through the full checks."""
-    count = [0]
-    original = Launcher.prepare
-
-    def counting(self: Launcher[Any], *args: Any, **kwargs: Any) -> Any:
-        count[0] += 1
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Launcher, "prepare", counting)
-    return count
 
 
 def test_repeat_launches_skip_the_checks(noop: NoopBackend, checked: list[int]) -> None:

@@ -12,7 +12,6 @@ import pytest
 
 import tile_lang as tl
 from tile_lang import Pointer, constexpr, f32
-from tile_lang.kernel import Launcher
 from tests.test_launch import copy_kernel, launch_untyped
 
 
@@ -20,20 +19,6 @@ from tests.test_launch import copy_kernel, launch_untyped
 def scale_kernel(src: Pointer[f32], dst: Pointer[f32], alpha: float, n: int, BLOCK: constexpr) -> None:
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * alpha, mask=offs < n)
-
-
-@pytest.fixture
-def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts launches that went through the full checks."""
-    count = [0]
-    original = Launcher.prepare
-
-    def counting(self: Launcher[Any], *args: Any, **kwargs: Any) -> Any:
-        count[0] += 1
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Launcher, "prepare", counting)
-    return count
 
 
 def poisoned(n: int) -> tuple[np.ndarray[Any, Any], tl.Buffer[f32]]:

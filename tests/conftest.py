@@ -1,0 +1,23 @@
+"""Fixtures shared by the launch tests of both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tile_lang.kernel import Launcher
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts launches that went through the full checks (not a repeat launch's fast path)."""
+    count = [0]
+    original = Launcher.prepare
+
+    def counting(self: Launcher[Any], *args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Launcher, "prepare", counting)
+    return count
