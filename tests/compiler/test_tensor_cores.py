@@ -550,7 +550,7 @@ def test_random_tensor_core_matmuls_on_the_emulator(seed: int) -> None:
     rng = np.random.default_rng(seed)
     arch = int(rng.choice([80, 90]))
     fp8 = arch == 90 and rng.random() < 0.3
-    dtype = tl.f8e4m3 if fp8 else (tl.f16, tl.bf16)[int(rng.integers(2))]
+    dtype: Any = tl.f8e4m3 if fp8 else (tl.f16, tl.bf16)[int(rng.integers(2))]  # picked at run time
     host = dtypes.dtype_of(dtype).numpy
     warps = int(rng.choice([4, 8]))
     bm = 16 * warps * int(rng.integers(1, 3)) if arch == 90 else int(rng.choice([32, 64]))
