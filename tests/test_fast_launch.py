@@ -14,6 +14,7 @@ from benchmarks.noop_backend import DeviceArray, NoopBackend
 from tile_lang import registry
 from tile_lang.launch_cache import int_class, plain_grid
 from tests.test_launch import copy_kernel, generic_copy, launch_untyped
+from tests.bad_launches import BAD_ARGUMENTS
 
 
 @pytest.fixture
@@ -58,14 +59,8 @@ def test_each_specialisation_is_checked_once(noop: NoopBackend, checked: list[in
     ("args", "kwargs", "message"),
     [
         ((array(np.float16), "dst", 100), {"BLOCK": 64}, "parameter src (Pointer[Float[W32]]): got a buffer of Float[W16]"),
-        (("src", "dst", 1.5), {"BLOCK": 64}, "parameter n: expected int, got float"),
-        (("src", "dst", True), {"BLOCK": 64}, "parameter n: expected int, got bool"),
-        (("src", "dst", 2**64), {"BLOCK": 64}, "parameter n: 18446744073709551616 does not fit in i64 or u64"),
-        (("src", "dst", 100), {"BLOCK": None}, "constexpr BLOCK must be int | float | str, got NoneType"),
-        (("src", "dst", 100), {}, "missing argument(s) BLOCK"),
-        (("src", "dst", 100), {"BLOCK": 64, "BLOCKK": 64}, "has no parameter 'BLOCKK'"),
-        (("src", "dst", 100, 64), {"BLOCK": 64}, "parameter 'BLOCK' given twice"),
         ((object(), "dst", 100), {"BLOCK": 64}, "expected a tile_lang Buffer or a noop array, got object"),
+        *BAD_ARGUMENTS,
     ],
 )
 def test_bad_launch_after_a_good_one_still_fails(noop: NoopBackend, args: tuple[Any, ...], kwargs: dict[str, Any],

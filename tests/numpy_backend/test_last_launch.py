@@ -13,6 +13,7 @@ import pytest
 import tile_lang as tl
 from tile_lang import Pointer, constexpr, f32
 from tests.test_launch import copy_kernel, launch_untyped
+from tests.bad_launches import BAD_ARGUMENTS
 
 
 @tl.kernel
@@ -73,15 +74,9 @@ def test_what_the_checks_depend_on_takes_the_checked_path(checked: list[int]) ->
     ("args", "kwargs", "message"),
     [
         (("f16", "dst", 100), {"BLOCK": 64}, "parameter src (Pointer[Float[W32]]): got a buffer of Float[W16]"),
-        (("src", "dst", 1.5), {"BLOCK": 64}, "parameter n: expected int, got float"),
-        (("src", "dst", True), {"BLOCK": 64}, "parameter n: expected int, got bool"),
-        (("src", "dst", 2**64), {"BLOCK": 64}, "parameter n: 18446744073709551616 does not fit in i64 or u64"),
-        (("src", "dst", 100), {"BLOCK": None}, "constexpr BLOCK must be int | float | str, got NoneType"),
-        (("src", "dst", 100), {}, "missing argument(s) BLOCK"),
-        (("src", "dst", 100), {"BLOCK": 64, "BLOCKK": 64}, "has no parameter 'BLOCKK'"),
-        (("src", "dst", 100, 64), {"BLOCK": 64}, "parameter 'BLOCK' given twice"),
         ((object(), "dst", 100), {"BLOCK": 64}, "expected a tile_lang Buffer or a numpy array, got object"),
         (("src", "dst", 100), {"BLOCK": 64, "num_warps": 3}, "num_warps must be an int power of two"),
+        *BAD_ARGUMENTS,
     ],
 )
 def test_bad_launch_after_a_good_one_still_fails(args: tuple[Any, ...], kwargs: dict[str, Any], message: str) -> None:
