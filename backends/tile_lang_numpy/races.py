@@ -201,10 +201,13 @@ class Races:
     # ---------------------------------------------------------------- bookkeeping
 
     def close(self) -> None:
-        """The launch is over: its shadows' arrays go back to the pool."""
+        """The launch is over: its shadows' arrays go back to the pool, and the logged loads
+        are dropped (their lanes' makers hold the engine, which holds this: a cycle that would
+        keep the launch's blocks alive until the garbage collector ran)."""
         for shadow in self.shadows.values():
             shadow.release()
         self.shadows.clear()
+        self.reads.clear()
 
     def forget(self, first: int, last: int) -> None:
         """A group of programs ``first..last`` is rolled back to rerun: drop what it did."""

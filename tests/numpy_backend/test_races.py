@@ -4,6 +4,7 @@ disjoint accesses and lock- or counter-synchronised accesses are not flagged."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import numpy as np
@@ -214,3 +215,29 @@ def test_failures_inside_the_reference_are_kernel_errors_at_the_users_line(monke
         assert "ValueError: operands could not be broadcast together" in str(info.value)
         assert isinstance(info.value.__cause__, ValueError)
         assert x.numpy().tobytes() == host.tobytes()
+
+
+@tl.kernel
+def doubled(x: Pointer[f32], out: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + offs) * 2.0)
+
+
+def test_a_checked_launch_leaves_no_cycle_holding_its_blocks() -> None:
+    """The logged loads of a read-only input (their lane makers hold the engine, which holds
+    the race state) are dropped when the launch closes, so its blocks are freed at once rather
+    than at the next garbage collection (until then the heap grows and fresh pages fault)."""
+    xh = np.random.default_rng(7).standard_normal(4096).astype(np.float32)
+    outh = np.full(4096, np.nan, np.float32)
+    x, out = tl.wrap(xh, tl.f32), tl.wrap(outh, tl.f32)
+    with tl.backend("numpy"):
+        doubled[(4,)](x, out, BLOCK=1024)  # warm: the first launch fills caches
+        gc.collect()
+        gc.disable()
+        try:
+            doubled[(4,)](x, out, BLOCK=1024)
+            unreachable = gc.collect()
+        finally:
+            gc.enable()
+    assert unreachable == 0
+    np.testing.assert_array_equal(outh, xh * np.float32(2.0))
