@@ -251,7 +251,7 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     if base.shape[0] == 1:
         return _strided(flat, int(base[0]), (1, *shape), (0, *strides)).copy()
     if not shape:  # a scalar per program: one gather, cheaper than testing the bases for a pattern
-        scalars: Array = flat[base]
+        scalars: Array = flat.take(base)  # faster than indexing (bounds were checked)
         return scalars
     first, spacing = int(base[0]), int(base[1]) - int(base[0])
     per_axis = _grid_strides(base, grid) if grid is not None else None

@@ -124,15 +124,20 @@ def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: r
 
 
 def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[values.Array, values.Array]:
-    """Programs ``start..start+count-1``: their (x, y, z) ids and linear ids, read-only."""
-    linear = np.arange(start, start + count, dtype=np.int64)
+    """Programs ``start..start+count-1``: their (x, y, z) ids (a ``(P, 3)`` view of one
+    contiguous row per axis, so ``tl.program_id`` is a view) and linear ids, read-only. Built
+    row by row of the grid: x repeats ``arange(gx)``, y and z are divided out once per row."""
     gx, gy, _ = grid
-    narrow = linear.astype(np.int32) if start + count <= 2**31 else linear  # i32 division is cheaper
-    pids = np.empty((count, 3), np.int32)
-    rest = np.divmod(narrow, gx, out=(np.empty_like(narrow), pids[:, 0]))[0]
-    np.divmod(rest, gy, out=(pids[:, 2], pids[:, 1]))
+    linear = np.arange(start, start + count, dtype=np.int64)
+    first_row, last_row = start // gx, (start + count - 1) // gx
+    z, y = np.divmod(np.arange(first_row, last_row + 1, dtype=np.int64), gy)
+    lanes = slice(start - first_row * gx, start - first_row * gx + count)
+    pids = np.empty((3, count), np.int32)
+    pids[0] = np.broadcast_to(np.arange(gx, dtype=np.int32), (y.shape[0], gx)).reshape(-1)[lanes]
+    pids[1] = np.repeat(y, gx)[lanes]
+    pids[2] = np.repeat(z, gx)[lanes]
     pids.flags.writeable = linear.flags.writeable = False
-    return pids, linear
+    return pids.T, linear
 
 
 _cached_ids = functools.lru_cache(maxsize=256)(_program_ids)  # a small test's launches repeat the same few groups

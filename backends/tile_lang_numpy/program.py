@@ -27,7 +27,7 @@ def _axis(engine: Engine, axis: object) -> int:
 
 @implements(tl.program_id)
 def program_id(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    return values.make(engine.pids[:, _axis(engine, a["axis"])].copy(), I32)
+    return values.make(engine.pids[:, _axis(engine, a["axis"])], I32)  # a read-only view (values are never written)
 
 
 @implements(tl.num_programs)
