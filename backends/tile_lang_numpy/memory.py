@@ -112,7 +112,7 @@ def _live(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str) -> Arr
     """The mask, and the executing programs, aligned to the pointer block's rank; None when
     every lane is live."""
     if mask is None:
-        return None if engine.active is None else engine.only_active(np.ones((1,) * (ptr.ndim + 1), bool))
+        return None if engine.active is None else engine.active.reshape((-1,) + (1,) * ptr.ndim)
     m = values.lift(mask)
     if not m.type.is_bool:
         raise engine.error(f"the mask of {what} must be a bool block (a comparison), got {m!r}")

@@ -58,7 +58,7 @@ class State:
         self.active = mask
         full = bool(mask.all())
         self.engine.active = None if full else mask
-        self.merging = not full and bool((self.frames[-1].alive & ~mask).any())
+        self.merging = not full and bool(np.greater(self.frames[-1].alive, mask).any())  # alive, not in mask
 
     def truth(self, x: object) -> bool | Array:
         """Python truth of ``x``: a bool, or per program when ``x`` is a tensor."""
@@ -424,7 +424,7 @@ class Loop:
     def _per_program(self, bounds: list[int | Array], uniform: list[int | None], dtype: DType) -> Iterator[object]:
         first, last, step = (np.broadcast_to(np.asarray(b, np.int64), self.entry.shape) for b in bounds)
         count = _trip_counts(first, last, step, uniform[2], self.state.engine.only_active)
-        count = np.where(self.alive, np.maximum(count, 0), 0)
+        count = np.where(self.alive, np.clip(count, 0, np.iinfo(np.int32).max), 0).astype(np.int32)  # compared per trip
         start = first.astype(dtype.numpy)  # lanes wrap as (first + k * step).astype would: mod 2**bits
         for k in builtins.range(int(count.max(initial=0))):
             if not self.next(k < count):
