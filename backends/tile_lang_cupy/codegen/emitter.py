@@ -8,6 +8,7 @@ to fill register arrays and to recompute ``#computed`` values where they are rea
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -118,6 +119,17 @@ def shared_offset(layout: Shared, coords: tuple[str, ...], shape: tuple[int, ...
     if not layout.row_pad:
         return flat_of(coords, shape)
     return f"{coords[0]} * {shape[1] + layout.row_pad}u + {coords[1]}"
+
+
+def index_function(expr: str, names: tuple[str, ...]) -> Callable[..., int]:
+    """A generated unsigned index expression (``12u`` literals, ``+ * / % ^ &``, parentheses) as
+    a Python function of ``names``: the generator folds arithmetic it wrote once, without a
+    second copy of the formula. Operands are non-negative, so ``//`` is C's ``/``."""
+    python = re.sub(r"\b(\d+)u\b", r"\1", expr).replace("/", "//")
+    assert re.fullmatch(r"[\w\s+*/%^&()]*", python), expr
+    code = compile(f"lambda {', '.join(names)}: {python}", "<index>", "eval")
+    fn: Callable[..., int] = eval(code, {"__builtins__": {}})
+    return fn
 
 
 def shared_align(layout: Shared) -> int:

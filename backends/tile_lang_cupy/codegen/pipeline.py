@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Blocked, Computed, ConstAttr, MemAttr, Node, Op, Region, Shared
 from tile_lang.compiler.passes.pipeline import carried_steps
@@ -19,7 +19,8 @@ from tile_lang.compiler.passes.pipeline import carried_steps
 from tile_lang_cupy.codegen.carried import carry, yield_values
 from tile_lang_cupy.codegen.ctypes_ import ctype, literal
 from tile_lang_cupy.codegen.emitter import (
-    SCALAR, Emitter, Held, Index, emits, shared_align, shared_numel, shared_offset,
+    SCALAR, Emitter, Held, Index, coords_of, emits, flat_index, index_function, shared_align, shared_numel,
+    shared_offset,
 )
 
 
@@ -36,9 +37,19 @@ def _copy_layout(em: Emitter, copy: Node) -> Blocked:
     return Blocked(used, width, numel // (used * width))
 
 
-def issue(em: Emitter, copy: Node, dst: str, offsets: str | None = None) -> None:
+@dataclass(frozen=True)
+class Runs:
+    """Where this thread's runs of a copy go in its shared buffer, computed once before the loop:
+    ``name`` plus ``step`` elements a run when the layout allows (a swizzle repeats every 8 rows,
+    so runs 8 rows apart move by a constant), else ``name[k]``, an array of each run's offset."""
+
+    name: str
+    step: int | None
+
+
+def issue(em: Emitter, copy: Node, dst: str, runs: Runs | None = None) -> None:
     """This thread's ``cp.async`` instructions for ``copy`` into the shared buffer ``dst``
-    (``offsets``: an array of each run's offset in it, computed once by ``_hoist``)."""
+    (``runs``: where they go, computed once by ``_hoist``)."""
     assert isinstance(copy.attr, MemAttr) and isinstance(copy.layout, Shared)
     width = copy.attr.vector
     lay = _copy_layout(em, copy)
@@ -50,8 +61,12 @@ def issue(em: Emitter, copy: Node, dst: str, offsets: str | None = None) -> None
     shape = copy.ty.shape[::-1] if flip else copy.ty.shape
     with em.walk(lay, shape, width) as walked:
         idx = Index(None, walked.coords[::-1]) if flip else walked
-        at = (f"{dst}[{offsets}[k]]" if offsets
-              else f"{dst}[{shared_offset(copy.layout, idx.coords, copy.ty.shape, copy.ty.dtype.itemsize)}]")
+        if runs is None:
+            at = f"{dst}[{shared_offset(copy.layout, idx.coords, copy.ty.shape, copy.ty.dtype.itemsize)}]"
+        elif runs.step is None:
+            at = f"{dst}[{runs.name}[k]]"
+        else:  # one register a copy: ptxas folds each run's constant into the instruction
+            at = f"({dst} + {runs.name})[k / {width} * {runs.step}]"
         pred = em.elem(mask, idx) if mask is not None else "true"
         stmt = f"tl::cp_async<{nbytes}>(&{at}, {em.elem(ptr, idx)}, {pred});"
         em.line(stmt if used == em.fn.threads else f"if (tid < {used}u) {stmt}")
@@ -163,20 +178,27 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     em.hoisted = held  # the registers go out of scope with the enclosing block
 
 
-def _hoist(em: Emitter, copy: Node, body: Region) -> str | None:
+def _hoist(em: Emitter, copy: Node, body: Region) -> Runs | None:
     """Hold in registers, before the loop, what this thread's copies compute alike in every
-    iteration: each run's offset in its shared buffer (returns the array's name), and source
-    addresses from before the loop that the loop only advances by a carried offset. One
-    register per run, instead of the swizzle and 64-bit address arithmetic each iteration."""
+    iteration: where each run goes in its shared buffer, and source addresses from before the
+    loop that the loop only advances by a carried offset. Registers instead of the swizzle and
+    64-bit address arithmetic each iteration."""
     assert isinstance(copy.layout, Shared)
     if copy.layout.transposed:
         return None  # walked column by column: its runs have no register index
     inside = set(body.body) | set(body.params)
     lay = _copy_layout(em, copy)
+    shape, itemsize = copy.ty.shape, copy.ty.dtype.itemsize
     offsets = em.fresh("at")
-    em.line(f"unsigned {offsets}[{lay.per_thread}];")
-    with em.walk(lay, copy.ty.shape, lay.vector) as idx:
-        em.line(f"{offsets}[k] = {shared_offset(copy.layout, idx.coords, copy.ty.shape, copy.ty.dtype.itemsize)};")
+    step = _run_step(copy.layout, lay, shape, itemsize)
+    if step is None:
+        em.line(f"unsigned {offsets}[{lay.per_thread}];")
+        with em.walk(lay, shape, lay.vector) as idx:
+            em.line(f"{offsets}[k] = {shared_offset(copy.layout, idx.coords, shape, itemsize)};")
+    else:
+        flat = em.fresh("f")
+        em.line(f"const unsigned {flat} = {flat_index(lay, shape, '0u')};")
+        em.line(f"const unsigned {offsets} = {shared_offset(copy.layout, coords_of(flat, shape), shape, itemsize)};")
     ptr = copy.args[0]
     param = _advancing(ptr, body, inside)
     if param is not None:  # carried from one iteration to the next: ptxas keeps it in registers
@@ -185,7 +207,7 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> str | None:
         with em.walk(lay, ptr.ty.shape, lay.vector) as idx:
             em.line(f"{name}[k] = {em.elem(ptr, idx)};")
         em.hoisted[ptr] = Held(name, lay, advance=param)
-        return offsets
+        return Runs(offsets, step)
     stack, seen = [ptr], set()
     while stack:
         node = stack.pop()
@@ -200,7 +222,25 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> str | None:
             with em.walk(lay, node.ty.shape, lay.vector) as idx:
                 em.line(f"{name}[k] = {em.elem(node, idx)};")
             em.hoisted[node] = Held(name, lay)
-    return offsets
+    return Runs(offsets, step)
+
+
+def _run_step(layout: Shared, lay: Blocked, shape: tuple[int, ...], itemsize: int) -> int | None:
+    """The distance in elements between a thread's successive runs in its shared buffer when it
+    is the same for every thread and run (``tl::flat``'s order), else None."""
+    names = tuple(f"x{d}" for d in range(len(shape)))
+    offset = index_function(shared_offset(layout, names, shape, itemsize), names)
+
+    def at(thread: int, run: int) -> int:
+        flat, coords = (run * lay.threads + thread) * lay.vector, []
+        for size in reversed(shape):
+            flat, c = divmod(flat, size)
+            coords.append(c)
+        return offset(*reversed(coords))
+
+    step = at(0, 1) - at(0, 0) if lay.reps > 1 else 0
+    linear = all(at(t, r) == at(t, 0) + r * step for t in range(lay.threads) for r in range(lay.reps))
+    return step if linear and step >= 0 else None
 
 
 def _advancing(ptr: Node, body: Region, inside: set[Node]) -> Node | None:
@@ -226,7 +266,7 @@ def _advance(em: Emitter, body: Region) -> None:
                     f"{held.name}[k] += {em.elem(steps[held.advance], SCALAR)};")
 
 
-def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int, str | None]], i: str, hi: str, slot: str,
+def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int, Runs | None]], i: str, hi: str, slot: str,
               stages: int) -> None:
     """Issue the copies of iteration ``i + stages - 1`` into the buffers its slot names."""
     iv = loop.regions[0].params[0]
