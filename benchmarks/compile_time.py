@@ -32,6 +32,8 @@ TILE = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}
 COMPILER_MODULES = ("tile_lang.compiler", "tile_lang_cupy.codegen")
 PHASES = (  # (wrapped function, what it covers)
     ("_try_load", "backend load (registry, import tile_lang_cupy)"),
+    ("compute_capability", "device's compute capability"),
+    ("_shared_limit", "device's shared-memory limit (getDeviceProperties)"),
     ("toolchain", "NVRTC setup (import, version, include path)"),
     ("generated", "CUDA generation (compiler imports, front end, passes, codegen)"),
     ("compile_cubin", "NVRTC compile to cubin (C++ front end, NVVM, ptxas)"),
@@ -69,7 +71,8 @@ def child() -> None:
 
     phases: dict[str, float] = {}
     sources: list[artifacts.Generated] = []
-    for owner, name in ((registry, "_try_load"), (nvrtc, "toolchain"), (nvrtc, "compile_cubin"), (launch, "_function")):
+    for owner, name in ((registry, "_try_load"), (launch, "compute_capability"), (launch, "_shared_limit"),
+                        (nvrtc, "toolchain"), (nvrtc, "compile_cubin"), (launch, "_function")):
         _timed(owner, name, phases)
     _timed(artifacts, "generated", phases, sources)
     rows: dict[str, dict[str, float]] = {}
