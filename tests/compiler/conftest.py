@@ -105,11 +105,12 @@ def nvrtc_compile(source: str, name: str, arch: str) -> tuple[bool, str]:
     """Compile with NVRTC as the cupy backend does at run time (it has no host headers and
     fewer builtins than nvcc); returns (success, log)."""
     from tile_lang_cupy.headers import INCLUDE_DIR
+    from tile_lang_cupy.nvrtc import flags
 
     assert NVRTC is not None
     prog = ctypes.c_void_p()
     NVRTC.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), f"{name}.cu".encode(), 0, None, None)
-    options = [b"-std=c++17", f"-arch={arch}".encode(), f"-I{INCLUDE_DIR}".encode(), f"-I{CUDA_INCLUDE}".encode()]
+    options = [o.encode() for o in (*flags(arch.removeprefix("sm_")), f"-I{INCLUDE_DIR}", f"-I{CUDA_INCLUDE}")]
     argv = (ctypes.c_char_p * len(options))(*options)
     status = NVRTC.nvrtcCompileProgram(prog, len(options), argv)
     size = ctypes.c_size_t()
