@@ -4,6 +4,7 @@ definitions) against float64 NumPy on random data, and nvcc's PTX holds ``mma.sy
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -336,6 +337,25 @@ def test_hopper_dots_use_wgmma_on_swizzled_operands(tmp_path: Path) -> None:
     assert "fence.proxy.async" not in ptx
 
 
+@pytest.mark.parametrize("warps, bn, linear_b", [(8, 256, True), (4, 64, True), (4, 256, False)])
+def test_pipelined_copies_write_through_one_shared_register_where_the_swizzle_repeats(warps: int, bn: int,
+                                                                                      linear_b: bool) -> None:
+    """A thread's runs of a swizzled copy sit a constant apart when they are a multiple of 8 rows
+    apart (the 128-byte swizzle's period): one register a copy and a constant a run; 4 warps
+    copying 256-wide rows of B step 4 rows a run, so B keeps an offset a run (and the emulator
+    test above runs that case)."""
+    from benchmarks.dot_kernels import matmul
+
+    spec = _aligned_spec(matmul, 64, warps, 2, dtypes.F16, ("stride_bn",), BLOCK_M=64 * (warps // 4), BLOCK_N=bn,
+                         BLOCK_K=64, GROUP_M=2)
+    source = generate(compile_ir(matmul, replace(spec, arch=90))).source
+    one_register = re.findall(r"const unsigned (at\d+) = ", source)
+    arrays = re.findall(r"unsigned (at\d+)\[\d+\];", source)
+    assert (len(one_register), len(arrays)) == ((2, 0) if linear_b else (1, 1))
+    for name in one_register:
+        assert re.search(rf"\+ {name}\)\[k / 8 \* \d+\]", source), name
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: ptxas cannot report")
 @pytest.mark.parametrize("name, warps, pointee, one, constexprs", [
     ("matmul", 8, dtypes.F16, "stride_bn", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)),
@@ -364,7 +384,7 @@ def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str,
 
 @_EMULATED
 @pytest.mark.parametrize("warps, bm, bn, bk, stages", [(4, 64, 64, 64, 3), (8, 128, 128, 64, 2), (4, 64, 256, 64, 1),
-                                                    (4, 128, 64, 128, 2)])
+                                                    (4, 128, 64, 128, 2), (4, 64, 256, 64, 2)])
 def test_hopper_wgmma_matmul_on_the_emulator_matches_float64(warps: int, bm: int, bn: int, bk: int, stages: int) -> None:
     """The sm_90a code (wgmma from swizzled shared memory through descriptors, accumulating in
     place across a pipelined loop) on the emulator, whose wgmma follows the PTX definitions of
