@@ -337,26 +337,33 @@ def test_hopper_dots_use_wgmma_on_swizzled_operands(tmp_path: Path) -> None:
     assert "fence.proxy.async" not in ptx
 
 
+_I8_TILES = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8)
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: ptxas cannot report")
-@pytest.mark.parametrize("name, warps, pointee, one, constexprs", [
-    ("matmul", 8, dtypes.F16, "stride_bn", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)),
-    ("matmul", 8, dtypes.F8E4M3, "stride_bk", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8)),
-    ("attention", 4, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=64, HEAD=64, CAUSAL=False)),
-    ("attention", 8, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=32, HEAD=128, CAUSAL=True))])
-def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str, warps: int, pointee: DType, one: str,
-                                                       constexprs: dict[str, Any]) -> None:
+@pytest.mark.parametrize("name, arch, warps, pointee, one, constexprs", [
+    ("matmul", 90, 8, dtypes.F16, "stride_bn", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)),
+    ("matmul", 90, 8, dtypes.F8E4M3, "stride_bk", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8)),
+    ("attention", 90, 4, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=64, HEAD=64, CAUSAL=False)),
+    ("attention", 90, 8, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=32, HEAD=128, CAUSAL=True)),
+    ("matmul_i8", 90, 8, dtypes.I8, "stride_bn", _I8_TILES), ("matmul_i8", 90, 8, dtypes.I8, "stride_bk", _I8_TILES),
+    ("matmul_i8", 80, 8, dtypes.I8, "stride_bn", _I8_TILES), ("matmul_i8", 80, 8, dtypes.I8, "stride_bk", _I8_TILES)])
+def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str, arch: int, warps: int,
+                                                       pointee: DType, one: str, constexprs: dict[str, Any]) -> None:
     """ptxas serialises wgmma (each waiting for the one before: a sixth of the matmul's speed
     lost) or injects its own fences and waits when anything it cannot prove safe touches the
     accumulators or A's registers around an instruction in flight; it says so (C75xx), and
-    the benchmark kernels must not make it say so, nor spill."""
+    the benchmark kernels must not make it say so, nor spill (the i8 matmul's mma.sync code
+    neither, for sm_80 and sm_90a: its 128x256 i32 accumulator takes 128 registers a thread)."""
     import benchmarks.dot_kernels as kernels
 
     assert NVCC is not None
     kernel = getattr(kernels, name)
     spec = _aligned_spec(kernel, 4096, warps, 3, pointee, (one,), {"c_ptr": dtypes.F16}, **constexprs)
     src = tmp_path / "k.cu"
-    src.write_text(generate(compile_ir(kernel, replace(spec, arch=90))).source)
-    report = subprocess.run([NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17",
+    src.write_text(generate(compile_ir(kernel, replace(spec, arch=arch))).source)
+    target = f"{arch}a" if arch == 90 else str(arch)
+    report = subprocess.run([NVCC, "-cubin", f"-gencode=arch=compute_{target},code=sm_{target}", "-std=c++17",
                              f"-I{INCLUDE_DIR}", "-Xptxas", "-v", str(src), "-o", str(tmp_path / "k.cubin")],
                             check=True, capture_output=True, text=True).stderr
     assert "(C75" not in report, report
