@@ -640,6 +640,16 @@ def test_int8_dots_run_on_mma_sync(arch: int, one: str) -> None:
     assert "wgmma" not in source
 
 
+def test_an_added_int8_dot_accumulates_onto_the_addend() -> None:
+    """``acc += tl.dot(a, b)`` on i8 folds as on floats (integer sums are exact in any order):
+    one dot accumulating onto the loop's carried i32 fragments."""
+    fn = compile_ir(mm_i8, static_spec(mm_i8, dict(BM=64, BN=64, BK=32, TRANS=False, ADD=True), 4))
+    (loop,) = [n for n in fn.body.body if n.op is Op.FOR]
+    (dot,) = [n for n in loop.regions[0].body if n.op is Op.DOT]
+    assert dot.args[2] is loop.regions[0].params[1] and isinstance(dot.layout, Mma)
+    assert not [n for n in loop.regions[0].body if n.op is Op.BINARY and n.ty.shape == (64, 64)]
+
+
 @_EMULATED
 @pytest.mark.parametrize("seed", range(8))  # 60 seeds passed once, 2026-12-01
 def test_random_int8_matmuls_on_the_emulator_are_exact(seed: int) -> None:
