@@ -4,7 +4,8 @@ cuBLAS/SDPA through torch as a third column. Every result is checked against tor
 
     python -m benchmarks.dot_bench [--quick]
 
-Prints a markdown table of TFLOP/s and the ratio to Triton (medians of do_bench).
+Prints a markdown table of TFLOP/s (TOPS for the int8 row) and the ratio to Triton (medians of
+do_bench).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import triton
 
 import tile_lang as tl
 from benchmarks import dot_kernels as D
-from benchmarks.triton_kernels import tt_attention, tt_matmul, tt_matmul_bias_relu
+from benchmarks.triton_kernels import tt_attention, tt_matmul, tt_matmul_bias_relu, tt_matmul_i8
 
 
 def bench(fn: Callable[[], Any]) -> float:
@@ -71,6 +72,36 @@ def matmul(n: int, dtype: torch.dtype, bm: int, bn: int, bk: int, warps: int, st
                                                               GROUP_M=8),
                             "torch": (lambda: torch._scaled_mm(a, b.T, one, one, out_dtype=torch.float16)) if fp8
                             else (lambda: torch.matmul(a, b, out=c))})
+
+
+def matmul_i8(n: int, bm: int, bn: int, bk: int, warps: int, stages: int) -> str:
+    """C = A @ B on int8 operands over their whole range, exact i32 accumulation, B row-major;
+    tile_lang's and Triton's results must equal cuBLAS's (``torch._int_mm``) bit for bit."""
+    a, b = (torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8) for _ in range(2))
+    want = torch._int_mm(a, b)
+    grid = (triton.cdiv(n, bm) * triton.cdiv(n, bn),)
+    opts = tl.Options(num_warps=warps, num_stages=stages)
+    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
+    c = torch.full((n, n), -2**31, device="cuda", dtype=torch.int32)  # poison: no product reaches it
+
+    def ours() -> None:
+        D.matmul_i8[grid, opts](a, b, c, n, n, n, n, n, 1, n, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
+
+    def theirs() -> None:
+        tt_matmul_i8[grid](a, b, c, n, n, n, n, n, 1, n, num_warps=warps, num_stages=stages, **consts)
+
+    start = time.perf_counter()
+    ours()
+    torch.cuda.synchronize()
+    first = time.perf_counter() - start
+    for who, run in (("tile_lang", ours), ("triton", theirs)):
+        c.fill_(-2**31)
+        run()
+        if not torch.equal(c, want):
+            wrong = (c != want).sum().item()
+            raise AssertionError(f"matmul i8 ({who}): {wrong} of {n * n} elements differ from torch._int_mm")
+    return row(f"matmul i8 (TOPS) {n}^3 ({bm}x{bn}x{bk}, {warps} warps, {stages} stages; first launch {first:.2f} s)",
+               2.0 * n**3, {"tile_lang": ours, "triton": theirs, "torch": lambda: torch._int_mm(a, b)})
 
 
 def matmul_bias_relu(n: int = 4000, bm: int = 128, bn: int = 256, bk: int = 64, warps: int = 8, stages: int = 3) -> str:
@@ -130,6 +161,7 @@ def main() -> None:
             rows.append(matmul(4096, torch.float32, 128, 128, 32, 8, 3))
             rows.append(matmul(4096, torch.float8_e4m3fn, 128, 256, 128, 8, 3))
             rows.append(matmul(8192, torch.float8_e4m3fn, 128, 256, 128, 8, 3))
+            rows.append(matmul_i8(4096, 128, 256, 128, 8, 3))
             rows.append(matmul_bias_relu())
         rows.append(attention(64, False))
         if not quick:

@@ -39,6 +39,32 @@ def matmul(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Fl
     tl.store(c_ptrs, acc.to(c_ptrs.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
+
+@tl.kernel
+def matmul_i8(a_ptr: Pointer[tl.i8], b_ptr: Pointer[tl.i8], c_ptr: Pointer[tl.i32], M: int, N: int, K: int,
+              stride_am: int, stride_bk: int, stride_bn: int, stride_cm: int,
+              BLOCK_M: constexpr, BLOCK_N: constexpr, BLOCK_K: constexpr, GROUP_M: constexpr) -> None:
+    """C = A @ B for i8 buffers, exact i32 accumulation (tensor cores: mma.sync m16n8k32); B
+    row-major (stride_bn 1) or K-major (stride_bk 1); programs grouped along M as ``matmul``."""
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = tl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), tl.i32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
+    tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
 @tl.kernel
 def matmul_bias_relu(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], bias_ptr: Pointer[tl.f32],
                      c_ptr: Pointer[tl.f16], M: int, N: int, K: int, stride_am: int, stride_bk: int, stride_cm: int,

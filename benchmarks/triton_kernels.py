@@ -80,6 +80,29 @@ def tt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, str
     ttl.store(c_ptrs, acc.to(c_ptrs.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
+
+@triton.jit
+def tt_matmul_i8(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
+                 BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr, GROUP_M: ttl.constexpr):
+    pid = ttl.program_id(0)
+    num_m = ttl.cdiv(M, BLOCK_M)
+    num_n = ttl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = ttl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    offs_m = pid_m * BLOCK_M + ttl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + ttl.arange(0, BLOCK_N)
+    offs_k = ttl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = ttl.zeros((BLOCK_M, BLOCK_N), ttl.int32)
+    for k in range(0, ttl.cdiv(K, BLOCK_K)):
+        a = ttl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0)
+        b = ttl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0)
+        acc = ttl.dot(a, b, acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
+    ttl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
 @triton.jit
 def tt_matmul_bias_relu(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
                         BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr):

@@ -56,7 +56,8 @@ struct Same<A, A> {
   static constexpr bool value = true;
 };
 
-// K of one instruction per operand type: m16n8k16 for 16-bit floats, m16n8k8 for tf32.
+// K of one instruction per operand type: m16n8k16 for 16-bit floats, m16n8k8 for tf32,
+// m16n8k32 for int8: always 16 bytes of K per half of a fragment.
 template <class T>
 struct MmaK {
   static constexpr unsigned value = 16;
@@ -64,6 +65,10 @@ struct MmaK {
 template <>
 struct MmaK<float> {
   static constexpr unsigned value = 8;
+};
+template <>
+struct MmaK<signed char> {
+  static constexpr unsigned value = 32;
 };
 
 // N 8x8 matrices of 16-bit elements from shared memory, each lane giving one row's address
@@ -91,13 +96,19 @@ __device__ __forceinline__ void ldmatrix(unsigned* r, const void* p) {
 #endif
 }
 
-// d += a * b for one 16x8 tile: a, b and d in the PTX fragment layouts of mma.sync.
-template <class T>
-__device__ __forceinline__ void mma(float* d, const unsigned* a, const unsigned* b) {
+// d += a * b for one 16x8 tile: a, b and d in the PTX fragment layouts of mma.sync (d: f32, or
+// s32 for int8 operands, whose products wrap around as the instruction's do).
+template <class T, class D>
+__device__ __forceinline__ void mma(D* d, const unsigned* a, const unsigned* b) {
 #if defined(TL_EMULATOR)
   tl_emu::mma<T>(d, a, b);
 #else
-  if constexpr (MmaK<T>::value == 8) {
+  if constexpr (MmaK<T>::value == 32) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else if constexpr (MmaK<T>::value == 8) {
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
                  "{%8, %9}, {%0, %1, %2, %3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -120,8 +131,10 @@ __device__ __forceinline__ void mma(float* d, const unsigned* a, const unsigned*
 
 // B fragments of TN column tiles for the K step at kk, from B stored row-major [K][LDB] or,
 // with BT, column by column [N][LDB]. 16-bit operands go through ldmatrix (.trans for
-// row-major B; two tiles per x4), tf32 ones element by element (b0 = B[kk + lane%4][n],
-// b1 = B[kk + 4 + lane%4][n], n = lane/4 in the tile).
+// row-major B; two tiles per x4), as int8 ones stored column by column do (a row of 16 bytes
+// is 16 K); tf32 ones element by element (b0 = B[kk + lane%4][n], b1 = B[kk + 4 + lane%4][n],
+// n = lane/4 in the tile), and row-major int8 ones byte by byte (ldmatrix.trans moves 16-bit
+// elements only): b0 = B[kk + 4(lane%4) + j][n], j = 0..3 from the low byte up, b1 16 K on.
 template <class T, unsigned TN, unsigned LDB, bool BT>
 __device__ __forceinline__ void mma_load_b(unsigned (*b)[2], const T* sb, unsigned kk, unsigned col0,
                                            unsigned lane) {
@@ -133,18 +146,38 @@ __device__ __forceinline__ void mma_load_b(unsigned (*b)[2], const T* sb, unsign
       b[ni][1] = bitcast<unsigned>(BT ? sb[n * LDB + k + 4u] : sb[(k + 4u) * LDB + n]);
     }
   } else if constexpr (BT) {
-    // rows are columns n of B, k contiguous: plain ldmatrix gives (n = lane/4, k = 2(lane%4), +1)
+    // rows are columns n of B, k contiguous: plain ldmatrix gives (n = lane/4, the 4 bytes at
+    // 4(lane%4) of the row's 16), the second matrix of a tile 16 bytes of K on
+    constexpr unsigned HALF = 16u / sizeof(T);
 #pragma unroll
     for (unsigned ni = 0; ni + 1 < TN; ni += 2) {
       unsigned r[4];
-      ldmatrix<4, false>(r, sb + (col0 + (ni + (lane >> 4)) * 8u + (lane & 7u)) * LDB + kk + ((lane >> 3) & 1u) * 8u);
+      ldmatrix<4, false>(r, sb + (col0 + (ni + (lane >> 4)) * 8u + (lane & 7u)) * LDB + kk + ((lane >> 3) & 1u) * HALF);
       b[ni][0] = r[0];
       b[ni][1] = r[1];
       b[ni + 1][0] = r[2];
       b[ni + 1][1] = r[3];
     }
     if constexpr (TN % 2 == 1) {
-      ldmatrix<2, false>(b[TN - 1], sb + (col0 + (TN - 1) * 8u + (lane & 7u)) * LDB + kk + ((lane >> 3) & 1u) * 8u);
+      ldmatrix<2, false>(b[TN - 1], sb + (col0 + (TN - 1) * 8u + (lane & 7u)) * LDB + kk + ((lane >> 3) & 1u) * HALF);
+    }
+  } else if constexpr (sizeof(T) == 1) {
+    // The four rows a load reads (lane%4 picks them) fall in distinct banks when rows are an odd
+    // number of 16-byte units long and lanes 2 and 3 of each quad read theirs two rows on (rows
+    // 4c+2, +3, then 4c, +1): their bytes come out with the halves swapped, put back by one prmt.
+    const unsigned swap = lane & 2u, order = 0x3210u ^ (swap * 0x1111u);
+#pragma unroll
+    for (unsigned ni = 0; ni < TN; ++ni) {
+#pragma unroll
+      for (unsigned h = 0; h < 2; ++h) {
+        const unsigned char* p = reinterpret_cast<const unsigned char*>(sb) + (kk + 16u * h + 4u * (lane & 3u)) * LDB +
+                                 col0 + ni * 8u + (lane >> 2);
+        const unsigned char* lo = p + swap * LDB;
+        const unsigned char* hi = p + (2u - swap) * LDB;
+        const unsigned w = static_cast<unsigned>(lo[0]) | (static_cast<unsigned>(lo[LDB]) << 8) |
+                           (static_cast<unsigned>(hi[0]) << 16) | (static_cast<unsigned>(hi[LDB]) << 24);
+        b[ni][h] = __byte_perm(w, 0u, order);
+      }
     }
   } else {
 #pragma unroll
@@ -162,12 +195,12 @@ __device__ __forceinline__ void mma_load_b(unsigned (*b)[2], const T* sb, unsign
   }
 }
 
-// acc (this thread's fragments, layout mma_flat) += A[M x K] * B[K x N], A row-major in shared
-// memory and B row-major or (BT) column by column, with row strides LDA and LDB (padded so each
-// fragment load is conflict-free).
+// acc (this thread's fragments, layout mma_flat; f32, or s32 for int8) += A[M x K] * B[K x N], A
+// row-major in shared memory and B row-major or (BT) column by column, with row strides LDA and
+// LDB (padded so each fragment load is conflict-free).
 template <class T, unsigned WM, unsigned WN, unsigned TM, unsigned TN, unsigned K, unsigned LDA, unsigned LDB,
-          bool BT>
-__device__ __forceinline__ void mma_block(float* acc, const T* sa, const T* sb, unsigned tid) {
+          bool BT, class D>
+__device__ __forceinline__ void mma_block(D* acc, const T* sa, const T* sb, unsigned tid) {
   constexpr unsigned KS = MmaK<T>::value;
   const unsigned lane = tid & 31u, warp = (tid >> 5) % (WM * WN);
   const unsigned row0 = (warp % WM) * (TM * 16u), col0 = (warp / WM) * (TN * 8u);

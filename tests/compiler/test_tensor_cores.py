@@ -92,6 +92,7 @@ def test_dots_tensor_cores_cannot_run_stay_on_cuda_cores() -> None:
 @pytest.mark.parametrize("dtype, cols, which, pad", [
     (dtypes.F16, 64, 0, 8), (dtypes.F16, 16, 0, 8), (dtypes.F16, 8, 1, 0), (dtypes.F16, 24, 0, 0),
     (dtypes.F32, 32, 0, 4), (dtypes.F32, 32, 1, 8), (dtypes.F32, 8, 1, 0),
+    (dtypes.I8, 128, 0, 16), (dtypes.I8, 256, 1, 16), (dtypes.I8, 48, 1, 0),
 ])
 def test_operand_rows_are_padded_to_an_odd_count_of_bank_units(dtype: DType, cols: int, which: int, pad: int) -> None:
     assert operand_pad(dtype, cols, which) == pad
@@ -356,26 +357,33 @@ def test_pipelined_copies_write_through_one_shared_register_where_the_swizzle_re
         assert re.search(rf"\+ {name}\)\[k / 8 \* \d+\]", source), name
 
 
+_I8_TILES = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8)
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: ptxas cannot report")
-@pytest.mark.parametrize("name, warps, pointee, one, constexprs", [
-    ("matmul", 8, dtypes.F16, "stride_bn", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)),
-    ("matmul", 8, dtypes.F8E4M3, "stride_bk", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8)),
-    ("attention", 4, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=64, HEAD=64, CAUSAL=False)),
-    ("attention", 8, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=32, HEAD=128, CAUSAL=True))])
-def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str, warps: int, pointee: DType, one: str,
-                                                       constexprs: dict[str, Any]) -> None:
+@pytest.mark.parametrize("name, arch, warps, pointee, one, constexprs", [
+    ("matmul", 90, 8, dtypes.F16, "stride_bn", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8)),
+    ("matmul", 90, 8, dtypes.F8E4M3, "stride_bk", dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8)),
+    ("attention", 90, 4, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=64, HEAD=64, CAUSAL=False)),
+    ("attention", 90, 8, dtypes.F16, "", dict(BLOCK_M=128, BLOCK_N=32, HEAD=128, CAUSAL=True)),
+    ("matmul_i8", 90, 8, dtypes.I8, "stride_bn", _I8_TILES), ("matmul_i8", 90, 8, dtypes.I8, "stride_bk", _I8_TILES),
+    ("matmul_i8", 80, 8, dtypes.I8, "stride_bn", _I8_TILES), ("matmul_i8", 80, 8, dtypes.I8, "stride_bk", _I8_TILES)])
+def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str, arch: int, warps: int,
+                                                       pointee: DType, one: str, constexprs: dict[str, Any]) -> None:
     """ptxas serialises wgmma (each waiting for the one before: a sixth of the matmul's speed
     lost) or injects its own fences and waits when anything it cannot prove safe touches the
     accumulators or A's registers around an instruction in flight; it says so (C75xx), and
-    the benchmark kernels must not make it say so, nor spill."""
+    the benchmark kernels must not make it say so, nor spill (the i8 matmul's mma.sync code
+    neither, for sm_80 and sm_90a: its 128x256 i32 accumulator takes 128 registers a thread)."""
     import benchmarks.dot_kernels as kernels
 
     assert NVCC is not None
     kernel = getattr(kernels, name)
     spec = _aligned_spec(kernel, 4096, warps, 3, pointee, (one,), {"c_ptr": dtypes.F16}, **constexprs)
     src = tmp_path / "k.cu"
-    src.write_text(generate(compile_ir(kernel, replace(spec, arch=90))).source)
-    report = subprocess.run([NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17",
+    src.write_text(generate(compile_ir(kernel, replace(spec, arch=arch))).source)
+    target = f"{arch}a" if arch == 90 else str(arch)
+    report = subprocess.run([NVCC, "-cubin", f"-gencode=arch=compute_{target},code=sm_{target}", "-std=c++17",
                              f"-I{INCLUDE_DIR}", "-Xptxas", "-v", str(src), "-o", str(tmp_path / "k.cubin")],
                             check=True, capture_output=True, text=True).stderr
     assert "(C75" not in report, report
@@ -596,3 +604,139 @@ def test_random_tensor_core_matmuls_on_the_emulator(seed: int) -> None:
     want = a.astype(np.float64) @ (b64.T if k_major else b64)
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=6e-2,
                                err_msg=f"arch {arch}, {dtype}, {warps} warps, {bm}x{bn}x{bk}, k-major {k_major}")
+
+
+@tl.kernel
+def mm_i8(a_ptr: Pointer[tl.i8], b_ptr: Pointer[tl.i8], bias_ptr: Pointer[tl.i32], c_ptr: Pointer[tl.i32],
+          M: int, N: int, K: int, stride_bk: int, stride_bn: int,
+          BM: constexpr, BN: constexpr, BK: constexpr, TRANS: constexpr, ADD: constexpr) -> None:
+    """An i8 matmul masked on every side, plus an i32 bias on the fragments: B read through its
+    strides (row-major or K-major), or with ``TRANS`` loaded as its [BN, BK] transpose and
+    turned back with ``tl.trans``; with ``ADD`` the product is added to the accumulator
+    (``acc += tl.dot(a, b)``) instead of accumulating onto it."""
+    om = tl.program_id(0) * BM + tl.arange(0, BM)
+    on = tl.program_id(1) * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.i32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :], mask=(om[:, None] < M) & ((k + ok)[None, :] < K),
+                    other=0)
+        if TRANS:
+            bt = tl.load(b_ptr + on[:, None] * stride_bn + (k + ok)[None, :] * stride_bk,
+                         mask=(on[:, None] < N) & ((k + ok)[None, :] < K), other=0)
+            b = tl.trans(bt)
+        else:
+            b = tl.load(b_ptr + (k + ok)[:, None] * stride_bk + on[None, :] * stride_bn,
+                        mask=((k + ok)[:, None] < K) & (on[None, :] < N), other=0)
+        if ADD:
+            acc += tl.dot(a, b, out_dtype=tl.i32)
+        else:
+            acc = tl.dot(a, b, acc)
+    bias = tl.load(bias_ptr + on, mask=on < N, other=0)
+    tl.store(c_ptr + om[:, None] * N + on[None, :], acc + bias[None, :], mask=(om[:, None] < M) & (on[None, :] < N))
+
+
+_POISON = np.iinfo(np.int32).min  # no product of int8 matrices this small reaches it
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("one", ["stride_bn", "stride_bk"])
+def test_int8_dots_run_on_mma_sync(arch: int, one: str) -> None:
+    """i8 x i8 -> i32 dots run on tensor cores (mma.sync m16n8k32, on sm_90 too: wgmma is not
+    used for them), both operands copied asynchronously: A row-major, B as it lies in memory
+    (row-major, read byte by byte into fragments; or K-major, through ldmatrix)."""
+    from benchmarks.dot_kernels import matmul_i8
+    from tile_lang.compiler.printer import dot_unit
+
+    spec = _aligned_spec(matmul_i8, 4096, 8, 3, dtypes.I8, (one,), BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8)
+    fn = compile_ir(matmul_i8, replace(spec, arch=arch), verify_each=True)
+    (dot,) = [n for n in walk(fn.body) if n.op is Op.DOT]
+    assert dot.layout == Mma(2, 4, 4, 8) and dot.ty.dtype == dtypes.I32 and dot_unit(dot) == "tensor cores: mma.sync"
+    k_major = one == "stride_bk"
+    assert [n.layout for n in walk(fn.body) if n.op is Op.ASYNC_COPY] == [
+        Shared(16), Shared(16, transposed=True) if k_major else Shared(16)]
+    source = generate(fn).source
+    assert f"tl::mma_block<signed char, 2, 4, 4, 8, 128, 144, {144 if k_major else 272}, {str(k_major).lower()}>" in source
+    assert "wgmma" not in source
+
+
+def test_an_added_int8_dot_accumulates_onto_the_addend() -> None:
+    """``acc += tl.dot(a, b)`` on i8 folds as on floats (integer sums are exact in any order):
+    one dot accumulating onto the loop's carried i32 fragments."""
+    fn = compile_ir(mm_i8, static_spec(mm_i8, dict(BM=64, BN=64, BK=32, TRANS=False, ADD=True), 4))
+    (loop,) = [n for n in fn.body.body if n.op is Op.FOR]
+    (dot,) = [n for n in loop.regions[0].body if n.op is Op.DOT]
+    assert dot.args[2] is loop.regions[0].params[1] and isinstance(dot.layout, Mma)
+    assert not [n for n in loop.regions[0].body if n.op is Op.BINARY and n.ty.shape == (64, 64)]
+
+
+@_EMULATED
+@pytest.mark.parametrize("seed", range(8))  # 60 seeds passed once, 2026-12-01
+def test_random_int8_matmuls_on_the_emulator_are_exact(seed: int) -> None:
+    """i8 matmuls on the emulator (whose mma m16n8k32 follows the PTX fragment layouts) in random
+    configurations: sm_80 or sm_90a code, 1-8 warps, 1-3 stages, B row-major, K-major or
+    transposed with ``tl.trans``, folded or added accumulation, ragged masked edges; operands
+    over the whole int8 range, against NumPy's exact integer product."""
+    rng = np.random.default_rng(seed)
+    arch = int(rng.choice([80, 90]))
+    warps = int(rng.choice([1, 2, 4, 8]))
+    bm, bn, bk = int(rng.choice([16, 32, 64])), int(rng.choice([8, 16, 32, 64])), int(rng.choice([32, 64, 128]))
+    stages = int(rng.integers(1, 4))
+    trans, k_major, add = bool(rng.random() < 0.3), bool(rng.random() < 0.5), bool(rng.random() < 0.5)
+    m, n, k = bm + int(rng.integers(1, 40)), bn + int(rng.integers(1, 40)), bk * int(rng.integers(1, 3)) + 16
+    a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    b = rng.integers(-128, 128, (n, k) if k_major else (k, n), dtype=np.int8)
+    bias = rng.integers(-2**20, 2**20, n, dtype=np.int32)
+    strides = (1, k) if k_major else (n, 1)  # stride_bk, stride_bn
+    b_kn = b.T if k_major else b
+    want = a.astype(np.int64) @ b_kn.astype(np.int64) + bias
+    c = np.full((m, n), _POISON, np.int32)
+    what = (f"arch {arch}, {warps} warps, {bm}x{bn}x{bk}, {stages} stages, k-major {k_major}, trans {trans}, "
+            f"add {add}")
+    consts = dict(BM=bm, BN=bn, BK=bk, TRANS=trans, ADD=add)
+    spec = static_spec(mm_i8, consts, warps)
+    dots = [n for n in walk(compile_ir(mm_i8, replace(spec, arch=arch)).body) if n.op is Op.DOT]
+    assert [isinstance(d.layout, Mma) for d in dots] == [True], what
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.i32)
+        mm_i8[(tl.cdiv(m, bm), tl.cdiv(n, bn)), tl.Options(num_warps=warps, num_stages=stages)](
+            tl.to_device(a, tl.i8), tl.to_device(b, tl.i8), tl.to_device(bias, tl.i32), out, m, n, k, *strides,
+            **consts)
+        c[...] = out.numpy()
+
+    _on_emulator(launch, arch=arch)
+    np.testing.assert_array_equal(c, want, err_msg=what)
+
+
+@_EMULATED
+@pytest.mark.parametrize("arch, warps, bm, bn, bk, stages, k_major", [
+    (80, 4, 64, 64, 64, 3, False), (80, 8, 64, 128, 128, 2, True), (90, 8, 128, 64, 32, 3, False),
+    (90, 4, 32, 32, 128, 1, True)])
+def test_benchmark_int8_matmul_on_the_emulator_is_exact(arch: int, warps: int, bm: int, bn: int, bk: int,
+                                                         stages: int, k_major: bool) -> None:
+    """The benchmark's i8 matmul (B row-major or K-major, pipelined copies with 16-byte
+    alignment as on the GPU, ragged K) against NumPy's exact product."""
+    from benchmarks.dot_kernels import matmul_i8
+
+    rng = np.random.default_rng(bm + bn + bk + stages)
+    m, n, k = 2 * bm, 3 * bn, 2 * bk + 48
+    a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    b = rng.integers(-128, 128, (n, k) if k_major else (k, n), dtype=np.int8)
+    want = a.astype(np.int64) @ (b.T if k_major else b).astype(np.int64)
+    c = np.full((m, n), _POISON, np.int32)
+    strides = (1, k) if k_major else (n, 1)
+    copies = [x for x in walk(compile_ir(matmul_i8, replace(_aligned_spec(
+        matmul_i8, 16, warps, stages, dtypes.I8, ("stride_bk" if k_major else "stride_bn",), BLOCK_M=bm, BLOCK_N=bn,
+        BLOCK_K=bk, GROUP_M=2), arch=arch)).body) if x.op is Op.ASYNC_COPY]
+    assert len(copies) == 2
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.i32)
+        matmul_i8[(tl.cdiv(m, bm) * tl.cdiv(n, bn),), tl.Options(num_warps=warps, num_stages=stages)](
+            tl.to_device(a, tl.i8), tl.to_device(b, tl.i8), out, m, n, k, k, *strides, n,
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=2)
+        c[...] = out.numpy()
+
+    _on_emulator(launch, arch=arch)
+    np.testing.assert_array_equal(c, want)

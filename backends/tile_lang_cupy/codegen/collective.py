@@ -221,7 +221,8 @@ def _dot_step(precision: Precision, work: DType) -> list[str]:
 
 def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
     """``tl::mma_block`` on the operand tiles in (padded) shared memory, accumulating into this
-    thread's fragments, which start as ``acc`` (or wgmma on swizzled operand tiles)."""
+    thread's fragments (f32, or i32 for i8 operands), which start as ``acc`` (or wgmma on swizzled
+    operand tiles)."""
     a, b, acc = node.args
     assert isinstance(b.layout, Shared)
     if node in em.inplace:  # accumulates in the loop's carried registers, asynchronously
@@ -230,7 +231,7 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
         return
     name = em.declare(node)
     with em.each(node) as idx:
-        em.line(f"{name}[k] = tl::cvt<float>({em.elem(acc, idx)});")
+        em.line(f"{name}[k] = tl::cvt<{ctype(node.ty.dtype)}>({em.elem(acc, idx)});")
     if b.layout.swizzle:
         _dot_wgmma(em, node, name, wait=0)
         return

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #define __global__
@@ -95,38 +96,46 @@ inline void ldmatrix(unsigned* r, const void* p) {
   }
 }
 
-// mma.sync.aligned m16n8k16 (16-bit T) or m16n8k8 (tf32, T = float) with f32 accumulators,
-// from the PTX fragment layouts; tf32 operands keep their top 19 bits, as the tensor cores do.
-template <class T>
-inline void mma(float* d, const unsigned* a, const unsigned* b) {
+// mma.sync.aligned m16n8k16 (16-bit T), m16n8k8 (tf32, T = float) with f32 accumulators, or
+// m16n8k32 (T = signed char) with s32 ones, from the PTX fragment layouts: each operand register
+// holds 4 bytes of K-consecutive elements (PER of them), lane t those of row t/4 of A (and +8)
+// or column t/4 of B at K 4(t%4)/size (and K/2 on). tf32 operands keep their top 19 bits, as the
+// tensor cores do; s32 sums wrap around, as the instruction's do.
+template <class T, class D>
+inline void mma(D* d, const unsigned* a, const unsigned* b) {
   unsigned char as[32][16], bs[32][16];
   warp_gather(a, 16, as);
   warp_gather(b, 8, bs);
   constexpr bool tf32 = sizeof(T) == 4;
-  constexpr unsigned K = tf32 ? 8 : 16, PAIR = tf32 ? 1 : 2, HALF = K / 2;
-  auto value = [](const unsigned char* regs, unsigned reg, unsigned part) -> float {
+  constexpr unsigned PER = 4 / sizeof(T), K = 8 * PER, HALF = K / 2;
+  auto value = [](const unsigned char* regs, unsigned reg, unsigned part) -> D {
     unsigned word;
     std::memcpy(&word, regs + 4 * reg, 4);
     if (tf32) {
       word &= 0xffffe000u;
       float f;
       std::memcpy(&f, &word, 4);
-      return f;
+      return static_cast<D>(f);
     }
-    const unsigned short bits = static_cast<unsigned short>(word >> (16 * part));
     T x;
-    std::memcpy(&x, &bits, 2);
-    return static_cast<float>(x);
+    std::memcpy(&x, reinterpret_cast<const unsigned char*>(&word) + sizeof(T) * part, sizeof(T));
+    return static_cast<D>(static_cast<float>(x));
   };
   auto A = [&](unsigned row, unsigned k) {
-    return value(as[(row % 8) * 4 + (k % HALF) / PAIR], (row >= 8) + 2 * (k >= HALF), k % PAIR);
+    return value(as[(row % 8) * 4 + (k % HALF) / PER], (row >= 8) + 2 * (k >= HALF), k % PER);
   };
-  auto B = [&](unsigned k, unsigned n) { return value(bs[n * 4 + (k % HALF) / PAIR], k >= HALF, k % PAIR); };
+  auto B = [&](unsigned k, unsigned n) { return value(bs[n * 4 + (k % HALF) / PER], k >= HALF, k % PER); };
   const unsigned lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   for (unsigned j = 0; j < 4; ++j) {
     const unsigned row = g + 8 * (j >> 1), col = 2 * c + (j & 1);
-    float s = d[j];
-    for (unsigned k = 0; k < K; ++k) s += A(row, k) * B(k, col);
+    D s = d[j];
+    for (unsigned k = 0; k < K; ++k) {
+      if constexpr (std::is_integral_v<D>) {
+        s = static_cast<D>(static_cast<unsigned>(s) + static_cast<unsigned>(A(row, k) * B(k, col)));
+      } else {
+        s += A(row, k) * B(k, col);
+      }
+    }
     d[j] = s;
   }
 }
@@ -223,6 +232,13 @@ inline float __double2float_rz(double x) {
   float f = static_cast<float>(x);
   if (std::isfinite(x) && std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
   return f;
+}
+// prmt: byte i of the result is byte s[4i+3:4i] (0-7) of {y, x}, x the low word.
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const unsigned long long both = x | (static_cast<unsigned long long>(y) << 32);
+  unsigned r = 0;
+  for (unsigned i = 0; i < 4; ++i) r |= static_cast<unsigned>((both >> (8 * ((s >> (4 * i)) & 7u))) & 0xffu) << (8 * i);
+  return r;
 }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 

@@ -40,11 +40,12 @@ def _region(region: Region, uses: Counter[Node], mapping: dict[Node, Node]) -> R
 
 
 def _folded_dot(node: Node, uses: Counter[Node]) -> Node | None:
-    """The operand of an f32 add that is a dot read only there, with no accumulator of its own."""
+    """The operand of an f32 or i32 add (i8 dots; integer sums are exact in any order) that is a
+    dot read only there, with no accumulator of its own."""
     if node.op is not Op.BINARY or not isinstance(node.attr, BinaryAttr) or node.attr.fn is not BinaryFn.ADD:
         return None
     for i, dot in enumerate(node.args):
         if (dot.op is Op.DOT and uses[dot] == 1 and is_zero(dot.args[2]) and node.args[1 - i].type == dot.type
-                and dot.ty.dtype == dtypes.F32):
+                and dot.ty.dtype in (dtypes.F32, dtypes.I32)):
             return dot
     return None

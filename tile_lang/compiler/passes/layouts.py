@@ -25,7 +25,8 @@ MAX_VECTOR = 4
 _CHEAP_UNARY = frozenset({UnaryFn.NEG, UnaryFn.INVERT, UnaryFn.NOT, UnaryFn.ABS})
 _COMPUTABLE = frozenset({Op.ARANGE, Op.SPLAT, Op.BINARY, Op.CAST, Op.WHERE, Op.UNARY, Op.BROADCAST, Op.RESHAPE,
                          Op.PERMUTE})
-_MMA_K = {dtypes.F16: 16, dtypes.BF16: 16, dtypes.F32: 8}  # K of one mma.sync per operand dtype
+_MMA_K = {dtypes.F16: 16, dtypes.BF16: 16, dtypes.F32: 8, dtypes.I8: 32}  # K of one mma.sync per operand dtype
+_MMA_ACC = {dtypes.I8: dtypes.I32}  # the accumulator of mma.sync per operand dtype, f32 where not named
 
 
 def blocked(numel: int, threads: int) -> Blocked:
@@ -74,8 +75,8 @@ def wgmma_operands(node: Node, num_warps: int, arch: int, a_layout: Layout | Non
 def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80,
                a_layout: Layout | None = None) -> Mma | None:
     """The tensor-core layout of a ``dot`` result, or None when the dot stays on CUDA cores: 2-D,
-    f32 accumulation, f16/bf16 operands or f32 ones in tf32, M and N multiples of 16 and 8 and K
-    of the instruction's K. Warps split the block to keep each warp's tile square, or with
+    f16/bf16 operands or f32 ones in tf32 with f32 accumulation, or i8 ones with i32 (mma.sync on
+    sm_90 too), M and N multiples of 16 and 8 and K of the instruction's K. Warps split the block to keep each warp's tile square, or with
     ``rowwise`` (kernels that reduce dot results along rows, as attention's softmax does) along
     the rows first, so that every row lives in one warp and its reduction is a shuffle."""
     if node.op is not Op.DOT or not isinstance(node.attr, DotAttr):
@@ -85,7 +86,7 @@ def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80
     if wgmma_operands(node, num_warps, arch, a_layout) is not None:  # fp8 runs on nothing else
         tiles = a.ty.shape[0] // (16 * num_warps)  # wgmma's accumulator: 16 rows a warp and m64 tile
         return Mma(num_warps, 1, tiles, node.ty.shape[1] // 8, interleaved=tiles > 1)
-    if len(node.ty.shape) != 2 or node.ty.dtype != dtypes.F32 or operand not in _MMA_K:
+    if len(node.ty.shape) != 2 or operand not in _MMA_K or node.ty.dtype != _MMA_ACC.get(operand, dtypes.F32):
         return None
     (m, k), n = a.ty.shape, node.ty.shape[1]
     if operand == dtypes.F32 and node.attr.precision is not Precision.TF32:
