@@ -97,7 +97,7 @@ def tt_matmul_i8(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, 
     for k in range(0, ttl.cdiv(K, BLOCK_K)):
         a = ttl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0)
         b = ttl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0)
-        acc = ttl.dot(a, b, acc)
+        acc = ttl.dot(a, b, acc, out_dtype=ttl.int32)
         a_ptrs += BLOCK_K
         b_ptrs += BLOCK_K * stride_bk
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
