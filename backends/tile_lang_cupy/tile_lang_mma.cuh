@@ -245,6 +245,16 @@ __device__ __forceinline__ unsigned long long wgmma_desc(const void* p, unsigned
   return static_cast<unsigned long long>((a & 0x3FFFFu) >> 4) | (static_cast<unsigned long long>(lbo >> 4) << 16) |
          (static_cast<unsigned long long>(sbo >> 4) << 32) | (1ull << 62);
 }
+// This thread's warpgroup (128 threads). Read back from lane 0 with a shuffle, which ptxas knows
+// is the same for the whole warp: descriptor arithmetic on it then stays in uniform registers
+// (no R2UR before every wgmma), as Triton does with its warp id.
+__device__ __forceinline__ unsigned warpgroup(unsigned tid) {
+#if defined(TL_EMULATOR)
+  return tid >> 7;
+#else
+  return __shfl_sync(0xffffffffu, tid >> 7, 0);
+#endif
+}
 #if defined(TL_EMULATOR)
 __device__ __forceinline__ void fence_proxy_async() {}
 __device__ __forceinline__ void wgmma_fence() {}

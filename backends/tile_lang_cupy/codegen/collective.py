@@ -283,7 +283,7 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     em.line(f"const unsigned long long {desc_b} = {_descriptor(em, b, '', k * 128 if n_major else 16)};")
     desc_a = em.fresh("da")
     if not registers:  # this warpgroup's first 64 rows of A
-        em.line(f"const unsigned long long {desc_a} = {_descriptor(em, a, f' + (tid >> 7) * {64 * row}u', 16)};")
+        em.line(f"const unsigned long long {desc_a} = {_descriptor(em, a, f' + tl::warpgroup(tid) * {64 * row}u', 16)};")
     em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")  # the accumulator is written by now
     em.line("tl::wgmma_fence();")
     groups = em.fn.num_warps // 4

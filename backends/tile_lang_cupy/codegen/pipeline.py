@@ -9,7 +9,7 @@ into the buffer the previous iteration finished reading, then computes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 
@@ -178,27 +178,34 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     em.hoisted = held  # the registers go out of scope with the enclosing block
 
 
-def _hoist(em: Emitter, copy: Node, body: Region) -> Runs | None:
+def _hoist(em: Emitter, copy: Node, body: Region) -> Runs:
     """Hold in registers, before the loop, what this thread's copies compute alike in every
     iteration: where each run goes in its shared buffer, and source addresses from before the
     loop that the loop only advances by a carried offset. Registers instead of the swizzle and
     64-bit address arithmetic each iteration."""
-    assert isinstance(copy.layout, Shared)
-    if copy.layout.transposed:
-        return None  # walked column by column: its runs have no register index
+    layout = copy.layout
+    assert isinstance(layout, Shared)
+    flip = layout.transposed  # walked column by column (see ``issue``)
     inside = set(body.body) | set(body.params)
     lay = _copy_layout(em, copy)
     shape, itemsize = copy.ty.shape, copy.ty.dtype.itemsize
+    walked = shape[::-1] if flip else shape
+
+    def offset(coords: tuple[str, ...]) -> str:
+        return shared_offset(layout, coords[::-1] if flip else coords, shape, itemsize)
+
     offsets = em.fresh("at")
-    step = _run_step(copy.layout, lay, shape, itemsize)
+    step = _run_step(offset, lay, walked)
     if step is None:
         em.line(f"unsigned {offsets}[{lay.per_thread}];")
-        with em.walk(lay, shape, lay.vector) as idx:
-            em.line(f"{offsets}[k] = {shared_offset(copy.layout, idx.coords, shape, itemsize)};")
+        with em.walk(lay, walked, lay.vector) as idx:
+            em.line(f"{offsets}[k] = {offset(idx.coords)};")
     else:
         flat = em.fresh("f")
-        em.line(f"const unsigned {flat} = {flat_index(lay, shape, '0u')};")
-        em.line(f"const unsigned {offsets} = {shared_offset(copy.layout, coords_of(flat, shape), shape, itemsize)};")
+        em.line(f"const unsigned {flat} = {flat_index(lay, walked, '0u')};")
+        em.line(f"const unsigned {offsets} = {offset(coords_of(flat, walked))};")
+    if flip:
+        return Runs(offsets, step)  # its source addresses are read at coordinates, not as registers
     ptr = copy.args[0]
     param = _advancing(ptr, body, inside)
     if param is not None:  # carried from one iteration to the next: ptxas keeps it in registers
@@ -225,18 +232,18 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> Runs | None:
     return Runs(offsets, step)
 
 
-def _run_step(layout: Shared, lay: Blocked, shape: tuple[int, ...], itemsize: int) -> int | None:
-    """The distance in elements between a thread's successive runs in its shared buffer when it
-    is the same for every thread and run (``tl::flat``'s order), else None."""
+def _run_step(offset: Callable[[tuple[str, ...]], str], lay: Blocked, shape: tuple[int, ...]) -> int | None:
+    """The distance in elements between a thread's successive runs in its shared buffer (``offset``
+    of the walked coordinates) when it is the same for every thread and run, else None."""
     names = tuple(f"x{d}" for d in range(len(shape)))
-    offset = index_function(shared_offset(layout, names, shape, itemsize), names)
+    at_coords = index_function(offset(names), names)
 
     def at(thread: int, run: int) -> int:
-        flat, coords = (run * lay.threads + thread) * lay.vector, []
+        flat, coords = (run * lay.threads + thread) * lay.vector, []  # ``tl::flat``'s order
         for size in reversed(shape):
             flat, c = divmod(flat, size)
             coords.append(c)
-        return offset(*reversed(coords))
+        return at_coords(*reversed(coords))
 
     step = at(0, 1) - at(0, 0) if lay.reps > 1 else 0
     linear = all(at(t, r) == at(t, 0) + r * step for t in range(lay.threads) for r in range(lay.reps))
@@ -266,7 +273,7 @@ def _advance(em: Emitter, body: Region) -> None:
                     f"{held.name}[k] += {em.elem(steps[held.advance], SCALAR)};")
 
 
-def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int, Runs | None]], i: str, hi: str, slot: str,
+def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int, Runs]], i: str, hi: str, slot: str,
               stages: int) -> None:
     """Issue the copies of iteration ``i + stages - 1`` into the buffers its slot names."""
     iv = loop.regions[0].params[0]
