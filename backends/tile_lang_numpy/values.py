@@ -71,7 +71,7 @@ def make(handle: Array | Pointers | Affine | Box | Tiles, dtype: DType) -> Tenso
 def array(x: Tensor[Any, Any]) -> Array:
     """The value array of a non-pointer tensor."""
     handle = x.handle
-    if isinstance(handle, (Affine, Box, Tiles)):
+    if isinstance(handle, (Affine, Box, Tiles)):  # lazy and compact handles: one value per program
         return handle.materialize()
     if isinstance(handle, Pointers):
         raise TypeError("expected a value, got a pointer block")
@@ -115,11 +115,12 @@ def check_fits(value: bool | int | float, dtype: DType) -> None:
         constant_fits(value, dtype)
 
 
-def align(a: Array, rank_a: int, rank: int) -> Array:
-    """Give a block of rank ``rank_a`` the rank ``rank`` by inserting leading unit block axes."""
+def align(a: Array, rank_a: int, rank: int, lead: int = 1) -> Array:
+    """Give a block of rank ``rank_a`` the rank ``rank`` by inserting leading unit block axes
+    (after the ``lead`` program axes: 3 in grid space, see :mod:`tiled`)."""
     if rank_a == rank:
         return a
-    return a.reshape(a.shape[:1] + (1,) * (rank - rank_a) + a.shape[1:])
+    return a.reshape(a.shape[:lead] + (1,) * (rank - rank_a) + a.shape[lead:])
 
 
 def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
