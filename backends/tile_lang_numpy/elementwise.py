@@ -111,6 +111,8 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     assert isinstance(ptr, Tensor) and isinstance(ptr.handle, Pointers)
     off = values.lift(offs)
     shape = values.block_broadcast(ptr.block_shape, off.block_shape)
+    if ptr.ndim == 0 and off.ndim == 0 and off.type.is_int and (tiled.involved(off) or ptr.handle.compact is not None):
+        return tiled.moved(engine, ptr, 1 if op is BinaryOp.ADD else -1, off)
     moved = _lazy_pointers(op, ptr, off)
     if moved is not None:
         return moved

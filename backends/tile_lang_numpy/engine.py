@@ -91,22 +91,38 @@ class Engine:
     """State of one group of programs being executed together."""
 
     kernel: str
-    pids: Array  # (P, 3) program coordinates
+    ids: Callable[[], tuple[Array, Array]]  # the group's program ids (P, 3) and linear ids (P,), made when first needed
     grid: tuple[int, int, int]
+    origin: tuple[int, int, int]  # the ids of the group's first program
     journal: Journal = field(default_factory=Journal)  # shared by every group of the launch
     output: list[str] = field(default_factory=list)  # device_print lines, printed once the group commits
     largest_block: int = 1
-    linear: Array = field(default_factory=lambda: np.zeros(0, np.int64))  # (P,) linear program ids
     races: Races | None = None  # shared by every group of the launch; None when the check is off
     box: tuple[int, int, int] = (1, 1, 1)  # the group's extents along grid x, y, z: its programs form this box
     mask: Array | None = None  # the programs executing now (see simt), in grid space (see tiled); None: all
     spin_check: Callable[[str], None] | None = None  # set by simt: refuses atomics that could spin forever
 
     _flat: tuple[Array, Array] | None = None  # (mask, the (P,) flags made from it)
+    _ids: tuple[Array, Array] | None = None
 
     @property
     def nprograms(self) -> int:
-        return int(self.pids.shape[0])
+        gx, gy, gz = self.box
+        return gx * gy * gz
+
+    @property
+    def pids(self) -> Array:
+        """``(P, 3)``: each program's (x, y, z) ids."""
+        if self._ids is None:
+            self._ids = self.ids()
+        return self._ids[0]
+
+    @property
+    def linear(self) -> Array:
+        """``(P,)``: each program's linear id."""
+        if self._ids is None:
+            self._ids = self.ids()
+        return self._ids[1]
 
     @property
     def active(self) -> Array | None:

@@ -139,9 +139,10 @@ CACHED_GROUP = 4096  # groups of at most this many programs keep their ids betwe
 
 def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: races.Races | None) -> Engine:
     made = _cached_ids if count <= CACHED_GROUP else _program_ids
-    pids, linear = made(launch.grid, start, count)
-    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal, linear=linear,
-                  races=tracker, box=_extents(launch.grid, count))
+    gx, gy, _ = grid = launch.grid
+    return Engine(kernel=launch.kernel.name, ids=functools.partial(made, grid, start, count), grid=grid,
+                  origin=(start % gx, start // gx % gy, start // (gx * gy)), journal=journal, races=tracker,
+                  box=_extents(grid, count))
 
 
 def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[values.Array, values.Array]:

@@ -11,6 +11,7 @@ handle of a compact value) only where an operation needs that, e.g. a pointer, a
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from tile_lang.dtypes import I32, DType
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
-from tile_lang_numpy.affine import Tiles
+from tile_lang_numpy.affine import Affine, Tiles
 from tile_lang_numpy.engine import Engine
 from tile_lang_numpy.values import Array
 
@@ -61,12 +62,43 @@ def tensor(engine: Engine, arr: Array, dtype: DType) -> Tensor[Any, Any]:
     return values.make(Tiles(arr, engine.box), dtype)
 
 
-def program_id(engine: Engine, axis: int) -> Tensor[Any, Any] | None:
-    """``tl.program_id(axis)`` in grid space, None when the group spans one grid axis (then the
-    per-program ids are as compact as it gets)."""
-    if sum(extent > 1 for extent in engine.box) < 2:
-        return None
-    extent, first = engine.box[axis], int(engine.pids[0, axis])
+def moved(engine: Engine, ptr: Tensor[Any, Any], sign: int, amount: Tensor[Any, Any]) -> Tensor[Any, Any]:
+    """``ptr + sign * amount`` for a scalar pointer and an integer scalar, at least one of them
+    compact: the offsets (int64) stay compact until they depend on every grid axis."""
+    p = ptr.handle
+    assert isinstance(p, values.Pointers)
+    if p.compact is not None:
+        base = p.compact.compact
+    else:
+        flat = p.affine.base if p.affine is not None and not p.affine.block else p.offsets
+        base = of(engine, flat.astype(np.int64, copy=False))
+    delta = space(engine, amount).astype(np.int64)
+    offsets = base + delta if sign == 1 else base - delta
+    gx, gy, gz = engine.box
+    lead = offsets.shape[:3]
+    if lead == (1, 1, 1) or lead == (gz, gy, gx):
+        scalars = Affine(offsets.reshape(-1), (), (), offsets.dtype)
+        return values.make(values.Pointers(p.memory, None, scalars), ptr.type)
+    return values.make(values.Pointers(p.memory, None, None, Tiles(offsets, engine.box)), ptr.type)
+
+
+def program_id(engine: Engine, axis: int) -> Tensor[Any, Any]:
+    """``tl.program_id(axis)``: compact along ``axis`` (one value per program when the group
+    spans only that axis, one for all when it does not span it)."""
+    first, extent = engine.origin[axis], engine.box[axis]
+    return tensor(engine, (_cached_ids if extent <= CACHED_IDS else _ids)(first, extent, axis), I32)
+
+
+CACHED_IDS = 4096  # a test's launches repeat the same few groups: their ids are kept
+
+
+def _ids(first: int, extent: int, axis: int) -> Array:
+    """The program ids ``first..first+extent-1`` along ``axis`` in grid space, read-only."""
     shape = [1, 1, 1]
     shape[2 - axis] = extent
-    return tensor(engine, np.arange(first, first + extent, dtype=np.int32).reshape(shape), I32)
+    ids = np.arange(first, first + extent, dtype=np.int32).reshape(shape)
+    ids.flags.writeable = False
+    return ids
+
+
+_cached_ids = functools.lru_cache(maxsize=256)(_ids)

@@ -41,26 +41,31 @@ class Memory:
 
 class Pointers:
     """A block of pointers into one :class:`Memory`: element offsets shaped ``(P|1, *block)``,
-    either as an array or as a lazy :class:`Affine` block (then materialised only on demand)."""
+    either as an array, as a lazy :class:`Affine` block, or compact along the grid axes they do
+    not depend on (:class:`Tiles`, see :mod:`tiled`); the last two are materialised on demand."""
 
-    __slots__ = ("memory", "_offsets", "affine")
+    __slots__ = ("memory", "_offsets", "affine", "compact")
 
-    def __init__(self, memory: Memory, offsets: Array | None, affine: Affine | None = None) -> None:
+    def __init__(self, memory: Memory, offsets: Array | None, affine: Affine | None = None,
+                 compact: Tiles | None = None) -> None:
         self.memory = memory
         self._offsets = offsets
         self.affine = affine
+        self.compact = compact
 
     @property
     def offsets(self) -> Array:
         if self._offsets is None:
-            assert self.affine is not None
-            self._offsets = self.affine.materialize()
+            lazy = self.affine or self.compact
+            assert lazy is not None
+            self._offsets = lazy.materialize()
         return self._offsets
 
     @property
     def shape(self) -> tuple[int, ...]:
         """``(P|1, *block)`` without materialising the offsets."""
-        return self.affine.shape if self._offsets is None and self.affine is not None else tuple(self.offsets.shape)
+        lazy = self.affine or self.compact
+        return lazy.shape if self._offsets is None and lazy is not None else tuple(self.offsets.shape)
 
 
 def make(handle: Array | Pointers | Affine | Box | Tiles, dtype: DType) -> Tensor[Any, Any]:
