@@ -9,7 +9,9 @@ of that kernel start with it. What even that cannot express (a spin loop on an a
 :mod:`simt`) reruns program by program, in order, which is also a valid sequential order for
 atomics, with a one-time :class:`DivergenceWarning`.
 Peak memory: a group is sized so its largest block value holds at most ``GROUP_ELEMENTS``
-elements (32 MiB at 8 bytes per element).
+elements (32 MiB at 8 bytes per element), and cut so its programs form a box of the grid (part
+of a row, whole rows, whole planes), where values that depend on only some grid axes stay
+compact (:mod:`tiled`).
 """
 
 from __future__ import annotations

@@ -6,8 +6,10 @@ and assignment. The group keeps one *active* mask (the programs executing the cu
 statement): an ``if`` runs each side under its share of the mask, a loop runs until no program
 is left in it, ``break``/``continue``/``return`` take the programs executing them out of the
 mask, and an assignment keeps the old value of every program that is masked off but will come
-back (``np.where`` over the program axis). Builtins read the mask through ``Engine.active``, so
-a masked-off program never faults, writes, prints, fails a check or counts for the race check.
+back (``np.where`` over the program axis). Masks live in grid space (:mod:`tiled`): a branch on
+a value that depends on one grid axis splits that axis, not a million programs. Builtins read
+the mask through ``Engine.active``, so a masked-off program never faults, writes, prints, fails
+a check or counts for the race check.
 What cannot be expressed this way raises :class:`Divergent` and the group reruns one program
 at a time (see :mod:`executor`). The rules that need the source are the checked version's
 (:mod:`checked`: ``and``/``or``, ``assert``; :mod:`loops`: range bounds, typed indices,

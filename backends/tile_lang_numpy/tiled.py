@@ -53,13 +53,17 @@ def expand(engine: Engine, arr: Array) -> Array:
 def tensor(engine: Engine, arr: Array, dtype: DType) -> Tensor[Any, Any]:
     """A kernel-visible tensor of a grid-space array: compact when it depends on some grid
     axes but not all, else a plain ``(P|1, *block)`` array."""
-    gx, gy, gz = engine.box
+    return _tensor(engine.box, arr, dtype)
+
+
+def _tensor(box: tuple[int, int, int], arr: Array, dtype: DType) -> Tensor[Any, Any]:
+    gx, gy, gz = box
     lead, block = arr.shape[:3], arr.shape[3:]
     if lead == (1, 1, 1):
         return values.make(arr.reshape((1,) + block), dtype)
     if lead == (gz, gy, gx):
         return values.make(arr.reshape((gx * gy * gz,) + block), dtype)
-    return values.make(Tiles(arr, engine.box), dtype)
+    return values.make(Tiles(arr, box), dtype)
 
 
 def moved(engine: Engine, ptr: Tensor[Any, Any], sign: int, amount: Tensor[Any, Any]) -> Tensor[Any, Any]:
@@ -85,20 +89,21 @@ def moved(engine: Engine, ptr: Tensor[Any, Any], sign: int, amount: Tensor[Any, 
 def program_id(engine: Engine, axis: int) -> Tensor[Any, Any]:
     """``tl.program_id(axis)``: compact along ``axis`` (one value per program when the group
     spans only that axis, one for all when it does not span it)."""
-    first, extent = engine.origin[axis], engine.box[axis]
-    return tensor(engine, (_cached_ids if extent <= CACHED_IDS else _ids)(first, extent, axis), I32)
+    gx, gy, gz = box = engine.box
+    made = _cached_ids if gx * gy * gz <= CACHED_IDS else _ids
+    return made(engine.origin[axis], axis, box)
 
 
 CACHED_IDS = 4096  # a test's launches repeat the same few groups: their ids are kept
 
 
-def _ids(first: int, extent: int, axis: int) -> Array:
-    """The program ids ``first..first+extent-1`` along ``axis`` in grid space, read-only."""
+def _ids(first: int, axis: int, box: tuple[int, int, int]) -> Tensor[Any, Any]:
+    """The program ids along ``axis`` of a group of programs forming ``box`` from ``first`` on."""
     shape = [1, 1, 1]
-    shape[2 - axis] = extent
-    ids = np.arange(first, first + extent, dtype=np.int32).reshape(shape)
+    shape[2 - axis] = box[axis]
+    ids = np.arange(first, first + box[axis], dtype=np.int32).reshape(shape)
     ids.flags.writeable = False
-    return ids
+    return _tensor(box, ids, I32)
 
 
 _cached_ids = functools.lru_cache(maxsize=256)(_ids)

@@ -2,7 +2,8 @@
 
 Every block value is an array of shape ``(P, *block_shape)`` where ``P`` is the number of
 programs run together, or ``1`` when the value is the same for all of them (arguments,
-``arange``); NumPy broadcasting does the rest. Pointers are a :class:`Memory` plus element
+``arange``); NumPy broadcasting does the rest. A value that depends on only some grid axes
+(``tl.program_id(1)``, ``oh - PAD``) is kept compact instead (:class:`Tiles`, see :mod:`tiled`). Pointers are a :class:`Memory` plus element
 offsets. The program axis is invisible to the kernel: ``x.shape`` is the block shape.
 """
 
