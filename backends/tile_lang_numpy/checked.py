@@ -38,9 +38,10 @@ RunBy = Callable[[Engine, Array, Callable[[], object]], object]
 """How a version runs the rest of ``and``/``or`` for some of the executing programs."""
 
 
-def flags(engine: Engine, x: Tensor[Any, Any]) -> Array:
-    """Each program's truth of a runtime scalar (after the rule that it is a scalar)."""
-    raw = scalar_values(engine, x)
+def flags(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> Array:
+    """Each program's truth of a runtime scalar (after the rule that it is a scalar; in grid
+    space when ``grid``, see :mod:`tiled`)."""
+    raw = scalar_values(engine, x, grid)
     return raw if raw.dtype == np.bool_ else raw != 0
 
 
@@ -98,12 +99,12 @@ def _run_by(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
         return y()
     if programs.any():
         raise Divergent("a condition that differs between programs", engine.site())
-    saved = engine.active
-    engine.active = np.zeros(engine.nprograms, bool)
+    saved = engine.mask
+    engine.mask = np.zeros((1, 1, 1), bool)
     try:
         return y()
     finally:
-        engine.active = saved
+        engine.mask = saved
 
 
 class Loop:

@@ -204,7 +204,7 @@ def static_assert(engine: Engine, a: Mapping[str, Any]) -> None:
 @implements(tl.static_print)
 def static_print(engine: Engine, a: Mapping[str, Any]) -> None:
     """Printed by the group holding the launch's first program, as Triton prints it once when compiling."""
-    if not bool(np.any(engine.pids[0])):
+    if not any(engine.origin):
         engine.output.append(" ".join(str(repr(v) if isinstance(v, Tensor) else v) for v in a["values"]))
 
 

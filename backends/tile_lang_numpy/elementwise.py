@@ -19,18 +19,18 @@ from tile_lang.semantics import creation, elementwise as semantics, operators as
 from tile_lang.semantics.operators import OPERATORS
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import values
+from tile_lang_numpy import affine, tiled, values
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy import affine
 from tile_lang_numpy.values import Array, Pointers
 
 # ------------------------------------------------------------------------------ operands
 
 
-def operands(engine: Engine, x: object, y: object, result: Callable[[DType, DType], DType] = dtypes.promote
-             ) -> tuple[Array, Array, DType, tuple[int, ...]]:
-    """Two operands converted to their common dtype and rank, with the broadcast block shape."""
-    if (isinstance(x, Tensor) and isinstance(y, Tensor) and x.type is y.type and x.block_shape == y.block_shape
+def operands(engine: Engine, x: object, y: object, result: Callable[[DType, DType], DType] = dtypes.promote,
+             lead: int = 1) -> tuple[Array, Array, DType, tuple[int, ...]]:
+    """Two operands converted to their common dtype and rank, with the broadcast block shape
+    (in grid space when ``lead`` is 3, see :mod:`tiled`)."""
+    if lead == 1 and (isinstance(x, Tensor) and isinstance(y, Tensor) and x.type is y.type and x.block_shape == y.block_shape
             and type(x.handle) is np.ndarray and type(y.handle) is np.ndarray and not x.type.is_pointer):
         dtype = result(x.type, y.type)
         if dtype is x.type:  # the common case: same dtype, same shape, nothing to convert
@@ -44,10 +44,15 @@ def operands(engine: Engine, x: object, y: object, result: Callable[[DType, DTyp
     dtype = result(tx.type, ty.type)
     shape = values.block_broadcast(tx.block_shape, ty.block_shape)
     rank = len(shape)
-    ax = values.align(convert(values.array(tx), tx.type, dtype), tx.ndim, rank)
-    ay = values.align(convert(values.array(ty), ty.type, dtype), ty.ndim, rank)
+    ax = values.align(convert(_array(engine, tx, lead), tx.type, dtype), tx.ndim, rank, lead)
+    ay = values.align(convert(_array(engine, ty, lead), ty.type, dtype), ty.ndim, rank, lead)
     engine.note_block(math.prod(shape))
     return ax, ay, dtype, shape
+
+
+def _array(engine: Engine, x: Tensor[Any, Any], lead: int) -> Array:
+    """A value tensor's array, with the program axis (``lead`` 1) or in grid space (3)."""
+    return values.array(x) if lead == 1 else tiled.space(engine, x)
 
 
 _FP8_MAX = {"f8e4m3": 448.0, "f8e5m2": 57344.0}
@@ -75,8 +80,8 @@ def convert(a: Array, src: DType, dst: DType) -> Array:
 # ------------------------------------------------------------------------------ operators
 
 
-def _c_divide(engine: Engine, x: Array, y: Array, want_quotient: bool) -> Array:
-    if bool(np.any(engine.only_active(y == 0))):
+def _c_divide(engine: Engine, x: Array, y: Array, want_quotient: bool, lead: int) -> Array:
+    if bool(np.any(engine.only_active(y == 0, lead))):
         raise engine.error("integer division by zero")
     remainder = np.fmod(x, y)
     return (x - remainder) // y if want_quotient else remainder
@@ -106,6 +111,8 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     assert isinstance(ptr, Tensor) and isinstance(ptr.handle, Pointers)
     off = values.lift(offs)
     shape = values.block_broadcast(ptr.block_shape, off.block_shape)
+    if ptr.ndim == 0 and off.ndim == 0 and off.type.is_int and (tiled.involved(off) or ptr.handle.compact is not None):
+        return tiled.moved(engine, ptr, 1 if op is BinaryOp.ADD else -1, off)
     moved = _lazy_pointers(op, ptr, off)
     if moved is not None:
         return moved
@@ -230,15 +237,28 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     lazy = _lazy_and(x, y) if op is BinaryOp.AND else _lazy_binary(op, x, y)
     if lazy is not None:
         return lazy
-    ax, ay, dtype, _ = operands(engine, x, y, lambda _x, _y: typed.operands)
+    lead = 3 if tiled.involved(x, y) else 1
+    ax, ay, dtype, _ = operands(engine, x, y, lambda _x, _y: typed.operands, lead)
+    make = _maker(engine, lead)
     if op in (BinaryOp.FLOORDIV, BinaryOp.MOD):
         if dtype.is_float:  # only % takes floats
-            return values.make(np.fmod(ax, ay).astype(dtype.numpy), dtype)
-        return values.make(_c_divide(engine, ax, ay, op is BinaryOp.FLOORDIV).astype(dtype.numpy), dtype)
+            return make(np.fmod(ax, ay).astype(dtype.numpy), dtype)
+        return make(_c_divide(engine, ax, ay, op is BinaryOp.FLOORDIV, lead).astype(dtype.numpy), dtype)
     result = _reference(op)(ax, ay)
     if op in _OVERFLOW_CHECKED and dtype.is_signed:
-        _check_overflow(engine, op, ax, ay, result, dtype)
-    return values.make(result.astype(typed.result.numpy, copy=False), typed.result)
+        _check_overflow(engine, op, ax, ay, result, dtype, lead)
+    return make(result.astype(typed.result.numpy, copy=False), typed.result)
+
+
+def _maker(engine: Engine, lead: int) -> Callable[[Array, DType], Tensor[Any, Any]]:
+    """How a result array becomes a tensor: with the program axis (``lead`` 1) or from grid space."""
+    return values.make if lead == 1 else functools.partial(tiled.tensor, engine)
+
+
+def _apply(engine: Engine, x: Tensor[Any, Any], fn: Callable[[Array], Array], dtype: DType) -> Tensor[Any, Any]:
+    """An elementwise function of one value tensor, kept compact when ``x`` is (see :mod:`tiled`)."""
+    lead = 3 if tiled.involved(x) else 1
+    return _maker(engine, lead)(fn(_array(engine, x, lead)), dtype)
 
 
 # the shared rules for two tensor dtypes, cached: pure functions of their arguments, and binary
@@ -333,14 +353,17 @@ def _overflowed(op: BinaryOp, x: Array, y: Array, result: Array) -> Array:
     return big
 
 
-def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Array, dtype: DType) -> None:
+def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Array, dtype: DType, lead: int
+                    ) -> None:
     """Signed integer overflow is an error: on the GPU it wraps silently, and in a kernel it is
     almost always an offset (``pid * BLOCK``) outgrowing i32."""
     if _cannot_overflow(op, x, y, result):
         return
-    wrapped = engine.only_active(_overflowed(op, x, y, result))
+    wrapped = engine.only_active(_overflowed(op, x, y, result), lead)
     if not bool(wrapped.any()):
         return
+    if lead == 3:  # the message names the program: one value per program
+        x, y, wrapped = (tiled.expand(engine, a) for a in np.broadcast_arrays(x, y, wrapped))
     xb, yb, bad = np.broadcast_arrays(x, y, wrapped)
     where = tuple(int(i) for i in np.argwhere(bad)[0])
     lane = int(np.ravel_multi_index(where[1:], bad.shape[1:])) if len(where) > 1 else 0
@@ -365,10 +388,9 @@ def unary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     rules.unary(op, x.type)
     if op is UnaryOp.POS:
         return x
-    arr = values.array(x)
     if op is UnaryOp.NEG:
-        return values.make(np.negative(arr), x.type)
-    return values.make(np.logical_not(arr) if x.type.is_bool else np.invert(arr), x.type)
+        return _apply(engine, x, np.negative, x.type)
+    return _apply(engine, x, np.logical_not if x.type.is_bool else np.invert, x.type)
 
 
 # ------------------------------------------------------------------------------ math
@@ -395,8 +417,9 @@ for _op in semantics.MATH:
 @implements(tl.abs)
 def abs_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = values.lift(a["x"])
-    arr = values.array(x)
-    return values.make(arr if x.type.kind is dtypes.Kind.UINT or x.type.is_bool else np.abs(arr), x.type)
+    if x.type.kind is dtypes.Kind.UINT or x.type.is_bool:
+        return x
+    return _apply(engine, x, np.abs, x.type)
 
 
 def _extremum(pick_nan: Callable[[Array, Array], Array], pick: Callable[[Array, Array], Array]
@@ -472,12 +495,13 @@ def where(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         offs = np.where(values.align(values.array(cond), cond.ndim, r), values.align(px.offsets, x.ndim, r),
                         values.align(py.offsets, y.ndim, r))
         return values.make(Pointers(px.memory, offs), x.type)
-    ax, ay, dtype, shape = operands(engine, x, y)
+    lead = 3 if tiled.involved(cond, x, y) else 1
+    ax, ay, dtype, shape = operands(engine, x, y, lead=lead)
     shape = values.block_broadcast(cond.block_shape, shape)
     r = len(shape)
-    result = np.where(values.align(values.array(cond), cond.ndim, r), values.align(ax, ax.ndim - 1, r),
-                      values.align(ay, ay.ndim - 1, r))
-    return values.make(result.astype(dtype.numpy, copy=False), dtype)
+    result = np.where(values.align(_array(engine, cond, lead), cond.ndim, r, lead),
+                      values.align(ax, ax.ndim - lead, r, lead), values.align(ay, ay.ndim - lead, r, lead))
+    return _maker(engine, lead)(result.astype(dtype.numpy, copy=False), dtype)
 
 
 # ------------------------------------------------------------------------------ casts and creation
@@ -487,18 +511,16 @@ def where(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 def cast(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = values.lift(a["input"])
     dst = dtypes.dtype_of(a["dtype"])
-    arr = values.array(x)
     to_zero = semantics.cast_rounding(a["fp_downcast_rounding"])
     if a["bitcast"]:
         semantics.bitcast(x.type, dst)
-        return values.make(np.ascontiguousarray(arr).view(dst.numpy), dst)
+        return _apply(engine, x, lambda arr: np.ascontiguousarray(arr).view(dst.numpy), dst)
+    if not (to_zero and x.type.is_float and dst.is_float and dst.bits < x.type.bits):
+        return _apply(engine, x, lambda arr: convert(arr, x.type, dst), dst)
+    arr = values.array(x)  # a float downcast rounding toward zero
     out = convert(arr, x.type, dst)
-    if to_zero and x.type.is_float and dst.is_float and dst.bits < x.type.bits:
-        wide = arr.astype(np.float64)
-        back = out.astype(np.float64)
-        away = np.abs(back) > np.abs(wide)
-        out = np.where(away, np.nextafter(out, np.zeros_like(out)), out).astype(dst.numpy)
-    return values.make(out, dst)
+    away = np.abs(out.astype(np.float64)) > np.abs(arr.astype(np.float64))
+    return values.make(np.where(away, np.nextafter(out, np.zeros_like(out)), out).astype(dst.numpy), dst)
 
 
 def _shape(engine: Engine, shape: object, what: str) -> tuple[int, ...]:

@@ -91,19 +91,49 @@ class Engine:
     """State of one group of programs being executed together."""
 
     kernel: str
-    pids: Array  # (P, 3) program coordinates
+    ids: Callable[[], tuple[Array, Array]]  # the group's program ids (P, 3) and linear ids (P,), made when first needed
     grid: tuple[int, int, int]
+    origin: tuple[int, int, int]  # the ids of the group's first program
     journal: Journal = field(default_factory=Journal)  # shared by every group of the launch
     output: list[str] = field(default_factory=list)  # device_print lines, printed once the group commits
     largest_block: int = 1
-    linear: Array = field(default_factory=lambda: np.zeros(0, np.int64))  # (P,) linear program ids
     races: Races | None = None  # shared by every group of the launch; None when the check is off
-    active: Array | None = None  # (P,) the programs executing now (see simt); None: all of them
+    box: tuple[int, int, int] = (1, 1, 1)  # the group's extents along grid x, y, z: its programs form this box
+    mask: Array | None = None  # the programs executing now (see simt), in grid space (see tiled); None: all
     spin_check: Callable[[str], None] | None = None  # set by simt: refuses atomics that could spin forever
+
+    _flat: tuple[Array, Array] | None = None  # (mask, the (P,) flags made from it)
+    _ids: tuple[Array, Array] | None = None
 
     @property
     def nprograms(self) -> int:
-        return int(self.pids.shape[0])
+        gx, gy, gz = self.box
+        return gx * gy * gz
+
+    @property
+    def pids(self) -> Array:
+        """``(P, 3)``: each program's (x, y, z) ids."""
+        if self._ids is None:
+            self._ids = self.ids()
+        return self._ids[0]
+
+    @property
+    def linear(self) -> Array:
+        """``(P,)``: each program's linear id."""
+        if self._ids is None:
+            self._ids = self.ids()
+        return self._ids[1]
+
+    @property
+    def active(self) -> Array | None:
+        """``(P,)``: the programs executing now (None: all of them), made from :attr:`mask` once."""
+        mask = self.mask
+        if mask is None:
+            return None
+        if self._flat is None or self._flat[0] is not mask:
+            gx, gy, gz = self.box
+            self._flat = (mask, np.broadcast_to(mask, (gz, gy, gx)).reshape(-1))
+        return self._flat[1]
 
     def call(self, op: Builtin, args: Mapping[str, Any]) -> Any:
         impl = IMPLS.get(op)
@@ -129,21 +159,26 @@ class Engine:
             raise Divergent(f"a {what} that differs between programs", self.site())
         return first.item()
 
-    def only_active(self, flags: Array) -> Array:
-        """``flags`` (program axis first) cleared for the programs not executing now, so a
-        masked-off program never faults, writes, prints or fails a check."""
-        if self.active is None:
+    def only_active(self, flags: Array, lead: int = 1) -> Array:
+        """``flags`` (program axis first, or the three axes of grid space when ``lead`` is 3)
+        cleared for the programs not executing now, so a masked-off program never faults,
+        writes, prints or fails a check."""
+        if self.mask is None:
             return flags
-        return flags & self.active.reshape((-1,) + (1,) * (flags.ndim - 1))
+        if lead == 3:
+            return flags & self.mask.reshape(self.mask.shape + (1,) * (flags.ndim - 3))
+        active = self.active
+        assert active is not None
+        return flags & active.reshape((-1,) + (1,) * (flags.ndim - 1))
 
     @contextlib.contextmanager
     def lanes_as_programs(self) -> Iterator[None]:
         """For code run on lanes folded into the program axis (combine functions): nothing is masked."""
-        saved, self.active = self.active, None
+        saved, self.mask = self.mask, None
         try:
             yield
         finally:
-            self.active = saved
+            self.mask = saved
 
     @property
     def active_rows(self) -> Array:

@@ -9,7 +9,9 @@ of that kernel start with it. What even that cannot express (a spin loop on an a
 :mod:`simt`) reruns program by program, in order, which is also a valid sequential order for
 atomics, with a one-time :class:`DivergenceWarning`.
 Peak memory: a group is sized so its largest block value holds at most ``GROUP_ELEMENTS``
-elements (32 MiB at 8 bytes per element).
+elements (32 MiB at 8 bytes per element), and cut so its programs form a box of the grid (part
+of a row, whole rows, whole planes), where values that depend on only some grid axes stay
+compact (:mod:`tiled`).
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
     masked = simt.version(launch.kernel.fn) if launch.kernel in _DIVERGING else None
     unmasked = checked.version(launch.kernel.fn)
     while start < total:
-        count = 1 if sequential else min(group, total - start)
+        count = 1 if sequential else _box_prefix(launch.grid, start, min(group, total - start))
         engine = _engine(launch, start, count, journal, tracker)
         args = _kernel_args(launch, memories)
         mark = journal.mark()
@@ -95,6 +97,27 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
             group = max(1, GROUP_ELEMENTS // max(1, engine.largest_block))
 
 
+def _box_prefix(grid: tuple[int, int, int], start: int, count: int) -> int:
+    """The most programs, at most ``count``, from ``start`` on that form a box of the grid (part
+    of a row, whole rows of one plane, or whole planes), so values that depend on only some grid
+    axes stay compact in the group (see :mod:`tiled`)."""
+    gx, gy, _ = grid
+    x, y = start % gx, start // gx % gy
+    if x or count < gx:
+        return min(count, gx - x)
+    if y or count < gx * gy:
+        return min(count // gx, gy - y) * gx
+    return count // (gx * gy) * gx * gy
+
+
+def _extents(grid: tuple[int, int, int], count: int) -> tuple[int, int, int]:
+    """The extents along x, y and z of a group of ``count`` programs that forms a box."""
+    gx, gy, _ = grid
+    bx = min(count, gx)
+    by = min(count // bx, gy)
+    return bx, by, count // (bx * by)
+
+
 def _warn(launch: Launch, exc: Divergent, start: int, count: int) -> None:
     """Say once per kernel and line that programs run one at a time from here on."""
     kernel = launch.kernel
@@ -118,9 +141,10 @@ CACHED_GROUP = 4096  # groups of at most this many programs keep their ids betwe
 
 def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: races.Races | None) -> Engine:
     made = _cached_ids if count <= CACHED_GROUP else _program_ids
-    pids, linear = made(launch.grid, start, count)
-    return Engine(kernel=launch.kernel.name, pids=pids, grid=launch.grid, journal=journal, linear=linear,
-                  races=tracker)
+    gx, gy, _ = grid = launch.grid
+    return Engine(kernel=launch.kernel.name, ids=functools.partial(made, grid, start, count), grid=grid,
+                  origin=(start % gx, start // gx % gy, start // (gx * gy)), journal=journal, races=tracker,
+                  box=_extents(grid, count))
 
 
 def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[values.Array, values.Array]:

@@ -91,11 +91,11 @@ def range_bounds(callee: object, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     return None
 
 
-def bound(engine: Engine, value: object) -> int | Array:
+def bound(engine: Engine, value: object, grid: bool = False) -> int | Array:
     """A range bound, after the compiler's rule (an integer scalar, or a compile-time int):
-    each program's value of a scalar tensor, or the int."""
+    each program's value of a scalar tensor (in grid space when ``grid``), or the int."""
     if isinstance(value, Tensor):
-        return integer_values(engine, value).astype(np.int64)
+        return integer_values(engine, value, grid).astype(np.int64)
     return int(ruled(engine, semantics.constant_index, value))
 
 

@@ -14,7 +14,7 @@ from tile_lang.semantics import SemanticError
 from tile_lang.semantics import operators as semantics
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import affine, values
+from tile_lang_numpy import affine, tiled, values
 from tile_lang_numpy.engine import Engine, implements
 
 
@@ -27,7 +27,7 @@ def _axis(engine: Engine, axis: object) -> int:
 
 @implements(tl.program_id)
 def program_id(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    return values.make(engine.pids[:, _axis(engine, a["axis"])], I32)  # a read-only view (values are never written)
+    return tiled.program_id(engine, _axis(engine, a["axis"]))
 
 
 @implements(tl.num_programs)
@@ -35,11 +35,11 @@ def num_programs(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     return values.scalar(engine.grid[_axis(engine, a["axis"])], I32)
 
 
-def scalar_values(engine: Engine, x: Tensor[Any, Any]) -> np.ndarray[Any, Any]:
-    """Each program's value of a tensor ``x`` used as a condition (program axis of P or 1),
-    after the rule that a condition is a scalar."""
+def scalar_values(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> np.ndarray[Any, Any]:
+    """Each program's value of a tensor ``x`` used as a condition (program axis of P or 1, or in
+    grid space: see :mod:`tiled`), after the rule that a condition is a scalar."""
     ruled(engine, semantics.condition, x.block_shape)
-    return values.array(x)
+    return tiled.space(engine, x) if grid else values.array(x)
 
 
 def ruled(engine: Engine, rule: Callable[..., Any], *args: Any) -> Any:
@@ -56,10 +56,11 @@ def truth(engine: Engine, a: Mapping[str, Any]) -> bool:
     return bool(engine.uniform(scalar_values(engine, a["x"]), "condition"))
 
 
-def integer_values(engine: Engine, x: Tensor[Any, Any]) -> np.ndarray[Any, Any]:
-    """Each program's value of an integer scalar (a range bound or an index)."""
+def integer_values(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> np.ndarray[Any, Any]:
+    """Each program's value of an integer scalar (a range bound or an index; in grid space when
+    ``grid``)."""
     ruled(engine, semantics.index, x.block_shape, x.type)
-    return values.array(x)
+    return tiled.space(engine, x) if grid else values.array(x)
 
 
 @implements(operators.index)

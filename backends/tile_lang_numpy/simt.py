@@ -6,8 +6,10 @@ and assignment. The group keeps one *active* mask (the programs executing the cu
 statement): an ``if`` runs each side under its share of the mask, a loop runs until no program
 is left in it, ``break``/``continue``/``return`` take the programs executing them out of the
 mask, and an assignment keeps the old value of every program that is masked off but will come
-back (``np.where`` over the program axis). Builtins read the mask through ``Engine.active``, so
-a masked-off program never faults, writes, prints, fails a check or counts for the race check.
+back (``np.where`` over the program axis). Masks live in grid space (:mod:`tiled`): a branch on
+a value that depends on one grid axis splits that axis, not a million programs. Builtins read
+the mask through ``Engine.active``, so a masked-off program never faults, writes, prints, fails
+a check or counts for the race check.
 What cannot be expressed this way raises :class:`Divergent` and the group reruns one program
 at a time (see :mod:`executor`). The rules that need the source are the checked version's
 (:mod:`checked`: ``and``/``or``, ``assert``; :mod:`loops`: range bounds, typed indices,
@@ -32,7 +34,7 @@ from tile_lang.func import Func
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import blocks, elementwise, rewrite, values
+from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
 from tile_lang_numpy.checked import assert_ as assert_  # SIMT versions assert as checked ones do
 from tile_lang_numpy.checked import boolean, flags
 from tile_lang_numpy.engine import Divergent, Engine, Stale
@@ -46,8 +48,8 @@ class State:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.none = np.zeros(engine.nprograms, bool)
-        self.active = np.ones(engine.nprograms, bool)
+        self.none = np.zeros((1, 1, 1), bool)  # masks are in grid space (see tiled)
+        self.active = np.ones((1, 1, 1), bool)
         self.frames: list[Frame] = []
         self.merging = False  # whether some program masked off now will execute this frame again
 
@@ -57,15 +59,15 @@ class State:
             return
         self.active = mask
         full = bool(mask.all())
-        self.engine.active = None if full else mask
+        self.engine.mask = None if full else mask
         self.merging = not full and bool(np.greater(self.frames[-1].alive, mask).any())  # alive, not in mask
 
     def truth(self, x: object) -> bool | Array:
         """Python truth of ``x``: a bool, or per program when ``x`` is a tensor."""
         if not isinstance(x, Tensor):
             return bool(x)
-        held = flags(self.engine, x)
-        return bool(held[0]) if held.shape[0] == 1 else held
+        held = flags(self.engine, x, grid=True)
+        return bool(held.reshape(-1)[0]) if held.size == 1 else held
 
     def split(self, flags: bool | Array) -> tuple[Array, Array]:
         """The active programs for which ``flags`` holds, and those for which it does not."""
@@ -95,7 +97,7 @@ def execute(engine: Engine, fn: Callable[..., Any], args: dict[str, Any]) -> Non
         fn(**args)
     finally:
         _STATE.reset(token)
-        engine.active, engine.spin_check = None, None
+        engine.mask, engine.spin_check = None, None
 
 
 def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
@@ -109,7 +111,7 @@ def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
     if isinstance(new, (BlockPointer, TensorDescriptor)) and type(new) is type(old):
         assert isinstance(old, (BlockPointer, TensorDescriptor))
         ours, theirs = new.handle, old.handle
-        handle = blocks.merge_handles(mask, ours, theirs) if isinstance(ours, blocks.BlockHandle) and \
+        handle = blocks.merge_handles(tiled.expand(engine, mask), ours, theirs) if isinstance(ours, blocks.BlockHandle) and \
             isinstance(theirs, blocks.BlockHandle) else None
         if handle is not None:
             return type(new)(handle)
@@ -117,7 +119,7 @@ def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
         if not isinstance(new, Tensor) and not isinstance(old, Tensor) and type(new) is type(old) and new == old:
             return new
         if _pointer_memory(new) is _pointer_memory(old):
-            return elementwise.where(engine, {"condition": values.make(mask, BOOL), "x": new, "y": old})
+            return elementwise.where(engine, {"condition": tiled.tensor(engine, mask, BOOL), "x": new, "y": old})
     elif type(new) is type(old) and _same(new, old):
         return new
     raise Divergent(f"a variable holding {_kind(new)} for some programs and {_kind(old)} for others",
@@ -194,7 +196,7 @@ def _run_by(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
     """``y()`` run by the executing programs among ``programs`` (per program, or one flag for all)."""
     state = _STATE.get()
     saved = state.active
-    state.set_active(state.active & programs)
+    state.set_active(state.active & tiled.of(engine, programs))
     try:
         return y()
     finally:
@@ -209,7 +211,7 @@ def not_(x: object) -> object:
     yes, no = state.split(state.truth(x))
     if not yes.any() or not no.any():
         return not bool(yes.any())
-    return values.make(no, BOOL)
+    return tiled.tensor(state.engine, no, BOOL)
 
 
 def select(cond: object, x: Callable[[], object], y: Callable[[], object]) -> object:
@@ -413,7 +415,7 @@ class Loop:
         return self._range(*bounds)
 
     def _range(self, start: object, stop: object, step: object) -> Iterator[object]:
-        bounds = [bound(self.state.engine, b) for b in (start, stop, step)]
+        bounds = [bound(self.state.engine, b, grid=True) for b in (start, stop, step)]
         uniform = [self._uniform(b) for b in bounds]
         dtype = index_dtype((start, stop, step))
         if uniform[0] is not None and uniform[1] is not None and uniform[2] is not None:
@@ -422,8 +424,9 @@ class Loop:
         return self._per_program(bounds, uniform, dtype)
 
     def _per_program(self, bounds: list[int | Array], uniform: list[int | None], dtype: DType) -> Iterator[object]:
-        first, last, step = (np.broadcast_to(np.asarray(b, np.int64), self.entry.shape) for b in bounds)
-        count = _trip_counts(first, last, step, uniform[2], self.state.engine.only_active)
+        engine = self.state.engine
+        first, last, step = (np.asarray(b, np.int64).reshape(np.shape(b) or (1, 1, 1)) for b in bounds)
+        count = _trip_counts(first, last, step, uniform[2], lambda flags: engine.only_active(flags, 3))
         count = np.where(self.alive, np.clip(count, 0, np.iinfo(np.int32).max), 0).astype(np.int32)  # compared per trip
         start = first.astype(dtype.numpy)  # lanes wrap as (first + k * step).astype would: mod 2**bits
         for k in builtins.range(int(count.max(initial=0))):
@@ -432,20 +435,22 @@ class Loop:
             if uniform[0] is not None and uniform[2] is not None:
                 yield values.make(np.array([uniform[0] + k * uniform[2]]).astype(dtype.numpy), dtype)
             elif uniform[2] is not None:
-                yield values.make(start + np.int64(k * uniform[2]).astype(dtype.numpy), dtype)
+                yield tiled.tensor(engine, start + np.int64(k * uniform[2]).astype(dtype.numpy), dtype)
             else:
-                yield values.make((first + k * step).astype(dtype.numpy), dtype)
+                yield tiled.tensor(engine, (first + k * step).astype(dtype.numpy), dtype)
 
     def _uniform(self, bound: int | Array) -> int | None:
         """The bound as a Python int when every program in the loop agrees on it."""
         if isinstance(bound, int):
             return bound
-        if bound.shape[0] == 1:
-            return int(bound[0])
+        if bound.size == 1:
+            return int(bound.reshape(-1)[0])
         if self.alive.all():  # two reductions instead of selecting the live programs' bounds
             low = int(bound.min())
             return low if low == int(bound.max()) else None
-        live = bound[self.alive] if self.alive.any() else bound[:1]
+        shape = np.broadcast_shapes(bound.shape, self.alive.shape)
+        alive = np.broadcast_to(self.alive, shape)
+        live = np.broadcast_to(bound, shape)[alive] if alive.any() else bound.reshape(-1)[:1]
         return int(live[0]) if bool((live == live[0]).all()) else None
 
 

@@ -2,7 +2,8 @@
 
 Every block value is an array of shape ``(P, *block_shape)`` where ``P`` is the number of
 programs run together, or ``1`` when the value is the same for all of them (arguments,
-``arange``); NumPy broadcasting does the rest. Pointers are a :class:`Memory` plus element
+``arange``); NumPy broadcasting does the rest. A value that depends on only some grid axes
+(``tl.program_id(1)``, ``oh - PAD``) is kept compact instead (:class:`Tiles`, see :mod:`tiled`). Pointers are a :class:`Memory` plus element
 offsets. The program axis is invisible to the kernel: ``x.shape`` is the block shape.
 """
 
@@ -41,26 +42,31 @@ class Memory:
 
 class Pointers:
     """A block of pointers into one :class:`Memory`: element offsets shaped ``(P|1, *block)``,
-    either as an array or as a lazy :class:`Affine` block (then materialised only on demand)."""
+    either as an array, as a lazy :class:`Affine` block, or compact along the grid axes they do
+    not depend on (:class:`Tiles`, see :mod:`tiled`); the last two are materialised on demand."""
 
-    __slots__ = ("memory", "_offsets", "affine")
+    __slots__ = ("memory", "_offsets", "affine", "compact")
 
-    def __init__(self, memory: Memory, offsets: Array | None, affine: Affine | None = None) -> None:
+    def __init__(self, memory: Memory, offsets: Array | None, affine: Affine | None = None,
+                 compact: Tiles | None = None) -> None:
         self.memory = memory
         self._offsets = offsets
         self.affine = affine
+        self.compact = compact
 
     @property
     def offsets(self) -> Array:
         if self._offsets is None:
-            assert self.affine is not None
-            self._offsets = self.affine.materialize()
+            lazy = self.affine or self.compact
+            assert lazy is not None
+            self._offsets = lazy.materialize()
         return self._offsets
 
     @property
     def shape(self) -> tuple[int, ...]:
         """``(P|1, *block)`` without materialising the offsets."""
-        return self.affine.shape if self._offsets is None and self.affine is not None else tuple(self.offsets.shape)
+        lazy = self.affine or self.compact
+        return lazy.shape if self._offsets is None and lazy is not None else tuple(self.offsets.shape)
 
 
 def make(handle: Array | Pointers | Affine | Box | Tiles, dtype: DType) -> Tensor[Any, Any]:
@@ -71,7 +77,7 @@ def make(handle: Array | Pointers | Affine | Box | Tiles, dtype: DType) -> Tenso
 def array(x: Tensor[Any, Any]) -> Array:
     """The value array of a non-pointer tensor."""
     handle = x.handle
-    if isinstance(handle, (Affine, Box, Tiles)):
+    if isinstance(handle, (Affine, Box, Tiles)):  # lazy and compact handles: one value per program
         return handle.materialize()
     if isinstance(handle, Pointers):
         raise TypeError("expected a value, got a pointer block")
@@ -115,11 +121,12 @@ def check_fits(value: bool | int | float, dtype: DType) -> None:
         constant_fits(value, dtype)
 
 
-def align(a: Array, rank_a: int, rank: int) -> Array:
-    """Give a block of rank ``rank_a`` the rank ``rank`` by inserting leading unit block axes."""
+def align(a: Array, rank_a: int, rank: int, lead: int = 1) -> Array:
+    """Give a block of rank ``rank_a`` the rank ``rank`` by inserting leading unit block axes
+    (after the ``lead`` program axes: 3 in grid space, see :mod:`tiled`)."""
     if rank_a == rank:
         return a
-    return a.reshape(a.shape[:1] + (1,) * (rank - rank_a) + a.shape[1:])
+    return a.reshape(a.shape[:lead] + (1,) * (rank - rank_a) + a.shape[lead:])
 
 
 def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
