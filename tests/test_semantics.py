@@ -170,10 +170,17 @@ def and_of_blocks(x: Pointer[i32], BLOCK: constexpr) -> None:
 
 
 @tl.kernel
-def assert_on_a_block(x: Pointer[i32], BLOCK: constexpr) -> None:
+def assert_on_a_block(x: Pointer[f32], y: Pointer[f32], n: int, BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
-    assert offs < 3
-    tl.store(x + offs, offs)
+    v = tl.load(x + offs, mask=offs < n, other=1.0)
+    assert v > 0.0, "inputs must be positive"
+    assert offs + 1  # an int block: every element non-zero
+    tl.store(y + offs, tl.sqrt(v), mask=offs < n)
+
+
+@tl.kernel
+def assert_on_pointers(x: Pointer[f32], BLOCK: constexpr) -> None:
+    assert x + tl.arange(0, BLOCK)
 
 
 @tl.kernel
@@ -334,7 +341,7 @@ REJECTED = [
     (while_on_a_block, "while offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
     (select_on_a_block, "if offs < 3 else", "a block of shape [8] used as a condition", {"BLOCK": 8}),
     (and_of_blocks, "and (offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
-    (assert_on_a_block, "assert offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
+    (assert_on_pointers, "assert x", "a pointer has no truth value (test its offsets)", {"BLOCK": 8}),
     (range_over_a_block, "range(offs)", "a block of shape [8] used as an integer", {"BLOCK": 8}),
     (range_to_a_float, "range(tl.load", "a tl.f32 scalar used as an integer (range bound or index)", {"BLOCK": 8}),
     (or_of_a_decided_scalar_and_a_block, "or (offs", "a block of shape [8] used as a condition", {"BLOCK": 8}),
@@ -496,6 +503,34 @@ def test_a_passing_runtime_assert_runs_on_both(backend: str) -> None:
         asserts_on_a_runtime_scalar[(1,)](tl.to_device(x, tl.f32), y, n, BLOCK=16)
         got = y.numpy()
     np.testing.assert_array_equal(got, np.where(np.arange(16) < n, x.astype(np.float64) * 2.0, 0.0))
+
+
+def test_assert_on_a_block_checks_every_element_on_both() -> None:
+    """As Triton lowers it: a device assertion over the block; the reference fails the launch at
+    the line with the message; the compiler emits the assertion there."""
+    line = _line(assert_on_a_block, "assert v > 0.0")
+    source = assert_on_a_block.cuda_source(BLOCK=16)
+    before = source[:source.index('"inputs must be positive"')]
+    assert before.rsplit("#line ", 1)[1].startswith(f"{line} ")
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0.5, 2.0, 16).astype(np.float32)
+    x[int(rng.integers(0, 10))] *= -1.0
+    y = tl.to_device(np.full(16, np.nan, np.float32), tl.f32)
+    error = _reference_error(assert_on_a_block, tl.to_device(x, tl.f32), y, 10, BLOCK=16)
+    assert error.lineno == line and "device_assert failed: inputs must be positive" in error.message
+
+
+def test_a_passing_block_assert_runs_on_both(backend: str) -> None:
+    rng = np.random.default_rng(12)
+    x = rng.uniform(0.5, 2.0, 16).astype(np.float32)
+    x[12:] = -1.0  # masked off: read as 1.0
+    with registry.backend(backend):
+        y = tl.to_device(np.full(16, np.nan, np.float32), tl.f32)
+        assert_on_a_block[(1,)](tl.to_device(x, tl.f32), y, 12, BLOCK=16)
+        got = y.numpy()
+    want = np.full(16, np.nan)
+    want[:12] = np.sqrt(x[:12].astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 @tl.kernel

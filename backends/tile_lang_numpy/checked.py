@@ -28,7 +28,7 @@ from tile_lang.func import Func
 from tile_lang.semantics import operators as semantics
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import debug, rewrite, values
+from tile_lang_numpy import debug, program, rewrite, values
 from tile_lang_numpy.engine import Divergent, Engine
 from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
 from tile_lang_numpy.program import scalar_values
@@ -60,10 +60,12 @@ def boolean(x: object, y: Callable[[], object], conjunction: bool, run_by: RunBy
 
 def assert_(test: object, msg: Callable[[], object] | None, source: str) -> None:
     """``assert test, msg``: checked now on a compile-time test, a device assertion on a
-    runtime scalar (the programs executing it), rejected on a block (the compiler's rules)."""
+    runtime scalar or block (every element, for the programs executing it)."""
     engine = _engine()
     if isinstance(test, Tensor):
-        held = flags(engine, test)
+        program.ruled(engine, semantics.asserted, test.type)
+        raw = values.array(test)
+        held = raw if raw.dtype == np.bool_ else raw != 0
         if bool(held.all()):
             return
         message = semantics.assertion_message(None if msg is None else msg(), source)

@@ -215,10 +215,10 @@ class Frontend(ControlFlow):
             raise self.error(f"unsupported assignment target {ast.unparse(target)!r}")
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        """A compile-time test is checked now; a runtime scalar's is a device assertion."""
+        """A compile-time test is checked now; a runtime scalar's or block's is a device assertion."""
         test = self.visit(node.test)
         if isinstance(test, Node):
-            operators.condition(test.ty.shape)
+            operators.asserted(test.ty.dtype)
             message = operators.assertion_message(self.visit(node.msg) if node.msg else None, ast.unparse(node.test))
             self.b.emit(Op.ASSERT, None, (self.b.truth(test),), AssertAttr(message))
         elif not test:

@@ -172,6 +172,12 @@ def decides(value: object, conjunction: bool) -> bool:
 
 def assertion_message(msg: object, source: str) -> str:
     """What a failing ``assert test, msg`` says: ``msg``, or the test's source when there is none.
-    On a compile-time test it fails at compile time; on a runtime scalar it is a device
-    assertion (``tl.device_assert``), as Triton lowers it; on a block, :func:`condition` rejects it."""
+    On a compile-time test it fails at compile time; on a runtime scalar or block it is a device
+    assertion (``tl.device_assert``: every element must be true), as Triton lowers it."""
     return source if msg is None else str(msg)
+
+
+def asserted(dtype: DType) -> None:
+    """``assert`` tests a runtime value's truth (non-zero); a pointer has none to test."""
+    if dtype.is_pointer:
+        raise SemanticError(f"assert on a {dtype!r} value: a pointer has no truth value (test its offsets)")
