@@ -59,8 +59,8 @@ def _if(em: Emitter, node: Node) -> None:
     if other.body or other.results:
         with em.block("else"):
             em.region(other)
-            for value, name in zip(other.results, names):
-                em.assign_from(value, value, name)
+            for value, target, name in zip(other.results, then.results, names):
+                em.assign_from(target, value, name)  # into the then branch's layout: the result's
 
 
 @emits(Op.RESULT)
