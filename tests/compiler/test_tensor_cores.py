@@ -108,6 +108,73 @@ def _on_emulator(launch: Any, arch: int = 80) -> None:
         _BACKEND.arch = 80
 
 
+@tl.kernel
+def column_sums_of_two_products(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], d_ptr: Pointer[tl.f16],
+                                out_ptr: Pointer[tl.f32], K: int, N: int, BM: constexpr, BN: constexpr,
+                                BK: constexpr) -> None:
+    """Column sums of A @ B plus those of A @ D: two pipelined loops in one kernel, each followed
+    by a reduction that stages its accumulator through shared memory (where the loop's rings
+    were: the second loop's rings then reuse the first reduction's buffer)."""
+    om = tl.arange(0, BM)
+    on = tl.program_id(0) * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.f32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :])
+        acc = tl.dot(a, tl.load(b_ptr + (k + ok)[:, None] * N + on[None, :]), acc)
+    first = tl.sum(acc, 0)
+    acc2 = tl.zeros((BM, BN), tl.f32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :])
+        acc2 = tl.dot(a, tl.load(d_ptr + (k + ok)[:, None] * N + on[None, :]), acc2)
+    tl.store(out_ptr + on, first + tl.sum(acc2, 0))
+
+
+@tl.kernel
+def matmul_column_sums(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], out_ptr: Pointer[tl.f32], K: int, N: int,
+                       BM: constexpr, BN: constexpr, BK: constexpr) -> None:
+    om = tl.arange(0, BM)
+    on = tl.program_id(0) * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.f32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :])
+        acc = tl.dot(a, tl.load(b_ptr + (k + ok)[:, None] * N + on[None, :]), acc)
+    tl.store(out_ptr + on, tl.sum(acc, 0))
+
+
+def test_code_after_a_pipelined_loop_reuses_its_rings() -> None:
+    """The benchmark tile (128x256x64, 3 stages) with column sums: the staged accumulators
+    (128 KB) go where the rings (144 KB) were, within the H200's 227 KB a block, rather than
+    beside them (279 KB: a launch error)."""
+    spec = _aligned_spec(matmul_column_sums, 4096, 8, 3, dtypes.F16, (), {"out_ptr": dtypes.F32},
+                         BM=128, BN=256, BK=64)
+    needed = generate(compile_ir(matmul_column_sums, replace(spec, arch=90))).smem_bytes
+    rings = 3 * (128 * 64 + 64 * 256) * 2
+    assert rings <= needed < rings + 4096
+
+
+@_EMULATED
+@pytest.mark.parametrize("arch, warps, stages", [(80, 4, 2), (90, 4, 3), (90, 8, 2)])
+def test_two_pipelined_loops_and_their_reductions_match_float64(arch: int, warps: int, stages: int) -> None:
+    rng = np.random.default_rng(arch + warps + stages)
+    bm, bn, bk, n, k = 16 * warps, 64, 32, 128, 96
+    a = rng.standard_normal((bm, k)).astype(np.float16)
+    b, d = (rng.standard_normal((k, n)).astype(np.float16) for _ in range(2))
+    out = np.full(n, np.nan, np.float32)
+
+    def launch() -> None:
+        dev = tl.to_device(out, tl.f32)
+        column_sums_of_two_products[(n // bn,), tl.Options(num_warps=warps, num_stages=stages)](
+            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), tl.to_device(d, tl.f16), dev, k, n, BM=bm, BN=bn, BK=bk)
+        out[...] = dev.numpy()
+
+    _on_emulator(launch, arch=arch)
+    a64 = a.astype(np.float64)
+    want = (a64 @ b.astype(np.float64)).sum(0) + (a64 @ d.astype(np.float64)).sum(0)
+    np.testing.assert_allclose(out, want, rtol=1e-3, atol=1e-2)
+
+
 @_EMULATED
 @pytest.mark.parametrize("bm, bn, bk, warps", [(32, 32, 16, 4), (64, 32, 32, 2), (16, 8, 16, 4), (32, 16, 32, 1)])
 def test_fused_epilogue_on_fragments_matches_float64(bm: int, bn: int, bk: int, warps: int) -> None:

@@ -163,7 +163,8 @@ class Emitter:
         self.depth = 1
         self.names: dict[Node, str] = {}
         self.counter = 0
-        self.smem_bytes = SCRATCH_BYTES
+        self.smem_bytes = SCRATCH_BYTES  # the kernel's dynamic shared memory: the most reserved at once
+        self.smem_top = SCRATCH_BYTES  # where the next reservation starts
         self.last_line: tuple[str, int] | None = None
         self.uses: dict[Node, int] = {}
         self.results: dict[Node, list[str]] = {}
@@ -304,9 +305,20 @@ class Emitter:
     def shared(self, nbytes: int, align: int = 16) -> int:
         """Reserve ``nbytes`` of dynamic shared memory aligned to ``align`` bytes; returns the
         byte offset."""
-        offset = (self.smem_bytes + align - 1) // align * align
-        self.smem_bytes = offset + (nbytes + 15) // 16 * 16
+        offset = (self.smem_top + align - 1) // align * align
+        self.smem_top = offset + (nbytes + 15) // 16 * 16
+        self.smem_bytes = max(self.smem_bytes, self.smem_top)
         return offset
+
+    @contextmanager
+    def shared_scope(self) -> Iterator[None]:
+        """Shared memory reserved inside is free again after it: the code that follows reuses it
+        (a pipelined loop's rings, after the loop has waited for its copies and a barrier)."""
+        top = self.smem_top
+        try:
+            yield
+        finally:
+            self.smem_top = top
 
     def scratch(self, dtype: DType, count: int, prefix: str = "s") -> str:
         """A fresh shared-memory array of ``count`` elements of ``dtype``; returns its name."""

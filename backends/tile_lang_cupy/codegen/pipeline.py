@@ -124,7 +124,14 @@ def _ahead(em: Emitter, loop: Node, start: str, count: int) -> Iterator[None]:
 
 
 def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
-    """The loop with its copies ``stages - 1`` iterations ahead (see the module docstring)."""
+    """The loop with its copies ``stages - 1`` iterations ahead (see the module docstring). Its
+    rings, and whatever the body reserves, are free for the code after it (an epilogue staging
+    the accumulators reuses them)."""
+    with em.shared_scope():
+        _pipelined_for(em, node, stages)
+
+
+def _pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     lower, upper, step, *inits = node.args
     body: Region = node.regions[0]
     iv, *params = body.params
@@ -141,6 +148,7 @@ def pipelined_for(em: Emitter, node: Node, stages: int) -> None:
         em.line(f"{t}* {ring} = reinterpret_cast<{t}*>(tl_smem + {offset});")
         rings[copy] = (ring, size, _hoist(em, copy, body))
     lo, hi = em.elem(lower, SCALAR), em.elem(upper, SCALAR)
+    em.line("__syncthreads();")  # the rings may reuse memory earlier code (an earlier loop's epilogue) still reads
     for s in range(stages - 1):
         with _ahead(em, node, lo, s):
             with em.block(f"if ({em.names[iv]} < {hi})"):
