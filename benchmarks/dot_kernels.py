@@ -39,7 +39,6 @@ def matmul(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Fl
     tl.store(c_ptrs, acc.to(c_ptrs.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
-
 @tl.kernel
 def matmul_i8(a_ptr: Pointer[tl.i8], b_ptr: Pointer[tl.i8], c_ptr: Pointer[tl.i32], M: int, N: int, K: int,
               stride_am: int, stride_bk: int, stride_bn: int, stride_cm: int,
@@ -64,6 +63,7 @@ def matmul_i8(a_ptr: Pointer[tl.i8], b_ptr: Pointer[tl.i8], c_ptr: Pointer[tl.i3
         b_ptrs += BLOCK_K * stride_bk
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
 
 @tl.kernel
 def matmul_bias_relu(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], bias_ptr: Pointer[tl.f32],
