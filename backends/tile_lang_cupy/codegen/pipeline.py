@@ -47,10 +47,9 @@ class Runs:
     step: int | None
 
 
-def issue(em: Emitter, copy: Node, dst: str, runs: Runs | None = None, guard: str = "") -> None:
+def issue(em: Emitter, copy: Node, dst: str, runs: Runs | None = None) -> None:
     """This thread's ``cp.async`` instructions for ``copy`` into the shared buffer ``dst``
-    (``runs``: where they go, computed once by ``_hoist``; ``guard``: a condition folded into
-    every copy's predicate, a copy whose predicate fails writing zeros and reading nothing)."""
+    (``runs``: where they go, computed once by ``_hoist``)."""
     assert isinstance(copy.attr, MemAttr) and isinstance(copy.layout, Shared)
     width = copy.attr.vector
     lay = _copy_layout(em, copy)
@@ -69,7 +68,6 @@ def issue(em: Emitter, copy: Node, dst: str, runs: Runs | None = None, guard: st
         else:  # one register a copy: ptxas folds each run's constant into the instruction
             at = f"({dst} + {runs.name})[k / {width} * {runs.step}]"
         pred = em.elem(mask, idx) if mask is not None else "true"
-        pred = f"({guard}) && ({pred})" if guard and mask is not None else guard or pred
         stmt = f"tl::cp_async<{nbytes}>(&{at}, {em.elem(ptr, idx)}, {pred});"
         em.line(stmt if used == em.fn.threads else f"if (tid < {used}u) {stmt}")
 
@@ -285,16 +283,15 @@ def _advance(em: Emitter, body: Region) -> None:
 
 def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int, Runs]], i: str, hi: str, slot: str,
               stages: int) -> None:
-    """Issue the copies of iteration ``i + stages - 1`` into the buffers its slot names: past the
-    last iteration they fill the free buffer with zeros (predicated, as Triton does, rather than
-    a branch around the copies)."""
+    """Issue the copies of iteration ``i + stages - 1`` into the buffers its slot names (a branch
+    around them: folding the bound into every copy's predicate measured slower where the copies
+    have masks of their own)."""
     iv = loop.regions[0].params[0]
     with _ahead(em, loop, i, stages - 1):
-        guard = em.fresh("ahead")
-        em.line(f"const bool {guard} = {em.names[iv]} < {hi};")
-        ahead = f"(({slot} + {stages - 1}u) % {stages}u)"
-        for copy, (ring, size, offsets) in rings.items():
-            issue(em, copy, f"({ring} + {ahead} * {size}u)", offsets, guard)
+        with em.block(f"if ({em.names[iv]} < {hi})"):
+            ahead = f"(({slot} + {stages - 1}u) % {stages}u)"
+            for copy, (ring, size, offsets) in rings.items():
+                issue(em, copy, f"({ring} + {ahead} * {size}u)", offsets)
     em.line("tl::cp_async_commit();")
 
 
