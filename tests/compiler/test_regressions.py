@@ -382,3 +382,39 @@ def test_if_results_computed_from_coordinates(backend: str, s: int, t: int) -> N
         out = _poisoned(16)
         if_yields_computed_blocks[(1,)](out, s, t, f, B=16)
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- dots (found by the fuzzer's dot kernels)
+
+def _emulated_dot(launch: Any, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], shape: tuple[int, int],
+                  warps: int, *scalars: int, **constexprs: int) -> np.ndarray[Any, Any]:
+    """One launch (``launch[(1,)]``) on the emulated CUDA with poisoned f32 output; the output."""
+    registry.register(_BACKEND)
+    with tl.backend(NAME):
+        out = tl.to_device(np.full(shape, np.nan, np.float32), tl.f32)
+        launch[(1,), tl.Options(num_warps=warps)](tl.to_device(a), tl.to_device(b), out, *scalars, **constexprs)
+        got: np.ndarray[Any, Any] = out.numpy()
+    return got
+
+
+@tl.kernel
+def dot_updated_in_an_untaken_if(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], o_ptr: Pointer[f32], s: int,
+                                 M: constexpr, N: constexpr, K: constexpr) -> None:
+    """A dot result reassigned in a loop inside an ``if`` that is not taken (fuzz seed 20119)."""
+    rows, cols, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    x = tl.dot(tl.load(a_ptr + rows[:, None] * K + ks[None, :]), tl.load(b_ptr + ks[:, None] * N + cols[None, :]))
+    if s > 4:
+        for i in range(s):
+            x = x + 1.0
+    tl.store(o_ptr + rows[:, None] * N + cols[None, :], x)
+
+
+@pytest.mark.xfail(strict=True, reason="compiler: the dot's mma fragments reach the store through the untaken if "
+                                       "as if they were in the if's result layout: 240 of 256 elements land in the "
+                                       "wrong place (row 0 col 8 holds another element's value)")
+@pytest.mark.parametrize("warps", [1, 4])
+def test_dot_result_kept_by_an_untaken_if_with_a_loop(warps: int) -> None:
+    rng = np.random.default_rng(20119)
+    a, b = (rng.standard_normal((16, 16)).astype(np.float16) for _ in range(2))
+    got = _emulated_dot(dot_updated_in_an_untaken_if, a, b, (16, 16), warps, 0, M=16, N=16, K=16)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
