@@ -156,14 +156,14 @@ def judge(case: Case, ref: list[np.ndarray[Any, Any]] | BaseException,
             return Verdict.CHECKED, str(exc)  # a run-time check of the reference's, not a typing rule
         return Verdict.REJECT_MISMATCH, f"only {which} rejected the kernel:\n{exc}"
     problems = [p for out, r, g in zip(case.outputs, ref, got)
-                if (p := _differs(out.buffer.name, out.buffer.dtype, out.exact, r, g, device))]
+                if (p := differs(out.buffer.name, out.buffer.dtype, out.exact, r, g, device))]
     return (Verdict.MISMATCH, "\n".join(problems)) if problems else (Verdict.AGREE, "")
 
 
 _RTOL = {dtypes.F16: (1e-3, 2e-2), dtypes.BF16: (8e-3, 3e-2), dtypes.F32: (1e-6, 1e-4)}  # (exact, not exact)
 
 
-def _differs(name: str, dtype: DType, exact: bool, ref: np.ndarray[Any, Any], got: np.ndarray[Any, Any],
+def differs(name: str, dtype: DType, exact: bool, ref: np.ndarray[Any, Any], got: np.ndarray[Any, Any],
              device: str) -> str | None:
     """Why ``got`` does not match ``ref``: ints exactly, floats within a dtype-aware tolerance:
     an exact value within its last bit, any other within a small share of the output's scale
