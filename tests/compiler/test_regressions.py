@@ -398,26 +398,35 @@ def _emulated_dot(launch: Any, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any],
 
 
 @tl.kernel
-def dot_updated_in_an_untaken_if(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], o_ptr: Pointer[f32], s: int,
-                                 M: constexpr, N: constexpr, K: constexpr) -> None:
-    """A dot result reassigned in a loop inside an ``if`` that is not taken (fuzz seed 20119)."""
+def dot_updated_in_a_loop_in_an_if(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], o_ptr: Pointer[f32], s: int,
+                                   M: constexpr, N: constexpr, K: constexpr, IN_ELSE: constexpr) -> None:
+    """A dot result reassigned in a loop inside one branch of an ``if``: the then branch, not
+    taken (fuzz seed 20119), or the else branch, taken (seed 21395); adds 1 ``s`` times."""
     rows, cols, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
     x = tl.dot(tl.load(a_ptr + rows[:, None] * K + ks[None, :]), tl.load(b_ptr + ks[:, None] * N + cols[None, :]))
-    if s > 4:
+    if IN_ELSE:
+        if s > 100:
+            x = x + 1.0
+        else:
+            for i in range(s):
+                x = x + 1.0
+    elif s > 4:
         for i in range(s):
             x = x + 1.0
     tl.store(o_ptr + rows[:, None] * N + cols[None, :], x)
 
 
-@pytest.mark.xfail(strict=True, reason="compiler: the dot's mma fragments reach the store through the untaken if "
-                                       "as if they were in the if's result layout: 240 of 256 elements land in the "
-                                       "wrong place (row 0 col 8 holds another element's value)")
-@pytest.mark.parametrize("warps", [1, 4])
-def test_dot_result_kept_by_an_untaken_if_with_a_loop(warps: int) -> None:
+@pytest.mark.xfail(strict=True, reason="compiler: the dot's mma fragments reach the store through the if as if "
+                                       "they were in the layout of the loop's carried value: 240 of 256 elements "
+                                       "land in the wrong place (row 0 col 8 holds another element's value), "
+                                       "whatever the trip count; a loop in a taken then branch is right")
+@pytest.mark.parametrize("warps, in_else, s", [(1, False, 0), (4, False, 0), (4, True, 0), (4, True, 2)])
+def test_dot_result_updated_in_a_loop_in_one_branch(warps: int, in_else: bool, s: int) -> None:
     rng = np.random.default_rng(20119)
     a, b = (rng.standard_normal((16, 16)).astype(np.float16) for _ in range(2))
-    got = _emulated_dot(dot_updated_in_an_untaken_if, a, b, (16, 16), warps, 0, M=16, N=16, K=16)
-    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+    got = _emulated_dot(dot_updated_in_a_loop_in_an_if, a, b, (16, 16), warps, s, M=16, N=16, K=16, IN_ELSE=in_else)
+    want = a.astype(np.float64) @ b.astype(np.float64) + (s if in_else else 0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 @tl.kernel
