@@ -387,7 +387,7 @@ def test_if_results_computed_from_coordinates(backend: str, s: int, t: int) -> N
 # ---------------------------------------------------------------- dots (found by the fuzzer's dot kernels)
 
 def _emulated_dot(launch: Any, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], shape: tuple[int, int],
-                  warps: int, *scalars: int, **constexprs: int) -> np.ndarray[Any, Any]:
+                  warps: int, *scalars: int, **constexprs: int | str) -> np.ndarray[Any, Any]:
     """One launch (``launch[(1,)]``) on the emulated CUDA with poisoned f32 output; the output."""
     registry.register(_BACKEND)
     with tl.backend(NAME):

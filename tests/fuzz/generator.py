@@ -82,8 +82,8 @@ class Generator:
         params += [f"{o.buffer.name}: Pointer[{MARKERS[o.buffer.dtype]}]" for o in self.outputs]
         params += ["n: int", "m: int", *(f"{s}: int" for s in _LOOP_SCALARS), "f: float"]
         params += [f"{name}: int" for name, _ in self.ints]
-        constexprs = (("R", self.rows), ("C", self.cols)) if self.two_d else (("B", self.size),)
-        constexprs += tuple(self.consts)
+        shape = [("R", self.rows), ("C", self.cols)] if self.two_d else [("B", self.size)]
+        constexprs = tuple(shape + self.consts)
         params += [f"{c}: constexpr" for c, _ in constexprs]
         head = ["import tile_lang as tl", "from tile_lang import Pointer, constexpr", "", "", "@tl.kernel",
                 f"def {name}({', '.join(params)}) -> None:"]
