@@ -1,18 +1,24 @@
 """Differential fuzzing in CI: a fixed set of generated kernels (tests/fuzz) runs on the NumPy
 reference and on the emulated CUDA and must agree; ill-typed ones must be rejected by both.
-Bounded by a kernel count (each one is a g++ build, about 2 s on two cores). Longer runs:
-``python -m tests.fuzz --seconds 900 --seed N``."""
+Every fourth seed is a dot kernel (tensor cores on sm_80 and sm_90a). Bounded by a kernel count
+(each one is a g++ build, about 2 s on two cores). Longer runs:
+``python -m tests.fuzz --seconds 900 --seed N [--dots]``."""
 
 from __future__ import annotations
 
 import collections
 
+import numpy as np
 import pytest
 
-from tests.fuzz.generator import generate
-from tests.fuzz.runner import Verdict, run_many, unavailable_reason
+from tile_lang import dtypes
+from tile_lang.dtypes import DType
 
-SEEDS = range(70)
+from tests.fuzz.dots import is_dot
+from tests.fuzz.generator import generate
+from tests.fuzz.runner import Verdict, differs, run_many, unavailable_reason
+
+SEEDS = [*range(70), 151, 163, 255]  # 17 dot kernels among the first 70; then a chained dot, fp8 wgmma, i8
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 
 
@@ -32,3 +38,33 @@ def test_generator_is_deterministic_and_covers_the_language() -> None:
                     "tl.sum", "tl.max", "tl.argmax", "axis=1", "[:, None]", ".to(", "tl.f16", "tl.u32", "tl.i64",
                     "tl.int1", "(-0.0)", "2147483647", "1099511627776", "//", "%", ">>", "~", "tl.minimum"):
         assert feature in sources, feature
+
+
+def test_dot_kernels_cover_tensor_core_paths() -> None:
+    cases = [generate(s) for s in SEEDS if is_dot(s)]
+    sources = "\n".join(c.source for c in cases)
+    for feature in ("tl.dot(", "for k0 in range(", "tl.trans(", "Pointer[tl.bf16]", "Pointer[tl.f8e4m3]",
+                    "Pointer[tl.i8]", 'input_precision="ieee"', "out_dtype=tl.f16", "mask=", "tl.max(", "[:, None]"):
+        assert feature in sources, feature
+    assert {c.arch for c in cases} == {80, 90} and {c.num_warps for c in cases} == {4, 8}
+
+
+@pytest.mark.parametrize("dtype, exact", [(dtypes.F32, True), (dtypes.F32, False), (dtypes.F16, False),
+                                          (dtypes.BF16, False)])
+def test_a_dot_element_from_a_neighbouring_column_fails_the_comparison(dtype: DType, exact: bool) -> None:
+    """The tolerance cannot hide a wrong fragment mapping: in a 64 x 32 product of normal data,
+    an element taken from the next column (as a misplaced register would) fails for nearly every
+    element (within 2-3% of the output's scale, f16 and bf16: 5-8% pass alone), and any four
+    consecutive ones, less than a fragment's share of a warp, always fail."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((64, 64)) * 2, rng.standard_normal((64, 32)) * 2
+    product = a.astype(np.float16).astype(np.float64) @ b.astype(np.float16).astype(np.float64)
+    ref, neighbours = (x.astype(dtype.numpy).ravel() for x in (product, np.roll(product, -1, axis=1)))
+    assert differs("o", dtype, exact, ref, ref.copy(), "emu") is None
+    for run in (1, 4):
+        caught = 0
+        for i in range(0, ref.size, run):
+            got = ref.copy()
+            got[i:i + run] = neighbours[i:i + run]
+            caught += differs("o", dtype, exact, ref, got, "emu") is not None
+        assert caught >= (0.9 if run == 1 else 1.0) * ref.size / run, run

@@ -382,3 +382,89 @@ def test_if_results_computed_from_coordinates(backend: str, s: int, t: int) -> N
         out = _poisoned(16)
         if_yields_computed_blocks[(1,)](out, s, t, f, B=16)
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- dots (found by the fuzzer's dot kernels)
+
+def _emulated_dot(launch: Any, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], shape: tuple[int, int],
+                  warps: int, *scalars: int, **constexprs: int | str) -> np.ndarray[Any, Any]:
+    """One launch (``launch[(1,)]``) on the emulated CUDA with poisoned f32 output; the output."""
+    registry.register(_BACKEND)
+    with tl.backend(NAME):
+        out = tl.to_device(np.full(shape, np.nan, np.float32), tl.f32)
+        launch[(1,), tl.Options(num_warps=warps)](tl.to_device(a), tl.to_device(b), out, *scalars, **constexprs)
+        got: np.ndarray[Any, Any] = out.numpy()
+    return got
+
+
+@tl.kernel
+def dot_updated_in_a_loop_in_an_if(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], o_ptr: Pointer[f32], s: int,
+                                   M: constexpr, N: constexpr, K: constexpr, IN_ELSE: constexpr) -> None:
+    """A dot result reassigned in a loop inside one branch of an ``if``: the then branch, not
+    taken (fuzz seed 20119), or the else branch, taken (seed 21395); adds 1 ``s`` times."""
+    rows, cols, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    x = tl.dot(tl.load(a_ptr + rows[:, None] * K + ks[None, :]), tl.load(b_ptr + ks[:, None] * N + cols[None, :]))
+    if IN_ELSE:
+        if s > 100:
+            x = x + 1.0
+        else:
+            for i in range(s):
+                x = x + 1.0
+    elif s > 4:
+        for i in range(s):
+            x = x + 1.0
+    tl.store(o_ptr + rows[:, None] * N + cols[None, :], x)
+
+
+@pytest.mark.xfail(strict=True, reason="compiler: the dot's mma fragments reach the store through the if as if "
+                                       "they were in the layout of the loop's carried value: 240 of 256 elements "
+                                       "land in the wrong place (row 0 col 8 holds another element's value), "
+                                       "whatever the trip count; a loop in a taken then branch is right")
+@pytest.mark.parametrize("warps, in_else, s", [(1, False, 0), (4, False, 0), (4, True, 0), (4, True, 2)])
+def test_dot_result_updated_in_a_loop_in_one_branch(warps: int, in_else: bool, s: int) -> None:
+    rng = np.random.default_rng(20119)
+    a, b = (rng.standard_normal((16, 16)).astype(np.float16) for _ in range(2))
+    got = _emulated_dot(dot_updated_in_a_loop_in_an_if, a, b, (16, 16), warps, s, M=16, N=16, K=16, IN_ELSE=in_else)
+    want = a.astype(np.float64) @ b.astype(np.float64) + (s if in_else else 0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@tl.kernel
+def dot_or_other_block(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], o_ptr: Pointer[f32], s: int,
+                       M: constexpr, N: constexpr, K: constexpr, OTHER: constexpr) -> None:
+    """An ``if``/``else`` yielding a dot result on one branch and another block on the other
+    (fuzz seed 20847): coordinates, a loaded block, or a constant one."""
+    rows, cols, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    x = tl.dot(tl.load(a_ptr + rows[:, None] * K + ks[None, :]), tl.load(b_ptr + ks[:, None] * N + cols[None, :]))
+    if s > 4:
+        v = x
+    else:
+        if OTHER == "coordinates":
+            v = (rows[:, None] * N + cols[None, :]).to(tl.f32)
+        elif OTHER == "loaded":
+            v = tl.load(a_ptr + rows[:, None] * K + cols[None, :]).to(tl.f32)
+        else:
+            v = tl.zeros((M, N), tl.f32) + 1.0
+    tl.store(o_ptr + rows[:, None] * N + cols[None, :], v)
+
+
+@pytest.mark.xfail(strict=True, reason="compiler: the else branch's block is stored as if it sat in the dot's "
+                                       "fragment layout: coordinates and loaded values land in the wrong places "
+                                       "(240 of 256 with 4 warps, 192-224 with 1), the constant one leaves rows "
+                                       "8-15 unwritten (NaN) with 4 warps")
+@pytest.mark.parametrize("other, warps", [("coordinates", 1), ("coordinates", 4), ("loaded", 4), ("constant", 4)])
+def test_if_yielding_a_dot_result_or_another_block(other: str, warps: int) -> None:
+    rng = np.random.default_rng(20847)
+    a, b = (rng.standard_normal((16, 16)).astype(np.float16) for _ in range(2))
+    got = _emulated_dot(dot_or_other_block, a, b, (16, 16), warps, 0, M=16, N=16, K=16, OTHER=other)  # else taken
+    want = {"coordinates": np.arange(256.0).reshape(16, 16), "loaded": a.astype(np.float64),
+            "constant": np.ones((16, 16))}[other]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_if_yielding_a_dot_result_takes_the_dot_branch_right() -> None:
+    """The companion that passes: the branch that yields the dot result itself."""
+    rng = np.random.default_rng(20847)
+    a, b = (rng.standard_normal((16, 16)).astype(np.float16) for _ in range(2))
+    got = _emulated_dot(dot_or_other_block, a, b, (16, 16), 4, 5, M=16, N=16, K=16, OTHER="loaded")
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)

@@ -1,5 +1,5 @@
-"""``python -m tests.fuzz --seconds 900 --seed N [--out DIR] [--jobs 2]``: fuzz until the time is up,
-printing each failure's seed and source and writing the failing kernels to ``--out``."""
+"""``python -m tests.fuzz --seconds 900 --seed N [--out DIR] [--jobs 2] [--dots]``: fuzz until the time is
+up, printing each failure's seed and source and writing the failing kernels to ``--out``."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import collections
 import itertools
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
+from tests.fuzz.dots import is_dot
 from tests.fuzz.runner import Outcome, Verdict, run_many, unavailable_reason
 
 
@@ -29,13 +31,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=None, help="stop after this many kernels")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--out", type=Path, default=Path("fuzz-failures"), help="where failing kernels go")
+    parser.add_argument("--dots", action="store_true", help="only the seeds of dot kernels (every fourth)")
     args = parser.parse_args(argv)
     reason = unavailable_reason()
     if reason is not None:
         print(f"cannot fuzz: {reason}", file=sys.stderr)
         return 2
     deadline = time.monotonic() + args.seconds
-    seeds = itertools.count(args.seed) if args.count is None else range(args.seed, args.seed + args.count)
+    seeds: Iterable[int] = itertools.count(args.seed) if args.count is None else range(args.seed, args.seed + args.count)
+    if args.dots:
+        seeds = filter(is_dot, seeds)
     verdicts: collections.Counter[Verdict] = collections.Counter()
     for outcome in run_many(seeds, args.jobs, lambda: time.monotonic() < deadline):
         verdicts[outcome.verdict] += 1

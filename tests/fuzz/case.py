@@ -15,13 +15,23 @@ class Init(enum.Enum):
     RANDOM = "random"
 
 
+class Data(enum.Enum):
+    """What an input buffer holds: random normal values (small ints for integer dtypes), or
+    multiples of 1/4 from -2 to 2 (never 0), whose products sum exactly in f32 in any order,
+    so a dot of them must match bit for bit."""
+
+    NORMAL = "normal"
+    GRID = "grid"
+
+
 @dataclass(frozen=True)
 class Buffer:
-    """One pointer parameter: its name, dtype and length (in elements)."""
+    """One pointer parameter: its name, dtype and length (in elements); inputs say what they hold."""
 
     name: str
     dtype: DType
     size: int
+    data: Data = Data.NORMAL
 
 
 @dataclass(frozen=True)
@@ -37,7 +47,8 @@ class Output:
 @dataclass(frozen=True)
 class Case:
     """A generated kernel and its launch. ``invalid`` marks a kernel with a statement both
-    backends must reject with a KernelError."""
+    backends must reject with a KernelError; ``arch`` is the emulated target (80: mma.sync,
+    90: wgmma)."""
 
     seed: int
     name: str
@@ -49,3 +60,5 @@ class Case:
     grid: int
     num_warps: int
     invalid: bool
+    num_stages: int = 3
+    arch: int = 80

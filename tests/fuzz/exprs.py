@@ -21,7 +21,8 @@ SCALAR, FULL, ROWS, COLS = "S", "F", "R", "C"  # a scalar, the whole block, a 2-
 NUMERIC = (dtypes.F32, dtypes.F16, dtypes.I32, dtypes.I64, dtypes.U32)
 DTYPES = (*NUMERIC, dtypes.BOOL)
 MARKERS = {dtypes.F32: "tl.f32", dtypes.F16: "tl.f16", dtypes.I32: "tl.i32", dtypes.I64: "tl.i64",
-           dtypes.U32: "tl.u32", dtypes.BOOL: "tl.int1"}
+           dtypes.U32: "tl.u32", dtypes.BOOL: "tl.int1", dtypes.BF16: "tl.bf16", dtypes.I8: "tl.i8",
+           dtypes.F8E4M3: "tl.f8e4m3", dtypes.F8E5M2: "tl.f8e5m2"}  # the last four: dot operands and results
 INT_LITERALS = (0, 1, 2, 3, 7, -1, -2, -7, 100, -100, 2**31 - 1, -(2**31), 2**40, -(2**40))
 FLOAT_LITERALS = (0.5, -0.5, 1.5, -0.0, 0.0, 2.0, -3.25, 1e-3, 1e4, 65504.0, -1e30)
 
@@ -48,8 +49,13 @@ class Expr:
 
     @property
     def safe(self) -> bool:
-        """Exact and finite: fit for comparisons, casts to integers, argmax and min/max."""
+        """Exact and finite: fit for comparisons, casts to integers and argmax."""
         return self.exact and not self.special
+
+    @property
+    def ordered(self) -> bool:
+        """Numeric and never NaN: fit for min/max, which are continuous (exact only if the inputs are)."""
+        return self.numeric and not self.special
 
 
 def literal(value: Scalar) -> Expr:
@@ -272,16 +278,16 @@ class Exprs:
             x, y = self.rng.choice(FLOAT_LITERALS[:7]), self.rng.choice(FLOAT_LITERALS[:7] + (3, -2))
             lo, hi = literal(x), literal(y)
             return Expr(f"{fn}({lo.text}, {hi.text})", dtypes.promote(lo.dtype, hi.dtype), SCALAR)
-        a = self.pick(pool, lambda e: e.safe and e.numeric)
+        a = self.pick(pool, lambda e: e.ordered)
         if a is None:
             return None
         b = self.operand(pool, a)
-        if not b.safe or not b.numeric or not self._literal_ok(a, b):
+        if not b.ordered or not self._literal_ok(a, b):
             return None
         shaped = broadcast(a, b)
         if shaped is None:
             return None
-        return Expr(f"{fn}({shaped[0]}, {shaped[1]})", result_dtype(a, b), shaped[2])
+        return Expr(f"{fn}({shaped[0]}, {shaped[1]})", result_dtype(a, b), shaped[2], a.exact and b.exact)
 
     def math(self, pool: list[Expr]) -> Expr | None:
         a = self.pick(pool, lambda e: e.dtype.is_float)
@@ -351,7 +357,7 @@ class Exprs:
         if a is None:
             return None
         fn = self.rng.choice(("sum", "max", "min", "argmax", "argmin"))
-        if fn != "sum" and not (a.safe and a.numeric):
+        if fn.startswith("arg") and not (a.safe and a.numeric) or fn in ("max", "min") and not a.ordered:
             return None
         if a.shape == FULL and self.two_d and self.rng.random() < 0.7:
             axis = self.rng.choice((0, 1, -1))

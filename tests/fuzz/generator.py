@@ -32,21 +32,32 @@ class Scope:
 
 
 class Generator:
+    """Plain kernels: 1-D or 2-D blocks (``R`` x ``C``), one program per block of rows."""
+
     def __init__(self, seed: int) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
-        self.two_d = self.rng.random() < 0.45
+        self.two_d, self.grid, self.rows, self.cols = self._layout()
+        self.size = self.rows * self.cols if self.two_d else self.cols
         self.exprs = Exprs(self.rng, self.two_d)
-        self.grid = self.rng.choice((1, 2, 3))
-        if self.two_d:
-            self.rows, self.cols = self.rng.choice(((4, 8), (8, 16), (16, 4), (2, 32), (8, 4)))
-            self.size = self.rows * self.cols
-        else:
-            self.size = self.rng.choice((16, 32, 64, 128))
         self.lines: list[str] = []
         self.inputs: list[Buffer] = []
         self.outputs: list[Output] = []
+        self.ints: list[tuple[str, int]] = []  # further int parameters (and their values)
+        self.consts: list[tuple[str, int]] = []  # further constexprs
         self.names = 0
+
+    def _layout(self) -> tuple[bool, int, int, int]:
+        """2-D or not, the grid, and the block's rows and columns (1-D: its length as columns)."""
+        two_d = self.rng.random() < 0.45
+        grid = self.rng.choice((1, 2, 3))
+        if two_d:
+            return (True, grid, *self.rng.choice(((4, 8), (8, 16), (16, 4), (2, 32), (8, 4))))
+        return False, grid, 1, self.rng.choice((16, 32, 64, 128))
+
+    def _options(self) -> tuple[int, int, int]:
+        """num_warps, num_stages and the emulated arch."""
+        return self.rng.choice((1, 1, 2, 4)), 3, 80
 
     # ---------------------------------------------------------------- the kernel
 
@@ -70,7 +81,9 @@ class Generator:
         params = [f"{b.name}: Pointer[{MARKERS[b.dtype]}]" for b in self.inputs]
         params += [f"{o.buffer.name}: Pointer[{MARKERS[o.buffer.dtype]}]" for o in self.outputs]
         params += ["n: int", "m: int", *(f"{s}: int" for s in _LOOP_SCALARS), "f: float"]
-        constexprs = (("R", self.rows), ("C", self.cols)) if self.two_d else (("B", self.size),)
+        params += [f"{name}: int" for name, _ in self.ints]
+        shape = [("R", self.rows), ("C", self.cols)] if self.two_d else [("B", self.size)]
+        constexprs = tuple(shape + self.consts)
         params += [f"{c}: constexpr" for c, _ in constexprs]
         head = ["import tile_lang as tl", "from tile_lang import Pointer, constexpr", "", "", "@tl.kernel",
                 f"def {name}({', '.join(params)}) -> None:"]
@@ -78,9 +91,11 @@ class Generator:
         bound = self.grid * (self.rows if self.two_d else self.size)
         scalars: tuple[tuple[str, int | float], ...] = (
             ("n", rng.randint(1, bound)), ("m", rng.randint(1, self.cols if self.two_d else 4)),
-            *((s, rng.randint(-1, 5)) for s in _LOOP_SCALARS), ("f", rng.choice((1.75, -0.5, 3.0, -2.25))))
+            *((s, rng.randint(-1, 5)) for s in _LOOP_SCALARS), ("f", rng.choice((1.75, -0.5, 3.0, -2.25))),
+            *self.ints)
+        warps, stages, arch = self._options()
         return Case(self.seed, name, "\n".join(head + self.lines) + "\n", tuple(self.inputs), tuple(self.outputs),
-                    scalars, constexprs, self.grid, rng.choice((1, 1, 2, 4)), invalid)
+                    scalars, constexprs, self.grid, warps, invalid, stages, arch)
 
     def emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * (depth + 1) + line)
@@ -349,4 +364,7 @@ def _fits_load(other: Expr, dtype: DType) -> bool:
 
 
 def generate(seed: int) -> Case:
-    return Generator(seed).generate()
+    """The seed's kernel: a dot kernel for every fourth seed (:mod:`tests.fuzz.dots`), else a plain one."""
+    from tests.fuzz.dots import DotGenerator, is_dot  # it builds on this module
+
+    return (DotGenerator if is_dot(seed) else Generator)(seed).generate()
