@@ -149,9 +149,10 @@ def test_code_after_a_pipelined_loop_reuses_its_rings() -> None:
     beside them (279 KB: a launch error)."""
     spec = _aligned_spec(matmul_column_sums, 4096, 8, 3, dtypes.F16, (), {"out_ptr": dtypes.F32},
                          BM=128, BN=256, BK=64)
-    needed = generate(compile_ir(matmul_column_sums, replace(spec, arch=90))).smem_bytes
+    cuda = generate(compile_ir(matmul_column_sums, replace(spec, arch=90)))
     rings = 3 * (128 * 64 + 64 * 256) * 2
-    assert rings <= needed < rings + 4096
+    assert rings <= cuda.smem_bytes < rings + 4096
+    assert f"// 256 threads a block, {cuda.smem_bytes} bytes of dynamic shared memory." in cuda.source  # inspect --cuda
 
 
 @_EMULATED
