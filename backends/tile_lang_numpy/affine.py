@@ -16,6 +16,8 @@ import numpy as np
 
 Array = np.ndarray[Any, Any]
 
+_INDEX = np.dtype(np.int64)  # bases and pointer offsets
+
 # views are built program by program for up to this many distinct bases; beyond, a gather
 GATHER_LANES = 8  # blocks of at most this many lanes are gathered, not viewed
 MAX_VIEWS = 64
@@ -65,6 +67,15 @@ class Affine:
             first, last = (int(base[0]),) * 2 if base.shape[0] == 1 else (int(base.min()), int(base.max()))
             self._span = first + low, last + high
         return self._span
+
+    def as_offsets(self) -> Affine:
+        """The same lanes as pointer offsets (int64), sharing the base and the span: an argument
+        pointer plus this block (``x_ptr + offs``), made once per pointer of a kernel."""
+        if self.dtype is _INDEX:
+            return self
+        moved = Affine(self.base, self.strides, self.block, _INDEX)
+        moved._span = self.span()
+        return moved
 
     def fits(self, dtype: np.dtype[Any]) -> bool:
         """Whether every lane is representable in ``dtype`` (else wrap-around must be materialised)."""

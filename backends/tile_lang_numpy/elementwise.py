@@ -136,6 +136,10 @@ def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -
     p = ptr.handle
     assert isinstance(p, Pointers)
     sign = 1 if op is BinaryOp.ADD else -1
+    lanes = off.handle
+    if p.affine is None and sign == 1 and type(lanes) is affine.Affine and ptr.ndim == 0 and 1 not in lanes.block \
+            and lanes.base.dtype is _INDEX and p.offsets.shape == (1,) and not p.offsets[0]:
+        return values.make(Pointers(p.memory, None, lanes.as_offsets()), ptr.type)  # an argument pointer: the block's lanes
     index = _INDEX
     mine = p.affine if p.affine is not None else (
         affine.Affine(p.offsets.astype(np.int64, copy=False), (), (), index) if ptr.ndim == 0 else None)
