@@ -103,6 +103,8 @@ def _binder(op: Builtin) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str
 
     def fast(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         given = len(args)
+        if given == count and not kwargs:  # every argument positional: nothing to default or check
+            return dict(zip(names, args))
         if given > count or (kwargs and not kwargs.keys() <= later[given]):
             return slow(args, kwargs)
         bound = defaults.copy()

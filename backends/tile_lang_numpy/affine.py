@@ -100,12 +100,13 @@ class Box:
     on every axis ``d`` that has a limit. ``offs < n`` on an affine block is one; ``&`` of two
     is one; a load or store sees at once when every lane is live."""
 
-    __slots__ = ("limits", "block", "_array")
+    __slots__ = ("limits", "block", "_array", "_all_live")
 
     def __init__(self, limits: tuple[Array | None, ...], block: tuple[int, ...]) -> None:
         self.limits = limits
         self.block = block
         self._array: Array | None = None
+        self._all_live: bool | None = None  # computed once: a mask is usually shared by a load and a store
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -114,8 +115,10 @@ class Box:
 
     @property
     def all_live(self) -> bool:
-        return all(lim is None or (int(lim.item()) if lim.size == 1 else int(lim.min())) >= n
-                   for lim, n in zip(self.limits, self.block))
+        if self._all_live is None:
+            self._all_live = all(lim is None or (int(lim.item()) if lim.size == 1 else int(lim.min())) >= n
+                                 for lim, n in zip(self.limits, self.block))
+        return self._all_live
 
     def materialize(self) -> Array:
         if self._array is None:

@@ -538,7 +538,15 @@ def arange(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     start, end = creation.arange(a["start"], a["end"])
     n = end - start
     engine.note_block(n)
-    return values.make(affine.Affine(np.full(1, start, dtype=np.int64), (1,), (n,), I32.numpy), I32)
+    return values.make(affine.Affine(_first_lane(start), (1,), (n,), I32.numpy), I32)
+
+
+@functools.lru_cache(maxsize=256)
+def _first_lane(start: int) -> Array:
+    """The base of ``tl.arange(start, ...)`` (read-only, so one array serves every launch)."""
+    base = np.full(1, start, dtype=np.int64)
+    base.flags.writeable = False
+    return base
 
 
 @implements(tl.zeros)
