@@ -234,7 +234,7 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
                 rules.pointer_binary(op, rx, ry):
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
-    typed = _typed_rule(op, rx, ry) if isinstance(rx, DType) and isinstance(ry, DType) else rules.binary(op, rx, ry)
+    typed = _rule(op, rx, ry)
     shared = _shared_int(op, x, y)
     if shared is not None:
         return shared
@@ -269,6 +269,20 @@ def _apply(engine: Engine, x: Tensor[Any, Any], fn: Callable[[Array], Array], dt
 # operators are most of a small launch's calls (a rule that raises is not cached: it raises again)
 _typed_rule = functools.cache(rules.binary)
 _pointer_rule = functools.cache(rules.pointer_binary)
+_int_rule = functools.lru_cache(maxsize=1024)(rules.binary)  # a dtype with a Python int (``pid * BLOCK``)
+
+
+def _rule(op: BinaryOp, rx: rules.Operand, ry: rules.Operand) -> rules.Typed:
+    """The shared rule for two value operands, cached for two dtypes and for a dtype with an
+    ``int`` (keyed by the exact int: a bool or float operand is not cached, since ``1 == True``)."""
+    if isinstance(rx, DType):
+        if isinstance(ry, DType):
+            return _typed_rule(op, rx, ry)
+        if type(ry) is int:
+            return _int_rule(op, rx, ry)
+    elif type(rx) is int and isinstance(ry, DType):
+        return _int_rule(op, rx, ry)
+    return rules.binary(op, rx, ry)
 
 
 @functools.cache

@@ -138,8 +138,10 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if a["volatile"] and engine.spin_check is not None:
         engine.spin_check("a volatile tl.load")
     other = a["other"]
-    _scalar_fits(ptr, other, "other")
-    other_t = None if other is None else values.lift(other)
+    other_t = None
+    if other is not None:
+        _scalar_fits(ptr, other, "other")
+        other_t = values.lift(other)
     fast = _fast_load(engine, ptr, a["mask"], other_t)
     if fast is not None:
         return fast

@@ -70,7 +70,10 @@ class Pointers:
 
 
 def make(handle: Array | Pointers | Affine | Box | Tiles, dtype: DType) -> Tensor[Any, Any]:
-    """Wrap a handle (program axis first) as a kernel-visible tensor."""
+    """Wrap a handle (program axis first) as a kernel-visible tensor (a lazy handle's block
+    read directly: its ``shape`` is computed)."""
+    if isinstance(handle, (Affine, Box)):
+        return Tensor(handle, dtype, handle.block)
     return Tensor(handle, dtype, tuple(handle.shape[1:]))
 
 
