@@ -61,8 +61,13 @@ class Affine:
         """The smallest and largest lane value over all programs (computed once: a load or
         store asks for its bounds check and again for the race check)."""
         if self._span is None:
-            low = sum(min(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
-            high = sum(max(0, s * (n - 1)) for s, n in zip(self.strides, self.block))
+            low = high = 0
+            for stride, extent in zip(self.strides, self.block):
+                reach = stride * (extent - 1)
+                if reach < 0:
+                    low += reach
+                else:
+                    high += reach
             base = self.base
             first, last = (int(base[0]),) * 2 if base.shape[0] == 1 else (int(base.min()), int(base.max()))
             self._span = first + low, last + high
@@ -78,14 +83,11 @@ class Affine:
         return moved
 
     def fits(self, dtype: np.dtype[Any]) -> bool:
-        """Whether every lane is representable in ``dtype`` (else wrap-around must be materialised)."""
-        reach = sum(abs(s) * (n - 1) for s, n in zip(self.strides, self.block))
+        """Whether every lane is representable in ``dtype`` (else wrap-around must be
+        materialised): the span, which a load or store through the block reuses."""
         low, high = int_range(dtype)
-        base = self.base
-        if base.shape[0] == 1:
-            first = int(base[0])
-            return low + reach <= first <= high - reach
-        return bool(base.min() >= low + reach and base.max() <= high - reach)
+        first, last = self.span()
+        return low <= first and last <= high
 
 
 @functools.cache
