@@ -110,6 +110,10 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     ptr, offs = (x, y) if isinstance(x, Tensor) and x.type.is_pointer else (y, x)
     assert isinstance(ptr, Tensor) and isinstance(ptr.handle, Pointers)
     off = values.lift(offs)
+    lanes = off.handle
+    if type(lanes) is affine.Affine and op is BinaryOp.ADD and ptr.handle.is_argument \
+            and 1 not in lanes.block and lanes.base.dtype is _INDEX:  # an argument pointer plus a block: its lanes
+        return values.make(Pointers(ptr.handle.memory, None, lanes.as_offsets()), ptr.type)
     shape = values.block_broadcast(ptr.block_shape, off.block_shape)
     if ptr.ndim == 0 and off.ndim == 0 and off.type.is_int and (tiled.involved(off) or ptr.handle.compact is not None):
         return tiled.moved(engine, ptr, 1 if op is BinaryOp.ADD else -1, off)
@@ -136,10 +140,6 @@ def _lazy_pointers(op: BinaryOp, ptr: Tensor[Any, Any], off: Tensor[Any, Any]) -
     p = ptr.handle
     assert isinstance(p, Pointers)
     sign = 1 if op is BinaryOp.ADD else -1
-    lanes = off.handle
-    if p.affine is None and sign == 1 and type(lanes) is affine.Affine and ptr.ndim == 0 and 1 not in lanes.block \
-            and lanes.base.dtype is _INDEX and p.offsets.shape == (1,) and not p.offsets[0]:
-        return values.make(Pointers(p.memory, None, lanes.as_offsets()), ptr.type)  # an argument pointer: the block's lanes
     index = _INDEX
     mine = p.affine if p.affine is not None else (
         affine.Affine(p.offsets.astype(np.int64, copy=False), (), (), index) if ptr.ndim == 0 else None)

@@ -197,9 +197,6 @@ def _user_site(exc: BaseException) -> Site:
     return site
 
 
-_ZERO = np.zeros((1,), dtype=np.int64)  # an argument pointer's offset
-_ZERO.flags.writeable = False
-
 # an argument pointer of each live buffer: (the array it viewed, parameter, pointer tensor); a test's
 # repeated launches on the same buffers skip making the view, the Memory and the tensor again
 _POINTERS: weakref.WeakKeyDictionary[Buffer[Any], tuple[object, str, Any]] = weakref.WeakKeyDictionary()
@@ -219,7 +216,7 @@ def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:
                     out[param.name] = kept[2]
                     continue
                 memory = memories[id(value)] = Memory(flat_view(value), param.name, value.type)
-            pointer = values.make(Pointers(memory, _ZERO), value.type.pointer_to())
+            pointer = values.make(Pointers(memory, values.ARGUMENT_OFFSET), value.type.pointer_to())
             if memory.param == param.name:
                 _POINTERS[value] = (value.data, param.name, pointer)
             out[param.name] = pointer

@@ -40,6 +40,10 @@ class Memory:
         return int(self.flat.size)
 
 
+ARGUMENT_OFFSET = np.zeros((1,), dtype=np.int64)  # the offsets of every argument pointer (so one is known by identity)
+ARGUMENT_OFFSET.flags.writeable = False
+
+
 class Pointers:
     """A block of pointers into one :class:`Memory`: element offsets shaped ``(P|1, *block)``,
     either as an array, as a lazy :class:`Affine` block, or compact along the grid axes they do
@@ -61,6 +65,11 @@ class Pointers:
             assert lazy is not None
             self._offsets = lazy.materialize()
         return self._offsets
+
+    @property
+    def is_argument(self) -> bool:
+        """Whether this is a kernel argument's pointer (offset 0, shared by every program)."""
+        return self._offsets is ARGUMENT_OFFSET
 
     @property
     def shape(self) -> tuple[int, ...]:
