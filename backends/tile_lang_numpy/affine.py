@@ -75,7 +75,7 @@ class Affine:
 
     def as_offsets(self) -> Affine:
         """The same lanes as pointer offsets (int64), sharing the base and the span: an argument
-        pointer plus this block (``x_ptr + offs``), made once per pointer of a kernel."""
+        pointer plus this block (``x_ptr + offs``), so pointers made from one block span it once."""
         if self.dtype is _INDEX:
             return self
         moved = Affine(self.base, self.strides, self.block, _INDEX)
