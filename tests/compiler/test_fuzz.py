@@ -68,3 +68,15 @@ def test_a_dot_element_from_a_neighbouring_column_fails_the_comparison(dtype: DT
             got[i:i + run] = neighbours[i:i + run]
             caught += differs("o", dtype, exact, ref, got, "emu") is not None
         assert caught >= (0.9 if run == 1 else 1.0) * ref.size / run, run
+
+
+def test_a_generator_failure_is_a_crash_outcome_not_the_end_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tests.fuzz.runner as runner
+
+    def broken(seed: int) -> None:
+        raise IndexError(f"no choice left for seed {seed}")
+
+    monkeypatch.setattr(runner, "generate", broken)
+    outcome = runner.run_seed(7)
+    assert outcome.verdict is Verdict.CRASH and outcome.seed == 7
+    assert "generating the kernel failed" in outcome.detail and "no choice left for seed 7" in outcome.detail
