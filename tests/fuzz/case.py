@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from tile_lang import dtypes
 from tile_lang.dtypes import DType
 
 
@@ -48,7 +49,7 @@ class Output:
 class Case:
     """A generated kernel and its launch. ``invalid`` marks a kernel with a statement both
     backends must reject with a KernelError; ``arch`` is the emulated target (80: mma.sync,
-    90: wgmma)."""
+    90: wgmma); float outputs are compared at ``precision``'s tolerance when it is the looser."""
 
     seed: int
     name: str
@@ -62,3 +63,4 @@ class Case:
     invalid: bool
     num_stages: int = 3
     arch: int = 80
+    precision: DType = dtypes.F32  # the least precise float result a value passes through (a 16-bit dot's)

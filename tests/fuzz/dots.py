@@ -29,7 +29,7 @@ from tests.fuzz.generator import Generator, Scope
 DOT_EVERY = 4  # seeds 3, 7, 11, ... are dot kernels
 _OPERANDS = (dtypes.F16, dtypes.F16, dtypes.F16, dtypes.BF16, dtypes.BF16, dtypes.F32, dtypes.F32, dtypes.F8E4M3,
              dtypes.F8E5M2, dtypes.I8)
-_SIGNIFICAND = 24  # f32's: a sum needing more bits than this is rounded, differently in each order
+_SIGNIFICAND = {dtypes.F32: 24, dtypes.F16: 11, dtypes.BF16: 8}  # a sum needing more bits is rounded, order matters
 # (template, factor on the magnitude bound, change of the power of two the values are multiples of)
 _FLOAT_OPS = (("-{x}", 1.0, 0), ("tl.abs({x})", 1.0, 0), ("{x} * 2.0", 2.0, 1), ("{x} * 0.5", 0.5, -1),
               ("tl.maximum({x}, 0.0)", 1.0, 0), ("tl.where({x} > 0, {x}, {x} * 0.5)", 1.0, -1))
@@ -130,23 +130,24 @@ class DotGenerator(Generator):
         if not loop:
             third = "" if start is None else f", {start.text}"
             self.emit(0, f"{name} = tl.dot({a.text}, {b.text}{third}{kwargs})")
-            return Expr(name, out, FULL, self._exact(a, b, kt, start, 0) and exact_start)
+            return Expr(name, out, FULL, self._exact(a, b, kt, start, 0, out) and exact_start)
         forms = ["{d} = tl.dot({a}, {b}, {d}{kw})", "{d} += tl.dot({a}, {b}{kw})", "{d} = {d} + tl.dot({a}, {b}{kw})",
                  "{d} = tl.dot({a}, {b}{kw}) + {d}"]
         form = rng.choice(forms + ["{d} = {d} * 0.5 + tl.dot({a}, {b}{kw})"] * (not self.dtype.is_int))
         self.emit(1, form.format(d=name, a=a.text, b=b.text, kw=kwargs))
         halved = iters if "0.5" in form else 0  # each halving needs one more bit below the point
-        return Expr(name, out, FULL, self._exact(a, b, kt, start, halved) and exact_start)
+        return Expr(name, out, FULL, self._exact(a, b, kt, start, halved, out) and exact_start)
 
-    def _exact(self, a: Operand, b: Operand, kt: int, start: Operand | None, halved: int) -> bool:
-        """Whether every partial sum is an f32 value, so the order of the sum cannot matter."""
+    def _exact(self, a: Operand, b: Operand, kt: int, start: Operand | None, halved: int, out: DType) -> bool:
+        """Whether every partial sum is a value of the result's dtype (a 16-bit accumulator rounds
+        after each dot of a loop), so the order of the sum cannot matter."""
         if self.dtype.is_int:
             return True
         if a.step is None or b.step is None:
             return False
         bound = kt * a.bound * b.bound + (start.bound if start else 0.0)
         step = min(a.step + b.step, start.step if start and start.step is not None else 0) - halved
-        return math.ceil(math.log2(bound)) - step <= _SIGNIFICAND
+        return math.ceil(math.log2(bound)) - step <= _SIGNIFICAND[out]
 
     def _result_dtype(self) -> tuple[DType, str]:
         """The result's dtype and the keyword arguments that choose it (and the precision)."""
@@ -160,6 +161,8 @@ class DotGenerator(Generator):
         elif rng.random() < 0.1:
             kwargs = ', input_precision="ieee"'  # checked, but only f32 operands heed it
         out = rng.choice((dtypes.F32,) * 6 + (dtypes.F16, dtypes.BF16))  # f16 and bf16 results: CUDA cores
+        if out != dtypes.F32 and (self.precision == dtypes.F32 or out == dtypes.BF16):
+            self.precision = out  # what is computed from it is only that precise
         if out != dtypes.F32 or rng.random() < 0.15:
             kwargs += f", out_dtype={MARKERS[out]}"
         return out, kwargs

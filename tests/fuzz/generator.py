@@ -41,6 +41,7 @@ class Generator:
         self.size = self.rows * self.cols if self.two_d else self.cols
         self.exprs = Exprs(self.rng, self.two_d)
         self.lines: list[str] = []
+        self.precision = dtypes.F32  # lowered by a dot with a 16-bit result (see Case.precision)
         self.inputs: list[Buffer] = []
         self.outputs: list[Output] = []
         self.ints: list[tuple[str, int]] = []  # further int parameters (and their values)
@@ -95,7 +96,7 @@ class Generator:
             *self.ints)
         warps, stages, arch = self._options()
         return Case(self.seed, name, "\n".join(head + self.lines) + "\n", tuple(self.inputs), tuple(self.outputs),
-                    scalars, constexprs, self.grid, warps, invalid, stages, arch)
+                    scalars, constexprs, self.grid, warps, invalid, stages, arch, self.precision)
 
     def emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * (depth + 1) + line)
