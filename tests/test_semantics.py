@@ -482,13 +482,20 @@ def asserts_on_a_runtime_scalar(x: Pointer[f32], y: Pointer[f32], n: int, BLOCK:
     tl.store(y + offs, tl.load(x + offs, mask=offs < n, other=0.0) * 2.0, mask=offs < BLOCK)
 
 
+def _device_assertion_line(kernel: Kernel[Any], needle: str, message: str) -> int:
+    """The line of the assert holding ``needle``, checked to be where the generated CUDA emits the
+    device assertion with ``message`` (its ``#line``)."""
+    line = _line(kernel, needle)
+    source = kernel.cuda_source(BLOCK=16)
+    before = source[:source.index(f'"{message}"')]
+    assert before.rsplit("#line ", 1)[1].startswith(f"{line} ")
+    return line
+
+
 def test_assert_on_a_runtime_scalar_is_a_device_assertion_on_both() -> None:
     """As in Triton: the compiler emits the device's assert at the user's line with the message;
     the reference fails the launch there with it."""
-    line = _line(asserts_on_a_runtime_scalar, "assert n")
-    source = asserts_on_a_runtime_scalar.cuda_source(BLOCK=16)
-    before = source[:source.index('"n must be positive"')]
-    assert before.rsplit("#line ", 1)[1].startswith(f"{line} ")
+    line = _device_assertion_line(asserts_on_a_runtime_scalar, "assert n", "n must be positive")
     x, y = (tl.to_device(np.zeros(16, np.float32), tl.f32) for _ in range(2))
     error = _reference_error(asserts_on_a_runtime_scalar, x, y, 0, BLOCK=16)
     assert error.lineno == line and "device_assert failed: n must be positive" in error.message
@@ -508,10 +515,7 @@ def test_a_passing_runtime_assert_runs_on_both(backend: str) -> None:
 def test_assert_on_a_block_checks_every_element_on_both() -> None:
     """As Triton lowers it: a device assertion over the block; the reference fails the launch at
     the line with the message; the compiler emits the assertion there."""
-    line = _line(assert_on_a_block, "assert v > 0.0")
-    source = assert_on_a_block.cuda_source(BLOCK=16)
-    before = source[:source.index('"inputs must be positive"')]
-    assert before.rsplit("#line ", 1)[1].startswith(f"{line} ")
+    line = _device_assertion_line(assert_on_a_block, "assert v > 0.0", "inputs must be positive")
     rng = np.random.default_rng(11)
     x = rng.uniform(0.5, 2.0, 16).astype(np.float32)
     x[int(rng.integers(0, 10))] *= -1.0

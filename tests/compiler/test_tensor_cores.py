@@ -109,12 +109,11 @@ def _on_emulator(launch: Any, arch: int = 80) -> None:
 
 
 @tl.kernel
-def column_sums_of_two_products(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], d_ptr: Pointer[tl.f16],
-                                out_ptr: Pointer[tl.f32], K: int, N: int, BM: constexpr, BN: constexpr,
-                                BK: constexpr) -> None:
-    """Column sums of A @ B plus those of A @ D: two pipelined loops in one kernel, each followed
-    by a reduction that stages its accumulator through shared memory (where the loop's rings
-    were: the second loop's rings then reuse the first reduction's buffer)."""
+def column_sums(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], d_ptr: Pointer[tl.f16], out_ptr: Pointer[tl.f32],
+                K: int, N: int, BM: constexpr, BN: constexpr, BK: constexpr, TWO: constexpr) -> None:
+    """Column sums of A @ B (plus, with ``TWO``, those of A @ D): pipelined loops each followed by a
+    reduction that stages its accumulator through shared memory where the loop's rings were (the
+    second loop's rings then reuse the first reduction's buffer)."""
     om = tl.arange(0, BM)
     on = tl.program_id(0) * BN + tl.arange(0, BN)
     ok = tl.arange(0, BK)
@@ -122,34 +121,23 @@ def column_sums_of_two_products(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], 
     for k in range(0, K, BK):
         a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :])
         acc = tl.dot(a, tl.load(b_ptr + (k + ok)[:, None] * N + on[None, :]), acc)
-    first = tl.sum(acc, 0)
-    acc2 = tl.zeros((BM, BN), tl.f32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :])
-        acc2 = tl.dot(a, tl.load(d_ptr + (k + ok)[:, None] * N + on[None, :]), acc2)
-    tl.store(out_ptr + on, first + tl.sum(acc2, 0))
-
-
-@tl.kernel
-def matmul_column_sums(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], out_ptr: Pointer[tl.f32], K: int, N: int,
-                       BM: constexpr, BN: constexpr, BK: constexpr) -> None:
-    om = tl.arange(0, BM)
-    on = tl.program_id(0) * BN + tl.arange(0, BN)
-    ok = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), tl.f32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :])
-        acc = tl.dot(a, tl.load(b_ptr + (k + ok)[:, None] * N + on[None, :]), acc)
-    tl.store(out_ptr + on, tl.sum(acc, 0))
+    sums = tl.sum(acc, 0)
+    if TWO:
+        acc2 = tl.zeros((BM, BN), tl.f32)
+        for k in range(0, K, BK):
+            a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :])
+            acc2 = tl.dot(a, tl.load(d_ptr + (k + ok)[:, None] * N + on[None, :]), acc2)
+        sums += tl.sum(acc2, 0)
+    tl.store(out_ptr + on, sums)
 
 
 def test_code_after_a_pipelined_loop_reuses_its_rings() -> None:
     """The benchmark tile (128x256x64, 3 stages) with column sums: the staged accumulators
     (128 KB) go where the rings (144 KB) were, within the H200's 227 KB a block, rather than
     beside them (279 KB: a launch error)."""
-    spec = _aligned_spec(matmul_column_sums, 4096, 8, 3, dtypes.F16, (), {"out_ptr": dtypes.F32},
-                         BM=128, BN=256, BK=64)
-    cuda = generate(compile_ir(matmul_column_sums, replace(spec, arch=90)))
+    spec = _aligned_spec(column_sums, 4096, 8, 3, dtypes.F16, (), {"out_ptr": dtypes.F32},
+                         BM=128, BN=256, BK=64, TWO=False)
+    cuda = generate(compile_ir(column_sums, replace(spec, arch=90)))
     rings = 3 * (128 * 64 + 64 * 256) * 2
     assert rings <= cuda.smem_bytes < rings + 4096
     assert f"// 256 threads a block, {cuda.smem_bytes} bytes of dynamic shared memory." in cuda.source  # inspect --cuda
@@ -166,8 +154,9 @@ def test_two_pipelined_loops_and_their_reductions_match_float64(arch: int, warps
 
     def launch() -> None:
         dev = tl.to_device(out, tl.f32)
-        column_sums_of_two_products[(n // bn,), tl.Options(num_warps=warps, num_stages=stages)](
-            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), tl.to_device(d, tl.f16), dev, k, n, BM=bm, BN=bn, BK=bk)
+        column_sums[(n // bn,), tl.Options(num_warps=warps, num_stages=stages)](
+            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), tl.to_device(d, tl.f16), dev, k, n, BM=bm, BN=bn, BK=bk,
+            TWO=True)
         out[...] = dev.numpy()
 
     _on_emulator(launch, arch=arch)

@@ -11,22 +11,8 @@ import pytest
 import tile_lang as tl
 from tile_lang import Pointer, constexpr, f32, i32
 
-
-@tl.kernel
-def reflect_pad(x_ptr: Pointer[f32], out_ptr: Pointer[f32], H: int, W: int, PAD: constexpr) -> None:
-    """A program per output element, its coordinates mirrored with scalar ifs."""
-    ow, oh, plane = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    ih = oh - PAD
-    if ih < 0:
-        ih = -ih
-    elif ih >= H:
-        ih = 2 * (H - 1) - ih
-    iw = ow - PAD
-    if iw < 0:
-        iw = -iw
-    elif iw >= W:
-        iw = 2 * (W - 1) - iw
-    tl.store(out_ptr + (plane * (H + 2 * PAD) + oh) * (W + 2 * PAD) + ow, tl.load(x_ptr + (plane * H + ih) * W + iw))
+from benchmarks.reference_bench import maxpool2d_kernel as window_max
+from benchmarks.reference_bench import reflect_pad_kernel as reflect_pad
 
 
 @pytest.mark.parametrize(("planes", "h", "w", "pad"), [(3, 9, 13, 2), (1, 17, 5, 3), (5, 4, 40, 1), (2, 70, 3, 2)])
@@ -38,29 +24,6 @@ def test_reflect_pad_per_element_matches_numpy(planes: int, h: int, w: int, pad:
         reflect_pad[(w + 2 * pad, h + 2 * pad, planes)](tl.to_device(x, tl.f32), out, h, w, PAD=pad)
         reflect_pad[(w + 2 * pad, h + 2 * pad, planes)](tl.to_device(x, tl.f32), out, h, w, PAD=pad)  # masked from the start
     np.testing.assert_array_equal(out.numpy(), np.pad(x, ((0, 0), (pad, pad), (pad, pad)), mode="reflect"))
-
-
-@tl.kernel
-def window_max(x_ptr: Pointer[f32], out_ptr: Pointer[f32], H: int, W: int, OH: int, OW: int, K: constexpr,
-               STRIDE: constexpr, PAD: constexpr) -> None:
-    """Max pooling, a program per output element: the window clipped with scalar ifs, loops with
-    per-program bounds that depend on one grid axis each."""
-    ow, oh, plane = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    h_start, w_start = oh * STRIDE - PAD, ow * STRIDE - PAD
-    h_end, w_end = h_start + K, w_start + K
-    if h_start < 0:
-        h_start = 0
-    if w_start < 0:
-        w_start = 0
-    if h_end > H:
-        h_end = H
-    if w_end > W:
-        w_end = W
-    best = tl.full((), -float("inf"), tl.f32)
-    for ih in range(h_start, h_end):
-        for iw in range(w_start, w_end):
-            best = tl.maximum(best, tl.load(x_ptr + (plane * H + ih) * W + iw))
-    tl.store(out_ptr + (plane * OH + oh) * OW + ow, best)
 
 
 @pytest.mark.parametrize(("planes", "h", "w", "k", "stride", "pad"), [(3, 11, 14, 3, 2, 1), (2, 9, 9, 4, 3, 2)])
