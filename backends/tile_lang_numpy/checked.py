@@ -41,7 +41,11 @@ RunBy = Callable[[Engine, Array, Callable[[], object]], object]
 def flags(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> Array:
     """Each program's truth of a runtime scalar (after the rule that it is a scalar; in grid
     space when ``grid``, see :mod:`tiled`)."""
-    raw = scalar_values(engine, x, grid)
+    return _truth(scalar_values(engine, x, grid))
+
+
+def _truth(raw: Array) -> Array:
+    """Python's truth of each value: non-zero."""
     return raw if raw.dtype == np.bool_ else raw != 0
 
 
@@ -64,8 +68,7 @@ def assert_(test: object, msg: Callable[[], object] | None, source: str) -> None
     engine = _engine()
     if isinstance(test, Tensor):
         program.ruled(engine, semantics.asserted, test.type)
-        raw = values.array(test)
-        held = raw if raw.dtype == np.bool_ else raw != 0
+        held = _truth(values.array(test))
         if bool(held.all()):
             return
         message = semantics.assertion_message(None if msg is None else msg(), source)
