@@ -54,16 +54,17 @@ class Generated:
     threads: int
     smem_bytes: int
     params: tuple[str | None, ...]  # per parameter: None for a pointer, else a NumPy type string
+    map_bytes: int  # global memory per program for bulk copies' tensor maps, passed last
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Generated | None:
         """The entry, or None if a field is missing or of the wrong type (a corrupt entry)."""
-        name, source, threads, smem, params = (data.get(f.name) for f in fields(cls))
+        name, source, threads, smem, params, map_bytes = (data.get(f.name) for f in fields(cls))
         if not (isinstance(name, str) and isinstance(source, str) and type(threads) is int
-                and type(smem) is int and isinstance(params, list)
+                and type(smem) is int and isinstance(params, list) and type(map_bytes) is int
                 and all(p is None or isinstance(p, str) for p in params)):
             return None
-        return cls(name, source, threads, smem, tuple(params))
+        return cls(name, source, threads, smem, tuple(params), map_bytes)
 
 
 def source_key(kernel: Kernel[Any], spec_text: str) -> str:
@@ -90,7 +91,7 @@ def generated(kernel: Kernel[Any], spec: Callable[[], Spec], spec_text: str | No
     fn = compile_ir(kernel, specialisation)
     cuda = generate(fn)
     params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in specialisation.args)
-    result = Generated(cuda.name, cuda.source, cuda.threads, cuda.smem_bytes, params)
+    result = Generated(cuda.name, cuda.source, cuda.threads, cuda.smem_bytes, params, cuda.map_bytes)
     fingerprints = [r.fingerprint for r in fn.reads]
     if front is not None and all(r.owner is not None for r in fn.reads) and None not in fingerprints:
         paths = _paths(fn.reads)

@@ -38,6 +38,17 @@ def _cupy_device(index: int) -> AbstractContextManager[object]:
     return cupy.cuda.Device(index)
 
 
+def _maps_memory(nbytes: int, stream: Any) -> Any:
+    """Device memory for a launch's tensor maps from CuPy's pool, on ``stream`` (None: the
+    current one), so the pool hands it out again only after the launch on that stream."""
+    import cupy
+
+    if stream is None:
+        return cupy.empty(nbytes, np.uint8)
+    with stream:
+        return cupy.empty(nbytes, np.uint8)
+
+
 @dataclass
 class Compiled:
     """A kernel loaded on one device, ready to launch there."""
@@ -50,6 +61,8 @@ class Compiled:
     direct: Any  # its CuPy Function on ``device`` (a module belongs to the device it was loaded on)
     current_device: Callable[[], int]  # cupy.cuda.runtime.getDevice (a stand-in in tests)
     use_device: Callable[[int], AbstractContextManager[object]] = _cupy_device  # ``with`` it: device current
+    map_bytes: int = 0  # per program, for bulk copies' tensor maps (Generated.map_bytes)
+    scratch: Callable[[int, Any], Any] = _maps_memory  # (bytes, stream) -> device memory for the maps
 
     def runner(self, stream: Any) -> Runner:
         """A launcher of this kernel on ``stream`` (an ``Options.stream``; None: CuPy's current
@@ -58,13 +71,22 @@ class Compiled:
         block, smem, pack = (self.threads, 1, 1), self.smem_bytes, self.pack
         device, direct, current_device, use_device = self.device, self.direct, self.current_device, self.use_device
         on = _stream(stream) if stream is not None else None
+        if self.map_bytes:  # the maps' memory, allocated on the launch's stream: free again for its next launch
+            per_program, scratch, packed = self.map_bytes, self.scratch, pack
+
+            def pack_with_maps(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> tuple[Any, ...]:
+                return (*packed(raw), scratch(per_program * grid[0] * grid[1] * grid[2], on))
+
+            args = pack_with_maps
+        else:
+            args = lambda grid, raw: pack(raw)  # noqa: E731
 
         def run(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> None:
             if current_device() == device:
-                direct(grid, block, pack(raw), smem, on)
+                direct(grid, block, args(grid, raw), smem, on)
             else:
                 with use_device(device):
-                    direct(grid, block, pack(raw), smem, on)
+                    direct(grid, block, args(grid, raw), smem, on)
 
         return run
 
@@ -155,7 +177,7 @@ def load(launch: Launch, spec_text: str | None, capability: int) -> Compiled:
     if gen.smem_bytes > 48 * 1024:
         function.max_dynamic_shared_size_bytes = gen.smem_bytes
     return Compiled(gen.threads, gen.smem_bytes, make_packer(gen.params), time.perf_counter() - start, device,
-                    function.kernel, cupy.cuda.runtime.getDevice)
+                    function.kernel, cupy.cuda.runtime.getDevice, map_bytes=gen.map_bytes)
 
 
 @functools.cache

@@ -397,3 +397,6 @@ __device__ __forceinline__ float randn(unsigned long long seed, Off offset, int 
 #if defined(TL_USE_MMA)
 #include "tile_lang_mma.cuh"
 #endif
+#if defined(TL_USE_TMA)
+#include "tile_lang_tma.cuh"
+#endif

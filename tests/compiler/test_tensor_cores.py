@@ -17,7 +17,7 @@ import tile_lang as tl
 from tile_lang import Pointer, constexpr, dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.compiler import build, compile_ir, static_spec
-from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, MmaRows, Op, Shared, walk
+from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, MmaRows, Node, Op, Shared, box_of, walk
 from tile_lang.compiler.spec import Spec, int_spec, pointer_spec
 from tile_lang.compiler.passes.layouts import operand_pad
 from tile_lang_cupy.codegen import generate
@@ -797,3 +797,96 @@ def test_benchmark_int8_matmul_on_the_emulator_is_exact(arch: int, warps: int, b
 
     _on_emulator(launch, arch=arch)
     np.testing.assert_array_equal(c, want)
+
+
+@tl.kernel
+def mm_descriptors(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], c_ptr: Pointer[tl.f32], M: int, N: int, K: int,
+                   BM: constexpr, BN: constexpr, BK: constexpr, BLOCK_PTR: constexpr) -> None:
+    """A matmul reading its operands through tensor descriptors (or, with ``BLOCK_PTR``, block
+    pointers checked on every dim): on sm_90 both copy with TMA; the ragged edges read zeros."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.f32)
+    if BLOCK_PTR:
+        a_blk = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (pid_m * BM, 0), (BM, BK), (1, 0))
+        b_blk = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, pid_n * BN), (BK, BN), (1, 0))
+        for _ in range(0, tl.cdiv(K, BK)):
+            a = tl.load(a_blk, boundary_check=(0, 1), padding_option="zero")
+            b = tl.load(b_blk, boundary_check=(0, 1), padding_option="zero")
+            acc = tl.dot(a, b, acc)
+            a_blk = tl.advance(a_blk, (0, BK))
+            b_blk = tl.advance(b_blk, (BK, 0))
+    else:
+        a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
+        b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BK, BN])
+        for k in range(0, tl.cdiv(K, BK)):
+            acc = tl.dot(a_desc.load([pid_m * BM, k * BK]), b_desc.load([k * BK, pid_n * BN]), acc)
+    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BM, BN])
+    c_desc.store([pid_m * BM, pid_n * BN], acc)
+
+
+def _descriptor_spec(warps: int, stages: int, ints: int = 64, **constexprs: Any) -> Spec:
+    return replace(_aligned_spec(mm_descriptors, ints, warps, stages, pointees={"a_ptr": dtypes.F16, "b_ptr": dtypes.F16},
+                                 **constexprs), arch=90)
+
+
+def _bulk_copies(spec: Spec) -> list[Node]:
+    return [n for n in walk(compile_ir(mm_descriptors, spec, verify_each=True).body)
+            if n.op is Op.ASYNC_COPY and box_of(n) is not None]
+
+
+@pytest.mark.parametrize("block_ptr", [False, True])
+def test_descriptor_and_block_pointer_operands_copy_with_tma_on_hopper(block_ptr: bool) -> None:
+    """On sm_90 a descriptor's or block pointer's dot operand lands with one bulk tensor copy a
+    128-byte panel (its tensor map built on the device); on sm_80, or when the row stride may
+    not be a multiple of 16 bytes (TMA's rule), it stays on cp.async."""
+    tiles = dict(BM=64, BN=128, BK=64, BLOCK_PTR=block_ptr)
+    spec = _descriptor_spec(4, 3, **tiles)
+    assert len(_bulk_copies(spec)) == 2
+    loops = [n for n in walk(compile_ir(mm_descriptors, spec).body) if n.op is Op.FOR]
+    assert [n.attr.stages for n in loops if isinstance(n.attr, LoopAttr)] == [3]
+    source = generate(compile_ir(mm_descriptors, spec)).source
+    assert source.count("tl::tma_load_2d(") == 1 + 2 + 2 * (1 + 2)  # A one panel, B two, in the prologue and loop
+    assert "tl::cp_async<" not in source and "unsigned char* __restrict__ tl_maps" in source
+    assert _bulk_copies(replace(spec, arch=80)) == []
+    assert _bulk_copies(_descriptor_spec(4, 3, ints=8, **tiles)) == []  # K * 2 bytes may not be a multiple of 16
+
+
+@_EMULATED
+@pytest.mark.parametrize("block_ptr, warps, bm, bn, bk, stages", [
+    (False, 4, 64, 64, 64, 3), (True, 4, 64, 128, 64, 2), (False, 8, 128, 64, 128, 4), (True, 4, 64, 64, 64, 1),
+])
+def test_tma_matmul_on_the_emulator_matches_float64(block_ptr: bool, warps: int, bm: int, bn: int, bk: int,
+                                                    stages: int) -> None:
+    """The bulk tensor copies on the emulator (its TMA zero-fills outside the tensor and writes
+    the 128-byte swizzle, its mbarriers count bytes): ragged M, N and K, every trip count of the
+    ring, and the unpipelined copy (one stage)."""
+    rng = np.random.default_rng(bm + bn + bk + stages + block_ptr)
+    m, n, k = bm + 24, bn + 48, 3 * bk + 32  # K and N multiples of 16: the specialisation allows TMA
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    c = np.full((m, n), np.nan, np.float32)
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f32)
+        mm_descriptors[(tl.cdiv(m, bm), tl.cdiv(n, bn)), tl.Options(num_warps=warps, num_stages=stages)](
+            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), out, m, n, k, BM=bm, BN=bn, BK=bk, BLOCK_PTR=block_ptr)
+        c[...] = out.numpy()
+
+    _BACKEND.loaded.clear()
+    _on_emulator(launch, arch=90)
+    assert "tl::tma_load_2d(" in _BACKEND.last_source
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: the PTX cannot be generated")
+def test_ptx_of_a_tma_matmul_holds_bulk_tensor_copies(tmp_path: Path) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text(generate(compile_ir(mm_descriptors, _descriptor_spec(4, 3, BM=64, BN=64, BK=64,
+                                                                        BLOCK_PTR=False))).source)
+    subprocess.run([NVCC, "--ptx", "-gencode=arch=compute_90a,code=compute_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
+                    str(src), "-o", str(tmp_path / "k.ptx")], check=True, capture_output=True)
+    ptx = (tmp_path / "k.ptx").read_text()
+    for instruction in ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                        "tensormap.replace.tile.global_address", "tensormap.cp_fenceproxy",
+                        "mbarrier.try_wait.parity", "mbarrier.arrive.expect_tx", "wgmma.mma_async"):
+        assert instruction in ptx, instruction

@@ -404,15 +404,42 @@ class AsmAttr:
 
 @dataclass(frozen=True)
 class MemAttr:
-    """A load or store: which optional operands are present, and the vector width chosen."""
+    """A load or store: which optional operands are present, and the vector width chosen.
+
+    ``box`` > 0: the access reads a ``box``-dimensional tensor box (a descriptor's or block
+    pointer's block) and its last ``1 + 3 * box`` operands describe it: the base pointer, then
+    the tensor's shape, strides and the box's offsets, each ``box`` scalars (see :func:`box_of`).
+    A LOAD keeps them for the copy engine; an ASYNC_COPY with a box is that copy (TMA) and has
+    no other operands."""
 
     has_mask: bool
     has_other: bool = False
     vector: int = 1
     volatile: bool = False
+    box: int = 0
 
     def __str__(self) -> str:
-        return f"vec={self.vector}" + (" volatile" if self.volatile else "")
+        return f"vec={self.vector}" + (" volatile" if self.volatile else "") + (f" box{self.box}d" if self.box else "")
+
+
+@dataclass(frozen=True)
+class Box:
+    """The tensor box a LOAD or ASYNC_COPY with ``MemAttr.box`` reads."""
+
+    base: Node
+    shape: tuple[Node, ...]
+    strides: tuple[Node, ...]
+    offsets: tuple[Node, ...]
+
+
+def box_of(node: Node) -> Box | None:
+    """The tensor box described by ``node``'s trailing operands, if it has one."""
+    attr = node.attr
+    if not isinstance(attr, MemAttr) or not attr.box:
+        return None
+    n = attr.box
+    args = node.args[len(node.args) - 1 - 3 * n:]
+    return Box(args[0], args[1:1 + n], args[1 + n:1 + 2 * n], args[1 + 2 * n:])
 
 
 @dataclass(frozen=True)

@@ -45,14 +45,26 @@ def _element(ptr: Node) -> DType:
     return element
 
 
-def load(c: Context, ptr: Node, mask: Node | None, other: Value | None, volatile: bool = False) -> Node:
-    """A load of ``ptr``'s block; masked-off lanes read ``other`` (undefined without one)."""
+def load(c: Context, ptr: Node, mask: Node | None, other: Value | None, volatile: bool = False,
+         box: BlockInfo | None = None) -> Node:
+    """A load of ``ptr``'s block; masked-off lanes read ``other`` (undefined without one).
+    ``box``: the tensor block ``ptr`` and ``mask`` were built from, kept as operands so that the
+    copy engine can read the block whole (:class:`~tile_lang.compiler.ir.Box`)."""
     element = _element(ptr)
     fill = c.b.broadcast_to(c.b.to_node(other, element), ptr.ty.shape) if other is not None and mask is not None \
         else None
     args = tuple(x for x in (ptr, mask, fill) if x is not None)
-    attr = MemAttr(mask is not None, fill is not None, volatile=volatile)
+    if box is not None:
+        args += tuple(_scalar(c, x) for x in box.parts())
+    attr = MemAttr(mask is not None, fill is not None, volatile=volatile, box=0 if box is None else box.ndim)
     return c.b.emit(Op.LOAD, Type(element, ptr.ty.shape), args, attr)
+
+
+def _scalar(c: Context, part: Part) -> Node:
+    """A block's integer as a scalar node (i32 when a constant fits)."""
+    if isinstance(part, Node):
+        return part
+    return c.b.to_node(part, dtypes.I32 if -(2**31) <= part < 2**31 else dtypes.I64)
 
 
 def store(c: Context, ptr: Node, value: Value, mask: Node | None) -> None:
@@ -207,7 +219,7 @@ def _load_block(c: Context, block: BlockInfo, a: Args) -> Node:
     checked = rules.boundary_dims( a["boundary_check"], block.ndim)
     fill = _padding(c, a["padding_option"], _element(block.base))
     ptrs, mask = _resolve(c, block, checked)
-    return load(c, ptrs, mask, fill, bool(a["volatile"]))
+    return load(c, ptrs, mask, fill, bool(a["volatile"]), block)
 
 
 def _store_block(c: Context, block: BlockInfo, a: Args) -> None:
@@ -254,7 +266,7 @@ def _descriptor_load(c: Context, a: Args) -> Node:
     """Every dim is checked; out-of-bounds elements read as the descriptor's padding."""
     block = _at(c, a, "descriptor load")
     ptrs, mask = _resolve(c, block, tuple(range(block.ndim)))
-    return load(c, ptrs, mask, block.fill)
+    return load(c, ptrs, mask, block.fill, box=block)
 
 
 @lowers(tl_memory.descriptor_store)

@@ -173,6 +173,7 @@ class Emitter:
         self.inplace: dict[Node, str] = {}  # dots accumulating into a loop's carried variable (its name)
         self.hoisted: dict[Node, Held] = {}  # computed blocks held in registers for walks in one layout
         self.slots: dict[Node, tuple[str, str, int]] = {}  # a pipelined copy's ring, slot and slot size
+        self.maps = 0  # tensor maps of bulk copies: 128-byte slots of ``tl_maps`` per program
         for node in walk(fn.body):
             for arg in node.args:
                 self.uses[arg] = self.uses.get(arg, 0) + 1
@@ -373,4 +374,6 @@ class Emitter:
             found.add("TL_USE_ASSERT")
         if any(isinstance(n.layout, (Mma, MmaRows)) or n.op is Op.ASYNC_COPY for n in nodes):
             found.add("TL_USE_MMA")
+        if self.maps:
+            found.add("TL_USE_TMA")
         return sorted(f for f in found if f is not None)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Blocked, Computed, ConstAttr, MemAttr, Node, Op, Region, Shared
 from tile_lang.compiler.passes.pipeline import carried_steps
 
+from tile_lang_cupy.codegen import tma
 from tile_lang_cupy.codegen.carried import carry, yield_values
 from tile_lang_cupy.codegen.ctypes_ import ctype, literal
 from tile_lang_cupy.codegen.emitter import (
@@ -82,10 +83,19 @@ def _async_copy(em: Emitter, node: Node) -> None:
     offset = em.shared(_slot_elements(node) * node.ty.dtype.itemsize, shared_align(node.layout))
     em.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {offset});")
     em.line("__syncthreads();")  # earlier readers of this buffer (in a loop) are done
-    issue(em, node, name)
-    em.line("tl::cp_async_commit();")
-    em.line("tl::cp_async_wait<0>();")
-    em.line("__syncthreads();")
+    if tma.is_bulk(node):
+        map_, bar = tma.tensor_map(em, node), tma.barriers(em, 1)
+        em.line("tl::fence_proxy_async();")  # earlier ordinary stores to these bytes come before the copy's
+        em.line("__syncthreads();")
+        tma.issue(em, {node: (map_, name)}, bar)
+        em.line(f"tl::mbar_wait({bar}, 0u);")
+        em.line("__syncthreads();")
+        tma.release(em, bar, 1)
+    else:
+        issue(em, node, name)
+        em.line("tl::cp_async_commit();")
+        em.line("tl::cp_async_wait<0>();")
+        em.line("__syncthreads();")
     # wgmma reads what cp.async wrote after its wait and a barrier, with no proxy fence: only
     # stores from registers need one (Triton's fence insertion makes the same distinction)
     em.fenced.add(node)
@@ -135,26 +145,32 @@ def _pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     iv, *params = body.params
     names = carry(em, node, tuple(params), tuple(inits))
     copies = [n for n in body.body if n.op is Op.ASYNC_COPY]
-    rings = {}
+    rings: dict[Node, Ring] = {}
     held = dict(em.hoisted)
     em.fenced.update(copies)  # see _async_copy
     for copy in copies:
         t, size = ctype(copy.ty.dtype), _slot_elements(copy)
-        ring = em.fresh("ring")
+        buffers = em.fresh("ring")
         assert isinstance(copy.layout, Shared)
         offset = em.shared(stages * size * copy.ty.dtype.itemsize, shared_align(copy.layout))
-        em.line(f"{t}* {ring} = reinterpret_cast<{t}*>(tl_smem + {offset});")
-        rings[copy] = (ring, size, _hoist(em, copy, body))
+        em.line(f"{t}* {buffers} = reinterpret_cast<{t}*>(tl_smem + {offset});")
+        bulk = tma.is_bulk(copy)
+        rings[copy] = Ring(buffers, size, None if bulk else _hoist(em, copy, body), tma.tensor_map(em, copy) if bulk else None)
+    bars = tma.barriers(em, stages) if any(r.map for r in rings.values()) else None
     lo, hi = em.elem(lower, SCALAR), em.elem(upper, SCALAR)
+    if bars is not None:
+        em.line("tl::fence_proxy_async();")  # ordinary stores to the rings' bytes come before the copies'
     em.line("__syncthreads();")  # the rings may reuse memory earlier code (an earlier loop's epilogue) still reads
     for s in range(stages - 1):
         with _ahead(em, node, lo, s):
             with em.block(f"if ({em.names[iv]} < {hi})"):
-                for copy, (ring, size, offsets) in rings.items():
-                    issue(em, copy, f"({ring} + {s * size}u)", offsets)
-        em.line("tl::cp_async_commit();")
-    slot = em.fresh("slot")
+                _issue_all(em, rings, f"{s}u", bars)
+        if _cp_async(rings):
+            em.line("tl::cp_async_commit();")
+    slot, phase = em.fresh("slot"), em.fresh("phase")
     em.line(f"unsigned {slot} = 0u;")
+    if bars is not None:
+        em.line(f"unsigned {phase} = 0u;")
     i = em.name(iv, "i")
     head = f"for ({ctype(iv.ty.dtype)} {i} = {lo}; {i} < {hi}; {i} += {em.elem(step, SCALAR)})"
     accumulators = _async_accumulators(em, body, names)
@@ -162,28 +178,66 @@ def _pipelined_for(em: Emitter, node: Node, stages: int) -> None:
         if accumulators:  # ptxas serialises every wgmma if a zero-trip path joins before the last wait
             guard.enter_context(em.block(f"if ({lo} < {hi})"))
         with em.block(head):
-            em.line(f"tl::cp_async_wait<{stages - 2}>();")
+            if _cp_async(rings):
+                em.line(f"tl::cp_async_wait<{stages - 2}>();")
+            if bars is not None:
+                em.line(f"tl::mbar_wait({bars} + {slot}, {phase});")
             em.line("__syncthreads();")  # this iteration's operands landed; the previous one's reads are done
-            for copy, (ring, size, _) in rings.items():
-                em.names[copy] = f"({ring} + {slot} * {size}u)"
-                em.slots[copy] = (ring, slot, size)
+            for copy, ring in rings.items():
+                em.names[copy] = f"({ring.name} + {slot} * {ring.size}u)"
+                em.slots[copy] = (ring.name, slot, ring.size)
             if accumulators:  # the previous iteration's wgmma may still read its buffers until the body waits
                 em.region(body)
                 em.line("__syncthreads();")  # every warpgroup's previous wgmma is done: its buffers are free
-                _prefetch(em, node, rings, i, hi, slot, stages)
+                _prefetch(em, node, rings, bars, i, hi, slot, stages)
             else:
-                _prefetch(em, node, rings, i, hi, slot, stages)
+                _prefetch(em, node, rings, bars, i, hi, slot, stages)
                 em.region(body)
             _advance(em, body)
             yield_values(em, tuple(params), body.results, names)
+            if bars is not None:  # each pass over the ring completes one phase of each barrier
+                em.line(f"{phase} ^= {slot} + 1u == {stages}u ? 1u : 0u;")
             em.line(f"{slot} = {slot} + 1u == {stages}u ? 0u : {slot} + 1u;")
         if accumulators:
             em.line("tl::wgmma_wait<0>();")
             for name, per_thread in accumulators:
                 em.line(f"tl::fence_registers<{per_thread}>({name});")
-    em.line("tl::cp_async_wait<0>();")
+    if _cp_async(rings):
+        em.line("tl::cp_async_wait<0>();")
     em.line("__syncthreads();")
+    if bars is not None:
+        tma.release(em, bars, stages)
     em.hoisted = held  # the registers go out of scope with the enclosing block
+
+
+@dataclass(frozen=True)
+class Ring:
+    """A pipelined copy's ``stages`` buffers of ``size`` elements, with where this thread's
+    ``cp.async`` runs go (``runs``) or, for a bulk copy, its tensor map (``map``)."""
+
+    name: str
+    size: int
+    runs: Runs | None
+    map: str | None
+
+
+def _cp_async(rings: dict[Node, Ring]) -> bool:
+    return any(r.map is None for r in rings.values())
+
+
+def _issue_all(em: Emitter, rings: dict[Node, Ring], slot: str, bars: str | None) -> None:
+    """Every copy of one iteration into the ring buffers of ``slot``; the bulk ones complete on
+    that slot's barrier."""
+    bulk = {}
+    for copy, ring in rings.items():
+        dst = f"({ring.name} + {slot} * {ring.size}u)"
+        if ring.map is None:
+            issue(em, copy, dst, ring.runs)
+        else:
+            bulk[copy] = (ring.map, dst)
+    if bulk:
+        assert bars is not None
+        tma.issue(em, bulk, f"{bars} + {slot}")
 
 
 def _hoist(em: Emitter, copy: Node, body: Region) -> Runs:
@@ -281,7 +335,7 @@ def _advance(em: Emitter, body: Region) -> None:
                     f"{held.name}[k] += {em.elem(steps[held.advance], SCALAR)};")
 
 
-def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int, Runs]], i: str, hi: str, slot: str,
+def _prefetch(em: Emitter, loop: Node, rings: dict[Node, Ring], bars: str | None, i: str, hi: str, slot: str,
               stages: int) -> None:
     """Issue the copies of iteration ``i + stages - 1`` into the buffers its slot names (a branch
     around them: folding the bound into every copy's predicate measured slower where the copies
@@ -289,10 +343,9 @@ def _prefetch(em: Emitter, loop: Node, rings: dict[Node, tuple[str, int, Runs]],
     iv = loop.regions[0].params[0]
     with _ahead(em, loop, i, stages - 1):
         with em.block(f"if ({em.names[iv]} < {hi})"):
-            ahead = f"(({slot} + {stages - 1}u) % {stages}u)"
-            for copy, (ring, size, offsets) in rings.items():
-                issue(em, copy, f"({ring} + {ahead} * {size}u)", offsets)
-    em.line("tl::cp_async_commit();")
+            _issue_all(em, rings, f"(({slot} + {stages - 1}u) % {stages}u)", bars)
+    if _cp_async(rings):
+        em.line("tl::cp_async_commit();")
 
 
 def _async_accumulators(em: Emitter, body: Region, names: list[str]) -> list[tuple[str, int]]:

@@ -108,7 +108,8 @@ class EmuBackend:
 
     def __init__(self, arch: int = 80) -> None:
         self.arch = arch  # the target the code is generated for (90: Hopper's wgmma, emulated)
-        self.loaded: dict[Any, tuple[Any, int]] = {}
+        self.loaded: dict[Any, tuple[Any, int, int]] = {}
+        self.last_source = ""  # the CUDA of the kernel compiled last (tests check what ran)
 
     def unavailable_reason(self) -> str | None:
         if CXX is None or not CUDA_INCLUDE.exists():
@@ -132,8 +133,11 @@ class EmuBackend:
         return None
 
     def launch(self, launch: Launch) -> None:
-        function, threads = self._function(launch)
+        function, threads, map_bytes = self._function(launch)
         keep = [self._arg(a) for a in launch.args]
+        if map_bytes:  # the tensor maps' global memory, per program
+            scratch = np.zeros(map_bytes * int(np.prod(launch.grid)) + 128, np.uint8)
+            keep.append(ctypes.c_void_p(scratch.ctypes.data + (-scratch.ctypes.data) % 128))
         argv = (ctypes.c_void_p * max(1, len(keep)))(*[ctypes.cast(ctypes.pointer(k), ctypes.c_void_p) for k in keep])
         function(*launch.grid, threads, argv)
 
@@ -143,7 +147,7 @@ class EmuBackend:
         spec = _spec(value)
         return _SCALARS[spec.dtype](value)
 
-    def _function(self, launch: Launch) -> tuple[Any, int]:
+    def _function(self, launch: Launch) -> tuple[Any, int, int]:
         from tile_lang.compiler import compile_ir
         from tile_lang_cupy.codegen import generate
         from tile_lang_cupy.codegen.ctypes_ import ctype
@@ -155,11 +159,13 @@ class EmuBackend:
         if found is None:
             fn = compile_ir(launch.kernel, spec, verify_each=True)
             cuda = generate(fn)
-            lib = ctypes.CDLL(str(build(cuda.source, cuda.name, [ctype(p.ty.dtype) for p in fn.params])))
+            self.last_source = cuda.source
+            params = [ctype(p.ty.dtype) for p in fn.params] + (["unsigned char*"] if cuda.map_bytes else [])
+            lib = ctypes.CDLL(str(build(cuda.source, cuda.name, params)))
             entry = lib.tl_emu_launch
             entry.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
             entry.restype = None
-            found = self.loaded[key] = (entry, cuda.threads)
+            found = self.loaded[key] = (entry, cuda.threads, cuda.map_bytes)
         return found
 
 

@@ -3,7 +3,8 @@
 
 A load whose only use is the conversion of a ``dot`` operand to shared memory becomes one
 ``ASYNC_COPY`` (no round trip through registers; masked elements are zero-filled, so an
-``other`` must be 0). A ``for`` loop with a positive constant step whose copies can be computed
+``other`` must be 0): on sm_90 a bulk tensor copy (TMA) when the load reads a descriptor's or
+block pointer's box that the copy engine can (``_bulk``), else ``cp.async`` runs of 4-16 bytes. A ``for`` loop with a positive constant step whose copies can be computed
 for a later iteration (their pointers and masks depend on the induction variable, on carried
 scalars advanced by a loop-invariant step, and on values from outside the loop only, through
 pure arithmetic) is marked with ``stages``; codegen then issues the copies of iteration
@@ -16,8 +17,8 @@ import math
 from dataclasses import replace
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Mma, Node, Op, Region, Shared,
-    is_zero, walk,
+    BinaryAttr, BinaryFn, Box, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Mma, Node, Op, Region,
+    Shared, box_of, is_zero, walk,
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import operand_pad
@@ -35,7 +36,7 @@ def pipeline(fn: Function) -> Function:
 
     def rule(node: Node, body: list[Node]) -> Node:
         if node.op is Op.CONVERT:
-            return _async_copy(node, users, info) or node
+            return _async_copy(node, users, info, fn.arch) or node
         if node.op is Op.FOR and isinstance(node.attr, LoopAttr) and fn.num_stages > 1 and _prefetchable(node):
             return replace(node, attr=replace(node.attr, stages=fn.num_stages))
         return node
@@ -43,8 +44,9 @@ def pipeline(fn: Function) -> Function:
     return rewrite(fn, rule)
 
 
-def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo]) -> Node | None:
-    """``convert`` as one ASYNC_COPY, when it moves a dot operand loaded only for it."""
+def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo], arch: int) -> Node | None:
+    """``convert`` as one ASYNC_COPY, when it moves a dot operand loaded only for it: a bulk
+    tensor copy (TMA) of a descriptor's or block pointer's box where :func:`_bulk` allows one."""
     load = convert.args[0]
     if load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile:
         return None
@@ -65,12 +67,45 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
         # a B operand contiguous in memory along K (``k.T``): stored column by column (K-major)
         layout = (Shared(swizzle=True, transposed=True) if layout.swizzle
                   else Shared(operand_pad(load.ty.dtype, load.ty.shape[0], 0), transposed=True))
+    box = box_of(load)
+    if box is not None and arch >= 90 and _bulk(box, layout, load.ty.shape, info):
+        return Node(Op.ASYNC_COPY, load.type, (box.base, *box.shape, *box.strides, *box.offsets),
+                    MemAttr(False, box=attr.box), loc=load.loc, layout=layout)
     dim = 0 if layout.transposed else 1
     width = _width(load.args[0], mask, load.ty.shape, info, dim)
     if width * load.ty.dtype.itemsize not in COPY_BYTES:
         return None
     return Node(Op.ASYNC_COPY, load.type, (load.args[0], *(() if mask is None else (mask,))),
                 MemAttr(attr.has_mask, vector=width), loc=load.loc, layout=layout)
+
+
+TMA_BOX = 256  # the most elements a bulk tensor copy's box has along a dim
+
+
+def _bulk(box: Box, layout: Shared, shape: tuple[int, ...], info: dict[Node, AxisInfo]) -> bool:
+    """Whether one bulk tensor copy a 128-byte panel lands ``box`` in ``layout`` (wgmma's
+    swizzled operand layout, whose panels are TMA's 128-byte swizzled boxes), with what the
+    compiler knows of the box: a 2-D row-major tensor with unit last stride, a 16-byte aligned
+    base and row stride (TMA's rules; the launch's specialisation tells), 32-bit shape and
+    offsets. Out-of-bounds elements read as zero, as the masked load's."""
+    element = box.base.ty.dtype.element
+    if len(shape) != 2 or not layout.swizzle or layout.transposed or element is None:
+        return False
+    rows, cols = shape
+    panel = 128 // element.itemsize
+    if element.itemsize not in (1, 2, 4) or rows % 8 or rows > TMA_BOX or cols % panel:
+        return False
+    last = box.strides[-1]
+    if last.op is not Op.CONST or not isinstance(last.attr, ConstAttr) or last.attr.value != 1:
+        return False
+    if any(n.ty.dtype.bits > 32 for n in (*box.shape, *box.offsets)):
+        return False
+
+    def divisibility(node: Node) -> int:
+        facts = info.get(node)
+        return facts.divisibility[0] if facts is not None else 1
+
+    return divisibility(box.base) % 16 == 0 and divisibility(box.strides[0]) * element.itemsize % 16 == 0
 
 
 def _width(ptr: Node, mask: Node | None, shape: tuple[int, ...], info: dict[Node, AxisInfo], dim: int) -> int:
@@ -136,4 +171,7 @@ def _prefetchable(loop: Node) -> bool:
     steps = carried_steps(body)
     allowed = frozenset((body.params[0], *steps))
     inside, variant = set(body.body), set(body.params)
+    maps = [x for copy in copies if (box := box_of(copy)) is not None for x in (box.base, *box.shape, *box.strides)]
+    if any((x in inside and x.op is not Op.CONST) or x in variant for x in maps):
+        return False  # a bulk copy's tensor map is built before the loop
     return all(_cone_ok(arg, inside, variant, allowed) for copy in copies for arg in copy.args)

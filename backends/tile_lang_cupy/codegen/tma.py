@@ -1,0 +1,76 @@
+"""Bulk tensor copies (Hopper's TMA): an ASYNC_COPY with a box (passes/pipeline.py) lands a
+descriptor's or block pointer's 2-D block in shared memory, one ``cp.async.bulk.tensor`` per
+128-byte panel of its swizzled layout, issued by one thread and completing on an mbarrier.
+
+Its tensor map is built on the device from the box's base, shape and strides (kernel values) by
+warp 0, into a 128-byte slot of ``tl_maps``, global memory the launch provides per map and
+program (``CudaKernel.maps``).
+"""
+
+from __future__ import annotations
+
+from tile_lang.compiler.ir import Node, box_of
+
+from tile_lang_cupy.codegen.emitter import SCALAR, Emitter
+
+MAP_BYTES = 128
+PROGRAM = "(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z))"
+PROGRAMS = "(1ull * gridDim.x * gridDim.y * gridDim.z)"
+
+
+def is_bulk(node: Node) -> bool:
+    return box_of(node) is not None
+
+
+def copy_bytes(copies: list[Node]) -> int:
+    """The bytes the copies deliver, out-of-bounds zeros included (what an mbarrier expects)."""
+    return sum(c.ty.numel * c.ty.dtype.itemsize for c in copies)
+
+
+def tensor_map(em: Emitter, copy: Node) -> str:
+    """Build ``copy``'s tensor map in a fresh slot; returns the slot's name. A barrier must follow
+    before the first copy through it."""
+    box = box_of(copy)
+    assert box is not None
+    rows, _ = copy.ty.shape
+    item = copy.ty.dtype.itemsize
+    slot, name = em.maps, em.fresh("map")
+    em.maps += 1
+    stage = em.shared(MAP_BYTES, MAP_BYTES)
+    dim1, dim0 = (em.elem(n, SCALAR) for n in box.shape)
+    em.line(f"unsigned char* {name} = tl_maps + ({slot}ull * {PROGRAMS} + {PROGRAM}) * {MAP_BYTES}ull;")
+    em.line(f"if (tid < 32u) tl::tensormap_2d<{item}>(tl_smem + {stage}, {name}, {em.elem(box.base, SCALAR)}, "
+            f"{dim0}, {dim1}, {item}ull * ({em.elem(box.strides[0], SCALAR)}), {128 // item}u, {rows}u, tid);")
+    return name
+
+
+def barriers(em: Emitter, count: int) -> str:
+    """``count`` fresh mbarriers, initialised by thread 0 (a barrier must follow); returns their
+    array's name."""
+    name = em.fresh("bar")
+    em.line(f"unsigned long long* {name} = reinterpret_cast<unsigned long long*>(tl_smem + {em.shared(8 * count, 8)});")
+    em.line(f"if (tid == 0u) for (int s = 0; s < {count}; ++s) tl::mbar_init({name} + s);")
+    return name
+
+
+def issue(em: Emitter, copies: dict[Node, tuple[str, str]], bar: str) -> None:
+    """Thread 0 announces the bytes on ``bar`` and copies each box (copy -> (map, destination)),
+    a panel of 128-byte rows at a time."""
+    with em.block("if (tid == 0u)"):
+        em.line(f"tl::mbar_expect({bar}, {copy_bytes(list(copies))}u);")
+        for copy, (map_, dst) in copies.items():
+            box = box_of(copy)
+            assert box is not None
+            rows, cols = copy.ty.shape
+            panel = 128 // copy.ty.dtype.itemsize
+            row, col = (em.elem(n, SCALAR) for n in box.offsets)
+            for p in range(cols // panel):
+                em.line(f"tl::tma_load_2d({dst} + {p * rows * panel}u, {map_}, static_cast<int>({col}) + {p * panel}, "
+                        f"static_cast<int>({row}), {bar});")
+
+
+def release(em: Emitter, bar: str, count: int) -> None:
+    """After a barrier past every thread's last wait: the mbarriers' memory may hold other data
+    again when this returns."""
+    em.line(f"if (tid == 0u) for (int s = 0; s < {count}; ++s) tl::mbar_inval({bar} + s);")
+    em.line("__syncthreads();")
