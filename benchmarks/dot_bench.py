@@ -21,7 +21,7 @@ import triton
 
 import tile_lang as tl
 from benchmarks import dot_kernels as D
-from benchmarks.triton_kernels import tt_attention, tt_matmul, tt_matmul_bias_relu, tt_matmul_i8
+from benchmarks.triton_kernels import tt_attention, tt_matmul, tt_matmul_bias_relu, tt_matmul_i8, tt_matmul_tma
 
 
 def bench(fn: Callable[[], Any]) -> float:
@@ -72,6 +72,28 @@ def matmul(n: int, dtype: torch.dtype, bm: int, bn: int, bk: int, warps: int, st
                                                               GROUP_M=8),
                             "torch": (lambda: torch._scaled_mm(a, b.T, one, one, out_dtype=torch.float16)) if fp8
                             else (lambda: torch.matmul(a, b, out=c))})
+
+
+def matmul_tma(n: int, dtype: torch.dtype, bm: int, bn: int, bk: int, warps: int, stages: int) -> str:
+    """C = A @ B through tensor descriptors on both sides (TMA); Triton builds its descriptors on
+    the device too, in memory from the allocator set here."""
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, device="cuda", dtype=torch.int8))
+    a, b = (torch.randn(n, n, device="cuda").to(dtype) for _ in range(2))
+    c = torch.full((n, n), float("nan"), device="cuda", dtype=dtype)
+    grid = (triton.cdiv(n, bm) * triton.cdiv(n, bn),)
+    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
+
+    def ours() -> None:
+        D.matmul_tma[grid, tl.Options(num_warps=warps, num_stages=stages)](a, b, c, n, n, n, **consts)
+
+    ours()
+    _close(c, a.float() @ b.float(), f"matmul_tma {dtype}", 2e-2)
+    name = {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+    return row(f"matmul {name} {n}^3 through tensor descriptors (TMA; {bm}x{bn}x{bk}, {warps} warps, {stages} stages)",
+               2.0 * n**3, {"tile_lang": ours,
+                            "triton": lambda: tt_matmul_tma[grid](a, b, c, n, n, n, num_warps=warps, num_stages=stages,
+                                                                  **consts),
+                            "torch": lambda: torch.matmul(a, b, out=c)})
 
 
 def matmul_i8(n: int, bm: int, bn: int, bk: int, warps: int, stages: int) -> str:
@@ -154,7 +176,10 @@ def main() -> None:
     rows = ["| kernel | tile_lang TFLOP/s | Triton | torch | ratio to Triton |", "|---|---|---|---|---|"]
     with tl.backend("cupy"):
         rows.append(matmul(4096, torch.float16, 128, 256, 64, 8, 3))
+        rows.append(matmul_tma(4096, torch.float16, 128, 256, 64, 8, 3))
         if not quick:
+            rows.append(matmul_tma(8192, torch.float16, 128, 256, 64, 8, 3))
+            rows.append(matmul_tma(4096, torch.bfloat16, 128, 256, 64, 8, 3))
             rows.append(matmul(4096, torch.bfloat16, 128, 256, 64, 8, 3))
             rows.append(matmul(8192, torch.float16, 128, 256, 64, 8, 3))
             rows.append(matmul(8192, torch.bfloat16, 128, 256, 64, 8, 3))

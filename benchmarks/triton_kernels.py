@@ -82,6 +82,24 @@ def tt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, str
 
 
 @triton.jit
+def tt_matmul_tma(a_ptr, b_ptr, c_ptr, M, N, K,
+                  BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr, GROUP_M: ttl.constexpr):
+    pid = ttl.program_id(0)
+    num_m = ttl.cdiv(M, BLOCK_M)
+    num_n = ttl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = ttl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    a_desc = ttl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
+    b_desc = ttl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK_K, BLOCK_N])
+    c_desc = ttl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N])
+    acc = ttl.zeros((BLOCK_M, BLOCK_N), ttl.float32)
+    for k in range(0, ttl.cdiv(K, BLOCK_K)):
+        a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+        b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+        acc = ttl.dot(a, b, acc)
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
 def tt_matmul_i8(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
                  BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr, GROUP_M: ttl.constexpr):
     pid = ttl.program_id(0)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import tile_lang as tl
 from examples import EXAMPLES, load
@@ -117,6 +117,29 @@ def test_tensor_core_matmul(m: int, n: int, k: int, warps: int, bn: int, stages:
             results.append(out.numpy().astype(np.float64))
     np.testing.assert_allclose(results[1], want, rtol=2e-2, atol=2e-2)
     np.testing.assert_allclose(results[1], results[0], rtol=2e-3, atol=2e-3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(1, 300), n16=st.integers(1, 20), k16=st.integers(1, 20), warps=st.sampled_from([4, 8]),
+       bn=st.sampled_from([64, 128, 256]), bk=st.sampled_from([64, 128]), stages=st.sampled_from([1, 2, 3, 4]),
+       block_ptr=st.booleans(), seed=st.integers(0, 2**16))
+def test_tma_matmul(m: int, n16: int, k16: int, warps: int, bn: int, bk: int, stages: int, block_ptr: bool,
+                    seed: int) -> None:
+    """Operands read through tensor descriptors or block pointers: on Hopper bulk tensor copies
+    (TMA; N and K multiples of 16 so the row strides are 16-byte multiples), ragged against
+    every tile, zeros outside the tensor, 1 to 4 stages."""
+    from tests.compiler.test_tensor_cores import mm_descriptors
+
+    n, k, bm = 16 * n16, 16 * k16, 16 * warps
+    assume(max(stages, 1) * (bm + bn) * bk * 2 <= 200 * 1024)  # the rings fit in the H200's 227 KB a block
+    rng = np.random.default_rng(seed)
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    ref, got = _both(lambda x, y, o: mm_descriptors[(tl.cdiv(m, bm), tl.cdiv(n, bn)),
+                                                     tl.Options(num_warps=warps, num_stages=stages)](
+        x, y, o, m, n, k, BM=bm, BN=bn, BK=bk, BLOCK_PTR=block_ptr), [(m, n)], a, b)
+    np.testing.assert_allclose(got[0], want, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(got[0], ref[0], rtol=2e-3, atol=2e-3)
 
 
 @pytest.mark.parametrize("seed", range(1000, 1060))

@@ -880,6 +880,7 @@ def test_tma_matmul_on_the_emulator_matches_float64(block_ptr: bool, warps: int,
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: the PTX cannot be generated")
 def test_ptx_of_a_tma_matmul_holds_bulk_tensor_copies(tmp_path: Path) -> None:
+    assert NVCC is not None
     src = tmp_path / "k.cu"
     src.write_text(generate(compile_ir(mm_descriptors, _descriptor_spec(4, 3, BM=64, BN=64, BK=64,
                                                                         BLOCK_PTR=False))).source)
