@@ -226,6 +226,28 @@ def test_runner_makes_its_device_current_for_the_launch() -> None:
     assert entered == [1] and seen[-1] == (1, (4096, np.int32(8)))  # already current: no switch
 
 
+def test_a_kernel_with_tensor_maps_gets_their_memory_on_its_stream_at_each_launch() -> None:
+    """A kernel with bulk copies takes, last, memory for its tensor maps: its bytes per program
+    times the grid's programs, allocated for every launch on the launch's stream."""
+    seen: list[tuple[Any, ...]] = []
+    asked: list[tuple[int, Any]] = []
+
+    def direct(grid: Any, block: Any, args: tuple[Any, ...], smem: int, stream: Any) -> None:
+        seen.append(args)
+
+    def scratch(nbytes: int, stream: Any) -> str:
+        asked.append((nbytes, stream))
+        return f"maps{len(asked)}"
+
+    compiled = launching.Compiled(128, 0, launching.make_packer([None, "int32"]), 0.0, 0, direct, lambda: 0,
+                                  map_bytes=256, scratch=scratch)
+    run = compiled.runner(None)
+    run((3, 2, 1), (4096, 7))
+    run((5, 1, 1), (4096, 8))
+    assert seen == [(4096, np.int32(7), "maps1"), (4096, np.int32(8), "maps2")]
+    assert asked == [(256 * 6, None), (256 * 5, None)]
+
+
 @tl.kernel
 def print_kernel(n: int, BLOCK: tl.constexpr) -> None:
     tl.device_print("n", n)

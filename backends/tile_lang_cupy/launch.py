@@ -72,21 +72,18 @@ class Compiled:
         device, direct, current_device, use_device = self.device, self.direct, self.current_device, self.use_device
         on = _stream(stream) if stream is not None else None
         if self.map_bytes:  # the maps' memory, allocated on the launch's stream: free again for its next launch
-            per_program, scratch, packed = self.map_bytes, self.scratch, pack
+            per_program, scratch, kernel = self.map_bytes, self.scratch, direct
 
-            def pack_with_maps(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> tuple[Any, ...]:
-                return (*packed(raw), scratch(per_program * grid[0] * grid[1] * grid[2], on))
-
-            args = pack_with_maps
-        else:
-            args = lambda grid, raw: pack(raw)  # noqa: E731
+            def direct(grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...], smem: int,
+                       on: Any) -> None:
+                kernel(grid, block, (*args, scratch(per_program * grid[0] * grid[1] * grid[2], on)), smem, on)
 
         def run(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> None:
             if current_device() == device:
-                direct(grid, block, args(grid, raw), smem, on)
+                direct(grid, block, pack(raw), smem, on)
             else:
                 with use_device(device):
-                    direct(grid, block, args(grid, raw), smem, on)
+                    direct(grid, block, pack(raw), smem, on)
 
         return run
 
