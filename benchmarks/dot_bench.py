@@ -21,7 +21,9 @@ import triton
 
 import tile_lang as tl
 from benchmarks import dot_kernels as D
-from benchmarks.triton_kernels import tt_attention, tt_matmul, tt_matmul_bias_relu, tt_matmul_i8, tt_matmul_tma
+from benchmarks.triton_kernels import (
+    tt_attention, tt_attention_tma, tt_matmul, tt_matmul_bias_relu, tt_matmul_i8, tt_matmul_tma,
+)
 
 
 def bench(fn: Callable[[], Any]) -> float:
@@ -147,7 +149,12 @@ def matmul_bias_relu(n: int = 4000, bm: int = 128, bn: int = 256, bk: int = 64, 
 
 
 def attention(head: int, causal: bool, batch: int = 4, heads: int = 32, seq: int = 4096, bm: int = 128,
-              bn: int = 64, warps: int = 4, stages: int = 3) -> str:
+              bn: int = 64, warps: int = 4, stages: int = 3, descriptors: bool = False) -> str:
+    """Flash attention forward; with ``descriptors`` both sides read and write through tensor
+    descriptors (Triton's Hopper tutorial form, ``k_desc.load(...).T``; TMA)."""
+    kernel, twin = (D.attention_tma, tt_attention_tma) if descriptors else (D.attention, tt_attention)
+    if descriptors:
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     shape = (batch * heads, seq, head)
     q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
     o = torch.full(shape, float("nan"), device="cuda", dtype=torch.float16)
@@ -156,16 +163,17 @@ def attention(head: int, causal: bool, batch: int = 4, heads: int = 32, seq: int
     consts = dict(BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
 
     def ours() -> None:
-        D.attention[grid, tl.Options(num_warps=warps, num_stages=stages)](
+        kernel[grid, tl.Options(num_warps=warps, num_stages=stages)](
             q, k, v, o, seq, scale, BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
 
     ours()
     ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
     _close(o, ref, "attention", 1e-2)
     flops = 4.0 * batch * heads * seq * seq * head * (0.5 if causal else 1.0)
-    return row(f"attention fwd f16 {batch}x{heads}x{seq}, d={head}{' causal' if causal else ''} ({bm}x{bn})", flops, {
+    how = ", tensor descriptors (TMA)" if descriptors else ""
+    return row(f"attention fwd f16 {batch}x{heads}x{seq}, d={head}{' causal' if causal else ''} ({bm}x{bn}{how})", flops, {
         "tile_lang": ours,
-        "triton": lambda: tt_attention[grid](q, k, v, o, seq, scale, num_warps=warps, num_stages=stages, **consts),
+        "triton": lambda: twin[grid](q, k, v, o, seq, scale, num_warps=warps, num_stages=stages, **consts),
         "torch": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)})
 
 
@@ -193,6 +201,10 @@ def main() -> None:
             rows.append(attention(64, True))
             rows.append(attention(128, False, bn=32, warps=8))
             rows.append(attention(128, True, bn=32, warps=8))
+            rows.append(attention(64, False, descriptors=True))
+            rows.append(attention(64, True, descriptors=True))
+            rows.append(attention(128, False, bn=32, warps=8, descriptors=True))
+            rows.append(attention(128, True, bn=32, warps=8, descriptors=True))
     print("\n".join(rows), flush=True)
 
 

@@ -140,3 +140,41 @@ def attention(q_ptr: Pointer[tl.f16], k_ptr: Pointer[tl.f16], v_ptr: Pointer[tl.
         m_i = m_new
     out = acc / l_i[:, None]
     tl.store(o_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], out.to(tl.f16))
+
+
+@tl.kernel
+def attention_tma(q_ptr: Pointer[tl.f16], k_ptr: Pointer[tl.f16], v_ptr: Pointer[tl.f16], o_ptr: Pointer[tl.f16],
+                  seq: int, scale: float, BLOCK_M: constexpr, BLOCK_N: constexpr, HEAD: constexpr,
+                  CAUSAL: constexpr) -> None:
+    """``attention`` as Triton's tutorial writes it for Hopper: q, k, v and o through tensor
+    descriptors over the [batch*heads*seq, HEAD] rows, k transposed after its load (TMA for q, k
+    and v on sm_90)."""
+    start_m = tl.program_id(0)
+    rows = tl.num_programs(1) * seq
+    row0 = tl.program_id(1) * seq
+    q_desc = tl.make_tensor_descriptor(q_ptr, [rows, HEAD], [HEAD, 1], [BLOCK_M, HEAD])
+    k_desc = tl.make_tensor_descriptor(k_ptr, [rows, HEAD], [HEAD, 1], [BLOCK_N, HEAD])
+    v_desc = tl.make_tensor_descriptor(v_ptr, [rows, HEAD], [HEAD, 1], [BLOCK_N, HEAD])
+    o_desc = tl.make_tensor_descriptor(o_ptr, [rows, HEAD], [HEAD, 1], [BLOCK_M, HEAD])
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = q_desc.load([row0 + start_m * BLOCK_M, 0])
+    m_i = tl.zeros((BLOCK_M,), tl.f32) - float("inf")
+    l_i = tl.zeros((BLOCK_M,), tl.f32)
+    acc = tl.zeros((BLOCK_M, HEAD), tl.f32)
+    qk_scale = scale * 1.44269504
+    end = (start_m + 1) * BLOCK_M if CAUSAL else seq
+    for start_n in range(0, end, BLOCK_N):
+        k = k_desc.load([row0 + start_n, 0]).T
+        qk = tl.dot(q, k) * qk_scale
+        if CAUSAL:
+            qk = tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.exp2(qk - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = v_desc.load([row0 + start_n, 0])
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.f16), v)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    o_desc.store([row0 + start_m * BLOCK_M, 0], out.to(tl.f16))

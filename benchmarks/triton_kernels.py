@@ -171,3 +171,37 @@ def tt_attention(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, BLOCK_M: ttl.constexpr,
         m_i = m_new
     out = acc / l_i[:, None]
     ttl.store(o_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], out.to(ttl.float16))
+
+
+@triton.jit
+def tt_attention_tma(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr,
+                     HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
+    start_m = ttl.program_id(0)
+    rows = ttl.num_programs(1) * seq
+    row0 = ttl.program_id(1) * seq
+    q_desc = ttl.make_tensor_descriptor(q_ptr, [rows, HEAD], [HEAD, 1], [BLOCK_M, HEAD])
+    k_desc = ttl.make_tensor_descriptor(k_ptr, [rows, HEAD], [HEAD, 1], [BLOCK_N, HEAD])
+    v_desc = ttl.make_tensor_descriptor(v_ptr, [rows, HEAD], [HEAD, 1], [BLOCK_N, HEAD])
+    o_desc = ttl.make_tensor_descriptor(o_ptr, [rows, HEAD], [HEAD, 1], [BLOCK_M, HEAD])
+    offs_m = start_m * BLOCK_M + ttl.arange(0, BLOCK_M)
+    offs_n = ttl.arange(0, BLOCK_N)
+    q = q_desc.load([row0 + start_m * BLOCK_M, 0])
+    m_i = ttl.zeros((BLOCK_M,), ttl.float32) - float("inf")
+    l_i = ttl.zeros((BLOCK_M,), ttl.float32)
+    acc = ttl.zeros((BLOCK_M, HEAD), ttl.float32)
+    qk_scale = scale * 1.44269504
+    end = (start_m + 1) * BLOCK_M if CAUSAL else seq
+    for start_n in range(0, end, BLOCK_N):
+        k = k_desc.load([row0 + start_n, 0]).T
+        qk = ttl.dot(q, k) * qk_scale
+        if CAUSAL:
+            qk = ttl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
+        m_new = ttl.maximum(m_i, ttl.max(qk, 1))
+        p = ttl.exp2(qk - m_new[:, None])
+        alpha = ttl.exp2(m_i - m_new)
+        l_i = l_i * alpha + ttl.sum(p, 1)
+        v = v_desc.load([row0 + start_n, 0])
+        acc = acc * alpha[:, None] + ttl.dot(p.to(ttl.float16), v)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    o_desc.store([row0 + start_m * BLOCK_M, 0], out.to(ttl.float16))

@@ -11,7 +11,7 @@ import pytest
 import tile_lang as tl
 from tile_lang import Pointer, constexpr
 from tile_lang.compiler import build, compile_ir, print_function, static_spec
-from tile_lang.compiler.ir import Function, MemAttr, Node, Op, Region, Type, walk
+from tile_lang.compiler.ir import Function, MemAttr, Node, Op, PermuteAttr, Region, Type, walk
 from tile_lang.compiler.passes.axis_info import analyze
 from tile_lang.compiler.spec import Spec
 from tile_lang.compiler.verifier import VerifyError, verify
@@ -184,3 +184,16 @@ def test_block_pointer_and_descriptor_misuse_is_a_compile_error(kernel: str, wha
     with pytest.raises(KernelError, match=message) as caught:
         build(fn, static_spec(fn, {"WHAT": what}))
     assert caught.value.filename == test_blocks.__file__
+
+
+@tl.kernel
+def transposed_tile(x_ptr: Pointer[tl.f32], y_ptr: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(y_ptr + offs[:, None] * BLOCK + offs[None, :], x.T)
+
+
+def test_dot_T_of_a_block_is_its_transpose() -> None:
+    """``x.T`` is ``tl.trans(x)`` in compiled kernels too (Triton's tutorials write ``.T``)."""
+    fn = build(transposed_tile, static_spec(transposed_tile, {"BLOCK": 16}))
+    assert [n.attr.dims for n in walk(fn.body) if n.op is Op.PERMUTE and isinstance(n.attr, PermuteAttr)] == [(1, 0)]

@@ -478,22 +478,31 @@ def test_hopper_wgmma_matmul_on_the_emulator_matches_float64(warps: int, bm: int
 
 
 @_EMULATED
+@pytest.mark.parametrize("descriptors", [False, True])
 @pytest.mark.parametrize("head, bn, warps, causal", [(64, 64, 4, False), (64, 64, 4, True), (128, 32, 8, False),
                                                      (128, 32, 8, True)])
-def test_hopper_flash_attention_on_the_emulator_matches_float64(head: int, bn: int, warps: int, causal: bool) -> None:
+def test_hopper_flash_attention_on_the_emulator_matches_float64(head: int, bn: int, warps: int, causal: bool,
+                                                                descriptors: bool) -> None:
     """The benchmark's attention for sm_90a, both dots on wgmma: with 4 warps two m64 tiles per
     warpgroup (interleaved fragments); keys K-major from a transposed swizzled copy (two
     panels of K for d=128), ``q`` copied once, ``p`` passed from its registers (K = 32 or 64);
-    the online softmax on the fragments."""
-    from benchmarks.dot_kernels import attention
+    the online softmax on the fragments. Written with tensor descriptors (Triton's tutorial:
+    ``k_desc.load(...).T``), q, k and v land with bulk tensor copies, k's box as B's K-major
+    panels."""
+    from benchmarks.dot_kernels import attention, attention_tma
 
+    kernel = attention_tma if descriptors else attention
     heads, seq, bm = 2, 256, 128
-    spec = _aligned_spec(attention, 256, warps, 3, dtypes.F16, BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
-    fn = compile_ir(attention, replace(spec, arch=90))
+    spec = _aligned_spec(kernel, 256, warps, 3, dtypes.F16, BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
+    fn = compile_ir(kernel, replace(spec, arch=90))
     tiles = bm // (16 * warps)
-    dots = [n for n in walk(fn.body) if n.op is Op.DOT]
+    nodes = walk(fn.body)
+    dots = [n for n in nodes if n.op is Op.DOT]
     assert [d.layout for d in dots] == [Mma(warps, 1, tiles, n // 8, interleaved=tiles > 1) for n in (bn, head)]
     assert isinstance(dots[1].args[0].layout, Mma)  # p stays in its registers
+    bulk = [n.layout for n in nodes if n.op is Op.ASYNC_COPY and box_of(n) is not None]
+    assert bulk == ([Shared(swizzle=True), Shared(swizzle=True, transposed=True), Shared(swizzle=True)]
+                    if descriptors else [])
     rng = np.random.default_rng(7 + head + causal)
     q, k, v = (rng.standard_normal((heads, seq, head)).astype(np.float16) for _ in range(3))
     o = np.full(q.shape, np.nan, np.float16)
@@ -501,12 +510,14 @@ def test_hopper_flash_attention_on_the_emulator_matches_float64(head: int, bn: i
 
     def launch() -> None:
         out = tl.to_device(o, tl.f16)
-        attention[(seq // bm, heads), tl.Options(num_warps=warps, num_stages=3)](
+        kernel[(seq // bm, heads), tl.Options(num_warps=warps, num_stages=3)](
             tl.to_device(q, tl.f16), tl.to_device(k, tl.f16), tl.to_device(v, tl.f16), out, seq, scale,
             BLOCK_M=bm, BLOCK_N=bn, HEAD=head, CAUSAL=causal)
         o[...] = out.numpy()
 
+    _BACKEND.loaded.clear()
     _on_emulator(launch, arch=90)
+    assert ("tl::tma_load_2d(" in _BACKEND.last_source) == descriptors
     s = np.einsum("hqd,hkd->hqk", q.astype(np.float64), k.astype(np.float64)) * scale
     if causal:
         s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)

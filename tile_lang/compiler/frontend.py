@@ -69,6 +69,9 @@ class BoundMethod:
     receiver: Node
     name: str
 
+    def __repr__(self) -> str:  # errors name the method, not the receiver's whole IR
+        return f"<tensor method .{self.name}>"
+
 
 @functools.lru_cache(maxsize=256)
 def parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str, int]:
@@ -270,6 +273,10 @@ class Frontend(ControlFlow):
                 return dtype_value(base.ty.dtype)
             if node.attr == "ndim":
                 return len(base.ty.shape)
+            if node.attr == "T":
+                import tile_lang as tl
+
+                return self.call(tl.trans, (base,), {})
             return BoundMethod(base, node.attr)
         if isinstance(base, (types.ModuleType, type)):
             return self.note(ReadKind.ATTR, location(base), node.attr, getattr(base, node.attr))

@@ -9,8 +9,9 @@ program (``CudaKernel.maps``).
 
 from __future__ import annotations
 
-from tile_lang.compiler.ir import Node, box_of
+from tile_lang.compiler.ir import ConstAttr, Node, Op, Shared, box_of
 
+from tile_lang_cupy.codegen.ctypes_ import literal
 from tile_lang_cupy.codegen.emitter import SCALAR, Emitter
 
 MAP_BYTES = 128
@@ -20,6 +21,14 @@ PROGRAMS = "(1ull * gridDim.x * gridDim.y * gridDim.z)"
 
 def is_bulk(node: Node) -> bool:
     return box_of(node) is not None
+
+
+def box_shape(copy: Node) -> tuple[int, int]:
+    """The copied box's rows and columns: the block's, or its transpose's when the block is
+    stored column by column (``k.T``: the box is ``k``)."""
+    rows, cols = copy.ty.shape
+    assert isinstance(copy.layout, Shared)
+    return (cols, rows) if copy.layout.transposed else (rows, cols)
 
 
 def copy_bytes(copies: list[Node]) -> int:
@@ -32,16 +41,24 @@ def tensor_map(em: Emitter, copy: Node) -> str:
     before the first copy through it."""
     box = box_of(copy)
     assert box is not None
-    rows, _ = copy.ty.shape
+    rows, _ = box_shape(copy)
     item = copy.ty.dtype.itemsize
     slot, name = em.maps, em.fresh("map")
     em.maps += 1
     stage = em.shared(MAP_BYTES, MAP_BYTES)
-    dim1, dim0 = (em.elem(n, SCALAR) for n in box.shape)
+    dim1, dim0 = (_before_loop(em, n) for n in box.shape)
     em.line(f"unsigned char* {name} = tl_maps + ({slot}ull * {PROGRAMS} + {PROGRAM}) * {MAP_BYTES}ull;")
-    em.line(f"if (tid < 32u) tl::tensormap_2d<{item}>(tl_smem + {stage}, {name}, {em.elem(box.base, SCALAR)}, "
-            f"{dim0}, {dim1}, {item}ull * ({em.elem(box.strides[0], SCALAR)}), {128 // item}u, {rows}u, tid);")
+    em.line(f"if (tid < 32u) tl::tensormap_2d<{item}>(tl_smem + {stage}, {name}, {_before_loop(em, box.base)}, "
+            f"{dim0}, {dim1}, {item}ull * ({_before_loop(em, box.strides[0])}), {128 // item}u, {rows}u, tid);")
     return name
+
+
+def _before_loop(em: Emitter, node: Node) -> str:
+    """A map field's value where the map is built: a value from before the loop, or a constant
+    (the load's constants sit in the loop's body)."""
+    if node.op is Op.CONST and isinstance(node.attr, ConstAttr):
+        return literal(node.attr.value, node.ty.dtype)
+    return em.elem(node, SCALAR)
 
 
 def barriers(em: Emitter, count: int) -> str:
@@ -61,7 +78,7 @@ def issue(em: Emitter, copies: dict[Node, tuple[str, str]], bar: str) -> None:
         for copy, (map_, dst) in copies.items():
             box = box_of(copy)
             assert box is not None
-            rows, cols = copy.ty.shape
+            rows, cols = box_shape(copy)
             panel = 128 // copy.ty.dtype.itemsize
             row, col = (em.elem(n, SCALAR) for n in box.offsets)
             for p in range(cols // panel):

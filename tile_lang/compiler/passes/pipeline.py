@@ -17,8 +17,8 @@ import math
 from dataclasses import replace
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, Box, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Mma, Node, Op, Region,
-    Shared, box_of, is_zero, walk,
+    BinaryAttr, BinaryFn, Box, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Mma, Node, Op, PermuteAttr,
+    Region, Shared, box_of, is_zero, walk,
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import operand_pad
@@ -48,6 +48,8 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
     """``convert`` as one ASYNC_COPY, when it moves a dot operand loaded only for it: a bulk
     tensor copy (TMA) of a descriptor's or block pointer's box where :func:`_bulk` allows one."""
     load = convert.args[0]
+    if load.op is Op.PERMUTE and isinstance(load.attr, PermuteAttr) and load.attr.dims == (1, 0):
+        return _bulk_transposed(convert, users, info, arch)
     if load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile:
         return None
     attr = load.attr
@@ -77,6 +79,29 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
         return None
     return Node(Op.ASYNC_COPY, load.type, (load.args[0], *(() if mask is None else (mask,))),
                 MemAttr(attr.has_mask, vector=width), loc=load.loc, layout=layout)
+
+
+def _bulk_transposed(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo], arch: int) -> Node | None:
+    """``convert`` of ``box_load.T`` (Triton's attention: ``k_desc.load(...).T`` as the B operand;
+    the layouts pass may stage the load in shared memory before the view) as one bulk copy: the
+    box's rows land as the K-major panels wgmma reads B from, the layout the pointer path gives
+    ``k.T`` (``Shared(swizzle, transposed)``)."""
+    permute = convert.args[0]
+    load = staged = permute.args[0]
+    if load.op is Op.CONVERT and isinstance(load.layout, Shared) and users.get(load) == [permute]:
+        load = load.args[0]
+    box = box_of(load)
+    dots = users.get(convert, [])
+    if (arch < 90 or box is None or load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile
+            or users.get(load) != [staged] or users.get(permute) != [convert] or not dots
+            or (load.attr.has_other and not is_zero(load.args[2]))
+            or not (isinstance(convert.layout, Shared) and convert.layout.swizzle)
+            or not all(d.op is Op.DOT and isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert
+                       for d in dots)
+            or not _bulk(box, Shared(swizzle=True), load.ty.shape, info)):
+        return None
+    return Node(Op.ASYNC_COPY, convert.type, (box.base, *box.shape, *box.strides, *box.offsets),
+                MemAttr(False, box=load.attr.box), loc=load.loc, layout=Shared(swizzle=True, transposed=True))
 
 
 TMA_BOX = 256  # the most elements a bulk tensor copy's box has along a dim
