@@ -23,7 +23,8 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
 // Build the map of a row-major 2-D tensor (dim0 contiguous elements of ITEMSIZE bytes, dim1
 // rows stride1 bytes apart) read in boxes of box0 x box1 with the 128-byte swizzle, zero-filled
 // outside the tensor, into the 128-byte global slot ``map``, through 128 bytes of shared memory
-// ``stage``. Warp 0 calls it; a barrier before the first copy publishes it to the block.
+// ``stage``. One warp calls it (lane: its lane); then a barrier, and the thread that copies
+// through the map calls tensormap_acquire before its first copy.
 template <unsigned ITEMSIZE>
 __device__ __forceinline__ void tensormap_2d(unsigned char* stage, void* map, const void* base,
                                              unsigned long long dim0, unsigned long long dim1,
@@ -63,6 +64,12 @@ __device__ __forceinline__ void tensormap_2d(unsigned char* stage, void* map, co
           map),
       "r"(s)
       : "memory");
+#endif
+}
+__device__ __forceinline__ void tensormap_acquire(const void* map) {
+#if defined(TL_EMULATOR)
+  (void)map;
+#else
   asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(map) : "memory");
 #endif
 }

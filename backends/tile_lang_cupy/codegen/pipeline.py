@@ -87,6 +87,7 @@ def _async_copy(em: Emitter, node: Node) -> None:
         map_, bar = tma.tensor_map(em, node), tma.barriers(em, 1)
         em.line("tl::fence_proxy_async();")  # earlier ordinary stores to these bytes come before the copy's
         em.line("__syncthreads();")
+        tma.acquire(em, [map_])
         tma.issue(em, {node: (map_, name)}, bar)
         em.line(f"tl::mbar_wait({bar}, 0u);")
         em.line("__syncthreads();")
@@ -161,6 +162,8 @@ def _pipelined_for(em: Emitter, node: Node, stages: int) -> None:
     if bars is not None:
         em.line("tl::fence_proxy_async();")  # ordinary stores to the rings' bytes come before the copies'
     em.line("__syncthreads();")  # the rings may reuse memory earlier code (an earlier loop's epilogue) still reads
+    if bars is not None:
+        tma.acquire(em, [r.map for r in rings.values() if r.map is not None])
     for s in range(stages - 1):
         with _ahead(em, node, lo, s):
             with em.block(f"if ({em.names[iv]} < {hi})"):

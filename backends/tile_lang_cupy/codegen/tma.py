@@ -37,7 +37,8 @@ def copy_bytes(copies: list[Node]) -> int:
 
 
 def tensor_map(em: Emitter, copy: Node) -> str:
-    """Build ``copy``'s tensor map in a fresh slot; returns the slot's name. A barrier must follow
+    """Build ``copy``'s tensor map in a fresh slot, by a warp of its own (the maps of a loop are
+    built side by side); returns the slot's name. A barrier and :func:`acquire` must follow
     before the first copy through it."""
     box = box_of(copy)
     assert box is not None
@@ -48,9 +49,16 @@ def tensor_map(em: Emitter, copy: Node) -> str:
     stage = em.shared(MAP_BYTES, MAP_BYTES)
     dim1, dim0 = (_before_loop(em, n) for n in box.shape)
     em.line(f"unsigned char* {name} = tl_maps + ({slot}ull * {PROGRAMS} + {PROGRAM}) * {MAP_BYTES}ull;")
-    em.line(f"if (tid < 32u) tl::tensormap_2d<{item}>(tl_smem + {stage}, {name}, {_before_loop(em, box.base)}, "
-            f"{dim0}, {dim1}, {item}ull * ({_before_loop(em, box.strides[0])}), {128 // item}u, {rows}u, tid);")
+    warp = slot % em.fn.num_warps
+    em.line(f"if ((tid >> 5) == {warp}u) tl::tensormap_2d<{item}>(tl_smem + {stage}, {name}, "
+            f"{_before_loop(em, box.base)}, {dim0}, {dim1}, {item}ull * ({_before_loop(em, box.strides[0])}), "
+            f"{128 // item}u, {rows}u, tid & 31u);")
     return name
+
+
+def acquire(em: Emitter, maps: list[str]) -> None:
+    """After the barrier that follows the maps' building: the copying thread's view of them."""
+    em.line(f"if (tid == 0u) {{ {' '.join(f'tl::tensormap_acquire({m});' for m in maps)} }}")
 
 
 def _before_loop(em: Emitter, node: Node) -> str:

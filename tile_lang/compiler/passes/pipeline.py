@@ -30,13 +30,17 @@ COPY_BYTES = (4, 8, 16)  # the sizes cp.async copies
 def pipeline(fn: Function) -> Function:
     info = analyze(fn)
     users: dict[Node, list[Node]] = {}
+    loop_of: dict[Node, Node] = {}  # a node directly in a for body -> the loop
     for node in walk(fn.body):
         for arg in node.args:
             users.setdefault(arg, []).append(node)
+        if node.op is Op.FOR:
+            loop_of.update((n, node) for n in node.regions[0].body)
 
     def rule(node: Node, body: list[Node]) -> Node:
         if node.op is Op.CONVERT:
-            return _async_copy(node, users, info, fn.arch) or node
+            loop = loop_of.get(node) if fn.num_stages > 1 and fn.arch >= 90 else None
+            return _async_copy(node, users, info, loop) or node
         if node.op is Op.FOR and isinstance(node.attr, LoopAttr) and fn.num_stages > 1 and _prefetchable(node):
             return replace(node, attr=replace(node.attr, stages=fn.num_stages))
         return node
@@ -44,12 +48,15 @@ def pipeline(fn: Function) -> Function:
     return rewrite(fn, rule)
 
 
-def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo], arch: int) -> Node | None:
-    """``convert`` as one ASYNC_COPY, when it moves a dot operand loaded only for it: a bulk
-    tensor copy (TMA) of a descriptor's or block pointer's box where :func:`_bulk` allows one."""
+def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo],
+                loop: Node | None) -> Node | None:
+    """``convert`` as one ASYNC_COPY, when it moves a dot operand loaded only for it: on sm_90, in
+    the body of a ``loop`` to pipeline, a bulk tensor copy (TMA) of a descriptor's or block
+    pointer's box where :func:`_bulk` allows one and the copy can run ahead (its map built once
+    before the loop: a copy outside such a loop would build its map for one use)."""
     load = convert.args[0]
     if load.op is Op.PERMUTE and isinstance(load.attr, PermuteAttr) and load.attr.dims == (1, 0):
-        return _bulk_transposed(convert, users, info, arch)
+        return _bulk_transposed(convert, users, info, loop)
     if load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile:
         return None
     attr = load.attr
@@ -70,7 +77,7 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
         layout = (Shared(swizzle=True, transposed=True) if layout.swizzle
                   else Shared(operand_pad(load.ty.dtype, load.ty.shape[0], 0), transposed=True))
     box = box_of(load)
-    if box is not None and arch >= 90 and _bulk(box, layout, load.ty.shape, info):
+    if box is not None and loop is not None and _bulk(box, layout, load.ty.shape, info) and _ahead_ok(box, loop):
         return Node(Op.ASYNC_COPY, load.type, (box.base, *box.shape, *box.strides, *box.offsets),
                     MemAttr(False, box=attr.box), loc=load.loc, layout=layout)
     dim = 0 if layout.transposed else 1
@@ -81,7 +88,8 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
                 MemAttr(attr.has_mask, vector=width), loc=load.loc, layout=layout)
 
 
-def _bulk_transposed(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo], arch: int) -> Node | None:
+def _bulk_transposed(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo],
+                     loop: Node | None) -> Node | None:
     """``convert`` of ``box_load.T`` (Triton's attention: ``k_desc.load(...).T`` as the B operand;
     the layouts pass may stage the load in shared memory before the view) as one bulk copy: the
     box's rows land as the K-major panels wgmma reads B from, the layout the pointer path gives
@@ -92,13 +100,13 @@ def _bulk_transposed(convert: Node, users: dict[Node, list[Node]], info: dict[No
         load = load.args[0]
     box = box_of(load)
     dots = users.get(convert, [])
-    if (arch < 90 or box is None or load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile
+    if (loop is None or box is None or load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile
             or users.get(load) != [staged] or users.get(permute) != [convert] or not dots
             or (load.attr.has_other and not is_zero(load.args[2]))
             or not (isinstance(convert.layout, Shared) and convert.layout.swizzle)
             or not all(d.op is Op.DOT and isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert
                        for d in dots)
-            or not _bulk(box, Shared(swizzle=True), load.ty.shape, info)):
+            or not _bulk(box, Shared(swizzle=True), load.ty.shape, info) or not _ahead_ok(box, loop)):
         return None
     return Node(Op.ASYNC_COPY, convert.type, (box.base, *box.shape, *box.strides, *box.offsets),
                 MemAttr(False, box=load.attr.box), loc=load.loc, layout=Shared(swizzle=True, transposed=True))
@@ -186,17 +194,24 @@ def _cone_ok(root: Node, inside: set[Node], variant: set[Node], allowed: frozens
 
 def _prefetchable(loop: Node) -> bool:
     """A loop with copies directly in its body that can all be issued stages ahead."""
-    lower, upper, step = loop.args[:3]
+    copies = [n for n in loop.regions[0].body if n.op is Op.ASYNC_COPY]
+    return bool(copies) and all(_ahead_ok(box_of(c) or c.args, loop) for c in copies)
+
+
+def _ahead_ok(copy: Box | tuple[Node, ...], loop: Node) -> bool:
+    """Whether a copy of ``loop``'s body (its box, or its operands) can be issued iterations ahead:
+    the loop steps by a positive constant, what the copy reads is pure arithmetic on the induction
+    variable, carried scalars advanced by a loop-invariant step and values from before the loop,
+    and a box's tensor map (base, shape, strides) is known before the loop, where it is built."""
+    step = loop.args[2]
     if step.op is not Op.CONST or not isinstance(step.attr, ConstAttr) or not int(step.attr.value) > 0:
         return False
     body = loop.regions[0]
-    copies = [n for n in body.body if n.op is Op.ASYNC_COPY]
-    if not copies:
-        return False
     steps = carried_steps(body)
     allowed = frozenset((body.params[0], *steps))
     inside, variant = set(body.body), set(body.params)
-    maps = [x for copy in copies if (box := box_of(copy)) is not None for x in (box.base, *box.shape, *box.strides)]
-    if any((x in inside and x.op is not Op.CONST) or x in variant for x in maps):
-        return False  # a bulk copy's tensor map is built before the loop
-    return all(_cone_ok(arg, inside, variant, allowed) for copy in copies for arg in copy.args)
+    if isinstance(copy, Box):
+        if any((x in inside and x.op is not Op.CONST) or x in variant for x in (copy.base, *copy.shape, *copy.strides)):
+            return False
+        copy = copy.offsets
+    return all(_cone_ok(arg, inside, variant, allowed) for arg in copy)
