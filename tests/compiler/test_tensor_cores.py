@@ -16,6 +16,7 @@ import pytest
 import tile_lang as tl
 from tile_lang import Pointer, constexpr, dtypes, registry
 from tile_lang.dtypes import DType
+from tile_lang.errors import OutOfResources
 from tile_lang.compiler import build, compile_ir, static_spec
 from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, MmaRows, Node, Op, Shared, box_of, walk
 from tile_lang.compiler.spec import Spec, int_spec, pointer_spec
@@ -945,3 +946,19 @@ def test_a_bulk_copy_in_a_loop_that_is_not_pipelined_copies_in_place() -> None:
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     want = sum(a64[:, j * bk:(j + 1) * bk] @ b64[i * bk:(i + 1) * bk] for j, i in enumerate(idx))
     np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-3)
+
+
+@_EMULATED
+def test_the_emulator_refuses_blocks_the_device_could_not_hold() -> None:
+    """A block needing more shared memory than an H200 gives one (4 stages of 256x64 and 64x256
+    f16 tiles: 256 KB) is the same OutOfResources on the emulator as on the GPU, not a run with
+    wgmma descriptors whose address fields wrapped (a fuzzed kernel found this)."""
+    a = np.zeros((256, 256), np.float16)
+
+    def launch() -> None:
+        mm_descriptors[(1, 1), tl.Options(num_warps=8, num_stages=4)](
+            tl.to_device(a, tl.f16), tl.to_device(a, tl.f16), tl.to_device(np.zeros((256, 256), np.float32), tl.f32),
+            256, 256, 256, BM=256, BN=256, BK=64, BLOCK_PTR=False)
+
+    with pytest.raises(OutOfResources, match="mm_descriptors"):
+        _on_emulator(launch, arch=90)

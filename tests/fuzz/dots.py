@@ -1,5 +1,6 @@
 """Kernels around ``tl.dot``: two operand blocks loaded (row- or column-major, through
-``tl.trans``, masked on rows, columns or a ragged K), sometimes computed first, multiplied once
+``tl.trans``, masked on rows, columns or a ragged K; or through a tensor descriptor or a block
+pointer, whose bounds do the masking: bulk tensor copies on sm_90), sometimes computed first, multiplied once
 or accumulated over a ``for`` loop on K (which the compiler pipelines with cp.async), sometimes
 chained into a second dot, then a random epilogue from :mod:`tests.fuzz.exprs` on the result
 (the ``R`` x ``C`` block of :class:`Generator`: elementwise math, casts, row and column
@@ -75,10 +76,21 @@ class DotGenerator(Generator):
             ks = (16, 32, 64, 64)
         self.k = rng.choice([k for k in ks if k >= min_k(self.dtype)])
         cols = rng.choice((8, 16, 32, 64, 64, 4))
+        # a quarter of the sm_90 kernels in the shapes of bulk tensor copies into wgmma's panels,
+        # their operands mostly through descriptors and block pointers
+        self.boxes = self.arch == 90 and self.dtype != dtypes.F32 and not self.dtype.is_int and rng.random() < 0.25
+        if self.boxes:
+            panel = 128 // self.dtype.itemsize
+            rows, cols = 16 * self.warps * rng.choice((1, 1, 2)), rng.choice((64, 64, 128))
+            self.k = rng.choice((panel, panel, 2 * panel))
         return True, rng.choice((1, 2)), rows, cols
 
     def _options(self) -> tuple[int, int, int]:
-        return self.warps, self.rng.choice((1, 2, 3, 3, 4)), self.arch
+        return self.warps, self.rng.choice((2, 3, 4) if self.boxes else (1, 2, 3, 3, 4)), self.arch
+
+    def _layout_of(self, plain: tuple[str, ...], boxes: tuple[str, ...]) -> str:
+        """An operand's layout; box kernels read through descriptors and block pointers mostly."""
+        return self.rng.choice(boxes * 3 + plain if self.boxes else plain + boxes)
 
     def generate(self) -> Case:
         rng = self.rng
@@ -108,7 +120,7 @@ class DotGenerator(Generator):
     def _dot(self) -> Expr:
         """``tl.dot`` once, or accumulated over a loop on K; its result as a pool value."""
         rng = self.rng
-        loop = rng.random() < 0.55
+        loop = rng.random() < (0.9 if self.boxes else 0.55)
         iters = rng.randint(1, 3) if loop else 1
         kt = self.k * iters
         kx = "(k0 + ks)" if loop else "ks"
@@ -204,10 +216,14 @@ class DotGenerator(Generator):
         """``[R, K]`` rows ``rows`` of A, stored ``[grid * R, kt]`` or column-major ``[kt, grid * R]``."""
         rng = self.rng
         buf = self._buffer(self.dtype, self.grid * self.rows * kt)
-        layout = rng.choice(("row", "row", "column", "trans"))
-        stride = self._stride("sa", kt if layout == "row" else self.grid * self.rows)
+        layout = self._layout_of(("row", "row", "column", "trans"), ("desc", "block"))
+        stride = self._stride("sa", kt if layout in ("row", "desc", "block") else self.grid * self.rows)
         row_mask = rng.random() < 0.3
-        if layout == "trans":  # a [K, R] block, transposed
+        if layout in ("desc", "block"):  # the tensor's bounds mask it
+            dims = ("n" if row_mask else str(self.grid * self.rows), "kn" if ragged else str(kt))
+            text = self._box_text(layout, buf, dims, stride, ("pid * R", "0" if kx == "ks" else "k0"),
+                                  ("R", "K"))
+        elif layout == "trans":  # a [K, R] block, transposed
             masks = ["rows[None, :] < n"] * row_mask + [f"{kx}[:, None] < kn"] * ragged
             text = f"tl.trans({self._load_text(buf, f'{kx}[:, None] * {stride} + rows[None, :]', masks)})"
         else:
@@ -221,10 +237,17 @@ class DotGenerator(Generator):
         """``[K, C]`` of B, stored ``[kt, C]`` or K-major ``[C, kt]``."""
         rng = self.rng
         buf = self._buffer(self.dtype, kt * self.cols)
-        layout = rng.choice(("row", "row", "k-major", "trans"))
-        stride = self._stride("sb", self.cols if layout == "row" else kt)
+        layout = self._layout_of(("row", "row", "k-major", "trans"), ("desc", "block", "desc.T"))
+        stride = self._stride("sb", self.cols if layout in ("row", "desc", "block") else kt)
         col_mask = rng.random() < 0.3
-        if layout == "trans":  # a [C, K] block, transposed
+        k0 = "0" if kx == "ks" else "k0"
+        cols = "m" if col_mask else "C"
+        k_dim = "kn" if ragged else str(kt)
+        if layout in ("desc", "block"):  # the tensor's bounds mask it
+            text = self._box_text(layout, buf, (k_dim, cols), stride, (k0, "0"), ("K", "C"))
+        elif layout == "desc.T":  # a [C, K] box, transposed: Triton's ``k_desc.load(...).T``
+            text = f"{self._box_text('desc', buf, (cols, k_dim), stride, ('0', k0), ('C', 'K'))}.T"
+        elif layout == "trans":  # a [C, K] block, transposed
             masks = ["cols[:, None] < m"] * col_mask + [f"{kx}[None, :] < kn"] * ragged
             text = f"tl.trans({self._load_text(buf, f'cols[:, None] * {stride} + {kx}[None, :]', masks)})"
         else:
@@ -233,6 +256,16 @@ class DotGenerator(Generator):
             masks = ["cols[None, :] < m"] * col_mask + [f"{kx}[:, None] < kn"] * ragged
             text = self._load_text(buf, offsets, masks)
         return Operand(text, 2.0, -2 if self.grid_data else None)
+
+    def _box_text(self, how: str, buf: Buffer, dims: tuple[str, str], stride: str, at: tuple[str, str],
+                  block: tuple[str, str]) -> str:
+        """A 2-D box of ``buf`` (shape ``dims``, row stride ``stride``) at ``at``: a descriptor's
+        load or a block pointer's load checked on both dims, zeros outside."""
+        if how == "desc":
+            return (f"tl.make_tensor_descriptor({buf.name}, [{dims[0]}, {dims[1]}], [{stride}, 1], "
+                    f"[{block[0]}, {block[1]}]).load([{at[0]}, {at[1]}])")
+        return (f"tl.load(tl.make_block_ptr({buf.name}, ({dims[0]}, {dims[1]}), ({stride}, 1), ({at[0]}, {at[1]}), "
+                f"({block[0]}, {block[1]}), (1, 0)), boundary_check=(0, 1), padding_option=\"zero\")")
 
     def _load_text(self, buf: Buffer, offsets: str, masks: list[str]) -> str:
         if not masks:

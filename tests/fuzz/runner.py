@@ -24,7 +24,7 @@ import numpy as np
 import tile_lang as tl
 from tile_lang import dtypes, registry
 from tile_lang.dtypes import DType
-from tile_lang.errors import KernelError
+from tile_lang.errors import KernelError, OutOfResources
 
 from tests.compiler.emulator import NAME, EmuBackend
 from tests.fuzz.case import Case, Data, Init
@@ -41,7 +41,8 @@ class Verdict(enum.Enum):
     BOTH_REJECTED = "both rejected"      # a KernelError on both backends
     MISMATCH = "mismatch"                # different outputs
     REJECT_MISMATCH = "reject mismatch"  # a KernelError on one backend only
-    CHECKED = "checked"                  # the reference stopped a signed overflow the GPU wraps silently
+    CHECKED = "checked"                  # the reference stopped a signed overflow the GPU wraps silently,
+    #                                      or the launch needs more shared memory than the device has
     CRASH = "crash"                      # an exception that is not a KernelError
 
     @property
@@ -144,6 +145,8 @@ def run_case(case: Case, device: str = NAME) -> Outcome:
 
 def judge(case: Case, ref: list[np.ndarray[Any, Any]] | BaseException,
           got: list[np.ndarray[Any, Any]] | BaseException, device: str = NAME) -> tuple[Verdict, str]:
+    if isinstance(got, OutOfResources) and not isinstance(ref, BaseException):
+        return Verdict.CHECKED, str(got)  # the device's limits: the reference has none
     for side, result in (("numpy", ref), (device, got)):
         if isinstance(result, BaseException) and not isinstance(result, KernelError):
             text = "".join(traceback.format_exception(result))

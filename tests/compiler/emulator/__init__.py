@@ -96,6 +96,9 @@ def build(source: str, name: str, params: list[str]) -> Path:
     return lib
 
 
+SHARED_LIMIT = {80: 166912, 90: 232448}  # bytes of shared memory a block may opt into: A100, H100/H200
+
+
 _SCALARS: dict[DType, Any] = {dtypes.I32: ctypes.c_int32, dtypes.I64: ctypes.c_int64, dtypes.U64: ctypes.c_uint64,
                               dtypes.F32: ctypes.c_float, dtypes.BOOL: ctypes.c_bool}
 
@@ -108,7 +111,7 @@ class EmuBackend:
 
     def __init__(self, arch: int = 80) -> None:
         self.arch = arch  # the target the code is generated for (90: Hopper's wgmma, emulated)
-        self.loaded: dict[Any, tuple[Any, int, int]] = {}
+        self.loaded: dict[Any, tuple[Any, int, int, int]] = {}
         self.last_source = ""  # the CUDA of the kernel compiled last (tests check what ran)
 
     def unavailable_reason(self) -> str | None:
@@ -133,7 +136,13 @@ class EmuBackend:
         return None
 
     def launch(self, launch: Launch) -> None:
-        function, threads, map_bytes = self._function(launch)
+        """As the GPU would: a block needing more shared memory than the target's devices give one
+        is the cupy backend's OutOfResources (the CPU has room for it, and the wgmma descriptors'
+        14-bit address fields would wrap past 256 KB)."""
+        from tile_lang_cupy.launch import check_shared_memory
+
+        function, threads, map_bytes, smem = self._function(launch)
+        check_shared_memory(launch, smem, SHARED_LIMIT[self.arch])
         keep = [self._arg(a) for a in launch.args]
         if map_bytes:  # the tensor maps' global memory, per program
             scratch = np.zeros(map_bytes * int(np.prod(launch.grid)) + 128, np.uint8)
@@ -147,7 +156,7 @@ class EmuBackend:
         spec = _spec(value)
         return _SCALARS[spec.dtype](value)
 
-    def _function(self, launch: Launch) -> tuple[Any, int, int]:
+    def _function(self, launch: Launch) -> tuple[Any, int, int, int]:
         from tile_lang.compiler import compile_ir
         from tile_lang_cupy.codegen import generate
         from tile_lang_cupy.codegen.ctypes_ import ctype
@@ -165,7 +174,7 @@ class EmuBackend:
             entry = lib.tl_emu_launch
             entry.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
             entry.restype = None
-            found = self.loaded[key] = (entry, cuda.threads, cuda.map_bytes)
+            found = self.loaded[key] = (entry, cuda.threads, cuda.map_bytes, cuda.smem_bytes)
         return found
 
 
