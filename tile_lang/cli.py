@@ -66,6 +66,9 @@ def _specialization_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", action="append", type=_pointee, default=[], metavar="POINTER=DTYPE",
                         help="the pointee of a generic pointer parameter, e.g. x_ptr=f16 (default f32)")
     parser.add_argument("--arch", default="80", help="target: 80 (mma.sync) or 90a (Hopper's wgmma); default 80")
+    parser.add_argument("--divisible", action="append", default=[], metavar="INT_PARAM",
+                        help="an int parameter taken as a multiple of 16, as a launch with such a value specialises "
+                             "it (a descriptor's row stride: TMA on 90a)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,9 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         kernel = _kernel(args.target)
         constexprs = {**dict(args.constexpr), **dict(args.dtype)}
         if args.cuda:
-            print(kernel.cuda_source(args.num_warps, args.arch, args.num_stages, **constexprs))
+            print(kernel.cuda_source(args.num_warps, args.arch, args.num_stages, args.divisible, **constexprs))
         else:
-            print(kernel.inspect(args.num_warps, not args.ir_raw, args.arch, args.num_stages, **constexprs))
+            print(kernel.inspect(args.num_warps, not args.ir_raw, args.arch, args.num_stages, args.divisible,
+                                 **constexprs))
     except (_Usage, LaunchError) as exc:  # the command line is wrong: which kernel, which constexprs
         print(f"tile-lang: error: {exc}", file=sys.stderr)
         return 2

@@ -11,7 +11,7 @@ import numbers
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Generic, ParamSpec, TypeAlias, overload
 
@@ -164,25 +164,38 @@ class Kernel(Generic[P]):
         return f"<tl.kernel {self.name} at {self.filename}:{self.lineno}>"
 
     def inspect(self, num_warps: int = 4, optimized: bool = True, arch: str = "80", num_stages: int = 3,
-                **constexprs: Any) -> str:
+                divisible: Sequence[str] = (), **constexprs: Any) -> str:
         """The compiler's IR for these constexprs (after the pass pipeline unless ``optimized=False``),
-        for target ``arch`` ("80": mma.sync, "90a": Hopper's wgmma)."""
+        for target ``arch`` ("80": mma.sync, "90a": Hopper's wgmma); the int parameters named in
+        ``divisible`` taken as multiples of 16, as a launch with such values specialises them."""
         from tile_lang.compiler.inspect import ir_text
 
         options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
         pointees, named = self.split_pointees(constexprs)
         return ir_text(self, self.check_constexprs(named), options.num_warps, optimized, options.num_stages,
-                       _capability(self, arch), pointees)
+                       _capability(self, arch), pointees, self._int_params(divisible))
 
-    def cuda_source(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, **constexprs: Any) -> str:
+    def cuda_source(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, divisible: Sequence[str] = (),
+                    **constexprs: Any) -> str:
         """The CUDA C++ the ``cupy`` backend generates for these constexprs and target ``arch``
-        ("80", "90a"...), without a GPU: CI and reviewers see which instructions a kernel uses."""
+        ("80", "90a"...), without a GPU: CI and reviewers see which instructions a kernel uses
+        (``divisible`` as for :meth:`inspect`: a descriptor's row strides must be known multiples of
+        16 bytes for its loads to become bulk tensor copies)."""
         from tile_lang.compiler.inspect import cuda_text
 
         options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
         pointees, named = self.split_pointees(constexprs)
         return cuda_text(self, self.check_constexprs(named), options.num_warps, options.num_stages,
-                         _capability(self, arch), pointees)
+                         _capability(self, arch), pointees, self._int_params(divisible))
+
+    def _int_params(self, names: Sequence[str]) -> frozenset[str]:
+        """``names``, each an int parameter of the kernel (else a LaunchError naming it)."""
+        ints = {p.name for p in self.runtime_params if p.annotation is int}
+        for name in names:
+            if name not in ints:
+                raise LaunchError(f"kernel {self.name}: divisible names {name!r}, which is not an int parameter "
+                                  f"(its int parameters: {', '.join(sorted(ints)) or 'none'})")
+        return frozenset(names)
 
     def split_pointees(self, given: Mapping[str, Any]) -> tuple[dict[str, DType], dict[str, Any]]:
         """The pointee dtypes given for generic pointer parameters by name (``x_ptr=tl.f16`` in

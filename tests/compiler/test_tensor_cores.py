@@ -962,3 +962,23 @@ def test_the_emulator_refuses_blocks_the_device_could_not_hold() -> None:
 
     with pytest.raises(OutOfResources, match="mm_descriptors"):
         _on_emulator(launch, arch=90)
+
+
+def test_cuda_source_shows_bulk_copies_for_ints_named_divisible() -> None:
+    """Without a launch an int's divisibility is unknown, so a descriptor's row stride may not be a
+    multiple of 16 bytes and its loads stay on cp.async; naming the ints ``divisible`` (as a
+    launch with such values specialises them) shows the TMA code, in Python and on the command
+    line."""
+    from benchmarks.dot_kernels import matmul_tma
+    from tile_lang import cli
+
+    tiles: dict[str, Any] = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, a_ptr=tl.f16, b_ptr=tl.f16,
+                                 c_ptr=tl.f16)
+    assert "tl::tma_load_2d(" not in matmul_tma.cuda_source(8, "90a", **tiles)
+    assert "tl::tma_load_2d(" in matmul_tma.cuda_source(8, "90a", divisible=("K", "N"), **tiles)
+    with pytest.raises(tl.LaunchError, match="divisible names 'X', which is not an int parameter"):
+        matmul_tma.cuda_source(8, "90a", divisible=("X",), **tiles)
+    args = ["inspect", "benchmarks.dot_kernels:matmul_tma", "--num-warps", "8", "--arch", "90a", "--cuda",
+            "--divisible", "K", "--divisible", "N", "--dtype", "a_ptr=f16", "--dtype", "b_ptr=f16", "--dtype",
+            "c_ptr=f16", *(f"--constexpr={k}={v}" for k, v in tiles.items() if k.isupper())]
+    assert cli.main(args) == 0

@@ -7,7 +7,7 @@ fact into axis analysis (so masks and addresses prove 128-bit vector access).
 from __future__ import annotations
 
 import typing
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,17 +67,18 @@ def scalar_spec(annotation: Any, value: Any) -> ArgSpec:
 
 def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
                 pointee: DType = dtypes.F32, num_stages: int = 3, arch: int = 80,
-                pointees: Mapping[str, DType] | None = None) -> Spec:
+                pointees: Mapping[str, DType] | None = None, divisible: Collection[str] = ()) -> Spec:
     """A specialisation without a launch (for ``inspect`` and compile checks): pointers aligned,
-    ints as unconstrained i32, a generic pointer's pointee as given in ``pointees`` (by parameter
-    name), else ``pointee``."""
+    ints as unconstrained i32 (those named in ``divisible`` as multiples of 16, as a launch with
+    such values specialises them), a generic pointer's pointee as given in ``pointees`` (by
+    parameter name), else ``pointee``."""
     args = []
     for param in kernel.runtime_params:
         if param.kind is ParamKind.POINTER:
             element = _concrete(param.annotation) or (pointees or {}).get(param.name) or pointee
             args.append(ArgSpec(element.pointer_to(), True))
         elif param.annotation is int:
-            args.append(ArgSpec(dtypes.I32))
+            args.append(ArgSpec(dtypes.I32, param.name in divisible))
         else:
             args.append(scalar_spec(param.annotation, 0))
     return Spec(tuple(args), tuple(sorted(constexprs.items())), num_warps, num_stages, arch)
