@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 import tile_lang as tl
-from tile_lang import R1, R2, Float, Pointer, Tensor, Width, constexpr
+from tile_lang import Float, Pointer, Width, constexpr
 
 W = TypeVar("W", bound=Width)
 WC = TypeVar("WC", bound=Width)
@@ -109,17 +109,6 @@ def matmul_bias_relu(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], bias_ptr: P
              mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
-@tl.func
-def softmax_step(qk: Tensor[tl.f32, R2], v: Tensor[tl.f16, R2], acc: Tensor[tl.f32, R2], m_i: Tensor[tl.f32, R1],
-                 l_i: Tensor[tl.f32, R1]) -> tuple[Tensor[tl.f32, R2], Tensor[tl.f32, R1], Tensor[tl.f32, R1]]:
-    """One key block of the online softmax (the body of Triton's ``_attn_fwd_inner``): the
-    accumulator, row maxima and row sums after the scores ``qk`` (log2 scale) of values ``v``."""
-    m_new = tl.maximum(m_i, tl.max(qk, 1))
-    p = tl.exp2(qk - m_new[:, None])
-    alpha = tl.exp2(m_i - m_new)
-    return acc * alpha[:, None] + tl.dot(p.to(tl.f16), v), m_new, l_i * alpha + tl.sum(p, 1)
-
-
 @tl.kernel
 def attention(q_ptr: Pointer[tl.f16], k_ptr: Pointer[tl.f16], v_ptr: Pointer[tl.f16], o_ptr: Pointer[tl.f16],
               seq: int, scale: float, BLOCK_M: constexpr, BLOCK_N: constexpr, HEAD: constexpr,
@@ -142,8 +131,13 @@ def attention(q_ptr: Pointer[tl.f16], k_ptr: Pointer[tl.f16], v_ptr: Pointer[tl.
         qk = tl.dot(q, kt) * qk_scale
         if CAUSAL:
             qk = tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.exp2(qk - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
         v = tl.load(v_ptr + base + (start_n + offs_n)[:, None] * HEAD + offs_d[None, :])
-        acc, m_i, l_i = softmax_step(qk, v, acc, m_i, l_i)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.f16), v)
+        m_i = m_new
     out = acc / l_i[:, None]
     tl.store(o_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], out.to(tl.f16))
 
@@ -175,6 +169,12 @@ def attention_tma(q_ptr: Pointer[tl.f16], k_ptr: Pointer[tl.f16], v_ptr: Pointer
         qk = tl.dot(q, k) * qk_scale
         if CAUSAL:
             qk = tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
-        acc, m_i, l_i = softmax_step(qk, v_desc.load([row0 + start_n, 0]), acc, m_i, l_i)
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.exp2(qk - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = v_desc.load([row0 + start_n, 0])
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.f16), v)
+        m_i = m_new
     out = acc / l_i[:, None]
     o_desc.store([row0 + start_m * BLOCK_M, 0], out.to(tl.f16))

@@ -144,14 +144,6 @@ def tt_matmul_bias_relu(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, strid
 
 
 @triton.jit
-def tt_softmax_step(qk, v, acc, m_i, l_i):
-    m_new = ttl.maximum(m_i, ttl.max(qk, 1))
-    p = ttl.exp2(qk - m_new[:, None])
-    alpha = ttl.exp2(m_i - m_new)
-    return acc * alpha[:, None] + ttl.dot(p.to(ttl.float16), v), m_new, l_i * alpha + ttl.sum(p, 1)
-
-
-@triton.jit
 def tt_attention(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr,
                  HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
     start_m = ttl.program_id(0)
@@ -170,8 +162,13 @@ def tt_attention(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, BLOCK_M: ttl.constexpr,
         qk = ttl.dot(q, kt) * qk_scale
         if CAUSAL:
             qk = ttl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
+        m_new = ttl.maximum(m_i, ttl.max(qk, 1))
+        p = ttl.exp2(qk - m_new[:, None])
+        alpha = ttl.exp2(m_i - m_new)
+        l_i = l_i * alpha + ttl.sum(p, 1)
         v = ttl.load(v_ptr + base + (start_n + offs_n)[:, None] * HEAD + offs_d[None, :])
-        acc, m_i, l_i = tt_softmax_step(qk, v, acc, m_i, l_i)
+        acc = acc * alpha[:, None] + ttl.dot(p.to(ttl.float16), v)
+        m_i = m_new
     out = acc / l_i[:, None]
     ttl.store(o_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], out.to(ttl.float16))
 
@@ -199,6 +196,12 @@ def tt_attention_tma(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, BLOCK_M: ttl.conste
         qk = ttl.dot(q, k) * qk_scale
         if CAUSAL:
             qk = ttl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
-        acc, m_i, l_i = tt_softmax_step(qk, v_desc.load([row0 + start_n, 0]), acc, m_i, l_i)
+        m_new = ttl.maximum(m_i, ttl.max(qk, 1))
+        p = ttl.exp2(qk - m_new[:, None])
+        alpha = ttl.exp2(m_i - m_new)
+        l_i = l_i * alpha + ttl.sum(p, 1)
+        v = v_desc.load([row0 + start_n, 0])
+        acc = acc * alpha[:, None] + ttl.dot(p.to(ttl.float16), v)
+        m_i = m_new
     out = acc / l_i[:, None]
     o_desc.store([row0 + start_m * BLOCK_M, 0], out.to(ttl.float16))
