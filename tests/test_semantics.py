@@ -253,7 +253,7 @@ def reshaped_by_block(x: Pointer[i32], BLOCK: constexpr) -> None:
 @tl.kernel
 def summed_along_block(x: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, 8)
-    tl.store(x + offs, tl.sum(tl.load(x + offs), axis=BLOCK))  # type: ignore[call-overload]
+    tl.store(x + offs, tl.sum(tl.load(x + offs), axis=BLOCK))
 
 
 @tl.kernel

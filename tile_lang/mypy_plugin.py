@@ -9,6 +9,10 @@
 - String constexprs, ``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``: inside a
   kernel or ``@tl.func`` a bare ``constexpr`` is a ``ConstexprValue`` (an int that compares with a
   str), and the decorated kernel takes ``int | str`` for it.
+- A reduction's axis given as such a constexpr, ``tl.sum(x, axis=AXIS)``: the overloads type the
+  result's rank from a literal axis (and reject one the input does not have); a constexpr's value
+  is unknown to mypy, so each overload taking a literal axis takes it too, and the input's rank
+  picks the result's.
 
 Enable it with ``plugins = ["tile_lang.mypy_plugin"]`` in ``[tool.mypy]`` (docs/typing.md).
 """
@@ -20,17 +24,20 @@ from collections.abc import Callable
 from mypy.nodes import (
     ARG_NAMED_OPT, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, SymbolNode,
 )
-from mypy.plugin import AnalyzeTypeContext, FunctionContext, MethodSigContext, Plugin
-from mypy.types import CallableType, FunctionLike, Instance, Parameters, Type, UnionType, get_proper_type
+from mypy.plugin import AnalyzeTypeContext, FunctionContext, FunctionSigContext, MethodSigContext, Plugin
+from mypy.types import (
+    CallableType, FunctionLike, Instance, LiteralType, Parameters, Type, UnionType, get_proper_type,
+)
 
 LAUNCH = "tile_lang.kernel.Launcher.__call__"
 CONSTEXPR = "tile_lang.signature.constexpr"
 CONSTEXPR_VALUE = "tile_lang.signature.ConstexprValue"
 DECORATORS = frozenset({"tile_lang.kernel.kernel", "tile_lang.func.func"})
+AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functions typed by a literal ``axis``
 
 
 class TileLangPlugin(Plugin):
-    """The three hooks: launch signatures, bare constexpr annotations, and the kernel decorators."""
+    """The hooks: launch signatures, bare constexpr annotations and axes, and the kernel decorators."""
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         return with_launch_options if fullname == LAUNCH else None
@@ -40,6 +47,9 @@ class TileLangPlugin(Plugin):
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         return with_constexprs_widened if fullname in DECORATORS else None
+
+    def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        return with_constexpr_axis if fullname.startswith(AXIS_MODULES) else None
 
 
 def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
@@ -65,6 +75,34 @@ def with_constexprs_widened(ctx: FunctionContext) -> Type:
     return decorated.copy_modified(args=[
         arg.copy_modified(arg_types=[widen(t) for t in arg.arg_types]) if isinstance(arg, Parameters) else arg
         for arg in decorated.args])
+
+
+def _is_constexpr(typ: Type) -> bool:
+    """Whether ``typ`` is a bare constexpr's type in a kernel (``int | ConstexprValue``)."""
+    proper = get_proper_type(typ)
+    items = proper.items if isinstance(proper, UnionType) else [proper]
+    return any(isinstance(item, Instance) and item.type.fullname == CONSTEXPR_VALUE for item in map(get_proper_type, items))
+
+
+def with_constexpr_axis(ctx: FunctionSigContext) -> FunctionLike:
+    """One overload with its literal ``axis`` widened to the call's constexpr axis (see the module
+    docstring); any other call keeps the overload as declared."""
+    signature = ctx.default_signature
+    if "axis" not in signature.arg_names:
+        return signature
+    index = signature.arg_names.index("axis")
+    given = ctx.args[index]
+    if len(given) != 1:
+        return signature
+    actual = ctx.api.get_expression_type(given[0])
+    declared = get_proper_type(signature.arg_types[index])
+    literal = any(isinstance(get_proper_type(t), LiteralType)
+                  for t in (declared.items if isinstance(declared, UnionType) else [declared]))
+    if not literal or not _is_constexpr(actual):
+        return signature
+    types = list(signature.arg_types)
+    types[index] = UnionType([declared, actual])
+    return signature.copy_modified(arg_types=types)
 
 
 def with_launch_options(ctx: MethodSigContext) -> FunctionLike:

@@ -428,3 +428,14 @@ def transpose_tile(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: constexpr)
     r = tl.arange(0, BLOCK)
     tile = tl.load(x_ptr + r[:, None] * BLOCK + r[None, :])
     tl.store(out_ptr + r[:, None] * BLOCK + r[None, :], tile.T)
+
+
+@tl.kernel
+def reduce_along_constexpr_axis(x_ptr: Pointer[f32], out_ptr: Pointer[f32], idx_ptr: Pointer[i32], AXIS: constexpr,
+                                BLOCK: constexpr) -> None:
+    """An axis given as a constexpr (its value unknown to mypy): the result has one dim less."""
+    r = tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.store(out_ptr + r, tl.sum(tile, axis=AXIS) + tl.max(tile, AXIS) + tl.min(tile, axis=AXIS))
+    tl.store(idx_ptr + r, tl.argmax(tile, AXIS))
+    tl.store(out_ptr + r[:, None] * BLOCK + r[None, :], tl.sum(tile, AXIS, keep_dims=True) + tile)
