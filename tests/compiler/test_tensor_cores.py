@@ -982,3 +982,45 @@ def test_cuda_source_shows_bulk_copies_for_ints_named_divisible() -> None:
             "--divisible", "K", "--divisible", "N", "--dtype", "a_ptr=f16", "--dtype", "b_ptr=f16", "--dtype",
             "c_ptr=f16", *(f"--constexpr={k}={v}" for k, v in tiles.items() if k.isupper())]
     assert cli.main(args) == 0
+
+
+@tl.kernel
+def dots_in_and_out_of_a_branch(q_ptr: Pointer[tl.f16], w_ptr: Pointer[tl.f16], k_ptr: Pointer[tl.f16],
+                                c_ptr: Pointer[tl.f32], K: int, BM: constexpr, BN: constexpr, BD: constexpr) -> None:
+    """sum over blocks kt of q @ kt, plus q @ w every other block: the loop's first wgmma sits in
+    a branch, so the copies of later iterations go under the second one, which runs every
+    iteration (under the first they would be skipped every other iteration)."""
+    om = tl.arange(0, BM)
+    on = tl.arange(0, BN)
+    od = tl.arange(0, BD)
+    q = tl.load(q_ptr + om[:, None] * BD + od[None, :])
+    w = tl.load(w_ptr + od[:, None] * BN + on[None, :])
+    acc = tl.zeros((BM, BN), tl.f32)
+    for k in range(0, K, BN):
+        kt = tl.load(k_ptr + od[:, None] * K + (k + on)[None, :])
+        if k % (2 * BN) == 0:
+            acc += tl.dot(q, w)
+        acc += tl.dot(q, kt)
+    tl.store(c_ptr + om[:, None] * BN + on[None, :], acc)
+
+
+@_EMULATED
+def test_copies_are_issued_under_a_wgmma_that_runs_every_iteration() -> None:
+    rng = np.random.default_rng(9)
+    bm, bn, bd, k = 64, 64, 64, 320
+    q, w = rng.standard_normal((bm, bd)).astype(np.float16), rng.standard_normal((bd, bn)).astype(np.float16)
+    kt = rng.standard_normal((bd, k)).astype(np.float16)
+    c = np.full((bm, bn), np.nan, np.float32)
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f32)
+        dots_in_and_out_of_a_branch[(1,), tl.Options(num_warps=4, num_stages=3)](
+            tl.to_device(q, tl.f16), tl.to_device(w, tl.f16), tl.to_device(kt, tl.f16), out, k, BM=bm, BN=bn, BD=bd)
+        c[...] = out.numpy()
+
+    _BACKEND.loaded.clear()
+    _on_emulator(launch, arch=90)
+    assert "wgmma" in _BACKEND.last_source and "slot" in _BACKEND.last_source  # pipelined, on wgmma
+    q64, w64, k64 = q.astype(np.float64), w.astype(np.float64), kt.astype(np.float64)
+    want = q64 @ k64.reshape(bd, k // bn, bn).sum(1) + len(range(0, k, 2 * bn)) * (q64 @ w64)
+    np.testing.assert_allclose(c, want, rtol=1e-3, atol=2e-3)

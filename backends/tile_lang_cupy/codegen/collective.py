@@ -297,8 +297,8 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
                 operand_a = f"{desc_a} + {(panel * m * row + tile * groups * 64 * row + within) * item // 16}ull"
             offset = step * step_k * row if n_major else panel * n * row + within
             em.line(f"{helper}({acc} + {tile * n // 2}, {operand_a}, {desc_b} + {offset * item // 16}ull);")
-    if wait == 0 and em.under_wgmma is not None:  # work for this warpgroup while the tensor cores run
-        hook, em.under_wgmma = em.under_wgmma, None
+    if wait == 0 and em.under_wgmma is not None and em.under_wgmma[0] is node:  # work while the tensor cores run
+        hook, em.under_wgmma = em.under_wgmma[1], None
         em.line("tl::wgmma_commit_and_wait<1>();")  # the group runs on
         hook()
         em.line("tl::wgmma_wait<0>();")

@@ -174,7 +174,7 @@ class Emitter:
         self.hoisted: dict[Node, Held] = {}  # computed blocks held in registers for walks in one layout
         self.slots: dict[Node, tuple[str, str, int]] = {}  # a pipelined copy's ring, slot and slot size
         self.maps = 0  # tensor maps of bulk copies: 128-byte slots of ``tl_maps`` per program
-        self.under_wgmma: Callable[[], None] | None = None  # emitted once while the next wgmma runs
+        self.under_wgmma: tuple[Node, Callable[[], None]] | None = None  # a dot's wgmma, and what runs under it
         for node in walk(fn.body):
             for arg in node.args:
                 self.uses[arg] = self.uses.get(arg, 0) + 1

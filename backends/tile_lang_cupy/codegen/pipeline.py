@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 
-from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Blocked, Computed, ConstAttr, MemAttr, Node, Op, Region, Shared
+from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Blocked, Computed, ConstAttr, MemAttr, Mma, Node, Op, Region, Shared
 from tile_lang.compiler.passes.pipeline import carried_steps
 
 from tile_lang_cupy.codegen import tma
@@ -213,20 +213,22 @@ def _pipelined_for(em: Emitter, node: Node, stages: int) -> None:
 
 
 def _under_first_wgmma(em: Emitter, body: Region, prefetch: Callable[[], None]) -> None:
-    """The loop body with ``prefetch`` emitted between its first wgmma's commit and wait, or
-    before the body when it has no wgmma. Under the wgmma the copies' issue overlaps the tensor
-    cores' work (a bulk copy's single issuing thread no longer holds its warpgroup at the wgmma)
-    and their address registers are not live across it: attention d=64 causal went from 210 and
-    190 registers a thread (pointer and descriptor forms) to 168, three blocks an SM instead of
-    two."""
-    mark = len(em.lines)
-    em.under_wgmma = prefetch
-    em.region(body)
-    if em.under_wgmma is not None:  # no wgmma took it
-        em.under_wgmma = None
-        after, em.lines = em.lines[mark:], em.lines[:mark]
+    """The loop body with ``prefetch`` emitted between the commit and the wait of its first wgmma
+    dot that runs every iteration (one directly in the body, not in a branch or an inner loop,
+    where the copies would be issued conditionally or repeatedly), or before the body when it has
+    none. Under the wgmma the copies' issue overlaps the tensor cores' work (a bulk copy's single
+    issuing thread no longer holds its warpgroup at the wgmma) and their address registers are
+    not live across it: attention d=64 causal went from 210 and 190 registers a thread (pointer
+    and descriptor forms) to 168, three blocks an SM instead of two."""
+    first = next((n for n in body.body if n.op is Op.DOT and isinstance(n.layout, Mma)
+                  and isinstance(n.args[1].layout, Shared) and n.args[1].layout.swizzle), None)
+    if first is None:
         prefetch()
-        em.lines.extend(after)
+        em.region(body)
+        return
+    em.under_wgmma = (first, prefetch)
+    em.region(body)
+    assert em.under_wgmma is None, "the body's wgmma did not issue the copies"
 
 
 @dataclass(frozen=True)
