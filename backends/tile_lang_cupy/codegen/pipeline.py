@@ -1,10 +1,12 @@
-"""Async copies into shared memory (``cp.async``) and software-pipelined ``for`` loops.
+"""Async copies into shared memory (``cp.async``, or bulk tensor copies: codegen/tma.py) and
+software-pipelined ``for`` loops.
 
 An ``ASYNC_COPY`` outside a pipelined loop copies and waits at once (a conversion to shared
 memory without the trip through registers). In a loop marked with ``stages`` (passes/pipeline.py)
 each copy gets a ring of ``stages`` buffers: the prologue issues iterations ``0 .. stages-2``,
-and each iteration waits for its own copies, then issues those of iteration ``i + stages - 1``
-into the buffer the previous iteration finished reading, then computes.
+and each iteration waits for its own copies (cp.async groups; a bulk copy's mbarrier phase),
+then issues those of iteration ``i + stages - 1`` into the buffer the previous iteration
+finished reading: after the body's in-place wgmma accumulation, else under its first wgmma.
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@
 
 A load whose only use is the conversion of a ``dot`` operand to shared memory becomes one
 ``ASYNC_COPY`` (no round trip through registers; masked elements are zero-filled, so an
-``other`` must be 0): on sm_90 a bulk tensor copy (TMA) when the load reads a descriptor's or
-block pointer's box that the copy engine can (``_bulk``), else ``cp.async`` runs of 4-16 bytes. A ``for`` loop with a positive constant step whose copies can be computed
-for a later iteration (their pointers and masks depend on the induction variable, on carried
-scalars advanced by a loop-invariant step, and on values from outside the loop only, through
-pure arithmetic) is marked with ``stages``; codegen then issues the copies of iteration
+``other`` must be 0): on sm_90, in a loop to pipeline, a bulk tensor copy (TMA) when the load
+reads a descriptor's or block pointer's box that the copy engine can (``_bulk``), else
+``cp.async`` runs of 4-16 bytes. A ``for`` loop with a positive constant step whose copies can
+be computed for a later iteration (their pointers and masks depend on the induction variable, on
+carried scalars advanced by a loop-invariant step, and on values from outside the loop only,
+through pure arithmetic) is marked with ``stages``; codegen then issues the copies of iteration
 ``i + stages - 1`` while iteration ``i`` computes.
 """
 
@@ -95,13 +96,13 @@ def _bulk_transposed(convert: Node, users: dict[Node, list[Node]], info: dict[No
     box's rows land as the K-major panels wgmma reads B from, the layout the pointer path gives
     ``k.T`` (``Shared(swizzle, transposed)``)."""
     permute = convert.args[0]
-    load = staged = permute.args[0]
+    load, view = permute.args[0], permute  # the load, and its one user
     if load.op is Op.CONVERT and isinstance(load.layout, Shared) and users.get(load) == [permute]:
-        load = load.args[0]
+        load, view = load.args[0], load
     box = box_of(load)
     dots = users.get(convert, [])
     if (loop is None or box is None or load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile
-            or users.get(load) != [staged] or users.get(permute) != [convert] or not dots
+            or users.get(load) != [view] or users.get(permute) != [convert] or not dots
             or (load.attr.has_other and not is_zero(load.args[2]))
             or not (isinstance(convert.layout, Shared) and convert.layout.swizzle)
             or not all(d.op is Op.DOT and isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert
