@@ -3,8 +3,8 @@ descriptor's or block pointer's 2-D block in shared memory, one ``cp.async.bulk.
 128-byte panel of its swizzled layout, issued by one thread and completing on an mbarrier.
 
 Its tensor map is built on the device from the box's base, shape and strides (kernel values) by
-warp 0, into a 128-byte slot of ``tl_maps``, global memory the launch provides per map and
-program (``CudaKernel.maps``).
+one warp, into a 128-byte slot of ``tl_maps``, global memory the launch provides per map and
+program (``CudaKernel.map_bytes``).
 """
 
 from __future__ import annotations
