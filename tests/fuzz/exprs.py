@@ -296,7 +296,10 @@ class Exprs:
         fn = self.rng.choice(("exp", "log", "sqrt", "sin", "cos", "floor", "ceil", "exp2", "rsqrt"))
         arg = {"log": f"tl.abs({a.text}) + 1.0", "sqrt": f"tl.abs({a.text})",
                "rsqrt": f"tl.abs({a.text}) + 0.5", "exp": f"tl.minimum({a.text}, 8.0)",
-               "exp2": f"tl.minimum({a.text}, 8.0)"}.get(fn, a.text)
+               "exp2": f"tl.minimum({a.text}, 8.0)",
+               # a huge argument's last bits, which a sum's order decides, would decide the result
+               "sin": f"tl.minimum(tl.maximum({a.text}, -100.0), 100.0)",
+               "cos": f"tl.minimum(tl.maximum({a.text}, -100.0), 100.0)"}.get(fn, a.text)
         if fn in ("exp", "exp2") and not a.safe:
             arg = a.text
         exact = a.exact and fn in ("floor", "ceil")
