@@ -12,6 +12,16 @@ W = TypeVar("W", bound=Width)
 WC = TypeVar("WC", bound=Width)
 
 
+@tl.func
+def grouped_tile(M: int, N: int, BLOCK_M: int, BLOCK_N: int, GROUP_M: int) -> tuple[int, int]:
+    """This program's (row, column) tile of an M x N output cut in BLOCK_M x BLOCK_N tiles,
+    programs grouped GROUP_M tile rows at a time for L2 reuse (Triton's tutorial preamble)."""
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    return tl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+
+
 @tl.kernel
 def matmul(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Float[WC]], M: int, N: int, K: int,
            stride_am: int, stride_bk: int, stride_bn: int, stride_cm: int,
@@ -19,10 +29,7 @@ def matmul(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Fl
     """C = A @ B for f16, bf16, fp8 or f32 (tf32 dots, Triton's default) buffers, f32
     accumulation; B row-major (stride_bn 1) or K-major (stride_bk 1, as fp8 wants it); programs
     grouped along M for L2 reuse."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BLOCK_M)
-    num_n = tl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = tl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    pid_m, pid_n = grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
@@ -44,10 +51,7 @@ def matmul_tma(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointe
                BLOCK_M: constexpr, BLOCK_N: constexpr, BLOCK_K: constexpr, GROUP_M: constexpr) -> None:
     """C = A @ B through tensor descriptors (A, B row-major): the operands' loads are bulk tensor
     copies (TMA) on sm_90, out-of-bounds elements zero; programs grouped along M."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BLOCK_M)
-    num_n = tl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = tl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    pid_m, pid_n = grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK_K, BLOCK_N])
     c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N])
@@ -65,10 +69,7 @@ def matmul_i8(a_ptr: Pointer[tl.i8], b_ptr: Pointer[tl.i8], c_ptr: Pointer[tl.i3
               BLOCK_M: constexpr, BLOCK_N: constexpr, BLOCK_K: constexpr, GROUP_M: constexpr) -> None:
     """C = A @ B for i8 buffers, exact i32 accumulation (tensor cores: mma.sync m16n8k32); B
     row-major (stride_bn 1) or K-major (stride_bk 1); programs grouped along M as ``matmul``."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BLOCK_M)
-    num_n = tl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = tl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    pid_m, pid_n = grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)

@@ -58,12 +58,17 @@ def tt_sum(x_ptr, out_ptr, n, BLOCK: ttl.constexpr):
 
 
 @triton.jit
-def tt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
-              BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr, GROUP_M: ttl.constexpr):
+def tt_grouped_tile(M, N, BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, GROUP_M: ttl.constexpr):
     pid = ttl.program_id(0)
     num_m = ttl.cdiv(M, BLOCK_M)
     num_n = ttl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = ttl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    return ttl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+
+
+@triton.jit
+def tt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
+              BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr, GROUP_M: ttl.constexpr):
+    pid_m, pid_n = tt_grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + ttl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + ttl.arange(0, BLOCK_N)
     offs_k = ttl.arange(0, BLOCK_K)
@@ -84,10 +89,7 @@ def tt_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, str
 @triton.jit
 def tt_matmul_tma(a_ptr, b_ptr, c_ptr, M, N, K,
                   BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr, GROUP_M: ttl.constexpr):
-    pid = ttl.program_id(0)
-    num_m = ttl.cdiv(M, BLOCK_M)
-    num_n = ttl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = ttl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    pid_m, pid_n = tt_grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     a_desc = ttl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
     b_desc = ttl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK_K, BLOCK_N])
     c_desc = ttl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N])
@@ -102,10 +104,7 @@ def tt_matmul_tma(a_ptr, b_ptr, c_ptr, M, N, K,
 @triton.jit
 def tt_matmul_i8(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
                  BLOCK_M: ttl.constexpr, BLOCK_N: ttl.constexpr, BLOCK_K: ttl.constexpr, GROUP_M: ttl.constexpr):
-    pid = ttl.program_id(0)
-    num_m = ttl.cdiv(M, BLOCK_M)
-    num_n = ttl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = ttl.swizzle2d(pid // num_n, pid % num_n, num_m, num_n, GROUP_M)
+    pid_m, pid_n = tt_grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + ttl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + ttl.arange(0, BLOCK_N)
     offs_k = ttl.arange(0, BLOCK_K)
