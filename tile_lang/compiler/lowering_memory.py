@@ -11,7 +11,7 @@ import tile_lang as tl
 from tile_lang import dtypes
 from tile_lang.compiler.aggregates import BlockInfo, Part, info
 from tile_lang.compiler.builder import Builder, Value
-from tile_lang.compiler.ir import AtomicAttr, AtomicFn, BinaryFn, MemAttr, Node, Op, Scope, Sem, Type
+from tile_lang.compiler.ir import AtomicAttr, AtomicFn, BinaryFn, MemAttr, Node, Op, Scope, Sem, Type, constant
 from tile_lang.compiler.lowering import LOWERINGS, Args, Context, Lowering, builtin_op, lowers
 from tile_lang.dtypes import DType
 from tile_lang.ops import memory as tl_memory
@@ -233,10 +233,17 @@ def _store_block(c: Context, block: BlockInfo, a: Args) -> None:
 
 def _check_descriptor(c: Context, base: Node, strides: tuple[Part, ...], block_shape: tuple[int, ...]) -> None:
     """The TMA rules that are known when compiling: unit last stride, 16-byte multiple other
-    strides, at least 16 bytes along the last block dim (the base's alignment is the caller's)."""
+    strides, at least 16 bytes along the last block dim (the base's alignment is the caller's).
+    A stride is known when it is a constant, an int argument specialised to 1 included."""
     element = _element(base)
     rules.descriptor_block(block_shape, element)
-    rules.descriptor_strides(tuple(s if isinstance(s, int) else None for s in strides), element)
+    rules.descriptor_strides(tuple(_known_int(s) for s in strides), element)
+
+
+def _known_int(part: Part) -> int | None:
+    """A block's integer as known when compiling (None: a runtime value)."""
+    value = constant(part) if isinstance(part, Node) else part
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @lowers(tl.make_tensor_descriptor)

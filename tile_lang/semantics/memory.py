@@ -103,7 +103,8 @@ def descriptor_block(block: tuple[int, ...], element: DType) -> None:
 
 def descriptor_strides(strides: tuple[int | None, ...], element: DType) -> None:
     """The TMA's strides: the last is 1, the others are multiples of 16 bytes (None: a stride
-    known only at run time, which the compiler cannot check)."""
+    known only at run time, which the compiler cannot check; an int argument launched as 1 is
+    known, as Triton specialises it)."""
     if strides[-1] != 1:
         shown = "a runtime value" if strides[-1] is None else strides[-1]
         raise SemanticError(f"the last stride of a tensor descriptor must be 1, got {shown}")
