@@ -55,3 +55,45 @@ def test_importing_tile_lang_and_launching_on_numpy_skip_importlib_metadata() ->
     env = {**os.environ, registry.ENV_VAR: "numpy"}  # CuPy itself imports importlib.metadata
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert done.stdout.strip() == "False"
+
+
+FIRST_LAUNCHES = """
+import sys, threading
+import numpy as np
+import tile_lang as tl
+from tests.compiler.kernels import add_kernel
+sys.setswitchinterval(1e-6)  # switch threads often: the race, when present, shows in most runs
+THREADS, N = 8, 96
+start = threading.Barrier(THREADS)
+failures = []
+
+def first_launch(seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal((2, N)).astype(np.float32)
+    start.wait()
+    try:
+        out = tl.to_device(np.full(N, np.nan, np.float32))
+        add_kernel[(2,)](tl.to_device(x), tl.to_device(y), out, N, BLOCK=64)
+        np.testing.assert_allclose(out.numpy(), x.astype(np.float64) + y, rtol=1e-6)
+    except Exception as exc:
+        failures.append(f"{type(exc).__name__}: {exc}")
+
+threads = [threading.Thread(target=first_launch, args=(seed,)) for seed in range(THREADS)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(failures), failures[:1])
+"""
+
+
+def test_first_launches_from_eight_threads_in_a_fresh_process_all_succeed() -> None:
+    """Backends are loaded on first use; threads making the first launches together get one
+    backend object (without the registry's lock, 4 runs in 6 failed: a buffer made through one
+    instance, refused by a launch through another of the same name)."""
+    env = {**os.environ, registry.ENV_VAR: "numpy"}
+    for _ in range(4):
+        done = subprocess.run([sys.executable, "-c", FIRST_LAUNCHES], capture_output=True, text=True, check=False,
+                              env=env, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.split(maxsplit=1)[0] == "0", done.stdout

@@ -6,6 +6,7 @@ import contextlib
 import contextvars
 import importlib
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -73,6 +74,7 @@ class BackendInfo:
 
 _LOADED: dict[str, Backend] = {}
 _LOAD_ERRORS: dict[str, str] = {}
+_LOCK = threading.Lock()  # one backend object per name, however many threads launch first
 _SELECTED: contextvars.ContextVar[str | None] = contextvars.ContextVar("tile_lang_backend", default=None)
 
 
@@ -119,22 +121,29 @@ def source_generator(name: str) -> SourceGenerator:
 
 
 def _try_load(name: str) -> Backend | None:
-    if name in _LOADED:
-        return _LOADED[name]
+    """Backend ``name``, made once: threads launching at once share one object (a buffer made
+    through one instance is refused by a launch through another). Importing happens outside the
+    lock, under Python's own per-module import lock."""
+    found = _LOADED.get(name)
+    if found is not None:
+        return found
     module_name, _, attr = _target(name).partition(":")
     try:
         factory = getattr(importlib.import_module(module_name), attr)
     except Exception as exc:  # an optional backend's import failing is reported, not raised
         _LOAD_ERRORS[name] = f"{type(exc).__name__}: {exc}"
         return None
-    backend: Backend = factory()
-    _LOADED[name] = backend
-    return backend
+    with _LOCK:
+        found = _LOADED.get(name)
+        if found is None:
+            found = _LOADED[name] = factory()
+    return found
 
 
 def register(backend: Backend) -> None:
     """Register a backend object directly (entry points are the installed way)."""
-    _LOADED[backend.name] = backend
+    with _LOCK:
+        _LOADED[backend.name] = backend
 
 
 def backends() -> list[BackendInfo]:
