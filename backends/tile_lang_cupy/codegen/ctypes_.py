@@ -72,9 +72,11 @@ def _literal(value: bool | int | float, dtype: DType) -> str:
 
 
 def c_string(text: str) -> str:
-    """``text`` as a C++ string literal (escaped; non-ASCII as UTF-8 bytes)."""
+    """``text`` as a C++ string literal: printable ASCII as is but for ``"``, ``\\`` and ``?``
+    (trigraphs), every other byte in octal; non-ASCII as UTF-8 (a file name's undecodable bytes
+    as they were)."""
     out = []
-    for byte in text.encode():
+    for byte in text.encode("utf-8", "surrogateescape"):
         char = chr(byte)
         if char in '"\\':
             out.append("\\" + char)

@@ -19,7 +19,7 @@ from tile_lang.compiler.ir import (
 from tile_lang.compiler.passes.layouts import blocked
 from tile_lang.dtypes import DType
 
-from tile_lang_cupy.codegen.ctypes_ import const_decl, ctype, feature
+from tile_lang_cupy.codegen.ctypes_ import c_string, const_decl, ctype, feature
 
 SCRATCH_BYTES = 512  # reductions and broadcasts: 32 values and 32 indices of up to 8 bytes
 
@@ -154,6 +154,12 @@ def flat_of(coords: tuple[str, ...], shape: tuple[int, ...]) -> str:
     return " + ".join(terms) or "0u"
 
 
+
+def line_directive(filename: str, line: int) -> str:
+    """``#line`` naming a Python source line; the file name escaped as a C string (a quote or
+    newline in a path can neither break the directive nor start another)."""
+    return f"#line {line} {c_string(filename)}"
+
 class Emitter:
     """Emits one kernel. ``names`` maps nodes to C++ variables (or literals)."""
 
@@ -205,7 +211,7 @@ class Emitter:
         """A ``#line`` directive for ``node``'s source line when it changes (or ``force``: the
         next emitted line is then exactly that source line, for ``__LINE__``)."""
         if node.loc is not None and (force or (node.loc.filename, node.loc.line) != self.last_line):
-            self.lines.append(f'#line {node.loc.line} "{node.loc.filename}"')
+            self.lines.append(line_directive(node.loc.filename, node.loc.line))
             self.last_line = (node.loc.filename, node.loc.line)
 
     # ---------------------------------------------------------------- values
