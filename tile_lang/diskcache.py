@@ -1,8 +1,9 @@
-"""The on-disk cache directory: trusted once, read defensively, written atomically.
+"""The on-disk cache directory: checked whenever it is opened, read defensively, written atomically.
 
 Shared by everything tile_lang stores between processes (a backend's compiled kernels, the
-autotuner's winners). A directory is used only if it is ours (owned by the current user, not
-writable by group or others). Entries are read only when they are regular files we own, opened
+autotuner's winners). A directory is used only if it is ours (a real directory, not a link, owned
+by the current user, not writable by group or others) and no one else can swap it or a directory
+above it (each owned by us or root, writable by no one else unless sticky, as /tmp). Entries are read only when they are regular files we own, opened
 without following links or blocking (a FIFO cannot hang a launch). Every file is written to a
 temporary name and moved into place with ``os.replace``, so a reader sees either nothing or a
 complete file. Any fault is one :class:`CacheWarning` naming the path and cause; the caller then
@@ -17,6 +18,7 @@ import json
 import os
 import stat
 import tempfile
+import threading
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -34,7 +36,7 @@ class CacheWarning(RuntimeWarning):
 def digest(*parts: str | bytes) -> str:
     h = hashlib.sha256()
     for part in parts:
-        h.update(part.encode() if isinstance(part, str) else part)
+        h.update(part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part)
         h.update(b"\0")
     return h.hexdigest()[:40]
 
@@ -71,11 +73,7 @@ class DiskCache:
     def open(cls, root: Path) -> DiskCache:
         """The cache in ``root`` (created, private, if missing), or one that stores nothing (with a
         warning) if it cannot be created or is not ours alone."""
-        try:
-            root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            problem = _untrusted(os.stat(root), "directory")
-        except OSError as exc:
-            problem = f"cannot create or read the directory ({exc.strerror or exc})"
+        problem = private_directory(root)
         if problem is None:
             return cls(root)
         warn(root, f"{problem}; not using it, kernels are compiled in memory")
@@ -112,7 +110,7 @@ class DiskCache:
             return None
         try:
             parsed = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deep
             parsed = exc
         if isinstance(parsed, dict):
             return parsed
@@ -141,13 +139,45 @@ class DiskCache:
         return self.write(name, json.dumps(data, indent=1).encode())
 
 
+def private_directory(root: Path) -> str | None:
+    """Create ``root`` (mode 700) if missing; why it must not hold files that are read back and
+    loaded, or None. Checked on every open (a few stats): a directory that was safe may not be."""
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return _untrusted(os.lstat(root), "directory") or _unsafe_parents(root)
+    except OSError as exc:
+        return f"cannot create or read the directory ({exc.strerror or exc})"
+
+
+def _unsafe_parents(root: Path) -> str | None:
+    """Why someone else could replace ``root`` through a directory above it, or None. Every
+    directory a lookup of ``root`` passes through is checked: those of the path as given (each
+    stat follows a link to the directory that holds the next name) and those of the path resolved."""
+    absolute = Path(os.path.abspath(root))
+    resolved = Path(os.path.realpath(absolute.parent))
+    for directory in dict.fromkeys([*absolute.parents, resolved, *resolved.parents]):
+        st = os.stat(directory)
+        if st.st_uid not in (_uid(st), 0):
+            return f"the directory above it {directory} is owned by uid {st.st_uid}, not by you or root"
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
+            return (f"the directory above it {directory} is writable by group or others and not sticky "
+                    f"(mode {stat.S_IMODE(st.st_mode):o})")
+    return None
+
+
+def _uid(st: os.stat_result) -> int:
+    return os.geteuid() if hasattr(os, "geteuid") else st.st_uid
+
+
 def _untrusted(st: os.stat_result, what: str) -> str | None:
     """Why a cache directory or entry with this status must not be used, or None."""
+    if stat.S_ISLNK(st.st_mode):
+        return f"the {what} is a symbolic link (name the {what} itself)"
     if what == "directory" and not stat.S_ISDIR(st.st_mode):
         return "not a directory"
     if what == "file" and not stat.S_ISREG(st.st_mode):
         return "not a regular file"
-    uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
+    uid = _uid(st)
     if st.st_uid != uid:
         return f"the {what} is owned by uid {st.st_uid}, not by you (uid {uid})"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
@@ -156,16 +186,19 @@ def _untrusted(st: os.stat_result, what: str) -> str | None:
 
 
 _opened: dict[str, DiskCache] = {}
+_OPEN_LOCK = threading.Lock()  # threads compiling at once share one handle (and its one warning)
 
 
 def open_cache() -> DiskCache:
-    """The cache directory ``$TILE_LANG_CACHE_DIR`` or ``~/.cache/tile_lang``, checked once per
-    process (so a refused directory warns once)."""
+    """The cache directory ``$TILE_LANG_CACHE_DIR`` or ``~/.cache/tile_lang``, checked with the
+    directories above it on every call (once per compile, not per launch). A directory refused, or
+    found unsafe after it was accepted, warns once and is not used again by this process."""
     root = os.environ.get(ENV_VAR) or os.path.join(os.path.expanduser("~"), ".cache", "tile_lang")
-    found = _opened.get(root)
-    if found is None:
-        found = _opened[root] = DiskCache.open(Path(root))
-    return found
+    with _OPEN_LOCK:
+        found = _opened.get(root)
+        if found is None or (found.root is not None and private_directory(found.root) is not None):
+            found = _opened[root] = DiskCache.open(Path(root))
+        return found
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -1,4 +1,4 @@
-"""From a launch's specialisation to its generated CUDA and its cubin file: the cache keys, the
+"""From a launch's specialisation to its generated CUDA and its cubin: the cache keys, the
 disk lookups, and the compiles they save. Needs no GPU: the cubin compiler comes in a
 :class:`Toolchain` (NVRTC through CuPy at run time, a stand-in or nvcc in tests).
 
@@ -10,6 +10,9 @@ Keys cannot collide (docs/compiler.md, Runtime):
   the first part lists them; a lookup re-resolves them and looks for the entry keyed by both.
 - cubin: the generated source, the target architecture, the NVRTC version and compile options,
   and the compiler version (the source includes our header).
+
+An entry that fails a check (a field of the wrong type or out of range, a cubin cut short) is a
+``CacheWarning`` and a rebuild, never an error of the launch.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ import json
 import struct
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from tile_lang.kernel import Kernel
 from tile_lang.reads import Read, ReadKind, current, source_digest
 
-from tile_lang_cupy.cache import DiskCache, compiler_version, digest, scratch_dir
+from tile_lang_cupy.cache import DiskCache, compiler_version, digest
 
 if TYPE_CHECKING:
     from tile_lang.compiler.spec import Spec
@@ -57,14 +61,31 @@ class Generated:
     map_bytes: int  # global memory per program for bulk copies' tensor maps, passed last
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Generated | None:
-        """The entry, or None if a field is missing or of the wrong type (a corrupt entry)."""
+    def from_json(cls, data: dict[str, Any], arity: int, smem_limit: int | None) -> Generated:
+        """The entry of a kernel with ``arity`` runtime parameters on a device giving a block at
+        most ``smem_limit`` bytes of shared memory (None: unknown); a ValueError saying what is
+        wrong if a field is missing, of the wrong type or out of range (a corrupt entry)."""
         name, source, threads, smem, params, map_bytes = (data.get(f.name) for f in fields(cls))
-        if not (isinstance(name, str) and isinstance(source, str) and type(threads) is int
-                and type(smem) is int and isinstance(params, list) and type(map_bytes) is int
-                and all(p is None or isinstance(p, str) for p in params)):
-            return None
+        if not (isinstance(name, str) and name.isidentifier() and isinstance(source, str)
+                and isinstance(params, list) and all(p is None or _scalar_type(p) for p in params)):
+            raise ValueError("a field is missing or of the wrong type")
+        if len(params) != arity:
+            raise ValueError(f"{len(params)} parameters, the kernel has {arity}")
+        if not (type(threads) is int and 32 <= threads <= 1024 and threads % 32 == 0):
+            raise ValueError(f"threads {threads!r} is not a multiple of 32 from 32 to 1024")
+        if not (type(smem) is int and 0 <= smem <= (smem_limit if smem_limit is not None else smem)):
+            raise ValueError(f"smem_bytes {smem!r} is not from 0 to the device's {smem_limit}")
+        if not (type(map_bytes) is int and map_bytes >= 0):
+            raise ValueError(f"map_bytes {map_bytes!r} is not a size")
         return cls(name, source, threads, smem, tuple(params), map_bytes)
+
+
+def _scalar_type(text: object) -> bool:
+    """Whether ``text`` is a NumPy type string of a bool, integer or float (how a scalar is packed)."""
+    try:
+        return isinstance(text, str) and np.dtype(text).kind in "biuf"
+    except TypeError:
+        return False
 
 
 def source_key(kernel: Kernel[Any], spec_text: str) -> str:
@@ -74,14 +95,16 @@ def source_key(kernel: Kernel[Any], spec_text: str) -> str:
                   source_digest(fn), spec_text, compiler_version())
 
 
-def generated(kernel: Kernel[Any], spec: Callable[[], Spec], spec_text: str | None, disk: DiskCache) -> Generated:
+def generated(kernel: Kernel[Any], spec: Callable[[], Spec], spec_text: str | None, disk: DiskCache,
+              smem_limit: int | None = None) -> Generated:
     """The generated CUDA for the specialisation ``spec()`` (called only to compile: building a
     ``Spec`` imports the compiler) described by ``spec_text`` (None: no stable key, nothing is
     cached): from the disk cache when an entry matches the kernel and every value it read, else
-    from the compiler (and stored, when every read can be found again)."""
+    from the compiler (and stored, when every read can be found again and its blocks fit in
+    ``smem_limit`` bytes of shared memory: so a stored entry above the device's limit is corrupt)."""
     front = source_key(kernel, spec_text) if spec_text is not None else None
     if front is not None:
-        found = _cached(kernel, front, disk)
+        found = _cached(kernel, front, disk, smem_limit)
         if found is not None:
             return found
     from tile_lang.compiler import compile_ir
@@ -93,7 +116,8 @@ def generated(kernel: Kernel[Any], spec: Callable[[], Spec], spec_text: str | No
     params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in specialisation.args)
     result = Generated(cuda.name, cuda.source, cuda.threads, cuda.smem_bytes, params, cuda.map_bytes)
     fingerprints = [r.fingerprint for r in fn.reads]
-    if front is not None and all(r.owner is not None for r in fn.reads) and None not in fingerprints:
+    fits = smem_limit is None or cuda.smem_bytes <= smem_limit  # else the launch fails: OutOfResources
+    if front is not None and fits and all(r.owner is not None for r in fn.reads) and None not in fingerprints:
         paths = _paths(fn.reads)
         entry = _entry_key(front, paths, fingerprints)
         disk.write(f"{entry}.cu", cuda.source.encode())
@@ -102,7 +126,7 @@ def generated(kernel: Kernel[Any], spec: Callable[[], Spec], spec_text: str | No
     return result
 
 
-def _cached(kernel: Kernel[Any], front: str, disk: DiskCache) -> Generated | None:
+def _cached(kernel: Kernel[Any], front: str, disk: DiskCache, smem_limit: int | None) -> Generated | None:
     manifest = disk.read_json(f"{front}.reads.json")
     if manifest is None:
         return None
@@ -117,10 +141,11 @@ def _cached(kernel: Kernel[Any], front: str, disk: DiskCache) -> Generated | Non
     data = disk.read_json(f"{entry}.json")
     if data is None:
         return None
-    found = Generated.from_json(data)
-    if found is None:
-        disk.corrupt(f"{entry}.json", "a field is missing or of the wrong type")
-    return found
+    try:
+        return Generated.from_json(data, len(kernel.runtime_params), smem_limit)
+    except ValueError as exc:
+        disk.corrupt(f"{entry}.json", str(exc))
+        return None
 
 
 def _paths(reads: tuple[Read, ...] | list[Read]) -> list[list[str | None]]:
@@ -145,27 +170,22 @@ def _entry_key(front: str, paths: list[list[str | None]], fingerprints: list[str
     return digest(front, json.dumps(paths), *(f or "" for f in fingerprints))
 
 
-def cubin_file(result: Generated, toolchain: Toolchain, disk: DiskCache, fresh: bool = False) -> tuple[Path, bool]:
-    """A file holding the cubin of ``result`` and whether it came from the cache: the cached one
-    (unless ``fresh``: it failed to load), else a new compile, stored in the cache or, when that
-    cannot be written, in a private scratch folder."""
+def cubin(result: Generated, toolchain: Toolchain, disk: DiskCache, fresh: bool = False) -> tuple[bytes, bool]:
+    """The cubin of ``result`` and whether it came from the cache: the cached one (unless
+    ``fresh``: it failed to load), else a new compile, stored. The bytes returned are the bytes
+    checked: the module is loaded from them, never from the file again (it could be swapped)."""
     name = f"{digest(result.source, toolchain.key(), compiler_version())}.cubin"
     if not fresh:
         data = disk.read(name)
         if data is not None:
             if looks_like_cubin(data):
-                path = disk.path(name)
-                assert path is not None
-                return path, True
+                return data, True
             disk.corrupt(name, "not a complete ELF file")
     elif disk.path(name) is not None:
         disk.corrupt(name, "the CUDA driver could not load it")
     data = toolchain.compile(result.source, result.name)
-    stored = disk.write(name, data)
-    if stored is None:
-        stored = scratch_dir() / name
-        stored.write_bytes(data)
-    return stored, False
+    disk.write(name, data)
+    return data, False
 
 
 def looks_like_cubin(data: bytes) -> bool:

@@ -27,6 +27,8 @@ from tile_lang_cupy import artifacts, cache
 from tile_lang_cupy.memory import address
 
 if TYPE_CHECKING:
+    from cupy.cuda.function import Function
+
     from tile_lang.compiler.spec import ArgSpec, Spec
 
 Packer = Callable[[tuple[Any, ...]], tuple[Any, ...]]
@@ -165,16 +167,17 @@ def load(launch: Launch, spec_text: str | None, capability: int) -> Compiled:
     start = time.perf_counter()
     disk = cache.open_cache()
     toolchain = nvrtc.toolchain(target(capability))
-    gen = artifacts.generated(launch.kernel, lambda: launch_spec(launch, capability), spec_text, disk)
     device = cupy.cuda.runtime.getDevice()
     limit = _shared_limit(device)
+    gen = artifacts.generated(launch.kernel, lambda: launch_spec(launch, capability), spec_text, disk, limit)
     if limit is not None:
         check_shared_memory(launch, gen.smem_bytes, limit)
     function = _function(gen, toolchain, disk)
     if gen.smem_bytes > 48 * 1024:
-        function.max_dynamic_shared_size_bytes = gen.smem_bytes
+        driver = cupy.cuda.driver
+        driver.funcSetAttribute(function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, gen.smem_bytes)
     return Compiled(gen.threads, gen.smem_bytes, make_packer(gen.params), time.perf_counter() - start, device,
-                    function.kernel, cupy.cuda.runtime.getDevice, map_bytes=gen.map_bytes)
+                    function, cupy.cuda.runtime.getDevice, map_bytes=gen.map_bytes)
 
 
 @functools.cache
@@ -198,21 +201,27 @@ def check_shared_memory(launch: Launch, needed: int, limit: int) -> None:
             f"or the block sizes")
 
 
-def _function(gen: artifacts.Generated, toolchain: artifacts.Toolchain, disk: cache.DiskCache) -> Any:
-    """The kernel's CuPy RawKernel, loaded from the cached cubin, or from a fresh compile if the
-    driver rejects the cached one."""
-    import cupy
-
-    path, cached = artifacts.cubin_file(gen, toolchain, disk)
+def _function(gen: artifacts.Generated, toolchain: artifacts.Toolchain, disk: cache.DiskCache) -> Function:
+    """The kernel's CuPy Function, loaded from the cached cubin's bytes as they were checked, or
+    from a fresh compile if the driver rejects the cached one."""
+    data, cached = artifacts.cubin(gen, toolchain, disk)
     try:
-        function = cupy.RawModule(path=str(path)).get_function(gen.name)
-        function.kernel  # noqa: B018 (loads the module now, so a bad cached cubin is caught here)
-        return function
+        return _load(data, gen.name)
     except RuntimeError:  # CUDADriverError: e.g. a cubin corrupted inside
         if not cached:
             raise
-    path, _ = artifacts.cubin_file(gen, toolchain, disk, fresh=True)
-    return cupy.RawModule(path=str(path)).get_function(gen.name)
+    data, _ = artifacts.cubin(gen, toolchain, disk, fresh=True)
+    return _load(data, gen.name)
+
+
+def _load(cubin: bytes, name: str) -> Function:
+    """Kernel ``name`` of a module loaded from ``cubin`` on the current device (cuModuleLoadData:
+    from memory, so what runs is what was checked; the Function keeps its module loaded)."""
+    import cupy
+
+    module = cupy.cuda.function.Module()
+    module.load(cubin)
+    return module.get_function(name)
 
 
 def launch_spec(launch: Launch, capability: int = 80) -> Spec:

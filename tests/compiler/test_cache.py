@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import importlib.util
+import json
 import os
 import re
 import signal
@@ -16,6 +17,7 @@ import stat
 import struct
 import subprocess
 import sys
+import types
 import warnings
 from collections.abc import Iterator
 from dataclasses import replace
@@ -106,14 +108,20 @@ def device(array: np.ndarray[Any, Any]) -> Buffer[Any]:
 
 
 def compile_launch(kernel: Kernel[Any], disk: cache.DiskCache, nvrtc: FakeNvrtc, args: tuple[Any, ...],
-                   **constexprs: Any) -> tuple[Generated, Path]:
+                   **constexprs: Any) -> Generated:
     """What the CUDA backend's ``load`` does for a launch, up to loading the cubin."""
+    return compile_on(kernel, disk, nvrtc, args, None, constexprs)
+
+
+def compile_on(kernel: Kernel[Any], disk: cache.DiskCache, nvrtc: FakeNvrtc, args: tuple[Any, ...],
+               smem_limit: int | None, constexprs: dict[str, Any]) -> Generated:
+    """``compile_launch`` on a device giving a block ``smem_limit`` bytes of shared memory."""
     launch = Launch(kernel, (1, 1, 1), args, constexprs)
     keys = tuple(arg_key(a) for a in args)
-    gen = artifacts.generated(kernel, lambda: launch_spec(launch), spec_text(keys, launch), disk)
-    path, _ = artifacts.cubin_file(gen, nvrtc.toolchain, disk)
-    assert path.read_bytes() == fake_cubin(gen.source)  # the module for exactly this source
-    return gen, path
+    gen = artifacts.generated(kernel, lambda: launch_spec(launch), spec_text(keys, launch), disk, smem_limit)
+    data, _ = artifacts.cubin(gen, nvrtc.toolchain, disk)
+    assert data == fake_cubin(gen.source)  # the module for exactly this source
+    return gen
 
 
 def fresh_source(kernel: Kernel[Any], args: tuple[Any, ...], **constexprs: Any) -> str:
@@ -200,14 +208,14 @@ def test_same_named_kernels_from_a_factory_get_their_own_code(disk: cache.DiskCa
     nvrtc = FakeNvrtc()
     kernels = {scale: make_scaler(scale) for scale in (2.0, 3.0)}
     for scale, kernel in kernels.items():
-        gen, _ = compile_launch(kernel, disk, nvrtc, args, BLOCK=128)
+        gen = compile_launch(kernel, disk, nvrtc, args, BLOCK=128)
         assert gen.source == fresh_source(kernel, args, BLOCK=128)
         np.testing.assert_allclose(emulate(gen, kernel, x, BLOCK=128), x.astype(np.float64) * scale, rtol=1e-6)
     assert len(set(nvrtc.sources)) == 2 and front_end == ["scaled", "scaled"]
     # a later process (a new kernel object, a new cache handle) finds each one's own code
     again = cache.DiskCache.open(disk.root or Path())
     for scale in (3.0, 2.0):
-        gen, _ = compile_launch(make_scaler(scale), again, nvrtc, args, BLOCK=128)
+        gen = compile_launch(make_scaler(scale), again, nvrtc, args, BLOCK=128)
         np.testing.assert_allclose(emulate(gen, kernels[scale], x, BLOCK=128), x.astype(np.float64) * scale,
                                    rtol=1e-6)
     assert len(nvrtc.sources) == 2 and len(front_end) == 2
@@ -222,7 +230,7 @@ def test_a_changed_module_global_or_imported_constant_gives_new_code(
     for scale, offset in settings:
         monkeypatch.setattr(sys.modules[__name__], "SCALE", scale)
         monkeypatch.setattr(cache_constants, "OFFSET", offset)
-        gen, _ = compile_launch(global_scaled, disk, nvrtc, args, BLOCK=64)
+        gen = compile_launch(global_scaled, disk, nvrtc, args, BLOCK=64)
         assert gen.source == fresh_source(global_scaled, args, BLOCK=64)
         expected = x.astype(np.float64) * scale + offset
         np.testing.assert_allclose(emulate(gen, global_scaled, x, BLOCK=64), expected, rtol=1e-6, atol=1e-6)
@@ -236,7 +244,7 @@ def test_constexprs_equal_under_eq_get_distinct_entries(disk: cache.DiskCache, f
     texts = {spec_text(keys, Launch(filled, (1, 1, 1), args, {"BLOCK": 64, "C": c, "F": f})) for c, f in EQUAL_CONSTEXPRS}
     assert len(texts) == len(EQUAL_CONSTEXPRS)
     for c, f in EQUAL_CONSTEXPRS * 2:  # the second round hits the disk cache
-        gen, _ = compile_launch(filled, disk, nvrtc, args, BLOCK=64, C=c, F=f)
+        gen = compile_launch(filled, disk, nvrtc, args, BLOCK=64, C=c, F=f)
         assert gen.source == fresh_source(filled, args, BLOCK=64, C=c, F=f)
     assert len(front_end) == len(EQUAL_CONSTEXPRS) and len(nvrtc.sources) == len(set(nvrtc.sources))
 
@@ -264,13 +272,13 @@ def test_the_source_compiled_is_the_source_keyed(tmp_path: Path, monkeypatch: py
     _, args = buffers()
     nvrtc = FakeNvrtc()
     first = importlib.import_module("edited_kernel")
-    before, _ = compile_launch(first.edited, disk, nvrtc, args, BLOCK=64)
+    before = compile_launch(first.edited, disk, nvrtc, args, BLOCK=64)
     module.write_text(body.format("7.0"))
     os.utime(module, ns=(1, 1))  # a different mtime, whatever the clock resolution
-    same, _ = compile_launch(first.edited, disk, nvrtc, args, BLOCK=64, )
+    same = compile_launch(first.edited, disk, nvrtc, args, BLOCK=64, )
     assert same.source == before.source and "2.0" in before.source
     monkeypatch.delitem(sys.modules, "edited_kernel")
-    after, _ = compile_launch(importlib.import_module("edited_kernel").edited, disk, nvrtc, args, BLOCK=64)
+    after = compile_launch(importlib.import_module("edited_kernel").edited, disk, nvrtc, args, BLOCK=64)
     assert "7.0" in after.source and "2.0" not in after.source
     monkeypatch.delitem(sys.modules, "edited_kernel")
 
@@ -357,7 +365,7 @@ def check_falls_back(disk: cache.DiskCache, record: list[warnings.WarningMessage
     _, args = buffers()
     nvrtc = FakeNvrtc()
     for _ in range(2):
-        gen, path = compile_launch(filled, disk, nvrtc, args, **SPEC)
+        gen = compile_launch(filled, disk, nvrtc, args, **SPEC)
         assert gen.source == fresh_source(filled, args, **SPEC)
     assert len(cache_warnings(record)) == expected, cache_warnings(record)
 
@@ -400,8 +408,9 @@ def test_a_read_only_directory_warns_once(disk: cache.DiskCache) -> None:
 def populated(disk: cache.DiskCache) -> tuple[Path, Path, Path]:
     """Fill the cache for one specialisation: its manifest, entry JSON and cubin."""
     _, args = buffers()
-    _, cubin = compile_launch(filled, disk, FakeNvrtc(), args, **SPEC)
+    compile_launch(filled, disk, FakeNvrtc(), args, **SPEC)
     assert disk.root is not None
+    cubin, = disk.root.glob("*.cubin")
     manifest, = disk.root.glob("*.reads.json")
     entry, = (p for p in disk.root.glob("*.json") if p != manifest)
     return manifest, entry, cubin
@@ -414,7 +423,7 @@ def rebuilds(disk: cache.DiskCache, compiles: int, front_ends: int, front_end: l
     before = len(front_end)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        gen, _ = compile_launch(filled, disk, nvrtc, args, **SPEC)
+        gen = compile_launch(filled, disk, nvrtc, args, **SPEC)
     assert gen.source == fresh_source(filled, args, **SPEC)
     assert len(nvrtc.sources) == compiles and len(front_end) - before == front_ends
     messages = cache_warnings(record)
@@ -437,6 +446,116 @@ def test_a_tampered_entry_is_rebuilt(disk: cache.DiskCache, front_end: list[str]
     entry.write_text(text)
     assert "corrupt" in rebuilds(disk, compiles=0, front_ends=1, front_end=front_end)
     assert "source" in entry.read_text()
+
+
+OUT_OF_RANGE = [("threads", 0), ("threads", 33), ("threads", 2048), ("threads", True), ("threads", 128.0),
+                ("smem_bytes", -1), ("smem_bytes", "0"), ("map_bytes", -128), ("name", "filled(); x"),
+                ("params", [None, None]), ("params", [None, None, "<V2"]), ("params", [None, None, "garbage"]),
+                ("params", [None, None, ["<i4"]])]
+
+
+@pytest.mark.parametrize(("field", "value"), OUT_OF_RANGE)
+def test_an_entry_with_a_field_out_of_range_is_rebuilt(disk: cache.DiskCache, front_end: list[str], field: str,
+                                                       value: Any) -> None:
+    """Fields of the right JSON type but values no compile gives (a block of 33 threads, negative
+    shared memory, a parameter count or type the kernel does not have) are a corrupt entry too."""
+    _, entry, _ = populated(disk)
+    data = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**data, field: value}))
+    assert "corrupt" in rebuilds(disk, compiles=0, front_ends=1, front_end=front_end)
+    assert json.loads(entry.read_text()) == data
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_a_truncated_or_too_deep_entry_is_rebuilt(disk: cache.DiskCache, front_end: list[str], cut: int) -> None:
+    manifest, entry, _ = populated(disk)
+    text = entry.read_text()
+    entry.write_text(text[: len(text) * cut // 4] if cut < 3 else "[" * 100_000)
+    assert "corrupt" in rebuilds(disk, compiles=0, front_ends=1, front_end=front_end)
+    manifest.write_bytes(b"\xff\xfe{")  # not UTF-8
+    assert "corrupt" in rebuilds(disk, compiles=0, front_ends=1, front_end=front_end)
+
+
+def test_shared_memory_above_the_devices_limit(disk: cache.DiskCache, front_end: list[str]) -> None:
+    """A compile needing more shared memory than the device gives is not stored (its launch fails
+    with OutOfResources), so an entry above the limit is corrupt: rebuilt, not launched."""
+    _, args = buffers()
+    nvrtc = FakeNvrtc()
+    assert disk.root is not None
+    needed = compile_launch(filled, cache.DiskCache(None), nvrtc, args, **SPEC).smem_bytes
+    compile_on(filled, disk, nvrtc, args, needed - 1, SPEC)
+    assert not list(disk.root.glob("*.json"))
+    _, entry, _ = populated(disk)
+    data = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**data, "smem_bytes": 232449}))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        gen = compile_on(filled, disk, nvrtc, args, 232448, SPEC)
+    assert gen.smem_bytes == needed and "smem_bytes 232449" in cache_warnings(record)[0]
+    assert json.loads(entry.read_text()) == data
+
+
+class FakeModule:
+    """Stands in for ``cupy.cuda.function.Module``: records what it loads; refuses ``refused``."""
+
+    loaded: list[bytes] = []
+    refused: bytes = b""
+
+    def load(self, cubin: bytes) -> None:
+        if cubin == self.refused:
+            raise RuntimeError("CUDA_ERROR_INVALID_IMAGE")
+        self.loaded.append(cubin)
+
+    def get_function(self, name: str) -> tuple[str, bytes]:
+        return name, self.loaded[-1]
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> type[FakeModule]:
+    """``import cupy`` in the launch's module loading gets the stand-in (no GPU here)."""
+    module = type("Module", (FakeModule,), {"loaded": [], "refused": b""})
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(function=types.SimpleNamespace(Module=module)))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    return module
+
+
+def test_the_module_is_loaded_from_the_bytes_checked(disk: cache.DiskCache, fake_cupy: type[FakeModule],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cubin swapped on disk after its check is never what runs: the module is loaded from the
+    bytes read and checked, not from the file by path."""
+    from tile_lang_cupy import launch
+
+    _, entry, cubin = populated(disk)
+    gen = Generated.from_json(json.loads(entry.read_text()), 3, None)
+    checked = cubin.read_bytes()
+    read = artifacts.cubin
+
+    def swapped_after_reading(*args: Any, **kwargs: Any) -> tuple[bytes, bool]:
+        found = read(*args, **kwargs)
+        cubin.write_bytes(fake_cubin("swapped"))
+        return found
+
+    monkeypatch.setattr(artifacts, "cubin", swapped_after_reading)
+    nvrtc = FakeNvrtc()
+    loaded: object = launch._function(gen, nvrtc.toolchain, disk)
+    assert loaded == (gen.name, checked)
+    assert fake_cupy.loaded == [checked] and nvrtc.sources == []
+
+
+def test_a_cubin_the_driver_refuses_is_rebuilt(disk: cache.DiskCache, fake_cupy: type[FakeModule]) -> None:
+    from tile_lang_cupy import launch
+
+    _, entry, cubin = populated(disk)
+    gen = Generated.from_json(json.loads(entry.read_text()), 3, None)
+    whole = cubin.read_bytes()
+    fake_cupy.refused = whole[:100] + bytes([whole[100] ^ 1]) + whole[101:]  # passes our check, corrupt inside
+    cubin.write_bytes(fake_cupy.refused)
+    nvrtc = FakeNvrtc()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        loaded: object = launch._function(gen, nvrtc.toolchain, disk)
+    assert loaded == (gen.name, whole)
+    assert "could not load it" in cache_warnings(record)[0] and cubin.read_bytes() == whole
 
 
 def test_a_tampered_manifest_is_rebuilt(disk: cache.DiskCache, front_end: list[str]) -> None:
@@ -466,6 +585,70 @@ def test_a_group_writable_directory_is_refused(tmp_path: Path) -> None:
         assert disk.root is None
         check_falls_back(disk, record)
     assert "writable by group or others" in cache_warnings(record)[0] and not list(root.iterdir())
+
+
+def swappable_root(tmp_path: Path, layout: str) -> Path:
+    """A cache root that someone else could replace, by ``layout``."""
+    safe = tmp_path / "safe"
+    safe.mkdir(mode=0o700)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777 if layout != "group-writable grandparent" else 0o775)
+    if layout == "symlinked root":
+        (tmp_path / "link").symlink_to(safe)
+        return tmp_path / "link"
+    if layout == "link through a world-writable directory":
+        (shared / "link").symlink_to(safe)
+        return shared / "link" / "cache"
+    return shared / "sub" / "cache"
+
+
+@pytest.mark.parametrize(("layout", "message"), [
+    ("symlinked root", "is a symbolic link"),
+    ("world-writable parent", "writable by group or others and not sticky (mode 777)"),
+    ("group-writable grandparent", "writable by group or others and not sticky (mode 775)"),
+    ("link through a world-writable directory", "writable by group or others and not sticky (mode 777)")])
+def test_a_root_someone_else_could_swap_is_refused(tmp_path: Path, layout: str, message: str) -> None:
+    root = swappable_root(tmp_path, layout)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        disk = cache.DiskCache.open(root)
+        assert disk.root is None
+        check_falls_back(disk, record)
+    assert message in cache_warnings(record)[0], cache_warnings(record)
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]  # nothing stored (an empty folder may be made)
+
+
+def test_a_root_under_a_sticky_directory_is_used(tmp_path: Path) -> None:
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)  # as /tmp: others can add names here, not replace ours
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        disk = cache.DiskCache.open(shared / "cache")
+        assert disk.root == shared / "cache"
+        check_falls_back(disk, record, expected=0)
+    assert stat.S_IMODE(os.stat(shared / "cache").st_mode) == 0o700
+
+
+def test_the_root_is_checked_each_time_it_is_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A directory above the root made writable by others after the first open: the next open
+    refuses the cache, warning once, and this process does not use it again."""
+    parent = tmp_path / "parent"
+    monkeypatch.setenv(cache.ENV_VAR, str(parent / "cache"))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        assert cache.open_cache().root == parent / "cache"
+        parent.chmod(0o777)
+        refused = cache.open_cache()
+        parent.chmod(0o755)
+        assert refused.root is None and cache.open_cache() is refused
+    messages = cache_warnings(record)
+    assert len(messages) == 1 and str(parent) in messages[0], messages
+
+
+def test_keys_of_file_names_that_are_not_utf8() -> None:
+    assert cache.digest("/k/\udcff.py") == cache.digest(b"/k/\xff.py") != cache.digest("/k/\udcfe.py")
 
 
 @pytest.mark.skipif(not ROOT, reason="giving a directory to another user needs root")
@@ -498,16 +681,18 @@ def test_real_cubins_pass_the_check_and_truncated_ones_do_not(tmp_path: Path) ->
 def test_the_cubin_key_has_the_toolchain(disk: cache.DiskCache) -> None:
     _, args = buffers()
     nvrtc = FakeNvrtc()
-    gen, first = compile_launch(filled, disk, nvrtc, args, **SPEC)
+    gen = compile_launch(filled, disk, nvrtc, args, **SPEC)
     base = nvrtc.toolchain
     for other in (replace(base, version="13.0"), replace(base, options=(*base.options, "-G")), replace(base, arch="100")):
-        path, cached = artifacts.cubin_file(gen, other, disk)
-        assert not cached and path != first
-    assert len(nvrtc.sources) == 4
+        _, cached = artifacts.cubin(gen, other, disk)
+        assert not cached
+    assert disk.root is not None
+    assert len(nvrtc.sources) == 4 and len(list(disk.root.glob("*.cubin"))) == 4
 
 
 WARM_SCRIPT = """
 import sys, warnings
+from pathlib import Path
 import numpy as np
 warnings.simplefilter("error")
 from tile_lang import dtypes, registry
@@ -522,10 +707,10 @@ buf = Buffer(registry.get("numpy"), Foreign(x.ctypes.data, x), dtypes.F32, x.sha
 launch = Launch(add_kernel, (1, 1, 1), (buf, buf, buf, 256), {"BLOCK": 256})
 compiles = []
 toolchain = artifacts.Toolchain("90", "12.8", (), lambda s, n: compiles.append(s) or bytes.fromhex(sys.argv[2]))
-disk = cache.DiskCache.open(cache.Path(sys.argv[1]))
+disk = cache.DiskCache.open(Path(sys.argv[1]))
 text = spec_text(tuple(map(arg_key, launch.args)), launch)
 gen = artifacts.generated(add_kernel, lambda: launch_spec(launch), text, disk)
-artifacts.cubin_file(gen, toolchain, disk)
+artifacts.cubin(gen, toolchain, disk)
 print(len(compiles), int("tile_lang.compiler" in sys.modules))
 """
 

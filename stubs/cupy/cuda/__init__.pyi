@@ -2,6 +2,7 @@
 
 from cupy.cuda import _nvrtc as nvrtc
 from cupy.cuda import device as device
+from cupy.cuda import driver as driver
 from cupy.cuda import function as function
 from cupy.cuda import memory as memory
 from cupy.cuda import runtime as runtime

@@ -6,7 +6,8 @@ from cupy import _KernelArg
 from cupy.cuda.stream import _BaseStream
 
 class Module:
-    """A loaded CUDA module (cuModuleLoad)."""
+    """A CUDA module: ``load`` takes a cubin's bytes (cuModuleLoadData), ``load_file`` a path
+    (cuModuleLoad); on the current device."""
 
     ptr: int
     @property
