@@ -590,7 +590,7 @@ def test_a_group_writable_directory_is_refused(tmp_path: Path) -> None:
 def swappable_root(tmp_path: Path, layout: str) -> Path:
     """A cache root that someone else could replace, by ``layout``."""
     safe = tmp_path / "safe"
-    safe.mkdir(mode=0o700)
+    safe.mkdir(mode=0o700, parents=True)
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o777 if layout != "group-writable grandparent" else 0o775)
@@ -649,6 +649,25 @@ def test_the_root_is_checked_each_time_it_is_opened(tmp_path: Path, monkeypatch:
 
 def test_keys_of_file_names_that_are_not_utf8() -> None:
     assert cache.digest("/k/\udcff.py") == cache.digest(b"/k/\xff.py") != cache.digest("/k/\udcfe.py")
+
+
+def test_the_emulator_and_fuzzer_caches_are_private(tmp_path: Path) -> None:
+    """The test tools' caches in $TMPDIR hold libraries they load and kernels they import: each is
+    a per-user directory made mode 700, and one another user could fill is refused."""
+    from tests.compiler import emulator
+    from tests.fuzz import runner
+
+    for folder in (emulator.CACHE, runner.KERNEL_DIR):
+        assert folder.name.endswith(f"-{os.getuid()}")
+    made = emulator.private_dir(tmp_path / "new" / "cache")
+    assert stat.S_IMODE(os.stat(made).st_mode) == 0o700
+    for layout in ("symlinked root", "world-writable parent"):
+        root = swappable_root(tmp_path / layout.replace(" ", "_"), layout)
+        with pytest.raises(RuntimeError, match="not loading anything from it"):
+            emulator.private_dir(root)
+    made.chmod(0o777)
+    with pytest.raises(RuntimeError, match="writable by group or others"):
+        emulator.private_dir(made)
 
 
 @pytest.mark.skipif(not ROOT, reason="giving a directory to another user needs root")

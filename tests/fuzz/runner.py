@@ -1,8 +1,9 @@
 """Run one fuzz case on the NumPy reference and on the emulated CUDA, and compare.
 
 The kernel's source is written to a file and imported (the front end reads a kernel's source).
-Files go to a fixed temporary folder so the emulator's g++ cache (keyed by the generated code,
-``#line`` paths included) is reused across runs of the same seeds.
+Files go to a fixed folder, private to the user and checked (what it holds is imported), so the
+emulator's g++ cache (keyed by the generated code, ``#line`` paths included) is reused across runs
+of the same seeds.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import enum
 import importlib.util
 import linecache
+import os
 import tempfile
 import traceback
 from collections.abc import Callable, Iterable, Iterator
@@ -26,11 +28,11 @@ from tile_lang import dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.errors import KernelError, OutOfResources
 
-from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.emulator import NAME, EmuBackend, private_dir
 from tests.fuzz.case import Case, Data, Init
 from tests.fuzz.generator import generate
 
-KERNEL_DIR = Path(tempfile.gettempdir()) / "tile_lang_fuzz"
+KERNEL_DIR = Path(tempfile.gettempdir()) / f"tile_lang_fuzz-{os.getuid()}"
 _EMU = EmuBackend()
 _SENTINELS: dict[DType, int | bool] = {dtypes.I32: -123456789, dtypes.I64: -(2**50) - 7, dtypes.U32: 0xDEADBEEF,
                                        dtypes.BOOL: True}
@@ -105,8 +107,7 @@ def initial_outputs(case: Case) -> list[np.ndarray[Any, Any]]:
 
 def load(name: str, source: str) -> Any:
     """Write a kernel's source to ``KERNEL_DIR/name.py`` and import it; the object called ``name``."""
-    KERNEL_DIR.mkdir(parents=True, exist_ok=True)
-    path = KERNEL_DIR / f"{name}.py"
+    path = private_dir(KERNEL_DIR) / f"{name}.py"
     if not path.exists() or path.read_text() != source:
         path.write_text(source)
     linecache.checkcache(str(path))

@@ -27,13 +27,14 @@ import pytest
 from tile_lang import dtypes, registry
 from tile_lang.buffer import Buffer
 from tile_lang.compiler.spec import ArgSpec, Spec, int_spec
+from tile_lang.diskcache import private_directory
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
 
 HERE = Path(__file__).resolve().parent
 CUDA_INCLUDE = Path("/usr/local/cuda/include")
 CXX = shutil.which("g++")
-CACHE = Path(tempfile.gettempdir()) / "tile_lang_emu"
+CACHE = Path(tempfile.gettempdir()) / f"tile_lang_emu-{os.getuid()}"  # per user: what it holds is loaded
 NAME = "emu"
 
 _ATOM = re.compile(
@@ -73,6 +74,16 @@ def _launcher(name: str, params: list[str]) -> str:
     return f"\n{head} {{\n  tl_emu::run(tl_emu_dim3{{gx, gy, gz}}, threads, [&] {{ {name}({unpack}); }});\n}}\n"
 
 
+def private_dir(path: Path) -> Path:
+    """``path`` (created, mode 700, if missing), checked as the disk cache checks its root: ours
+    alone, and no directory above it writable by others. Libraries found here are loaded and
+    kernels imported, so a directory another user could fill is refused."""
+    problem = private_directory(path)
+    if problem is not None:
+        raise RuntimeError(f"{path}: {problem}; not loading anything from it")
+    return path
+
+
 def build(source: str, name: str, params: list[str]) -> Path:
     """The shared library of one generated kernel (cached by source)."""
     from tile_lang_cupy.headers import INCLUDE_DIR
@@ -80,8 +91,7 @@ def build(source: str, name: str, params: list[str]) -> Path:
     text = emulated_source(source) + _launcher(name, params)
     headers = (HERE / "cuda_on_cpu.h").read_text() + "".join(p.read_text() for p in sorted(INCLUDE_DIR.glob("*.cuh")))
     digest = hashlib.sha256((text + headers).encode()).hexdigest()[:24]
-    CACHE.mkdir(parents=True, exist_ok=True)
-    lib = CACHE / f"{digest}.so"
+    lib = private_dir(CACHE) / f"{digest}.so"
     if lib.exists():
         return lib
     src = CACHE / f"{digest}.cpp"
