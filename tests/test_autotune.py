@@ -15,6 +15,7 @@ import pytest
 
 import tile_lang as tl
 from tile_lang import Pointer, constexpr, registry
+from tile_lang.diskcache import CacheWarning
 from tile_lang.kernel import Launch
 from tile_lang_numpy import NumpyBackend
 
@@ -227,7 +228,8 @@ def test_timed_backend_picks_the_fastest_and_caches_it_on_disk(timed: list[Launc
     assert len(timed) == before + 1
 
     files[0].write_text("{not json")                          # a damaged entry is re-tuned, not trusted
-    _run_scale(tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=3)(scale), 4096)
+    with pytest.warns(CacheWarning, match="corrupt entry"):
+        _run_scale(tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=3)(scale), 4096)
     assert len(timed) > before + 2 and json.loads(files[0].read_text())["config"] in map(str, BLOCKS)
 
 
@@ -286,3 +288,31 @@ def test_configs_the_device_cannot_hold_are_skipped(timed: list[Launch]) -> None
     tuned = tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=2, cache_results=False)(scale)
     _run_scale(tuned, 1000)  # NaN-poisoned output checked against float64 there
     assert timed[-1].constexprs["BLOCK"] <= 128
+
+
+@pytest.mark.parametrize("entry", [
+    '{"config": "BLOCK: 64, num_warps: 2, num_stages: 3", "timings": {"BLOCK": 64',  # truncated
+    '[1, 2]', '{"config": 64, "timings": {}}', '{"config": "BLOCK: 64, num_warps: 2, num_stages: 3"}',
+    '{"config": "BLOCK: 64, num_warps: 2, num_stages: 3", "timings": [["a", 1.0]]}',
+    '{"config": "BLOCK: 64, num_warps: 2, num_stages: 3", "timings": {"BLOCK: 64, num_warps: 2, num_stages: 3": "x"}}',
+    '{"config": "BLOCK: 64, num_warps: 2, num_stages: 3", "timings": {"BLOCK: 64, num_warps: 2, num_stages: 3": -1}}',
+    '{"config": "BLOCK: 64, num_warps: 2, num_stages: 3", "timings": {"BLOCK: 64, num_warps: 2, num_stages: 3": NaN}}',
+    '{"config": "BLOCK: 64, num_warps: 2, num_stages: 3", "timings": {"BLOCK: 64, num_warps: 2, num_stages: 3": true}}',
+    '{"config": "BLOCK: 64, num_warps: 2, num_stages: 3", "timings": {"other": 1.0}}',
+    '{"config": "BLOCK: 64, num_warps: 2, num_stages: 3", '
+    '"timings": {"BLOCK: 64, num_warps: 2, num_stages: 3": Infinity}}'])
+def test_a_malformed_disk_entry_warns_and_is_retuned(timed: list[Launch], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
+    """Truncated JSON, wrong types, times out of range: one CacheWarning, the configs timed again,
+    the right result, and the entry rewritten (the docs promise a rebuild, not an error)."""
+    monkeypatch.setenv("TILE_LANG_PRINT_AUTOTUNING", "1")  # prints the winner's time: it must be a number
+    _run_scale(tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=2)(scale), 4096)
+    path, = tmp_path.glob("autotune-scale-*.json")
+    path.write_text(entry)
+    before = len(timed)
+    with pytest.warns(CacheWarning, match="corrupt entry") as record:
+        _run_scale(tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=2)(scale), 4096, seed=1)
+    assert len(record) == 1 and str(path) in str(record[0].message)
+    assert len(timed) > before + len(BLOCKS)  # every config timed again
+    stored = json.loads(path.read_text())
+    assert stored["config"] in map(str, BLOCKS) and sorted(stored["timings"]) == sorted(map(str, BLOCKS))

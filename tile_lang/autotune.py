@@ -371,11 +371,25 @@ def _device(backend_name: str) -> str:
 
 
 def _read_winner(disk: DiskCache, name: str, configs: list[Config]) -> _Tuned | None:
+    """The stored winner among ``configs``; None if there is none, or (a ``CacheWarning``, then a
+    re-tune overwrites it) if the entry is malformed: a ``config`` string, ``timings`` mapping
+    each config run to milliseconds (>= 0, infinite for one that could not launch), the winner's
+    finite. A winner not among ``configs`` (pruned away for these arguments) is re-tuned too."""
     stored = disk.read_json(name)
     if stored is None:
         return None
-    chosen = [c for c in configs if str(c) == stored.get("config")]
-    return _Tuned(chosen[0], dict(stored.get("timings", {}))) if chosen else None
+    config, timings = stored.get("config"), stored.get("timings")
+    if not (isinstance(config, str) and isinstance(timings, dict) and _times(timings)
+            and timings.get(config, float("inf")) < float("inf")):
+        disk.corrupt(name, "not a 'config' string with its finite time among 'timings' of times >= 0")
+        return None
+    chosen = [c for c in configs if str(c) == config]
+    return _Tuned(chosen[0], {k: float(t) for k, t in timings.items()}) if chosen else None
+
+
+def _times(timings: dict[str, Any]) -> bool:
+    """Whether every value is a time in milliseconds: a number >= 0 (not a bool, not NaN)."""
+    return all(type(t) in (int, float) and t >= 0 for t in timings.values())
 
 
 def _write_winner(disk: DiskCache, name: str, config: Config, timings: Mapping[str, float]) -> None:
