@@ -9,6 +9,7 @@ read (see :mod:`tile_lang_cupy.artifacts`), and its metadata records how to pack
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -116,10 +117,12 @@ def arg_spec(value: Any) -> ArgSpec:
 
 
 class KernelCache:
-    """Compiled kernels of one process, keyed by kernel, specialisation, launch options and device."""
+    """Compiled kernels of one process, keyed by kernel, specialisation, launch options and device.
+    Threads launching a new specialisation at once compile and load it once."""
 
     def __init__(self) -> None:
         self.loaded: dict[Any, Compiled] = {}
+        self.lock = threading.Lock()
 
     def get(self, launch: Launch, device: int) -> Compiled:
         """The kernel for ``launch`` loaded on ``device``, which must be current (loading it if new)."""
@@ -128,8 +131,11 @@ class KernelCache:
         key = (launch.kernel, args, constexprs, launch.options.num_warps, launch.options.num_stages, device)
         found = self.loaded.get(key)
         if found is None:
-            capability = compute_capability()
-            found = self.loaded[key] = load(launch, spec_text(args, launch, capability), capability)
+            with self.lock:
+                found = self.loaded.get(key)
+                if found is None:
+                    capability = compute_capability()
+                    found = self.loaded[key] = load(launch, spec_text(args, launch, capability), capability)
         return found
 
 

@@ -17,9 +17,12 @@ import stat
 import struct
 import subprocess
 import sys
+import threading
+import time
 import types
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -556,6 +559,31 @@ def test_a_cubin_the_driver_refuses_is_rebuilt(disk: cache.DiskCache, fake_cupy:
         loaded: object = launch._function(gen, nvrtc.toolchain, disk)
     assert loaded == (gen.name, whole)
     assert "could not load it" in cache_warnings(record)[0] and cubin.read_bytes() == whole
+
+
+def test_threads_launching_a_new_specialisation_at_once_load_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tile_lang_cupy import launch
+
+    loads: list[str | None] = []
+
+    def slow_load(launch_: Launch, text: str | None, capability: int) -> Any:
+        loads.append(text)
+        time.sleep(0.05)  # a compile: the other threads arrive meanwhile
+        return object()
+
+    monkeypatch.setattr(launch, "load", slow_load)
+    monkeypatch.setattr(launch, "compute_capability", lambda: 90)
+    kernels = launch.KernelCache()
+    _, args = buffers()
+    start = threading.Barrier(8)
+
+    def get() -> Any:
+        start.wait()
+        return kernels.get(Launch(filled, (1, 1, 1), args, dict(SPEC)), 0)
+
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(lambda _: get(), range(8)))
+    assert len(loads) == 1 and all(f is found[0] for f in found)
 
 
 def test_a_tampered_manifest_is_rebuilt(disk: cache.DiskCache, front_end: list[str]) -> None:
