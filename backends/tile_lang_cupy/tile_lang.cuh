@@ -155,15 +155,83 @@ template <class T>
 __device__ __forceinline__ T max(T a, T b) { return a > b ? a : b; }
 template <class T>
 __device__ __forceinline__ T min(T a, T b) { return a < b ? a : b; }
+#if defined(TL_EMULATOR)
+// PTX max/min (what fmaxf/fminf compile to): a NaN operand gives the other one, and -0.0 < +0.0
+// (the host's fmaxf may return either zero).
+template <class T>
+inline T ptx_max(T a, T b) {
+  if (a != a) return b;
+  if (b != b) return a;
+  return a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b);
+}
+template <class T>
+inline T ptx_min(T a, T b) {
+  if (a != a) return b;
+  if (b != b) return a;
+  return a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b);
+}
+inline float max(float a, float b) { return ptx_max(a, b); }
+inline float min(float a, float b) { return ptx_min(a, b); }
+inline double max(double a, double b) { return ptx_max(a, b); }
+inline double min(double a, double b) { return ptx_min(a, b); }
+#else
 __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ double max(double a, double b) { return fmax(a, b); }
 __device__ __forceinline__ double min(double a, double b) { return fmin(a, b); }
+#endif
 // Maximum/minimum that propagate NaN (propagate_nan=True).
 template <class T>
 __device__ __forceinline__ T max_nan(T a, T b) { return (a != a || b != b) ? a + b : max(a, b); }
 template <class T>
 __device__ __forceinline__ T min_nan(T a, T b) { return (a != a || b != b) ? a + b : min(a, b); }
+
+// Integer operators as the GPU's instructions define them, with no undefined behaviour in C++:
+// shifts by at least the width (the amount read as unsigned, so a negative one too) give 0, or
+// the sign fill for >> of a signed value (PTX shl/shr clamp the amount); signed negation,
+// abs and INT_MIN / -1 wrap (INT_MIN % -1 is 0) instead of trapping as x86 idiv does.
+template <class T>
+struct Unsigned;
+template <>
+struct Unsigned<signed char> { using type = unsigned char; };
+template <>
+struct Unsigned<short> { using type = unsigned short; };
+template <>
+struct Unsigned<int> { using type = unsigned; };
+template <>
+struct Unsigned<long long> { using type = unsigned long long; };
+template <>
+struct Unsigned<unsigned char> { using type = unsigned char; };
+template <>
+struct Unsigned<unsigned short> { using type = unsigned short; };
+template <>
+struct Unsigned<unsigned> { using type = unsigned; };
+template <>
+struct Unsigned<unsigned long long> { using type = unsigned long long; };
+template <class T>
+__device__ __forceinline__ bool shift_out(T amount) {
+  return static_cast<typename Unsigned<T>::type>(amount) >= sizeof(T) * 8;
+}
+template <class T>
+__device__ __forceinline__ T shl(T a, T amount) {
+  using U = typename Unsigned<T>::type;
+  return shift_out(amount) ? T(0) : static_cast<T>(static_cast<U>(static_cast<U>(a) << amount));
+}
+template <class T>
+__device__ __forceinline__ T shr(T a, T amount) {
+  return shift_out(amount) ? (a < T(0) ? T(-1) : T(0)) : static_cast<T>(a >> amount);
+}
+template <class T>
+__device__ __forceinline__ T neg(T a) {
+  using U = typename Unsigned<T>::type;
+  return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
+}
+template <class T>
+__device__ __forceinline__ T iabs(T a) { return a < T(0) ? neg(a) : a; }
+template <class T>
+__device__ __forceinline__ T div(T a, T b) { return b == T(-1) ? neg(a) : static_cast<T>(a / b); }
+template <class T>
+__device__ __forceinline__ T mod(T a, T b) { return b == T(-1) ? T(0) : static_cast<T>(a % b); }
 
 __device__ __forceinline__ int umulhi(int a, int b) { return __mulhi(a, b); }
 __device__ __forceinline__ unsigned umulhi(unsigned a, unsigned b) { return __umulhi(a, b); }
@@ -241,12 +309,16 @@ __device__ __forceinline__ T block_reduce(T v, Op op, void* scratch) {
   return v;
 }
 
-// Index of the maximum (IS_MAX) or minimum; ties go to the smaller index when LEFT.
+// Index of the maximum (IS_MAX) or minimum, NaN skipped; ties go to the smaller index when
+// LEFT (else the larger), and an all-NaN input gives its last index. A negative index is no
+// element yet. A total order on (value, index), so any combine tree gives the same index.
 template <bool IS_MAX, bool LEFT, class T>
 __device__ __forceinline__ void arg_combine(T& v, int& i, T v2, int i2) {
+  const bool number = v == v, number2 = v2 == v2;
   const bool better = IS_MAX ? (v2 > v) : (v2 < v);
   const bool tie = v2 == v && (LEFT ? i2 < i : i2 > i);
-  if (better || tie) {
+  const bool take = number == number2 ? (number ? better || tie : i2 > i) : number2;
+  if (i2 >= 0 && (i < 0 || take)) {
     v = v2;
     i = i2;
   }

@@ -80,9 +80,13 @@ def convert(a: Array, src: DType, dst: DType) -> Array:
 # ------------------------------------------------------------------------------ operators
 
 
-def _c_divide(engine: Engine, x: Array, y: Array, want_quotient: bool, lead: int) -> Array:
+def _c_divide(engine: Engine, x: Array, y: Array, dtype: DType, want_quotient: bool, lead: int) -> Array:
+    """C's (and the GPU's) ``/`` and ``%`` on integers: truncated. A zero divisor is an error, and
+    so is ``INT_MIN // -1``, a signed overflow (``INT_MIN % -1`` is 0)."""
     if bool(np.any(engine.only_active(y == 0, lead))):
         raise engine.error("integer division by zero")
+    if want_quotient and dtype.is_signed:
+        _report_wrapped(engine, (x == dtypes.int_limits(dtype)[0]) & (y == -1), (x, y), "{} // {}", dtype, lead)
     remainder = np.fmod(x, y)
     return (x - remainder) // y if want_quotient else remainder
 
@@ -247,7 +251,7 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if op in (BinaryOp.FLOORDIV, BinaryOp.MOD):
         if dtype.is_float:  # only % takes floats
             return make(np.fmod(ax, ay).astype(dtype.numpy), dtype)
-        return make(_c_divide(engine, ax, ay, op is BinaryOp.FLOORDIV, lead).astype(dtype.numpy), dtype)
+        return make(_c_divide(engine, ax, ay, dtype, op is BinaryOp.FLOORDIV, lead).astype(dtype.numpy), dtype)
     result = _reference(op)(ax, ay)
     if op in _OVERFLOW_CHECKED and dtype.is_signed:
         _check_overflow(engine, op, ax, ay, result, dtype, lead)
@@ -377,19 +381,37 @@ def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Ar
     almost always an offset (``pid * BLOCK``) outgrowing i32."""
     if _cannot_overflow(op, x, y, result):
         return
-    wrapped = engine.only_active(_overflowed(op, x, y, result), lead)
+    _report_wrapped(engine, _overflowed(op, x, y, result), (x, y), f"{{}} {_OVERFLOW_CHECKED[op]} {{}}", dtype, lead)
+
+
+def _report_wrapped(engine: Engine, wrapped: Array, operands: tuple[Array, ...], shown: str, dtype: DType,
+                    lead: int) -> None:
+    """The signed overflow error for the first active lane of ``wrapped``, if any: ``shown``
+    with that lane's operands is the expression that does not fit."""
+    wrapped = engine.only_active(wrapped, lead)
     if not bool(wrapped.any()):
         return
+    arrays = [*operands, wrapped]
     if lead == 3:  # the message names the program: one value per program
-        x, y, wrapped = (tiled.expand(engine, a) for a in np.broadcast_arrays(x, y, wrapped))
-    xb, yb, bad = np.broadcast_arrays(x, y, wrapped)
+        arrays = [tiled.expand(engine, a) for a in np.broadcast_arrays(*arrays)]
+    *values, bad = np.broadcast_arrays(*arrays)
     where = tuple(int(i) for i in np.argwhere(bad)[0])
     lane = int(np.ravel_multi_index(where[1:], bad.shape[1:])) if len(where) > 1 else 0
     raise engine.error(
-        f"signed integer overflow: {int(xb[where])} {_OVERFLOW_CHECKED[op]} {int(yb[where])} does not fit in "
+        f"signed integer overflow: {shown.format(*(int(v[where]) for v in values))} does not fit in "
         f"{dtype.name} (program {engine.program_of(where[0])}, lane {lane}); the GPU would silently wrap around. "
         "Compute it in a wider type (e.g. tl.full((), tl.program_id(0), tl.int64) * BLOCK), or in an unsigned type "
         "when wrapping is intended")
+
+
+def _negated(engine: Engine, x: Tensor[Any, Any], fn: Callable[[Array], Array], shown: str) -> Tensor[Any, Any]:
+    """``-x`` or ``abs(x)``: the most negative signed integer has no positive counterpart, an
+    overflow like those of ``+ - *``."""
+    lead = 3 if tiled.involved(x) else 1
+    arr = _array(engine, x, lead)
+    if x.type.is_signed:
+        _report_wrapped(engine, arr == dtypes.int_limits(x.type)[0], (arr,), shown, x.type, lead)
+    return _maker(engine, lead)(fn(arr), x.type)
 
 
 def _pointer_compare(engine: Engine, op: BinaryOp, x: Tensor[Any, Any], y: Tensor[Any, Any]) -> Tensor[Any, Any]:
@@ -407,7 +429,7 @@ def unary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if op is UnaryOp.POS:
         return x
     if op is UnaryOp.NEG:
-        return _apply(engine, x, np.negative, x.type)
+        return _negated(engine, x, np.negative, "-({})")
     return _apply(engine, x, np.logical_not if x.type.is_bool else np.invert, x.type)
 
 
@@ -437,20 +459,34 @@ def abs_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = values.lift(a["x"])
     if x.type.kind is dtypes.Kind.UINT or x.type.is_bool:
         return x
-    return _apply(engine, x, np.abs, x.type)
+    return _negated(engine, x, np.abs, "abs({})")
 
 
-def _extremum(pick_nan: Callable[[Array, Array], Array], pick: Callable[[Array, Array], Array]
-              ) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+def gpu_extremum(a: Array, b: Array, largest: bool, propagate_nan: bool = False) -> Array:
+    """``maximum``/``minimum`` as PTX max/min (fmaxf/fminf) compute them: a NaN operand gives the
+    other one (NaN with ``propagate_nan``, as max.NaN), and -0.0 < +0.0, whatever the order."""
+    if propagate_nan:
+        out: Array = np.maximum(a, b) if largest else np.minimum(a, b)
+    else:
+        out = np.fmax(a, b) if largest else np.fmin(a, b)
+    if out.dtype.kind in "iub":
+        return out
+    zeros = (a == 0) & (b == 0)
+    if bool(zeros.any()):  # of two zeros, max is -0.0 only if both are (min: if either is)
+        negative = np.signbit(b)
+        out = np.where(zeros, np.where(negative, a, b) if largest else np.where(negative, b, a), out)
+    return out
+
+
+def _extremum(largest: bool) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         ax, ay, dtype, _ = operands(engine, a["x"], a["y"])
-        fn = pick_nan if a["propagate_nan"] else pick
-        return values.make(fn(ax, ay), dtype)
+        return values.make(gpu_extremum(ax, ay, largest, bool(a["propagate_nan"])).astype(dtype.numpy), dtype)
     return impl
 
 
-implements(tl.maximum)(_extremum(np.maximum, np.fmax))
-implements(tl.minimum)(_extremum(np.minimum, np.fmin))
+implements(tl.maximum)(_extremum(True))
+implements(tl.minimum)(_extremum(False))
 
 
 @implements(tl_math._min_int)
@@ -465,9 +501,8 @@ def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     lo, hi = values.lift(a["min"], x.type), values.lift(a["max"], x.type)
     low, _, dtype, _ = operands(engine, lo, x)
     high, ax, _, _ = operands(engine, hi, x)
-    if a["propagate_nan"]:
-        return values.make(np.minimum(np.maximum(ax, low), high), dtype)
-    return values.make(np.fmin(np.fmax(ax, low), high), dtype)
+    nan = bool(a["propagate_nan"])
+    return values.make(gpu_extremum(gpu_extremum(ax, low, True, nan), high, False, nan).astype(dtype.numpy), dtype)
 
 
 @implements(tl.fma)

@@ -14,7 +14,9 @@ Result dtypes (Triton 3.6, except that floating-point results always keep the in
 
 Floating-point sums and scans accumulate in float64 and round once to the result dtype, so
 they are at least as accurate as the GPU's tree order, not bit-identical to it. ``max`` and
-``min`` ignore NaN unless every element is NaN (maxnum/minnum).
+``min`` ignore NaN unless every element is NaN (maxnum/minnum) and order -0.0 below +0.0, as
+the GPU's max/min instructions do; ``argmax``/``argmin`` skip NaN too (an all-NaN row gives its
+last index).
 """
 
 from __future__ import annotations
@@ -99,28 +101,37 @@ def xor_sum(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 
 def _extreme(r: Along, dtype: DType, largest: bool) -> Array:
-    """The maximum (or minimum) along the axis, NaN ignored unless all are NaN; axis kept."""
-    ufunc: np.ufunc
-    if dtype.is_float:
-        ufunc = np.fmax if largest else np.fmin
-    else:
-        ufunc = np.maximum if largest else np.minimum
-    result: Array = ufunc.reduce(r.data, axis=r.axis, keepdims=True)
+    """The maximum (or minimum) along the axis as the GPU's max/min instructions combine it: NaN
+    ignored unless all are NaN, and -0.0 < +0.0 (so any order gives one result); axis kept."""
+    if not dtype.is_float:
+        ints: Array = (np.maximum if largest else np.minimum).reduce(r.data, axis=r.axis, keepdims=True)
+        return ints
+    result: Array = (np.fmax if largest else np.fmin).reduce(r.data, axis=r.axis, keepdims=True)
+    zero = result == 0
+    if bool(zero.any()):  # a max of zeros is +0.0 if any is, a min -0.0 if any is
+        signed = (r.data == 0) & (np.signbit(r.data) != largest)
+        flip = zero & np.any(signed, axis=r.axis, keepdims=True)
+        result = np.where(flip, np.abs(result) if largest else -np.abs(result), result)
     return result
 
 
 def _arg_extreme(r: Along, dtype: DType, largest: bool, tie_break_left: bool) -> tuple[Array, Array]:
-    """The extreme value and its index along the axis (axis kept). Ties go to the leftmost
-    index, or with ``tie_break_left=False`` to the rightmost: Triton's fast combine keeps the
-    right operand on ties, which a tree of in-order combines turns into the rightmost one.
-    The value is read back at the index, so -0.0/+0.0 ties give the chosen element's sign."""
+    """The extreme value (as without indices) and its index along the axis (axis kept). NaN is
+    skipped, as Triton's combine (``a > b`` is false against NaN) and interpreter skip it; ties
+    (``==``, so -0.0 ties +0.0) go to the leftmost index, or with ``tie_break_left=False`` to the
+    rightmost: Triton's fast combine keeps the right operand on ties, which a tree of in-order
+    combines turns into the rightmost one. An all-NaN row gives its last index (the one Triton's
+    combine keeps, never out of range) and NaN."""
     best = _extreme(r, dtype, largest)
-    hit = r.data == best  # all False in an all-NaN row: index 0 (or the last), value NaN
+    hit = r.data == best
+    last = r.data.shape[r.axis] - 1
     if tie_break_left:
         index = np.argmax(hit, axis=r.axis, keepdims=True)
     else:
-        index = r.data.shape[r.axis] - 1 - np.argmax(np.flip(hit, axis=r.axis), axis=r.axis, keepdims=True)
-    return np.take_along_axis(r.data, index, axis=r.axis), index.astype(np.int32)
+        index = last - np.argmax(np.flip(hit, axis=r.axis), axis=r.axis, keepdims=True)
+    if dtype.is_float:  # no hit: every element NaN
+        index = np.where(np.any(hit, axis=r.axis, keepdims=True), index, last)
+    return best, index.astype(np.int32)
 
 
 def _extremum(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Any]:

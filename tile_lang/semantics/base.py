@@ -45,10 +45,27 @@ def block_axis(rank: int, axis: object, what: str) -> int:
     return index % rank
 
 
+# The most elements one block may have: Triton's TRITON_MAX_TENSOR_NUMEL. Both backends index a
+# block's elements with 32-bit ints, which this keeps far from overflowing.
+MAX_BLOCK_NUMEL = 2**20
+
+
 def pow2_shape(shape: tuple[int, ...], what: str) -> tuple[int, ...]:
-    """``shape`` when every dimension is a positive power of two."""
+    """``shape`` when every dimension is a positive power of two, within :data:`MAX_BLOCK_NUMEL`."""
     if any(not isinstance(d, int) or d <= 0 or d & (d - 1) for d in shape):
         raise SemanticError(f"{what}: block dimensions must be powers of two, got shape {list(shape)}")
+    return block_numel(shape, what)
+
+
+def block_numel(shape: tuple[int, ...], what: str | None) -> tuple[int, ...]:
+    """``shape`` when its block has at most :data:`MAX_BLOCK_NUMEL` elements."""
+    numel = 1
+    for d in shape:
+        numel *= d
+    if numel > MAX_BLOCK_NUMEL:
+        raise SemanticError(f"{what + ': ' if what else ''}a block of shape {list(shape)} has {numel} elements, "
+                            f"more than the {MAX_BLOCK_NUMEL} (2**20) a block may have (Triton's "
+                            "TRITON_MAX_TENSOR_NUMEL)")
     return shape
 
 
@@ -83,4 +100,4 @@ def broadcast(a: Shape, b: Shape, what: str | None = None) -> Shape:
     pa, pb = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
     if any(x != y and 1 not in (x, y) for x, y in zip(pa, pb)):
         raise SemanticError(f"{what + ': ' if what else ''}cannot broadcast block shapes {list(a)} and {list(b)}")
-    return tuple(max(x, y) for x, y in zip(pa, pb))
+    return block_numel(tuple(max(x, y) for x, y in zip(pa, pb)), what)

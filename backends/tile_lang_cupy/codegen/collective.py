@@ -93,7 +93,7 @@ def _reduce_block(em: Emitter, node: Node, attr: ReduceAttr) -> None:
     em.line(f"{w} {acc} = {identity(attr.fn, work)};")
     arg = _is_arg(attr.fn)
     if arg:
-        em.line(f"int {best} = 0x7fffffff;")
+        em.line(f"int {best} = -1;")  # no element yet (see tl::arg_combine)
     with em.each(src) as idx:
         value = f"tl::cvt<{w}>({em.elem(src, idx)})"
         position = idx.coords[attr.axis] if attr.axis is not None else idx.flat
@@ -153,7 +153,7 @@ def _reduce_axis(em: Emitter, node: Node, attr: ReduceAttr) -> None:
         value = f"tl::cvt<{w}>({em.elem(src, Index(None, coords))})"
         em.line(f"{w} acc = {identity(attr.fn, work)};")
         if _is_arg(attr.fn):
-            em.line("int best = 0x7fffffff;")
+            em.line("int best = -1;")  # no element yet
             step = f"tl::arg_combine<{_is_max(attr.fn)}, {_left(attr)}>(acc, best, {value}, (int)r);"
             result = "best"
         else:

@@ -17,6 +17,10 @@ _INFIX = {BinaryFn.ADD: "+", BinaryFn.SUB: "-", BinaryFn.MUL: "*", BinaryFn.DIV:
           BinaryFn.NE: "!="}
 _CALLS = {BinaryFn.MAX: "tl::max", BinaryFn.MIN: "tl::min", BinaryFn.MAX_NAN: "tl::max_nan",
           BinaryFn.MIN_NAN: "tl::min_nan", BinaryFn.UMULHI: "tl::umulhi"}
+# integer operators whose C++ spelling is undefined for some operands (a shift by the width or
+# more, INT_MIN / -1): tl.cuh helpers that compute what the GPU does
+_INT_CALLS = {BinaryFn.SHL: "tl::shl", BinaryFn.SHR: "tl::shr"}
+_SIGNED_CALLS = {BinaryFn.DIV: "tl::div", BinaryFn.MOD: "tl::mod"}
 _FLOAT_FNS = {UnaryFn.EXP: "exp", UnaryFn.EXP2: "exp2", UnaryFn.LOG: "log", UnaryFn.LOG2: "log2",
               UnaryFn.SIN: "sin", UnaryFn.COS: "cos", UnaryFn.SQRT: "sqrt", UnaryFn.SQRT_RN: "sqrt",
               UnaryFn.RSQRT: "rsqrt", UnaryFn.ERF: "erf", UnaryFn.ATAN: "atan", UnaryFn.CEIL: "ceil",
@@ -115,6 +119,8 @@ def _binary(em: Emitter, node: Node, idx: Index) -> str:
         text = f"__{'f' if work.bits == 32 else 'd'}div_rn({x}, {y})"
     elif fn in _CALLS:
         text = f"{_CALLS[fn]}({x}, {y})"
+    elif fn in _INT_CALLS or work.is_signed and fn in _SIGNED_CALLS:
+        text = f"{_INT_CALLS.get(fn) or _SIGNED_CALLS[fn]}<{ctype(work)}>({x}, {y})"
     else:
         text = f"({x} {_INFIX[fn]} {y})"
     out = node.ty.dtype
@@ -135,7 +141,9 @@ def _unary(em: Emitter, node: Node, idx: Index) -> str:
     if fn is UnaryFn.INVERT:
         return f"({ctype(dtype)})(~{x})" if not dtype.is_bool else f"(!{x})"
     if fn is UnaryFn.ABS and not dtype.is_float:
-        return x if not dtype.is_signed else f"({ctype(dtype)})({x} < 0 ? -{x} : {x})"
+        return x if not dtype.is_signed else f"tl::iabs<{ctype(dtype)}>({x})"
+    if fn is UnaryFn.NEG and dtype.is_signed:
+        return f"tl::neg<{ctype(dtype)}>({x})"  # -INT_MIN wraps, as on the GPU
     work = compute_dtype(dtype)
     x = _to(work, x, dtype)
     if fn is UnaryFn.NEG:
