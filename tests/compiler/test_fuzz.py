@@ -14,11 +14,16 @@ import pytest
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
 
+from tile_lang.errors import KernelError
+
+from tests.fuzz.case import Data
 from tests.fuzz.dots import is_dot
 from tests.fuzz.generator import generate
-from tests.fuzz.runner import Verdict, differs, run_many, unavailable_reason
+from tests.fuzz.hazards import KINDS
+from tests.fuzz.runner import Verdict, differs, initial_outputs, judge, run_many, unavailable_reason
 
 SEEDS = [*range(70), 151, 163, 255]  # 17 dot kernels among the first 70; then a chained dot, fp8 wgmma, i8
+EDGE_CASES = {2: "loop", 21: "loop", 65: "arg", 6: "ints", 33: "race", 218: "race", 22: "constexpr", 1: "zeros"}
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 
 
@@ -98,3 +103,67 @@ def test_an_output_computed_from_a_bf16_dot_is_compared_at_bf16_precision() -> N
     swapped = ref.copy()
     swapped[:, [3, 4]] = swapped[:, [4, 3]]
     assert differs("o", as_bf16, False, ref.ravel(), swapped.ravel(), "emu") is not None
+
+
+def test_edge_cases_are_planted_in_some_kernels() -> None:
+    """Each seed of EDGE_CASES ends with its edge case; about half the plain kernels carry one, every kind."""
+    cases = {seed: generate(seed) for seed in EDGE_CASES}
+    assert {seed: c.hazard for seed, c in cases.items()} == EDGE_CASES
+    assert "for hi" in cases[2].source and "hi" in cases[2].source.split("for hi")[1].split("\n", 2)[2]
+    assert ("h21", 0) in cases[21].scalars and "in range(h19, h20, h21)" in cases[21].source  # a zero step
+    assert "tl.argmax(h" in cases[65].source and Data.NAN in {b.data for b in cases[65].inputs}
+    assert "<< (h" in cases[6].source and (dtypes.I32, Data.EDGE) in {(b.dtype, b.data) for b in cases[6].inputs}
+    assert cases[33].expect == "data race" and "tl.debug_barrier()" not in cases[33].source
+    assert cases[218].expect == "" and "tl.debug_barrier()" in cases[218].source
+    assert "K0 = tl.constexpr(0.1)" in cases[22].source and cases[22].twins
+    assert "tl.maximum(h" in cases[1].source and (dtypes.F16, Data.EDGE) in {(b.dtype, b.data) for b in cases[1].inputs}
+    plain = [generate(s) for s in range(300) if not is_dot(s)]
+    kinds = collections.Counter(c.hazard for c in plain)
+    assert 0.35 <= 1 - kinds[""] / len(plain) <= 0.65 and set(kinds) == {"", *KINDS}, kinds
+
+
+def test_edge_case_kernels_agree_or_are_checked() -> None:
+    """The planted edge cases agree on both backends; the reference reports the race without a
+    barrier, and the zero step (where the CUDA code traps)."""
+    outcomes = {o.seed: o for o in run_many(EDGE_CASES, jobs=2)}
+    failures = [o for o in outcomes.values() if o.verdict.failed]
+    assert not failures, "\n\n".join(f"seed {o.seed} ({o.hazard}): {o.verdict.value}\n{o.detail}\n{o.source}"
+                                      for o in failures)
+    assert {s: o.verdict for s, o in outcomes.items() if o.verdict is not Verdict.AGREE} == {
+        21: Verdict.CHECKED, 33: Verdict.CHECKED}
+
+
+def test_judge_wants_planted_races_reported_and_twins_equal() -> None:
+    race = generate(33)
+    outputs = initial_outputs(race)
+    assert judge(race, outputs, outputs)[0] is Verdict.UNCHECKED
+    reported = KernelError("data race on o5[3]: program (0,) stores it", "k.py", 3)
+    assert judge(race, reported, outputs)[0] is Verdict.CHECKED
+    twins = generate(22)
+    (first, second), = twins.twins
+    outputs = initial_outputs(twins)
+    outputs[first], outputs[second] = (np.full_like(outputs[second], v) for v in (1, 2))
+    verdict, detail = judge(twins, outputs, [o.copy() for o in outputs])
+    assert verdict is Verdict.MISMATCH and "twin of" in detail and "on numpy" in detail and "on emu" in detail
+
+
+def test_an_exact_zero_must_keep_its_sign() -> None:
+    ref, got = np.array([0.0, -0.0, 1.0], np.float32), np.array([-0.0, -0.0, 1.0], np.float32)
+    assert differs("o", dtypes.F32, True, ref, got, "emu") is not None
+    assert differs("o", dtypes.F32, False, ref, got, "emu") is None
+
+
+def test_a_hung_or_killed_worker_costs_only_its_seed() -> None:
+    import os
+    import signal
+
+    from tests.fuzz.runner import _Worker
+
+    [hung] = run_many([3], jobs=1, timeout=0.01)
+    assert hung.verdict is Verdict.HANG and hung.source == generate(3).source
+    worker = _Worker()
+    worker.give(3, 60.0)
+    os.kill(worker.process.pid or 0, signal.SIGKILL)
+    worker.process.join()
+    killed = worker.outcome(60.0)
+    assert killed is not None and killed.verdict is Verdict.CRASH and "exit code -9" in killed.detail

@@ -42,12 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.dots:
         seeds = filter(is_dot, seeds)
     verdicts: collections.Counter[Verdict] = collections.Counter()
+    failed: dict[str, list[int]] = collections.defaultdict(list)  # seeds by the edge case planted
     for outcome in run_many(seeds, args.jobs, lambda: time.monotonic() < deadline):
         verdicts[outcome.verdict] += 1
         if outcome.verdict.failed:
             report(outcome, args.out)
+            failed[outcome.hazard or "none"].append(outcome.seed)
     total = sum(verdicts.values())
     print(f"\n{total} kernels: " + ", ".join(f"{n} {v.value}" for v, n in verdicts.most_common()))
+    for hazard, found in sorted(failed.items()):
+        print(f"failed with edge case {hazard}: seeds {sorted(found)}")
     return 1 if any(v.failed for v in verdicts) else 0
 
 

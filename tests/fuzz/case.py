@@ -19,10 +19,14 @@ class Init(enum.Enum):
 class Data(enum.Enum):
     """What an input buffer holds: random normal values (small ints for integer dtypes), or
     multiples of 1/4 from -2 to 2 (never 0), whose products sum exactly in f32 in any order,
-    so a dot of them must match bit for bit."""
+    so a dot of them must match bit for bit; edge values (ints: the dtype's extremes, -1, 0 and
+    shift amounts around its width; floats: +-0, +-inf and a few small numbers); or normal floats
+    with NaNs (the first third of the buffer all NaN)."""
 
     NORMAL = "normal"
     GRID = "grid"
+    EDGE = "edge"
+    NAN = "nan"
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,10 @@ class Output:
 class Case:
     """A generated kernel and its launch. ``invalid`` marks a kernel with a statement both
     backends must reject with a KernelError; ``arch`` is the emulated target (80: mma.sync,
-    90: wgmma); float outputs are compared at ``precision``'s tolerance when it is the looser."""
+    90: wgmma); float outputs are compared at ``precision``'s tolerance when it is the looser.
+    ``hazard`` names the edge case planted at its end (:mod:`tests.fuzz.hazards`), if any; ``expect`` is a phrase the reference's run-time error must hold (a planted race), and each
+    pair in ``twins`` are two outputs that must be equal on each backend (one value spelled two
+    ways: with a module-level constexpr and with its literal)."""
 
     seed: int
     name: str
@@ -64,3 +71,6 @@ class Case:
     num_stages: int = 3
     arch: int = 80
     precision: DType = dtypes.F32  # the least precise float result a value passes through (a 16-bit dot's)
+    hazard: str = ""
+    expect: str = ""
+    twins: tuple[tuple[int, int], ...] = ()

@@ -15,6 +15,7 @@ from tile_lang.dtypes import DType
 
 from tests.fuzz.case import Buffer, Case, Init, Output
 from tests.fuzz.exprs import COLS, DTYPES, FULL, MARKERS, ROWS, SCALAR, Expr, Exprs, fits, literal, paren
+from tests.fuzz.hazards import Hazards
 
 _ATOMIC = (dtypes.F32, dtypes.I32, dtypes.U32, dtypes.I64)
 _LOOP_SCALARS = ("s0", "s1", "s2")
@@ -46,6 +47,10 @@ class Generator:
         self.outputs: list[Output] = []
         self.ints: list[tuple[str, int]] = []  # further int parameters (and their values)
         self.consts: list[tuple[str, int]] = []  # further constexprs
+        self.globals: list[str] = []  # module-level lines (constexprs) before the kernel
+        self.hazard = ""  # see Case.hazard
+        self.expect = ""  # see Case.expect
+        self.twins: list[tuple[int, int]] = []  # see Case.twins
         self.names = 0
 
     def _layout(self) -> tuple[bool, int, int, int]:
@@ -75,6 +80,8 @@ class Generator:
         self.block(scope, depth=0, count=rng.randint(6, 14))
         for e in rng.sample(scope.pool, min(3, len(scope.pool))):
             self.store(e, 0)
+        if not invalid:
+            self.hazard = Hazards(self).plant(scope)
         return self._case(invalid)
 
     def _case(self, invalid: bool) -> Case:
@@ -86,8 +93,8 @@ class Generator:
         shape = [("R", self.rows), ("C", self.cols)] if self.two_d else [("B", self.size)]
         constexprs = tuple(shape + self.consts)
         params += [f"{c}: constexpr" for c, _ in constexprs]
-        head = ["import tile_lang as tl", "from tile_lang import Pointer, constexpr", "", "", "@tl.kernel",
-                f"def {name}({', '.join(params)}) -> None:"]
+        head = ["import tile_lang as tl", "from tile_lang import Pointer, constexpr", "", *self.globals, "",
+                "@tl.kernel", f"def {name}({', '.join(params)}) -> None:"]
         rng = self.rng
         bound = self.grid * (self.rows if self.two_d else self.size)
         scalars: tuple[tuple[str, int | float], ...] = (
@@ -96,7 +103,8 @@ class Generator:
             *self.ints)
         warps, stages, arch = self._options()
         return Case(self.seed, name, "\n".join(head + self.lines) + "\n", tuple(self.inputs), tuple(self.outputs),
-                    scalars, constexprs, self.grid, warps, invalid, stages, arch, self.precision)
+                    scalars, constexprs, self.grid, warps, invalid, stages, arch, self.precision, self.hazard,
+                    self.expect, tuple(self.twins))
 
     def emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * (depth + 1) + line)

@@ -13,11 +13,12 @@ import importlib.util
 import linecache
 import os
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from multiprocessing import get_context
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +44,20 @@ class Verdict(enum.Enum):
     BOTH_REJECTED = "both rejected"      # a KernelError on both backends
     MISMATCH = "mismatch"                # different outputs
     REJECT_MISMATCH = "reject mismatch"  # a KernelError on one backend only
-    CHECKED = "checked"                  # the reference stopped a signed overflow the GPU wraps silently,
-    #                                      or the launch needs more shared memory than the device has
-    CRASH = "crash"                      # an exception that is not a KernelError
+    CHECKED = "checked"                  # the reference stopped what the GPU does silently (a signed
+    #                                      overflow, a race, a zero step: _RUN_TIME_CHECKS), or the
+    #                                      launch needs more shared memory than the device has
+    UNCHECKED = "unchecked"              # the reference ran a kernel it must stop (Case.expect)
+    CRASH = "crash"                      # an exception that is not a KernelError, or a worker killed
+    HANG = "hang"                        # no outcome within the seed's time limit
 
     @property
     def failed(self) -> bool:
-        return self in (Verdict.MISMATCH, Verdict.REJECT_MISMATCH, Verdict.CRASH)
+        return self in (Verdict.MISMATCH, Verdict.REJECT_MISMATCH, Verdict.UNCHECKED, Verdict.CRASH, Verdict.HANG)
+
+
+_RUN_TIME_CHECKS = ("would silently wrap", "data race", "must not be zero")  # the reference's, not typing rules
+SEED_TIMEOUT = 60.0  # seconds for one seed's build and both runs (a build takes a few on a busy machine)
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,7 @@ class Outcome:
     detail: str
     source: str
     invalid: bool
+    hazard: str = ""  # the case's (Case.hazard)
 
 
 def unavailable_reason() -> str | None:
@@ -67,12 +76,15 @@ def unavailable_reason() -> str | None:
 
 def host_inputs(case: Case) -> list[np.ndarray[Any, Any]]:
     """Random inputs (never zeros): floats away from 0, small ints with a few large ones, i8
-    over its whole range; :attr:`Data.GRID` buffers hold multiples of 1/4 (ints: -8 to 8)."""
+    over its whole range; :attr:`Data.GRID` buffers hold multiples of 1/4 (ints: -8 to 8);
+    :attr:`Data.EDGE` and :attr:`Data.NAN` ones what :func:`_edges` gives."""
     rng = np.random.default_rng(case.seed)
     arrays = []
     for buf in case.inputs:
         x: np.ndarray[Any, Any]
-        if buf.data is Data.GRID:
+        if buf.data in (Data.EDGE, Data.NAN):
+            x = _edges(rng, buf.dtype, buf.size, buf.data)
+        elif buf.data is Data.GRID:
             x = rng.integers(1, 9, buf.size) * rng.choice((-1, 1), buf.size)
             x = x / 4 if buf.dtype.is_float else x
         elif buf.dtype == dtypes.I8:
@@ -89,6 +101,22 @@ def host_inputs(case: Case) -> list[np.ndarray[Any, Any]]:
             x = np.where(big, rng.integers(low, 2**20, buf.size) * (2**12 if buf.dtype == dtypes.I64 else 1), x)
         arrays.append(np.asarray(x).astype(buf.dtype.numpy))
     return arrays
+
+
+def _edges(rng: np.random.Generator, dtype: DType, size: int, data: Data) -> np.ndarray[Any, Any]:
+    """Edge values: a dtype's extremes, -1, 0 and shift amounts about its width (ints); +-0,
+    +-inf and small numbers (floats); or normal floats, a third NaN at random and the first third
+    all NaN (:attr:`Data.NAN`), so some blocks, rows or columns hold nothing else."""
+    if data is Data.NAN:
+        x = rng.standard_normal(size) * 2
+        x[rng.random(size) < 0.3] = np.nan
+        x[:size // 3] = np.nan
+        return x
+    if dtype.is_float:
+        return rng.choice(np.array([0.0, -0.0, 0.0, -0.0, np.inf, -np.inf, 1.5, -2.0]), size)
+    info, bits = np.iinfo(dtype.numpy), dtype.bits
+    edges = [info.min, info.min + 1, info.max, -1, 0, 1, 2, bits - 1, bits, bits + 1, 2 * bits - 1]
+    return rng.choice(np.array([v for v in edges if info.min <= v <= info.max], dtype.numpy), size)  # no -1 in u32
 
 
 def initial_outputs(case: Case) -> list[np.ndarray[Any, Any]]:
@@ -129,8 +157,9 @@ def execute(case: Case, kernel: Any, backend: str) -> list[np.ndarray[Any, Any]]
         return [o.numpy() for o in outs]
 
 
-def run_case(case: Case, device: str = NAME) -> Outcome:
-    """The case on the NumPy reference and on ``device`` (the emulated CUDA, or "cupy" on a GPU)."""
+def run_case(case: Case, device: str = NAME, checked: Callable[[str], None] = lambda _: None) -> Outcome:
+    """The case on the NumPy reference and on ``device`` (the emulated CUDA, or "cupy" on a GPU);
+    ``checked`` hears of a run-time check the reference stopped at before the device runs."""
     registry.register(_EMU)
     _EMU.arch = case.arch
     results: dict[str, list[np.ndarray[Any, Any]] | BaseException] = {}
@@ -140,8 +169,10 @@ def run_case(case: Case, device: str = NAME) -> Outcome:
             results[backend] = execute(case, kernel, backend)
         except Exception as exc:  # noqa: BLE001 (any failure is a finding)
             results[backend] = exc
+        if backend == "numpy" and _run_time_check(results[backend]):
+            checked(str(results[backend]))
     verdict, detail = judge(case, results["numpy"], results[device], device)
-    return Outcome(case.seed, verdict, detail, case.source, case.invalid)
+    return Outcome(case.seed, verdict, detail, case.source, case.invalid, case.hazard)
 
 
 def judge(case: Case, ref: list[np.ndarray[Any, Any]] | BaseException,
@@ -152,17 +183,29 @@ def judge(case: Case, ref: list[np.ndarray[Any, Any]] | BaseException,
         if isinstance(result, BaseException) and not isinstance(result, KernelError):
             text = "".join(traceback.format_exception(result))
             return Verdict.CRASH, f"{side} raised {type(result).__name__}:\n{text[-3000:]}"
+    if isinstance(ref, BaseException) and isinstance(got, BaseException):
+        return Verdict.BOTH_REJECTED, str(ref)
+    if _run_time_check(ref):
+        return Verdict.CHECKED, str(ref)  # a run-time check of the reference's, not a typing rule
+    if case.expect and not isinstance(ref, BaseException):
+        return Verdict.UNCHECKED, f"the reference ran without reporting a {case.expect}"
     if isinstance(ref, BaseException) or isinstance(got, BaseException):
-        if isinstance(ref, BaseException) and isinstance(got, BaseException):
-            return Verdict.BOTH_REJECTED, str(ref)
         which, exc = ("numpy", ref) if isinstance(ref, BaseException) else (device, got)
-        if which == "numpy" and "would silently wrap" in str(exc):
-            return Verdict.CHECKED, str(exc)  # a run-time check of the reference's, not a typing rule
         return Verdict.REJECT_MISMATCH, f"only {which} rejected the kernel:\n{exc}"
     problems = [p for out, r, g in zip(case.outputs, ref, got)
                 if (p := differs(out.buffer.name, _compared_as(out.buffer.dtype, case.precision), out.exact, r, g,
                                  device))]
+    for side, arrays in (("numpy", ref), (device, got)):
+        problems += [f"on {side}, {p}" for a, b in case.twins
+                     if (p := differs(f"{case.outputs[a].buffer.name} (twin of {case.outputs[b].buffer.name})",
+                                      case.outputs[a].buffer.dtype, True, arrays[b], arrays[a], "constexpr",
+                                      "literal"))]
     return (Verdict.MISMATCH, "\n".join(problems)) if problems else (Verdict.AGREE, "")
+
+
+def _run_time_check(result: object) -> bool:
+    """Whether the reference's result is an error of a run-time check (:data:`_RUN_TIME_CHECKS`)."""
+    return isinstance(result, KernelError) and any(check in str(result) for check in _RUN_TIME_CHECKS)
 
 
 _RTOL = {dtypes.F16: (1e-3, 2e-2), dtypes.BF16: (8e-3, 3e-2), dtypes.F32: (1e-6, 1e-4)}  # (exact, not exact)
@@ -177,10 +220,10 @@ def _compared_as(dtype: DType, precision: DType) -> DType:
 
 
 def differs(name: str, dtype: DType, exact: bool, ref: np.ndarray[Any, Any], got: np.ndarray[Any, Any],
-             device: str) -> str | None:
+            device: str, reference: str = "numpy") -> str | None:
     """Why ``got`` does not match ``ref``: ints exactly, floats within a dtype-aware tolerance:
-    an exact value within its last bit, any other within a small share of the output's scale
-    (a value from another row or column of a dot is off by about the scale itself)."""
+    an exact value within its last bit (and a zero's sign), any other within a small share of the
+    output's scale (a value from another row or column of a dot is off by about the scale itself)."""
     if not dtype.is_float:
         bad = ref != got
     else:
@@ -191,41 +234,118 @@ def differs(name: str, dtype: DType, exact: bool, ref: np.ndarray[Any, Any], got
         with np.errstate(invalid="ignore", over="ignore"):
             close = np.abs(r - g) <= rtol * np.abs(r) + (0.0 if exact else rtol * scale)
         bad = ~(close | (np.isnan(r) & np.isnan(g)) | (r == g))
+        if exact:
+            bad |= (r == 0) & (g == 0) & (np.signbit(r) != np.signbit(g))
     if not bad.any():
         return None
     where = np.flatnonzero(bad)[:6]
     return (f"{name}: {int(bad.sum())} of {bad.size} elements differ at {where.tolist()}: "
-            f"numpy {ref[where].tolist()} vs {device} {got[where].tolist()}")
+            f"{reference} {ref[where].tolist()} vs {device} {got[where].tolist()}")
 
 
-def run_seed(seed: int, device: str = NAME) -> Outcome:
+def run_seed(seed: int, device: str = NAME, checked: Callable[[str], None] = lambda _: None) -> Outcome:
     try:
         case = generate(seed)
     except Exception:  # noqa: BLE001 (the generator's own bug: reported as a crash, the run goes on)
         return Outcome(seed, Verdict.CRASH, "generating the kernel failed:\n" + traceback.format_exc()[-3000:], "",
                        False)
     try:
-        return run_case(case, device)
+        return run_case(case, device, checked)
     except Exception:  # noqa: BLE001 (a failure to even load the kernel is a finding too)
-        return Outcome(seed, Verdict.CRASH, traceback.format_exc()[-3000:], case.source, case.invalid)
+        return Outcome(seed, Verdict.CRASH, traceback.format_exc()[-3000:], case.source, case.invalid, case.hazard)
 
 
-def run_many(seeds: Iterable[int], jobs: int, keep_going: Callable[[], bool] = lambda: True) -> Iterator[Outcome]:
-    """The seeds' outcomes as they finish, on ``jobs`` worker processes (g++ is the bottleneck);
-    no new seed starts once ``keep_going()`` is false."""
+class _Worker:
+    """A process running the seeds it is sent, one at a time: one that hangs or dies (a kernel's
+    infinite loop, a signal such as x86's trap on INT_MIN / -1) costs only its seed. A worker
+    that dies after the reference stopped at a run-time check (a device trap, as the CUDA code's
+    on a zero step) is ``checked``."""
+
+    def __init__(self) -> None:
+        context = get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child,), daemon=True)
+        self.process.start()
+        child.close()
+        self.seed: int | None = None
+        self.deadline = 0.0
+        self.checked = ""  # the reference's run-time check on this seed, sent before the device runs
+
+    def give(self, seed: int, timeout: float) -> None:
+        self.conn.send(seed)
+        self.seed, self.deadline, self.checked = seed, time.monotonic() + timeout, ""
+
+    def outcome(self, timeout: float) -> Outcome | None:
+        """The seed's outcome if it is in, a hang or crash outcome if it never will be, else None."""
+        seed = self.seed
+        assert seed is not None
+        try:
+            while self.conn.poll():
+                result: Outcome | str = self.conn.recv()
+                if isinstance(result, Outcome):
+                    self.seed = None
+                    return result
+                self.checked = result
+        except (EOFError, OSError):
+            pass
+        alive = self.process.is_alive()
+        if alive and time.monotonic() < self.deadline:
+            return None
+        self.seed = None
+        self.stop()
+        if alive:
+            return _lost(seed, Verdict.HANG, f"no outcome within {timeout:.0f} s (an endless loop?)")
+        died = f"the worker process died (exit code {self.process.exitcode})"
+        if self.checked:
+            return _lost(seed, Verdict.CHECKED, f"{died} after the reference stopped:\n{self.checked}")
+        return _lost(seed, Verdict.CRASH, died)
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+def _serve(conn: Connection) -> None:
+    while True:
+        try:
+            seed = conn.recv()
+        except EOFError:
+            return
+        conn.send(run_seed(seed, checked=conn.send))
+
+
+def _lost(seed: int, verdict: Verdict, why: str) -> Outcome:
+    """An outcome for a seed whose worker never answered, with the kernel's source regenerated."""
+    try:
+        case = generate(seed)
+    except Exception:  # noqa: BLE001 (run_seed reported it; here only the source is wanted)
+        return Outcome(seed, verdict, why, "", False)
+    return Outcome(seed, verdict, why, case.source, case.invalid, case.hazard)
+
+
+def run_many(seeds: Iterable[int], jobs: int, keep_going: Callable[[], bool] = lambda: True,
+             timeout: float = SEED_TIMEOUT) -> Iterator[Outcome]:
+    """The seeds' outcomes as they finish, on ``jobs`` worker processes (g++ is the bottleneck),
+    each seed given ``timeout`` seconds; no new seed starts once ``keep_going()`` is false."""
     todo = iter(seeds)
-    if jobs <= 1:
-        for seed in todo:
-            if not keep_going():
-                return
-            yield run_seed(seed)
-        return
-    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-        running: set[Future[Outcome]] = set()
+    workers = [_Worker() for _ in range(max(1, jobs))]
+    try:
         while True:
-            while len(running) < 2 * jobs and keep_going() and (next_seed := next(todo, None)) is not None:
-                running.add(pool.submit(run_seed, next_seed))
-            if not running:
+            for worker in workers:
+                if worker.seed is None and keep_going() and (seed := next(todo, None)) is not None:
+                    worker.give(seed, timeout)
+            busy = [w for w in workers if w.seed is not None]
+            if not busy:
                 return
-            done, running = wait(running, return_when=FIRST_COMPLETED)
-            yield from (f.result() for f in done)
+            first = min(w.deadline for w in busy) - time.monotonic()
+            wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=max(0.0, first))
+            for i, worker in enumerate(workers):
+                if worker.seed is not None and (outcome := worker.outcome(timeout)) is not None:
+                    if worker.process.exitcode is not None:
+                        workers[i] = _Worker()
+                    yield outcome
+    finally:
+        for worker in workers:
+            worker.stop()
