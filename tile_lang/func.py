@@ -9,6 +9,16 @@ P = ParamSpec("P")
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., object])
 
+MAX_DEPTH = 64
+"""How deeply @tl.func calls may nest in a kernel. The compiler inlines every call, so a recursive
+func must end by a constexpr (``if N == 0:``) within this many calls; both backends stop at it."""
+
+
+def too_deep(name: str) -> str:
+    """The error for a call of @tl.func ``name`` nested past :data:`MAX_DEPTH` (the same on both backends)."""
+    return (f"@tl.func {name}: calls nest more than {MAX_DEPTH} deep (recursion must end by a "
+            f"constexpr, e.g. `if N == 0:`, within {MAX_DEPTH} calls)")
+
 
 class Func(Generic[P, T]):
     """A device function: inlined by the compiler, called directly by the NumPy reference.

@@ -22,7 +22,7 @@ from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
 from tile_lang.errors import KernelError, LaunchError
 from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LastLaunch, LaunchCache, plain_grid
-from tile_lang.signature import NO_DEFAULT, Param, ParamKind, match_pointee, read_params, show_dtype
+from tile_lang.signature import NO_DEFAULT, Param, ParamKind, match_pointee, plain, read_params, show_dtype
 
 P = ParamSpec("P")
 
@@ -332,8 +332,9 @@ def checked_options(kernel: Kernel[Any], given: Mapping[str, Any], base: Options
 
 
 def _check_constexpr(kernel: Kernel[Any], param: Param, value: Any) -> Any:
-    """``value`` if the constexpr's annotation takes it (a NumPy integer as an int, an int for a float),
-    else a LaunchError naming the kernel, the constexpr and the types it takes."""
+    """``value`` if the constexpr's annotation takes it (a NumPy integer as an int, an int for a float,
+    a ``tl.constexpr(v)`` as ``v``), else a LaunchError naming the kernel, the constexpr and the types it takes."""
+    value = plain(value)
     expected = param.annotation
     takes = typing.get_args(expected) if isinstance(expected, types.UnionType) else (expected,)
     if int in takes and isinstance(value, np.integer):

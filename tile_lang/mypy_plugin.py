@@ -9,6 +9,9 @@
 - String constexprs, ``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``: inside a
   kernel or ``@tl.func`` a bare ``constexpr`` is a ``ConstexprValue`` (an int that compares with a
   str), and the decorated kernel takes ``int | str`` for it.
+- Module-level constants, ``LOG2_E = tl.constexpr(1.4426950408889634)``: mypy reads a call of the
+  ``constexpr`` alias as ``int(v)``; the plugin types it as ``v`` (here a float), the value a
+  kernel reads.
 - A reduction's axis given as such a constexpr, ``tl.sum(x, axis=AXIS)``: the overloads type the
   result's rank from a literal axis (and reject one the input does not have); a constexpr's value
   is unknown to mypy, so each overload taking a literal axis takes it too, and the input's rank
@@ -22,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mypy.nodes import (
-    ARG_NAMED_OPT, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, SymbolNode,
+    ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, RefExpr,
+    SymbolNode,
 )
 from mypy.plugin import AnalyzeTypeContext, FunctionContext, FunctionSigContext, MethodSigContext, Plugin
 from mypy.types import (
@@ -33,6 +37,7 @@ LAUNCH = "tile_lang.kernel.Launcher.__call__"
 CONSTEXPR = "tile_lang.signature.constexpr"
 CONSTEXPR_VALUE = "tile_lang.signature.ConstexprValue"
 DECORATORS = frozenset({"tile_lang.kernel.kernel", "tile_lang.func.func"})
+CONSTEXPR_CALL = "builtins.int"  # what mypy calls for ``constexpr(v)``, the alias's target
 AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functions typed by a literal ``axis``
 
 
@@ -49,6 +54,8 @@ class TileLangPlugin(Plugin):
         return with_constexprs_widened if fullname in DECORATORS else None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        if fullname == CONSTEXPR_CALL:
+            return constant_of_value
         return with_constexpr_axis if fullname.startswith(AXIS_MODULES) else None
 
 
@@ -56,6 +63,18 @@ def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
     """A bare ``constexpr`` annotation as a kernel body sees it: ``int | ConstexprValue``, which takes an
     int default (``BLOCK: constexpr = 128``), is an int in arithmetic, and compares with a str."""
     return UnionType([ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])])
+
+
+def constant_of_value(ctx: FunctionSigContext) -> FunctionLike:
+    """``tl.constexpr(v)`` typed ``(v) -> type of v``, so ``tl.constexpr(1.44)`` is a float; any other
+    call of ``int`` keeps its signature."""
+    call = ctx.context
+    if not (isinstance(call, CallExpr) and isinstance(call.callee, RefExpr) and call.callee.fullname == CONSTEXPR
+            and len(call.args) == 1 and call.arg_kinds == [ARG_POS]):
+        return ctx.default_signature
+    given = ctx.api.get_expression_type(call.args[0])
+    return ctx.default_signature.copy_modified(arg_types=[given], arg_kinds=[ARG_POS], arg_names=[None],
+                                               ret_type=given, variables=[])
 
 
 def with_constexprs_widened(ctx: FunctionContext) -> Type:

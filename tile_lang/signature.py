@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 
+import numpy as np
+
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
 from tile_lang.tensor import Pointer
@@ -18,27 +20,69 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class _ConstexprMarker:
-    """The metadata that marks an ``Annotated`` parameter as a compile-time constant: ``bare`` for
-    ``constexpr`` (any constant, as in Triton), else ``Constexpr[T]`` (a ``T``)."""
-
-    bare: bool
+    """The metadata that marks ``Constexpr[T]`` (a compile-time parameter of type ``T``)."""
 
     def __repr__(self) -> str:
-        return "constexpr" if self.bare else "Constexpr"
+        return "Constexpr"
 
 
-CONSTEXPR = _ConstexprMarker(bare=False)
-BARE_CONSTEXPR = _ConstexprMarker(bare=True)
+CONSTEXPR = _ConstexprMarker()
 
 CONSTANT = int | float | str
 """What a bare ``constexpr`` takes at a launch, as Triton's ``tl.constexpr`` does (a bool is an int)."""
 
-constexpr: TypeAlias = Annotated[int, BARE_CONSTEXPR]
-"""A compile-time constant parameter, passed by keyword at launch: an int, bool, float or str
-(``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``). mypy sees an ``int``; with
-tile_lang.mypy_plugin, an ``int | ConstexprValue`` in the kernel and ``int | str`` at its launches."""
+
+class Constant:
+    """``tl.constexpr(v)`` at run time: a compile-time constant holding ``v`` (an int, float, bool,
+    str, None or dtype), as Triton's ``tl.constexpr`` (``LOG2_E = tl.constexpr(1.4426950408889634)``).
+    Kernels read one by its ``value`` on both backends; ``tl.constexpr(tl.constexpr(v))`` is the first."""
+
+    __slots__ = ("value",)
+    value: object
+
+    def __new__(cls, value: object) -> Constant:
+        if isinstance(value, Constant):
+            return value
+        made = super().__new__(cls)
+        made.value = _constant_value(value)
+        return made
+
+    def __repr__(self) -> str:
+        return f"tl.constexpr({self.value!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Constant) and type(self.value) is type(other.value) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+def _constant_value(value: object) -> object:
+    """``value`` as a constexpr holds it (a NumPy scalar as the Python one), or a TypeError."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (bool, int, float, str, DType)):
+        return value
+    try:
+        dtypes.dtype_of(value)
+    except TypeError:
+        raise TypeError(f"tl.constexpr takes an int, float, bool, str, None or a dtype, got "
+                        f"{type(value).__name__}") from None
+    return value
+
+
+def plain(value: object) -> object:
+    """What a kernel reads for ``value``: a :class:`Constant`'s value, anything else itself."""
+    return value.value if isinstance(value, Constant) else value
+
 
 if TYPE_CHECKING:
+    constexpr: TypeAlias = int
+    """A compile-time constant parameter, passed by keyword at launch: an int, bool, float or str
+    (``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``). mypy sees an ``int``; with
+    tile_lang.mypy_plugin, an ``int | ConstexprValue`` in the kernel and ``int | str`` at its
+    launches, and ``tl.constexpr(v)`` typed as ``v``."""
+
     class ConstexprValue(int):
         """How mypy sees a bare ``constexpr`` parameter inside a kernel under tile_lang.mypy_plugin: an int
         for arithmetic and shapes, that may be a str at run time, so ``ACTIVATION == "relu"`` checks."""
@@ -51,6 +95,8 @@ if TYPE_CHECKING:
 
         def __hash__(self) -> int:
             return super().__hash__()
+else:
+    constexpr = Constant
 
 Constexpr: TypeAlias = Annotated[T, CONSTEXPR]
 """A compile-time parameter of one type, checked at launch: ``Constexpr[int]``, ``Constexpr[float]``,
@@ -101,10 +147,11 @@ def read_params(fn: Callable[..., object]) -> tuple[Param, ...]:
 def _classify(kernel: str, name: str, hint: Any) -> Param:
     if typing.get_origin(hint) is Annotated:
         base, *meta = typing.get_args(hint)
-        for marker in meta:
-            if isinstance(marker, _ConstexprMarker):
-                return Param(name, ParamKind.CONSTEXPR, CONSTANT if marker.bare else base)
+        if any(isinstance(marker, _ConstexprMarker) for marker in meta):
+            return Param(name, ParamKind.CONSTEXPR, base)
         hint = base
+    if hint is Constant:
+        return Param(name, ParamKind.CONSTEXPR, CONSTANT)
     if typing.get_origin(hint) is Pointer:
         return Param(name, ParamKind.POINTER, typing.get_args(hint)[0])
     if hint in (int, float, bool):

@@ -24,8 +24,9 @@ import numpy as np
 import tile_lang as tl
 from tile_lang import builtin
 from tile_lang.dtypes import BOOL
-from tile_lang.func import Func
+from tile_lang.func import MAX_DEPTH, Func, too_deep
 from tile_lang.semantics import operators as semantics
+from tile_lang.signature import plain
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import debug, program, rewrite, values
@@ -153,8 +154,30 @@ def loop(spins: bool, names: tuple[str, ...], *before: object) -> Loop:
 def fn(f: object) -> object:
     """The callee of a call: the checked version of a @tl.func, anything else as it is."""
     if isinstance(f, Func):
-        return version(f.fn)
+        return nested(f, version(f.fn))
     return f
+
+
+def nested(f: Func[..., Any], run: Callable[..., Any]) -> Callable[..., Any]:
+    """``run`` (a version of ``f``) called one @tl.func deeper: past MAX_DEPTH nested calls, the
+    compiler's error at the call's line (recursion must end by a constexpr)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        engine = _engine()
+        if engine.depth >= MAX_DEPTH:
+            raise engine.error(too_deep(f.__qualname__))
+        engine.depth += 1
+        try:
+            return run(*args, **kwargs)
+        finally:
+            engine.depth -= 1
+
+    return call
+
+
+def constant(x: object) -> object:
+    """A module-level ``tl.constexpr(v)`` read by a kernel or @tl.func: ``v``, as the compiler reads it."""
+    return plain(x)
 
 
 def version(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -16,6 +16,7 @@ from tile_lang.dtypes import BOOL, F64, I32, DType
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops import math as tl_math
 from tile_lang.semantics import creation, elementwise as semantics, operators as rules
+from tile_lang.semantics.base import Block
 from tile_lang.semantics.operators import OPERATORS
 from tile_lang.tensor import Tensor
 
@@ -606,21 +607,22 @@ def zeros(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 @implements(tl.full)
 def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    dtype = dtypes.dtype_of(a["dtype"])
-    if dtype.is_int:
-        values.check_fits(a["value"], dtype)
-    value = values.lift(a["value"])
     shape = _shape(engine, a["shape"], "tl.full") if a["shape"] != () else ()
-    filled = np.broadcast_to(convert(values.array(value), value.type, dtype).reshape(-1, *([1] * len(shape))),
-                             (values.array(value).shape[0],) + shape)
-    return values.make(np.array(filled), dtype)
+    return _filled(shape, a["value"], dtypes.dtype_of(a["dtype"]), "tl.full")
 
 
 @implements(tl.full_like)
 def full_like(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = a["input"]
-    if x.type.is_int:
-        values.check_fits(a["value"], x.type)
-    filled = np.full((1,) + x.block_shape, a["value"]).astype(x.type.numpy)
-    return values.make(filled, x.type)
+    return _filled(x.block_shape, a["value"], x.type, "tl.full_like")
+
+
+def _filled(shape: tuple[int, ...], value: object, dtype: DType, what: str) -> Tensor[Any, Any]:
+    """A block of ``shape`` and ``dtype`` filled with ``value`` after the shared rule: a Python
+    number's constant, or each program's runtime scalar cast to ``dtype``."""
+    if not isinstance(value, Tensor):
+        return values.make(np.full((1,) + shape, creation.fill(value, dtype, what), dtype.numpy), dtype)
+    creation.fill(Block(value.type, value.block_shape), dtype, what)
+    each = convert(values.array(value), value.type, dtype)  # (P,): one per program
+    return values.make(np.array(np.broadcast_to(each.reshape((-1,) + (1,) * len(shape)), each.shape[:1] + shape)), dtype)
 

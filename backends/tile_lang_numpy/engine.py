@@ -97,6 +97,7 @@ class Engine:
     journal: Journal = field(default_factory=Journal)  # shared by every group of the launch
     output: list[str] = field(default_factory=list)  # device_print lines, printed once the group commits
     largest_block: int = 1
+    depth: int = 0  # the @tl.func calls running now, nested (see checked.nested)
     races: Races | None = None  # shared by every group of the launch; None when the check is off
     box: tuple[int, int, int] = (1, 1, 1)  # the group's extents along grid x, y, z: its programs form this box
     mask: Array | None = None  # the programs executing now (see simt), in grid space (see tiled); None: all

@@ -27,6 +27,7 @@ from types import CellType, CodeType, FunctionType, ModuleType
 from typing import TypeVar
 
 from tile_lang.func import Func
+from tile_lang.signature import Constant
 
 RUNTIME = "_tl_runtime"
 UNBOUND = "_tl_unbound"
@@ -55,9 +56,11 @@ def transform(fn: FunctionType, runtime: ModuleType, unbound: object, masked: bo
     if not rewriter.changed:
         return None
     freevars = fn.__code__.co_freevars
+    # the def binds the function's name in _tl_outer: declared global, a recursive call reads the module's
+    own = [ast.Global([fdef.name])] if fdef.name not in freevars else []
     outer = ast.FunctionDef(
         name="_tl_outer", args=_arguments([RUNTIME, UNBOUND, *freevars]), decorator_list=[], returns=None,
-        body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))])
+        body=[*own, fdef, ast.Return(ast.Name(fdef.name, ast.Load()))])
     ast.copy_location(outer, fdef)
     module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
     code = compile(module, fn.__code__.co_filename, "exec", dont_inherit=True)
@@ -185,7 +188,8 @@ class _Checks(ast.NodeTransformer):
     source, which the SIMT version (:class:`_Rewriter`) rewrites alike. ``and``/``or`` (a
     compile-time operand that decides ends them), ``assert`` (a device assertion on a runtime
     scalar), calls whose callee may be a @tl.func (it runs its own version, made by
-    ``RUNTIME.fn``), and loops without ``else`` (see :mod:`loops`); the rest as written."""
+    ``RUNTIME.fn``), loops without ``else`` (see :mod:`loops`), and reads of a module-level
+    ``tl.constexpr(v)`` (``RUNTIME.constant``: read as ``v``, as the compiler does); the rest as written."""
 
     def __init__(self, fdef: ast.FunctionDef, fn: FunctionType) -> None:
         self.fdef = fdef
@@ -252,10 +256,30 @@ class _Checks(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         value = self.resolve(node.func)
+        if value is Constant:  # tl.constexpr(v) in the body: v
+            return self.constant(node)
         if value is _UNKNOWN or isinstance(value, Func):
             node.func = ast.copy_location(_call(RUNTIME, "fn", node.func), node.func)
             self.changed = True
         return node
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.constant(node) if self.reads_constant(node) else node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        if self.reads_constant(node):
+            return self.constant(node)
+        self.generic_visit(node)
+        return node
+
+    def reads_constant(self, e: ast.Name | ast.Attribute) -> bool:
+        """Whether ``e`` reads a module-level ``tl.constexpr(v)`` (when the version is made)."""
+        return isinstance(e.ctx, ast.Load) and isinstance(self.resolve(e), Constant)
+
+    def constant(self, e: ast.expr) -> ast.expr:
+        """``RUNTIME.constant(e)``: ``e``'s value read as a kernel reads it."""
+        self.changed = True
+        return ast.copy_location(_call(RUNTIME, "constant", e), e)
 
     def resolve(self, e: ast.expr) -> object:
         """What a callee expression names when the version is made: a global, a builtin or an

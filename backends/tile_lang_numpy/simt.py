@@ -36,7 +36,8 @@ from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
 from tile_lang_numpy.checked import assert_ as assert_  # SIMT versions assert as checked ones do
-from tile_lang_numpy.checked import boolean, flags
+from tile_lang_numpy.checked import constant as constant  # SIMT versions read constants as checked ones do
+from tile_lang_numpy.checked import boolean, flags, nested
 from tile_lang_numpy.engine import Divergent, Engine, Stale
 from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
 from tile_lang_numpy.values import Array
@@ -166,7 +167,7 @@ def plain(what: str) -> None:
 def fn(f: object) -> object:
     """The callee of a call: the SIMT version of a @tl.func, anything else as it is."""
     if isinstance(f, Func):
-        return version(f.fn) or f.fn
+        return nested(f, version(f.fn) or f.fn)
     return f
 
 

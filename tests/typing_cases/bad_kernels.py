@@ -450,3 +450,7 @@ def bad_tutorial_launches(n: int) -> None:
     add_kernel[(1.0,)](x, x, n, BLOCK=64)  # E: index
     add_kernel(x, x, n, BLOCK=64)  # E: operator
     wrong_dtype: type[tl.f32] = half.dtype  # E: assignment
+
+
+LOG2_E = tl.constexpr(1.4426950408889634)  # mypy reads it as the float it holds, not int(1.44)
+log2_e_as_int: int = LOG2_E  # E: assignment

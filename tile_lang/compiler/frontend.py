@@ -28,11 +28,12 @@ from tile_lang.compiler.controlflow import ControlFlow, Stale
 from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
 from tile_lang.errors import CompilerBug, KernelError, debugging
-from tile_lang.func import inlinable
+from tile_lang.func import MAX_DEPTH, Func, inlinable, too_deep
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops import iterators
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
 from tile_lang.semantics import elementwise, operators
+from tile_lang.signature import Constant, plain
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner, source_of
 
 _BINOPS: dict[type[ast.AST], BinaryOp] = {
@@ -60,6 +61,7 @@ class Scope:
     inlined: bool = False
     returned: list[Any] = field(default_factory=list)
     owner: str | None = ""  # where its names resolve, as a Read records it: "" for the kernel
+    func: bool = False  # a @tl.func's body (they nest at most MAX_DEPTH deep)
 
 
 @dataclass(frozen=True)
@@ -250,8 +252,8 @@ class Frontend(ControlFlow):
             if isinstance(value, Stale):
                 raise self.error(value.message())
             return value
-        if node.id in scope.globals:
-            return self.note(ReadKind.NAME, scope.owner, node.id, scope.globals[node.id])
+        if node.id in scope.globals:  # a module-level tl.constexpr(v) is read as v
+            return self.note(ReadKind.NAME, scope.owner, node.id, plain(scope.globals[node.id]))
         if hasattr(builtins, node.id):
             return self.note(ReadKind.NAME, scope.owner, node.id, getattr(builtins, node.id))
         raise NameError(f"name {node.id!r} is not defined")
@@ -279,7 +281,7 @@ class Frontend(ControlFlow):
                 return self.call(tl.trans, (base,), {})
             return BoundMethod(base, node.attr)
         if isinstance(base, (types.ModuleType, type)):
-            return self.note(ReadKind.ATTR, location(base), node.attr, getattr(base, node.attr))
+            return self.note(ReadKind.ATTR, location(base), node.attr, plain(getattr(base, node.attr)))
         return getattr(base, node.attr)
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
@@ -380,9 +382,13 @@ class Frontend(ControlFlow):
             return lower(self, bound.arguments)
         fn = inlinable(callee)
         if fn is not None:
-            return self.inline(fn, args, kwargs)
+            return self.inline(fn, args, kwargs, isinstance(callee, Func))
         if callee in (builtins.range, iterators.range, iterators.static_range):
             raise self.error("range() is only allowed as a for loop's iterator")
+        if callee is Constant:  # tl.constexpr(v) in a kernel: v, a compile-time value
+            if any(isinstance(v, Node) for v in (*args, *kwargs.values())):
+                raise self.error("tl.constexpr takes a compile-time value, not a runtime tensor")
+            return Constant(*args, **kwargs).value
         if callee in _PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
             return callee(*args, **kwargs)
         if callee in elementwise.PYTHON_BUILTINS:
@@ -403,15 +409,16 @@ class Frontend(ControlFlow):
             return self.call(tl.store, (bound.receiver, *args), kwargs)
         raise self.error(f"tensors have no method {bound.name!r} in kernels")
 
-    def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Visit a helper's body with its parameters bound to the caller's values."""
-        if len(self.scopes) > 32:
-            raise self.error(f"{fn.__qualname__}: recursion is not supported")
+    def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], func: bool = True) -> Any:
+        """Visit a helper's body with its parameters bound to the caller's values; ``func``: a
+        @tl.func's (recursion ended by a constexpr unrolls, to :data:`MAX_DEPTH` nested calls)."""
+        if func and sum(s.func for s in self.scopes) >= MAX_DEPTH:
+            raise self.error(too_deep(fn.__qualname__))
         fdef, filename, offset = parse(fn)
         bound = inspect.signature(fn).bind(*args, **kwargs)
         bound.apply_defaults()
         scope = Scope(fn.__qualname__, filename, offset, fn.__globals__, dict(bound.arguments), inlined=True,
-                      owner=module_owner(fn.__globals__))
+                      owner=module_owner(fn.__globals__), func=func)
         with self.enter(scope), self.runtime_branch(False):
             self.block(_body(fdef))
         return scope.returned[0] if scope.returned else None

@@ -103,25 +103,27 @@ def _arange(c: Context, a: Args) -> Node:
     return c.b.arange(*creation.arange(a["start"], a["end"]))
 
 
-def _full(b: Builder, shape: tuple[int, ...], value: Value, dtype: DType) -> Node:
-    return b.splat(b.to_node(value, dtype), tuple(shape))
+def _full(b: Builder, shape: tuple[int, ...], value: Value, dtype: DType, what: str) -> Node:
+    """A block filled with ``value`` after the shared rule: a constant, or a runtime scalar cast."""
+    constant = creation.fill(block(value) if isinstance(value, Node) else value, dtype, what)
+    return b.splat(b.to_node(value, dtype) if constant is None else b.const(constant, dtype), tuple(shape))
 
 
 @lowers(tl.zeros)
 def _zeros(c: Context, a: Args) -> Node:
-    return _full(c.b, creation.block_shape(a["shape"], "tl.zeros"), 0, dtype_arg(a["dtype"]))
+    return _full(c.b, creation.block_shape(a["shape"], "tl.zeros"), 0, dtype_arg(a["dtype"]), "tl.zeros")
 
 
 @lowers(tl.full)
 def _full_builtin(c: Context, a: Args) -> Node:
     shape = creation.block_shape(a["shape"], "tl.full") if a["shape"] != () else ()
-    return _full(c.b, shape, a["value"], dtype_arg(a["dtype"]))
+    return _full(c.b, shape, a["value"], dtype_arg(a["dtype"]), "tl.full")
 
 
 @lowers(tl.full_like)
 def _full_like(c: Context, a: Args) -> Node:
     like: Node = a["input"]
-    return _full(c.b, like.ty.shape, a["value"], like.ty.dtype)
+    return _full(c.b, like.ty.shape, a["value"], like.ty.dtype, "tl.full_like")
 
 
 @lowers(tl.cast)

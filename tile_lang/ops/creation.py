@@ -53,24 +53,28 @@ def zeros_like(input: Tensor[D, R]) -> Tensor[D, R]:
     return full_like(input, 0)
 
 
+Fill = float | Tensor[Any, R0]
+"""What ``tl.full``/``tl.full_like`` fill with: a Python number, or a runtime scalar (a parameter, ``tl.max(x, 0)``)."""
+
+
 @overload
-def full(shape: tuple[()], value: float, dtype: type[D]) -> Tensor[D, R0]: ...
+def full(shape: tuple[()], value: Fill, dtype: type[D]) -> Tensor[D, R0]: ...
 @overload
-def full(shape: tuple[int], value: float, dtype: type[D]) -> Tensor[D, R1]: ...
+def full(shape: tuple[int], value: Fill, dtype: type[D]) -> Tensor[D, R1]: ...
 @overload
-def full(shape: tuple[int, int], value: float, dtype: type[D]) -> Tensor[D, R2]: ...
+def full(shape: tuple[int, int], value: Fill, dtype: type[D]) -> Tensor[D, R2]: ...
 @overload
-def full(shape: tuple[int, int, int], value: float, dtype: type[D]) -> Tensor[D, R3]: ...
+def full(shape: tuple[int, int, int], value: Fill, dtype: type[D]) -> Tensor[D, R3]: ...
 @overload
-def full(shape: list[int], value: float, dtype: type[D]) -> Tensor[D, Any]: ...
+def full(shape: list[int], value: Fill, dtype: type[D]) -> Tensor[D, Any]: ...
 @builtin
 def full(shape: tuple[int, ...] | list[int], value: Any, dtype: Any) -> Any:
-    """A block filled with ``value``."""
+    """A block filled with ``value`` (a number or a runtime scalar, cast to ``dtype``)."""
 
 
 @builtin
-def full_like(input: Tensor[D, R], value: float) -> Tensor[D, R]:
-    """A block shaped like ``input`` filled with ``value``."""
+def full_like(input: Tensor[D, R], value: Fill) -> Tensor[D, R]:
+    """A block shaped like ``input`` filled with ``value`` (a number or a runtime scalar, cast to its dtype)."""
 
 
 @builtin

@@ -1,8 +1,12 @@
-"""Creation rules: ``tl.arange`` bounds and the shapes of ``tl.zeros``/``tl.full``."""
+"""Creation rules: ``tl.arange`` bounds, the shapes of ``tl.zeros``/``tl.full`` and their fill value."""
 
 from __future__ import annotations
 
-from tile_lang.semantics.base import SemanticError, block_numel, constexpr_int, pow2_shape
+import math
+
+from tile_lang.dtypes import DType
+from tile_lang.semantics.base import Block, SemanticError, block_numel, constexpr_int, pow2_shape, shown
+from tile_lang.semantics.elementwise import constant_fits
 
 ARANGE_LIMIT = 2**31  # tl.arange's values are i32: 0 <= start < end <= 2**31
 
@@ -26,3 +30,24 @@ def block_shape(shape: object, what: str) -> tuple[int, ...]:
     """A block shape (an int, or a tuple or list of them) of powers of two."""
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
     return pow2_shape(tuple(constexpr_int(d, what, "shape") for d in dims), what)
+
+def fill(value: object, dtype: DType, what: str) -> bool | int | float | None:
+    """The fill value of ``tl.full``/``tl.full_like`` (``what``) for a block of ``dtype``: a Python
+    number as the constant the block holds (an int dtype's in its range), or None for a runtime
+    scalar (given as its Block), which is cast to ``dtype`` when the kernel runs. A block, or
+    anything but a number, is an error."""
+    if isinstance(value, Block):
+        if value.shape:
+            raise SemanticError(f"{what}: the fill value must be a scalar, got {value}")
+        return None
+    if not isinstance(value, (bool, int, float)):
+        raise SemanticError(f"{what}: the fill value must be a number or a runtime scalar, got {shown(value)}")
+    if dtype.is_float:
+        return float(value)
+    if dtype.is_bool:
+        return bool(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SemanticError(f"{what}: {value} is not a value of {dtype!r}")
+    constant = int(value)
+    constant_fits(constant, dtype)
+    return constant

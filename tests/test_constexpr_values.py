@@ -1,0 +1,222 @@
+"""``tl.constexpr(v)`` as a value, ``tl.full``/``tl.full_like`` of runtime scalars, and @tl.func
+recursion ended by a constexpr: each on the NumPy reference and on the compiler's CUDA run by the
+CPU emulator, against float64 NumPy, outputs poisoned first."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, Tensor1, constexpr, f16, f32, i32, registry
+from tile_lang.errors import KernelError
+from tile_lang.func import MAX_DEPTH
+from tile_lang.signature import Constant
+
+from tests.compiler.emulator import NAME, EmuBackend
+from tests.fuzz.runner import load
+
+_BACKEND = EmuBackend()
+BACKENDS = ("numpy", NAME)
+needs_emulator = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None, reason=str(_BACKEND.unavailable_reason()))
+
+LOG2_E = tl.constexpr(1.4426950408889634)  # as Liger-Kernel's cross-entropy defines it
+HALF = 0.5  # a plain module-level float: a constant too
+ROWS = tl.constexpr(4)
+NEGATE = tl.constexpr(True)
+MODE = tl.constexpr("shift")
+MISSING = tl.constexpr(None)
+WIDE = tl.constexpr(tl.float32)
+
+
+class Consts:
+    """Constants read as attributes (``Consts.LN2``), as from a module."""
+
+    LN2 = tl.constexpr(0.6931471805599453)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    if request.param == NAME:
+        if _BACKEND.unavailable_reason() is not None:
+            pytest.skip(str(_BACKEND.unavailable_reason()))
+        registry.register(_BACKEND)
+    name: str = request.param
+    return name
+
+
+def _rand(n: int, seed: int, low: float = -3.0, high: float = 3.0) -> np.ndarray[Any, Any]:
+    return np.random.default_rng(seed).uniform(low, high, n).astype(np.float32)
+
+
+def _poisoned(n: int) -> tl.Buffer[f32]:
+    return tl.to_device(np.full(n, np.nan, np.float32), tl.f32)
+
+
+# ------------------------------------------------------------------------------ tl.constexpr(v) as a value
+
+
+def test_constexpr_holds_its_value() -> None:
+    for value in (1.4426950408889634, 3, True, "relu", None, tl.float32):
+        made = Constant(value)
+        assert made.value is value
+        assert Constant(made) is made  # tl.constexpr(tl.constexpr(v)) is tl.constexpr(v)
+    assert Constant(np.float32(0.5)).value == 0.5 and type(Constant(np.int64(2)).value) is int
+    assert Constant(2) == Constant(2) and Constant(2) != Constant(2.0) and Constant(1) != Constant(True)
+    assert isinstance(LOG2_E, Constant) and repr(LOG2_E) == "tl.constexpr(1.4426950408889634)"
+    with pytest.raises(TypeError, match="tl.constexpr takes an int, float, bool, str, None or a dtype, got list"):
+        Constant([1])
+
+
+@tl.kernel
+def softmax_row(x_ptr: Pointer[f32], p_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    """One softmax row through exp2, as Liger-Kernel's cross-entropy writes it."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    e = tl.exp2((x - tl.max(x, axis=0)) * LOG2_E)
+    tl.store(p_ptr + offs, e / tl.sum(e, axis=0) * HALF + tl.exp(x * Consts.LN2) * HALF)
+
+
+def test_module_level_float_constexpr_is_read_by_value(backend: str) -> None:
+    """LOG2_E was the int 1 (``tl.constexpr`` was ``int``): exp2(x * 1) is not exp(x)."""
+    x = _rand(64, 1)
+    wide = x.astype(np.float64)
+    e = np.exp(wide - wide.max())
+    want = e / e.sum() * 0.5 + 2.0 ** wide * 0.5
+    with tl.backend(backend):
+        out = _poisoned(64)
+        softmax_row[(1,)](tl.to_device(x, tl.f32), out, BLOCK=64)
+        np.testing.assert_allclose(out.numpy(), want, rtol=2e-5)
+
+
+@tl.kernel
+def constants_of_each_kind(x_ptr: Pointer[f32], o_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, ROWS * BLOCK)
+    x = tl.load(x_ptr + offs)
+    acc = tl.zeros((ROWS * BLOCK,), WIDE)
+    for i in range(ROWS):
+        acc += x * i
+    if NEGATE:
+        acc = -acc
+    if MODE == "shift":
+        acc = acc + tl.constexpr(2.5)
+    if MISSING is None:
+        acc = acc * 2.0
+    tl.store(o_ptr + offs, acc)
+
+
+def test_constexprs_of_each_kind_in_shapes_loops_and_branches(backend: str) -> None:
+    x = _rand(64, 2)
+    want = (-(x.astype(np.float64) * 6) + 2.5) * 2
+    with tl.backend(backend):
+        out = _poisoned(64)
+        constants_of_each_kind[(1,)](tl.to_device(x, tl.f32), out, BLOCK=16)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)
+
+
+def test_a_constexpr_passed_at_launch_is_its_value(backend: str) -> None:
+    x = _rand(32, 3)
+    with tl.backend(backend):
+        out = _poisoned(32)
+        softmax_row[(1,)](tl.to_device(x, tl.f32), out, BLOCK=tl.constexpr(32))
+        assert np.isfinite(out.numpy()).all()
+
+
+# ------------------------------------------------------------------------------ tl.full of runtime scalars
+
+
+@tl.kernel
+def filled_with_scalars(x_ptr: Pointer[f32], o_ptr: Pointer[f32], i_ptr: Pointer[i32], h_ptr: Pointer[f16],
+                        s: float, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    m = tl.max(x, axis=0) * s  # a scalar computed in the kernel
+    tl.store(o_ptr + offs, tl.full_like(x, s) + tl.full((BLOCK,), m, tl.f32) + x)
+    tl.store(i_ptr + offs, tl.full((BLOCK,), m, tl.i32) + tl.full_like(offs, s))  # cast as tl.cast: truncated
+    tl.store(h_ptr + offs, tl.full((BLOCK,), s, tl.f16) + tl.full((), m, tl.f16))
+
+
+@pytest.mark.parametrize("s", [1.75, -2.5])
+def test_full_of_a_runtime_scalar_broadcasts_it_cast_to_the_dtype(backend: str, s: float) -> None:
+    x = _rand(32, 4)
+    m = np.float32(x.max()) * np.float32(s)
+    with tl.backend(backend):
+        out, ints = _poisoned(32), tl.to_device(np.full(32, -99, np.int32), tl.i32)
+        halves = tl.to_device(np.full(32, np.nan, np.float16), tl.f16)
+        filled_with_scalars[(1,)](tl.to_device(x, tl.f32), out, ints, halves, s, BLOCK=32)
+        np.testing.assert_allclose(out.numpy(), s + np.float64(m) + x, rtol=1e-6)
+        np.testing.assert_array_equal(ints.numpy(), np.full(32, np.trunc(m) + np.trunc(s)))
+        np.testing.assert_array_equal(halves.numpy(), np.full(32, np.float16(s) + np.float16(m)))
+
+
+filled_with_a_block = load("filled_with_a_block", textwrap.dedent("""
+    import tile_lang as tl
+    from tile_lang import Pointer, constexpr
+
+
+    @tl.kernel
+    def filled_with_a_block(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], BLOCK: constexpr) -> None:
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        tl.store(o_ptr + tl.arange(0, BLOCK), tl.full((BLOCK,), x, tl.f32))
+"""))
+
+
+@needs_emulator
+def test_full_of_a_block_is_the_same_error_on_both_backends() -> None:
+    registry.register(_BACKEND)
+    seen = []
+    for name in BACKENDS:
+        with tl.backend(name), pytest.raises(KernelError, match=r"tl.full: the fill value must be a scalar") as err:
+            out = _poisoned(16)
+            filled_with_a_block[(1,)](tl.to_device(_rand(16, 5), tl.f32), out, BLOCK=16)
+        assert np.isnan(out.numpy()).all()
+        seen.append((err.value.message, err.value.lineno))
+    assert seen[0] == seen[1]
+
+
+# ------------------------------------------------------------------------------ @tl.func recursion
+
+
+@tl.func
+def doubled(x: Tensor1[f32], N: constexpr) -> Tensor1[f32]:
+    """``x * 2**N`` by recursion ended by the constexpr ``N``."""
+    if N == 0:
+        return x
+    return doubled(x, N - 1) * 2.0
+
+
+@tl.kernel
+def doubling(x_ptr: Pointer[f32], o_ptr: Pointer[f32], BLOCK: constexpr, DEPTH: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if tl.program_id(0) % 2 == 0:  # programs disagree: the reference's masked (SIMT) path too
+        y = doubled(x, DEPTH)
+    else:
+        y = doubled(x, DEPTH - 1) * 2.0
+    tl.store(o_ptr + offs, y)
+
+
+@pytest.mark.parametrize("depth", [1, 3, MAX_DEPTH - 1])  # doubled(x, N) is N + 1 nested calls
+def test_recursion_ended_by_a_constexpr(backend: str, depth: int) -> None:
+    x = _rand(64, 6, 0.5, 1.0)
+    with tl.backend(backend):
+        out = _poisoned(64)
+        doubling[(4,)](tl.to_device(x, tl.f32), out, BLOCK=16, DEPTH=depth)
+        np.testing.assert_allclose(out.numpy(), x.astype(np.float64) * 2.0**depth, rtol=1e-6)
+
+
+@needs_emulator
+def test_recursion_past_the_limit_is_the_same_error_on_both_backends() -> None:
+    registry.register(_BACKEND)
+    seen = []
+    for name in BACKENDS:
+        with tl.backend(name), pytest.raises(KernelError, match=f"@tl.func doubled: calls nest more than {MAX_DEPTH}") as err:
+            out = _poisoned(16)
+            doubling[(1,)](tl.to_device(_rand(16, 7), tl.f32), out, BLOCK=16, DEPTH=MAX_DEPTH)
+        assert np.isnan(out.numpy()).all()
+        seen.append((err.value.message, err.value.lineno))
+    assert seen[0] == seen[1]
+    assert "return doubled(x, N - 1) * 2.0" in str(err.value)
