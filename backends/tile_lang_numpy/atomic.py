@@ -164,6 +164,7 @@ def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[obje
     p, offs, live, data = _operands(engine, name, a["pointer"], a.get("mask"), operands)
     flat_live = live.reshape(-1)
     index = offs.reshape(-1)[flat_live]
+    engine.atomic_lanes(p.memory, offs, live, a["pointer"].ndim == 0)
     runs = Runs.of(index)
     init = p.memory.flat.take(runs.address)
     before, final = fold(init, [d.reshape(-1)[flat_live][runs.order] for d in data], runs)

@@ -22,7 +22,7 @@ from tile_lang.errors import KernelError
 from tile_lang.semantics import SemanticError
 
 from tile_lang_numpy.journal import Journal
-from tile_lang_numpy.races import Lanes, Races, Site
+from tile_lang_numpy.races import Races, Runs, Site
 from tile_lang_numpy.values import Array, Memory
 
 Impl = Callable[["Engine", Mapping[str, Any]], Any]
@@ -126,6 +126,13 @@ class Engine:
         return self._ids[1]
 
     @property
+    def first(self) -> int:
+        """The linear id of the group's first program (the group's ids are consecutive)."""
+        gx, gy, _ = self.grid
+        x, y, z = self.origin
+        return x + gx * (y + gy * z)
+
+    @property
     def active(self) -> Array | None:
         """``(P,)``: the programs executing now (None: all of them), made from :attr:`mask` once."""
         mask = self.mask
@@ -219,15 +226,28 @@ class Engine:
         """A KernelError at the innermost line of user code (kernel or @tl.func) now running."""
         return error_at(self.site(), message, self.kernel)
 
-    def load_lanes(self, memory: Memory, make: Callable[[], Lanes], count: int) -> None:
-        """Note a plain load for race detection; ``make`` gives its lanes when they are needed."""
+    def load_lanes(self, memory: Memory, make: Callable[[], Runs], held: int) -> None:
+        """Note a plain load for race detection; ``make`` gives its lanes when they are needed
+        and holds ``held`` bytes until then."""
         if self.races is not None:
-            self.races.load(memory, make, count, self.linear, self.site(), self.error)
+            self.races.load(memory, make, held, self.first, self.nprograms, self.site(), self.error)
 
-    def store_lanes(self, memory: Memory, offs: Array, live: Array) -> None:
-        """Note a plain store for race detection (before it is made)."""
+    def store_lanes(self, memory: Memory, offs: Array, live: Array, data: Array) -> None:
+        """Note a plain store of ``data`` (shaped like ``offs``) for race detection (before it is made)."""
         if self.races is not None:
-            self.races.store(memory, Lanes.of(offs, live, self.linear), self.linear, self.site(), self.error)
+            runs = Runs.of(offs, live, self.nprograms)
+            if runs.start.size:
+                self.races.store(memory, runs, data, self.first, self.site(), self.error)
+
+    def atomic_lanes(self, memory: Memory, offs: Array, live: Array, scalar: bool) -> None:
+        """Note an atomic's lanes for race detection (against plain stores of the same program);
+        a ``scalar`` one's old value reaches every lane through a barrier."""
+        if self.races is not None:
+            runs = Runs.of(offs, live, self.nprograms)
+            if runs.start.size:
+                self.races.atomic(memory, runs, self.first, self.site(), self.error)
+            if scalar:
+                self.note_barrier()
 
     def note_atomic(self, what: str) -> None:
         """An atomic is about to execute (``what`` names it for a message)."""
@@ -235,6 +255,11 @@ class Engine:
             self.spin_check(what)
         if self.races is not None:
             self.races.note_atomic(self.linear if self.active is None else self.linear[self.active])
+
+    def note_barrier(self) -> None:
+        """The executing programs passed a ``tl.debug_barrier()``."""
+        if self.races is not None:
+            self.races.note_barrier(self.linear if self.active is None else self.linear[self.active])
 
 
 def error_at(site: Site, message: str, kernel: str) -> KernelError:

@@ -22,7 +22,7 @@ from tile_lang_numpy import affine, values
 from tile_lang_numpy.affine import Box
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.races import Lanes
+from tile_lang_numpy.races import Runs, held
 from tile_lang_numpy.values import Array, Pointers
 
 POISON_BYTE = 0xA5
@@ -79,7 +79,7 @@ def check_bounds(engine: Engine, p: Pointers, offs: Array, live: Array, what: st
 def gather(engine: Engine, p: Pointers, offs: Array, live: Array, fill: Array | None) -> Array:
     """Read ``offs`` where ``live``; other lanes take ``fill`` (poison when None)."""
     memory = p.memory
-    engine.load_lanes(memory, lambda: Lanes.of(offs, live, engine.linear), offs.size)
+    engine.load_lanes(memory, lambda: Runs.of(offs, live, engine.nprograms), held(offs, live))
     dtype = memory.dtype
     if not memory.size:
         return poison(dtype, offs.shape) if fill is None else np.array(fill)
@@ -166,8 +166,9 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
         return None
     dtype = p.memory.dtype
     live = _live(engine, ptr, mask, "load")
-    engine.load_lanes(p.memory, lambda: Lanes.of(
-        p.offsets, np.ones((1,) * (ptr.ndim + 1), bool) if live is None else live, engine.linear), math.prod(p.shape))
+    base, strides, block, n = p.affine.base, p.affine.strides, p.affine.block, engine.nprograms  # pins no lanes
+    engine.load_lanes(p.memory, lambda: Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)), live, n),
+                      held(base, live))
     if live is None:
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \
@@ -188,7 +189,7 @@ def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], 
     counts = [math.prod(v.shape[: v.ndim - ptr.ndim]) for v in views] if views is not None else []
     if views is None or data.shape[0] > sum(counts) or (live is not None and live.shape[0] > sum(counts)):
         return False  # e.g. all programs write the same lanes: the generic path keeps the last writer
-    _race_check_views(engine, p, views, counts, live, ptr.block_shape)
+    _race_check_views(engine, p, views, counts, live, data, ptr.block_shape)
     start = 0
     for view, count in zip(views, counts):
         rows = slice(start, start + count)
@@ -203,12 +204,15 @@ def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], 
 
 
 def _race_check_views(engine: Engine, p: Pointers, views: list[Array], counts: list[int], live: Array | None,
-                      block: tuple[int, ...]) -> None:
+                      data: Array, block: tuple[int, ...]) -> None:
     """The race check of a strided store, through the same views of the shadow."""
     if engine.races is None:
         return
     def slow() -> None:
-        engine.store_lanes(p.memory, p.offsets, np.ones((1,) * (len(block) + 1), bool) if live is None else live)
+        offs = p.offsets
+        full = (max(offs.shape[0], data.shape[0]),) + offs.shape[1:]
+        engine.store_lanes(p.memory, np.broadcast_to(offs, full), np.ones((1,) * (len(block) + 1), bool)
+                           if live is None else live, np.broadcast_to(data, full))
 
     if sum(counts) != engine.nprograms:  # programs share views: lane by lane
         slow()
@@ -223,7 +227,7 @@ def _race_check_views(engine: Engine, p: Pointers, views: list[Array], counts: l
         lives.append(None if live is None else _rows_as(live, rows, view.shape, block))
         start += count
     engine.races.store_views(p.memory, lambda shadow: affine.writable_views(shadow, offsets, grid) or [],
-                             offsets.span(), programs, lives, engine.site(), slow)
+                             offsets.span(), programs, lives, block, engine.site(), slow)
 
 
 def _rows_as(a: Array, rows: slice, shape: tuple[int, ...], block: tuple[int, ...]) -> Array:
@@ -261,7 +265,7 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
 def scatter(engine: Engine, p: Pointers, offs: Array, live: Array, data: Array) -> None:
     """Write ``data`` at ``offs`` where ``live`` (later programs and lanes win on duplicates;
     duplicates between programs are a race, see :mod:`races`)."""
-    engine.store_lanes(p.memory, offs, live)
+    engine.store_lanes(p.memory, offs, live, data)
     if bool(live.all()):
         index, chosen = offs.reshape(-1), data.reshape(-1)
     else:

@@ -1,13 +1,20 @@
-"""Data races between the programs of one launch: plain accesses to one element by two programs.
+"""Data races in one launch: between programs, and between the lanes of one program.
 
-For every memory a launch writes with plain stores, a shadow array holds, per element, the
-program that last stored it, and up to two programs that loaded it; each entry is tagged with
-the source line and the number of atomics its program had executed. A store to an element
-another program stored or loaded, or a load of an element another program stored, is a race
-unless an atomic separates them: the earlier program executed an atomic after its access and
-the later one has executed an atomic before its own (a lock, or a counter the last program
-waits on). Loads of a memory are only logged until it is first stored to, so read-only inputs
-cost nothing. ``TILE_LANG_RACE_CHECK=0`` turns the check off.
+Between programs: a store to an element another program stored or loaded, or a load of an
+element another program stored, is a race unless an atomic separates them (the earlier program
+executed an atomic after its access and the later one has executed one before its own: a lock,
+or a counter the last program waits on). Within a program: a load, store or atomic by one lane
+of an element another lane of the same program stored is a race unless a ``tl.debug_barrier()``
+separates them (lanes of a block are threads of the GPU). A lane is an element of the access's
+block, by flat row-major index (a scalar is lane 0); lanes of one store writing one value to one
+element (a broadcast) count as every lane's. A store that writes the value an element already
+holds (bit for bit) races with nothing, so programs may all store one scalar; lanes or programs
+of one store writing different values to one element race. Atomics never race with atomics.
+
+Bookkeeping grows with what is touched twice: accesses are kept as runs (consecutive lanes of
+one program at consecutive elements, a few numbers per row of a tile) and checked against
+others only where their spans meet; per-element shadow arrays of a memory are built only then,
+or when its kept accesses pass ``HELD_BYTES``. ``TILE_LANG_RACE_CHECK=0`` turns the check off.
 """
 
 from __future__ import annotations
@@ -17,17 +24,23 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
 import numpy as np
 
 from tile_lang.errors import KernelError
 
+from tile_lang_numpy.affine import Affine
 from tile_lang_numpy.values import Array, Memory
 
 ENV = "TILE_LANG_RACE_CHECK"
 NOBODY = -1
 EPOCH_BITS = 16  # a tag is site << EPOCH_BITS | atomics executed (saturated)
 EPOCH_MASK = (1 << EPOCH_BITS) - 1
-FOLD_LANES = 1 << 24  # logged loads of a memory never stored to are entered past this many lanes
+LANE_BITS = 24  # a writer's place is lane | barriers executed << LANE_BITS (blocks hold < 2^24 lanes)
+LANE_MASK = (1 << LANE_BITS) - 1
+BROADCAST = LANE_MASK  # the lane of an element several lanes of one store wrote with one value
+HELD_BYTES = 16 << 20  # most bytes of kept accesses per memory before its shadow arrays are built
+CHUNK = 1 << 20  # lanes scanned for runs at a time (bounds the scan's temporaries)
 
 
 def enabled() -> bool:
@@ -38,6 +51,7 @@ def enabled() -> bool:
 class Access(enum.Enum):
     LOAD = "loads"
     STORE = "stores"
+    ATOMIC = "updates it atomically, and"
 
 
 @dataclass(frozen=True)
@@ -52,34 +66,122 @@ class Site:
 
 
 @dataclass(frozen=True)
-class Lanes:
-    """The live lanes of one access, flattened: element index, program (linear id) and, for an
-    error message, where each came from (group row, lane within the block)."""
+class Runs:
+    """The live lanes of one access as runs of consecutive lanes of one group row at consecutive
+    elements: first element, length, group row, first lane (flat index within the block)."""
 
-    index: Array
-    program: Array
+    start: Array
+    length: Array
     row: Array
     lane: Array
 
     @staticmethod
-    def of(offs: Array, live: Array, programs: Array) -> Lanes:
-        """From offsets and mask (broadcastable, program axis first) and the group's linear
-        program ids (one per row)."""
-        shape = np.broadcast_shapes(offs.shape, live.shape, (programs.shape[0],) + (1,) * (offs.ndim - 1))
-        rows = shape[0]
-        flat_live = np.broadcast_to(live, shape).reshape(rows, -1)
-        flat_offs = np.broadcast_to(offs, shape).reshape(rows, -1)
-        where = np.nonzero(flat_live)
-        return Lanes(flat_offs[where].astype(np.int64), programs[where[0]], where[0], where[1])
+    def of(offs: Array | Affine, live: Array | None, programs: int) -> Runs:
+        """From offsets (an array, or an affine block made a chunk at a time) and mask
+        (broadcastable, program axis first; None: all live) of a group of ``programs``."""
+        if isinstance(offs, Affine) and live is None:
+            return Runs.of_affine(offs.base, offs.strides, offs.block, programs)
+        live = np.ones((1,) * len(offs.shape), bool) if live is None else live
+        shape = np.broadcast_shapes(offs.shape, live.shape, (programs,) + (1,) * (max(len(offs.shape), live.ndim) - 1))
+        rows, width = shape[0], int(np.prod(shape[1:], dtype=np.int64))
+        live = np.broadcast_to(live, shape)
+        step = max(1, CHUNK // max(1, width))
+        parts = [_runs(_rows(offs, r, r + step, shape), live[r:r + step].reshape(-1, width), r)
+                 for r in range(0, rows, step)]
+        return Runs(*(np.concatenate([p[k] for p in parts]) for k in range(4)))
+
+    @staticmethod
+    def of_affine(base: Array, strides: tuple[int, ...], block: tuple[int, ...], programs: int) -> Runs:
+        """Every lane of an affine block (lane ``i`` of program ``p`` at ``base[p] + strides . i``):
+        a run per program and index of its leading axes, its contiguous trailing axes in one."""
+        lead, run = len(block), 1
+        while lead and (block[lead - 1] == 1 or strides[lead - 1] == run):
+            lead -= 1
+            run *= block[lead]
+        rel = np.zeros(block[:lead], np.int64)
+        for axis in range(lead):
+            rel = rel + (np.arange(block[axis], dtype=np.int64) * strides[axis]).reshape(
+                (-1,) + (1,) * (lead - 1 - axis))
+        per = rel.size
+        starts = np.broadcast_to(base.reshape(-1, 1).astype(np.int64) + rel.reshape(1, -1), (programs, per))
+        return Runs(starts.reshape(-1), np.full(programs * per, run, np.int64),
+                    np.repeat(np.arange(programs, dtype=np.int64), per), np.tile(
+                        np.arange(per, dtype=np.int64) * run, programs))
+
+    @property
+    def nbytes(self) -> int:
+        return self.start.nbytes * 4
+
+    def span(self) -> tuple[int, int]:
+        return int(self.start.min()), int((self.start + self.length).max()) - 1
+
+    def overlapping(self) -> bool:
+        """Whether two of its lanes reach one element."""
+        order = np.argsort(self.start, kind="stable")
+        stops = (self.start + self.length)[order]
+        return bool((stops[:-1] > self.start[order][1:]).any())
+
+    def expand(self) -> tuple[Array, Array, Array, Array]:
+        """Per lane, in access order: element, run, group row, lane."""
+        run = np.repeat(np.arange(self.start.size), self.length)
+        step = np.arange(run.size) - np.repeat(np.cumsum(self.length) - self.length, self.length)
+        return self.start[run] + step, run, self.row[run], self.lane[run] + step
+
+
+def _rows(offs: Array | Affine, start: int, stop: int, shape: tuple[int, ...]) -> Array:
+    """Rows ``start:stop`` of the offsets broadcast to ``shape``, flattened per row."""
+    if isinstance(offs, Affine):
+        base = offs.base if offs.base.shape[0] == 1 else offs.base[start:stop]
+        offs, shape = Affine(base, offs.strides, offs.block, offs.dtype).materialize(), (min(stop, shape[0]) - start,
+                                                                                          *shape[1:])
+        return np.broadcast_to(offs, shape).reshape(shape[0], -1)
+    return np.broadcast_to(offs, shape)[start:stop].reshape(-1, int(np.prod(shape[1:], dtype=np.int64)))
+
+
+def _runs(offs: Array, live: Array, first_row: int) -> tuple[Array, Array, Array, Array]:
+    """The runs of rows ``first_row..`` (see :class:`Runs`)."""
+    width = offs.shape[1]
+    goes_on = np.zeros(offs.shape, bool)  # the lane continues its left neighbour's run
+    np.equal(offs[:, 1:] - offs[:, :-1], 1, out=goes_on[:, 1:])
+    goes_on[:, 1:] &= live[:, :-1]
+    goes_on &= live
+    heads = np.flatnonzero(live & ~goes_on)
+    ends = np.flatnonzero(live & ~np.concatenate([goes_on[:, 1:], np.zeros((offs.shape[0], 1), bool)], axis=1))
+    row, lane = np.divmod(heads, width)
+    return offs.reshape(-1)[heads].astype(np.int64), ends - heads + 1, row + first_row, lane
+
+
+@dataclass(frozen=True)
+class Kept:
+    """An access kept for later: its runs, and per run the program, tag and barriers executed."""
+
+    runs: Runs
+    program: Array
+    tag: Array
+    barrier: Array
+
+    @property
+    def nbytes(self) -> int:
+        return self.runs.nbytes + held(self.program, self.tag, self.barrier)
 
 
 @dataclass
-class Reads:
-    """Loads of a memory not yet stored to: kept lazily (lanes made on demand, tags per group
-    row) until its first store, so loads of read-only inputs cost nothing."""
+class Lanes:
+    """The live lanes of an access, one entry each: element, program, lane, tag, barriers executed."""
 
-    pending: list[tuple[Callable[[], Lanes], Array, tuple[int, int]]] = field(default_factory=list)
-    count: int = 0
+    index: Array
+    program: Array
+    lane: Array
+    tag: Array
+    barrier: Array
+
+    @staticmethod
+    def of(kept: Kept) -> Lanes:
+        index, run, _, lane = kept.runs.expand()
+        return Lanes(index, kept.program[run], lane, kept.tag[run], kept.barrier[run])
+
+    def pick(self, which: Array) -> Lanes:
+        return Lanes(self.index[which], self.program[which], self.lane[which], self.tag[which], self.barrier[which])
 
 
 # shadow arrays of finished launches, reused: a fresh array page-faults on first touch
@@ -87,150 +189,189 @@ _POOL: dict[tuple[int, np.dtype[Any]], list[Array]] = {}
 POOL_BYTES = 64 << 20  # arrays larger than this are not kept
 
 
-def _take(size: int, dtype: np.dtype[Any]) -> Array:
+def _take(size: int, dtype: np.dtype[Any], fill: int | None = None) -> Array:
     kept = _POOL.get((size, dtype))
-    if kept:
-        return kept.pop()
-    return np.empty(size, dtype)
+    array = kept.pop() if kept else np.empty(size, dtype)
+    if fill is not None:
+        array.fill(fill)
+    return array
 
 
-class Shadow:
-    """Who touched each element of one memory: the last plain writer, and (once it has been
-    loaded) two readers; each with a tag. Stores that needed no check (nothing entered where
-    they land) are kept as deferred entries and entered only when a later access needs the
-    arrays, so a launch that writes each element once never builds them."""
+@dataclass
+class Span:
+    """The elements ``[low, high]`` some accesses reach."""
 
-    __slots__ = ("size", "ids", "_writer", "_writer_tag", "reader_a", "reader_a_tag", "reader_b", "reader_b_tag",
-                 "low", "high", "deferred")
+    low: int = 1 << 62
+    high: int = -1
 
-    def __init__(self, size: int, ids: np.dtype[Any]) -> None:
-        self.size, self.ids = size, ids
-        self.low, self.high = size, -1  # the elements entered (or deferred) so far lie in [low, high]
-        self._writer: Array | None = None
-        self._writer_tag: Array | None = None
-        self.reader_a: Array | None = None
-        self.reader_a_tag: Array | None = None
-        self.reader_b: Array | None = None
-        self.reader_b_tag: Array | None = None
-        self.deferred: list[tuple[int, Callable[[Shadow], None]]] = []  # (first program, enter)
+    def meets(self, low: int, high: int) -> bool:
+        return low <= self.high and high >= self.low
 
-    @property
-    def writer(self) -> Array:
-        self._settle()
-        assert self._writer is not None
-        return self._writer
-
-    @property
-    def writer_tag(self) -> Array:
-        self._settle()
-        assert self._writer_tag is not None
-        return self._writer_tag
-
-    def _settle(self) -> None:
-        """Build the writer arrays if needed and enter the deferred stores, in order."""
-        if self._writer is None:
-            self._writer = _take(self.size, self.ids)
-            self._writer.fill(NOBODY)
-            self._writer_tag = _take(self.size, np.dtype(np.int32))  # read only where a writer is entered
-        deferred, self.deferred = self.deferred, []
-        for _, enter in deferred:
-            enter(self)
-
-    def readers(self) -> tuple[Array, Array, Array, Array]:
-        if self.reader_a is None:
-            size = self.size
-            self.reader_a, self.reader_b = _take(size, self.ids), _take(size, self.ids)
-            self.reader_a.fill(NOBODY)
-            self.reader_b.fill(NOBODY)
-            self.reader_a_tag, self.reader_b_tag = _take(size, np.dtype(np.int32)), _take(size, np.dtype(np.int32))
-        assert self.reader_b is not None and self.reader_a_tag is not None and self.reader_b_tag is not None
-        return self.reader_a, self.reader_a_tag, self.reader_b, self.reader_b_tag
-
-    def touched(self, low: int, high: int) -> bool:
-        """Whether ``[low, high]`` may hold entries; widens the span to include it."""
-        hit = low <= self.high and high >= self.low
+    def widen(self, low: int, high: int) -> None:
         self.low, self.high = min(self.low, low), max(self.high, high)
-        return hit
+
+
+Enter = Callable[["Shadow"], None]
+
+
+@dataclass
+class Shadow:
+    """Who touched each element of one memory: the last plain writer (program, tag, lane and
+    barriers executed) and two loading programs (with tags). Accesses that needed no check are
+    kept (stores as ``deferred`` entries, loads as ``lazy`` or ``loaded`` ones) and entered only when a
+    later access meets them, so a launch that writes each element once builds no arrays."""
+
+    size: int
+    ids: np.dtype[Any]
+    written: Span = field(default_factory=Span)  # what the stores reach
+    read: Span = field(default_factory=Span)  # what the loads reach
+    deferred: list[tuple[int, int, Enter]] = field(default_factory=list)  # (first program, bytes, enter)
+    lazy: list[tuple[int, int, Callable[[], Kept]]] = field(default_factory=list)  # loads not yet scanned
+    loaded: list[tuple[int, Kept]] = field(default_factory=list)  # loads as runs, within ``read``
+    writer: Array | None = None
+    writer_tag: Array | None = None
+    writer_at: Array | None = None  # lane | barriers << LANE_BITS
+    reader: list[Array] | None = None  # program a, tag a, program b, tag b
+
+    def writers(self) -> tuple[Array, Array, Array]:
+        """The writer arrays, built if needed, with the deferred stores entered in order."""
+        if self.writer is None:
+            self.writer = _take(self.size, self.ids, NOBODY)
+            self.writer_tag = _take(self.size, np.dtype(np.int32))  # read only where a writer is entered
+            self.writer_at = _take(self.size, np.dtype(np.int64))
+        deferred, self.deferred = self.deferred, []
+        for _, _, enter in deferred:
+            enter(self)
+        assert self.writer_tag is not None and self.writer_at is not None
+        return self.writer, self.writer_tag, self.writer_at
+
+    def readers(self) -> list[Array]:
+        """The reader arrays, built if needed, with the kept loads entered."""
+        if self.reader is None:
+            self.reader = [_take(self.size, self.ids, NOBODY), _take(self.size, np.dtype(np.int32)),
+                           _take(self.size, self.ids, NOBODY), _take(self.size, np.dtype(np.int32))]
+        self.scan()
+        loaded, self.loaded = self.loaded, []
+        for _, kept in loaded:
+            _note_readers(self.reader, Lanes.of(kept))
+        return self.reader
+
+    def scan(self) -> None:
+        """Turn the lazily kept loads into runs (their makers may hold whole blocks), and widen
+        ``read`` by them."""
+        for first, _, make in self.lazy:
+            self._scanned(first, make())
+        self.lazy = []
+
+    def _scanned(self, first: int, kept: Kept) -> None:
+        if kept.runs.start.size:
+            self.read.widen(*kept.runs.span())
+            self.loaded.append((first, kept))
+
+    def held(self) -> int:
+        return sum(b for _, b, _ in self.deferred) + sum(b for _, b, _ in self.lazy) + \
+            sum(kept.nbytes for _, kept in self.loaded)
+
+    def settle(self) -> None:
+        """Past the budget: scan the lazy loads that hold most, and past it again build the arrays."""
+        while self.lazy and self.held() > HELD_BYTES:
+            biggest = max(range(len(self.lazy)), key=lambda k: self.lazy[k][1])
+            first, _, make = self.lazy.pop(biggest)
+            self._scanned(first, make())
+        if self.held() > HELD_BYTES:
+            if self.deferred:
+                self.writers()
+            if self.loaded:
+                self.readers()
+
+    def arrays(self) -> list[Array]:
+        return [a for a in (self.writer, self.writer_tag, self.writer_at) if a is not None] + (self.reader or [])
 
     def release(self) -> None:
         """Give the arrays back for the next launch's shadows."""
-        for array in (self._writer, self._writer_tag, self.reader_a, self.reader_a_tag, self.reader_b,
-                      self.reader_b_tag):
-            if array is not None and array.nbytes <= POOL_BYTES and not _POOL.get((array.size, array.dtype)):
+        for array in self.arrays():
+            if array.nbytes <= POOL_BYTES and not _POOL.get((array.size, array.dtype)):
                 _POOL.setdefault((array.size, array.dtype), []).append(array)
 
     def forget(self, first: int, last: int) -> None:
         """Drop the entries of programs ``first..last`` (a group that reruns)."""
-        self.deferred = [(start, enter) for start, enter in self.deferred if start < first]
-        if self._writer is None and self.reader_a is None:
-            return
-        for who, _, _ in self.slots():
-            who[(who >= first) & (who <= last)] = NOBODY
+        self.deferred = [entry for entry in self.deferred if entry[0] < first]
+        self.lazy = [entry for entry in self.lazy if entry[0] < first]
+        self.loaded = [entry for entry in self.loaded if entry[0] < first]
+        for who in [self.writer] + (self.reader or [])[::2]:
+            if who is not None:
+                who[(who >= first) & (who <= last)] = NOBODY
 
-    def slots(self) -> list[tuple[Array, Array, Access]]:
-        """(programs, tags, what they did) for each slot in use."""
-        out = [(self.writer, self.writer_tag, Access.STORE)]
-        if self.reader_a is not None:
-            a, a_tag, b, b_tag = self.readers()
-            out += [(a, a_tag, Access.LOAD), (b, b_tag, Access.LOAD)]
-        return out
+
+def _note_readers(reader: list[Array], lanes: Lanes) -> None:
+    """Enter loading lanes: slot a takes the first program, slot b the first other than a's."""
+    a, a_tag, b, b_tag = reader
+    first = a[lanes.index] == NOBODY
+    a[lanes.index[first]] = lanes.program[first]
+    a_tag[lanes.index[first]] = lanes.tag[first]
+    second = (a[lanes.index] != lanes.program) & (b[lanes.index] == NOBODY)
+    b[lanes.index[second]] = lanes.program[second]
+    b_tag[lanes.index[second]] = lanes.tag[second]
 
 
 @dataclass(frozen=True)
 class Conflict:
-    """The first racing lane of an access: position in its lanes, the other program, its tag."""
+    """The first racing lane of an access: position in its lanes, the other access's program,
+    tag, kind and lane (None when it was a load, which names no lane)."""
 
     position: int
     other: int
     other_tag: int
     other_access: Access
+    other_lane: int | None = None
+
+
+Report = Callable[[str], KernelError]
 
 
 class Races:
-    """Launch-wide race state: shadows of stored memories, logged loads, atomics per program."""
+    """Launch-wide race state: a shadow per accessed memory, atomics and barriers per program."""
 
     def __init__(self, grid: tuple[int, int, int]) -> None:
         self.grid = grid
         self.shadows: dict[int, Shadow] = {}
-        self.reads: dict[int, Reads] = {}
         self.sites: list[Site] = []
         self._site_ids: dict[Site, int] = {}
         self.atomics: Array | None = None  # atomics executed, per program (linear id)
+        self.barriers: Array | None = None  # tl.debug_barrier()s executed, per program
         self.ids = np.dtype(np.int32 if grid[0] * grid[1] * grid[2] < 2**31 else np.int64)
 
     # ---------------------------------------------------------------- bookkeeping
 
     def close(self) -> None:
-        """The launch is over: its shadows' arrays go back to the pool, and the logged loads
-        are dropped (their lanes' makers hold the engine, which holds this: a cycle that would
-        keep the launch's blocks alive until the garbage collector ran)."""
+        """The launch is over: shadow arrays go back to the pool; kept accesses are dropped
+        (their makers hold the engine, which holds this: a cycle that would keep the launch's
+        blocks alive until the garbage collector ran)."""
         for shadow in self.shadows.values():
             shadow.release()
         self.shadows.clear()
-        self.reads.clear()
 
     def forget(self, first: int, last: int) -> None:
         """A group of programs ``first..last`` is rolled back to rerun: drop what it did."""
         for shadow in self.shadows.values():
             shadow.forget(first, last)
-        for reads in self.reads.values():
-            reads.pending = [(make, tags, group) for make, tags, group in reads.pending if group[0] < first]
-        if self.atomics is not None:
-            self.atomics[first:last + 1] = 0
+        for counts in (self.atomics, self.barriers):
+            if counts is not None:
+                counts[first:last + 1] = 0
 
-    def tags(self, site: Site, programs: Array) -> Array:
-        """Per program: the site and how many atomics it has executed so far."""
+    def tags(self, site: Site, programs: Array | range) -> Array:
+        """Per program (linear ids, or a range of them): the site and how many atomics it has
+        executed so far."""
         ident = self._site_ids.setdefault(site, len(self._site_ids))
         if ident == len(self.sites):
             self.sites.append(site)
         if self.atomics is None:  # no program has executed an atomic yet: every epoch is 0
-            return np.full(programs.shape, ident << EPOCH_BITS, np.int32)
-        return (ident << EPOCH_BITS) | np.minimum(self.epochs(programs), EPOCH_MASK).astype(np.int32)
+            return np.broadcast_to(np.int32(ident << EPOCH_BITS), (len(programs),))
+        counts = self.atomics[programs.start:programs.stop] if isinstance(programs, range) else self.atomics[programs]
+        return (ident << EPOCH_BITS) | np.minimum(counts, EPOCH_MASK).astype(np.int32)
 
-    def epochs(self, programs: Array) -> Array:
-        if self.atomics is None:
-            return np.zeros(programs.shape, np.int32)
-        return self.atomics[programs]
+    def barriers_of(self, programs: Array) -> Array:
+        return np.broadcast_to(np.int64(0), programs.shape) if self.barriers is None else self.barriers[programs]
 
     def note_atomic(self, programs: Array) -> None:
         """Programs that executed an atomic (a possible synchronisation point)."""
@@ -238,93 +379,187 @@ class Races:
             self.atomics = np.zeros(self.grid[0] * self.grid[1] * self.grid[2], np.int32)
         np.add.at(self.atomics, programs, 1)
 
-    # ---------------------------------------------------------------- accesses
+    def note_barrier(self, programs: Array) -> None:
+        """Programs that executed ``tl.debug_barrier()``: their lanes' earlier stores are settled."""
+        if self.barriers is None:
+            self.barriers = np.zeros(self.grid[0] * self.grid[1] * self.grid[2], np.int64)
+        self.barriers[programs] += 1
 
-    def load(self, memory: Memory, make: Callable[[], Lanes], count: int, programs: Array, site: Site,
-             report: Callable[[str], KernelError]) -> None:
-        """A plain load of ``count`` lanes by the group's ``programs``."""
-        shadow = self.shadows.get(id(memory))
-        tags = self.tags(site, programs)
-        if shadow is None:
-            reads = self.reads.setdefault(id(memory), Reads())
-            reads.pending.append((make, tags, (int(programs[0]), int(programs[-1]))))
-            reads.count += count
-            if reads.count > max(FOLD_LANES, memory.size):  # bound what the log holds: fold it
-                self._fold(memory)
-            return
-        lanes = make()
-        self._check(lanes, shadow.writer, shadow.writer_tag, Access.STORE, memory, Access.LOAD, site, report)
-        self._note_reader(shadow, lanes, tags[lanes.row])
+    def keep(self, runs: Runs, first: int, site: Site) -> Kept:
+        """An access's runs (of the group of programs from ``first`` on) with each run's
+        program, tag and barriers executed."""
+        program = (first + runs.row).astype(self.ids)
+        return Kept(runs, program, self.tags(site, program), self.barriers_of(program))
 
-    def store(self, memory: Memory, lanes: Lanes, programs: Array, site: Site,
-              report: Callable[[str], KernelError]) -> None:
-        """A plain store of ``lanes`` by the group's ``programs``."""
-        shadow = self._fold(memory)
-        _widen(shadow, lanes)
-        for who, tag, access in shadow.slots():
-            self._check(lanes, who, tag, access, memory, Access.STORE, site, report)
-        tags = self.tags(site, programs)
-        self._set(shadow.writer, lanes.index, lanes.program)
-        back = shadow.writer[lanes.index]  # two programs storing one element in this very access
-        clash = np.flatnonzero(back != lanes.program)
-        if clash.size:
-            k = int(clash[0])
-            conflict = Conflict(k, int(back[k]), int(tags[lanes.row[k]]), Access.STORE)
-            raise self._message(memory, lanes, conflict, Access.STORE, site, report)
-        self._set(shadow.writer_tag, lanes.index, tags[lanes.row])
-
-    @staticmethod
-    def _set(array: Array, index: Array, value: Array) -> None:
-        array[index] = value
-
-    def store_views(self, memory: Memory, views_of: Callable[[Array], list[Array]], span: tuple[int, int],
-                    programs: list[Array], live: list[Array | None], site: Site, slow: Callable[[], None]) -> None:
-        """A plain store through strided views (one per group of programs, as the store itself
-        goes): checked and entered through the same views of the shadow; ``slow`` redoes it lane
-        by lane when some element was touched by another program, to name the race. Elements
-        ``span`` cover need no check when nothing was entered there yet (a fresh output)."""
-        shadow = self._fold(memory)
-        tags = self.tags(site, programs[0].reshape(-1) if len(programs) == 1 else
-                         np.concatenate([m.reshape(-1) for m in programs]))
-        if not shadow.touched(*span) and len(programs) == 1:  # nothing to check: entered when needed
-            me, lv = programs[0], live[0]
-
-            def enter(into: Shadow) -> None:
-                where = True if lv is None else lv
-                np.copyto(views_of(into.writer)[0], me, where=where)
-                np.copyto(views_of(into.writer_tag)[0], tags.reshape(me.shape), where=where)
-
-            shadow.deferred.append((int(me.reshape(-1)[0]), enter))
-            return
-        slots = [views_of(who) for who, _, _ in shadow.slots()]
-        tag_views = views_of(shadow.writer_tag)
-        start = 0
-        for k, (me, lv) in enumerate(zip(programs, live)):
-            for views in slots:  # views in order: programs of one store see each other
-                suspect = (views[k] != NOBODY) & (views[k] != me)
-                if bool((suspect if lv is None else suspect & lv).any()):
-                    slow()
-                    return
-            who, tag = slots[0][k], tag_views[k]
-            mine = tags[start:start + me.size].reshape(me.shape)
-            np.copyto(who, me, where=True if lv is None else lv)
-            np.copyto(tag, mine, where=True if lv is None else lv)
-            start += me.size
-
-    def _fold(self, memory: Memory) -> Shadow:
-        """The memory's shadow, made now if needed, with its logged loads entered."""
+    def _shadow(self, memory: Memory) -> Shadow:
         shadow = self.shadows.get(id(memory))
         if shadow is None:
             shadow = self.shadows[id(memory)] = Shadow(memory.size, self.ids)
-        reads = self.reads.pop(id(memory), None)
-        if reads is not None:
-            for make, tags, _ in reads.pending:
-                lanes = make()
-                self._note_reader(shadow, lanes, tags[lanes.row])
         return shadow
 
+    # ---------------------------------------------------------------- accesses
+
+    def load(self, memory: Memory, make: Callable[[], Runs], held: int, first: int, count: int, site: Site,
+             report: Report) -> None:
+        """A plain load by the group of ``count`` programs from ``first`` on (a group's linear ids
+        are consecutive); ``make`` gives its runs when needed and holds ``held`` bytes until then."""
+        shadow = self._shadow(memory)
+        tags = self.tags(site, range(first, first + count))
+
+        def kept() -> Kept:
+            runs = make()
+            program = (first + runs.row).astype(self.ids)
+            return Kept(runs, program, tags[runs.row], self.barriers_of(program))  # barriers: now, for the check
+
+        if shadow.writer is None and not shadow.deferred:  # nothing stored yet: nothing to check
+            shadow.lazy.append((first, held, kept))
+        else:
+            self._loaded(shadow, kept(), memory, site, report)
+        if shadow.held() > HELD_BYTES:
+            shadow.settle()
+
+    def _loaded(self, shadow: Shadow, access: Kept, memory: Memory, site: Site, report: Report) -> None:
+        """A load of a memory stored to: checked where it meets the stores, then kept."""
+        if not access.runs.start.size:
+            return
+        low, high = access.runs.span()
+        shadow.read.widen(low, high)
+        if shadow.written.meets(low, high):
+            self._check_writer(shadow, Lanes.of(access), memory, Access.LOAD, site, report)
+        if shadow.reader is not None:
+            _note_readers(shadow.reader, Lanes.of(access))
+        else:
+            shadow.loaded.append((int(access.program[0]), access))
+
+    def store(self, memory: Memory, runs: Runs, data: Array, first: int, site: Site, report: Report) -> None:
+        """A plain store of ``data`` (shaped like the offsets the runs came from) by the group of
+        programs from ``first`` on."""
+        if not runs.start.size:
+            return
+        shadow = self._shadow(memory)
+        shadow.scan()
+        low, high = runs.span()
+        access = self.keep(runs, first, site)
+        twice = runs.overlapping()
+        if not twice and not shadow.written.meets(low, high) and not shadow.read.meets(low, high):
+            shadow.written.widen(low, high)
+            shadow.deferred.append((first, access.nbytes, lambda into: _enter(into, Lanes.of(access))))
+            if shadow.held() > HELD_BYTES:
+                shadow.settle()
+            return
+        shadow.written.widen(low, high)
+        lanes = Lanes.of(access)
+        _, _, row, lane = runs.expand()
+        within = np.unravel_index(lane, data.shape[1:]) if data.ndim > 1 else ()
+        mine = _bits(data)[(np.minimum(row, data.shape[0] - 1), *within)]
+        changed = lanes.pick(_bits(memory.flat)[lanes.index] != mine)  # storing what is there races with nothing
+        self._check_writer(shadow, changed, memory, Access.STORE, site, report)
+        if shadow.read.meets(low, high):
+            a, a_tag, b, b_tag = shadow.readers()
+            self._check(changed, a, a_tag, Access.LOAD, memory, Access.STORE, site, report)
+            self._check(changed, b, b_tag, Access.LOAD, memory, Access.STORE, site, report)
+        _enter(shadow, self._one_per_element(lanes, mine, memory, site, report) if twice else lanes)
+
+    def _one_per_element(self, lanes: Lanes, mine: Array, memory: Memory, site: Site, report: Report) -> Lanes:
+        """Lanes of one store reaching one element: a race unless they store one value; then
+        the last stands for them all (as every lane's, when they are one program's)."""
+        order = np.argsort(lanes.index, kind="stable")
+        ordered = lanes.index[order]
+        last = np.concatenate([ordered[1:] != ordered[:-1], [True]])  # the last lane of its element
+        group = np.concatenate([[0], np.cumsum(last)[:-1]])  # per sorted lane: its element's group
+        head = np.concatenate([[0], np.flatnonzero(last[:-1]) + 1])[group]  # its element's first sorted lane
+        differ = np.zeros(order.size, bool)
+        differ[order] = mine[order] != mine[order[head]]
+        if bool(differ.any()):  # the first lane (in order) storing another value than an earlier one
+            k = int(np.argmax(differ))
+            first = int(order[head[np.flatnonzero(order == k)[0]]])
+            other = Conflict(k, int(lanes.program[first]), int(lanes.tag[first]), Access.STORE, int(lanes.lane[first]))
+            raise self._message(memory, lanes, other, Access.STORE, site, report)
+        winner = order[last][group]
+        kept = lanes.pick(order[last])
+        shared = (~last) & (lanes.program[order] == lanes.program[winner])  # another lane of the winner's program
+        kept.lane[group[shared]] = BROADCAST
+        return kept
+
+    def store_views(self, memory: Memory, views_of: Callable[[Array], list[Array]], span: tuple[int, int],
+                    programs: list[Array], live: list[Array | None], block: tuple[int, ...], site: Site,
+                    slow: Callable[[], None]) -> None:
+        """A plain store through strided views (one per group of programs, as the store itself
+        goes): checked and entered through the same views of the shadow; ``slow`` redoes it lane
+        by lane when some element was touched before, to check and name it. Elements ``span``
+        covers need no check when nothing reached them yet (a fresh output)."""
+        shadow = self._shadow(memory)
+        tags = [self.tags(site, me.reshape(-1)).reshape(me.shape) for me in programs]
+        barriers = [self.barriers_of(me) for me in programs]
+        place = np.arange(int(np.prod(block, dtype=np.int64)), dtype=np.int64).reshape(block)
+
+        def enter(into: Shadow) -> None:
+            writer, writer_tag, writer_at = into.writers()
+            for me, lv, tag, barrier, who, whose, where in zip(programs, live, tags, barriers, views_of(writer),
+                                                                views_of(writer_tag), views_of(writer_at)):
+                mask = True if lv is None else lv
+                np.copyto(who, me, where=mask)
+                np.copyto(whose, tag, where=mask)
+                np.copyto(where, place + (barrier << LANE_BITS), where=mask)
+
+        shadow.scan()
+        if len(programs) > 1:  # views of one store may overlap each other: lane by lane
+            slow()
+            return
+        if shadow.written.meets(*span) or shadow.read.meets(*span):
+            if not self._plain(shadow, views_of, programs, live):
+                slow()
+                return
+            enter(shadow)
+            shadow.written.widen(*span)
+            return
+        shadow.written.widen(*span)
+        shadow.deferred.append((int(programs[0].reshape(-1)[0]), held(*programs, *tags, *barriers, *live), enter))
+        if shadow.held() > HELD_BYTES:
+            shadow.settle()
+
+    @staticmethod
+    def _plain(shadow: Shadow, views_of: Callable[[Array], list[Array]], programs: list[Array],
+               live: list[Array | None]) -> bool:
+        """Whether a strided store meets no earlier store and only its own programs' loads."""
+        writer = views_of(shadow.writers()[0])
+        readers = [views_of(who) for who in shadow.readers()[::2]] if shadow.loaded or shadow.reader else []
+        for k, (me, lv) in enumerate(zip(programs, live)):
+            for suspect in [writer[k] != NOBODY] + [(views[k] != NOBODY) & (views[k] != me) for views in readers]:
+                if bool((suspect if lv is None else suspect & lv).any()):
+                    return False
+        return True
+
+    def atomic(self, memory: Memory, runs: Runs, first: int, site: Site, report: Report) -> None:
+        """An atomic's lanes: a race with a plain store of another lane of the same program."""
+        shadow = self.shadows.get(id(memory))
+        if shadow is None or not runs.start.size or not shadow.written.meets(*runs.span()):
+            return
+        lanes = Lanes.of(self.keep(runs, first, site))
+        self._check_writer(shadow, lanes, memory, Access.ATOMIC, site, report, between_programs=False)
+
+    # ---------------------------------------------------------------- checks
+
+    def _check_writer(self, shadow: Shadow, lanes: Lanes, memory: Memory, access: Access, site: Site,
+                      report: Report, between_programs: bool = True) -> None:
+        """Lanes against the last plain writer of their elements: another program with no
+        atomic between them, or another lane of the same program with no barrier between them."""
+        writer, writer_tag, writer_at = shadow.writers()
+        if between_programs:
+            self._check(lanes, writer, writer_tag, Access.STORE, memory, access, site, report)
+        others, at = writer[lanes.index], writer_at[lanes.index]
+        their_lane = at & LANE_MASK
+        racing = (others == lanes.program) & (their_lane != lanes.lane) & (their_lane != BROADCAST) & \
+            (lanes.lane != BROADCAST) & ((at >> LANE_BITS) == lanes.barrier)
+        hits = np.flatnonzero(racing)
+        if hits.size:
+            k = int(hits[0])
+            conflict = Conflict(k, int(others[k]), int(writer_tag[lanes.index[k]]), Access.STORE, int(their_lane[k]))
+            raise self._message(memory, lanes, conflict, access, site, report)
+
     def _check(self, lanes: Lanes, who: Array, tag: Array, earlier: Access, memory: Memory, later: Access,
-               site: Site, report: Callable[[str], KernelError]) -> None:
+               site: Site, report: Report) -> None:
+        """Lanes against one slot, between programs."""
         others = who[lanes.index]
         racing = (others != NOBODY) & (others != lanes.program)
         if not bool(racing.any()):
@@ -341,24 +576,21 @@ class Races:
                                 site, report)
 
     def _message(self, memory: Memory, lanes: Lanes, c: Conflict, access: Access, site: Site,
-                 report: Callable[[str], KernelError]) -> KernelError:
+                 report: Report) -> KernelError:
         other_site = self.sites[c.other_tag >> EPOCH_BITS]
+        k = c.position
+        program, lane = int(lanes.program[k]), int(lanes.lane[k])
+        head = f"data race on {memory.param}[{int(lanes.index[k])}]: "
+        if c.other != program:
+            return report(
+                f"{head}program {self.coords(program)} {access.value} it (lane {_lane(lane)}, {site}) and program "
+                f"{self.coords(c.other)} {c.other_access.value} it ({other_site}), with no atomic between them. "
+                f"Give each program its own elements or use tl.atomic_*; {ENV}=0 turns this check off")
         return report(
-            f"data race on {memory.param}[{int(lanes.index[c.position])}]: program {self.coords(int(lanes.program[c.position]))} "
-            f"{access.value} it (lane {int(lanes.lane[c.position])}, {site}) and program {self.coords(c.other)} "
-            f"{c.other_access.value} it ({other_site}), with no atomic between them. Give each program its own "
-            f"elements or use tl.atomic_*; {ENV}=0 turns this check off")
-
-    def _note_reader(self, shadow: Shadow, lanes: Lanes, tags: Array) -> None:
-        """Enter readers: slot a takes the first, slot b the first program other than a's."""
-        a, a_tag, b, b_tag = shadow.readers()
-        _widen(shadow, lanes)
-        first = a[lanes.index] == NOBODY
-        self._set(a, lanes.index[first], lanes.program[first])
-        self._set(a_tag, lanes.index[first], tags[first])
-        second = (a[lanes.index] != lanes.program) & (b[lanes.index] == NOBODY)
-        self._set(b, lanes.index[second], lanes.program[second])
-        self._set(b_tag, lanes.index[second], tags[second])
+            f"{head}lane {_lane(lane)} of program {self.coords(program)} {access.value} it ({site}) and lane "
+            f"{_lane(c.other_lane)} of the same program {c.other_access.value} it ({other_site}), with no "
+            f"tl.debug_barrier() between them (lanes run as separate GPU threads). Separate the two with "
+            f"tl.debug_barrier() or have each lane touch only what it stored; {ENV}=0 turns this check off")
 
     def coords(self, program: int) -> tuple[int, ...]:
         gx, gy, gz = self.grid
@@ -366,8 +598,24 @@ class Races:
         return full[:3 if gz > 1 else 2 if gy > 1 else 1]
 
 
+def held(*arrays: Array | None) -> int:
+    """The bytes these arrays hold (a broadcast axis holds one element's worth)."""
+    return sum(int(np.prod([n for n, st in zip(a.shape, a.strides) if st], dtype=np.int64)) * a.itemsize
+               for a in arrays if a is not None)
 
 
-def _widen(shadow: Shadow, lanes: Lanes) -> None:
-    if lanes.index.size:
-        shadow.touched(int(lanes.index.min()), int(lanes.index.max()))
+def _lane(lane: int | None) -> str:
+    return "(several)" if lane is None or lane == BROADCAST else str(lane)
+
+
+def _bits(a: Array) -> Array:
+    """Values as unsigned integers of their width, so equal means bit for bit equal."""
+    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.itemsize in (1, 2, 4, 8) and a.dtype != bool else a
+
+
+def _enter(shadow: Shadow, lanes: Lanes) -> None:
+    """Make the lanes the last writers of their elements."""
+    writer, writer_tag, writer_at = shadow.writers()
+    writer[lanes.index] = lanes.program
+    writer_tag[lanes.index] = lanes.tag
+    writer_at[lanes.index] = lanes.lane | (lanes.barrier << LANE_BITS)
