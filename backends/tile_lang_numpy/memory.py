@@ -223,11 +223,13 @@ def _race_check_views(engine: Engine, p: Pointers, views: list[Array], counts: l
     for view, count in zip(views, counts):
         rows = slice(start, start + count)
         lead = view.shape[: view.ndim - len(block)]
-        programs.append(engine.linear[rows].astype(engine.races.ids).reshape(lead + (1,) * len(block)))
+        ids = np.arange(engine.first + rows.start, engine.first + rows.stop, dtype=engine.races.ids)  # a group's are consecutive
+        programs.append(ids.reshape(lead + (1,) * len(block)))
         lives.append(None if live is None else _rows_as(live, rows, view.shape, block))
         start += count
     engine.races.store_views(p.memory, lambda shadow: affine.writable_views(shadow, offsets, grid) or [],
-                             offsets.span(), programs, lives, block, engine.site(), slow)
+                             offsets.span(), programs, lives, block, engine.site(), slow,
+                             lambda: Runs.of(offsets, live, engine.nprograms))
 
 
 def _rows_as(a: Array, rows: slice, shape: tuple[int, ...], block: tuple[int, ...]) -> Array:

@@ -211,7 +211,19 @@ class Span:
         self.low, self.high = min(self.low, low), max(self.high, high)
 
 
-Enter = Callable[["Shadow"], None]
+@dataclass
+class Deferred:
+    """A store kept for later: how to enter it into the writer arrays and what that holds, and
+    (for one kept as views) how to make it runs instead, which may hold less."""
+
+    first: int  # its first program
+    held: int
+    enter: Callable[[Shadow], None]
+    compact: Callable[[], Kept] | None = None
+
+    @staticmethod
+    def of(first: int, kept: Kept) -> Deferred:
+        return Deferred(first, kept.nbytes, lambda into: _enter(into, Lanes.of(kept)))
 
 
 @dataclass
@@ -225,7 +237,7 @@ class Shadow:
     ids: np.dtype[Any]
     written: Span = field(default_factory=Span)  # what the stores reach
     read: Span = field(default_factory=Span)  # what the loads reach
-    deferred: list[tuple[int, int, Enter]] = field(default_factory=list)  # (first program, bytes, enter)
+    deferred: list[Deferred] = field(default_factory=list)
     lazy: list[tuple[int, int, Callable[[], Kept]]] = field(default_factory=list)  # loads not yet scanned
     loaded: list[tuple[int, Kept]] = field(default_factory=list)  # loads as runs, within ``read``
     writer: Array | None = None
@@ -240,8 +252,8 @@ class Shadow:
             self.writer_tag = _take(self.size, np.dtype(np.int32))  # read only where a writer is entered
             self.writer_at = _take(self.size, np.dtype(np.int64))
         deferred, self.deferred = self.deferred, []
-        for _, _, enter in deferred:
-            enter(self)
+        for entry in deferred:
+            entry.enter(self)
         assert self.writer_tag is not None and self.writer_at is not None
         return self.writer, self.writer_tag, self.writer_at
 
@@ -269,7 +281,7 @@ class Shadow:
             self.loaded.append((first, kept))
 
     def held(self) -> int:
-        return sum(b for _, b, _ in self.deferred) + sum(b for _, b, _ in self.lazy) + \
+        return sum(entry.held for entry in self.deferred) + sum(b for _, b, _ in self.lazy) + \
             sum(kept.nbytes for _, kept in self.loaded)
 
     def settle(self) -> None:
@@ -278,6 +290,12 @@ class Shadow:
             biggest = max(range(len(self.lazy)), key=lambda k: self.lazy[k][1])
             first, _, make = self.lazy.pop(biggest)
             self._scanned(first, make())
+        while self.held() > HELD_BYTES and any(entry.compact for entry in self.deferred):
+            at = max((k for k, entry in enumerate(self.deferred) if entry.compact), key=lambda k: self.deferred[k].held)
+            entry = self.deferred[at]
+            assert entry.compact is not None
+            kept = entry.compact()
+            self.deferred[at] = Deferred.of(entry.first, kept)
         if self.held() > HELD_BYTES:
             if self.deferred:
                 self.writers()
@@ -295,7 +313,7 @@ class Shadow:
 
     def forget(self, first: int, last: int) -> None:
         """Drop the entries of programs ``first..last`` (a group that reruns)."""
-        self.deferred = [entry for entry in self.deferred if entry[0] < first]
+        self.deferred = [entry for entry in self.deferred if entry.first < first]
         self.lazy = [entry for entry in self.lazy if entry[0] < first]
         self.loaded = [entry for entry in self.loaded if entry[0] < first]
         for who in [self.writer] + (self.reader or [])[::2]:
@@ -443,7 +461,7 @@ class Races:
         twice = runs.overlapping()
         if not twice and not shadow.written.meets(low, high) and not shadow.read.meets(low, high):
             shadow.written.widen(low, high)
-            shadow.deferred.append((first, access.nbytes, lambda into: _enter(into, Lanes.of(access))))
+            shadow.deferred.append(Deferred.of(first, access))
             if shadow.held() > HELD_BYTES:
                 shadow.settle()
             return
@@ -483,11 +501,12 @@ class Races:
 
     def store_views(self, memory: Memory, views_of: Callable[[Array], list[Array]], span: tuple[int, int],
                     programs: list[Array], live: list[Array | None], block: tuple[int, ...], site: Site,
-                    slow: Callable[[], None]) -> None:
+                    slow: Callable[[], None], runs: Callable[[], Runs]) -> None:
         """A plain store through strided views (one per group of programs, as the store itself
         goes): checked and entered through the same views of the shadow; ``slow`` redoes it lane
         by lane when some element was touched before, to check and name it. Elements ``span``
-        covers need no check when nothing reached them yet (a fresh output)."""
+        covers need no check when nothing reached them yet (a fresh output); such a store is
+        kept as views, or as ``runs`` once the kept stores pass the budget."""
         shadow = self._shadow(memory)
         tags = [self.tags(site, me.reshape(-1)).reshape(me.shape) for me in programs]
         barriers = [self.barriers_of(me) for me in programs]
@@ -514,7 +533,13 @@ class Races:
             shadow.written.widen(*span)
             return
         shadow.written.widen(*span)
-        shadow.deferred.append((int(programs[0].reshape(-1)[0]), held(*programs, *tags, *barriers, *live), enter))
+        def compact() -> Kept:
+            lanes = runs()
+            return Kept(lanes, programs[0].reshape(-1)[lanes.row], tags[0].reshape(-1)[lanes.row],
+                        barriers[0].reshape(-1)[lanes.row])
+
+        shadow.deferred.append(Deferred(int(programs[0].reshape(-1)[0]), held(*programs, *tags, *barriers, *live),
+                                        enter, compact))
         if shadow.held() > HELD_BYTES:
             shadow.settle()
 
