@@ -51,7 +51,7 @@ def enabled() -> bool:
 class Access(enum.Enum):
     LOAD = "loads"
     STORE = "stores"
-    ATOMIC = "updates it atomically, and"
+    ATOMIC = "atomically updates"
 
 
 @dataclass(frozen=True)

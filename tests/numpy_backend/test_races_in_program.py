@@ -65,8 +65,8 @@ def test_a_store_then_an_atomic_by_another_lane_is_a_race() -> None:
         with pytest.raises(tl.KernelError) as info:
             margin_grad[(6,)](tl.to_device(x, tl.f32), tl.to_device(target, tl.i32), dx, 20, BARRIER=0, BLOCK=32)
         message = str(info.value)
-        assert f"data race on dx[{target[0]}]: lane 0 of program (0,) updates it atomically, and" in message
-        assert f"({_line(margin_grad, 13)}) and lane {target[0]} of the same program stores it " \
+        assert f"data race on dx[{target[0]}]: lane 0 of program (0,) atomically updates it " \
+               f"({_line(margin_grad, 13)}) and lane {target[0]} of the same program stores it " \
                f"({_line(margin_grad, 10)}), with no tl.debug_barrier() between them" in message
         assert np.isnan(dx.numpy()).all()  # all or nothing
 
