@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from tests.fuzz.generator import Generator, Scope
 
 SHARE = 0.6  # of the valid plain kernels that get one
-KINDS = {"loop": 3.0, "arg": 3.0, "ints": 3.0, "race": 2.0, "constexpr": 1.5, "zeros": 1.5}  # and their weights
+KINDS = {"loop": 3.0, "arg": 3.0, "ints": 3.0, "race": 3.0, "constexpr": 1.5, "zeros": 1.5}  # and their weights
 _ATOMIC = (dtypes.F32, dtypes.I32, dtypes.U32, dtypes.I64)
 _STEPS = ((5, -1, -2), (3, 3, -1), (0, 7, -3), (10, 0, -4), (1610612735, 1610612736, 1610612736),
           (2**31 - 3, 2**31 - 1, 1), (0, 2**31 - 1, 2**30 + 7), (-(2**31), -(2**31) + 5, 2),
