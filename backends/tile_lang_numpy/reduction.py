@@ -59,12 +59,13 @@ class Along:
         return reduced.reshape(reduced.shape[:1] + self.shape)
 
 
-def along(engine: Engine, x: Tensor[Any, Any], axis: object, keep_dims: bool, what: str) -> Along:
-    """Prepare ``x`` for reducing block axis ``axis`` (every block axis when None)."""
+def along(x: Tensor[Any, Any], axis: object, keep_dims: bool, what: str, twin: str | None = None) -> Along:
+    """Prepare ``x`` for reducing block axis ``axis`` (every block axis when None), checked by
+    :func:`rules.reduce_axis` (``twin``: the elementwise op a misplaced operand likely meant)."""
     data = values.array(x)
-    if axis is None:
+    k = rules.reduce_axis(x.ndim, axis, what, twin)
+    if k is None:
         return Along(data.reshape(data.shape[0], -1), 1, (1,) * x.ndim if keep_dims else ())
-    k = block_axis(engine, axis, x.ndim, what)
     shape = x.block_shape[:k] + ((1,) if keep_dims else ()) + x.block_shape[k + 1:]
     return Along(data, k + 1, shape)
 
@@ -84,7 +85,7 @@ def sum_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = value_operand(engine, a["input"], "tl.sum")
     out = rules.sum_dtype(x.type) if a["dtype"] is None else dtype_arg(engine, a["dtype"], "tl.sum")
     x = values.make(convert(values.array(x), x.type, out), out)
-    r = along(engine, x, a["axis"], a["keep_dims"], "tl.sum")
+    r = along(x, a["axis"], a["keep_dims"], "tl.sum")
     total = np.add.reduce(r.data, axis=r.axis, dtype=_accumulator(out), keepdims=True)
     return values.make(r.finish(total).astype(out.numpy), out)
 
@@ -93,7 +94,7 @@ def sum_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 def xor_sum(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = value_operand(engine, a["input"], "tl.xor_sum")
     rules.integer_block(x.type, "tl.xor_sum")
-    r = along(engine, x, a["axis"], a["keep_dims"], "tl.xor_sum")
+    r = along(x, a["axis"], a["keep_dims"], "tl.xor_sum")
     return values.make(r.finish(np.bitwise_xor.reduce(r.data, axis=r.axis, keepdims=True)), x.type)
 
 
@@ -134,10 +135,10 @@ def _arg_extreme(r: Along, dtype: DType, largest: bool, tie_break_left: bool) ->
     return best, index.astype(np.int32)
 
 
-def _extremum(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Any]:
+def _extremum(largest: bool, name: str, twin: str) -> Callable[[Engine, Mapping[str, Any]], Any]:
     def impl(engine: Engine, a: Mapping[str, Any]) -> Any:
         x = value_operand(engine, a["input"], name)
-        r = along(engine, x, a["axis"], a["keep_dims"], name)
+        r = along(x, a["axis"], a["keep_dims"], name, twin)
         if a["return_indices"]:
             best, index = _arg_extreme(r, x.type, largest, a["return_indices_tie_break_left"])
             return values.make(r.finish(best), x.type), values.make(r.finish(index), I32)
@@ -149,14 +150,14 @@ def _extremum(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]],
 def _arg(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         x = value_operand(engine, a["input"], name)
-        r = along(engine, x, a["axis"], a["keep_dims"], name)
+        r = along(x, a["axis"], a["keep_dims"], name)
         _, index = _arg_extreme(r, x.type, largest, a["tie_break_left"])
         return values.make(r.finish(index), I32)
     return impl
 
 
-implements(tl.max)(_extremum(True, "tl.max"))
-implements(tl.min)(_extremum(False, "tl.min"))
+implements(tl.max)(_extremum(True, "tl.max", "tl.maximum"))
+implements(tl.min)(_extremum(False, "tl.min", "tl.minimum"))
 implements(tl.argmax)(_arg(True, "tl.argmax"))
 implements(tl.argmin)(_arg(False, "tl.argmin"))
 
@@ -203,7 +204,7 @@ def reduce(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     call per level; equal to a left fold for any associative function."""
     x = value_operand(engine, a["input"], "tl.reduce")
     fn = _combine_fn(engine, a["combine_fn"], "tl.reduce")
-    r = along(engine, x, a["axis"], a["keep_dims"], "tl.reduce")
+    r = along(x, a["axis"], a["keep_dims"], "tl.reduce")
     data = np.moveaxis(r.data, r.axis, -1)
     while data.shape[-1] > 1:
         n = data.shape[-1]
@@ -224,7 +225,7 @@ def associative_scan(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     ``out[i] = x[n-1] . x[n-2] . ... . x[i]``, the mirror image of the forward scan."""
     x = value_operand(engine, a["input"], "tl.associative_scan")
     fn = _combine_fn(engine, a["combine_fn"], "tl.associative_scan")
-    k = block_axis(engine, a["axis"], x.ndim, "tl.associative_scan")
+    k = rules.scan_axis(x.ndim, a["axis"], "tl.associative_scan")
     data = _flipped(moved_last(values.array(x), k), a["reverse"])
     n, d = data.shape[-1], 1
     while d < n:
@@ -243,7 +244,7 @@ def _scan(ufunc: np.ufunc, widen: bool, name: str) -> Callable[[Engine, Mapping[
 
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         x = value_operand(engine, a["input"], name)
-        k = block_axis(engine, a["axis"], x.ndim, name)
+        k = rules.scan_axis(x.ndim, a["axis"], name)
         out = rules.sum_dtype(x.type) if widen else x.type
         data = _flipped(moved_last(values.array(x), k), a["reverse"])
         scanned = ufunc.accumulate(data, axis=-1, dtype=_accumulator(out))
@@ -258,17 +259,12 @@ implements(tl.cumprod)(_scan(np.multiply, False, "tl.cumprod"))
 # ------------------------------------------------------------------------------ sort, flip
 
 
-def _default_last(engine: Engine, x: Tensor[Any, Any], dim: object, what: str) -> int:
-    """``dim`` as a block axis, the last one when None (sort's and flip's default)."""
-    return block_axis(engine, x.ndim - 1 if dim is None else dim, x.ndim, what)
-
-
 @implements(tl.sort)
 def sort(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """Along the last axis only, as in Triton; NaNs sort last (first when descending), which
     Triton leaves unspecified."""
     x = value_operand(engine, a["x"], "tl.sort")
-    rules.sort_axis(x.ndim, _default_last(engine, x, a["dim"], "tl.sort"), a["dim"])
+    rules.sort_axis(x.ndim, a["dim"])
     ordered = np.sort(values.array(x), axis=-1)
     return values.make(ordered[..., ::-1] if a["descending"] else ordered, x.type)
 
@@ -276,7 +272,7 @@ def sort(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.flip)
 def flip(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["x"], "tl.flip")
-    k = _default_last(engine, x, a["dim"], "tl.flip")
+    k = block_axis(engine, x.ndim - 1 if a["dim"] is None else a["dim"], x.ndim, "tl.flip")
     return remap(x, lambda arr: np.flip(arr, axis=k + 1))
 
 

@@ -16,7 +16,7 @@ from tile_lang.compiler.ir import (
     ScanAttr, SortAttr, Type, UnaryFn,
 )
 from tile_lang.compiler.lowering import (
-    Args, Context, Lowering, block, block_axis, dtype_arg, gather, lowers, node_arg, permute,
+    Args, Context, Lowering, block, dtype_arg, gather, lowers, node_arg, permute,
 )
 from tile_lang.dtypes import DType
 from tile_lang.func import Func
@@ -32,10 +32,6 @@ def _values(c: Context, value: Any, what: str) -> Node:
     return x
 
 
-def _reduce_axis(c: Context, x: Node, axis: Any, what: str) -> int | None:
-    return None if axis is None else block_axis(c, x, axis, what)
-
-
 def _kept(c: Context, out: Node, x: Node, axis: int | None, keep_dims: bool) -> Node:
     """A reduction result with the reduced axes kept as size 1 when ``keep_dims``."""
     if not keep_dims:
@@ -44,51 +40,57 @@ def _kept(c: Context, out: Node, x: Node, axis: int | None, keep_dims: bool) -> 
     return c.b.splat(out, kept) if axis is None else c.b.reshape(out, kept)
 
 
-def _reduce(c: Context, x: Node, fn: ReduceFn, axis: Any, keep_dims: bool, dtype: DType, what: str,
+def _reduce(c: Context, x: Node, fn: ReduceFn, axis: int | None, keep_dims: bool, dtype: DType,
             tie_break_left: bool = True) -> Node:
+    """``fn`` along ``axis``, checked by :func:`reduction.reduce_axis` (so a scalar's is None)."""
     arg = fn in (ReduceFn.ARGMAX, ReduceFn.ARGMIN)
     if x.ty.is_scalar:
         return c.b.const(0, dtypes.I32) if arg else c.b.cast(x, dtype)
-    ax = _reduce_axis(c, x, axis, what)
-    shape = () if ax is None else x.ty.shape[:ax] + x.ty.shape[ax + 1:]
+    shape = () if axis is None else x.ty.shape[:axis] + x.ty.shape[axis + 1:]
     operand = x if arg else c.b.cast(x, dtype)
-    out = c.b.emit(Op.REDUCE, Type(dtype, shape), (operand,), ReduceAttr(fn, ax, tie_break_left))
-    return _kept(c, out, x, ax, keep_dims)
+    out = c.b.emit(Op.REDUCE, Type(dtype, shape), (operand,), ReduceAttr(fn, axis, tie_break_left))
+    return _kept(c, out, x, axis, keep_dims)
+
+
+def _axis(x: Node, a: Args, what: str, twin: str | None = None) -> int | None:
+    """The checked ``axis`` argument of a reduction of ``x``."""
+    return reduction.reduce_axis(len(x.ty.shape), a["axis"], what, twin)
 
 
 @lowers(tl.sum)
 def _sum(c: Context, a: Args) -> Node:
     x = _values(c, a["input"], "tl.sum")
     dtype = dtype_arg(a["dtype"]) if a["dtype"] is not None else reduction.sum_dtype(x.ty.dtype)
-    return _reduce(c, x, ReduceFn.SUM, a["axis"], a["keep_dims"], dtype, "tl.sum")
+    return _reduce(c, x, ReduceFn.SUM, _axis(x, a, "tl.sum"), a["keep_dims"], dtype)
 
 
 @lowers(tl.xor_sum)
 def _xor_sum(c: Context, a: Args) -> Node:
     x = _values(c, a["input"], "tl.xor_sum")
     reduction.integer_block(x.ty.dtype, "tl.xor_sum")
-    return _reduce(c, x, ReduceFn.XOR, a["axis"], a["keep_dims"], x.ty.dtype, "tl.xor_sum")
+    return _reduce(c, x, ReduceFn.XOR, _axis(x, a, "tl.xor_sum"), a["keep_dims"], x.ty.dtype)
 
 
-def _extreme(fn: ReduceFn, arg_fn: ReduceFn, what: str) -> Lowering:
+def _extreme(fn: ReduceFn, arg_fn: ReduceFn, what: str, twin: str) -> Lowering:
     def lower(c: Context, a: Args) -> Any:
         x = _values(c, a["input"], what)
+        axis = _axis(x, a, what, twin)
         if not a["return_indices"]:
-            return _reduce(c, x, fn, a["axis"], a["keep_dims"], reduction.max_dtype(x.ty.dtype), what)
-        value = _reduce(c, x, fn, a["axis"], a["keep_dims"], x.ty.dtype, what)
-        index = _reduce(c, x, arg_fn, a["axis"], a["keep_dims"], dtypes.I32, what, a["return_indices_tie_break_left"])
+            return _reduce(c, x, fn, axis, a["keep_dims"], reduction.max_dtype(x.ty.dtype))
+        value = _reduce(c, x, fn, axis, a["keep_dims"], x.ty.dtype)
+        index = _reduce(c, x, arg_fn, axis, a["keep_dims"], dtypes.I32, a["return_indices_tie_break_left"])
         return value, index
     return lower
 
 
-lowers(tl.max)(_extreme(ReduceFn.MAX, ReduceFn.ARGMAX, "tl.max"))
-lowers(tl.min)(_extreme(ReduceFn.MIN, ReduceFn.ARGMIN, "tl.min"))
+lowers(tl.max)(_extreme(ReduceFn.MAX, ReduceFn.ARGMAX, "tl.max", "tl.maximum"))
+lowers(tl.min)(_extreme(ReduceFn.MIN, ReduceFn.ARGMIN, "tl.min", "tl.minimum"))
 
 
 def _arg(fn: ReduceFn, what: str) -> Lowering:
     def lower(c: Context, a: Args) -> Node:
         x = _values(c, a["input"], what)
-        return _reduce(c, x, fn, a["axis"], a["keep_dims"], dtypes.I32, what, a["tie_break_left"])
+        return _reduce(c, x, fn, _axis(x, a, what), a["keep_dims"], dtypes.I32, a["tie_break_left"])
     return lower
 
 
@@ -100,10 +102,8 @@ def _scan(fn: ReduceFn, widen: bool, what: str) -> Lowering:
     """cumsum widens like sum; cumprod keeps the input dtype (Triton 3.6)."""
     def lower(c: Context, a: Args) -> Node:
         x = _values(c, a["input"], what)
+        axis = reduction.scan_axis(len(x.ty.shape), a["axis"], what)
         dtype = reduction.sum_dtype(x.ty.dtype) if widen else x.ty.dtype
-        if x.ty.is_scalar:
-            return c.b.cast(x, dtype)
-        axis = block_axis(c, x, a["axis"], what)
         return c.b.emit(Op.SCAN, Type(dtype, x.ty.shape), (c.b.cast(x, dtype),), ScanAttr(fn, axis, a["reverse"]))
     return lower
 
@@ -134,9 +134,9 @@ def _reduce_with(c: Context, a: Args) -> Node:
     """A tree of in-order combines, ``(x0 . x1) . (x2 . x3)``..., as the reference."""
     x = _values(c, a["input"], "tl.reduce")
     region = _combine_region(c, a["combine_fn"], x.ty.dtype, "tl.reduce")
+    axis = _axis(x, a, "tl.reduce")
     if x.ty.is_scalar:
         return x
-    axis = _reduce_axis(c, x, a["axis"], "tl.reduce")
     shape = () if axis is None else x.ty.shape[:axis] + x.ty.shape[axis + 1:]
     out = c.b.emit(Op.COMBINE_REDUCE, Type(x.ty.dtype, shape), (x,), CombineAttr(axis), (region,))
     return _kept(c, out, x, axis, a["keep_dims"])
@@ -147,9 +147,7 @@ def _scan_with(c: Context, a: Args) -> Node:
     """Hillis-Steele along the axis (the earlier element on the left), as the reference."""
     x = _values(c, a["input"], "tl.associative_scan")
     region = _combine_region(c, a["combine_fn"], x.ty.dtype, "tl.associative_scan")
-    if x.ty.is_scalar:
-        return x
-    axis = block_axis(c, x, a["axis"], "tl.associative_scan")
+    axis = reduction.scan_axis(len(x.ty.shape), a["axis"], "tl.associative_scan")
     return c.b.emit(Op.COMBINE_SCAN, x.ty, (x,), CombineAttr(axis, bool(a["reverse"])), (region,))
 
 
@@ -160,10 +158,7 @@ def _scan_with(c: Context, a: Args) -> Node:
 def _sort(c: Context, a: Args) -> Node:
     """Along the last axis only; NaN sorts last (first when descending)."""
     x = _values(c, a["x"], "tl.sort")
-    if x.ty.is_scalar:
-        return x
-    last = len(x.ty.shape) - 1
-    reduction.sort_axis(len(x.ty.shape), block_axis(c, x, last if a["dim"] is None else a["dim"], "tl.sort"), a["dim"])
+    reduction.sort_axis(len(x.ty.shape), a["dim"])
     return c.b.emit(Op.SORT, x.ty, (x,), SortAttr(bool(a["descending"])))
 
 

@@ -3,9 +3,11 @@ gather arguments."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import Block, SemanticError, block_axis, constexpr_int, pow2_shape
+from tile_lang.semantics.base import Block, SemanticError, block_axis, constexpr_int, pow2_shape, shown
 
 
 def values(dtype: DType, what: str) -> DType:
@@ -36,10 +38,36 @@ def integer_block(dtype: DType, what: str) -> DType:
     return dtype
 
 
-def sort_axis(rank: int, axis: int, dim: object) -> None:
-    """tl.sort sorts along the last axis only."""
+def scan_axis(rank: int, axis: object, what: str, advice: str = "") -> int:
+    """The axis a scan, reduction or sort runs along: a compile-time int in range for ``rank``
+    (a scalar has none, as in Triton). ``advice`` ends any error's message."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise SemanticError(f"{what}: axis must be a compile-time int, got {shown(axis)}{advice}")
+    if rank == 0:
+        raise SemanticError(f"{what}: a scalar has no axis {int(axis)}{advice}")
+    return block_axis(rank, axis, what)
+
+
+def reduce_axis(rank: int, axis: object, what: str, twin: str | None = None) -> int | None:
+    """A reduction's axis (see :func:`scan_axis`), or None for every axis: the one way to reduce a
+    scalar (to itself). ``twin`` names the elementwise op a second operand in the axis's place
+    likely meant (``tl.max(a, b)`` for ``tl.maximum(a, b)``)."""
+    if axis is None:
+        return None
+    advice = "; axis=None reduces a scalar" if rank == 0 else ""
+    if twin:
+        advice += f"; for the elementwise {twin.removeprefix('tl.')} of two values write {twin}(a, b)"
+    return scan_axis(rank, axis, what, advice)
+
+
+def sort_axis(rank: int, dim: object) -> int:
+    """tl.sort sorts a block along its last axis only (``dim`` None or naming it); returns it."""
+    if rank == 0:
+        raise SemanticError("tl.sort sorts a block, got a scalar")
+    axis = scan_axis(rank, rank - 1 if dim is None else dim, "tl.sort")
     if axis != rank - 1:
         raise SemanticError(f"tl.sort sorts along the last axis only (dim={rank - 1} or None), got dim={dim}")
+    return axis
 
 
 def histogram(x: Block, num_bins: object, mask: Block | None) -> int:
