@@ -92,8 +92,8 @@ def _inputs(seed: int) -> np.ndarray[Any, Any]:
     return (rng.standard_normal(2 * PROGRAMS + B) * 10).astype(np.float32)
 
 
-def _launch(kernel: Any, backend: str, x: np.ndarray[Any, Any], out: tl.Buffer[tl.f32]) -> np.ndarray[Any, Any]:
-    """One launch on ``backend`` into ``out``; what it holds afterwards, on the host."""
+def _launch(kernel: Any, x: np.ndarray[Any, Any], out: tl.Buffer[tl.f32]) -> np.ndarray[Any, Any]:
+    """One launch (on the current backend) into ``out``; what it holds afterwards, on the host."""
     kernel[(PROGRAMS,)](tl.to_device(x, tl.f32), out, 0, B=B)
     return out.numpy()
 
@@ -110,7 +110,7 @@ def test_bad_axis_is_the_same_error_at_the_call_on_both_backends(i: int, expr: s
         with tl.backend(backend):
             out = _poisoned()
             with pytest.raises(KernelError) as err:
-                _launch(kernel, backend, _inputs(i), out)
+                _launch(kernel, _inputs(i), out)
             assert np.isnan(out.numpy()).all()  # raised before anything was stored
         errors.append(err.value)
     for e in errors:
@@ -144,5 +144,5 @@ def test_scalar_reduced_with_axis_none(backend: str, i: int, expr: str, want: An
     x = _inputs(100 + i)
     s, t = x[:PROGRAMS].astype(np.float64), x[PROGRAMS:2 * PROGRAMS].astype(np.float64)
     with tl.backend(backend):
-        got = _launch(_kernel(f"scalar_reduce_{i}", expr), backend, x, _poisoned())
+        got = _launch(_kernel(f"scalar_reduce_{i}", expr), x, _poisoned())
     np.testing.assert_allclose(got, np.repeat(want(s, t), B), rtol=1e-6)
