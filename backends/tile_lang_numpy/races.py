@@ -39,7 +39,8 @@ EPOCH_MASK = (1 << EPOCH_BITS) - 1
 LANE_BITS = 24  # a writer's place is lane | barriers executed << LANE_BITS (blocks hold < 2^24 lanes)
 LANE_MASK = (1 << LANE_BITS) - 1
 BROADCAST = LANE_MASK  # the lane of an element several lanes of one store wrote with one value
-HELD_BYTES = 16 << 20  # most bytes of kept accesses per memory before its shadow arrays are built
+HELD_BYTES = 16 << 20  # bytes of kept accesses per memory past which they are made runs (where smaller)
+SHADOW_BYTES = 40  # per element: what a memory's shadow arrays cost, built once kept accesses cost more
 CHUNK = 1 << 20  # lanes scanned for runs at a time (bounds the scan's temporaries)
 
 
@@ -239,6 +240,7 @@ class Shadow:
     read: Span = field(default_factory=Span)  # what the loads reach
     deferred: list[Deferred] = field(default_factory=list)
     lazy: list[tuple[int, int, Callable[[], Kept]]] = field(default_factory=list)  # loads not yet scanned
+    stuck: list[tuple[int, int, Callable[[], Kept]]] = field(default_factory=list)  # ones whose runs hold more
     loaded: list[tuple[int, Kept]] = field(default_factory=list)  # loads as runs, within ``read``
     writer: Array | None = None
     writer_tag: Array | None = None
@@ -271,9 +273,9 @@ class Shadow:
     def scan(self) -> None:
         """Turn the lazily kept loads into runs (their makers may hold whole blocks), and widen
         ``read`` by them."""
-        for first, _, make in self.lazy:
+        for first, _, make in self.lazy + self.stuck:
             self._scanned(first, make())
-        self.lazy = []
+        self.lazy, self.stuck = [], []
 
     def _scanned(self, first: int, kept: Kept) -> None:
         if kept.runs.start.size:
@@ -281,25 +283,29 @@ class Shadow:
             self.loaded.append((first, kept))
 
     def held(self) -> int:
-        return sum(entry.held for entry in self.deferred) + sum(b for _, b, _ in self.lazy) + \
+        return sum(entry.held for entry in self.deferred) + sum(b for _, b, _ in self.lazy + self.stuck) + \
             sum(kept.nbytes for _, kept in self.loaded)
 
     def settle(self) -> None:
-        """Past the budget: scan the lazy loads that hold most, and past it again build the arrays."""
-        while self.lazy and self.held() > HELD_BYTES:
-            biggest = max(range(len(self.lazy)), key=lambda k: self.lazy[k][1])
-            first, _, make = self.lazy.pop(biggest)
-            self._scanned(first, make())
+        """Past the budget: the kept accesses that hold most become runs, where runs hold less;
+        past what per-element arrays would cost, those are built."""
+        while self.lazy and not self.stuck and self.held() > HELD_BYTES:  # once runs did not pay, stop trying
+            first, held, make = self.lazy.pop(max(range(len(self.lazy)), key=lambda k: self.lazy[k][1]))
+            kept = make()
+            if kept.nbytes < held:
+                self._scanned(first, kept)
+            else:
+                self.stuck.append((first, held, make))
         while self.held() > HELD_BYTES and any(entry.compact for entry in self.deferred):
-            at = max((k for k, entry in enumerate(self.deferred) if entry.compact), key=lambda k: self.deferred[k].held)
-            entry = self.deferred[at]
+            entry = max((e for e in self.deferred if e.compact), key=lambda e: e.held)
             assert entry.compact is not None
-            kept = entry.compact()
-            self.deferred[at] = Deferred.of(entry.first, kept)
-        if self.held() > HELD_BYTES:
+            kept, entry.compact = entry.compact(), None
+            if kept.nbytes < entry.held:
+                entry.held, entry.enter = kept.nbytes, Deferred.of(entry.first, kept).enter
+        if self.held() > max(HELD_BYTES, SHADOW_BYTES * self.size):
             if self.deferred:
                 self.writers()
-            if self.loaded:
+            if self.loaded or self.lazy or self.stuck:
                 self.readers()
 
     def arrays(self) -> list[Array]:
@@ -315,6 +321,7 @@ class Shadow:
         """Drop the entries of programs ``first..last`` (a group that reruns)."""
         self.deferred = [entry for entry in self.deferred if entry.first < first]
         self.lazy = [entry for entry in self.lazy if entry[0] < first]
+        self.stuck = [entry for entry in self.stuck if entry[0] < first]
         self.loaded = [entry for entry in self.loaded if entry[0] < first]
         for who in [self.writer] + (self.reader or [])[::2]:
             if who is not None:
