@@ -178,9 +178,12 @@ def test_lanes_storing_different_values_to_one_element_race() -> None:
 
 @tl.kernel
 def everyone_stores(flag: Pointer[f32], x: Pointer[f32], out: Pointer[f32], value: float, n: int,
-                    BLOCK: constexpr) -> None:
-    """Every program stores one scalar (``value``, or its own id when ``value`` < 0) to one flag."""
-    tl.store(flag, tl.where(value < 0.0, tl.program_id(0).to(tl.float32), value))
+                    OWN: constexpr, BLOCK: constexpr) -> None:
+    """Every program stores one scalar (``value``, or with OWN its own id) to one flag."""
+    if OWN:
+        tl.store(flag, tl.program_id(0).to(tl.float32))
+    else:
+        tl.store(flag, value)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out + offs, tl.load(x + offs, mask=offs < n) * 2.0, mask=offs < n)
 
@@ -190,7 +193,7 @@ def test_programs_storing_the_same_value_to_one_element_do_not_race() -> None:
     host = np.random.default_rng(7).standard_normal(n).astype(np.float32)
     with tl.backend("numpy"):
         flag, out = _poisoned(1), _poisoned(n)
-        everyone_stores[(200,)](flag, tl.to_device(host, tl.f32), out, 1.5, n, BLOCK=block)
+        everyone_stores[(200,)](flag, tl.to_device(host, tl.f32), out, 1.5, n, OWN=0, BLOCK=block)
         assert flag.numpy().tolist() == [1.5]
         np.testing.assert_array_equal(out.numpy(), host.astype(np.float64) * 2.0)
 
@@ -199,10 +202,10 @@ def test_programs_storing_different_values_to_one_element_race() -> None:
     with tl.backend("numpy"):
         flag, out = _poisoned(1), _poisoned(64)
         with pytest.raises(tl.KernelError) as info:
-            everyone_stores[(4,)](flag, tl.to_device(np.ones(64, np.float32), tl.f32), out, -1.0, 64, BLOCK=16)
+            everyone_stores[(4,)](flag, tl.to_device(np.ones(64, np.float32), tl.f32), out, 0.0, 64, OWN=1, BLOCK=16)
         message = str(info.value)
         assert "data race on flag[0]: program (1,) stores it (lane 0, " in message
-        assert f"and program (0,) stores it ({_line(everyone_stores, 3)})" in message
+        assert f"and program (0,) stores it ({_line(everyone_stores, 4)})" in message
         assert np.isnan(flag.numpy()).all()
 
 
