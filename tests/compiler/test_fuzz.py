@@ -23,8 +23,9 @@ from tests.fuzz.hazards import KINDS
 from tests.fuzz.runner import Verdict, differs, initial_outputs, judge, run_many, unavailable_reason
 
 SEEDS = [*range(70), 151, 163, 255]  # 17 dot kernels among the first 70; then a chained dot, fp8 wgmma, i8
-EDGE_CASES = {74: "loop", 81: "loop", 21: "loop", 65: "arg", 6: "ints", 33: "race", 64: "race", 106: "race",
-              22: "constexpr", 1: "zeros"}  # seed: the edge case it ends with (on b4868e2 all but 64 and 106 failed)
+EDGE_CASES = {74: "loop", 81: "loop", 21: "loop", 65: "arg", 6: "ints", 57: "race", 113: "race", 36: "race",
+              64: "race", 106: "race", 22: "constexpr", 1: "zeros"}  # seed: its edge case (on b4868e2 all but 64, 106 failed)
+RACES = (57, 113, 36)  # no barrier: the reference must report them (36 runs one program)
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 
 
@@ -115,7 +116,8 @@ def test_edge_cases_are_planted_in_some_kernels() -> None:
     assert ("h21", 0) in cases[21].scalars and "in range(h19, h20, h21)" in cases[21].source  # a zero step
     assert "tl.argmax(h" in cases[65].source and Data.NAN in {b.data for b in cases[65].inputs}
     assert "<< (h" in cases[6].source and (dtypes.I32, Data.EDGE) in {(b.dtype, b.data) for b in cases[6].inputs}
-    assert cases[33].expect == "data race" and "tl.debug_barrier()" not in cases[33].source
+    assert all(cases[s].expect == "data race" and "tl.debug_barrier()" not in cases[s].source for s in RACES)
+    assert "tl.atomic_add(o15 + (pid * R" in cases[113].source and cases[36].grid == 1
     for seed, read in ((64, "o8 + offs, tl.atomic_add(o7 + pid * B + (B - 1 - "),
                        (106, "o17 + offs, tl.load(o16 + pid * B + (tl.arange")):
         assert cases[seed].expect == "" and f"tl.debug_barrier()\n    tl.store({read}" in cases[seed].source
@@ -134,11 +136,11 @@ def test_edge_case_kernels_agree_or_are_checked() -> None:
     assert not failures, "\n\n".join(f"seed {o.seed} ({o.hazard}): {o.verdict.value}\n{o.detail}\n{o.source}"
                                       for o in failures)
     assert {s: o.verdict for s, o in outcomes.items() if o.verdict is not Verdict.AGREE} == {
-        21: Verdict.CHECKED, 33: Verdict.CHECKED}
+        s: Verdict.CHECKED for s in (21, *RACES)}
 
 
 def test_judge_wants_planted_races_reported_and_twins_equal() -> None:
-    race = generate(33)
+    race = generate(57)
     outputs = initial_outputs(race)
     assert judge(race, outputs, outputs)[0] is Verdict.UNCHECKED
     reported = KernelError("data race on o5[3]: program (0,) stores it", "k.py", 3)
