@@ -10,7 +10,7 @@ BAD_ARGUMENTS: list[tuple[tuple[Any, ...], dict[str, Any], str]] = [
     (("src", "dst", 1.5), {"BLOCK": 64}, "parameter n: expected int, got float"),
     (("src", "dst", True), {"BLOCK": 64}, "parameter n: expected int, got bool"),
     (("src", "dst", 2**64), {"BLOCK": 64}, "parameter n: 18446744073709551616 does not fit in i64 or u64"),
-    (("src", "dst", 100), {"BLOCK": None}, "constexpr BLOCK must be int | float | str, got NoneType"),
+    (("src", "dst", 100), {"BLOCK": [64]}, "constexpr BLOCK must be an int, float, bool, str, None, a dtype or a tuple of these, got list"),
     (("src", "dst", 100), {}, "missing argument(s) BLOCK"),
     (("src", "dst", 100), {"BLOCK": 64, "BLOCKK": 64}, "has no parameter 'BLOCKK'"),
     (("src", "dst", 100, 64), {"BLOCK": 64}, "parameter 'BLOCK' given twice"),

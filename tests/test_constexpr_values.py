@@ -67,7 +67,7 @@ def test_constexpr_holds_its_value() -> None:
     assert Constant(np.float32(0.5)).value == 0.5 and type(Constant(np.int64(2)).value) is int
     assert Constant(2) == Constant(2) and Constant(2) != Constant(2.0) and Constant(1) != Constant(True)
     assert isinstance(LOG2_E, Constant) and repr(LOG2_E) == "tl.constexpr(1.4426950408889634)"
-    with pytest.raises(TypeError, match="tl.constexpr takes an int, float, bool, str, None or a dtype, got list"):
+    with pytest.raises(TypeError, match="tl.constexpr takes an int, float, bool, str, None, a dtype or a tuple of these, got list"):
         Constant([1])
 
 

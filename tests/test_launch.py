@@ -48,7 +48,7 @@ def launch_untyped(kernel: tl.Kernel[Any], grid: Any, *args: Any, **kwargs: Any)
         (("src", "dst", 1.5), {"BLOCK": 64}, "parameter n: expected int, got float"),
         (("src", "dst", 100), {}, "missing argument(s) BLOCK"),
         (("src", "dst", 100), {"BLOCKK": 64}, "has no parameter 'BLOCKK'"),
-        (("src", "dst", 100), {"BLOCK": None}, "constexpr BLOCK must be int | float | str, got NoneType"),
+        (("src", "dst", 100), {"BLOCK": [64]}, "constexpr BLOCK must be an int, float, bool, str, None, a dtype or a tuple of these, got list"),
     ],
 )
 def test_bad_launch_names_kernel_and_parameter(args: tuple[Any, ...], kwargs: dict[str, Any], message: str) -> None:

@@ -351,8 +351,8 @@ def test_inspect_checks_constexprs_and_num_warps() -> None:
         copy_kernel.inspect(BLOK=64)
     with rejects("missing constexpr(s) BLOCK"):
         copy_kernel.cuda_source()
-    with rejects("constexpr BLOCK must be int | float | str, got NoneType"):
-        copy_kernel.inspect(BLOCK=None)
+    with rejects("constexpr BLOCK must be an int, float, bool, str, None, a dtype or a tuple of these, got list"):
+        copy_kernel.inspect(BLOCK=[64])
     with rejects("num_warps must be an int power of two"):
         copy_kernel.inspect(num_warps=3, BLOCK=64)
     assert "program_id" in copy_kernel.inspect(BLOCK=64)

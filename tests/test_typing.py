@@ -441,8 +441,9 @@ def test_string_constexpr_runs_on_the_reference(case_modules: dict[str, object])
     kernel = getattr(case_modules["good_tutorials"], "activation_as_str_constexpr")
     with tl.backend("numpy"):
         x = _run_activations(kernel, 5)
-        with pytest.raises(tl.LaunchError, match=re.escape("constexpr ACTIVATION must be int | float | str, got NoneType")):
-            kernel[(1,)](x, _nan(300), 300, BLOCK_SIZE=128, ACTIVATION=None)
+        with pytest.raises(tl.LaunchError, match=re.escape("constexpr ACTIVATION must be an int, float, bool, str, "
+                                                           "None, a dtype or a tuple of these, got list")):
+            kernel[(1,)](x, _nan(300), 300, BLOCK_SIZE=128, ACTIVATION=["relu"])
 
 
 def test_string_constexpr_compiles_one_module_per_value(case_modules: dict[str, object]) -> None:

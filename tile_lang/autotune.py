@@ -44,9 +44,10 @@ class Config:
     kwargs: Mapping[str, Any]
     num_warps: int = 4
     num_stages: int = 3
+    num_ctas: int = 1
 
     def options(self, stream: Any = None) -> Options:
-        return Options(num_warps=self.num_warps, num_stages=self.num_stages, stream=stream)
+        return Options(num_warps=self.num_warps, num_stages=self.num_stages, num_ctas=self.num_ctas, stream=stream)
 
     def __str__(self) -> str:
         return ", ".join([f"{k}: {v}" for k, v in self.kwargs.items()]
@@ -176,7 +177,7 @@ class Autotuner(Wrapper[P]):
             if name not in names:
                 raise self.error(f"autotune key {name!r} is not a parameter of kernel {self.kernel.name}")
         for name in self.reset_to_zero + self.restore_value:
-            if name not in names or names[name].kind is not ParamKind.POINTER:
+            if name not in names or names[name].kind not in (ParamKind.POINTER, ParamKind.UNANNOTATED):
                 raise self.error(f"autotune: {name!r} (reset_to_zero/restore_value) is not a pointer parameter "
                                  f"of kernel {self.kernel.name}")
         self.cache: dict[tuple[Any, ...], _Tuned] = {}
@@ -187,7 +188,7 @@ class Autotuner(Wrapper[P]):
             raise LaunchError(f"kernel {self.kernel.name}: {', '.join(given)} set by the autotune configs; "
                               "do not pass them")
         backend = registry.current()
-        buffers = _buffers(self.kernel, named, backend)
+        buffers = _buffers(self.kernel.specialised((), named), named, backend)
         key = (backend.name,) + tuple(_key_value(named[k], buffers.get(k)) for k in self.key)
         tuned = self.cache.get(key)
         if tuned is not None:

@@ -87,6 +87,9 @@ def check(target: str, values: Mapping[str, Any] | None = None, num_warps: int =
     for module in modules:
         for found in _kernels_of(module):
             kernel = _kernel(found)
+            if kernel.unannotated:
+                reports.append(_unannotated(kernel))
+                continue
             from_line = Specialization(kernel, _for_kernel(kernel, values), num_warps, num_stages, arch)
             bases = [*declared.get(id(kernel), []), *_configs(found)]
             reports += [_check_one(spec) for spec in _specializations(bases, from_line)]
@@ -102,6 +105,14 @@ def _not_checked(spec: Specialization) -> Report:
     return Report(Outcome.NOT_CHECKED, f"{kernel.filename}:{kernel.lineno}: kernel {kernel.name} not checked: needs "
                   f"{', '.join(needs)} (list a Specialization in {CHECK_LIST} or pass --constexpr {needs[0]}=...)",
                   kernel.name)
+
+
+def _unannotated(kernel: Kernel[Any]) -> Report:
+    """A kernel typed only by its launches' arguments: said, not skipped silently."""
+    names = ", ".join(p.name for _, p in kernel.unannotated)
+    return Report(Outcome.NOT_CHECKED, f"{kernel.filename}:{kernel.lineno}: kernel {kernel.name} not checked: {names} "
+                  "have no annotation (a launch types them from its arguments); annotate them (Pointer[D], int, "
+                  "float, bool or constexpr) to check it without a launch, or test it by launching it", kernel.name)
 
 
 def _kernel(found: Kernel[Any] | Wrapper[Any]) -> Kernel[Any]:

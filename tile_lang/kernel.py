@@ -22,7 +22,8 @@ from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
 from tile_lang.errors import KernelError, LaunchError
 from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LastLaunch, LaunchCache, plain_grid
-from tile_lang.signature import NO_DEFAULT, Param, ParamKind, match_pointee, plain, read_params, show_dtype
+from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, infer, match_pointee, plain,
+                                 read_params, show_dtype)
 
 P = ParamSpec("P")
 
@@ -41,7 +42,8 @@ class Options:
 
     The same names are accepted as extra keywords at run time (``kernel[grid](..., num_warps=8)``),
     which mypy rejects because they are not kernel parameters; this spelling type-checks.
-    ``num_warps`` is a power of two from 1 to 32, ``num_stages`` at least 1, and ``stream`` where
+    ``num_warps`` is a power of two from 1 to 32, ``num_stages`` at least 1, ``num_ctas`` (programs
+    per thread-block cluster) 1, as Triton's default (a launch refuses more), and ``stream`` where
     the CUDA backend launches: None (CuPy's current stream at each launch), a ``cupy.cuda.Stream``
     or ``ExternalStream``, a ``torch.cuda.Stream``, or a raw ``cudaStream_t`` handle as an int.
     Each is checked here, so a bad option fails where it is written.
@@ -49,6 +51,7 @@ class Options:
 
     num_warps: int = 4
     num_stages: int = 3
+    num_ctas: int = 1
     stream: Any = None
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
@@ -60,13 +63,17 @@ class Options:
         stages = _count(self.num_stages)
         if stages is None:
             raise LaunchError(f"num_stages must be an int >= 1, got {_show(self.num_stages)}")
+        ctas = _count(self.num_ctas)
+        if ctas is None:
+            raise LaunchError(f"num_ctas must be an int >= 1, got {_show(self.num_ctas)}")
         if not _is_stream(self.stream):
             raise LaunchError("stream must be None, a cupy.cuda.Stream or ExternalStream, a torch.cuda.Stream, or a "
                               f"cudaStream_t handle as an int >= 0, got {_show(self.stream)}")
         object.__setattr__(self, "num_warps", warps)
         object.__setattr__(self, "num_stages", stages)
+        object.__setattr__(self, "num_ctas", ctas)
         # hashed on every launch (it is part of the fast path's key), so hashed once here
-        object.__setattr__(self, "_hash", hash((warps, stages, self.stream)))
+        object.__setattr__(self, "_hash", hash((warps, stages, ctas, self.stream)))
 
     def __hash__(self) -> int:
         return self._hash
@@ -121,13 +128,16 @@ class Launch:
 
 
 class Kernel(Generic[P]):
-    """A tile kernel: a typed Python function run by one program of a launch grid."""
+    """A tile kernel: a typed Python function run by one program of a launch grid. A kernel with
+    unannotated parameters launches through :meth:`specialised`, one kernel per kind of argument."""
 
-    def __init__(self, fn: Callable[P, None]) -> None:
+    def __init__(self, fn: Callable[P, None], params: tuple[Param, ...] | None = None) -> None:
         self.fn = fn
         self.name = fn.__name__
-        self.params: tuple[Param, ...] = read_params(fn)
-        self.runtime_params = tuple(p for p in self.params if p.kind is not ParamKind.CONSTEXPR)
+        self.params: tuple[Param, ...] = read_params(fn) if params is None else params
+        self.unannotated = tuple((i, p) for i, p in enumerate(self.params) if p.kind is ParamKind.UNANNOTATED)
+        self._specialised: dict[tuple[tuple[ParamKind, Any], ...], Kernel[P]] = {}
+        self.runtime_params = tuple(p for p in self.params if p.kind in (ParamKind.POINTER, ParamKind.SCALAR))
         self.constexpr_params = tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
         self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
         self.lineno = fn.__code__.co_firstlineno
@@ -140,6 +150,34 @@ class Kernel(Generic[P]):
         self.__doc__ = fn.__doc__
         self.matched_pointees: set[tuple[Any, ...]] = set()  # pointer dtypes already checked
         self._launch_caches: dict[str, tuple[registry.Backend, LaunchCache | LastLaunch]] = {}  # by backend name
+
+    def specialised(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Kernel[P]:
+        """This kernel with each unannotated parameter typed by its argument in this call (Triton's
+        JIT rule, :func:`~tile_lang.signature.infer`): one kernel per combination of kinds, with its
+        own checks and fast path; the compile caches key on the arguments' dtypes and values."""
+        if not self.unannotated:
+            return self
+        inferred = []
+        for index, param in self.unannotated:
+            value = args[index] if index < len(args) else kwargs.get(param.name, param.default)
+            if value is NO_DEFAULT:
+                return self  # binding reports the missing argument
+            inferred.append(infer(param, value))
+        key = tuple((p.kind, p.annotation) for p in inferred)
+        found = self._specialised.get(key)
+        if found is None:
+            by_name = {p.name: p for p in inferred}
+            found = self._specialised[key] = Kernel(self.fn, tuple(by_name.get(p.name, p) for p in self.params))
+        return found
+
+    def require_annotations(self, what: str) -> None:
+        """A LaunchError if ``what`` (which needs every parameter's type without a launch) meets an
+        unannotated parameter."""
+        if self.unannotated:
+            names = ", ".join(p.name for _, p in self.unannotated)
+            raise LaunchError(f"kernel {self.name}: {what} needs the types of {names}, which have no annotation "
+                              "(a launch types them from its arguments): annotate them (Pointer[D], int, float, "
+                              "bool or constexpr), or launch the kernel with example arguments")
 
     def launch_cache(self, backend: registry.Backend) -> LaunchCache | LastLaunch:
         """This kernel's fast path on ``backend``: runners for a backend that makes them, else
@@ -170,6 +208,7 @@ class Kernel(Generic[P]):
         ``divisible`` taken as multiples of 16, as a launch with such values specialises them."""
         from tile_lang.compiler.inspect import ir_text
 
+        self.require_annotations("inspect")
         options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
         pointees, named = self.split_pointees(constexprs)
         return ir_text(self, self.check_constexprs(named), options.num_warps, optimized, options.num_stages,
@@ -183,6 +222,7 @@ class Kernel(Generic[P]):
         16 bytes for its loads to become bulk tensor copies)."""
         from tile_lang.compiler.inspect import cuda_text
 
+        self.require_annotations("cuda_source")
         options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
         pointees, named = self.split_pointees(constexprs)
         return cuda_text(self, self.check_constexprs(named), options.num_warps, options.num_stages,
@@ -267,7 +307,7 @@ class Launcher(Generic[P]):
         :mod:`tile_lang.launch_cache`), else check everything first. As in Triton, a grid with a
         zero entry launches nothing."""
         backend = registry.current()
-        cache = self.kernel.launch_cache(backend)
+        cache = self.kernel.specialised(args, kwargs).launch_cache(backend)
         if isinstance(cache, LastLaunch):
             self._launch_checked(cache, backend, args, kwargs)
             return
@@ -306,9 +346,12 @@ class Launcher(Generic[P]):
     def prepare(self, args: tuple[Any, ...], kwargs: Mapping[str, Any],
                 backend: registry.Backend | None = None) -> Launch:
         """Bind, check and adopt the arguments; the grid is resolved against the constexprs."""
-        kernel = self.kernel
+        kernel = self.kernel.specialised(args, kwargs)
         option_kw = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
         launch_options = checked_options(kernel, option_kw, self.options) if option_kw else self.options
+        if launch_options.num_ctas != 1:
+            raise LaunchError(f"kernel {kernel.name}: num_ctas={launch_options.num_ctas}: clusters are not supported "
+                              "yet (each program runs as one CTA; use num_ctas=1)")
         runtime, constexprs = kernel.bind(args, {k: v for k, v in kwargs.items()
                                                  if k not in _OPTION_NAMES or k in kernel.option_params})
         backend = backend or registry.current()
@@ -319,7 +362,8 @@ class Launcher(Generic[P]):
 
 def kernel(fn: Callable[P, None]) -> Kernel[P]:
     """Declare a tile kernel. Its parameters are ``Pointer[D]``, ``int``/``float``/``bool``
-    scalars and ``constexpr`` compile-time constants (passed by keyword at launch)."""
+    scalars and ``constexpr`` compile-time constants (passed by keyword at launch); an unannotated
+    one is typed at each launch by its argument, as in Triton."""
     return Kernel(fn)
 
 
@@ -336,6 +380,11 @@ def _check_constexpr(kernel: Kernel[Any], param: Param, value: Any) -> Any:
     a ``tl.constexpr(v)`` as ``v``), else a LaunchError naming the kernel, the constexpr and the types it takes."""
     value = plain(value)
     expected = param.annotation
+    if expected is CONSTANT:
+        try:
+            return constant(value)
+        except TypeError as exc:
+            raise LaunchError(f"kernel {kernel.name}: constexpr {param.name} must be {exc} {value!r}") from None
     takes = typing.get_args(expected) if isinstance(expected, types.UnionType) else (expected,)
     if int in takes and isinstance(value, np.integer):
         return int(value)

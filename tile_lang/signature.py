@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import numbers
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -29,7 +30,8 @@ class _ConstexprMarker:
 CONSTEXPR = _ConstexprMarker()
 
 CONSTANT = int | float | str
-"""What a bare ``constexpr`` takes at a launch, as Triton's ``tl.constexpr`` does (a bool is an int)."""
+"""The annotation of a bare ``constexpr``: it takes what :func:`constant` accepts, as Triton's
+``tl.constexpr`` does (an int, float, bool, str, None, dtype or a tuple of these)."""
 
 
 class Constant:
@@ -44,7 +46,10 @@ class Constant:
         if isinstance(value, Constant):
             return value
         made = super().__new__(cls)
-        made.value = _constant_value(value)
+        try:
+            made.value = constant(value)
+        except TypeError as exc:
+            raise TypeError(f"tl.constexpr takes {exc}") from None
         return made
 
     def __repr__(self) -> str:
@@ -57,17 +62,17 @@ class Constant:
         return hash(self.value)
 
 
-def _constant_value(value: object) -> object:
-    """``value`` as a constexpr holds it (a NumPy scalar as the Python one), or a TypeError."""
+def constant(value: object) -> object:
+    """``value`` as a compile-time constant holds it (a NumPy scalar as the Python one, a tuple
+    element by element), or a TypeError saying what a constant may be."""
     if isinstance(value, np.generic):
-        value = value.item()
+        return value.item()
     if value is None or isinstance(value, (bool, int, float, str, DType)):
         return value
-    try:
-        dtypes.dtype_of(value)
-    except TypeError:
-        raise TypeError(f"tl.constexpr takes an int, float, bool, str, None or a dtype, got "
-                        f"{type(value).__name__}") from None
+    if isinstance(value, tuple):
+        return tuple(constant(v) for v in value)
+    if not _is_dtype(value):
+        raise TypeError(f"an int, float, bool, str, None, a dtype or a tuple of these, got {type(value).__name__}")
     return value
 
 
@@ -110,6 +115,11 @@ class ParamKind(enum.Enum):
     POINTER = "pointer"
     SCALAR = "scalar"
     CONSTEXPR = "constexpr"
+    UNANNOTATED = "unannotated"  # typed at each launch by its argument (:func:`infer`)
+
+
+ANY_POINTEE: Any = object()
+"""The pointee pattern of an unannotated parameter passed a buffer: every dtype fits."""
 
 
 @dataclass(frozen=True)
@@ -120,8 +130,11 @@ class Param:
     kind: ParamKind
     annotation: Any  # the pointee pattern for pointers, the Python type otherwise (CONSTANT for constexpr)
     default: Any = NO_DEFAULT  # what a launch that omits it passes (Python's default value)
+    inferred: bool = False  # unannotated, typed by this launch's argument
 
     def describe(self) -> str:
+        if self.inferred:
+            return f"unannotated, a {'pointer' if self.kind is ParamKind.POINTER else self.kind.value} here"
         if self.kind is ParamKind.POINTER:
             return f"Pointer[{_show(self.annotation)}]"
         name = getattr(self.annotation, "__name__", repr(self.annotation))
@@ -137,11 +150,34 @@ def read_params(fn: Callable[..., object]) -> tuple[Param, ...]:
     params = []
     defaults = {name: p.default for name, p in inspect.signature(fn).parameters.items()}
     for name in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
-        if name not in hints:
-            raise TypeError(f"kernel {fn.__qualname__}: parameter {name!r} needs an annotation "
-                            "(Pointer[D], int, float, bool or constexpr)")
-        params.append(replace(_classify(fn.__qualname__, name, hints[name]), default=defaults[name]))
+        param = _classify(fn.__qualname__, name, hints[name]) if name in hints else Param(
+            name, ParamKind.UNANNOTATED, None)
+        params.append(replace(param, default=defaults[name]))
     return tuple(params)
+
+
+def infer(param: Param, value: object) -> Param:
+    """An unannotated parameter as Triton's JIT types it from its argument: a bool, int or float
+    scalar (an int's width and its ``== 1`` / ``% 16 == 0`` facts come from its value when it is
+    compiled); None, a str, a dtype or a tuple as a compile-time constant; anything else as a
+    pointer to any dtype (the launch adopts it as a buffer, or says it is not one)."""
+    if isinstance(value, (bool, np.bool_)):
+        return replace(param, kind=ParamKind.SCALAR, annotation=bool, inferred=True)
+    if isinstance(value, numbers.Integral):
+        return replace(param, kind=ParamKind.SCALAR, annotation=int, inferred=True)
+    if isinstance(value, numbers.Real):
+        return replace(param, kind=ParamKind.SCALAR, annotation=float, inferred=True)
+    if value is None or isinstance(value, (str, tuple, DType, Constant)) or _is_dtype(value):
+        return replace(param, kind=ParamKind.CONSTEXPR, annotation=CONSTANT, inferred=True)
+    return replace(param, kind=ParamKind.POINTER, annotation=ANY_POINTEE, inferred=True)
+
+
+def _is_dtype(value: object) -> bool:
+    try:
+        dtypes.dtype_of(value)
+    except TypeError:  # not a dtype marker, or unhashable
+        return False
+    return True
 
 
 def _classify(kernel: str, name: str, hint: Any) -> Param:
@@ -166,6 +202,8 @@ def match_pointee(pattern: Any, dtype: DType, bindings: dict[Any, Any]) -> bool:
 
 
 def _unify(pattern: Any, actual: Any, env: dict[Any, Any]) -> bool:
+    if pattern is ANY_POINTEE:
+        return True
     if isinstance(pattern, TypeVar):
         if pattern in env:
             return bool(env[pattern] == actual)

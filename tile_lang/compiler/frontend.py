@@ -301,7 +301,9 @@ class Frontend(ControlFlow):
         op, right = node.ops[0], self.visit(node.comparators[0])
         left = self.visit(node.left)
         if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
-            if isinstance(left, Node) or isinstance(right, Node):
+            # a tensor is never None, as in Triton (`if bias_ptr is not None:` with a pointer passed)
+            against_none = isinstance(op, (ast.Is, ast.IsNot)) and (left is None or right is None)
+            if (isinstance(left, Node) or isinstance(right, Node)) and not against_none:
                 raise self.error(f"{type(op).__name__} on a tensor")
             return _python_compare(op, left, right)
         return self.binop(type(op), left, right)
