@@ -51,7 +51,7 @@ def run(launch: Launch) -> None:
     grid = launch.grid  # within CUDA's limits (checked at launch): program ids fit i32
     journal = Journal()
     total = math.prod(grid)
-    tracker = races.Races(grid) if total > 1 and races.enabled() else None  # one program cannot race
+    tracker = races.Races(grid) if races.enabled() else None  # one program: its lanes can race
     try:
         _groups(launch, journal, tracker, total)
     finally:

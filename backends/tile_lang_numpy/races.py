@@ -20,6 +20,7 @@ or when its kept accesses pass ``HELD_BYTES``. ``TILE_LANG_RACE_CHECK=0`` turns 
 from __future__ import annotations
 
 import enum
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -632,8 +633,7 @@ class Races:
 
 def held(*arrays: Array | None) -> int:
     """The bytes these arrays hold (a broadcast axis holds one element's worth)."""
-    return sum(int(np.prod([n for n, st in zip(a.shape, a.strides) if st], dtype=np.int64)) * a.itemsize
-               for a in arrays if a is not None)
+    return sum(math.prod(n for n, st in zip(a.shape, a.strides) if st) * a.itemsize for a in arrays if a is not None)
 
 
 def _lane(lane: int | None) -> str:

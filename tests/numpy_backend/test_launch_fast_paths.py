@@ -31,7 +31,8 @@ def scaled_add(x_ptr: Pointer[f32], y_ptr: Pointer[f32], out_ptr: Pointer[f32], 
 
 @tl.kernel
 def last_lane_wins(out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
-    """One program storing lanes 0..BLOCK-1 to four elements: later lanes win, and it is no race."""
+    """One program storing lanes 0..BLOCK-1 to four elements: a race between its lanes (GPU
+    threads); without the race check later lanes win."""
     lanes = tl.arange(0, BLOCK)
     tl.store(out_ptr + lanes % 4, lanes.to(tl.float32))
 
@@ -72,9 +73,16 @@ def test_binding_by_keyword_position_and_default_agree() -> None:
     assert by_keyword["cache_modifier"] == "" and by_keyword["volatile"] is False
 
 
-@pytest.mark.parametrize("check", ["1", "0"])
-def test_one_program_duplicate_lanes_keep_the_last(check: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TILE_LANG_RACE_CHECK", check)
+def test_one_program_duplicate_lanes_are_a_race_between_its_lanes() -> None:
+    out = poisoned(8, tl.f32)
+    with tl.backend("numpy"), pytest.raises(KernelError, match=r"data race on out_ptr\[0\]: lane 4 of program \(0,\) "
+                                                               r"stores it .* and lane 0 of the same program stores it"):
+        last_lane_wins[(1,)](out, BLOCK=16)
+    assert np.isnan(out.numpy()).all()
+
+
+def test_one_program_duplicate_lanes_keep_the_last_without_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILE_LANG_RACE_CHECK", "0")
     out = poisoned(8, tl.f32)
     with tl.backend("numpy"):
         last_lane_wins[(1,)](out, BLOCK=16)
