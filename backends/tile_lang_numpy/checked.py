@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang import builtin
+from tile_lang import builtin, legality
 from tile_lang.dtypes import BOOL
 from tile_lang.func import MAX_DEPTH, Func, too_deep
 from tile_lang.semantics import operators as semantics
@@ -131,10 +131,10 @@ class Loop:
     def call(self, callee: Any, *args: Any, **kwargs: Any) -> Iterator[object]:
         """``for ... in callee(*args, **kwargs)``: a range's bounds are integers the programs
         agree on; its index a scalar tensor, a ``tl.static_range``'s a Python int."""
+        engine = _engine()
         given = range_bounds(callee, args, kwargs)
         if given is None:
-            return iter(callee(*args, **kwargs))
-        engine = _engine()
+            raise engine.error(legality.LOOP_ITERATOR)
         start, stop, step = (b if isinstance(b, int) else int(engine.uniform(b, "range bound"))
                              for b in (bound(engine, g) for g in given))
         if callee is tl.static_range:
@@ -147,12 +147,24 @@ class Loop:
         return self.carried.check(now)
 
 
+def legal_callee(f: object) -> None:
+    """The compiler's rules for a callee known only when its call runs: a kernel may call it
+    (:func:`tile_lang.legality.call_refusal`), and a @tl.func's body is one a kernel may hold."""
+    engine = _engine()
+    refusal = legality.call_refusal(f)
+    if refusal is not None:
+        raise engine.error(refusal)
+    if isinstance(f, Func):
+        legality.check(f.fn, engine.kernel, False)
+
+
 def loop(spins: bool, names: tuple[str, ...], *before: object) -> Loop:
     return Loop(spins, names, before)
 
 
 def fn(f: object) -> object:
     """The callee of a call: the checked version of a @tl.func, anything else as it is."""
+    legal_callee(f)
     if isinstance(f, Func):
         return nested(f, version(f.fn))
     return f

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from tile_lang import builtin
+from tile_lang import builtin, legality
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import scalar_dtype
 from tile_lang.errors import KernelError
@@ -47,7 +47,9 @@ _WARNED: set[tuple[str, int, str, int]] = set()  # (kernel file, kernel line, co
 
 def run(launch: Launch) -> None:
     """Execute every program of ``launch`` on the host; if it raises, every buffer is left as
-    it was before the launch (see :mod:`journal`)."""
+    it was before the launch (see :mod:`journal`). A kernel whose source holds Python the
+    compiler does not translate is refused first, as the compiler refuses it (:mod:`tile_lang.legality`)."""
+    legality.check(launch.kernel.fn, launch.kernel.name, True)
     grid = launch.grid  # within CUDA's limits (checked at launch): program ids fit i32
     journal = Journal()
     total = math.prod(grid)

@@ -8,12 +8,10 @@ as written but for the constructs whose compiler rules need the source, not only
 integer bounds, typed indices and carried shapes, see :mod:`loops`).
 
 The *SIMT version* (:mod:`simt`) also routes the rest of the control flow, so that programs that
-disagree on a branch or a loop run it masked: ``if``/``elif``/``else``, ``while`` and ``for``
-without ``else``, ``break``, ``continue``, ``return``, ``and``/``or``/``not``, chained
-comparisons, ``x if c else y``, ``assert``, assignments to names (plain, augmented, annotated,
-tuple targets, ``:=``) and calls. Any other statement (``try``, ``with``, a loop with ``else``, an
-assignment to an attribute or an item, ``del``, a nested ``def``...) is left as written behind a
-check that every program of the group is executing it.
+disagree on a branch or a loop run it masked: ``if``/``elif``/``else``, ``while``, ``for``,
+``return``, ``and``/``or``/``not``, ``x if c else y``, ``assert``, assignments to names (plain,
+augmented, annotated, tuple targets) and calls. Nothing else reaches it: a body holding other
+Python is refused before it runs, as the compiler refuses it (:mod:`tile_lang.legality`).
 """
 
 from __future__ import annotations
@@ -172,12 +170,11 @@ def _loop_with(loop: str, s: ast.For | ast.While, names: list[str], inner: ast.s
 
 
 def _source(loop: str, it: ast.expr) -> ast.expr:
-    """What a ``for`` iterates (``it``, already rewritten): ``loop.call(f, *args)`` for
-    ``f(*args)`` (a range checks its bounds and makes typed indices), else ``loop.over(it)``."""
-    if isinstance(it, ast.Call):
-        made = ast.Call(ast.Attribute(ast.Name(loop, ast.Load()), "call", ast.Load()), [it.func, *it.args], it.keywords)
-        return _located(made, it)
-    return _located(_call(loop, "over", it), it)
+    """What a ``for`` iterates (``it``, a call: :mod:`tile_lang.legality`): ``loop.call(f, *args)``
+    for ``f(*args)`` (a range checks its bounds and makes typed indices)."""
+    assert isinstance(it, ast.Call)
+    made = ast.Call(ast.Attribute(ast.Name(loop, ast.Load()), "call", ast.Load()), [it.func, *it.args], it.keywords)
+    return _located(made, it)
 
 
 _UNKNOWN = object()
@@ -229,8 +226,6 @@ class _Checks(ast.NodeTransformer):
 
     def visit_For(self, node: ast.For) -> ast.stmt:
         self.generic_visit(node)
-        if node.orelse or not _simple(node.target) or not isinstance(node.iter, ast.Call):
-            return node  # as written: no typed index, nothing carried (the compiler rejects an else)
         name = self.fresh("loop")
         names = self.carries(node)
         body = [*_carry(name, names, node), *node.body]
@@ -239,7 +234,7 @@ class _Checks(ast.NodeTransformer):
 
     def visit_While(self, node: ast.While) -> ast.stmt:
         self.generic_visit(node)
-        if node.orelse or not _carried(node):
+        if not _carried(node):
             return node
         name = self.fresh("loop")
         names = self.carries(node)
@@ -317,7 +312,6 @@ class _Rewriter(_Checks):
     def __init__(self, fdef: ast.FunctionDef, fn: FunctionType) -> None:
         super().__init__(fdef, fn)
         self.changed = True
-        self.loops: list[str | None] = []  # the innermost loop's runtime object; None: left as written
 
     def function_body(self) -> list[ast.stmt]:
         local = sorted(_assigned(self.fdef.body) - self.params)
@@ -351,15 +345,10 @@ class _Rewriter(_Checks):
                 return self.assign([target], self.expr(value)) if value is not None else []
             case ast.If():
                 return self.branch(s)
-            case ast.While(orelse=[]):
+            case ast.While():
                 return self.loop(s, self.expr(s.test))
-            case ast.For(orelse=[]) if _simple(s.target):
+            case ast.For():
                 return self.loop(s, None)
-            case ast.Break() if self.loops and self.loops[-1]:
-                return [ast.If(_call(self.loops[-1], "brk"), [ast.Break()], []),
-                        ast.If(_call(self.loops[-1], "idle"), [ast.Continue()], [])]
-            case ast.Continue() if self.loops and self.loops[-1]:
-                return [ast.If(_call(self.loops[-1], "cont"), [ast.Continue()], [])]
             case ast.Return(value=value):
                 returned = self.expr(value) if value is not None else ast.Constant(None)
                 result = ast.Attribute(ast.Name(FRAME, ast.Load()), "result", ast.Load())
@@ -368,10 +357,9 @@ class _Rewriter(_Checks):
                 return [ast.Expr(self.expr(value))]
             case ast.Assert():
                 return [self.visit_Assert(s)]
-            case ast.Pass() | ast.Break() | ast.Continue() | ast.Raise() | ast.Import() | ast.ImportFrom():
+            case ast.Pass():
                 return [s]
-        what = f"a {type(s).__name__.lower()} statement"
-        return [ast.Expr(_call(RUNTIME, "plain", ast.Constant(what))), s]
+        raise AssertionError(f"{type(s).__name__} passed the legality check")  # tile_lang.legality
 
     def assign(self, targets: list[ast.expr], value: ast.expr) -> list[ast.stmt]:
         if len(targets) == 1:
@@ -393,9 +381,7 @@ class _Rewriter(_Checks):
     def loop(self, s: ast.While | ast.For, test: ast.expr | None) -> list[ast.stmt]:
         name = self.fresh("loop")
         names = _carried(s)
-        self.loops.append(name)
         body = [*_carry(name, names, s), *self.block(s.body)]
-        self.loops.pop()
         inner: ast.stmt
         if isinstance(s, ast.While):
             assert test is not None
@@ -419,14 +405,3 @@ class _Rewriter(_Checks):
         made = _call(RUNTIME, "select", self.expr(node.test), _thunk(self.expr(node.body)), _thunk(self.expr(node.orelse)))
         return ast.copy_location(made, node)
 
-    def visit_Compare(self, node: ast.Compare) -> ast.expr:
-        if len(node.ops) == 1:
-            self.generic_visit(node)
-            return node
-        operands = [node.left, *node.comparators]
-        pairs: list[ast.expr] = [ast.Compare(operands[i], [op], [operands[i + 1]]) for i, op in enumerate(node.ops)]
-        return self.expr(ast.copy_location(ast.BoolOp(ast.And(), pairs), node))
-
-    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
-        node.value = _call(RUNTIME, "assign", self.expr(node.value), ast.Name(node.target.id, ast.Load()))
-        return node

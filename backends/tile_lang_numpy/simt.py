@@ -1,11 +1,9 @@
 """Masked (SIMT) execution of Python control flow that differs between the programs of a group.
 
 A kernel's SIMT version (made by :mod:`rewrite` from its source) calls this module at every
-``if``, loop, ``break``, ``continue``, ``return``, ``and``/``or``/``not``, conditional expression
-and assignment. The group keeps one *active* mask (the programs executing the current
+``if``, loop, ``return``, ``and``/``or``/``not``, conditional expression and assignment. The group keeps one *active* mask (the programs executing the current
 statement): an ``if`` runs each side under its share of the mask, a loop runs until no program
-is left in it, ``break``/``continue``/``return`` take the programs executing them out of the
-mask, and an assignment keeps the old value of every program that is masked off but will come
+is left in it, ``return`` takes the programs executing it out of the mask, and an assignment keeps the old value of every program that is masked off but will come
 back (``np.where`` over the program axis). Masks live in grid space (:mod:`tiled`): a branch on
 a value that depends on one grid axis splits that axis, not a million programs. Builtins read
 the mask through ``Engine.active``, so a masked-off program never faults, writes, prints, fails
@@ -29,12 +27,14 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
+from tile_lang import legality
 from tile_lang.dtypes import BOOL, DType
 from tile_lang.func import Func
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
+from tile_lang_numpy.checked import legal_callee
 from tile_lang_numpy.checked import assert_ as assert_  # SIMT versions assert as checked ones do
 from tile_lang_numpy.checked import constant as constant  # SIMT versions read constants as checked ones do
 from tile_lang_numpy.checked import boolean, flags, nested
@@ -157,15 +157,9 @@ def assign(new: object, old: object) -> object:
     return merge(state.engine, state.active, new, old)
 
 
-def plain(what: str) -> None:
-    """A statement the SIMT version leaves as written: it may only run with every program active."""
-    state = _STATE.get()
-    if state.engine.active is not None:
-        raise Divergent(f"{what} under control flow that differs between programs", state.engine.site())
-
-
 def fn(f: object) -> object:
     """The callee of a call: the SIMT version of a @tl.func, anything else as it is."""
+    legal_callee(f)
     if isinstance(f, Func):
         return nested(f, version(f.fn) or f.fn)
     return f
@@ -332,14 +326,14 @@ class Branch:
 
 class Loop:
     """A ``while`` or ``for`` loop: it runs while any program is in it; a program leaves when
-    its condition fails or its range is exhausted, or by ``break`` or ``return``."""
+    its condition fails or its range is exhausted, or by ``return``."""
 
     def __init__(self, state: State, spins: bool, carried: Carried) -> None:
         self.state = state
         self.spins = spins  # a while loop (see State.spin_check)
         self.static = False
         self.carried = carried
-        self.entry = self.alive = self.running = state.active
+        self.entry = self.alive = state.active
 
     def __enter__(self) -> Loop:
         self.state.frames[-1].loops.append(self)
@@ -352,13 +346,11 @@ class Loop:
 
     def leave(self, programs: Array) -> None:
         self.alive = self.alive & ~programs
-        self.running = self.running & ~programs
 
     def next(self, staying: Array | None = None) -> bool:
         """Start an iteration with the programs still in the loop (and in ``staying``)."""
         if staying is not None:
             self.alive = self.alive & staying
-        self.running = self.alive
         if not self.alive.any():
             return False
         self.state.set_active(self.alive)
@@ -369,24 +361,8 @@ class Loop:
         stay, leave = self.state.split(self.state.truth(cond))
         if leave.any():
             self.alive = self.alive & ~leave
-            self.running = self.alive
             self.state.set_active(self.alive)
         return bool(stay.any())
-
-    def brk(self) -> bool:
-        """``break`` by the active programs; True when no program is left in the loop."""
-        self.leave(self.state.active)
-        self.state.set_active(self.state.none)
-        return not self.alive.any()
-
-    def cont(self) -> bool:
-        """``continue`` by the active programs; True when none is left in this iteration."""
-        self.running = self.running & ~self.state.active
-        self.state.set_active(self.state.none)
-        return self.idle()
-
-    def idle(self) -> bool:
-        return not self.running.any()
 
     def bind(self, value: object, old: object) -> object:
         """The loop variable's value (a static_range's stays a Python int)."""
@@ -409,8 +385,7 @@ class Loop:
         ``tl.static_range``'s a Python int (see :mod:`loops`)."""
         bounds = range_bounds(callee, args, kwargs)
         if bounds is None:
-            assert callable(callee)
-            return self.over(callee(*args, **kwargs))
+            raise self.state.engine.error(legality.LOOP_ITERATOR)
         self.static = callee is tl.static_range
         self.carried.runtime = not self.static
         return self._range(*bounds)

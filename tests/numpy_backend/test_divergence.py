@@ -123,29 +123,28 @@ def test_while_with_a_data_dependent_exit() -> None:
     np.testing.assert_allclose(total.numpy(), want_sum, rtol=1e-6)
 
 
-# ------------------------------------------------------------------------------ break, continue, return
+# ------------------------------------------------------------------------------ return (break and continue are refused, as by the compiler)
 
 
 @tl.kernel
 def jumps(x: Pointer[f32], counts: Pointer[i32], out: Pointer[f32], n_rows: int, BLOCK: constexpr) -> None:
     """Programs past n_rows return at once; the others add rows 0..counts[pid], skipping rows
-    whose first element is negative, and stop at the first row whose first element exceeds 1.5."""
+    whose first element is negative, until the first row whose first element exceeds 1.5."""
     pid = tl.program_id(0)
     if pid >= n_rows:
         return
     cols = tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK,), tl.f32)
+    stopped = tl.full((), 0, tl.i32) > 0
     for r in range(tl.load(counts + pid)):
         head = tl.load(x + r * BLOCK)
-        if head < 0.0:
-            continue
-        if head > 1.5:
-            break
-        acc += tl.load(x + r * BLOCK + cols)
+        stopped = stopped | (head > 1.5)
+        if not stopped and head >= 0.0:
+            acc += tl.load(x + r * BLOCK + cols)
     tl.store(out + pid * BLOCK + cols, acc)
 
 
-def test_break_continue_and_early_return() -> None:
+def test_nested_branches_in_per_program_loops_and_early_return() -> None:
     rng = np.random.default_rng(3)
     n_rows, block, programs = 12, 8, 16
     xh = rng.standard_normal((n_rows, block)).astype(np.float32)
@@ -187,15 +186,14 @@ def nested(x: Pointer[f32], out: Pointer[f32], n: int, K: constexpr) -> None:
     pid = tl.program_id(0)
     acc = tl.full((), 0.0, tl.f32)
     for j in range(pid % 5):
-        if pid % 2 == 1 and j % 2 == 1:
-            continue
-        for k in range(K):
-            v = tl.load(x + clamp_index(pid + j - k, n))
-            steps = 0
-            while steps < 3 and (v > 0.0 or steps == 0):
-                acc += v
-                v = v - 0.5
-                steps += 1
+        if not (pid % 2 == 1 and j % 2 == 1):
+            for k in range(K):
+                v = tl.load(x + clamp_index(pid + j - k, n))
+                steps = 0
+                while steps < 3 and (v > 0.0 or steps == 0):
+                    acc += v
+                    v = v - 0.5
+                    steps += 1
     tl.store(out + pid, acc)
 
 
@@ -222,12 +220,12 @@ def test_nested_constructs_and_a_func_that_returns_early() -> None:
 
 @tl.kernel
 def short_circuits(x: Pointer[f32], out: Pointer[f32], n: int) -> None:
-    """`and` guards a load that would be out of bounds; `or`, `not`, a chained comparison and a
-    conditional expression, all per program."""
+    """`and` guards a load that would be out of bounds; `or`, `not`, comparisons joined by `&` and
+    a conditional expression, all per program."""
     pid = tl.program_id(0)
     ok = pid < n and tl.load(x + pid) > 0.0
     edge = pid == 0 or not pid < n - 1
-    middle = 2 < pid < 6
+    middle = (2 < pid) & (pid < 6)
     value = 1.0 if ok else -1.0
     tl.store(out + pid, value + 10.0 * edge + 100.0 * middle)
 

@@ -457,9 +457,6 @@ def misuse(x_ptr: Pointer[f32], out: Pointer[f32], CASE: Constexpr[str]) -> None
         r = tl.sort(tile, dim=0)
     elif CASE == "xor_float":
         r = tl.xor_sum(x, axis=0)
-    elif CASE == "lambda":
-        not_a_func: Any = lambda a, b: a + b  # noqa: E731
-        r = tl.reduce(x, 0, not_a_func)
     elif CASE == "branch":
         r = tl.reduce(x, 0, branchy_max)
     elif CASE == "gather_range":
@@ -473,7 +470,6 @@ def misuse(x_ptr: Pointer[f32], out: Pointer[f32], CASE: Constexpr[str]) -> None
     ("axis", "axis 2 is out of range for a block of rank 2"),
     ("sort_dim", "sorts along the last axis only"),
     ("xor_float", "needs an integer block"),
-    ("lambda", "combine_fn must be a @tl.func"),
     ("branch", "must be branch-free"),
     ("gather_range", r"index 16 is outside \[0, 16\)"),
     ("bins", "powers of two"),

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tile_lang import dtypes
+from tile_lang import dtypes, legality
 from tile_lang.compiler import aggregates
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
 from tile_lang.compiler.ir import IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
@@ -180,23 +180,20 @@ class ControlFlow:
     # ---------------------------------------------------------------- for
 
     def visit_For(self, node: ast.For) -> object:
-        if node.orelse:
-            raise self.error("for ... else is not supported")
-        if not isinstance(node.iter, ast.Call):
-            raise self.error("a kernel loop iterates over range(...), tl.range(...) or tl.static_range(...)")
+        """The loop's form (no ``else``, a plain name over a call) is the shared check's
+        (:mod:`tile_lang.legality`); a local callee is known only now."""
+        assert isinstance(node.iter, ast.Call) and isinstance(node.target, ast.Name)
         callee = self.visit(node.iter.func)
         args = [self.visit(a) for a in node.iter.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.iter.keywords if k.arg}
         if callee is iterators.static_range:
             return self._unrolled(node, iterators.static_range(*args, **kwargs))
         if callee not in (builtins.range, iterators.range):
-            raise self.error("a kernel loop iterates over range(...), tl.range(...) or tl.static_range(...)")
+            raise self.error(legality.LOOP_ITERATOR)
         start, end = (0, args[0]) if len(args) == 1 else (args[0], args[1])
         step = args[2] if len(args) > 2 else kwargs.get("step", 1)
         step = 1 if step is None else step
         unroll = kwargs.get("loop_unroll_factor")
-        if not isinstance(node.target, ast.Name):
-            raise self.error("the loop variable must be a plain name")
         return self._runtime_for(node, start, end, step, unroll)
 
     def _unrolled(self, node: ast.For, it: iterators.range) -> object:
@@ -217,7 +214,8 @@ class ControlFlow:
             operators.index(bound.ty.shape, bound.ty.dtype)
             dtype = dtypes.promote(dtype, bound.ty.dtype)
         bounds = [self.b.cast(bound, dtype) for bound in bounds]
-        name = node.target.id  # type: ignore[attr-defined]
+        assert isinstance(node.target, ast.Name)
+        name = node.target.id
         iv = Node(Op.PARAM, Type(dtype), attr=ParamAttr(0, name))
 
         def body(env: dict[str, Any]) -> bool:
@@ -233,8 +231,6 @@ class ControlFlow:
     # ---------------------------------------------------------------- while
 
     def visit_While(self, node: ast.While) -> object:
-        if node.orelse:
-            raise self.error("while ... else is not supported")
         carried = sorted(assigned_names(node.body) & set(self._env()))
         cond_region: list[Region] = []
 

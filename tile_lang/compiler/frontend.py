@@ -13,7 +13,6 @@ import contextlib
 import functools
 import inspect
 import operator
-import textwrap
 import types
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
@@ -29,12 +28,12 @@ from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr
 from tile_lang.compiler.spec import Spec
 from tile_lang.errors import CompilerBug, KernelError, debugging
 from tile_lang.func import MAX_DEPTH, Func, inlinable, too_deep
+from tile_lang import legality
 from tile_lang.operators import BinaryOp, UnaryOp
-from tile_lang.ops import iterators
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
 from tile_lang.semantics import elementwise, operators
 from tile_lang.signature import Constant, plain
-from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner, source_of
+from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner
 
 _BINOPS: dict[type[ast.AST], BinaryOp] = {
     ast.Add: BinaryOp.ADD, ast.Sub: BinaryOp.SUB, ast.Mult: BinaryOp.MUL, ast.Div: BinaryOp.TRUEDIV,
@@ -44,9 +43,6 @@ _BINOPS: dict[type[ast.AST], BinaryOp] = {
 }
 _METHOD_OPS = {"lt": BinaryOp.LT, "le": BinaryOp.LE, "gt": BinaryOp.GT, "ge": BinaryOp.GE, "eq": BinaryOp.EQ,
                "ne": BinaryOp.NE, "add_offsets": BinaryOp.ADD}
-# Python builtins a kernel may call on compile-time values.
-_PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builtins.len, builtins.abs,
-                                               builtins.int, builtins.float, builtins.bool, builtins.isinstance})
 
 
 @dataclass
@@ -75,19 +71,11 @@ class BoundMethod:
         return f"<tensor method .{self.name}>"
 
 
-@functools.lru_cache(maxsize=256)
-def parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str, int]:
-    """The function's AST with its file and the line offset that makes AST lines real."""
-    source, filename, offset = source_of(fn)
-    fdef = ast.parse(textwrap.dedent(source)).body[0]
-    if not isinstance(fdef, ast.FunctionDef):
-        raise TypeError(f"{fn!r} is not a plain function")
-    return fdef, filename, offset
-
-
 def build(kernel: Any, spec: Spec) -> Function:
-    """The IR of ``kernel`` (a :class:`tile_lang.Kernel`) specialised by ``spec``."""
-    fdef, filename, offset = parse(kernel.fn)
+    """The IR of ``kernel`` (a :class:`tile_lang.Kernel`) specialised by ``spec``; its source is
+    first checked for Python the front end does not translate (the rules the reference shares)."""
+    legality.check(kernel.fn, kernel.name, True)
+    fdef, filename, offset = legality.parse(kernel.fn)
     front = Frontend(kernel.name)
     env: dict[str, Any] = {p.name: p.default for p in inspect.signature(kernel.fn).parameters.values()
                            if p.default is not inspect.Parameter.empty}
@@ -202,10 +190,9 @@ class Frontend(ControlFlow):
             self.assign(node.target, self.visit(node.value))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        assert isinstance(node.target, ast.Name)  # the shared check (tile_lang.legality)
         current = self.visit(ast.Name(id=node.target.id, ctx=ast.Load(), lineno=node.lineno,
-                                      col_offset=node.col_offset)) if isinstance(node.target, ast.Name) else None
-        if not isinstance(node.target, ast.Name):
-            raise self.error("augmented assignment only to a plain name")
+                                      col_offset=node.col_offset))
         self.assign(node.target, self.binop(type(node.op), current, self.visit(node.value)))
 
     def assign(self, target: ast.expr, value: Any) -> None:
@@ -296,8 +283,6 @@ class Frontend(ControlFlow):
         return self.b.binary_op(_BINOPS[op], left, right)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
-        if len(node.ops) != 1:
-            raise self.error("chained comparisons are not supported; use & between comparisons")
         op, right = node.ops[0], self.visit(node.comparators[0])
         left = self.visit(node.left)
         if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
@@ -349,9 +334,6 @@ class Frontend(ControlFlow):
         parts = [self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)]
         return slice(*parts)
 
-    def visit_Lambda(self, node: ast.Lambda) -> Any:
-        raise self.error("a lambda cannot be called from a kernel: a helper or combine_fn must be a @tl.func")
-
     def visit_JoinedStr(self, node: ast.JoinedStr) -> str:
         values = [self.visit(v) for v in node.values]
         return "".join(str(v) for v in values)
@@ -363,8 +345,6 @@ class Frontend(ControlFlow):
 
     def visit_Call(self, node: ast.Call) -> Any:
         callee = self.visit(node.func)
-        if any(isinstance(a, ast.Starred) for a in node.args):
-            raise self.error("*args in a kernel call is not supported")
         args = tuple(self.visit(a) for a in node.args)
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords if k.arg is not None}
         return self.call(callee, args, kwargs)
@@ -385,20 +365,20 @@ class Frontend(ControlFlow):
         fn = inlinable(callee)
         if fn is not None:
             return self.inline(fn, args, kwargs, isinstance(callee, Func))
-        if callee in (builtins.range, iterators.range, iterators.static_range):
-            raise self.error("range() is only allowed as a for loop's iterator")
+        if callee in legality.RANGES:
+            raise self.error(legality.RANGE_CALL)
+        if callee in legality.TYPING_ONLY:
+            return args[0]
         if callee is Constant:  # tl.constexpr(v) in a kernel: v, a compile-time value
             if any(isinstance(v, Node) for v in (*args, *kwargs.values())):
                 raise self.error("tl.constexpr takes a compile-time value, not a runtime tensor")
             return Constant(*args, **kwargs).value
-        if callee in _PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
+        if callee in legality.PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
             return callee(*args, **kwargs)
         if callee in elementwise.PYTHON_BUILTINS:
             shapes = tuple(v.ty.shape if isinstance(v, Node) else () for v in args)
             return self.call(elementwise.python_builtin(callee, shapes, bool(kwargs)), args, {})
-        name = getattr(callee, "__qualname__", None) or type(callee).__name__
-        raise self.error(f"call to {name}: a kernel may only call tl builtins and @tl.func functions "
-                         "(Python functions run on the host)")
+        raise self.error(legality.refused_call(callee))
 
     def method(self, bound: BoundMethod, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         import tile_lang as tl
@@ -416,7 +396,8 @@ class Frontend(ControlFlow):
         @tl.func's (recursion ended by a constexpr unrolls, to :data:`MAX_DEPTH` nested calls)."""
         if func and sum(s.func for s in self.scopes) >= MAX_DEPTH:
             raise self.error(too_deep(fn.__qualname__))
-        fdef, filename, offset = parse(fn)
+        legality.check(fn, self.kernel, False)
+        fdef, filename, offset = legality.parse(fn)
         bound = inspect.signature(fn).bind(*args, **kwargs)
         bound.apply_defaults()
         scope = Scope(fn.__qualname__, filename, offset, fn.__globals__, dict(bound.arguments), inlined=True,
