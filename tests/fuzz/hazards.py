@@ -111,12 +111,20 @@ class Hazards:
         e, d = gen.fresh("h"), gen.fresh("h")
         gen.emit(0, f"{e} = tl.load({self._input(dtype, Data.EDGE)} + offs)")
         gen.emit(0, f"{d} = tl.load({self._input(dtype, Data.EDGE)} + offs)")
-        divisor = f"tl.where({d} == 0, {'-1' if dtype.is_signed else '3'}, {d})"
-        ops = [f"{e} // {divisor}", f"{e} % {divisor}", f"{e} << ({d} & {2 * dtype.bits - 1})",
-               f"{e} >> ({d} & {2 * dtype.bits - 1})", f"-{e}", f"tl.abs({e})", f"{e} + {d}", f"{e} * {d}"]
+        amount = f"({d} & {2 * dtype.bits - 1})"
+        ops = [f"{e} << {amount}", f"{e} >> {amount}", f"{e} // tl.where({d} == 0, 3, {d})",
+               f"{e} % tl.where({d} == 0, 3, {d})"]
+        wraps = [f"-{e}", f"tl.abs({e})", f"{e} + {d}", f"{e} * {d}"]  # overflow on signed edge data
         if dtype.is_signed:
-            ops += [f"{e} // (-1)", f"{e} % (-1)"]
-        for text in rng.sample(ops, rng.randint(1, 3)):
+            ops[2:] = [f"{e} {op} tl.where(({d} == 0) | ({d} == -1), 3, {d})" for op in ("//", "%")]
+            wraps += [f"{e} // tl.where({d} == 0, -1, {d})", f"{e} % tl.where({d} == 0, -1, {d})", f"{e} // (-1)",
+                      f"{e} % (-1)"]
+        else:
+            ops += wraps  # unsigned ones wrap by definition
+        # an overflow stops the reference, so the whole kernel goes uncompared: one kernel in three has one
+        chosen = rng.sample(ops, rng.randint(1, 3)) + ([rng.choice(wraps)] if dtype.is_signed and rng.random() < 0.35
+                                                       else [])
+        for text in chosen:
             self._store(text, dtype, FULL)
         if rng.random() < 0.4:
             self._offsets()
