@@ -10,6 +10,7 @@ them, and fresh pages fault: 2-4x the time of a 2^22-element vector add on a 2-c
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ Array = np.ndarray[Any, Any]
 SPARE_BYTES = 64 << 20  # most bytes of copies the pool keeps between launches
 _SPARE: dict[tuple[int, np.dtype[Any]], list[Array]] = {}  # flat copy buffers by (size, dtype)
 _spare_bytes = 0  # what _SPARE holds
+_SPARE_LOCK = threading.Lock()  # launches from several threads share the pool
 
 
 class Journal:
@@ -39,11 +41,12 @@ class Journal:
     def record_view(self, view: Array) -> None:
         """Before a write through ``view``, a view of memory."""
         global _spare_bytes
-        kept = _SPARE.get((view.size, view.dtype))
-        if kept:
-            flat = kept.pop()
-            _spare_bytes -= flat.nbytes
-        else:
+        with _SPARE_LOCK:
+            kept = _SPARE.get((view.size, view.dtype))
+            flat = kept.pop() if kept else None
+            if flat is not None:
+                _spare_bytes -= flat.nbytes
+        if flat is None:
             flat = np.empty(view.size, view.dtype)
         old = flat.reshape(view.shape)
         np.copyto(old, view)
@@ -69,9 +72,10 @@ class Journal:
     def close(self) -> None:
         """The launch is over: its copies of whole views go back to the pool, up to ``SPARE_BYTES``."""
         global _spare_bytes
-        for entry in self._entries:
-            if not callable(entry) and entry[1] is None and _spare_bytes + entry[2].nbytes <= SPARE_BYTES:
-                flat = entry[2].reshape(-1)
-                _SPARE.setdefault((flat.size, flat.dtype), []).append(flat)
-                _spare_bytes += flat.nbytes
+        with _SPARE_LOCK:
+            for entry in self._entries:
+                if not callable(entry) and entry[1] is None and _spare_bytes + entry[2].nbytes <= SPARE_BYTES:
+                    flat = entry[2].reshape(-1)
+                    _SPARE.setdefault((flat.size, flat.dtype), []).append(flat)
+                    _spare_bytes += flat.nbytes
         self._entries.clear()

@@ -91,3 +91,41 @@ def test_undo_copies_reused_from_earlier_launches_restore_the_right_values() -> 
             scale_in_place_then_fault[(tl.cdiv(n, block),)](x, out, count, n, BLOCK=block)
         assert x.numpy().tobytes() == host_x.tobytes()
         assert out.numpy().tobytes() == host_out.tobytes()
+
+
+def test_launches_from_several_threads_share_the_copy_pool() -> None:
+    """The pool of undo copies is shared by every launch of the process: launches from 8 threads
+    at once (each a failing launch that rolls back, then a good one) keep each their own values."""
+    import sys
+    import threading
+
+    n, block = 8 * 4096, 4096
+    failures: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            rng = np.random.default_rng(seed)
+            for _ in range(6):
+                host = rng.standard_normal(n).astype(np.float32)
+                x = tl.to_device(host, tl.f32)
+                count = tl.to_device(rng.integers(-5, 5, 7).astype(np.int32), tl.i32)
+                with pytest.raises(tl.KernelError, match="out-of-bounds load"):
+                    scale_in_place_then_fault[(tl.cdiv(n, block),)](x, x, count, n, BLOCK=block)
+                assert x.numpy().tobytes() == host.tobytes()
+                scale_in_place[(tl.cdiv(n, block),)](x, n, BLOCK=block)
+                np.testing.assert_allclose(x.numpy(), host.astype(np.float64) * 3.0, rtol=1e-6)
+        except BaseException as error:  # reported by the main thread
+            failures.append(error)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, so pool accesses interleave
+    try:
+        with tl.backend("numpy"):
+            threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures, failures[0]
