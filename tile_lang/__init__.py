@@ -29,12 +29,13 @@ from tile_lang.ops.debug import (
     assume, debug_barrier, device_assert, device_print, inline_asm_elementwise, max_constancy,
     max_contiguous, multiple_of, static_assert, static_print,
 )
-from tile_lang.ops import math  # Triton's tl.math namespace: tl.math.exp2 is tl.exp2
+from tile_lang import extra, math  # Triton's tl.math and tl.extra.libdevice namespaces
 from tile_lang.ops.iterators import range, static_range
 from tile_lang.ops.linalg import dot, dot_scaled
 from tile_lang.ops.math import (
-    abs, atan, cdiv, ceil, clamp, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, maximum,
-    minimum, rsqrt, sigmoid, sin, sqrt, sqrt_rn, swizzle2d, umulhi, where,
+    abs, acos, acosh, asin, asinh, atan, atanh, cdiv, ceil, clamp, cos, cosh, div_rn, erf, erfc, exp, exp2, expm1,
+    fdiv, floor, fma, log, log1p, log2, log10, maximum, minimum, rint, rsqrt, sigmoid, sin, sinh, sqrt, sqrt_rn,
+    swizzle2d, tan, tanh, trunc, umulhi, where,
 )
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor, advance, load, make_block_ptr, make_tensor_descriptor, store
 from tile_lang.ops.random import rand, randint, randint4x, randn
@@ -47,6 +48,7 @@ from tile_lang.ops.shape import (
 )
 from tile_lang.registry import BackendInfo, backend, backends
 from tile_lang.signature import Constexpr, constexpr
+from tile_lang.semantics.base import MAX_BLOCK_NUMEL as TRITON_MAX_TENSOR_NUMEL
 from tile_lang.tensor import (
     R0, R1, R2, R3, BoolTensor, I32Tensor, Pointer, Rank, Tensor, Tensor0, Tensor1, Tensor2, Tensor3,
 )
@@ -74,4 +76,13 @@ __all__ = [
     "reduce", "reshape", "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn",
     "static_assert", "static_print", "static_range", "store", "sum", "swizzle2d", "to_device", "trans",
     "u8", "u16", "u32", "u64", "umulhi", "view", "where", "where_", "wrap", "xor_sum", "zeros", "zeros_like",
+    "TRITON_MAX_TENSOR_NUMEL", "acos", "acosh", "asin", "asinh", "atanh", "cosh", "erfc", "expm1", "extra", "log1p",
+    "log10", "rint", "sinh", "tan", "tanh", "trunc",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A Triton name tile_lang lacks: "tl.X is not supported yet" rather than a bare AttributeError."""
+    from tile_lang.unsupported import TRITON_LANGUAGE, missing
+
+    raise missing("tl", name, TRITON_LANGUAGE)

@@ -19,7 +19,40 @@ import numpy as np
 
 
 class Dtype:
-    """Marker base of every element type; used only as a type argument."""
+    """Marker base of every element type; used only as a type argument. Each marker (``tl.f32``)
+    also carries Triton's dtype attributes (:func:`triton_attributes`), declared here for mypy."""
+
+    if typing.TYPE_CHECKING:
+        name: typing.ClassVar[str]
+        primitive_bitwidth: typing.ClassVar[int]
+        fp_mantissa_width: typing.ClassVar[int]
+        exponent_bias: typing.ClassVar[int]
+        int_bitwidth: typing.ClassVar[int]
+        scalar: typing.ClassVar[object]
+        is_floating: typing.ClassVar[Query]
+        is_standard_floating: typing.ClassVar[Query]
+        is_int: typing.ClassVar[Query]
+        is_int_signed: typing.ClassVar[Query]
+        is_int_unsigned: typing.ClassVar[Query]
+        is_bool: typing.ClassVar[Query]
+        is_ptr: typing.ClassVar[Query]
+        is_block: typing.ClassVar[Query]
+        is_fp8: typing.ClassVar[Query]
+        is_fp8e4nv: typing.ClassVar[Query]
+        is_fp8e5: typing.ClassVar[Query]
+        is_fp16: typing.ClassVar[Query]
+        is_bf16: typing.ClassVar[Query]
+        is_fp32: typing.ClassVar[Query]
+        is_fp64: typing.ClassVar[Query]
+        is_int1: typing.ClassVar[Query]
+        is_int8: typing.ClassVar[Query]
+        is_int16: typing.ClassVar[Query]
+        is_int32: typing.ClassVar[Query]
+        is_int64: typing.ClassVar[Query]
+        is_uint8: typing.ClassVar[Query]
+        is_uint16: typing.ClassVar[Query]
+        is_uint32: typing.ClassVar[Query]
+        is_uint64: typing.ClassVar[Query]
 
 
 class Width:
@@ -287,3 +320,60 @@ float32: TypeAlias = Float[W32]
 float64: TypeAlias = Float[W64]
 float8e4nv: TypeAlias = Float[WE4M3]
 float8e5: TypeAlias = Float[WE5M2]
+
+
+# ---------------------------------------------------------------- Triton's dtype attributes
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question Triton's dtypes answer by a method (``tl.float32.is_floating()``): a
+    compile-time bool, callable in kernels on both backends."""
+
+    answer: bool
+
+    def __call__(self) -> bool:
+        return self.answer
+
+
+# Triton's names of the dtypes (``tl.float32.name == "fp32"``)
+_TRITON_NAMES = {"bool_": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
+                 "u16": "uint16", "u32": "uint32", "u64": "uint64", "f16": "fp16", "bf16": "bf16", "f32": "fp32",
+                 "f64": "fp64", "f8e4m3": "fp8e4nv", "f8e5m2": "fp8e5"}
+_INTEGERS = ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_FLOATS = ("fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+# each float's mantissa bits and exponent bias
+_FLOAT_FORMATS = {"fp8e4nv": (3, 7), "fp8e5": (2, 15), "fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127),
+                  "fp64": (52, 1023)}
+
+
+def triton_attributes(d: DType) -> dict[str, object]:
+    """What Triton's ``tl.dtype`` of ``d`` answers: its name, widths and ``is_*()`` queries
+    (``int1`` counts as an unsigned integer, as in Triton)."""
+    name = _TRITON_NAMES[d.name]
+    unsigned = d.kind is Kind.UINT or d.is_bool
+    attrs: dict[str, object] = {
+        "name": name, "primitive_bitwidth": d.bits, "scalar": marker_of(d),
+        "is_floating": Query(d.is_float), "is_standard_floating": Query(d.is_float and d.bits >= 16),
+        "is_int": Query(d.is_int or d.is_bool), "is_int_signed": Query(d.is_signed),
+        "is_int_unsigned": Query(unsigned), "is_bool": Query(d.is_bool), "is_ptr": Query(False),
+        "is_block": Query(False), "is_fp8": Query(d.is_fp8),
+        **{f"is_{n}": Query(n == name) for n in (*_INTEGERS, *_FLOATS)},
+    }
+    if d.is_float:
+        attrs["fp_mantissa_width"], attrs["exponent_bias"] = _FLOAT_FORMATS[name]
+    else:
+        attrs["int_bitwidth"] = d.bits
+    return attrs
+
+
+def _attach_triton_attributes() -> None:
+    """Give each marker (``tl.f32``, a typing alias; ``tl.bool_``, a class) its Triton attributes."""
+    for marker, d in _BY_MARKER.items():
+        for attr, value in triton_attributes(d).items():
+            (setattr if isinstance(marker, type) else object.__setattr__)(marker, attr, value)
+
+
+_attach_triton_attributes()
+# the names of those queries, which kernels may call (``x.dtype.is_floating()``)
+QUERIES = frozenset(attr for attr, value in triton_attributes(F32).items() if isinstance(value, Query))

@@ -91,3 +91,7 @@ def internal_errors(stage: str, kernel: str, where: Callable[[], tuple[str, int]
             raise
         filename, line = where()
         raise CompilerBug(stage, exc, filename, line, kernel=kernel) from exc
+
+
+class Unsupported(TileLangError, AttributeError):
+    """A name of Triton's language tile_lang does not define yet (``tl.reduce_or``)."""

@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from tile_lang import dtypes
 from tile_lang.builtin import builtin_of
-from tile_lang.errors import KernelError
+from tile_lang.errors import KernelError, Unsupported
 from tile_lang.func import Func, inlinable
 from tile_lang.ops import iterators
 from tile_lang.reads import closure_vars, source_of
@@ -32,7 +33,7 @@ PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builti
 TYPING_ONLY: frozenset[object] = frozenset({typing.assert_type})
 RANGES: frozenset[object] = frozenset({builtins.range, iterators.range, iterators.static_range})
 # Methods a kernel may call on its values: tensors' (tile_lang.Tensor) and descriptors' load/store.
-METHODS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "add_offsets", "to", "store", "load"})
+METHODS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "add_offsets", "to", "cast", "permute", "store", "load"})
 
 _STATEMENTS = (ast.Expr, ast.Pass, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Return, ast.If,
                ast.For, ast.While)
@@ -60,6 +61,8 @@ def call_refusal(callee: object) -> str | None:
     if callee in RANGES:
         return RANGE_CALL
     if builtin_of(callee) is not None or inlinable(callee) is not None or callee in PURE_BUILTINS:
+        return None
+    if isinstance(callee, dtypes.Query):  # tl.float32.is_floating(): a compile-time bool
         return None
     if callee in elementwise.PYTHON_BUILTINS or callee in TYPING_ONLY or callee is _constexpr():
         return None
@@ -208,7 +211,10 @@ class _Walker:
             return "**kwargs in a kernel call is not supported"
         callee = self.resolve(node.func)
         if callee is _UNKNOWN:
-            if isinstance(node.func, ast.Attribute) and node.func.attr not in METHODS:
+            unsupported = self.unsupported(node.func)
+            if unsupported is not None:
+                return unsupported
+            if isinstance(node.func, ast.Attribute) and node.func.attr not in METHODS | dtypes.QUERIES:
                 return f"{node.func.attr!r} is not a method a kernel may call (kernel values have " \
                        f"{', '.join('.' + m for m in sorted(METHODS))})"
             return None  # a local callee: call_refusal when it runs
@@ -217,6 +223,18 @@ class _Walker:
         if callee in RANGES and id(node) in self.iterators:
             return None
         return call_refusal(callee)
+
+    def unsupported(self, e: ast.expr) -> str | None:
+        """Why ``e`` names nothing when it is a Triton name tile_lang lacks (``libdevice.pow``)."""
+        if not isinstance(e, ast.Attribute) or (base := self.resolve(e.value)) is _UNKNOWN:
+            return None
+        try:
+            getattr(base, e.attr)
+        except Unsupported as missing:
+            return str(missing)
+        except AttributeError:
+            return None
+        return None
 
     def resolve(self, e: ast.expr) -> object:
         """What a callee expression names now: a module-level or closure name, a builtin, or an

@@ -7,6 +7,7 @@ dtype, a block shape and an engine-specific handle; operators dispatch to the ac
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias, TypeVar, final, overload
 
@@ -16,6 +17,28 @@ if TYPE_CHECKING:
 from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W32, Width, marker_of
 from tile_lang.operators import BinaryOp, UnaryOp, binary as _binary, index as _index
 from tile_lang.operators import subscript as _subscript, truth as _truth, unary as _unary
+
+
+class Shape(tuple[int, ...]):
+    """``x.shape``: a tuple of ints that also equals a list of them, as Triton's (a list there),
+    so ``tl.static_assert(x.shape == [BLOCK])`` holds."""
+
+    __hash__ = tuple.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other) is True
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+
+def permute_dims(dims: tuple[int | tuple[int, ...], ...]) -> tuple[int, ...]:
+    """The axes of ``x.permute(1, 0)`` or ``x.permute((1, 0))`` (Triton takes both)."""
+    flat = dims[0] if len(dims) == 1 and isinstance(dims[0], tuple) else dims
+    axes = tuple(d for d in flat if isinstance(d, int))
+    if len(axes) != len(flat):
+        raise TypeError(f"permute takes axes as ints or one tuple of ints, got {dims!r}")
+    return axes
 
 
 Rounding = Literal["rtne", "rtz"]
@@ -135,9 +158,14 @@ class Tensor(Generic[D, R]):
         self.block_shape = block_shape
 
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> Shape:
         """The block shape, as Triton's ``x.shape``."""
-        return self.block_shape
+        return Shape(self.block_shape)
+
+    @property
+    def numel(self) -> int:
+        """The number of elements, a compile-time int (Triton's ``x.numel``)."""
+        return math.prod(self.block_shape)
 
     dtype: _DtypeOf = _DtypeOf()
 
@@ -584,6 +612,14 @@ class Tensor(Generic[D, R]):
         from tile_lang.ops.creation import cast
 
         return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
+    cast = to  # Triton's other spelling of .to
+
+    def permute(self, *dims: int | tuple[int, ...]) -> Tensor[D, R]:
+        """Reorder the axes, as ``tl.permute``: ``x.permute(1, 0)`` or ``x.permute((1, 0))``."""
+        from tile_lang.ops.shape import permute
+
+        return permute(self, permute_dims(dims))
 
     @property
     def T(self: Tensor[E, R2]) -> Tensor[E, R2]:

@@ -12,6 +12,7 @@ import builtins
 import contextlib
 import functools
 import inspect
+import math
 import operator
 import types
 from collections import ChainMap
@@ -19,7 +20,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tile_lang.tensor import dtype_value
+from tile_lang.dtypes import Query
+from tile_lang.tensor import Shape, dtype_value, permute_dims
 from tile_lang.builtin import builtin_of
 from tile_lang.compiler import lowering
 from tile_lang.compiler.builder import Builder, is_scalar_value
@@ -257,7 +259,9 @@ class Frontend(ControlFlow):
             return functools.partial(_DESCRIPTOR_METHODS[node.attr], base)
         if isinstance(base, Node):
             if node.attr == "shape":
-                return base.ty.shape
+                return Shape(base.ty.shape)
+            if node.attr == "numel":
+                return math.prod(base.ty.shape)
             if node.attr == "dtype":
                 return dtype_value(base.ty.dtype)
             if node.attr == "ndim":
@@ -369,6 +373,8 @@ class Frontend(ControlFlow):
             raise self.error(legality.RANGE_CALL)
         if callee in legality.TYPING_ONLY:
             return args[0]
+        if isinstance(callee, Query):  # tl.float32.is_floating(): a compile-time bool
+            return callee()
         if callee is Constant:  # tl.constexpr(v) in a kernel: v, a compile-time value
             if any(isinstance(v, Node) for v in (*args, *kwargs.values())):
                 raise self.error("tl.constexpr takes a compile-time value, not a runtime tensor")
@@ -385,8 +391,10 @@ class Frontend(ControlFlow):
 
         if bound.name in _METHOD_OPS:
             return self.b.binary_op(_METHOD_OPS[bound.name], bound.receiver, *args)
-        if bound.name == "to":
+        if bound.name in ("to", "cast"):
             return self.call(tl.cast, (bound.receiver, *args), kwargs)
+        if bound.name == "permute":
+            return self.call(tl.permute, (bound.receiver, permute_dims(args)), kwargs)
         if bound.name == "store":
             return self.call(tl.store, (bound.receiver, *args), kwargs)
         raise self.error(f"tensors have no method {bound.name!r} in kernels")

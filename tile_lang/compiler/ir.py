@@ -174,6 +174,21 @@ class UnaryFn(enum.Enum):
     ATAN = "atan"
     CEIL = "ceil"
     FLOOR = "floor"
+    TANH = "tanh"
+    TAN = "tan"
+    ASIN = "asin"
+    ACOS = "acos"
+    SINH = "sinh"
+    COSH = "cosh"
+    ASINH = "asinh"
+    ACOSH = "acosh"
+    ATANH = "atanh"
+    ERFC = "erfc"
+    EXPM1 = "expm1"
+    LOG1P = "log1p"
+    LOG10 = "log10"
+    TRUNC = "trunc"
+    RINT = "rint"
     ROUND_TF32 = "round_tf32"  # f32 to tf32, nearest with ties away from zero (cvt.rna.tf32.f32)
 
 

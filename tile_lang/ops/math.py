@@ -69,6 +69,81 @@ def atan(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
 
 
 @builtin
+def tanh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Hyperbolic tangent."""
+
+
+@builtin
+def tan(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Tangent."""
+
+
+@builtin
+def asin(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Arc sine."""
+
+
+@builtin
+def acos(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Arc cosine."""
+
+
+@builtin
+def sinh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Hyperbolic sine."""
+
+
+@builtin
+def cosh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Hyperbolic cosine."""
+
+
+@builtin
+def asinh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Inverse hyperbolic sine."""
+
+
+@builtin
+def acosh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Inverse hyperbolic cosine."""
+
+
+@builtin
+def atanh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Inverse hyperbolic tangent."""
+
+
+@builtin
+def erfc(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """The complementary error function ``1 - erf(x)``."""
+
+
+@builtin
+def expm1(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """``exp(x) - 1``, accurate near zero."""
+
+
+@builtin
+def log1p(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """``log(1 + x)``, accurate near zero."""
+
+
+@builtin
+def log10(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Base-10 logarithm."""
+
+
+@builtin
+def trunc(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Round toward zero to an integer value."""
+
+
+@builtin
+def rint(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
+    """Round to the nearest integer value, ties to even."""
+
+
+@builtin
 def ceil(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Round up to an integer value."""
 

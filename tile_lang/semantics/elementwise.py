@@ -41,6 +41,7 @@ class MathOp:
 
 
 _erf = np.frompyfunc(math.erf, 1, 1)
+_erfc = np.frompyfunc(math.erfc, 1, 1)
 
 
 def _rsqrt(v: Array) -> Array:
@@ -52,11 +53,18 @@ def _erf_of(v: Array) -> Array:
     return np.asarray(_erf(v), dtype=v.dtype)
 
 
+def _erfc_of(v: Array) -> Array:
+    return np.asarray(_erfc(v), dtype=v.dtype)
+
+
 MATH: tuple[MathOp, ...] = (
     MathOp(tl.exp, np.exp), MathOp(tl.exp2, np.exp2), MathOp(tl.log, np.log), MathOp(tl.log2, np.log2),
     MathOp(tl.sin, np.sin), MathOp(tl.cos, np.cos), MathOp(tl.sqrt, np.sqrt), MathOp(tl.sqrt_rn, np.sqrt),
     MathOp(tl.rsqrt, _rsqrt), MathOp(tl.erf, _erf_of), MathOp(tl.atan, np.arctan), MathOp(tl.ceil, np.ceil),
-    MathOp(tl.floor, np.floor),
+    MathOp(tl.floor, np.floor), MathOp(tl.tanh, np.tanh), MathOp(tl.tan, np.tan), MathOp(tl.asin, np.arcsin),
+    MathOp(tl.acos, np.arccos), MathOp(tl.sinh, np.sinh), MathOp(tl.cosh, np.cosh), MathOp(tl.asinh, np.arcsinh),
+    MathOp(tl.acosh, np.arccosh), MathOp(tl.atanh, np.arctanh), MathOp(tl.erfc, _erfc_of), MathOp(tl.expm1, np.expm1),
+    MathOp(tl.log1p, np.log1p), MathOp(tl.log10, np.log10), MathOp(tl.trunc, np.trunc), MathOp(tl.rint, np.rint),
 )
 
 

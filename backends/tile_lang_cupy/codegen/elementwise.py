@@ -24,7 +24,11 @@ _SIGNED_CALLS = {BinaryFn.DIV: "tl::div", BinaryFn.MOD: "tl::mod"}
 _FLOAT_FNS = {UnaryFn.EXP: "exp", UnaryFn.EXP2: "exp2", UnaryFn.LOG: "log", UnaryFn.LOG2: "log2",
               UnaryFn.SIN: "sin", UnaryFn.COS: "cos", UnaryFn.SQRT: "sqrt", UnaryFn.SQRT_RN: "sqrt",
               UnaryFn.RSQRT: "rsqrt", UnaryFn.ERF: "erf", UnaryFn.ATAN: "atan", UnaryFn.CEIL: "ceil",
-              UnaryFn.FLOOR: "floor", UnaryFn.ABS: "fabs"}
+              UnaryFn.FLOOR: "floor", UnaryFn.ABS: "fabs", UnaryFn.TANH: "tanh", UnaryFn.TAN: "tan",
+              UnaryFn.ASIN: "asin", UnaryFn.ACOS: "acos", UnaryFn.SINH: "sinh", UnaryFn.COSH: "cosh",
+              UnaryFn.ASINH: "asinh", UnaryFn.ACOSH: "acosh", UnaryFn.ATANH: "atanh", UnaryFn.ERFC: "erfc",
+              UnaryFn.EXPM1: "expm1", UnaryFn.LOG1P: "log1p", UnaryFn.LOG10: "log10", UnaryFn.TRUNC: "trunc",
+              UnaryFn.RINT: "rint"}
 
 
 def _to(dtype: DType, text: str, source: DType) -> str:

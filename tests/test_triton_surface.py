@@ -1,0 +1,133 @@
+"""Triton kernels run as written: ``tl.math`` / ``libdevice`` imports and functions, tensor
+methods (``cast``, ``permute``, ``numel``, ``shape == [..]``), Triton's dtype attributes, and a
+clear "not supported yet" for Triton names tile_lang lacks; on the reference and the emulator,
+against NumPy float64 with outputs poisoned."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, f32, i32, registry
+from tile_lang.errors import KernelError, Unsupported
+from tile_lang.extra.cuda.libdevice import tanh
+from tile_lang.extra.libdevice import rsqrt
+
+from tests.compiler.emulator import NAME, EmuBackend
+from tests.fuzz.runner import load
+
+_EMU = EmuBackend()
+BACKENDS = ["numpy", pytest.param(NAME, marks=pytest.mark.skipif(
+    _EMU.unavailable_reason() is not None, reason=str(_EMU.unavailable_reason())))]
+
+Ref = Callable[[np.ndarray[Any, Any]], np.ndarray[Any, Any]]
+# each function's float64 reference and the interval its random inputs come from
+FUNCTIONS: dict[str, tuple[Ref, float, float]] = {
+    "tanh": (np.tanh, -4, 4), "tan": (np.tan, -1.4, 1.4), "asin": (np.arcsin, -0.99, 0.99),
+    "acos": (np.arccos, -0.99, 0.99), "atan": (np.arctan, -5, 5), "sinh": (np.sinh, -4, 4),
+    "cosh": (np.cosh, -4, 4), "asinh": (np.arcsinh, -5, 5), "acosh": (np.arccosh, 1, 6),
+    "atanh": (np.arctanh, -0.99, 0.99), "erfc": (np.vectorize(__import__("math").erfc), -3, 3),
+    "expm1": (np.expm1, -1e-3, 1e-3), "log1p": (np.log1p, -1e-3, 1e-3), "log10": (np.log10, 0.01, 100),
+    "trunc": (np.trunc, -9, 9), "rint": (np.rint, -9, 9),
+}
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    registry.register(_EMU)
+    name: str = request.param
+    return name
+
+
+def _libdevice_kernel(fn: str, module: str) -> Any:
+    """A kernel applying ``module.fn`` (imported as Triton code imports it), kept from mypy."""
+    source = f"""
+        import tile_lang as tl
+        from tile_lang import Pointer, constexpr
+        {module}
+
+
+        @tl.kernel
+        def apply_{fn}(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], B: constexpr) -> None:
+            offs = tl.arange(0, B)
+            tl.store(o_ptr + offs, libdevice.{fn}(tl.load(x_ptr + offs)))
+    """
+    return load(f"apply_{fn}", textwrap.dedent(source).lstrip())
+
+
+@pytest.mark.parametrize("fn", sorted(FUNCTIONS))
+def test_libdevice_functions_match_float64(backend: str, fn: str) -> None:
+    ref, low, high = FUNCTIONS[fn]
+    x = np.random.default_rng(len(fn)).uniform(low, high, 64).astype(np.float32)
+    if fn == "rint":
+        x[:4] = [0.5, 1.5, -2.5, 3.5]  # ties go to even
+    kernel = _libdevice_kernel(fn, "import tile_lang.extra.libdevice as libdevice")
+    with tl.backend(backend):
+        out = tl.to_device(np.full(64, np.nan, np.float32), tl.f32)
+        kernel[(1,)](tl.to_device(x, tl.f32), out, B=64)
+        np.testing.assert_allclose(out.numpy(), ref(x.astype(np.float64)), rtol=2e-6, atol=1e-7)
+
+
+def test_math_and_libdevice_namespaces_are_the_builtins() -> None:
+    import tile_lang.extra.libdevice as libdevice
+    from tile_lang.math import tanh as math_tanh
+
+    assert tanh is math_tanh is libdevice.tanh is tl.tanh is tl.math.tanh is tl.extra.cuda.libdevice.tanh
+    assert rsqrt is tl.rsqrt and tl.math.fma is tl.fma
+
+
+@tl.kernel
+def triton_style(x_ptr: Pointer[f32], o_ptr: Pointer[f32], i_ptr: Pointer[i32], M: constexpr, N: constexpr) -> None:
+    rows, cols = tl.arange(0, M), tl.arange(0, N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    tl.static_assert(x.shape == [M, N] and x.shape == (M, N) and x.shape != [N])
+    tl.static_assert(x.numel == M * N)
+    tl.static_assert(x_ptr.dtype.element_ty.primitive_bitwidth == 32)
+    tl.static_assert(x.dtype.is_floating() and not x.dtype.is_int_signed() and x.dtype.fp_mantissa_width == 23)
+    y = x.permute(1, 0) * (rsqrt(x.permute((1, 0)) + 1.0) + x.numel)
+    tl.store(o_ptr + cols[:, None] * M + rows[None, :], tanh(y))
+    tl.store(i_ptr + rows[:, None] * N + cols[None, :], (x * 100.0).cast(tl.int32) + x.cast(tl.int32, bitcast=True) * 0)
+
+
+def test_tensor_methods_and_dtype_attributes_in_a_kernel(backend: str) -> None:
+    M, N = 8, 16
+    x = np.random.default_rng(7).uniform(0, 2, (M, N)).astype(np.float32)
+    wide = x.astype(np.float64)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(M * N, np.nan, np.float32), tl.f32)
+        ints = tl.to_device(np.full(M * N, -7, np.int32), tl.i32)
+        triton_style[(1,)](tl.to_device(x.ravel(), tl.f32), out, ints, M=M, N=N)
+        want = np.tanh(wide.T * (1 / np.sqrt(wide.T + 1) + M * N))
+        np.testing.assert_allclose(out.numpy().reshape(N, M), want, rtol=2e-6)
+        np.testing.assert_array_equal(ints.numpy().reshape(M, N), np.trunc(x * np.float32(100)).astype(np.int32))
+
+
+def test_dtype_attributes_follow_triton() -> None:
+    assert (tl.float32.name, tl.float32.primitive_bitwidth, tl.float32.fp_mantissa_width) == ("fp32", 32, 23)
+    assert (tl.bfloat16.fp_mantissa_width, tl.float16.exponent_bias, tl.float8e4nv.exponent_bias) == (7, 15, 7)
+    assert tl.int1.is_int_unsigned() and tl.int1.is_bool() and tl.int64.is_int_signed() and tl.uint8.is_int()
+    assert tl.float16.is_fp16() and not tl.bfloat16.is_fp16() and tl.bfloat16.is_bf16() and tl.f8e5m2.is_fp8()
+    assert not tl.int32.is_floating() and tl.int32.int_bitwidth == 32 and tl.float64.scalar is tl.float64
+
+
+def test_triton_names_tile_lang_lacks_say_so() -> None:
+    import tile_lang.extra.libdevice as libdevice
+
+    with pytest.raises(Unsupported, match=r"tl\.reduce_or is not supported yet"):
+        tl.reduce_or  # noqa: B018
+    with pytest.raises(AttributeError, match=r"libdevice\.pow is not supported yet"):
+        libdevice.pow  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        tl.no_such_name  # noqa: B018
+
+
+def test_an_unsupported_name_in_a_kernel_is_an_error_at_its_line(backend: str) -> None:
+    kernel = _libdevice_kernel("nextafter", "import tile_lang.extra.libdevice as libdevice")
+    with tl.backend(backend), pytest.raises(KernelError, match="libdevice.nextafter is not supported yet") as err:
+        kernel[(1,)](tl.to_device(np.zeros(8, np.float32), tl.f32), tl.empty(8, tl.f32), B=8)
+    assert "apply_nextafter.py" in str(err.value) and ":9" in str(err.value)

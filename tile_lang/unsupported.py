@@ -1,0 +1,26 @@
+"""Names of Triton's language that tile_lang does not define yet: using one is a clear error.
+
+A ported kernel that reads ``tl.reduce_or`` or ``libdevice.nextafter`` gets
+``tl.reduce_or is not supported yet`` (an :class:`~tile_lang.errors.Unsupported`, which is an
+AttributeError; in a kernel a KernelError at its line), never a bare AttributeError.
+"""
+
+from __future__ import annotations
+
+from tile_lang.errors import Unsupported
+
+# triton.language.__all__ (Triton 3.x) less what tile_lang defines.
+TRITON_LANGUAGE = frozenset({
+    "PropagateNan", "load_tensor_descriptor", "store_tensor_descriptor", "tensor_descriptor", "add",
+    "async_task", "bitonic_merge", "block_type", "condition", "const", "constexpr_type", "dtype",
+    "float8e4b15", "float8e4b8", "float8e5b16", "map_elementwise", "mul", "pair_uniform_to_normal",
+    "philox", "philox_impl", "pi32_t", "pointer_type", "rand4x", "randn4x", "reduce_or", "slice",
+    "squeeze", "sub", "target_info", "tensor", "topk", "tuple", "uint_to_uniform_float", "unsqueeze", "void",
+})
+
+
+def missing(module: str, name: str, known: frozenset[str]) -> Unsupported:
+    """The error for reading ``name`` from ``module``: "not supported yet" for a Triton name."""
+    if name in known:
+        return Unsupported(f"{module}.{name} is not supported yet")
+    return Unsupported(f"{module} has no attribute {name!r} (nor does Triton's)")
