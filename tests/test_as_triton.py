@@ -1,0 +1,154 @@
+"""Triton code run unmodified on tile_lang: each script here is written the way Triton code is
+(``import triton``, ``@triton.jit``, unannotated parameters, NumPy arrays launched) and runs in a
+subprocess through ``python -m tile_lang.as_triton``, on the NumPy reference. Each checks its
+outputs, poisoned with NaN first, against float64 NumPy, and prints ``ok``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+HEADER = '''
+import numpy as np
+import triton
+import triton.language as tl
+
+rng = np.random.default_rng(7)
+
+
+def check(out, expected, rtol=1e-5, atol=1e-6):
+    np.testing.assert_allclose(out.astype(np.float64), expected, rtol=rtol, atol=atol)
+'''
+
+SCRIPTS = {
+    "vector_add": '''
+@triton.jit
+def leaky(x):
+    return tl.where(x >= 0, x, 0.125 * x)
+
+
+@triton.jit(do_not_specialize=["n"])
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(axis=0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, leaky(x) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+n = 1000
+x = rng.standard_normal(n).astype(np.float32)
+y = rng.standard_normal(n).astype(np.float32)
+out = np.full(n, np.nan, np.float32)
+add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, BLOCK=128)
+x64 = x.astype(np.float64)
+check(out, np.where(x64 >= 0, x64, 0.125 * x64) + y)
+''',
+    "softmax": '''
+@triton.jit
+def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=-float("inf"))
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * out_stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+rows, cols = 13, 97
+x = rng.standard_normal((rows, cols + 3)).astype(np.float32)[:, :cols]  # rows strided by 100
+out = np.full((rows, cols), np.nan, np.float32)
+block = triton.next_power_of_2(cols)
+assert block == 128 and triton.next_power_of_2(128) == 128 and triton.next_power_of_2(1) == 1
+softmax_kernel[(rows,)](out, x, x.strides[0] // 4, out.strides[0] // 4, cols, BLOCK=block, num_warps=4)
+e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+check(out, e / e.sum(axis=1, keepdims=True))
+''',
+    "autotune": '''
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}, num_warps=2), triton.Config({"BLOCK": 128}, num_warps=4)],
+                 key=["n"])
+@triton.jit
+def axpy_kernel(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, alpha * tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+for n in (300, 1001):  # two key values: each is tuned
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+    axpy_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, 1.5, n)
+    check(out, 1.5 * x.astype(np.float64) + y)
+assert len(axpy_kernel.cache) == 2
+''',
+    "heuristics": '''
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def square_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        x = tl.load(x_ptr + offs)
+        tl.store(out_ptr + offs, x * x)
+    else:
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(out_ptr + offs, x * x, mask=offs < n)
+
+
+for n in (256, 250):  # EVEN, then not: the unmasked branch would read past 250
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+    square_kernel[(triton.cdiv(n, 64),)](x, out, n, BLOCK=64)
+    check(out, x.astype(np.float64) ** 2)
+''',
+}
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tile_lang.as_triton", *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_script_runs_on_tile_lang(tmp_path: Path, name: str) -> None:
+    script = tmp_path / f"{name}.py"
+    script.write_text(HEADER + textwrap.dedent(SCRIPTS[name]) + "print('ok', __name__)\n")
+    result = _run(tmp_path, script.name)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("ok __main__")
+
+
+def test_pytest_form(tmp_path: Path) -> None:
+    """``-m pytest``: test files that import triton are collected and run with the shim."""
+    (tmp_path / "test_tiny.py").write_text(HEADER + textwrap.dedent('''
+        @triton.jit
+        def neg_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, -tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+        def test_neg():
+            x = rng.standard_normal(77).astype(np.float32)
+            out = np.full(77, np.nan, np.float32)
+            neg_kernel[(triton.cdiv(77, 32),)](x, out, 77, BLOCK=32)
+            check(out, -x.astype(np.float64))
+        '''))
+    result = _run(tmp_path, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_tiny.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("tl.tensor_of_nothing", "triton.language.tensor_of_nothing is not provided when Triton code runs on tile_lang"),
+    ("import triton.compiler", "No module named 'triton.compiler' in tile_lang's Triton shim"),
+    ("triton.autotune([triton.Config({})], key=[], pre_hook=print)", "triton.autotune(pre_hook=...) is not provided"),
+])
+def test_missing_name_is_a_clear_error(tmp_path: Path, body: str, message: str) -> None:
+    (tmp_path / "missing.py").write_text(f"import triton\nimport triton.language as tl\n"
+                                         f"assert not hasattr(tl, 'no_such_name')\n{body}\n")
+    result = _run(tmp_path, "missing.py")
+    assert result.returncode == 1
+    assert message in result.stderr, result.stderr

@@ -1,0 +1,135 @@
+"""Run unmodified Triton code on tile_lang: after :func:`install`, ``import triton`` and
+``import triton.language as tl`` give namespaces backed by tile_lang (``triton.language`` is
+tile_lang's language, ``triton.testing`` is ``tl.testing``, ``triton.jit`` makes kernels), the
+way ``TRITON_INTERPRET=1`` runs Triton code on Triton's interpreter. ``python -m
+tile_lang.as_triton script.py`` (or ``-m pytest ...``) installs them and runs the target.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import tile_lang
+from tile_lang.as_triton import shim
+from tile_lang.as_triton.shim import TritonNameError, missing
+from tile_lang.errors import TileLangError
+
+__all__ = ["TritonNameError", "install"]
+
+
+class Namespace(types.ModuleType):
+    """A ``triton.*`` module: its own names, then its submodules (imported when first named), then
+    the names of the tile_lang module it stands for; anything else is a TritonNameError."""
+
+    def __init__(self, name: str, names: Mapping[str, Any], base: types.ModuleType | None = None) -> None:
+        super().__init__(name, f"tile_lang's stand-in for {name}" + (f" (names from {base.__name__})" if base else ""))
+        self.__dict__.update(names)
+        self.__path__: list[str] = []  # a package: submodules come from the finder below
+        self._base = base
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):  # probes such as __file__ or __wrapped__
+            raise AttributeError(attr)
+        if f"{self.__name__}.{attr}" in _MODULES:
+            return importlib.import_module(f"{self.__name__}.{attr}")
+        if self._base is not None:
+            try:
+                return getattr(self._base, attr)
+            except TileLangError:
+                raise  # tile_lang's own word on a Triton name it knows of ("not supported yet")
+            except AttributeError:
+                pass
+        missing(f"{self.__name__}.{attr}")
+
+
+def _optional(name: str, instead: Callable[[], types.ModuleType] | None = None) -> types.ModuleType:
+    """The tile_lang module ``name`` if this tile_lang has it, else ``instead()``."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name and not name.startswith(f"{exc.name}."):
+            raise  # the module exists but fails to import
+        if instead is None:
+            raise ModuleNotFoundError(f"tile_lang's Triton shim maps this module onto {name}, which this tile_lang "
+                                      f"does not have (see {shim.DOCS})", name=name) from None
+        return instead()
+
+
+def _top() -> types.ModuleType:
+    return Namespace("triton", {
+        "jit": shim.jit, "autotune": shim.autotune, "heuristics": shim.heuristics, "Config": tile_lang.Config,
+        "cdiv": tile_lang.cdiv, "next_power_of_2": shim.next_power_of_2, "set_allocator": shim.set_allocator,
+        "CompilationError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources,
+        "JITFunction": shim.JITFunction,
+    })
+
+
+def _runtime() -> types.ModuleType:
+    return Namespace("triton.runtime", {
+        "driver": shim.driver, "Autotuner": tile_lang.Autotuner, "Heuristics": tile_lang.Heuristics,
+        "Config": tile_lang.Config, "JITFunction": shim.JITFunction, "OutOfResources": tile_lang.OutOfResources,
+    })
+
+
+def _alias(name: str, base: Callable[[], types.ModuleType]) -> Callable[[], types.ModuleType]:
+    """A maker of the ``triton`` module ``name`` holding the names of ``base()`` (a Namespace of
+    its own: the import system rewrites the ``__spec__`` of the module it is given)."""
+    return lambda: Namespace(name, {}, base())
+
+
+def _libdevice() -> types.ModuleType:
+    return _optional("tile_lang.extra.libdevice")
+
+
+def _extra() -> types.ModuleType:
+    return _optional("tile_lang.extra", lambda: types.ModuleType("tile_lang.extra"))
+
+
+_MODULES: dict[str, Callable[[], types.ModuleType]] = {
+    "triton": _top,
+    "triton.language": _alias("triton.language", lambda: tile_lang),
+    "triton.language.math": _alias("triton.language.math", lambda: _optional("tile_lang.math", lambda: tile_lang.math)),
+    "triton.language.extra": _alias("triton.language.extra", _extra),
+    "triton.language.extra.libdevice": _alias("triton.language.extra.libdevice", _libdevice),
+    "triton.language.extra.cuda": _alias("triton.language.extra.cuda", _extra),
+    "triton.language.extra.cuda.libdevice": _alias("triton.language.extra.cuda.libdevice", _libdevice),
+    "triton.testing": _alias("triton.testing", lambda: tile_lang.testing),
+    "triton.runtime": _runtime,
+}
+"""Each ``triton`` module the shim provides, made when first imported."""
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Answers every import of ``triton`` and its submodules from :data:`_MODULES`."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "triton" and not fullname.startswith("triton."):
+            return None
+        if fullname not in _MODULES:
+            raise ModuleNotFoundError(f"No module named {fullname!r} in tile_lang's Triton shim (it provides "
+                                      f"{', '.join(_MODULES)}; see {shim.DOCS})", name=fullname)
+        return importlib.util.spec_from_loader(fullname, self, is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return _MODULES[spec.name]()
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Nothing to run: the module was made whole by :meth:`create_module`."""
+
+
+def install() -> None:
+    """Make ``import triton...`` resolve to the shim from now on in this process (a real Triton
+    imported before is dropped from ``sys.modules``). Idempotent."""
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+    for name, module in list(sys.modules.items()):
+        if (name == "triton" or name.startswith("triton.")) and not isinstance(module, Namespace):
+            del sys.modules[name]

@@ -1,0 +1,161 @@
+"""The names of Triton's host API, mapped onto tile_lang's own objects.
+
+``triton.jit`` makes a :class:`JITFunction`: a ``tl.Func`` (so a kernel may call it, as Triton's
+kernels call other ``@triton.jit`` functions) that is also launched as a kernel,
+``fn[grid](...)``, through the ``tl.Kernel`` of the same function. ``autotune``/``heuristics``
+are tile_lang's, given that kernel. Names with no counterpart are a :class:`TritonNameError`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from tile_lang import registry
+from tile_lang.autotune import Autotuner, Heuristics, PruneConfigs, Wrapper
+from tile_lang.autotune import autotune as tl_autotune
+from tile_lang.autotune import heuristics as tl_heuristics
+from tile_lang.errors import TileLangError
+from tile_lang.func import Func
+from tile_lang.kernel import Kernel, Launcher
+
+DOCS = "docs/triton.md, 'Running Triton code'"
+
+
+class TritonNameError(TileLangError, AttributeError):
+    """A Triton name (or option) that tile_lang's Triton shim does not provide; an AttributeError,
+    so ``hasattr(triton.language, name)`` feature checks keep working."""
+
+
+def missing(qualname: str, why: str = "tile_lang has no counterpart") -> NoReturn:
+    raise TritonNameError(f"{qualname} is not provided when Triton code runs on tile_lang: {why} (see {DOCS})")
+
+
+class JITFunction(Func[..., Any]):
+    """``@triton.jit``: a device function kernels call, launched as a kernel by ``fn[grid](...)``."""
+
+    @functools.cached_property
+    def kernel(self) -> Kernel[...]:
+        """The kernel of this function, made at its first launch (device functions never need one)."""
+        return Kernel(self.fn)
+
+    def __getitem__(self, grid: Any) -> Launcher[...]:
+        return self.kernel[grid]
+
+    def __repr__(self) -> str:
+        return f"<triton.jit {self.__qualname__} on tile_lang>"
+
+
+Launchable = JITFunction | Kernel[Any] | Wrapper[Any]
+
+
+def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
+    """``@triton.jit`` or ``@triton.jit(do_not_specialize=..., debug=..., ...)``: the options tune
+    Triton's compilation and are accepted and ignored (a tile_lang launch specialises ints by
+    their width and the ``== 1``/``% 16`` facts, which changes no result)."""
+    if fn is None:
+        return lambda f: _jit(f)
+    return _jit(fn)
+
+
+def _jit(fn: Callable[..., Any]) -> JITFunction | Kernel[Any]:
+    # a function capturing local variables cannot be a tl.Func; it can still be launched
+    return Kernel(fn) if fn.__code__.co_freevars else JITFunction(fn)
+
+
+def _launchable(obj: Launchable) -> Kernel[Any] | Wrapper[Any]:
+    return obj.kernel if isinstance(obj, JITFunction) else obj
+
+
+def autotune(configs: Sequence[Any], key: Sequence[str], prune_configs_by: PruneConfigs | None = None,
+             reset_to_zero: Sequence[str] | None = None, restore_value: Sequence[str] | None = None,
+             pre_hook: Callable[..., Any] | None = None, post_hook: Callable[..., Any] | None = None,
+             warmup: float = 25, rep: float = 100, use_cuda_graph: bool = False,
+             do_bench: Callable[..., Any] | None = None,
+             cache_results: bool = False) -> Callable[[Launchable], Autotuner[Any]]:
+    """``@triton.autotune``: tile_lang's autotuner (on the NumPy reference every config runs and
+    must agree with the first, which is used; on CUDA the fastest is timed and cached)."""
+    for name, value in (("pre_hook", pre_hook), ("post_hook", post_hook), ("do_bench", do_bench)):
+        if value is not None:
+            missing(f"triton.autotune({name}=...)", "tile_lang's autotuner has no hooks or custom timers")
+    if use_cuda_graph:
+        missing("triton.autotune(use_cuda_graph=True)", "tile_lang does not launch through CUDA graphs")
+    decorate = tl_autotune(configs, key, prune_configs_by, reset_to_zero, restore_value, warmup, rep, cache_results)
+    return lambda fn: decorate(_launchable(fn))
+
+
+def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Launchable], Heuristics[Any]]:
+    """``@triton.heuristics({"NAME": lambda args: ...})``: tile_lang's heuristics."""
+    decorate = tl_heuristics(values)
+    return lambda fn: decorate(_launchable(fn))
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two >= ``n`` (0 for 0, as in Triton)."""
+    if n < 0:
+        raise ValueError(f"next_power_of_2 takes an int >= 0, got {n}")
+    return 0 if n == 0 else 1 << (n - 1).bit_length()
+
+
+_allocator: list[Callable[..., Any]] = []
+
+
+def set_allocator(allocator: Callable[..., Any]) -> None:
+    """Accepted and kept: Triton allocates global scratch (TMA descriptors) through it;
+    tile_lang's launches need no scratch from the caller."""
+    _allocator[:] = [allocator]
+
+
+@dataclass(frozen=True)
+class GPUTarget:
+    """``driver.active.get_current_target()``: tile_lang's code is CUDA's, for sm_80 by default."""
+
+    backend: str = "cuda"
+    arch: int = 80
+    warp_size: int = 32
+
+
+class ActiveDriver:
+    """``triton.runtime.driver.active``: the few calls tutorials make to pick a device."""
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def set_current_device(self, device: int) -> None:
+        if device != 0:
+            missing(f"triton.runtime.driver.active.set_current_device({device})",
+                    "use tl.to_device(..., device=) or CuPy's current device")
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0  # the default stream
+
+    def get_current_target(self) -> GPUTarget:
+        return GPUTarget()
+
+    def get_active_torch_device(self) -> Any:
+        """Where torch tensors must live for the current backend: the CPU on the NumPy reference."""
+        import torch
+
+        return torch.device("cpu") if registry.current_name() == "numpy" else torch.device("cuda", 0)
+
+    def get_device_interface(self) -> Any:
+        import torch
+
+        return torch.cuda
+
+    def __getattr__(self, name: str) -> NoReturn:
+        missing(f"triton.runtime.driver.active.{name}")
+
+
+class Driver:
+    """``triton.runtime.driver``."""
+
+    active = ActiveDriver()
+
+    def __getattr__(self, name: str) -> NoReturn:
+        missing(f"triton.runtime.driver.{name}")
+
+
+driver = Driver()
