@@ -353,6 +353,17 @@ __device__ __forceinline__ bool sort_greater(T a, T b) {
   return a > b || (a != a && b == b);
 }
 
+// ---------------------------------------------------------------- loops
+// How many times range(lo, hi, step) runs, as Python counts it, in U: the unsigned type of T's
+// width, which holds every count (the difference hi - lo is exact there); none for a zero step,
+// which a device assertion before the loop reports.
+template <class U, class T>
+__device__ __forceinline__ U trip_count(T lo, T hi, T step) {
+  if (step > T(0)) return lo < hi ? (U(hi) - U(lo) - U(1)) / U(step) + U(1) : U(0);
+  if (step < T(0)) return hi < lo ? (U(lo) - U(hi) - U(1)) / (U(0) - U(step)) + U(1) : U(0);
+  return U(0);
+}
+
 // ---------------------------------------------------------------- debugging
 #if defined(TL_USE_ASSERT)
 // A failed device_assert: the message, and the file and line the #line directives give.

@@ -10,13 +10,11 @@ compiler's error at the line of the read.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
-import tile_lang as tl
 from tile_lang.dtypes import DType, scalar_dtype
 from tile_lang.semantics import loops as rules
 from tile_lang.semantics import operators as semantics
@@ -37,7 +35,6 @@ class Unbound:
 
 
 UNBOUND = Unbound()
-RANGES = (builtins.range, tl.range, tl.static_range)
 
 
 def block_type(value: object) -> rules.BlockType | None:
@@ -79,16 +76,10 @@ class Carried:
 
 
 def range_bounds(callee: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[object, object, object] | None:
-    """``(start, stop, step)`` of ``callee(*args, **kwargs)`` when ``callee`` is one of
-    :data:`RANGES`; None for any other iterable's maker."""
-    if callee is builtins.range:
-        if kwargs or not 1 <= len(args) <= 3:
-            raise TypeError(f"range expected 1 to 3 positional arguments, got {len(args)}")
-        return (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
-    if callee is tl.range or callee is tl.static_range:
-        r = tl.range(*args, **kwargs)
-        return r.start, r.end, r.step
-    return None
+    """``(start, stop, step)`` of ``callee(*args, **kwargs)`` when ``callee`` is ``range``,
+    ``tl.range`` or ``tl.static_range`` (bound by the shared rule); None for any other iterable's maker."""
+    call = rules.range_call(callee, args, kwargs)
+    return None if call is None else (call.start, call.stop, call.step)
 
 
 def bound(engine: Engine, value: object, grid: bool = False) -> int | Array:

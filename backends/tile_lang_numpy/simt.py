@@ -31,6 +31,7 @@ from tile_lang import legality
 from tile_lang.dtypes import BOOL, DType
 from tile_lang.func import Func
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
+from tile_lang.semantics import loops as rules
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
@@ -402,18 +403,18 @@ class Loop:
     def _per_program(self, bounds: list[int | Array], uniform: list[int | None], dtype: DType) -> Iterator[object]:
         engine = self.state.engine
         first, last, step = (np.asarray(b, np.int64).reshape(np.shape(b) or (1, 1, 1)) for b in bounds)
-        count = _trip_counts(first, last, step, uniform[2], lambda flags: engine.only_active(flags, 3))
-        count = np.where(self.alive, np.clip(count, 0, np.iinfo(np.int32).max), 0).astype(np.int32)  # compared per trip
-        start = first.astype(dtype.numpy)  # lanes wrap as (first + k * step).astype would: mod 2**bits
+        if bool(engine.only_active(step == 0, 3).any()):
+            raise ValueError(rules.ZERO_STEP)
+        trips = np.minimum(_trip_counts(first, last, step), np.uint64(np.iinfo(np.int32).max)).astype(np.int64)
+        count = np.where(self.alive, trips, 0).astype(np.int32)  # compared per trip
         for k in builtins.range(int(count.max(initial=0))):
             if not self.next(k < count):
                 return
             if uniform[0] is not None and uniform[2] is not None:
                 yield values.make(np.array([uniform[0] + k * uniform[2]]).astype(dtype.numpy), dtype)
-            elif uniform[2] is not None:
-                yield tiled.tensor(engine, start + np.int64(k * uniform[2]).astype(dtype.numpy), dtype)
-            else:
-                yield tiled.tensor(engine, (first + k * step).astype(dtype.numpy), dtype)
+            else:  # wrapped to 64 bits, then to the index's: the true value, which is in its range
+                nth = first.astype(np.uint64) + step.astype(np.uint64) * np.uint64(k)
+                yield tiled.tensor(engine, nth.astype(np.int64).astype(dtype.numpy), dtype)
 
     def _uniform(self, bound: int | Array) -> int | None:
         """The bound as a Python int when every program in the loop agrees on it."""
@@ -430,20 +431,12 @@ class Loop:
         return int(live[0]) if bool((live == live[0]).all()) else None
 
 
-def _trip_counts(first: Array, last: Array, step: Array, uniform_step: int | None,
-                 only_active: Callable[[Array], Array]) -> Array:
-    """Per program, how many iterations ``range(first, last, step)`` makes (negative: none)."""
-    if uniform_step is not None:
-        if uniform_step == 0 and bool(only_active(np.ones(first.shape, bool)).any()):
-            raise ValueError("range() arg 3 must not be zero")
-        if uniform_step == 1:
-            return last - first
-        if uniform_step > 0:
-            return (last - first + uniform_step - 1) // uniform_step
-        if uniform_step < 0:
-            return (first - last - uniform_step - 1) // -uniform_step
-    if bool((only_active(step == 0)).any()):
-        raise ValueError("range() arg 3 must not be zero")
-    safe = np.where(step == 0, 1, step)
-    counts: Array = np.where(safe > 0, (last - first + safe - 1) // safe, (first - last - safe - 1) // -safe)
+def _trip_counts(first: Array, last: Array, step: Array) -> Array:
+    """Per program, how many iterations ``range(first, last, step)`` makes, as Python counts
+    them: in uint64, where the distance between two int64 bounds and a step's size are exact."""
+    up = step > 0
+    span = np.where(up, last.astype(np.uint64) - first.astype(np.uint64), first.astype(np.uint64) - last.astype(np.uint64))
+    size = np.maximum(np.where(up, step.astype(np.uint64), np.uint64(0) - step.astype(np.uint64)), np.uint64(1))
+    ahead = np.where(up, last > first, (first > last) & (step < 0))
+    counts: Array = np.where(ahead, (span - np.uint64(1)) // size + np.uint64(1), np.uint64(0))
     return counts

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,8 +17,7 @@ from typing import Any
 from tile_lang import dtypes, legality
 from tile_lang.compiler import aggregates
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
-from tile_lang.compiler.ir import IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
-from tile_lang.ops import iterators
+from tile_lang.compiler.ir import AssertAttr, IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
 from tile_lang.semantics import SemanticError, loops, operators
 
 
@@ -29,6 +29,25 @@ def assigned_names(stmts: list[ast.stmt]) -> set[str]:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
     return names
+
+
+@functools.lru_cache(maxsize=1024)
+def read_after_loops(tree: ast.FunctionDef, name: str) -> bool:
+    """Whether code of ``tree`` may read a loop variable ``name`` after its loop: a read outside
+    the bodies of the innermost loops over ``name``, which rebind it first (a read before a loop
+    counts too: it is rare, and an enclosing loop may come back to it)."""
+
+    def over_name(node: ast.AST) -> bool:
+        return isinstance(node, ast.For) and isinstance(node.target, ast.Name) and node.target.id == name
+
+    def reads(node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id == name and isinstance(node.ctx, ast.Load)
+        if isinstance(node, ast.For) and over_name(node) and not any(map(over_name, ast.walk(ast.Module(node.body, [])))):
+            return reads(node.iter)  # its body reads its own binding
+        return any(reads(child) for child in ast.iter_child_nodes(node))
+
+    return reads(tree)
 
 
 _Built = tuple[list[Node], tuple[Node, ...], dict[str, Any], bool]
@@ -186,34 +205,39 @@ class ControlFlow:
         callee = self.visit(node.iter.func)
         args = [self.visit(a) for a in node.iter.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.iter.keywords if k.arg}
-        if callee is iterators.static_range:
-            return self._unrolled(node, iterators.static_range(*args, **kwargs))
-        if callee not in (builtins.range, iterators.range):
+        call = loops.range_call(callee, tuple(args), kwargs)
+        if call is None:
             raise self.error(legality.LOOP_ITERATOR)
-        start, end = (0, args[0]) if len(args) == 1 else (args[0], args[1])
-        step = args[2] if len(args) > 2 else kwargs.get("step", 1)
-        step = 1 if step is None else step
-        unroll = kwargs.get("loop_unroll_factor")
-        return self._runtime_for(node, start, end, step, unroll)
+        if call.static:
+            return self._unrolled(node, call)
+        return self._runtime_for(node, call)
 
-    def _unrolled(self, node: ast.For, it: iterators.range) -> object:
-        for value in (it.start, it.end, it.step):
+    def _unrolled(self, node: ast.For, call: loops.RangeCall) -> object:
+        for value in (call.start, call.stop, call.step):
             if isinstance(value, Node):
                 raise self.error("tl.static_range needs compile-time bounds")
-        start, end, step = (operators.constant_index(value) for value in (it.start, it.end, it.step))
-        for i in builtins.range(start, end, step):
+        start, end = operators.constant_index(call.start), operators.constant_index(call.stop)
+        for i in builtins.range(start, end, loops.constant_step(operators.constant_index(call.step))):
             self.assign(node.target, i)
             if self.block(node.body):
                 return self._returned_marker()
         return None
 
-    def _runtime_for(self, node: ast.For, start: Value, end: Value, step: Value, unroll: Any) -> object:
-        bounds = [self.b.to_node(v if isinstance(v, Node) else operators.constant_index(v)) for v in (start, end, step)]
+    def _runtime_for(self, node: ast.For, call: loops.RangeCall) -> object:
+        """A FOR node over the range's bounds promoted to one integer type. A constant step of 0
+        is an error here, a runtime one a device assertion before the loop. The loop variable
+        is carried when the code after the loop may read it, so that it holds the last value
+        taken (as in Python) or, after no iteration, what it held before (the start when unbound)."""
+        step = call.step if isinstance(call.step, Node) else loops.constant_step(operators.constant_index(call.step))
+        bounds = [self.b.to_node(v if isinstance(v, Node) else operators.constant_index(v))
+                  for v in (call.start, call.stop, step)]
         dtype = dtypes.I32
         for bound in bounds:
             operators.index(bound.ty.shape, bound.ty.dtype)
             dtype = dtypes.promote(dtype, bound.ty.dtype)
         bounds = [self.b.cast(bound, dtype) for bound in bounds]
+        if bounds[2].op is not Op.CONST:
+            self.b.emit(Op.ASSERT, None, (self.b.truth(bounds[2]),), AssertAttr(loops.ZERO_STEP))
         assert isinstance(node.target, ast.Name)
         name = node.target.id
         iv = Node(Op.PARAM, Type(dtype), attr=ParamAttr(0, name))
@@ -222,9 +246,14 @@ class ControlFlow:
             env[name] = iv
             return bool(self.block(node.body))
 
-        carried = sorted((assigned_names(node.body) - {name}) & set(self._env()))
+        env = self._env()
+        tree = getattr(self, "scope").tree
+        after = tree is not None and read_after_loops(tree, name)
+        if after and self._initial_type(env.get(name)) is None and aggregates.leaves(env.get(name)) is None:
+            env[name] = bounds[0]  # unbound (or stale) before: what a zero-trip loop leaves (the reference: unbound)
+        carried = sorted((assigned_names(node.body) | {name} if after else assigned_names(node.body) - {name}) & set(env))
         self._loop(carried, body, lambda inits, params, b: self.b.emit(
-            Op.FOR, None, (*bounds, *inits), LoopAttr(unroll if isinstance(unroll, int) else None),
+            Op.FOR, None, (*bounds, *inits), LoopAttr(call.unroll),
             regions=(Region((iv, *params), tuple(b[0]), b[1]),)))
         return None
 

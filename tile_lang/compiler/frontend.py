@@ -60,6 +60,7 @@ class Scope:
     returned: list[Any] = field(default_factory=list)
     owner: str | None = ""  # where its names resolve, as a Read records it: "" for the kernel
     func: bool = False  # a @tl.func's body (they nest at most MAX_DEPTH deep)
+    tree: ast.FunctionDef | None = None  # its source (a loop asks whether its variable is read after it)
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,8 @@ def build(kernel: Any, spec: Spec) -> Function:
         params.append(node)
         # an int equal to 1 is the constant 1 of the parameter's type, not a Python 1: `n // -3` keeps C's meaning
         env[param.name] = front.b.const(1, arg.dtype) if arg.equals_one else node
-    scope = Scope(kernel.name, filename, offset, ChainMap(closure_vars(kernel.fn), kernel.fn.__globals__), env)
+    scope = Scope(kernel.name, filename, offset, ChainMap(closure_vars(kernel.fn), kernel.fn.__globals__), env,
+                  tree=fdef)
     with front.enter(scope):
         front.block(_body(fdef))
     body = Region((), tuple(front.b.bodies[0]), ())
@@ -409,7 +411,7 @@ class Frontend(ControlFlow):
         bound = inspect.signature(fn).bind(*args, **kwargs)
         bound.apply_defaults()
         scope = Scope(fn.__qualname__, filename, offset, fn.__globals__, dict(bound.arguments), inlined=True,
-                      owner=module_owner(fn.__globals__), func=func)
+                      owner=module_owner(fn.__globals__), func=func, tree=fdef)
         with self.enter(scope), self.runtime_branch(False):
             self.block(_body(fdef))
         return scope.returned[0] if scope.returned else None

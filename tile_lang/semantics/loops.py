@@ -1,12 +1,58 @@
-"""The rules of loops, written once for the compiler and the reference: the type of a runtime
-loop's index, and which values a loop can carry from one iteration to the next."""
+"""The rules of loops, written once for the compiler and the reference: what a ``range`` call
+binds, the type of a runtime loop's index, its step's one constraint, and which values a loop
+can carry from one iteration to the next."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import builtins
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from tile_lang.dtypes import I32, DType, promote
+from tile_lang.ops import iterators
 from tile_lang.semantics.base import SemanticError
+
+ZERO_STEP = "range() arg 3 must not be zero"
+"""Python's message for a zero step, which both backends give: at compile time for a constant
+step, when the loop is reached for a runtime one (a device assertion in the generated CUDA)."""
+
+
+@dataclass(frozen=True)
+class RangeCall:
+    """A loop's ``range``, ``tl.range`` or ``tl.static_range`` call with its arguments bound:
+    the bounds as given (ints or scalar tensors) and ``tl.range``'s unroll hint."""
+
+    start: object
+    stop: object
+    step: object
+    static: bool
+    unroll: int | None = None
+
+
+def range_call(callee: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> RangeCall | None:
+    """How ``callee(*args, **kwargs)`` binds when ``callee`` is one of the loop iterators (None
+    for any other callee): ``range`` takes 1 to 3 positional arguments, ``tl.range`` also its
+    keywords (``num_stages`` is accepted, the launch's applies), as in Python and Triton."""
+    if callee is builtins.range:
+        if kwargs or not 1 <= len(args) <= 3:
+            raise TypeError(f"range expected 1 to 3 positional arguments, got {len(args) + len(kwargs)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        return RangeCall(start, stop, step, False)
+    if callee is iterators.range or callee is iterators.static_range:
+        r = iterators.range(*args, **kwargs)  # a bound may be a tensor here
+        unroll = r.loop_unroll_factor
+        if unroll is not None and (isinstance(unroll, bool) or not isinstance(unroll, int)):
+            raise SemanticError(f"loop_unroll_factor must be a compile-time int, got {unroll!r}")
+        return RangeCall(r.start, r.end, r.step, callee is iterators.static_range, unroll)
+    return None
+
+
+def constant_step(step: int) -> int:
+    """A compile-time step: any int but 0."""
+    if step == 0:
+        raise SemanticError(ZERO_STEP)
+    return step
 
 BlockType = tuple[DType, tuple[int, ...]]
 """A value's element dtype and block shape (``()`` for a scalar)."""

@@ -20,14 +20,31 @@ def _for(em: Emitter, node: Node) -> None:
     body: Region = node.regions[0]
     iv, *params = body.params
     names = carry(em, node, tuple(params), tuple(inits))
-    i = em.name(iv, "i")
-    negative = step.op is Op.CONST and isinstance(step.attr, ConstAttr) and step.attr.value < 0
-    cmp = ">" if negative else "<"
-    s = em.elem(step, SCALAR)
-    head = f"for ({ctype(iv.ty.dtype)} {i} = {em.elem(lower, SCALAR)}; {i} {cmp} {em.elem(upper, SCALAR)}; {i} += {s})"
+    if isinstance(node.attr, LoopAttr) and node.attr.unroll is not None:
+        em.line(f"#pragma unroll {max(1, node.attr.unroll)}")  # as in Triton, a factor below 2 unrolls nothing
+    head, index = _head(em, iv, lower, upper, step)
     with em.block(head):
+        if index:
+            em.line(index)
         em.region(body)
         yield_values(em, tuple(params), body.results, names)
+
+
+def _head(em: Emitter, iv: Node, lower: Node, upper: Node, step: Node) -> tuple[str, str]:
+    """The head of a ``for`` over ``range(lower, upper, step)``, and the line declaring its index
+    ``iv`` in the body where the head does not. A constant step of 1 or -1 is C's own loop (the
+    index cannot pass the type's range); any other step counts the trips Python's ``range`` makes
+    (``tl::trip_count``, once, before the first) in the unsigned type of the index's width, where
+    every count fits, so that the index never wraps and a runtime step's sign is tested once."""
+    t, i = ctype(iv.ty.dtype), em.name(iv, "i")
+    lo, hi, s = em.elem(lower, SCALAR), em.elem(upper, SCALAR), em.elem(step, SCALAR)
+    unit = step.attr.value if step.op is Op.CONST and isinstance(step.attr, ConstAttr) else None
+    if unit in (1, -1):
+        return f"for ({t} {i} = {lo}; {i} {'<' if unit == 1 else '>'} {hi}; {i} += {s})", ""
+    u, n, k = "unsigned long long" if iv.ty.dtype.bits == 64 else "unsigned", em.fresh("n"), em.fresh("k")
+    count = f"tl::trip_count<{u}, {t}>({lo}, {hi}, {s})"
+    return (f"for ({u} {n} = {count}, {k} = ({u})({lo}); {n} != 0u; --{n}, {k} += ({u})({s}))",
+            f"const {t} {i} = ({t})({k});")
 
 
 @emits(Op.WHILE)
