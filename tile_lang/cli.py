@@ -1,5 +1,6 @@
-"""``tile-lang``: the command line. ``tile-lang inspect MODULE:KERNEL --constexpr BLOCK=1024 [--ir|--cuda]``
-shows a kernel's IR or CUDA; ``tile-lang check PACKAGE_OR_FILE`` compiles every kernel it defines (for CI)."""
+"""``tile-lang``: the command line. ``tile-lang inspect MODULE:KERNEL --constexpr BLOCK=1024
+[--ir|--cuda|--ptx|--sass|--resources]`` shows a kernel's IR, CUDA, PTX, SASS or registers, spills and
+shared memory; ``tile-lang check PACKAGE_OR_FILE`` compiles every kernel it defines (for CI)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     shown.add_argument("--ir", action="store_true", help="the IR after the pass pipeline (default)")
     shown.add_argument("--ir-raw", action="store_true", help="the IR as the front end builds it")
     shown.add_argument("--cuda", action="store_true", help="the generated CUDA C++")
+    shown.add_argument("--ptx", action="store_true", help="the PTX (nvcc on PATH; no GPU needed)")
+    shown.add_argument("--sass", action="store_true", help="the SASS (nvcc, ptxas and cuobjdump or nvdisasm)")
+    shown.add_argument("--resources", action="store_true",
+                       help="registers, spills and shared memory a block, as ptxas reports them (nvcc, ptxas)")
     check = commands.add_parser("check", help="compile every kernel of a module or package (no GPU), report errors",
                                 description="Run the compiler's front end and passes on each kernel's "
                                 "specialisations: those the module lists in TILE_LANG_CHECK, an autotuner's "
@@ -97,8 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         kernel = _kernel(args.target)
         constexprs = {**dict(args.constexpr), **dict(args.dtype)}
-        if args.cuda:
-            print(kernel.cuda_source(args.num_warps, args.arch, args.num_stages, args.divisible, **constexprs))
+        asm = next((key for key in ("cuda", "ptx", "sass") if getattr(args, key)), None)
+        if asm is not None or args.resources:
+            compiled = kernel.compile(args.num_warps, args.arch, args.num_stages, args.divisible, **constexprs)
+            print(compiled.asm[asm] if asm is not None else compiled.resources())
         else:
             print(kernel.inspect(args.num_warps, not args.ir_raw, args.arch, args.num_stages, args.divisible,
                                  **constexprs))

@@ -13,7 +13,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Generic, ParamSpec, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeAlias, overload
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from tile_lang.errors import KernelError, LaunchError
 from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LastLaunch, LaunchCache, plain_grid
 from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, infer, match_pointee, plain,
                                  read_params, show_dtype)
+
+if TYPE_CHECKING:
+    from tile_lang.compiler.inspect import Compiled
 
 P = ParamSpec("P")
 
@@ -227,6 +230,19 @@ class Kernel(Generic[P]):
         pointees, named = self.split_pointees(constexprs)
         return cuda_text(self, self.check_constexprs(named), options.num_warps, options.num_stages,
                          _capability(self, arch), pointees, self._int_params(divisible))
+
+    def compile(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, divisible: Sequence[str] = (),
+                **constexprs: Any) -> Compiled:
+        """The compiled kernel for these constexprs, as Triton's ``kernel.warmup`` returns it, without a
+        GPU: ``.asm["ir" | "cuda" | "ptx" | "sass"]``, ``.cubin``, ``.n_regs``, ``.n_spills``, ``.shared``
+        (the PTX onwards from the CUDA toolkit on PATH, made on first use; arguments as for :meth:`inspect`)."""
+        from tile_lang.compiler.inspect import compile_kernel
+
+        self.require_annotations("compile")
+        options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
+        pointees, named = self.split_pointees(constexprs)
+        return compile_kernel(self, self.check_constexprs(named), options.num_warps, options.num_stages,
+                              _capability(self, arch), pointees, self._int_params(divisible))
 
     def _int_params(self, names: Sequence[str]) -> frozenset[str]:
         """``names``, each an int parameter of the kernel (else a LaunchError naming it)."""

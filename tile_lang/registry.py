@@ -54,12 +54,22 @@ class Backend(Protocol):
         """Run a checked launch."""
 
 
+@dataclass(frozen=True)
+class GeneratedSource:
+    """A kernel's generated source, with what compiling it offline needs (``kernel.compile``): the
+    folders of the headers it includes, and the shared memory a block takes beyond what it declares."""
+
+    text: str
+    include_dirs: tuple[str, ...]
+    dynamic_shared: int  # bytes
+
+
 @runtime_checkable
 class SourceGenerator(Protocol):
     """An optional backend capability: the source code it generates for a kernel's optimized IR
-    (``kernel.cuda_source``). It needs only the backend's code, not its device or libraries."""
+    (``kernel.cuda_source``, ``kernel.compile``). It needs only the backend's code, not its device or libraries."""
 
-    def generate_source(self, fn: Function) -> str:
+    def generate_source(self, fn: Function) -> GeneratedSource:
         """The complete source of ``fn``, as the backend would compile it."""
 
 

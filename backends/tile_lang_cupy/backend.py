@@ -14,6 +14,7 @@ from tile_lang.buffer import Buffer, native_buffer, native_dtype
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
 from tile_lang.launch_cache import Probe, Runner
+from tile_lang.registry import GeneratedSource
 
 from tile_lang_cupy.memory import Foreign, address
 
@@ -118,11 +119,12 @@ class CupyBackend:
         return native_buffer(self, Foreign(tensor.data_ptr(), tensor), dtype, tuple(tensor.shape),
                              tuple(s * size for s in tensor.stride()), tensor.data_ptr(), tensor.get_device())
 
-    def generate_source(self, fn: Function) -> str:
+    def generate_source(self, fn: Function) -> GeneratedSource:
         """The CUDA C++ for ``fn`` (``kernel.cuda_source``); needs neither CuPy nor a GPU."""
         from tile_lang_cupy.codegen import generate
 
-        return generate(fn).source
+        cuda = generate(fn)
+        return GeneratedSource(cuda.source, (str(INCLUDE_DIR),), cuda.smem_bytes)
 
     def launch(self, launch: Launch) -> None:
         from tile_lang_cupy import launch as launching

@@ -1,10 +1,23 @@
-"""``kernel.inspect(...)``, ``kernel.cuda_source(...)`` and ``tile-lang inspect``: the compiler's
-output for given constexprs, without a GPU (pointers assumed 16-byte aligned; int parameters
-named as ``divisible`` assumed multiples of 16, as a launch with such values specialises them)."""
+"""``kernel.inspect(...)``, ``kernel.cuda_source(...)``, ``kernel.compile(...)`` and ``tile-lang inspect``:
+the compiler's output for given constexprs, without a GPU (pointers assumed 16-byte aligned; int
+parameters named as ``divisible`` assumed multiples of 16, as a launch with such values specialises them).
+
+``kernel.compile`` returns a :class:`Compiled`, Triton's handle on a compiled kernel: ``asm["ir"]`` and
+``asm["cuda"]`` always, ``asm["ptx"]`` (nvcc), ``cubin`` and the resources ptxas reports (``n_regs``,
+``n_spills``, ``shared``), and ``asm["sass"]`` (cuobjdump or nvdisasm), each made on first use by the
+CUDA toolkit on PATH; a missing tool is a BackendError naming it."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import functools
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tile_lang import registry
@@ -14,9 +27,14 @@ from tile_lang.compiler.passes import run_pipeline
 from tile_lang.compiler.printer import print_function
 from tile_lang.compiler.spec import static_spec
 from tile_lang.dtypes import DType
-from tile_lang.errors import KernelError
+from tile_lang.errors import BackendError, KernelError
+from tile_lang.registry import GeneratedSource
 
 CUDA_BACKEND = "cupy"  # the registered backend whose generated source ``cuda_source`` shows
+ASM_KEYS = ("ir", "cuda", "ptx", "sass")
+_REGISTERS = re.compile(r"Used (\d+) registers")
+_SPILLS = re.compile(r"(\d+) bytes spill stores")
+_STATIC_SHARED = re.compile(r"Used \d+ registers.*?(\d+) bytes smem")  # absent when none
 
 
 def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, optimized: bool = True,
@@ -28,9 +46,142 @@ def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, opti
 
 def cuda_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3,
               arch: int = 80, pointees: Mapping[str, DType] | None = None, divisible: Collection[str] = ()) -> str:
-    cuda = registry.source_generator(CUDA_BACKEND)
-    return cuda.generate_source(run_pipeline(_build(kernel, constexprs, num_warps, num_stages, arch, pointees,
-                                                    divisible)))
+    return compile_kernel(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible).asm["cuda"]
+
+
+def compile_kernel(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3,
+                   arch: int = 80, pointees: Mapping[str, DType] | None = None,
+                   divisible: Collection[str] = ()) -> Compiled:
+    """The optimized IR and generated CUDA of one specialisation; the toolkit's outputs come later, on use."""
+    fn = run_pipeline(_build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible))
+    ir = print_function(fn)
+    return Compiled(fn.name, arch, ir, registry.source_generator(CUDA_BACKEND).generate_source(fn))
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What ptxas reports of a cubin: registers a thread, spilled bytes, static shared memory a block."""
+
+    n_regs: int
+    spill_bytes: int
+    static_shared: int
+
+
+class Compiled:
+    """One specialisation compiled: ``asm[key]`` for ``key`` in :data:`ASM_KEYS`, ``cubin``, ``n_regs``,
+    ``n_spills`` (32-bit words spilled, as Triton counts) and ``shared`` (bytes of shared memory a
+    block: the generated code's dynamic buffer plus ptxas's static)."""
+
+    def __init__(self, name: str, arch: int, ir: str, source: GeneratedSource) -> None:
+        self.name = name
+        self.arch = arch
+        self.source = source
+        self.asm = Asm(self, {"ir": ir, "cuda": source.text})
+
+    @property
+    def target(self) -> str:
+        """``sm_<arch>``, with the ``a`` suffix from 90 on (wgmma and the like need it)."""
+        return f"sm_{self.arch}a" if self.arch >= 90 else f"sm_{self.arch}"
+
+    @functools.cached_property
+    def ptx(self) -> str:
+        with _workdir() as work:
+            (work / "k.cu").write_text(self.asm["cuda"])
+            _run(self, "nvcc", ["-ptx", f"-arch={self.target}", "-std=c++17",
+                                *(f"-I{d}" for d in self.source.include_dirs), "k.cu", "-o", "k.ptx"], work)
+            return (work / "k.ptx").read_text()
+
+    @functools.cached_property
+    def _assembled(self) -> tuple[bytes, Resources]:
+        with _workdir() as work:
+            (work / "k.ptx").write_text(self.ptx)
+            log = _run(self, "ptxas", ["-v", f"-arch={self.target}", "k.ptx", "-o", "k.cubin"], work)
+            return (work / "k.cubin").read_bytes(), _resources(self, log)
+
+    @property
+    def cubin(self) -> bytes:
+        return self._assembled[0]
+
+    @property
+    def n_regs(self) -> int:
+        return self._assembled[1].n_regs
+
+    @property
+    def n_spills(self) -> int:
+        return self._assembled[1].spill_bytes // 4
+
+    @property
+    def shared(self) -> int:
+        return self.source.dynamic_shared + self._assembled[1].static_shared
+
+    @functools.cached_property
+    def sass(self) -> str:
+        with _workdir() as work:
+            (work / "k.cubin").write_bytes(self.cubin)
+            if shutil.which("cuobjdump") is None and shutil.which("nvdisasm") is not None:
+                return _run(self, "nvdisasm", ["k.cubin"], work, stdout=True)
+            return _run(self, "cuobjdump", ["-sass", "k.cubin"], work, stdout=True)
+
+    def resources(self) -> str:
+        """One line: registers, spills and shared memory (``tile-lang inspect --resources``)."""
+        return (f"kernel {self.name} ({self.target}): {self.n_regs} registers, {self.n_spills} spills, "
+                f"{self.shared} bytes shared memory")
+
+
+class Asm(Mapping[str, str]):
+    """``compiled.asm``: the IR and CUDA as given, the PTX and SASS made by the toolkit when read."""
+
+    def __init__(self, compiled: Compiled, given: dict[str, str]) -> None:
+        self._compiled = compiled
+        self._given = given
+
+    def __getitem__(self, key: str) -> str:
+        if key in self._given:
+            return self._given[key]
+        if key == "ptx":
+            return self._compiled.ptx
+        if key == "sass":
+            return self._compiled.sass
+        raise KeyError(f"{key!r}: compiled.asm holds {', '.join(ASM_KEYS)} (the cubin is compiled.cubin)")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ASM_KEYS)
+
+    def __len__(self) -> int:
+        return len(ASM_KEYS)
+
+
+def _run(compiled: Compiled, tool: str, args: list[str], work: Path, stdout: bool = False) -> str:
+    """``tool args`` in ``work``: its stdout (or stderr, where ptxas's ``-v`` report goes); a
+    BackendError naming the tool if it is not on PATH, or with its output if it fails."""
+    path = shutil.which(tool)
+    if path is None:
+        raise BackendError(f"kernel {compiled.name}: {tool} is not on PATH, and it makes the "
+                           f"{_MAKES[tool]}: install the CUDA toolkit (a GPU is not needed)")
+    done = subprocess.run([path, *args], cwd=work, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BackendError(f"kernel {compiled.name}: {tool} failed (exit {done.returncode}) on the generated "
+                           f"code for {compiled.target}:\n{done.stderr or done.stdout}")
+    return done.stdout if stdout else done.stderr
+
+
+_MAKES = {"nvcc": "PTX (and, through it, the cubin, its registers, spills and shared memory)",
+          "ptxas": "cubin and its registers, spills and shared memory", "cuobjdump": "SASS (nvdisasm would do too)"}
+
+
+def _resources(compiled: Compiled, log: str) -> Resources:
+    """Registers, spilled bytes and static shared memory from ptxas's ``-v`` report of one kernel."""
+    registers, spills, shared = (pattern.search(log) for pattern in (_REGISTERS, _SPILLS, _STATIC_SHARED))
+    if registers is None or spills is None:
+        raise BackendError(f"kernel {compiled.name}: ptxas -v reported no register or spill count:\n{log}")
+    return Resources(int(registers[1]), int(spills[1]), int(shared[1]) if shared is not None else 0)
+
+
+@contextmanager
+def _workdir() -> Iterator[Path]:
+    """A temporary folder for the toolkit's inputs and outputs, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="tile_lang-inspect-") as name:
+        yield Path(name)
 
 
 def _build(kernel: Any, constexprs: Mapping[str, Any], num_warps: int, num_stages: int, arch: int,
