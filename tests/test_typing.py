@@ -34,7 +34,7 @@ if sys.version_info >= (3, 11):
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "tests" / "typing_cases"
-GOOD = (CASES / "good_kernels.py", CASES / "good_host.py", CASES / "good_tutorials.py")
+GOOD = (CASES / "good_kernels.py", CASES / "good_host.py", CASES / "good_tutorials.py", CASES / "good_liger.py")
 BAD = CASES / "bad_kernels.py"
 
 _REPORT_LINE = re.compile(

@@ -47,7 +47,7 @@ from tile_lang.ops.shape import (
     broadcast, broadcast_to, cat, expand_dims, interleave, join, permute, ravel, reshape, split, trans, view,
 )
 from tile_lang.registry import BackendInfo, backend, backends
-from tile_lang.signature import Constexpr, constexpr
+from tile_lang.signature import Constexpr, FloatScalar, IntScalar, constexpr
 from tile_lang.semantics.base import MAX_BLOCK_NUMEL as TRITON_MAX_TENSOR_NUMEL
 from tile_lang.tensor import (
     R0, R1, R2, R3, BoolTensor, I32Tensor, Pointer, Rank, Tensor, Tensor0, Tensor1, Tensor2, Tensor3,
@@ -58,6 +58,7 @@ __all__ = [
     "BackendError", "CompilerBug", "TileLangError",
     "Bool", "BoolTensor", "BackendInfo", "BlockPointer", "Buffer", "Constexpr", "Dtype", "Float", "Func",
     "Grid", "I32Tensor", "Int", "Kernel", "KernelError", "LaunchError", "Launcher", "Options", "OutOfResources", "Pointer",
+    "FloatScalar", "IntScalar",
     "R0", "R1", "R2", "R3", "Rank", "Tensor", "Tensor0", "Tensor1", "Tensor2", "Tensor3", "TensorDescriptor",
     "UInt", "W8",
     "bfloat16", "float8e4nv", "float8e5", "float16", "float32", "float64", "int1", "int8", "int16", "int32", "int64",

@@ -9,13 +9,27 @@
 - String constexprs, ``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``: inside a
   kernel or ``@tl.func`` a bare ``constexpr`` is a ``ConstexprValue`` (an int that compares with a
   str), and the decorated kernel takes ``int | str`` for it.
+- Scalar parameters that convert, ``eps: tl.FloatScalar`` / ``n: tl.IntScalar`` (a float or int with
+  ``.to``, as Triton's scalars): the decorated kernel takes a plain float / int for them.
 - Module-level constants, ``LOG2_E = tl.constexpr(1.4426950408889634)``: mypy reads a call of the
   ``constexpr`` alias as ``int(v)``; the plugin types it as ``v`` (here a float), the value a
   kernel reads.
+- ``tl.store(ptrs, value)`` with a value of another dtype or rank than the pointers: mypy can only
+  say it "cannot infer" a type parameter of ``store``; the plugin reports
+  ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead.
+- ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
+  generic over ``W``): mypy infers ``dtype`` from the variable's type and rejects ``tl.float32`` as
+  not ``type[Float[W]]``; the plugin types the call by its argument, so the error is the readable
+  assignment error (``expression has type "Tensor[Float[W32], R1]", variable has type ...``).
 - A reduction's axis given as such a constexpr, ``tl.sum(x, axis=AXIS)``: the overloads type the
   result's rank from a literal axis (and reject one the input does not have); a constexpr's value
   is unknown to mypy, so each overload taking a literal axis takes it too, and the input's rank
   picks the result's.
+- Constexprs set by ``@tl.autotune`` configs or ``@tl.heuristics``: the wrapper's launch takes them as
+  optional, so the kernel needs no dummy default for them (``BLOCK: constexpr`` rather than
+  ``BLOCK: constexpr = 64``). Their names are the keys of a literal list of ``tl.Config({...})``
+  (or of the heuristics dict); configs built otherwise make every bare constexpr of the decorated
+  kernel optional.
 
 Enable it with ``plugins = ["tile_lang.mypy_plugin"]`` in ``[tool.mypy]`` (docs/typing.md).
 """
@@ -24,13 +38,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from mypy import errorcodes
+from mypy.expandtype import expand_type
 from mypy.nodes import (
     ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, RefExpr,
     SymbolNode,
 )
-from mypy.plugin import AnalyzeTypeContext, FunctionContext, FunctionSigContext, MethodSigContext, Plugin
+from mypy.nodes import ARG_NAMED, ARG_OPT, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
+from mypy.plugin import AnalyzeTypeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
+from mypy.subtypes import is_same_type
 from mypy.types import (
-    CallableType, FunctionLike, Instance, LiteralType, Parameters, Type, UnionType, get_proper_type,
+    AnyType, CallableType, FunctionLike, Instance, LiteralType, Parameters, ProperType, Type, TypeOfAny, TypeType,
+    UnionType, get_proper_type,
 )
 
 LAUNCH = "tile_lang.kernel.Launcher.__call__"
@@ -39,13 +58,28 @@ CONSTEXPR_VALUE = "tile_lang.signature.ConstexprValue"
 DECORATORS = frozenset({"tile_lang.kernel.kernel", "tile_lang.func.func"})
 CONSTEXPR_CALL = "builtins.int"  # what mypy calls for ``constexpr(v)``, the alias's target
 AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functions typed by a literal ``axis``
+STORE = "tile_lang.ops.memory.store"
+AUTOTUNE, CONFIG = "tile_lang.autotune.autotune", "tile_lang.autotune.Config"
+WRAPPER_DECORATORS = {"tile_lang.autotune.AutotuneDecorator": AUTOTUNE,  # what each decorator class is made by
+                      "tile_lang.autotune.HeuristicsDecorator": "tile_lang.autotune.heuristics"}
+SCALARS = {"tile_lang.signature.IntScalar": "builtins.int", "tile_lang.signature.FloatScalar": "builtins.float"}
+TENSOR = "tile_lang.tensor.Tensor"
+POINTER = "tile_lang.tensor.Pointer"
+CONVERSIONS = frozenset({f"{TENSOR}.to", f"{TENSOR}.cast", "tile_lang.tensor.Converts.to"})  # typed by their dtype
+WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2"}
+CATEGORIES = {"Float": "f", "Int": "i", "UInt": "u"}
 
 
 class TileLangPlugin(Plugin):
     """The hooks: launch signatures, bare constexpr annotations and axes, and the kernel decorators."""
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
+        if fullname in CONVERSIONS:
+            return converted_to_argument
         return with_launch_options if fullname == LAUNCH else None
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        return with_supplied_optional if fullname.removesuffix(".__call__") in WRAPPER_DECORATORS else None
 
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
         return constexpr_value if fullname == CONSTEXPR else None
@@ -56,6 +90,8 @@ class TileLangPlugin(Plugin):
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname == CONSTEXPR_CALL:
             return constant_of_value
+        if fullname == STORE:
+            return store_checked
         return with_constexpr_axis if fullname.startswith(AXIS_MODULES) else None
 
 
@@ -78,8 +114,9 @@ def constant_of_value(ctx: FunctionSigContext) -> FunctionLike:
 
 
 def with_constexprs_widened(ctx: FunctionContext) -> Type:
-    """``Kernel[P]`` / ``Func[P, T]`` with each ``ConstexprValue`` parameter of ``P`` taking ``int | str``,
-    so a launch (or a call, or code forwarding ``P``) passes a plain int or a string."""
+    """``Kernel[P]`` / ``Func[P, T]`` with each ``ConstexprValue`` parameter of ``P`` taking ``int | str``
+    and each ``IntScalar`` / ``FloatScalar`` one an ``int`` / ``float``, so a launch (or a call, or code
+    forwarding ``P``) passes a plain int, float or string."""
     decorated = get_proper_type(ctx.default_return_type)
     if not isinstance(decorated, Instance):
         return ctx.default_return_type
@@ -87,6 +124,8 @@ def with_constexprs_widened(ctx: FunctionContext) -> Type:
 
     def widen(typ: Type) -> Type:
         proper = get_proper_type(typ)
+        if isinstance(proper, Instance) and proper.type.fullname in SCALARS:
+            return ctx.api.named_generic_type(SCALARS[proper.type.fullname], [])
         return given if isinstance(proper, UnionType) and any(
             isinstance(item, Instance) and item.type.fullname == CONSTEXPR_VALUE
             for item in map(get_proper_type, proper.items)) else typ
@@ -122,6 +161,86 @@ def with_constexpr_axis(ctx: FunctionSigContext) -> FunctionLike:
     types = list(signature.arg_types)
     types[index] = UnionType([declared, actual])
     return signature.copy_modified(arg_types=types)
+
+
+def _dtype_name(typ: ProperType) -> str:
+    """``f32`` for ``Float[W32]``, ``bf16``, ``bool``; a generic one as written (``Float[W]``)."""
+    if isinstance(typ, Instance) and typ.type.name in CATEGORIES and len(typ.args) == 1:
+        width = get_proper_type(typ.args[0])
+        if isinstance(width, Instance) and width.type.name in WIDTHS:
+            short = WIDTHS[width.type.name]
+            return short if short == "bf16" else CATEGORIES[typ.type.name] + short
+    if isinstance(typ, Instance):
+        return typ.type.name + (f"[{', '.join(map(str, typ.args))}]" if typ.args else "").replace("Bool", "bool")
+    return str(typ)
+
+
+def _element_and_rank(typ: Type) -> tuple[ProperType, ProperType | None] | None:
+    """(element type, rank) of a ``Tensor[D, R]`` (rank None for a ``Pointer[D]``), else None."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and proper.type.fullname == TENSOR and len(proper.args) == 2:
+        return get_proper_type(proper.args[0]), get_proper_type(proper.args[1])
+    if isinstance(proper, Instance) and proper.type.fullname == POINTER and len(proper.args) == 1:
+        return get_proper_type(proper), None
+    return None
+
+
+def _store_mismatch(pointer: Type, value: Type) -> str | None:
+    """What is wrong with ``tl.store(pointer, value)``, in words, when the element types or ranks
+    plainly disagree (both known, no type variables or Any); None otherwise."""
+    ptr, val = _element_and_rank(pointer), get_proper_type(value)
+    pointee = ptr[0] if ptr is not None else None
+    if ptr is None or not (isinstance(pointee, Instance) and pointee.type.fullname == POINTER):
+        return None
+    target = get_proper_type(pointee.args[0])
+    if isinstance(val, Instance) and val.type.fullname == "builtins.float":
+        return f"value is a float but the pointer is to {_dtype_name(target)}" if (
+            isinstance(target, Instance) and target.type.name in ("Int", "UInt", "Bool")) else None
+    given = _element_and_rank(val)
+    if given is None or given[1] is None or isinstance(given[0], AnyType):
+        return None
+    if not is_same_type(given[0], target):
+        return f"value is {_dtype_name(given[0])} but the pointer is to {_dtype_name(target)}"
+    rank, ptr_rank = given[1], ptr[1]
+    if (isinstance(rank, Instance) and isinstance(ptr_rank, Instance) and rank.type.name != "R0"
+            and rank.type.fullname != ptr_rank.type.fullname):
+        return f"value is rank {rank.type.name[1:]} but the pointers are rank {ptr_rank.type.name[1:]}"
+    return None
+
+
+def store_checked(ctx: FunctionSigContext) -> FunctionLike:
+    """One overload of ``tl.store``, as declared, unless the value plainly does not fit the pointer:
+    then a readable error here, and the overload taking what was given (one error, not mypy's
+    "cannot infer" on top)."""
+    signature = ctx.default_signature
+    if len(ctx.args) < 2 or len(ctx.args[0]) != 1 or len(ctx.args[1]) != 1:
+        return signature
+    pointer, value = (ctx.api.get_expression_type(arg[0]) for arg in ctx.args[:2])
+    declared = _element_and_rank(signature.arg_types[0])
+    actual = _element_and_rank(pointer)
+    problem = _store_mismatch(pointer, value)
+    if problem is None or declared is None or actual is None or (declared[1] is None) != (actual[1] is None):
+        return signature
+    ctx.api.fail(f"tl.store: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+    anything = AnyType(TypeOfAny.from_error)
+    return signature.copy_modified(arg_types=[pointer, anything, *signature.arg_types[2:]])
+
+
+def converted_to_argument(ctx: MethodSigContext) -> FunctionLike:
+    """``x.to(dtype)`` typed ``Tensor[<dtype>, R]`` from its argument alone, not from the variable
+    it is assigned to (see the module docstring); other calls keep the signature."""
+    signature = ctx.default_signature
+    if not ctx.args or len(ctx.args[0]) != 1 or not signature.variables:
+        return signature
+    given = get_proper_type(ctx.api.get_expression_type(ctx.args[0][0]))
+    if isinstance(given, CallableType) and given.is_type_obj():
+        given = TypeType.make_normalized(given.ret_type)
+    variable = signature.variables[0]
+    if not isinstance(given, TypeType) or variable.name != "E":
+        return signature
+    fixed = expand_type(signature, {variable.id: given.item})
+    assert isinstance(fixed, CallableType)
+    return fixed.copy_modified(variables=[v for v in signature.variables if v.id != variable.id])
 
 
 def with_launch_options(ctx: MethodSigContext) -> FunctionLike:
@@ -172,6 +291,72 @@ def _kernel(ctx: MethodSigContext) -> tuple[str, SymbolNode | None] | None:
         if isinstance(kernel, (NameExpr, MemberExpr)):
             return kernel.name, kernel.node.func if isinstance(kernel.node, Decorator) else None
     return None
+
+
+def with_supplied_optional(ctx: MethodContext) -> Type:
+    """``tl.autotune(...)(kernel)`` / ``tl.heuristics(...)(kernel)`` (as decorators too): the wrapper's
+    parameters with the constexprs it sets made optional, so the kernel needs no default for them."""
+    wrapper = get_proper_type(ctx.default_return_type)
+    names = _supplied(ctx)
+    if not isinstance(wrapper, Instance) or not names:
+        return ctx.default_return_type
+    optional = {ARG_POS: ARG_OPT, ARG_NAMED: ARG_NAMED_OPT}
+    return wrapper.copy_modified(args=[
+        arg.copy_modified(arg_kinds=[optional.get(kind, kind) if name in names else kind
+                                     for name, kind in zip(arg.arg_names, arg.arg_kinds)])
+        if isinstance(arg, Parameters) else arg for arg in wrapper.args])
+
+
+def _supplied(ctx: MethodContext) -> set[str]:
+    """The constexprs the applied ``autotune``/``heuristics`` call sets: the keys of its literal
+    ``tl.Config({...})`` list or heuristics dict; else, as a decorator, every bare constexpr of the
+    kernel it decorates (configs built by a function); else none."""
+    decorator = get_proper_type(ctx.type)
+    maker = WRAPPER_DECORATORS.get(decorator.type.fullname) if isinstance(decorator, Instance) else None
+    context = ctx.context
+    candidates = (context.original_decorators if isinstance(context, Decorator)
+                  else [context.callee] if isinstance(context, CallExpr) else [])
+    calls = [c for c in candidates if isinstance(c, CallExpr) and isinstance(c.callee, RefExpr)
+             and c.callee.fullname == maker]
+    names = _literal_keys(calls[0], maker) if len(calls) == 1 else None
+    if names is not None:
+        return names
+    signature = context.func.type if isinstance(context, Decorator) else None
+    return {name for name, typ in zip(signature.arg_names, signature.arg_types) if name is not None
+            and _is_constexpr(typ)} if isinstance(signature, CallableType) else set()
+
+
+def _literal_keys(call: CallExpr, maker: str | None) -> set[str] | None:
+    """The string keys of the call's configs (``autotune``) or values (``heuristics``), None unless literal."""
+    given = _argument(call, "configs" if maker == AUTOTUNE else "values")
+    if maker != AUTOTUNE:
+        return _keys(given)
+    if not isinstance(given, (ListExpr, TupleExpr)):
+        return None
+    found: set[str] = set()
+    for config in given.items:
+        keys = (_keys(_argument(config, "kwargs")) if isinstance(config, CallExpr)
+                and isinstance(config.callee, RefExpr) and config.callee.fullname == CONFIG else None)
+        if keys is None:
+            return None
+        found |= keys
+    return found
+
+
+def _argument(call: CallExpr, name: str) -> Expression | None:
+    """The call's argument for its first parameter, ``name``: by keyword, else the first positional."""
+    for arg, arg_name in zip(call.args, call.arg_names):
+        if arg_name == name:
+            return arg
+    positional = [arg for arg, kind in zip(call.args, call.arg_kinds) if kind == ARG_POS]
+    return positional[0] if positional else None
+
+
+def _keys(expr: Expression | None) -> set[str] | None:
+    """The keys of a dict literal whose keys are all string literals, else None."""
+    if not isinstance(expr, DictExpr) or not all(isinstance(k, StrExpr) for k, _ in expr.items):
+        return None
+    return {k.value for k, _ in expr.items if isinstance(k, StrExpr)}
 
 
 def plugin(version: str) -> type[Plugin]:

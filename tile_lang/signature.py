@@ -14,7 +14,7 @@ import numpy as np
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
-from tile_lang.tensor import Pointer
+from tile_lang.tensor import Converts, Pointer
 
 T = TypeVar("T")
 
@@ -102,6 +102,18 @@ if TYPE_CHECKING:
             return super().__hash__()
 else:
     constexpr = Constant
+
+if TYPE_CHECKING:
+    class IntScalar(Converts, int):
+        """An ``int`` kernel parameter (and ``tl.program_id``) that also converts like the rank-0 block
+        it is when the kernel runs: ``n.to(tl.int64)``. With tile_lang.mypy_plugin a launch passes an int."""
+
+    class FloatScalar(Converts, float):
+        """A ``float`` kernel parameter that also converts like the rank-0 f32 block it is when the
+        kernel runs: ``eps.to(tl.float32)``. With tile_lang.mypy_plugin a launch passes a float."""
+else:
+    IntScalar = int
+    FloatScalar = float
 
 Constexpr: TypeAlias = Annotated[T, CONSTEXPR]
 """A compile-time parameter of one type, checked at launch: ``Constexpr[int]``, ``Constexpr[float]``,

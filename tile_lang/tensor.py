@@ -96,9 +96,13 @@ class Pointer(Dtype, Generic[D]):
     """A scalar pointer to elements of ``D``; also a dtype, so ``Tensor[Pointer[D], R]`` exists.
 
     ``ptr + offsets`` is the Rust bound ``Pointer<D>: AddOffsets<i32, R, I32Tensor>``.
-    Inside a kernel the engine passes a rank-0 pointer tensor in its place.
+    Inside a kernel the engine passes a rank-0 pointer tensor in its place, so a pointer plus a
+    scalar offset (an ``int`` or a rank-0 int block) is a ``Pointer[D]`` again:
+    ``x_ptr += tl.program_id(0).to(tl.int64) * stride`` re-binds the parameter.
     """
 
+    @overload
+    def __add__(self, offsets: Tensor[Int[W], R0]) -> Pointer[D]: ...  # type: ignore[overload-overlap]
     @overload
     def __add__(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]: ...
     @overload
@@ -106,6 +110,8 @@ class Pointer(Dtype, Generic[D]):
     def __add__(self, offsets: Any) -> Any:
         raise TypeError("pointer arithmetic happens inside a kernel")
 
+    @overload
+    def __sub__(self, offsets: Tensor[Int[W], R0]) -> Pointer[D]: ...  # type: ignore[overload-overlap]
     @overload
     def __sub__(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]: ...
     @overload
@@ -144,6 +150,15 @@ def dtype_value(kind: DType) -> object:
     """What ``x.dtype`` is for a value of ``kind`` (both backends answer with this): the element
     marker (``tl.f32``), or for a pointer a :class:`PointerType` with it as ``element_ty``."""
     return PointerType(marker_of(kind.element)) if kind.element is not None else marker_of(kind)  # type: ignore[arg-type]
+
+
+class Converts:
+    """What a kernel's scalar (``tl.program_id(0)``, an ``IntScalar`` or ``FloatScalar`` parameter)
+    adds to the Python ``int``/``float`` mypy sees: ``.to`` a rank-0 block, as Triton's
+    ``eps.to(tl.float32)``. Never built: when a kernel runs, such a scalar is a rank-0 block."""
+
+    def to(self, dtype: type[E], fp_downcast_rounding: Rounding | None = None, bitcast: bool = False) -> Tensor[E, R0]:
+        raise TypeError("a scalar's .to(...) is only meaningful inside a kernel")
 
 
 class Tensor(Generic[D, R]):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 import tile_lang as tl
-from tile_lang import Float, Pointer, Tensor0, constexpr, f16, f32, i32
+from tile_lang import Float, Pointer, Tensor0, bf16, constexpr, f16, f32, i8, i16, i32
 
 W = TypeVar("W", bound=tl.Width)
 
@@ -27,7 +27,7 @@ W = TypeVar("W", bound=tl.Width)
 def store_f32_into_f16(x_ptr: Pointer[f32], y_ptr: Pointer[f16], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    tl.store(y_ptr + offs, x)  # E: misc Cannot infer value of type parameter "D" of "store"
+    tl.store(y_ptr + offs, x)  # E: arg-type tl.store: value is f32 but the pointer is to f16
 
 
 @tl.kernel
@@ -75,7 +75,7 @@ def add_rank1_bias_to_rank2(bias_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK
 def store_rank2_through_rank1(out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK, BLOCK), tl.f32)
-    tl.store(out_ptr + offs, acc)  # E: misc Cannot infer value of type parameter "R" of "store"
+    tl.store(out_ptr + offs, acc)  # E: arg-type tl.store: value is rank 2 but the pointers are rank 1
 
 
 # ---------------------------------------------------------------- (d) combine_fn not a @tl.func
@@ -217,7 +217,7 @@ def softmax_f32_into_f16(out_ptr: Pointer[f16], in_ptr: Pointer[f16], n_cols: in
     cols = tl.arange(0, BLOCK_SIZE)
     row = tl.load(in_ptr + tl.program_id(0) * n_cols + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
     num = tl.exp(row - tl.max(row, axis=0))
-    tl.store(out_ptr + tl.program_id(0) * n_cols + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)  # E: misc
+    tl.store(out_ptr + tl.program_id(0) * n_cols + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)  # E: arg-type tl.store:
 
 
 @tl.kernel
@@ -226,19 +226,19 @@ def matmul_acc_into_f16(a_ptr: Pointer[f16], c_ptr: Pointer[f16], BLOCK: constex
     a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
     acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
     acc = tl.dot(a, a, acc)
-    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)  # E: misc
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)  # E: arg-type tl.store:
 
 
 @tl.kernel
 def value_into_index_buffer(x_ptr: Pointer[f32], idx_ptr: Pointer[i32], BLOCK: constexpr) -> None:
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
-    tl.store(idx_ptr, tl.max(x, axis=0))  # E: misc
+    tl.store(idx_ptr, tl.max(x, axis=0))  # E: arg-type tl.store:
 
 
 @tl.kernel
 def index_into_value_buffer(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
-    tl.store(x_ptr, tl.argmax(x, axis=0))  # E: misc
+    tl.store(x_ptr, tl.argmax(x, axis=0))  # E: arg-type tl.store:
 
 
 @tl.kernel
@@ -301,7 +301,7 @@ def dot_rank2_by_rank1(a_ptr: Pointer[f16], BLOCK: constexpr) -> None:
 def store_column_through_row(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    tl.store(x_ptr + offs, x[:, None])  # E: misc
+    tl.store(x_ptr + offs, x[:, None])  # E: arg-type tl.store:
 
 
 @tl.kernel
@@ -454,3 +454,98 @@ def bad_tutorial_launches(n: int) -> None:
 
 LOG2_E = tl.constexpr(1.4426950408889634)  # mypy reads it as the float it holds, not int(1.44)
 log2_e_as_int: int = LOG2_E  # E: assignment
+
+
+# ---------------------------------------------------------------- Liger-shaped mistakes (good_liger.py has the correct idioms)
+
+
+@tl.kernel
+def pointer_rebound_to_block(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x_ptr += tl.arange(0, BLOCK)  # E: assignment "Tensor[Pointer[Float[W32]], R1]", variable has type "Pointer[Float[W32]]"
+
+
+@tl.kernel
+def plain_float_has_no_to(x_ptr: Pointer[f32], eps: float, BLOCK: constexpr) -> None:
+    tl.store(x_ptr, eps.to(tl.float32))  # E: attr-defined "float" has no attribute "to"
+
+
+@tl.kernel
+def int_scalar_param(x_ptr: Pointer[f32], n: tl.IntScalar, BLOCK: constexpr) -> None:
+    tl.store(x_ptr + n.to(tl.int64), 0.0)
+
+
+def float_for_int_scalar(x: tl.Buffer[f32]) -> None:
+    int_scalar_param[(1,)](x, 2.5, BLOCK=8)  # E: arg-type Argument 2 to "int_scalar_param" has incompatible type "float"
+
+
+@tl.kernel
+def rebound_to_other_dtype(x_ptr: Pointer[Float[W]], BLOCK: constexpr) -> None:
+    x_row = tl.load(x_ptr + tl.arange(0, BLOCK))
+    x_row = x_row.to(tl.float32)  # E: assignment expression has type "Tensor[Float[W32], R1]", variable has type "Tensor[Float[W], R1]"
+
+
+@tl.kernel
+def f32_into_bf16_in_loaded_range(x_ptr: Pointer[f32], y_ptr: Pointer[bf16], starts_ptr: Pointer[i32]) -> None:
+    for i in tl.range(tl.load(starts_ptr), tl.load(starts_ptr + 1)):
+        tl.store(y_ptr + i, tl.load(x_ptr + i))  # E: arg-type tl.store: value is f32 but the pointer is to bf16
+
+
+@tl.kernel
+def f32_into_f16_generic(x_ptr: Pointer[Float[W]], y_ptr: Pointer[Float[W]], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(tl.float32))  # E: arg-type tl.store: value is f32 but the pointer is to Float[W]
+
+
+@tl.kernel
+def store_rank2_into_rank1_pointers(out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK, BLOCK), tl.f32))  # E: arg-type tl.store: value is rank 2 but the pointers are rank 1
+
+
+@tl.kernel
+def float_into_int_buffer(i_ptr: Pointer[i32], BLOCK: constexpr) -> None:
+    tl.store(i_ptr + tl.arange(0, BLOCK), 0.5)  # E: arg-type tl.store: value is a float but the pointer is to i32
+
+
+@tl.kernel
+def atomic_max_f16(h_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_max(h_ptr + offs, tl.load(h_ptr + offs))  # E: type-var "NumT" of "atomic_max" cannot be "Float[W16]"
+
+
+@tl.kernel
+def atomic_add_i8(b_ptr: Pointer[i8], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(b_ptr + offs, tl.load(b_ptr + offs))  # E: type-var "AddT" of "atomic_add" cannot be "Int[W8]"
+
+
+@tl.kernel
+def atomic_add_i16(s_ptr: Pointer[i16]) -> None:
+    tl.atomic_add(s_ptr, 1)  # E: type-var "AddT" of "atomic_add" cannot be "Int[W16]"
+
+
+@tl.kernel
+def builtin_max_of_blocks(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    max(x, x)  # MISS: builtin max of blocks (Tensor.__lt__ returns a block, which mypy accepts as a truth value)
+
+
+@tl.kernel
+def builtin_min_of_blocks(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    min(x, x)  # MISS: builtin min of blocks (as max)
+
+
+# ---------------------------------------------------------------- autotuned kernels: only what the configs set is optional
+
+
+@tl.autotune(configs=[tl.Config({"BLOCK": 128}), tl.Config({"BLOCK": 256})], key=["n"])
+@tl.kernel
+def tuned_scale(x_ptr: Pointer[f32], n: int, SCALE: constexpr, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * SCALE)
+
+
+def bad_tuned_launches(n: int) -> None:
+    x = tl.empty(n, tl.f32)
+    tuned_scale[(1,)](x, n)  # E: call-arg Missing positional argument "SCALE"
+    tuned_scale[(1,)](x, n, SCALE=2, BLOCKS=64)  # E: call-arg Unexpected keyword argument "BLOCKS"

@@ -5,19 +5,22 @@ from __future__ import annotations
 from typing import Any, Literal, TypeVar, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.dtypes import Bool, Float, Int, UInt
+from tile_lang.dtypes import W16, W32, W64, WBF16, Bool, Float, Int, UInt
 from tile_lang.tensor import R0, D, Pointer, R, Tensor
 
 Sem = Literal["relaxed", "acquire", "release", "acq_rel"]
 Scope = Literal["gpu", "cta", "sys"]
-NumT = TypeVar("NumT", bound=Float[Any] | Int[Any] | UInt[Any])
-IntT = TypeVar("IntT", bound=Int[Any] | UInt[Any])
+# The element types each atomic takes, as tile_lang.semantics.memory.atomic_element checks them at
+# run time (Triton's): 32/64-bit ints and floats, f16/bf16 for add only, ints only for bitwise ops.
+AddT = TypeVar("AddT", bound=Float[W16] | Float[WBF16] | Float[W32] | Float[W64] | Int[W32] | Int[W64] | UInt[W32] | UInt[W64])
+NumT = TypeVar("NumT", bound=Float[W32] | Float[W64] | Int[W32] | Int[W64] | UInt[W32] | UInt[W64])
+IntT = TypeVar("IntT", bound=Int[W32] | Int[W64] | UInt[W32] | UInt[W64])
 
 
 @overload
-def atomic_add(pointer: Tensor[Pointer[NumT], R], val: Tensor[NumT, R] | Tensor[NumT, R0] | float, mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[NumT, R]: ...
+def atomic_add(pointer: Tensor[Pointer[AddT], R], val: Tensor[AddT, R] | Tensor[AddT, R0] | float, mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[AddT, R]: ...
 @overload
-def atomic_add(pointer: Pointer[NumT], val: Tensor[NumT, R0] | float, mask: Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[NumT, R0]: ...
+def atomic_add(pointer: Pointer[AddT], val: Tensor[AddT, R0] | float, mask: Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[AddT, R0]: ...
 @builtin
 def atomic_add(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None, scope: Scope | None = None) -> Any:
     """``*pointer += val`` atomically (sem defaults to acq_rel, scope to gpu)."""

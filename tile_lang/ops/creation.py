@@ -7,20 +7,12 @@ from typing import Any, Literal, overload
 from tile_lang.builtin import builtin
 from tile_lang.func import helper
 from tile_lang.dtypes import Int, W32
+from tile_lang.signature import IntScalar
 from tile_lang.tensor import R0, R1, R2, R3, D, E, R, Rounding, Tensor
 
 
-class ProgramIndex(int):
-    """The static type of ``tl.program_id``: an ``int`` to mypy (``pid * BLOCK`` is an int)
-    that also converts like a scalar block, ``tl.program_id(0).to(tl.int64)``. Never built:
-    when a kernel runs, the engine returns a rank-0 i32 block."""
-
-    def to(self, dtype: type[E]) -> Tensor[E, R0]:
-        raise TypeError("tl.program_id(...).to(...) is only meaningful inside a kernel")
-
-
 @builtin
-def program_id(axis: Literal[0, 1, 2]) -> ProgramIndex:
+def program_id(axis: Literal[0, 1, 2]) -> IntScalar:
     """The index of this program along grid ``axis``."""
 
 
