@@ -4,6 +4,10 @@
 # usage: scripts/dot_profile.sh OUT_DIR [KERNEL...]   (kernels: matmul attention64 attention128)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+for tool in ncu cuobjdump nvcc; do
+  command -v "$tool" > /dev/null || { echo "dot_profile.sh: $tool not found: run on a machine with the CUDA toolkit and Nsight Compute on PATH" >&2; exit 1; }
+done
+[ $# -ge 1 ] || { echo "usage: scripts/dot_profile.sh OUT_DIR [KERNEL...]" >&2; exit 2; }
 out="$1"; shift
 kernels=("${@:-matmul attention64 attention128}")
 mkdir -p "$out"

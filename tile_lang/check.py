@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import importlib
+import os
 import pkgutil
 import sys
 import traceback
@@ -21,7 +22,7 @@ from typing import Any
 
 from tile_lang import dtypes
 from tile_lang.autotune import Autotuner, Wrapper
-from tile_lang.errors import LaunchError, TileLangError, at_line
+from tile_lang.errors import CompilerBug, KernelError, LaunchError, TileLangError, at_line
 from tile_lang.kernel import Kernel
 from tile_lang.signature import NO_DEFAULT
 
@@ -250,7 +251,7 @@ def _module_name(target: str) -> str:
 
 def _import_failure(name: str, exc: BaseException) -> Report:
     """A module that failed to import, at the line that raised in it (a KernelError's own line)."""
-    if isinstance(exc, TileLangError):
+    if isinstance(exc, (KernelError, CompilerBug)):
         return Report(Outcome.ERROR, str(exc))
     if isinstance(exc, ModuleNotFoundError) and exc.name is not None and \
             exc.name.partition(".")[0] != name.partition(".")[0]:  # an optional dependency absent here
@@ -263,6 +264,12 @@ def _import_failure(name: str, exc: BaseException) -> Report:
 
 
 def _raised_at(exc: BaseException) -> str:
-    """``file:line: `` of the innermost frame that raised ``exc``."""
+    """``file:line: `` of the innermost frame in a source file outside tile_lang that raised
+    ``exc`` (the user's line that called into tile_lang, as a LaunchError's message names no line)."""
     frames = traceback.extract_tb(exc.__traceback__)
-    return f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+    outside = [f for f in frames if not f.filename.startswith(_LIBRARY)] or frames
+    return f"{outside[-1].filename}:{outside[-1].lineno}: " if outside else ""
+
+
+_LIBRARY = (str(Path(__file__).parent) + os.sep, str(Path(__file__).parent.parent / "backends") + os.sep,
+            "<")  # and generated code: a dataclass's __init__ is "<string>"

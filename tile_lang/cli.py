@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
+import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec
 
 from tile_lang.errors import KernelError, LaunchError, TileLangError
 
+P = ParamSpec("P")
 
 def _constexpr(text: str) -> tuple[str, Any]:
     name, sep, value = text.partition("=")
@@ -72,6 +75,20 @@ def _specialization_arguments(parser: argparse.ArgumentParser) -> None:
                              "it (a descriptor's row stride: TMA on 90a)")
 
 
+def _quiet_on_broken_pipe(command: Callable[P, int]) -> Callable[P, int]:
+    """``command`` ending quietly when its reader goes away (``tile-lang inspect ... | head``)."""
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> int:
+        try:
+            return command(*args, **kwargs)
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor fail flushing at exit
+            return 0
+
+    return run
+
+
+@_quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tile-lang", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)

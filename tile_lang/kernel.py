@@ -20,7 +20,7 @@ import numpy as np
 from tile_lang import dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
-from tile_lang.errors import KernelError, LaunchError
+from tile_lang.errors import KernelError, LaunchError, TileLangError, trimmed
 from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LastLaunch, LaunchCache, plain_grid
 from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, infer, match_pointee, plain,
                                  read_params, show_dtype)
@@ -204,6 +204,11 @@ class Kernel(Generic[P]):
     def __repr__(self) -> str:
         return f"<tl.kernel {self.name} at {self.filename}:{self.lineno}>"
 
+    if not typing.TYPE_CHECKING:  # mypy keeps reporting a call as an error; at run time it says what to write
+        def __call__(self, *args: Any, **kwargs: Any) -> None:
+            raise TypeError(f"kernel {self.name} is not called directly: launch it with {self.name}[grid](...), "
+                            "the grid a tuple of program counts such as (tl.cdiv(n, BLOCK),)")
+
     def inspect(self, num_warps: int = 4, optimized: bool = True, arch: str = "80", num_stages: int = 3,
                 divisible: Sequence[str] = (), **constexprs: Any) -> str:
         """The compiler's IR for these constexprs (after the pass pipeline unless ``optimized=False``),
@@ -319,7 +324,15 @@ class Launcher(Generic[P]):
         self.options = options
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> None:
-        """Launch: through the fast path when this call looks like an earlier checked one (see
+        """Launch; an error is raised from here without tile_lang's frames (:func:`~tile_lang.errors.trimmed`)."""
+        __tracebackhide__ = True  # pytest's traceback starts at the user's launch line
+        try:
+            self._launch(args, kwargs)
+        except TileLangError as error:
+            raise trimmed(error)
+
+    def _launch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Through the fast path when this call looks like an earlier checked one (see
         :mod:`tile_lang.launch_cache`), else check everything first. As in Triton, a grid with a
         zero entry launches nothing."""
         backend = registry.current()

@@ -12,7 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import torch
+try:
+    import torch
+except ImportError as exc:  # the optional extra is not installed
+    raise ImportError("tile_lang.torch needs PyTorch: pip install torch (or, from a clone, pip install -e '.[torch]')",
+                      name=exc.name) from None
 
 from tile_lang.errors import LaunchError
 

@@ -55,7 +55,8 @@ class CupyBackend:
         try:
             count = cupy.cuda.runtime.getDeviceCount()
         except Exception as exc:
-            return f"no usable CUDA device ({type(exc).__name__}: {exc})"
+            # without a driver CuPy says "CUDA driver version is insufficient", which reads as an old driver
+            return f"no CUDA GPU/driver found (CuPy: {type(exc).__name__}: {exc})"
         return None if count > 0 else "no CUDA device found"
 
     def device_count(self) -> int:
@@ -122,6 +123,7 @@ class CupyBackend:
     def generate_source(self, fn: Function) -> GeneratedSource:
         """The CUDA C++ for ``fn`` (``kernel.cuda_source``); needs neither CuPy nor a GPU."""
         from tile_lang_cupy.codegen import generate
+        from tile_lang_cupy.headers import INCLUDE_DIR
 
         cuda = generate(fn)
         return GeneratedSource(cuda.source, (str(INCLUDE_DIR),), cuda.smem_bytes)

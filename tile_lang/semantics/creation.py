@@ -15,7 +15,7 @@ def arange(start: object, end: object) -> tuple[int, int]:
     """The bounds of ``tl.arange``: compile-time ints (a block's size is fixed when the kernel is
     compiled), spanning a positive power of two of i32 values (``end <= 2**31``: Triton's
     "arange must fit in int32", whose i32 values would wrap past it), at most a block's limit."""
-    first, last = constexpr_int(start, "tl.arange", "start"), constexpr_int(end, "tl.arange", "end")
+    first, last = _bound(start, "start"), _bound(end, "end")
     n = last - first
     if n <= 0 or n & (n - 1):
         raise SemanticError(f"tl.arange({first}, {last}): the extent {n} must be a positive power of two")
@@ -24,6 +24,14 @@ def arange(start: object, end: object) -> tuple[int, int]:
         raise SemanticError(f"tl.arange({first}, {last}): the values are i32, so the bounds must lie in "
                             f"[0, 2**31] (0 <= start < end <= {ARANGE_LIMIT})")
     return first, last
+
+
+def _bound(value: object, arg: str) -> int:
+    """A bound of ``tl.arange``; a runtime one is most often a kernel parameter left without ``: tl.constexpr``."""
+    if shown(value) == "a runtime value":
+        raise SemanticError(f"tl.arange: {arg} must be a compile-time int, got a runtime value (if it is a kernel "
+                            f"parameter, annotate it `NAME: tl.constexpr` to make it compile-time)")
+    return constexpr_int(value, "tl.arange", arg)
 
 
 def block_shape(shape: object, what: str) -> tuple[int, ...]:
