@@ -89,6 +89,18 @@ def test_reference_runs_every_config_once_per_key_then_the_first(launches: list[
     assert len(launches) == 9
 
 
+def test_best_config_is_the_last_keys_choice(launches: list[Launch]) -> None:
+    """Triton's ``best_config``: None before a launch, then the config the last launch's key chose (the
+    first config on the reference)."""
+    configs = BLOCKS[2:] + BLOCKS[:2]
+    tuned = tl.autotune(configs=configs, key=["n"])(scale)
+    assert tuned.best_config is None
+    _run_scale(tuned, 1000)
+    assert tuned.best_config is configs[0]
+    _run_scale(tuned, 1000, seed=1)  # the same key: the chosen config alone runs
+    assert tuned.best_config is configs[0] and launches[-1].constexprs["BLOCK"] == configs[0].kwargs["BLOCK"]
+
+
 def test_inputs_restored_between_configs_and_no_second_run() -> None:
     tuned = tl.autotune(configs=BLOCKS, key=["n"])(bump)
     x = _data(300)
@@ -221,11 +233,12 @@ def test_timed_backend_picks_the_fastest_and_caches_it_on_disk(timed: list[Launc
     assert stored["config"] == best
     assert str(timed[-1].constexprs["BLOCK"]) in best  # the final, real launch used the winner
     assert f"kernel scale, key {{'n': 4096}}: {best}" in capsys.readouterr().out
+    assert str(tuned.best_config) == best
 
     again = tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=3)(scale)  # a new process, in effect
     before = len(timed)
     _run_scale(again, 4096)
-    assert len(timed) == before + 1
+    assert len(timed) == before + 1 and str(again.best_config) == best  # the winner read from the disk
 
     files[0].write_text("{not json")                          # a damaged entry is re-tuned, not trusted
     with pytest.warns(CacheWarning, match="corrupt entry"):
@@ -251,6 +264,8 @@ def test_timed_backend_restores_and_zeroes(timed: list[Launch]) -> None:
 
 
 def test_tuned_launches_keep_the_kernel_signature_under_mypy(tmp_path: Path) -> None:
+    """The kernel's parameters are checked at a tuned launch; the constexprs the configs and the
+    heuristic set need no default (tile_lang.mypy_plugin makes them optional)."""
     mypy_api = pytest.importorskip("mypy.api", reason="mypy is not installed (pip install -e '.[dev]')")
     source = tmp_path / "tuned_launch.py"
     source.write_text(
@@ -259,15 +274,15 @@ def test_tuned_launches_keep_the_kernel_signature_under_mypy(tmp_path: Path) -> 
         "@tl.autotune(configs=[tl.Config({'BLOCK': 32})], key=['n'])\n"
         "@tl.heuristics({'HALF': lambda args: args['BLOCK'] // 2})\n"
         "@tl.kernel\n"
-        "def k(x_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr = 64, HALF: constexpr = 32) -> None:\n"
+        "def k(x_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr, HALF: constexpr) -> None:\n"
         "    tl.store(x_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), dtype=tl.f32))\n"
         "def launch(x: tl.Buffer[tl.f32], y: tl.Buffer[tl.f16]) -> None:\n"
         "    k[(1,)](x, 10)\n"
         "    k[lambda meta: (meta['BLOCK'],), tl.Options(stream=None)](x, n=10)\n"
         "    k[(1,)](y, 10)\n"
         "    k[(1,)](x, 1.5)\n")
-    out, err, status = mypy_api.run(["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"),
-                                     "--follow-imports", "silent", str(source)])
+    out, err, status = mypy_api.run(["--config-file", str(REPO / "pyproject.toml"), "--strict", "--no-incremental",
+                                     "--cache-dir", str(tmp_path / "cache"), "--follow-imports", "silent", str(source)])
     errors = [line.split(": error: ")[0].rsplit(":", 1)[1] for line in out.splitlines() if ": error: " in line]
     assert errors == ["11", "12"], out + err
 

@@ -144,9 +144,20 @@ class Heuristics(Wrapper[P]):
         _launch(self.inner, grid, options, named)
 
 
-def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Kernel[P] | Wrapper[P]], Heuristics[P]]:
+class HeuristicsDecorator:
+    """What ``tl.heuristics(values)`` returns; a class so that the mypy plugin types its application
+    (the constexprs it sets need no default in the kernel's signature)."""
+
+    def __init__(self, values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> None:
+        self.values = values
+
+    def __call__(self, inner: Kernel[P] | Wrapper[P]) -> Heuristics[P]:
+        return Heuristics(inner, self.values)
+
+
+def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> HeuristicsDecorator:
     """Set constexprs from functions of the named arguments (and of the config, under ``autotune``)."""
-    return lambda inner: Heuristics(inner, values)
+    return HeuristicsDecorator(values)
 
 
 @dataclass
@@ -181,6 +192,7 @@ class Autotuner(Wrapper[P]):
                 raise self.error(f"autotune: {name!r} (reset_to_zero/restore_value) is not a pointer parameter "
                                  f"of kernel {self.kernel.name}")
         self.cache: dict[tuple[Any, ...], _Tuned] = {}
+        self.best_config: Config | None = None  # the config of the last launch's key (Triton's best_config)
 
     def run(self, grid: Any, options: Options, named: dict[str, Any]) -> None:
         given = sorted({"num_warps", "num_stages"} & named.keys())
@@ -192,6 +204,7 @@ class Autotuner(Wrapper[P]):
         key = (backend.name,) + tuple(_key_value(named[k], buffers.get(k)) for k in self.key)
         tuned = self.cache.get(key)
         if tuned is not None:
+            self.best_config = tuned.config
             self._run(tuned.config, grid, options, named, buffers)
             return
         start = time.perf_counter()
@@ -201,6 +214,7 @@ class Autotuner(Wrapper[P]):
         else:
             tuned = self.cache[key] = self._choose(configs, grid, options, named, buffers, key)
             self._run(tuned.config, grid, options, named, buffers)
+        self.best_config = tuned.config
         if os.environ.get(PRINT_ENV_VAR) == "1":
             timing = f", {tuned.timings[str(tuned.config)]:.4f} ms" if tuned.timings else ""
             print(f"tile_lang autotune: kernel {self.kernel.name}, key {dict(zip(self.key, key[1:]))}: "
@@ -302,16 +316,26 @@ class Autotuner(Wrapper[P]):
         return open_cache(), f"autotune-{self.kernel.name}-{digest(*parts)}.json"
 
 
+class AutotuneDecorator:
+    """What ``tl.autotune(...)`` returns; a class so that the mypy plugin types its application
+    (the constexprs the configs set need no default in the kernel's signature)."""
+
+    def __init__(self, make: Callable[[Kernel[Any] | Wrapper[Any]], Autotuner[Any]]) -> None:
+        self.make = make
+
+    def __call__(self, inner: Kernel[P] | Wrapper[P]) -> Autotuner[P]:
+        return self.make(inner)
+
+
 def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: PruneConfigs | None = None,
              reset_to_zero: Sequence[str] | None = None, restore_value: Sequence[str] | None = None,
-             warmup: float = 25, rep: float = 100,
-             cache_results: bool = True) -> Callable[[Kernel[P] | Wrapper[P]], Autotuner[P]]:
+             warmup: float = 25, rep: float = 100, cache_results: bool = True) -> AutotuneDecorator:
     """Choose each launch's constexprs and options among ``configs``, once per value of the
     ``key`` arguments (pointers contribute their dtype). ``reset_to_zero`` buffers are zeroed
     before every run (accumulators the caller zeroed); ``restore_value`` buffers are restored
     after each timed run (data updated in place). ``warmup``/``rep`` are ``do_bench``'s budgets."""
-    return lambda inner: Autotuner(inner, configs, key, prune_configs_by, reset_to_zero or (),
-                                   restore_value or (), warmup, rep, cache_results)
+    return AutotuneDecorator(lambda inner: Autotuner(inner, configs, key, prune_configs_by, reset_to_zero or (),
+                                                     restore_value or (), warmup, rep, cache_results))
 
 
 def _buffers(kernel: Kernel[Any], named: Mapping[str, Any], backend: registry.Backend) -> dict[str, Buffer[Any]]:

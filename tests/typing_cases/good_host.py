@@ -76,3 +76,34 @@ def launch_all(n: int) -> None:
     layer_norm_fwd[(64,)](x, half, x, x, y, y, 64, 64, 1e-5, BLOCK_SIZE=64)
     attn_fwd[(4,)](wide, wide, wide, wide, 0.125, 64, 64, BLOCK_M=16, BLOCK_N=16, HEAD_DIM=64)
     assert out.numpy().shape == (n,)
+
+
+# ---------------------------------------------------------------- autotuned constexprs need no default
+
+
+def _block_configs() -> list[tl.Config]:
+    return [tl.Config({"BLOCK": b, "VEC": 1}) for b in (128, 256)]
+
+
+@tl.autotune(configs=[tl.Config({"BLOCK": 128}, num_warps=4), tl.Config({"BLOCK": 256}, num_warps=8)], key=["n"])
+@tl.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@tl.kernel
+def tuned_scale_kernel(x_ptr: Pointer[f32], n: int, SCALE: constexpr, BLOCK: constexpr, EVEN: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n if not EVEN else None
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) * SCALE, mask=mask)
+
+
+@tl.autotune(configs=_block_configs(), key=["n"])  # built by a function: every bare constexpr optional
+@tl.kernel
+def tuned_copy_kernel(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n: int, BLOCK: constexpr, VEC: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK * VEC + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def launch_tuned(n: int) -> tl.Config | None:
+    """The configs' and the heuristic's constexprs are left out; the others are passed."""
+    x = tl.empty(n, tl.f32)
+    tuned_scale_kernel[lambda meta: (tl.cdiv(n, meta["BLOCK"]),)](x, n, SCALE=2)
+    tuned_copy_kernel[lambda meta: (tl.cdiv(n, meta["BLOCK"]),)](x, x, n)
+    return tuned_scale_kernel.best_config
