@@ -33,7 +33,7 @@ def runtime_arange(x: Pointer[i32], n: int) -> None:
 @tl.kernel
 def int_load_with_inf(x: Pointer[i32], y: Pointer[i32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
-    tl.store(y + offs, tl.load(x + offs, mask=offs < 3, other=float("-inf")))  # type: ignore[arg-type, misc, operator]
+    tl.store(y + offs, tl.load(x + offs, mask=offs < 3, other=float("-inf")))  # type: ignore[arg-type]
 
 
 @tl.kernel
@@ -44,7 +44,7 @@ def arange_of_six(x: Pointer[i32], BLOCK: constexpr) -> None:
 @tl.kernel
 def atomic_max_f16(x: Pointer[tl.f16], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
-    tl.atomic_max(x + offs, tl.load(x + offs))
+    tl.atomic_max(x + offs, tl.load(x + offs))  # type: ignore[type-var]
 
 
 @tl.kernel
@@ -277,7 +277,7 @@ def rand_rounds_by_block(x: Pointer[f32], BLOCK: constexpr) -> None:
 @tl.kernel
 def stores_a_wider_block(x: Pointer[i32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
-    tl.store(x + offs, tl.reshape(offs, (2, BLOCK // 2)))  # type: ignore[misc]
+    tl.store(x + offs, tl.reshape(offs, (2, BLOCK // 2)))  # type: ignore[arg-type]
 
 
 @tl.kernel

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mypy import errorcodes
+from mypy.checkexpr import has_any_type
 from mypy.expandtype import expand_type
 from mypy.nodes import (
     ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, RefExpr,
@@ -197,7 +198,7 @@ def _store_mismatch(pointer: Type, value: Type) -> str | None:
         return f"value is a float but the pointer is to {_dtype_name(target)}" if (
             isinstance(target, Instance) and target.type.name in ("Int", "UInt", "Bool")) else None
     given = _element_and_rank(val)
-    if given is None or given[1] is None or isinstance(given[0], AnyType):
+    if given is None or given[1] is None or has_any_type(given[0]) or has_any_type(target):
         return None
     if not is_same_type(given[0], target):
         return f"value is {_dtype_name(given[0])} but the pointer is to {_dtype_name(target)}"

@@ -14,7 +14,7 @@ from typing import TypeVar
 from typing_extensions import assert_type
 
 import tile_lang as tl
-from tile_lang import R0, R1, Constexpr, Float, Pointer, Tensor, constexpr, f32, i32, i64
+from tile_lang import R0, Constexpr, Float, Pointer, Tensor, constexpr, f32, i32, i64
 
 W = TypeVar("W", bound=tl.Width)
 
