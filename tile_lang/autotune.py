@@ -28,6 +28,7 @@ from tile_lang.buffer import Buffer
 from tile_lang.errors import CompilerBug, KernelError, LaunchError, OutOfResources
 from tile_lang.host import MultiDeviceBackend
 from tile_lang.kernel import Grid, Kernel, Options, P
+from tile_lang.progress import progress
 from tile_lang.signature import ParamKind
 
 PRINT_ENV_VAR = "TILE_LANG_PRINT_AUTOTUNING"
@@ -238,7 +239,7 @@ class Autotuner(Wrapper[P]):
                 return cached
         saved = {name: _snapshot(buffers[name]) for name in self.restore_value}
         timings: dict[str, float] = {}
-        for config in _progress(configs, f"autotuning {self.kernel.name}"):
+        for config in progress(configs, f"autotuning {self.kernel.name}", str):
             timings[str(config)] = self._bench(config, grid, options, named, buffers, saved)
         best = min(configs, key=lambda c: timings[str(c)])
         if not timings[str(best)] < float("inf"):
@@ -270,7 +271,7 @@ class Autotuner(Wrapper[P]):
         which the buffers hold afterwards. The first config is the choice."""
         inputs = {name: _snapshot(b) for name, b in buffers.items()}
         first: dict[str, Any] = {}
-        for config in configs:
+        for config in progress(configs, f"autotuning {self.kernel.name} (checking configs agree)", str):
             for name, values in inputs.items():
                 _native(buffers[name])[...] = values
             try:
@@ -420,12 +421,3 @@ def _times(timings: dict[str, Any]) -> bool:
 def _write_winner(disk: DiskCache, name: str, config: Config, timings: Mapping[str, float]) -> None:
     disk.write(name, json.dumps({"config": str(config), "timings": dict(timings)}, indent=1).encode())
 
-
-def _progress(configs: list[Config], label: str) -> Sequence[Config]:
-    """``configs`` behind a tqdm progress bar when tqdm (the ``tqdm`` extra) is installed."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return configs
-    bar: Sequence[Config] = tqdm(configs, desc=label, leave=False)
-    return bar

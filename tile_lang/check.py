@@ -24,6 +24,7 @@ from tile_lang import dtypes
 from tile_lang.autotune import Autotuner, Wrapper
 from tile_lang.errors import CompilerBug, KernelError, LaunchError, TileLangError, at_line
 from tile_lang.kernel import Kernel
+from tile_lang.progress import progress
 from tile_lang.signature import NO_DEFAULT
 
 CHECK_LIST = "TILE_LANG_CHECK"
@@ -85,17 +86,17 @@ def check(target: str, values: Mapping[str, Any] | None = None, num_warps: int =
     reports: list[Report] = []
     modules = list(_import_all(target, reports))
     declared = _declared(modules, reports)
-    for module in modules:
-        for found in _kernels_of(module):
-            kernel = _kernel(found)
-            if kernel.unannotated:
-                reports.append(_unannotated(kernel))
-                continue
-            from_line = Specialization(kernel, _for_kernel(kernel, values), num_warps, num_stages, arch)
-            bases = [*declared.get(id(kernel), []), *_configs(found)]
-            reports += [_check_one(spec) for spec in _specializations(bases, from_line)]
-            if not bases and not _resolves(from_line):
-                reports.append(_not_checked(from_line))
+    kernels = [found for module in modules for found in _kernels_of(module)]
+    for found in progress(kernels, "tile-lang check", lambda found: _kernel(found).name):
+        kernel = _kernel(found)
+        if kernel.unannotated:
+            reports.append(_unannotated(kernel))
+            continue
+        from_line = Specialization(kernel, _for_kernel(kernel, values), num_warps, num_stages, arch)
+        bases = [*declared.get(id(kernel), []), *_configs(found)]
+        reports += [_check_one(spec) for spec in _specializations(bases, from_line)]
+        if not bases and not _resolves(from_line):
+            reports.append(_not_checked(from_line))
     return reports
 
 

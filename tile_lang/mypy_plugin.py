@@ -45,7 +45,7 @@ from mypy.nodes import (
     ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, RefExpr,
     SymbolNode,
 )
-from mypy.nodes import ARG_NAMED, ARG_OPT, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
+from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
 from mypy.plugin import AnalyzeTypeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
 from mypy.subtypes import is_same_type
 from mypy.types import (
@@ -310,8 +310,8 @@ def with_supplied_optional(ctx: MethodContext) -> Type:
 
 def _supplied(ctx: MethodContext) -> set[str]:
     """The constexprs the applied ``autotune``/``heuristics`` call sets: the keys of its literal
-    ``tl.Config({...})`` list or heuristics dict; else, as a decorator, every bare constexpr of the
-    kernel it decorates (configs built by a function); else none."""
+    ``tl.Config({...})`` list or heuristics dict; else (configs built by a function) every bare
+    constexpr of the kernel it is applied to, where that kernel's definition is named; else none."""
     decorator = get_proper_type(ctx.type)
     maker = WRAPPER_DECORATORS.get(decorator.type.fullname) if isinstance(decorator, Instance) else None
     context = ctx.context
@@ -322,9 +322,19 @@ def _supplied(ctx: MethodContext) -> set[str]:
     names = _literal_keys(calls[0], maker) if len(calls) == 1 else None
     if names is not None:
         return names
-    signature = context.func.type if isinstance(context, Decorator) else None
+    kernel = _decorated(context)
+    signature = kernel.func.type if kernel is not None else None
     return {name for name, typ in zip(signature.arg_names, signature.arg_types) if name is not None
             and _is_constexpr(typ)} if isinstance(signature, CallableType) else set()
+
+
+def _decorated(context: Context) -> Decorator | None:
+    """The decorated kernel that ``autotune``/``heuristics`` is applied to: the decorator's own
+    function, or the ``@tl.kernel`` function a call ``tl.autotune(...)(kernel)`` names."""
+    if isinstance(context, Decorator):
+        return context
+    given = context.args[0] if isinstance(context, CallExpr) and len(context.args) == 1 else None
+    return given.node if isinstance(given, RefExpr) and isinstance(given.node, Decorator) else None
 
 
 def _literal_keys(call: CallExpr, maker: str | None) -> set[str] | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tests.fuzz.dots import is_dot
 from tests.fuzz.runner import Outcome, Verdict, run_many, unavailable_reason
+from tile_lang.progress import progress
 
 
 def report(outcome: Outcome, out: Path) -> None:
@@ -43,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         seeds = filter(is_dot, seeds)
     verdicts: collections.Counter[Verdict] = collections.Counter()
     failed: dict[str, list[int]] = collections.defaultdict(list)  # seeds by the edge case planted
-    for outcome in run_many(seeds, args.jobs, lambda: time.monotonic() < deadline):
+    outcomes = run_many(seeds, args.jobs, lambda: time.monotonic() < deadline)
+    total = None if args.dots else args.count  # --dots runs a quarter of the --count seeds
+    for outcome in progress(outcomes, "fuzzing", lambda o: f"seed {o.seed} {o.verdict.value}", total):
         verdicts[outcome.verdict] += 1
         if outcome.verdict.failed:
             report(outcome, args.out)
