@@ -104,6 +104,43 @@ for n in (256, 250):  # EVEN, then not: the unmasked branch would read past 250
     square_kernel[(triton.cdiv(n, 64),)](x, out, n, BLOCK=64)
     check(out, x.astype(np.float64) ** 2)
 ''',
+    "test_helpers": '''
+from triton import knobs  # noqa: F401 (Triton's test helpers import these names)
+from triton.compiler.errors import CompilationError
+from triton.runtime.errors import InterpreterError
+from triton.runtime.jit import reinterpret, type_canonicalisation_dict
+
+assert CompilationError is triton.CompilationError and issubclass(CompilationError, triton.TritonError)
+assert type_canonicalisation_dict["uint32"] == "uint32"
+assert isinstance(tl.uint32, tl.dtype) and isinstance(tl.float16, tl.dtype)
+assert not isinstance(3, tl.dtype) and not isinstance([tl.float32], tl.dtype)
+
+
+@triton.jit
+def add_one(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+signed = rng.integers(-2**31, 2**31 - 1, 100).astype(np.int32)  # negatives: the bits matter
+x = reinterpret(signed, tl.uint32)
+out = np.full(100, 7, np.uint32)
+add_one[(1,)](x, out, 100, BLOCK=128)
+assert x.dtype == np.uint32 and (out.astype(np.int64) == signed.view(np.uint32).astype(np.int64) + 1).all()
+
+
+@triton.jit
+def positive(x_ptr):
+    tl.device_assert(tl.load(x_ptr) > 0, "must be positive")
+
+
+try:
+    positive[(1,)](np.zeros(1, np.float32))
+except InterpreterError as e:  # the reference's errors while running a kernel
+    assert "must be positive" in str(e)
+else:
+    raise AssertionError("no error")
+''',
 }
 
 
@@ -142,10 +179,10 @@ def test_pytest_form(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("triton.reinterpret", "triton.reinterpret is not provided when Triton code runs on tile_lang"),
+    ("triton.knobs.cache", "triton.knobs.cache is not provided when Triton code runs on tile_lang"),
     ("triton.runtime.driver.active.utils", "triton.runtime.driver.active.utils is not provided"),
     ("tl.tensor_of_nothing", "'tensor_of_nothing'"),  # tile_lang's own AttributeError for its language
-    ("import triton.compiler", "No module named 'triton.compiler' in tile_lang's Triton shim"),
+    ("import triton.tools", "No module named 'triton.tools' in tile_lang's Triton shim"),
     ("triton.autotune([triton.Config({})], key=[], pre_hook=print)", "triton.autotune(pre_hook=...) is not provided"),
 ])
 def test_missing_name_is_a_clear_error(tmp_path: Path, body: str, message: str) -> None:
@@ -154,3 +191,29 @@ def test_missing_name_is_a_clear_error(tmp_path: Path, body: str, message: str) 
     result = _run(tmp_path, "missing.py")
     assert result.returncode == 1
     assert message in result.stderr, result.stderr
+
+
+def test_reinterpret_of_a_torch_tensor(tmp_path: Path) -> None:
+    """``triton.reinterpret(t, tl.uint32)`` on a torch int32 tensor launches as uint32 and keeps
+    Triton's ``.base``/``.dtype``, as Triton's test helpers use them."""
+    pytest.importorskip("torch")
+    script = tmp_path / "reinterpret.py"
+    script.write_text(HEADER + textwrap.dedent('''
+        import torch
+
+        @triton.jit
+        def halve(x_ptr, out_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs) // 2)
+
+        signed = torch.from_numpy(rng.integers(-2**31, 2**31 - 1, 64).astype(np.int32))
+        x = triton.reinterpret(signed, tl.uint32)
+        out = triton.reinterpret(torch.full((64,), 7, dtype=torch.int32), tl.uint32)
+        halve[(1,)](x, out, BLOCK=64)
+        assert x.base is signed and x.dtype is tl.uint32 and triton.reinterpret(x, tl.int32) is signed
+        assert (out.base.numpy().view(np.uint32) == signed.numpy().view(np.uint32) // 2).all()
+        print("ok")
+        '''))
+    result = _run(tmp_path, script.name)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import tile_lang
+from tile_lang import dtypes
 from tile_lang.as_triton import shim
 from tile_lang.as_triton.shim import TritonNameError, missing
 from tile_lang.errors import TileLangError
@@ -67,7 +68,7 @@ def _top() -> types.ModuleType:
         "jit": shim.jit, "autotune": shim.autotune, "heuristics": shim.heuristics, "Config": tile_lang.Config,
         "cdiv": tile_lang.cdiv, "next_power_of_2": shim.next_power_of_2, "set_allocator": shim.set_allocator,
         "CompilationError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources,
-        "JITFunction": shim.JITFunction,
+        "JITFunction": shim.JITFunction, "TritonError": TileLangError, "reinterpret": shim.reinterpret,
     })
 
 
@@ -78,10 +79,16 @@ def _runtime() -> types.ModuleType:
     })
 
 
-def _alias(name: str, base: Callable[[], types.ModuleType]) -> Callable[[], types.ModuleType]:
-    """A maker of the ``triton`` module ``name`` holding the names of ``base()`` (a Namespace of
-    its own: the import system rewrites the ``__spec__`` of the module it is given)."""
-    return lambda: Namespace(name, {}, base())
+def _alias(name: str, base: Callable[[], types.ModuleType],
+           names: Mapping[str, Any] | None = None) -> Callable[[], types.ModuleType]:
+    """A maker of the ``triton`` module ``name`` holding ``names``, then the names of ``base()``
+    (a Namespace of its own: the import system rewrites the ``__spec__`` of the module it is given)."""
+    return lambda: Namespace(name, names or {}, base())
+
+
+def _names(name: str, names: Mapping[str, Any]) -> Callable[[], types.ModuleType]:
+    """A maker of the ``triton`` module ``name`` holding just ``names``."""
+    return lambda: Namespace(name, names)
 
 
 def _libdevice() -> types.ModuleType:
@@ -94,7 +101,7 @@ def _extra() -> types.ModuleType:
 
 _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton": _top,
-    "triton.language": _alias("triton.language", lambda: tile_lang),
+    "triton.language": _alias("triton.language", lambda: tile_lang, {"dtype": shim.dtype}),
     "triton.language.math": _alias("triton.language.math", lambda: _optional("tile_lang.math", lambda: tile_lang.math)),
     "triton.language.extra": _alias("triton.language.extra", _extra),
     "triton.language.extra.libdevice": _alias("triton.language.extra.libdevice", _libdevice),
@@ -102,6 +109,14 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton.language.extra.cuda.libdevice": _alias("triton.language.extra.cuda.libdevice", _libdevice),
     "triton.testing": _alias("triton.testing", lambda: tile_lang.testing),
     "triton.runtime": _runtime,
+    "triton.runtime.jit": _names("triton.runtime.jit", {
+        "JITFunction": shim.JITFunction, "TensorWrapper": shim.TensorWrapper, "reinterpret": shim.reinterpret,
+        "type_canonicalisation_dict": {d.numpy.name: d.numpy.name for d in dtypes.ALL}}),
+    "triton.runtime.errors": _names("triton.runtime.errors", {
+        "InterpreterError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources}),
+    "triton.compiler": _names("triton.compiler", {"CompilationError": tile_lang.KernelError}),
+    "triton.compiler.errors": _names("triton.compiler.errors", {"CompilationError": tile_lang.KernelError}),
+    "triton.knobs": _names("triton.knobs", {}),
 }
 """Each ``triton`` module the shim provides, made when first imported."""
 

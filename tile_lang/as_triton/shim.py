@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from tile_lang import registry
+import numpy as np
+
+from tile_lang import dtypes, registry
 from tile_lang.autotune import Autotuner, Heuristics, PruneConfigs, Wrapper
 from tile_lang.autotune import autotune as tl_autotune
 from tile_lang.autotune import heuristics as tl_heuristics
@@ -159,3 +161,57 @@ class Driver:
 
 
 driver = Driver()
+
+
+class _DtypeCheck(type):
+    def __instancecheck__(cls, obj: object) -> bool:
+        try:
+            dtypes.dtype_of(obj)
+        except (TypeError, AttributeError):  # unhashable or not a dtype
+            return False
+        return True
+
+
+class dtype(metaclass=_DtypeCheck):  # noqa: N801 (Triton's name)
+    """``triton.language.dtype`` for ``isinstance(x, tl.dtype)`` checks: tile_lang's dtypes
+    (``tl.float32``...) are instances; it makes no dtypes of its own."""
+
+    def __new__(cls, *args: Any) -> NoReturn:
+        missing("triton.language.dtype(...)", "use the dtypes themselves (tl.float32, ...)")
+
+
+class TensorWrapper:
+    """``triton.reinterpret(tensor, dtype)``: a torch tensor's memory seen as another dtype of
+    the same width, passed to launches as that dtype (through DLPack, as torch tensors are)."""
+
+    def __init__(self, base: Any, dtype: Any) -> None:
+        import torch
+
+        self.base = base
+        self.dtype = dtype
+        self.shape = base.shape
+        self.device = base.device
+        self._view = base.view(getattr(torch, dtypes.dtype_of(dtype).numpy.name))
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._view.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._view.__dlpack_device__()
+
+    def data_ptr(self) -> int:
+        return int(self.base.data_ptr())
+
+    def numel(self) -> int:
+        return int(self.base.numel())
+
+
+def reinterpret(tensor: Any, dtype: Any) -> Any:
+    """``triton.reinterpret``: a NumPy array's ``view`` as that dtype; for a torch tensor a
+    TensorWrapper (the tensor itself when it already has that dtype; a TensorWrapper's base is
+    unwrapped first)."""
+    numpy = dtypes.dtype_of(dtype).numpy
+    if isinstance(tensor, np.ndarray):
+        return tensor.view(numpy)
+    base = tensor.base if isinstance(tensor, TensorWrapper) else tensor
+    return base if str(base.dtype).removeprefix("torch.") == numpy.name else TensorWrapper(base, dtype)

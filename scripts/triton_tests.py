@@ -1,0 +1,266 @@
+"""Run Triton's own language tests on tile_lang and tally the results by cause.
+
+    python scripts/triton_tests.py DIR [--sample 20] [--seed 0] [--timeout 60] [--json out.json]
+        [--markdown out.md] [FILE...]
+
+DIR holds Triton's test files (test_core.py, test_standard.py, test_random.py by default) and
+``_internal_testing.py`` (Triton's ``python/triton/_internal_testing.py``, which the tests import
+as ``triton._internal_testing``). They run under ``python -m tile_lang.as_triton -m pytest`` on
+the NumPy reference with ``TRITON_INTERPRET=1`` (the tests take their interpreter paths) and
+device ``cpu``; this file is also the pytest plugin that supplies the ``device`` fixture, keeps a
+seeded sample of each test function's cases, applies the per-test timeout and records each
+outcome with its cause. Needs torch (and scipy for test_random.py) in the running Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import inspect
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import linecache
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Generator
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+import pytest
+
+FILES = ("test_core.py", "test_standard.py", "test_random.py")
+MISSING = r"is not supported yet|is not a method a kernel may call"  # tile_lang's words for a name it lacks
+ENV = "TILE_LANG_TRITON_TESTS"  # JSON settings handed from the driver to the plugin
+REPO = Path(__file__).resolve().parent.parent
+CAUSES = {
+    "wrong value": "the kernel ran and a result disagrees with the test's reference (silent wrong result)",
+    "error not raised": "Triton raises an error here; tile_lang ran the kernel",
+    "other error message": "tile_lang raised an error, but not the one the test expects",
+    "missing name": "a Triton name tile_lang (or its Triton shim) does not provide",
+    "unsupported": "tile_lang refuses the kernel or launch with its own error",
+    "tile_lang bug": "an exception from inside tile_lang that is not one of its own errors",
+    "host error": "an exception in the test's own code (torch, NumPy) outside tile_lang",
+    "timeout": "the test ran past the per-test timeout",
+}
+
+
+# ---- the driver ------------------------------------------------------------------------------
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dir", type=Path, help="folder with Triton's test files and _internal_testing.py")
+    parser.add_argument("files", nargs="*", default=list(FILES), help=f"test files in DIR (default {' '.join(FILES)})")
+    parser.add_argument("--sample", type=int, default=20, help="cases kept per test function (0: all)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    parser.add_argument("--timeout", type=int, default=60, help="seconds per test")
+    parser.add_argument("--json", type=Path, help="write every outcome here")
+    parser.add_argument("--markdown", type=Path, help="write the summary here")
+    parser.add_argument("-k", dest="keyword", help="pytest -k expression, applied before sampling")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "results.json"
+        settings = {"sample": args.sample, "seed": args.seed, "timeout": args.timeout, "out": str(out),
+                    "helpers": str(args.dir.resolve() / "_internal_testing.py")}
+        env = dict(os.environ, TRITON_INTERPRET="1", TILE_LANG_BACKEND="numpy", **{ENV: json.dumps(settings)})
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+        cmd = [sys.executable, "-m", "tile_lang.as_triton", "-m", "pytest", "-p", Path(__file__).stem,
+               "--noconftest", "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=no",
+               "--rootdir", str(args.dir), *(["-k", args.keyword] if args.keyword else []),
+               *[str(args.dir / f) for f in args.files]]
+        subprocess.run(cmd, env=env, cwd=args.dir, check=False)
+        results = json.loads(out.read_text()) if out.exists() else []
+    summary = summarize(results, args)
+    print(summary)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    if args.markdown:
+        args.markdown.write_text(summary)
+    return 0 if results else 1
+
+
+def summarize(results: list[dict[str, str]], args: argparse.Namespace) -> str:
+    """A markdown summary: the counts, then each cause's distinct messages with their test counts."""
+    outcomes = collections.Counter(r["outcome"] for r in results)
+    lines = [f"Triton's tests ({', '.join(args.files)}) on tile_lang: {len(results)} cases "
+             f"(sample {args.sample or 'all'} per function, seed {args.seed}, timeout {args.timeout}s)", "",
+             " | ".join(f"{k} {outcomes[k]}" for k in ("passed", "failed", "skipped")), ""]
+    failed = [r for r in results if r["outcome"] == "failed"]
+    by_cause = collections.Counter(r["cause"] for r in failed)
+    for cause, count in by_cause.most_common():
+        lines.append(f"## {cause}: {count} ({CAUSES[cause]})")
+        messages = collections.Counter(f'{r["type"]}: {_shape(r["message"])}' for r in failed if r["cause"] == cause)
+        lines += [f"- {n} x {msg}" for msg, n in messages.most_common(12 if cause != "wrong value" else None)]
+        if cause == "wrong value":
+            lines += [f"  - {r['test']}" for r in failed if r["cause"] == cause]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _shape(message: str) -> str:
+    """A message with its numbers as N and cut at 160 characters, so one cause groups as one."""
+    return re.sub(r"-?\b\d+\b", "N", message)[:160]
+
+
+# ---- the pytest plugin (loaded in the pytest process by -p) -----------------------------------
+
+def _settings() -> dict[str, Any]:
+    return dict(json.loads(os.environ[ENV]))
+
+
+_results: dict[str, dict[str, str]] = {}
+
+
+class _Helpers(importlib.abc.MetaPathFinder):
+    """Answers ``import triton._internal_testing`` (ahead of the Triton shim) with Triton's file."""
+
+    def find_spec(self, fullname: str, path: object, target: object = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "triton._internal_testing":
+            return None
+        return importlib.util.spec_from_file_location(fullname, _settings()["helpers"])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    sys.meta_path.insert(0, _Helpers())
+    config.addinivalue_line("markers", "interpreter: runs on Triton's interpreter")
+
+
+@pytest.fixture
+def device() -> str:
+    """Triton's tests take the torch device to put tensors on; the NumPy reference takes CPU ones."""
+    return "cpu"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep a seeded sample of each test function's cases (the rest deselected)."""
+    settings = _settings()
+    groups: dict[str, list[pytest.Item]] = collections.defaultdict(list)
+    for item in items:
+        groups[item.nodeid.split("[")[0]].append(item)
+    rng = random.Random(settings["seed"])
+    keep = {id(item) for group in groups.values()
+            for item in (rng.sample(group, settings["sample"]) if 0 < settings["sample"] < len(group) else group)}
+    config.hook.pytest_deselected(items=[item for item in items if id(item) not in keep])
+    items[:] = [item for item in items if id(item) in keep]
+
+
+class Timeout(Exception):
+    """The test ran past the per-test timeout."""
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise Timeout(f"ran past {_settings()['timeout']}s")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(_settings()["timeout"])
+    try:
+        return (yield)
+    finally:
+        signal.alarm(0)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call" or report.outcome != "passed":
+        _results.setdefault(item.nodeid, _record(item, report.outcome, call.excinfo))
+    return report
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:  # a file that does not import fails every test in it
+        message = str(report.longrepr).strip().splitlines()[-1]
+        _results[report.nodeid] = {"test": report.nodeid, "outcome": "failed", "cause": "missing name"
+                                   if "triton" in message else "host error", "type": "CollectionError",
+                                   "message": message}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    Path(_settings()["out"]).write_text(json.dumps(list(_results.values())))
+
+
+def _record(item: pytest.Item, outcome: str, excinfo: pytest.ExceptionInfo[BaseException] | None) -> dict[str, str]:
+    test = item.nodeid
+    if outcome != "failed" or excinfo is None:
+        message = str(excinfo.value) if excinfo is not None else ""
+        return {"test": test, "outcome": outcome, "cause": "", "type": "", "message": message.split("\n")[0]}
+    exc = excinfo.value
+    text = str(exc).strip()
+    message = text.splitlines()[0] if text else ""
+    return {"test": test, "outcome": outcome, "cause": cause(exc, excinfo.tb, getattr(item, "function", None)), "type": type(exc).__name__,
+            "message": re.sub(r"^\S+:\d+:\d+: in kernel \w+: ", "", message)}  # drop "file:line:col: in kernel K: "
+
+
+def cause(exc: BaseException, tb: TracebackType, test: Any) -> str:
+    """Which of :data:`CAUSES` an exception that failed a test stands for."""
+    from tile_lang.errors import TileLangError, Unsupported
+    from tile_lang.as_triton import TritonNameError
+
+    innermost = tb
+    while innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    where = Path(innermost.tb_frame.f_code.co_filename).resolve()
+    inside = REPO in where.parents and "as_triton" not in where.parts
+    if isinstance(exc, Timeout):
+        return "timeout"
+    if type(exc).__name__ == "Failed" and "DID NOT RAISE" in str(exc):
+        return "error not raised"
+    if isinstance(exc, AssertionError):
+        if "Regex pattern did not match" in str(exc):
+            return "other error message"
+        line = _test_line(tb, test)
+        if "exc_info" in line:  # an assertion on the error Triton raises
+            return "other error message"
+        return "error not raised" if _in_raises_block(tb, test) else "wrong value"
+    if isinstance(exc, (TritonNameError, Unsupported, ImportError)):
+        return "missing name"
+    if isinstance(exc, TileLangError) and re.search(MISSING, str(exc)):
+        return "missing name"
+    if isinstance(exc, TileLangError):
+        return "tile_lang bug" if type(exc).__name__ == "CompilerBug" else "unsupported"
+    return "tile_lang bug" if inside else "host error"
+
+
+def _test_frame(tb: TracebackType | None, test: Any) -> TracebackType | None:
+    """The traceback entry of the test function itself."""
+    while tb is not None and tb.tb_frame.f_code is not getattr(test, "__code__", None):
+        tb = tb.tb_next
+    return tb
+
+
+def _test_line(tb: TracebackType, test: Any) -> str:
+    frame = _test_frame(tb, test)
+    return "" if frame is None else linecache.getline(frame.tb_frame.f_code.co_filename, frame.tb_lineno)
+
+
+def _in_raises_block(tb: TracebackType, test: Any) -> bool:
+    """Whether the test function's failing line is inside ``with pytest.raises(...)``: Triton
+    rejects the code there, so a wrong result means tile_lang ran what Triton refuses."""
+    frame = _test_frame(tb, test)
+    if frame is None:
+        return False
+    lines, start = inspect.getsourcelines(frame.tb_frame.f_code)
+    at = frame.tb_lineno - start
+    indent = len(lines[at]) - len(lines[at].lstrip())
+    for line in reversed(lines[:at]):
+        stripped = line.lstrip()
+        if stripped and len(line) - len(stripped) < indent:
+            if stripped.startswith("with pytest.raises"):
+                return True
+            indent = len(line) - len(stripped)
+    return False
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
