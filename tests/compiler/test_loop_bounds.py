@@ -346,3 +346,55 @@ def test_generated_loops_keep_the_simple_form_where_it_is_exact() -> None:
                                             BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8)
     assert any(re.fullmatch(r"for \(int (i\d+) = 0; \1 < v\d+; \1 \+= 1\) {", h) for h in _loop_heads(matmul))
     assert "trip_count" not in matmul
+
+
+_TRIPS = 5  # at most, above the pipeline's depth
+pipelined_dots = _kernel("pipelined_dots", "bounds_ptr: Pointer[tl.i32], o_ptr: Pointer[tl.i64], x_ptr: Pointer[tl.f16], "
+                         "y_ptr: Pointer[tl.f16], c_ptr: Pointer[tl.f32], S: constexpr", f"""
+    om = tl.arange(0, 64)
+    acc = tl.zeros((64, 64), tl.f32)
+    count = 0
+    for k in tl.range(a, b, S, num_stages=3):
+        tile = pid * {_TRIPS} + ((k.to(tl.i64) - a) // S).to(tl.i32)  # this trip's operands
+        x = tl.load(x_ptr + tile * 4096 + om[:, None] * 64 + om[None, :])
+        y = tl.load(y_ptr + tile * 4096 + om[:, None] * 64 + om[None, :])
+        acc = tl.dot(x, y, acc)
+        count += 1
+""", """
+    tl.store(out, count)
+    tl.store(c_ptr + pid * 4096 + om[:, None] * 64 + om[None, :], acc)
+""")
+
+
+@pytest.mark.parametrize("arch, step", [(80, 3), (80, 2**29 + 3), (90, 2**30 + 1)])
+def test_pipelined_loops_near_the_i32_limit_run_python_trips(backend: str, arch: int, step: int) -> None:
+    """A tl.range(..., num_stages=3) whose copies the pipeline issues two trips ahead, its index
+    up to 2**31 - 1 with steps of 3 and near 2**30 (two steps ahead pass the i32 range): each
+    program's dots over its Python trips, the others' tiles never read (they are NaN)."""
+    rng = np.random.default_rng(step % 997 + arch)
+    top = I32[1]
+    cases = [(top - 1, top, step), (0, 0, step), (top, top, step), (I32[0], top, step)]
+    cases += [(max(I32[0], top - int(d)), top, step) for d in rng.integers(0, _TRIPS * step, 8)]
+    cases = [c for c in cases if len(range(*c)) <= _TRIPS]
+    trips = [len(range(*c)) for c in cases]
+    x = rng.standard_normal((len(cases), _TRIPS, 64, 64)).astype(np.float16)
+    y = rng.standard_normal((len(cases), _TRIPS, 64, 64)).astype(np.float16)
+    for p, t in enumerate(trips):
+        x[p, t:] = y[p, t:] = np.nan
+    want = np.stack([np.einsum("tmk,tkn->mn", x[p, :t].astype(np.float64), y[p, :t].astype(np.float64))
+                     for p, t in enumerate(trips)])
+    _BACKEND.arch = arch
+    try:
+        with tl.backend(backend):
+            out = tl.to_device(np.full(3 * len(cases), POISON, np.int64), tl.i64)
+            c = tl.to_device(np.full(want.shape, np.nan, np.float32), tl.f32)
+            pipelined_dots[(len(cases),), tl.Options(num_warps=4, num_stages=3)](
+                tl.to_device(np.array(cases, np.int32).reshape(-1), tl.i32), out, tl.to_device(x, tl.f16),
+                tl.to_device(y, tl.f16), c, S=step)
+    finally:
+        _BACKEND.arch = 80
+    np.testing.assert_array_equal(out.numpy().reshape(-1, 3)[:, 0], trips)
+    np.testing.assert_allclose(c.numpy(), want, rtol=2e-3, atol=2e-3)
+    if backend == NAME:
+        assert "cp_async_wait<1>" in _BACKEND.last_source or "mbar_wait" in _BACKEND.last_source  # pipelined
+        assert ("wgmma" in _BACKEND.last_source) == (arch == 90)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tile_lang.compiler.ir import ConstAttr, LoopAttr, Node, Op, Region
 
-from tile_lang_cupy.codegen.carried import carry, decl, yield_values
+from tile_lang_cupy.codegen.carried import carry, counted_head, decl, trip_type, yield_values
 from tile_lang_cupy.codegen.ctypes_ import ctype
 from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, emits
 from tile_lang_cupy.codegen.pipeline import pipelined_for
@@ -41,10 +41,8 @@ def _head(em: Emitter, iv: Node, lower: Node, upper: Node, step: Node) -> tuple[
     unit = step.attr.value if step.op is Op.CONST and isinstance(step.attr, ConstAttr) else None
     if unit in (1, -1):
         return f"for ({t} {i} = {lo}; {i} {'<' if unit == 1 else '>'} {hi}; {i} += {s})", ""
-    u, n, k = "unsigned long long" if iv.ty.dtype.bits == 64 else "unsigned", em.fresh("n"), em.fresh("k")
-    count = f"tl::trip_count<{u}, {t}>({lo}, {hi}, {s})"
-    return (f"for ({u} {n} = {count}, {k} = ({u})({lo}); {n} != 0u; --{n}, {k} += ({u})({s}))",
-            f"const {t} {i} = ({t})({k});")
+    head, index, _ = counted_head(em, iv, lo, s, f"tl::trip_count<{trip_type(iv)}, {t}>({lo}, {hi}, {s})")
+    return head, index
 
 
 @emits(Op.WHILE)
