@@ -111,7 +111,8 @@ from triton.runtime.errors import InterpreterError
 from triton.runtime.jit import reinterpret, type_canonicalisation_dict
 
 assert CompilationError is triton.CompilationError and issubclass(CompilationError, triton.TritonError)
-assert type_canonicalisation_dict["uint32"] == "uint32"
+assert [tl.str_to_ty(type_canonicalisation_dict[n], None) for n in ("float32", "uint8", "bool", "bfloat16")] == [
+    tl.float32, tl.uint8, tl.int1, tl.bfloat16]
 assert isinstance(tl.uint32, tl.dtype) and isinstance(tl.float16, tl.dtype)
 assert not isinstance(3, tl.dtype) and not isinstance([tl.float32], tl.dtype)
 

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import tile_lang
-from tile_lang import dtypes
 from tile_lang.as_triton import shim
 from tile_lang.as_triton.shim import TritonNameError, missing
 from tile_lang.errors import TileLangError
@@ -101,7 +100,7 @@ def _extra() -> types.ModuleType:
 
 _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton": _top,
-    "triton.language": _alias("triton.language", lambda: tile_lang, {"dtype": shim.dtype}),
+    "triton.language": _alias("triton.language", lambda: tile_lang, {"dtype": shim.dtype, "str_to_ty": shim.str_to_ty}),
     "triton.language.math": _alias("triton.language.math", lambda: _optional("tile_lang.math", lambda: tile_lang.math)),
     "triton.language.extra": _alias("triton.language.extra", _extra),
     "triton.language.extra.libdevice": _alias("triton.language.extra.libdevice", _libdevice),
@@ -111,7 +110,7 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton.runtime": _runtime,
     "triton.runtime.jit": _names("triton.runtime.jit", {
         "JITFunction": shim.JITFunction, "TensorWrapper": shim.TensorWrapper, "reinterpret": shim.reinterpret,
-        "type_canonicalisation_dict": {d.numpy.name: d.numpy.name for d in dtypes.ALL}}),
+        "type_canonicalisation_dict": shim.type_canonicalisation_dict}),
     "triton.runtime.errors": _names("triton.runtime.errors", {
         "InterpreterError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources}),
     "triton.compiler": _names("triton.compiler", {"CompilationError": tile_lang.KernelError}),

@@ -215,3 +215,18 @@ def reinterpret(tensor: Any, dtype: Any) -> Any:
         return tensor.view(numpy)
     base = tensor.base if isinstance(tensor, TensorWrapper) else tensor
     return base if str(base.dtype).removeprefix("torch.") == numpy.name else TensorWrapper(base, dtype)
+
+
+TRITON_NAMES: dict[str, Any] = {str(dtypes.triton_attributes(d)["name"]): dtypes.marker_of(d) for d in dtypes.ALL}
+"""Each dtype by its Triton name (``"fp32"``, ``"int1"``, ``"bf16"``...)."""
+
+type_canonicalisation_dict = {d.numpy.name: str(dtypes.triton_attributes(d)["name"]) for d in dtypes.ALL}
+"""``triton.runtime.jit.type_canonicalisation_dict``: a torch/NumPy dtype name to its Triton name."""
+
+
+def str_to_ty(name: str, c: object = None) -> Any:
+    """``tl.str_to_ty``: the dtype of a Triton type name (pointer types such as ``"*fp32"`` are not
+    provided: tile_lang's pointer types come from parameters)."""
+    if name not in TRITON_NAMES:
+        missing(f"triton.language.str_to_ty({name!r})", f"the names are {', '.join(TRITON_NAMES)}")
+    return TRITON_NAMES[name]
