@@ -187,6 +187,14 @@ def nested(f: Func[..., Any], run: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def read(x: object, name: str) -> object:
+    """A read of local ``name`` where it may be unbound (the preamble bound it to UNBOUND):
+    Python's UnboundLocalError when it is."""
+    if x is UNBOUND:
+        raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
+    return x
+
+
 def constant(x: object) -> object:
     """A module-level ``tl.constexpr(v)`` read by a kernel or @tl.func: ``v``, as the compiler reads it."""
     return plain(x)

@@ -10,7 +10,7 @@ integer bounds, typed indices and carried shapes, see :mod:`loops`).
 The *SIMT version* (:mod:`simt`) also routes the rest of the control flow, so that programs that
 disagree on a branch or a loop run it masked: ``if``/``elif``/``else``, ``while``, ``for``,
 ``return``, ``and``/``or``/``not``, ``x if c else y``, ``assert``, assignments to names (plain,
-augmented, annotated, tuple targets) and calls. Nothing else reaches it: a body holding other
+augmented, annotated, tuple targets), calls, and reads of names some program may not have bound. Nothing else reaches it: a body holding other
 Python is refused before it runs, as the compiler refuses it (:mod:`tile_lang.legality`).
 """
 
@@ -21,6 +21,7 @@ import builtins
 import inspect
 import itertools
 import textwrap
+from collections.abc import Iterator
 from types import CellType, CodeType, FunctionType, ModuleType
 from typing import TypeVar
 
@@ -109,21 +110,32 @@ def _simple(target: ast.expr) -> bool:
     return isinstance(target, (ast.Tuple, ast.List)) and all(_simple(t) for t in target.elts)
 
 
-def _assigned(body: list[ast.stmt]) -> set[str]:
-    """Names bound in ``body``, outside nested scopes."""
-    found: set[str] = set()
-    declared: set[str] = set()
+def _walk(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of ``body``, outside nested scopes."""
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            declared.update(node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            found.add(node.id)
-        if isinstance(node, SCOPES):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return found - declared
+        yield node
+        if not isinstance(node, SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _assigned(body: list[ast.stmt]) -> set[str]:
+    """Names bound in ``body``, outside nested scopes."""
+    nodes = list(_walk(body))
+    found = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return found - {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+
+
+def _bound_by(s: ast.stmt) -> set[str]:
+    """The names a statement of the function's own body binds for every program that runs it
+    (an assignment; a loop or a branch may bind none)."""
+    match s:
+        case ast.Assign(targets=targets):
+            return set().union(*(_target_names(t) for t in targets))
+        case ast.AugAssign(target=target) | ast.AnnAssign(target=target, value=ast.expr()):
+            return _target_names(target)
+    return set()
 
 
 def _target_names(target: ast.expr) -> set[str]:
@@ -134,6 +146,11 @@ def _carried(s: ast.For | ast.While) -> list[str]:
     """The names a loop may carry: those its body binds, except the loop's own target."""
     names = _assigned(s.body)
     return sorted(names - _target_names(s.target) if isinstance(s, ast.For) else names)
+
+
+def _all_carried(body: list[ast.stmt]) -> set[str]:
+    """The names any loop of ``body`` may carry."""
+    return {name for n in _walk(body) if isinstance(n, (ast.For, ast.While)) for name in _carried(n)}
 
 
 _Node = TypeVar("_Node", bound=ast.AST)
@@ -185,8 +202,10 @@ class _Checks(ast.NodeTransformer):
     source, which the SIMT version (:class:`_Rewriter`) rewrites alike. ``and``/``or`` (a
     compile-time operand that decides ends them), ``assert`` (a device assertion on a runtime
     scalar), calls whose callee may be a @tl.func (it runs its own version, made by
-    ``RUNTIME.fn``), loops without ``else`` (see :mod:`loops`), and reads of a module-level
-    ``tl.constexpr(v)`` (``RUNTIME.constant``: read as ``v``, as the compiler does); the rest as written."""
+    ``RUNTIME.fn``), loops without ``else`` (see :mod:`loops`), reads of a module-level
+    ``tl.constexpr(v)`` (``RUNTIME.constant``: read as ``v``, as the compiler does), and reads of
+    a local name that may be unbound there (``RUNTIME.read(x, "x")``: Python's UnboundLocalError,
+    for a name the preamble binds to UNBOUND); the rest as written."""
 
     def __init__(self, fdef: ast.FunctionDef, fn: FunctionType) -> None:
         self.fdef = fdef
@@ -195,7 +214,10 @@ class _Checks(ast.NodeTransformer):
         self.local = self.params | _assigned(fdef.body) | set(fn.__code__.co_freevars)
         self.globals = fn.__globals__
         self.names = itertools.count()
-        self.carried: set[str] = set()  # the names a rewritten loop carries
+        # the names the preamble binds to UNBOUND (a carried name unbound before its loop is not
+        # carried, see loops.Carried), and those bound for every program by the statements so far
+        self.unset = _all_carried(fdef.body) - self.params
+        self.bound: set[str] = set()
         self.changed = False
 
     def fresh(self, kind: str) -> str:
@@ -206,11 +228,21 @@ class _Checks(ast.NodeTransformer):
         for stmt in self.fdef.body:
             made = self.visit(stmt)
             body.extend(made if isinstance(made, list) else [made])
-        local = sorted(self.carried - self.params)
-        if local:  # a carried name unbound before its loop is not carried (see loops.Carried)
-            preamble = ast.Assign([ast.Name(n, ast.Store()) for n in local], ast.Name(UNBOUND, ast.Load()))
-            body.insert(0, ast.copy_location(preamble, self.fdef.body[0]))
-        return body
+            self.bound |= _bound_by(stmt)
+        preamble = self.preamble()
+        return [ast.copy_location(preamble, self.fdef.body[0]), *body] if preamble else body
+
+    def preamble(self) -> ast.stmt | None:
+        """``a = b = UNBOUND`` for the names that may be read before they are bound."""
+        if not self.unset:
+            return None
+        return ast.Assign([ast.Name(n, ast.Store()) for n in sorted(self.unset)], ast.Name(UNBOUND, ast.Load()))
+
+    def load(self, name: str) -> ast.expr:
+        """A user's read of local ``name``: checked where it may be unbound."""
+        if name in self.unset and name not in self.bound:
+            return _call(RUNTIME, "read", ast.Name(name, ast.Load()), ast.Constant(name))
+        return ast.Name(name, ast.Load())
 
     def expr(self, node: ast.expr) -> ast.expr:
         result = self.visit(node)
@@ -225,28 +257,23 @@ class _Checks(ast.NodeTransformer):
         return ast.copy_location(ast.Expr(_call(RUNTIME, "assert_", self.expr(node.test), msg, source)), node)
 
     def visit_For(self, node: ast.For) -> ast.stmt:
+        names = _carried(node)  # of the body as written (not the rewritten inner loops' handles)
         self.generic_visit(node)
+        self.changed = True
         name = self.fresh("loop")
-        names = self.carries(node)
         body = [*_carry(name, names, node), *node.body]
         inner = ast.For(node.target, _source(name, node.iter), body, [])
         return ast.copy_location(_loop_with(name, node, names, inner), node)
 
     def visit_While(self, node: ast.While) -> ast.stmt:
+        names = _carried(node)
         self.generic_visit(node)
-        if not _carried(node):
+        if not names:
             return node
+        self.changed = True
         name = self.fresh("loop")
-        names = self.carries(node)
         inner = ast.While(node.test, [*_carry(name, names, node), *node.body], [])
         return ast.copy_location(_loop_with(name, node, names, inner), node)
-
-    def carries(self, s: ast.For | ast.While) -> list[str]:
-        """The names loop ``s`` carries, noted for the function's preamble."""
-        names = _carried(s)
-        self.carried.update(names)
-        self.changed = True
-        return names
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
@@ -259,7 +286,17 @@ class _Checks(ast.NodeTransformer):
         return node
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
-        return self.constant(node) if self.reads_constant(node) else node
+        if self.reads_constant(node):
+            return self.constant(node)
+        return ast.copy_location(self.load(node.id), node) if isinstance(node.ctx, ast.Load) else node
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt | list[ast.stmt]:
+        """``x += v``, its read of ``x`` checked first where ``x`` may be unbound."""
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):
+            return node
+        read = self.load(node.target.id)
+        return [ast.copy_location(ast.Expr(read), node), node] if isinstance(read, ast.Call) else node
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
         if self.reads_constant(node):
@@ -311,17 +348,18 @@ class _Rewriter(_Checks):
 
     def __init__(self, fdef: ast.FunctionDef, fn: FunctionType) -> None:
         super().__init__(fdef, fn)
+        self.unset = _assigned(fdef.body) - self.params  # a name bound by some programs only is partial (simt.read)
         self.changed = True
 
     def function_body(self) -> list[ast.stmt]:
-        local = sorted(_assigned(self.fdef.body) - self.params)
-        body = self.block(self.fdef.body)
-        preamble: list[ast.stmt] = []
-        if local:
-            preamble.append(ast.Assign([ast.Name(n, ast.Store()) for n in local], ast.Name(UNBOUND, ast.Load())))
+        body: list[ast.stmt] = []
+        for stmt in self.fdef.body:
+            body.extend(self.block([stmt]))
+            self.bound |= _bound_by(stmt)
+        preamble = self.preamble()
         frame = ast.With([ast.withitem(_call(RUNTIME, "function"), ast.Name(FRAME, ast.Store()))], body or [ast.Pass()])
         result = ast.Return(ast.Attribute(ast.Name(FRAME, ast.Load()), "result", ast.Load()))
-        out = [*preamble, frame, result]
+        out = [*([preamble] if preamble else []), frame, result]
         for stmt in out:
             ast.copy_location(stmt, self.fdef.body[0])
         return out
@@ -340,7 +378,7 @@ class _Rewriter(_Checks):
             case ast.Assign(targets=targets, value=value) if all(_simple(t) for t in targets):
                 return self.assign(targets, self.expr(value))
             case ast.AugAssign(target=ast.Name() as target, op=op, value=value):
-                return self.assign([target], ast.BinOp(_load(target), op, self.expr(value)))
+                return self.assign([target], ast.BinOp(self.load(target.id), op, self.expr(value)))
             case ast.AnnAssign(target=ast.Name() as target, value=value):
                 return self.assign([target], self.expr(value)) if value is not None else []
             case ast.If():

@@ -4,7 +4,8 @@ A kernel's SIMT version (made by :mod:`rewrite` from its source) calls this modu
 ``if``, loop, ``return``, ``and``/``or``/``not``, conditional expression and assignment. The group keeps one *active* mask (the programs executing the current
 statement): an ``if`` runs each side under its share of the mask, a loop runs until no program
 is left in it, ``return`` takes the programs executing it out of the mask, and an assignment keeps the old value of every program that is masked off but will come
-back (``np.where`` over the program axis). Masks live in grid space (:mod:`tiled`): a branch on
+back (``np.where`` over the program axis); a name only some programs bound records which (:class:`Partial`), and a
+program reading it without a binding gets Python's UnboundLocalError. Masks live in grid space (:mod:`tiled`): a branch on
 a value that depends on one grid axis splits that axis, not a million programs. Builtins read
 the mask through ``Engine.active``, so a masked-off program never faults, writes, prints, fails
 a check or counts for the race check.
@@ -38,6 +39,7 @@ from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
 from tile_lang_numpy.checked import legal_callee
 from tile_lang_numpy.checked import assert_ as assert_  # SIMT versions assert as checked ones do
 from tile_lang_numpy.checked import constant as constant  # SIMT versions read constants as checked ones do
+from tile_lang_numpy.checked import read as checked_read
 from tile_lang_numpy.checked import boolean, flags, nested
 from tile_lang_numpy.engine import Divergent, Engine, Stale
 from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
@@ -150,12 +152,50 @@ def _kind(x: object) -> str:
 # ------------------------------------------------------------------------------ called by SIMT versions
 
 
+class Partial:
+    """The value of a local variable that only some programs of the frame have bound (the
+    others ran no trip of the loop or not the branch binding it): reading it is an error for
+    them (:func:`read`)."""
+
+    __slots__ = ("value", "bound")
+
+    def __init__(self, value: object, bound: Array) -> None:
+        self.value = value
+        self.bound = bound  # the programs that bound it (grid space, see tiled)
+
+
 def assign(new: object, old: object) -> object:
     """The value of a variable after ``x = new`` (``old`` is its value before)."""
     state = _STATE.get()
-    if not state.merging or old is UNBOUND:
+    if not state.merging:
         return new
+    return _rebind(state, new, old)
+
+
+def _rebind(state: State, new: object, old: object) -> object:
+    """``new`` for the executing programs, ``old`` for the others (each part of a tuple
+    target's); a :class:`Partial` while some program that may read it has not bound it."""
+    if isinstance(old, Partial):
+        return _partial(state, merge(state.engine, state.active, new, old.value), old.bound | state.active)
+    if old is UNBOUND:
+        return _partial(state, new, state.active)
+    if isinstance(old, tuple) and isinstance(new, (tuple, list)) and len(new) == len(old):
+        return type(new)(_rebind(state, n, o) for n, o in zip(new, old))
     return merge(state.engine, state.active, new, old)
+
+
+def _partial(state: State, value: object, bound: Array) -> object:
+    """``value`` bound by the programs ``bound``: a :class:`Partial` while some program still
+    in the frame has not bound it."""
+    return Partial(value, bound) if bool(np.greater(state.frames[-1].alive, bound).any()) else value
+
+
+def read(x: object, name: str) -> object:
+    """A read of local ``name`` where some program may not have bound it: Python's error when an
+    executing program has not (:func:`checked.read`)."""
+    if isinstance(x, Partial):
+        x = UNBOUND if bool(np.greater(_STATE.get().active, x.bound).any()) else x.value
+    return checked_read(x, name)
 
 
 def fn(f: object) -> object:
@@ -366,8 +406,13 @@ class Loop:
         return bool(stay.any())
 
     def bind(self, value: object, old: object) -> object:
-        """The loop variable's value (a static_range's stays a Python int)."""
-        return value if self.static else assign(value, old)
+        """The loop variable's value (a static_range's stays a Python int, the same for every
+        program: where only some bind it, the others still have none)."""
+        if not self.static:
+            return assign(value, old)
+        if isinstance(old, Partial):
+            return assign(value, Partial(value, old.bound))
+        return assign(value, old) if old is UNBOUND else value
 
     def carry(self, *now: object) -> tuple[object, ...]:
         """The carried names' values, each rebound with another shape made stale."""
