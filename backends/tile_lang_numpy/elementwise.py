@@ -253,10 +253,20 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         if dtype.is_float:  # only % takes floats
             return make(np.fmod(ax, ay).astype(dtype.numpy), dtype)
         return make(_c_divide(engine, ax, ay, dtype, op is BinaryOp.FLOORDIV, lead).astype(dtype.numpy), dtype)
-    result = _reference(op)(ax, ay)
+    signed_shift = op is BinaryOp.RSHIFT and not dtype.is_signed and rules.arithmetic_shift(rx, ry)
+    result = _sign_filling_shift(ax, ay) if signed_shift else _reference(op)(ax, ay)
     if op in _OVERFLOW_CHECKED and dtype.is_signed:
         _check_overflow(engine, op, ax, ay, result, dtype, lead)
     return make(result.astype(typed.result.numpy, copy=False), typed.result)
+
+
+def _sign_filling_shift(x: Array, y: Array) -> Array:
+    """Unsigned ``x >> y`` shifting in ``x``'s top bit (by ``width - 1`` at most: the GPU's
+    sign fill for larger amounts)."""
+    signed = np.dtype(f"i{x.dtype.itemsize}")
+    amount = np.minimum(y, x.dtype.itemsize * 8 - 1).astype(signed)
+    shifted: Array = np.right_shift(x.view(signed), amount).view(x.dtype)
+    return shifted
 
 
 def _maker(engine: Engine, lead: int) -> Callable[[Array, DType], Tensor[Any, Any]]:

@@ -463,3 +463,33 @@ def test_if_yielding_a_dot_result_takes_the_dot_branch_right() -> None:
     a, b = (rng.standard_normal((16, 16)).astype(np.float16) for _ in range(2))
     got = _emulated_dot(dot_or_other_block, a, b, (16, 16), 4, 5, M=16, N=16, K=16, OTHER="loaded")
     np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+mixed_sign_shift = _from_source("mixed_sign_shift", """
+    def mixed_sign_shift(z_ptr, x_ptr, y_ptr, B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        tl.store(z_ptr + offs, tl.load(x_ptr + offs) >> tl.load(y_ptr + offs))
+""")
+
+
+@pytest.mark.parametrize("x_dtype, y_dtype", [("int8", "uint8"), ("int8", "uint16"), ("int32", "uint32"),
+                                              ("int64", "uint64"), ("uint16", "int8")])
+def test_right_shift_takes_its_sign_fill_from_the_left_operand(backend: str, x_dtype: str, y_dtype: str) -> None:
+    """``int8 >> uint8`` runs in uint8 but shifts in the sign bit, as Triton does (the left
+    operand's own signedness decides; amounts past the width fill with it): the reference
+    shifted logically, the CUDA backend arithmetically."""
+    rng = np.random.default_rng(7)
+    xt, yt = np.dtype(x_dtype), np.dtype(y_dtype)
+    bits = 8 * max(xt.itemsize, yt.itemsize)  # the unsigned dtype both promote to (C's rule, as Triton's)
+    out_dtype = np.dtype(f"u{bits // 8}")
+    info = np.iinfo(xt)
+    x = rng.integers(info.min, info.max, 64, dtype=xt, endpoint=True)
+    y = rng.integers(0, bits + 2, 64).astype(yt)
+    if xt.kind == "i":  # the sign-extended value, shifted in sign bits
+        want = [(int(a) >> min(int(b), bits - 1)) % 2**bits for a, b in zip(x, y)]
+    else:
+        want = [int(a) >> int(b) if int(b) < bits else 0 for a, b in zip(x, y)]
+    with tl.backend(backend):
+        out = tl.to_device(np.full(64, 123, out_dtype))
+        mixed_sign_shift[(1,)](out, tl.to_device(x), tl.to_device(y), B=64)
+        np.testing.assert_array_equal(out.numpy().astype(object), np.array(want, dtype=object))

@@ -64,6 +64,14 @@ OPERATORS: dict[BinaryOp, Operator] = {row.op: row for row in (
 )}
 
 
+def arithmetic_shift(x: Operand, y: Operand) -> bool:
+    """Whether ``x >> y`` shifts in the sign bit: Triton decides by the left operand's own dtype
+    (a Python number on the left takes the right's), not by the dtype both are promoted to, so
+    ``int8 >> uint8`` shifts arithmetically in uint8."""
+    left = x if isinstance(x, DType) else y
+    return isinstance(left, DType) and left.is_signed
+
+
 def operand_dtype(x: Operand) -> DType:
     """A block's dtype, or the dtype Triton gives a Python number standing alone."""
     return x if isinstance(x, DType) else dtypes.scalar_dtype(x)
