@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 try:
     import torch
 except ImportError as exc:  # the optional extra is not installed
-    raise ImportError("tile_lang.torch needs PyTorch: pip install torch (or, from a clone, pip install -e '.[torch]')",
+    raise ModuleNotFoundError("tile_lang.torch needs PyTorch: pip install torch (or, from a clone, pip install -e '.[torch]')",
                       name=exc.name) from None
 
 from tile_lang.errors import LaunchError
