@@ -39,6 +39,7 @@ def block_shape(shape: object, what: str) -> tuple[int, ...]:
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
     return pow2_shape(tuple(constexpr_int(d, what, "shape") for d in dims), what)
 
+
 def fill(value: object, dtype: DType, what: str) -> bool | int | float | None:
     """The fill value of ``tl.full``/``tl.full_like`` (``what``) for a block of ``dtype``: a Python
     number as the constant the block holds (an int dtype's in its range), or None for a runtime
