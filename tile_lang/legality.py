@@ -14,7 +14,7 @@ import functools
 import textwrap
 import typing
 from collections import ChainMap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,7 +131,23 @@ def _refusal(fn: Callable[..., Any], is_kernel: bool, seen: frozenset[object] = 
     return None
 
 
-_UNKNOWN = object()
+UNKNOWN = object()  # what resolve gives for a callee known only at run time
+
+
+def resolve(e: ast.expr, local: Set[str], scope: Mapping[str, object]) -> object:
+    """What a callee expression names before the body runs: a module-level or closure name in
+    ``scope``, a builtin, or an attribute of one; UNKNOWN for a name in ``local`` (bound in the
+    function, as a @tl.func may be passed in) or a computed value."""
+    if isinstance(e, ast.Name):
+        if e.id in local:
+            return UNKNOWN
+        if e.id in scope:
+            return scope[e.id]
+        return getattr(builtins, e.id, UNKNOWN)
+    if isinstance(e, ast.Attribute):
+        base = resolve(e.value, local, scope)
+        return UNKNOWN if base is UNKNOWN else getattr(base, e.attr, UNKNOWN)
+    return UNKNOWN
 
 
 class _Walker:
@@ -200,7 +216,7 @@ class _Walker:
             return LOOP_ITERATOR
         self.iterators.add(id(node.iter))
         callee = self.resolve(node.iter.func)
-        if callee is not _UNKNOWN and callee not in RANGES:
+        if callee is not UNKNOWN and callee not in RANGES:
             return LOOP_ITERATOR
         return None if isinstance(node.target, ast.Name) else "the loop variable must be a plain name"
 
@@ -210,7 +226,7 @@ class _Walker:
         if any(k.arg is None for k in node.keywords):
             return "**kwargs in a kernel call is not supported"
         callee = self.resolve(node.func)
-        if callee is _UNKNOWN:
+        if callee is UNKNOWN:
             unsupported = self.unsupported(node.func)
             if unsupported is not None:
                 return unsupported
@@ -226,7 +242,7 @@ class _Walker:
 
     def unsupported(self, e: ast.expr) -> str | None:
         """Why ``e`` names nothing when it is a Triton name tile_lang lacks (``libdevice.pow``)."""
-        if not isinstance(e, ast.Attribute) or (base := self.resolve(e.value)) is _UNKNOWN:
+        if not isinstance(e, ast.Attribute) or (base := self.resolve(e.value)) is UNKNOWN:
             return None
         try:
             getattr(base, e.attr)
@@ -237,18 +253,7 @@ class _Walker:
         return None
 
     def resolve(self, e: ast.expr) -> object:
-        """What a callee expression names now: a module-level or closure name, a builtin, or an
-        attribute of one; _UNKNOWN for a name bound in the function or a computed value."""
-        if isinstance(e, ast.Name):
-            if e.id in self.local:
-                return _UNKNOWN
-            if e.id in self.globals:
-                return self.globals[e.id]
-            return getattr(builtins, e.id, _UNKNOWN)
-        if isinstance(e, ast.Attribute):
-            base = self.resolve(e.value)
-            return _UNKNOWN if base is _UNKNOWN else getattr(base, e.attr, _UNKNOWN)
-        return _UNKNOWN
+        return resolve(e, self.local, self.globals)
 
 
 def _plain_target(target: ast.expr) -> bool:

@@ -17,7 +17,6 @@ Python is refused before it runs, as the compiler refuses it (:mod:`tile_lang.le
 from __future__ import annotations
 
 import ast
-import builtins
 import inspect
 import itertools
 import textwrap
@@ -26,6 +25,7 @@ from types import CellType, CodeType, FunctionType, ModuleType
 from typing import TypeVar
 
 from tile_lang.func import Func
+from tile_lang.legality import UNKNOWN, resolve
 from tile_lang.signature import Constant
 
 RUNTIME = "_tl_runtime"
@@ -194,7 +194,6 @@ def _source(loop: str, it: ast.expr) -> ast.expr:
     return _located(made, it)
 
 
-_UNKNOWN = object()
 
 
 class _Checks(ast.NodeTransformer):
@@ -280,7 +279,7 @@ class _Checks(ast.NodeTransformer):
         value = self.resolve(node.func)
         if value is Constant:  # tl.constexpr(v) in the body: v
             return self.constant(node)
-        if value is _UNKNOWN or isinstance(value, Func):
+        if value is UNKNOWN or isinstance(value, Func):
             node.func = ast.copy_location(_call(RUNTIME, "fn", node.func), node.func)
             self.changed = True
         return node
@@ -314,19 +313,8 @@ class _Checks(ast.NodeTransformer):
         return ast.copy_location(_call(RUNTIME, "constant", e), e)
 
     def resolve(self, e: ast.expr) -> object:
-        """What a callee expression names when the version is made: a global, a builtin or an
-        attribute of one; _UNKNOWN for anything else (a local name, as a @tl.func may be passed
-        in, a method of a local value, a computed callee)."""
-        if isinstance(e, ast.Name):
-            if e.id in self.local:
-                return _UNKNOWN
-            if e.id in self.globals:
-                return self.globals[e.id]
-            return getattr(builtins, e.id, _UNKNOWN)
-        if isinstance(e, ast.Attribute):
-            base = self.resolve(e.value)
-            return _UNKNOWN if base is _UNKNOWN else getattr(base, e.attr, _UNKNOWN)
-        return _UNKNOWN
+        """What a callee expression names when the version is made (legality.resolve)."""
+        return resolve(e, self.local, self.globals)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
         self.changed = True
