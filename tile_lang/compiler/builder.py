@@ -161,7 +161,7 @@ class Builder:
         return self._emit_binary(fn, a, b, Typed(dtype, dtypes.BOOL if fn.is_comparison else dtype))
 
     def _emit_binary(self, fn: BinaryFn, a: Value, b: Value, typed: Typed) -> Node:
-        signed_shift = fn is BinaryFn.SHR and _left_signed(a, b)
+        signed_shift = fn is BinaryFn.SHR and operators.arithmetic_shift(operand(a), operand(b))
         x, y = self._operands(a, b, typed.operands)
         if fn is BinaryFn.SHR and signed_shift != typed.operands.is_signed:
             return self._shift_as(x, y, signed_shift)
@@ -239,12 +239,6 @@ def _prod(shape: tuple[int, ...]) -> int:
     for s in shape:
         out *= s
     return out
-
-
-def _left_signed(a: Value, b: Value) -> bool:
-    if isinstance(a, Node):
-        return a.ty.dtype.is_signed
-    return isinstance(b, Node) and b.ty.dtype.is_signed
 
 
 def _fold(op: BinaryOp, a: Scalar, b: Scalar) -> Scalar:
