@@ -22,13 +22,15 @@ from tile_lang import dtypes
 from tile_lang.builtin import builtin_of
 from tile_lang.errors import KernelError, Unsupported
 from tile_lang.func import Func, inlinable
-from tile_lang.ops import iterators
+from tile_lang.ops import debug, iterators
 from tile_lang.reads import closure_vars, source_of
 from tile_lang.semantics import elementwise
 
 # Python builtins a kernel may call on compile-time values.
 PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builtins.len, builtins.abs,
                                               builtins.int, builtins.float, builtins.bool, builtins.isinstance})
+# Python builtins a kernel body reads as tl builtins, as Triton's code generator does.
+ALIASES: tuple[tuple[object, object], ...] = ((builtins.print, debug.device_print),)
 # Functions of typing that only mypy reads (each returns its first argument at run time).
 TYPING_ONLY: frozenset[object] = frozenset({typing.assert_type})
 RANGES: frozenset[object] = frozenset({builtins.range, iterators.range, iterators.static_range})
@@ -53,6 +55,11 @@ def parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str, int]:
     return fdef, filename, offset
 
 
+def alias_of(callee: object) -> object | None:
+    """The tl builtin a Python builtin stands for in a kernel (print: tl.device_print), or None."""
+    return next((tl_builtin for python, tl_builtin in ALIASES if python is callee), None)
+
+
 def call_refusal(callee: object) -> str | None:
     """Why a kernel may not call ``callee`` (None: it may): only tl builtins, @tl.func functions
     and library helpers, ``tl.constexpr``, the Python builtins above, and tensor methods."""
@@ -61,6 +68,8 @@ def call_refusal(callee: object) -> str | None:
     if callee in RANGES:
         return RANGE_CALL
     if builtin_of(callee) is not None or inlinable(callee) is not None or callee in PURE_BUILTINS:
+        return None
+    if alias_of(callee) is not None:
         return None
     if isinstance(callee, dtypes.Query):  # tl.float32.is_floating(): a compile-time bool
         return None

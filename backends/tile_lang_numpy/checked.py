@@ -164,6 +164,7 @@ def loop(spins: bool, names: tuple[str, ...], *before: object) -> Loop:
 
 def fn(f: object) -> object:
     """The callee of a call: the checked version of a @tl.func, anything else as it is."""
+    f = legality.alias_of(f) or f  # print(...): tl.device_print(...)
     legal_callee(f)
     if isinstance(f, Func):
         return nested(f, version(f.fn))

@@ -25,7 +25,7 @@ from types import CellType, CodeType, FunctionType, ModuleType
 from typing import TypeVar
 
 from tile_lang.func import Func
-from tile_lang.legality import UNKNOWN, resolve
+from tile_lang.legality import UNKNOWN, alias_of, resolve
 from tile_lang.signature import Constant
 
 RUNTIME = "_tl_runtime"
@@ -279,7 +279,7 @@ class _Checks(ast.NodeTransformer):
         value = self.resolve(node.func)
         if value is Constant:  # tl.constexpr(v) in the body: v
             return self.constant(node)
-        if value is UNKNOWN or isinstance(value, Func):
+        if value is UNKNOWN or isinstance(value, Func) or alias_of(value) is not None:
             node.func = ast.copy_location(_call(RUNTIME, "fn", node.func), node.func)
             self.changed = True
         return node

@@ -200,6 +200,7 @@ def read(x: object, name: str) -> object:
 
 def fn(f: object) -> object:
     """The callee of a call: the SIMT version of a @tl.func, anything else as it is."""
+    f = legality.alias_of(f) or f  # print(...): tl.device_print(...)
     legal_callee(f)
     if isinstance(f, Func):
         return nested(f, version(f.fn) or f.fn)

@@ -146,3 +146,29 @@ def asm_kernel(x: Pointer[f32]) -> None:
 def test_inline_asm_is_unsupported() -> None:
     raises_at("asm", "inline_asm_elementwise is not supported on the numpy backend",
               lambda: asm_kernel[(1,)](tl.to_device(np.zeros(1, np.float32), tl.f32)))
+
+
+@tl.kernel
+def python_print_kernel(x: Pointer[i32], n: int, DEBUG: constexpr, BLOCK: constexpr) -> None:
+    pid = tl.program_id(0)
+    v = tl.load(x + pid * BLOCK + tl.arange(0, BLOCK))
+    if DEBUG:
+        print("v", v)  # as in Triton: tl.device_print
+    if pid == n:
+        print("bits", pid, hex=True)
+
+
+def test_python_print_is_device_print(capsys: pytest.CaptureFixture[str]) -> None:
+    """A kernel's print(...) is tl.device_print(...) on the reference (once per program, in
+    program order, not Python's print of a block), and the compiler lowers it to the same printf;
+    under a false constexpr nothing prints."""
+    host = np.random.default_rng(5).integers(-50, 50, 8).astype(np.int32)
+    with tl.backend("numpy"):
+        x = tl.to_device(host, tl.i32)
+        python_print_kernel[(2,)](x, 1, DEBUG=True, BLOCK=4)
+        lines = capsys.readouterr().out.splitlines()
+        assert lines == [f"pid (0, 0, 0) v: {host[:4]}", f"pid (1, 0, 0) v: {host[4:]}", "pid (1, 0, 0) bits: 0x1"]
+        python_print_kernel[(2,)](x, 5, DEBUG=False, BLOCK=4)
+        assert capsys.readouterr().out == ""
+    printed = python_print_kernel.cuda_source(DEBUG=True, BLOCK=4)
+    assert printed.count("printf(") == print_kernel.cuda_source(BLOCK=4).count("printf(") > 0

@@ -375,6 +375,8 @@ class Frontend(ControlFlow):
             raise self.error(legality.RANGE_CALL)
         if callee in legality.TYPING_ONLY:
             return args[0]
+        if (tl_builtin := legality.alias_of(callee)) is not None:  # print(...): tl.device_print(...)
+            return self.call(tl_builtin, args, kwargs)
         if isinstance(callee, Query):  # tl.float32.is_floating(): a compile-time bool
             return callee()
         if callee is Constant:  # tl.constexpr(v) in a kernel: v, a compile-time value
