@@ -320,13 +320,13 @@ REJECTED = [
     (bool_minus_bool, "(offs < 3) - (offs > 5)", "operator - is not defined on bools", {"BLOCK": 8}),
     (negated_mask, "mask=-(offs", "unary - is not defined on bools", {"BLOCK": 8}),
     (not_of_a_block, "mask=not", "a block of shape [8] used as a condition", {"BLOCK": 8}),
-    (float_shifted, "<< 1", "operator << needs integer operands, got tl.f32", {"BLOCK": 8}),
+    (float_shifted, "<< 1", "invalid operands of type tl.f32 for operator <<, which needs integer operands", {"BLOCK": 8}),
     (rand_with_a_float_offset, "tl.rand", "the offset of a random function must be an integer, got a tl.f32 block "
      "of shape [8]", {"BLOCK": 8}),
     (histogram_with_an_int_mask, "mask=offs", "tl.histogram: mask must be a bool block like the input", {"BLOCK": 8}),
     (gather_across_ranks, "tl.gather", "tl.gather: src (a tl.i32 block of shape [8]) and index (a tl.i32 block of "
      "shape [2, 4]) must have the same rank", {"BLOCK": 8}),
-    (permute_out_of_range, "tl.permute", "tl.permute: axis 1 is out of range for a block of rank 1", {"BLOCK": 8}),
+    (permute_out_of_range, "tl.permute", "tl.permute: invalid axis 1: out of range for a block of rank 1", {"BLOCK": 8}),
     (view_to_more_elements, "tl.view", "tl.view: cannot reshape a block of shape [8] (8 elements) to [8, 2]",
      {"BLOCK": 8}),
     (cat_of_two_dtypes, "tl.cat", "tl.cat needs two blocks of the same dtype, got a tl.i32 block of shape [8] and "

@@ -5,6 +5,7 @@ against NumPy float64 with outputs poisoned."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -131,3 +132,58 @@ def test_an_unsupported_name_in_a_kernel_is_an_error_at_its_line(backend: str) -
     with tl.backend(backend), pytest.raises(KernelError, match="libdevice.nextafter is not supported yet") as err:
         kernel[(1,)](tl.to_device(np.zeros(8, np.float32), tl.f32), tl.empty(8, tl.f32), B=8)
     assert "apply_nextafter.py" in str(err.value) and ":9" in str(err.value)
+
+
+def _kernel_from(name: str, body: str) -> Any:
+    """A kernel ``name(x_ptr: i32, u_ptr: u32, f_ptr: f32, o_ptr: i32)`` with ``body`` (x, u and f
+    loaded), kept from mypy: some bodies break the operator rules on purpose."""
+    source = f"""
+        import tile_lang as tl
+        from tile_lang import Pointer, constexpr
+
+
+        @tl.kernel
+        def {name}(x_ptr: Pointer[tl.i32], u_ptr: Pointer[tl.u32], f_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.i32],
+                   B: constexpr) -> None:
+            offs = tl.arange(0, B)
+            x, u, f = tl.load(x_ptr + offs), tl.load(u_ptr + offs), tl.load(f_ptr + offs)
+            {body}
+    """
+    return load(name, textwrap.dedent(source).lstrip())
+
+
+REJECTED = {  # body: the words of Triton's message the error contains (and its __cause__, as Triton chains it)
+    "tl.store(o_ptr + offs, x & f)": r"invalid operands of type tl\.f32 for operator &",
+    "tl.store(o_ptr + offs, (x % u).to(tl.int32))": r"Cannot use % with tl\.i32 and tl\.u32 because they have "
+                                                    "different signedness",
+    "tl.store(o_ptr + offs, (u // x).to(tl.int32))": r"Cannot use // with tl\.u32 and tl\.i32 because",
+    "tl.store(o_ptr + offs, (x / u).to(tl.int32))": r"Cannot use / with tl\.i32 and tl\.u32 because",
+    "tl.store(o_ptr + offs + tl.program_id(3), x)": r"program_id axis must be 0, 1, or 2 but got 3",
+    "tl.store(o_ptr + offs, tl.sum(tl.expand_dims(x, -3), 0))": r"invalid axis -3",
+    "tl.store(o_ptr + offs, tl.sum(tl.sum(tl.expand_dims(x, (0, -3)), 0), 0))":
+        r"duplicate axes, normalized axes = \[0, 0\]",
+}
+
+
+@pytest.mark.parametrize("body", sorted(REJECTED))
+def test_rejected_operands_say_what_triton_says(backend: str, body: str) -> None:
+    kernel = _kernel_from(f"rejected_{sorted(REJECTED).index(body)}", body)
+    with tl.backend(backend), pytest.raises(KernelError, match=REJECTED[body]) as err:
+        kernel[(1,)](tl.to_device(np.ones(8, np.int32), tl.i32), tl.to_device(np.ones(8, np.uint32), tl.u32),
+                     tl.to_device(np.ones(8, np.float32), tl.f32), tl.empty(8, tl.i32), B=8)
+    assert re.search(REJECTED[body], str(err.value.__cause__))
+
+
+def test_division_with_one_signedness_and_python_ints_computes(backend: str) -> None:
+    """The signedness rule is between blocks: a Python int adapts (``u % 7``, ``x // -3``)."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-1000, 1000, 64).astype(np.int32)
+    u = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
+    kernel = _kernel_from("one_signedness", "tl.store(o_ptr + offs, (u % 7).to(tl.int32) + x // -3 + x % (x | 1))")
+    with tl.backend(backend):
+        out = tl.to_device(np.full(64, -99, np.int32), tl.i32)
+        kernel[(1,)](tl.to_device(x, tl.i32), tl.to_device(u, tl.u32), tl.to_device(np.ones(64, np.float32), tl.f32),
+                     out, B=64)
+    wide = x.astype(np.int64)
+    want = (u.astype(np.int64) % 7) + np.trunc(wide / -3).astype(np.int64) + np.fmod(wide, wide | 1)
+    np.testing.assert_array_equal(out.numpy(), want)

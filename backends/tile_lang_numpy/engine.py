@@ -150,7 +150,7 @@ class Engine:
         try:
             return impl(self, args)
         except SemanticError as exc:  # a rule of tile_lang.semantics, located at the user's line
-            raise self.error(str(exc)) from None
+            raise self.error(str(exc)) from exc
         except Exception:
             stale = next((v for v in args.values() if isinstance(v, Stale)), None)
             if stale is not None:  # the argument is the error, not what the builtin made of it

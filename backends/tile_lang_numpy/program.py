@@ -11,28 +11,21 @@ import tile_lang as tl
 from tile_lang import operators
 from tile_lang.dtypes import I32
 from tile_lang.semantics import SemanticError
-from tile_lang.semantics import operators as semantics
+from tile_lang.semantics import creation, operators as semantics
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import affine, tiled, values
 from tile_lang_numpy.engine import Engine, implements
 
 
-def _axis(engine: Engine, axis: object) -> int:
-    if axis not in (0, 1, 2):
-        raise engine.error(f"axis must be 0, 1 or 2, got {axis!r}")
-    assert isinstance(axis, int)
-    return axis
-
-
 @implements(tl.program_id)
 def program_id(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    return tiled.program_id(engine, _axis(engine, a["axis"]))
+    return tiled.program_id(engine, creation.program_axis(a["axis"], "tl.program_id"))
 
 
 @implements(tl.num_programs)
 def num_programs(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    return values.scalar(engine.grid[_axis(engine, a["axis"])], I32)
+    return values.scalar(engine.grid[creation.program_axis(a["axis"], "tl.num_programs")], I32)
 
 
 def scalar_values(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> np.ndarray[Any, Any]:

@@ -62,7 +62,7 @@ BAD_AXES = [
     ("tl.max(2.0, s)", "tl.max: axis must be a compile-time int, got a runtime value" + SCALAR_HINT + MAX_HINT),
     ("tl.max(-float('inf'), t)", "tl.max: axis must be a compile-time int" + ".*" + MAX_HINT),
     ("tl.max(s, 0)", "tl.max: a scalar has no axis 0" + SCALAR_HINT + MAX_HINT),
-    ("tl.max(v, 1, return_indices=True)[0]", "tl.max: axis 1 is out of range for a block of rank 1$"),
+    ("tl.max(v, 1, return_indices=True)[0]", "tl.max: invalid axis 1: out of range for a block of rank 1$"),
     ("tl.min(v, n)", r"tl.min: axis must be a compile-time int, got a runtime value; for the elementwise "
                      r"minimum of two values write tl\.minimum\(a, b\)"),
     ("tl.sum(s, 2.5)", r"tl.sum: axis must be a compile-time int, got 2.5 \(a float\)" + SCALAR_HINT + "$"),

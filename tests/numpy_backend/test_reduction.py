@@ -467,7 +467,7 @@ def misuse(x_ptr: Pointer[f32], out: Pointer[f32], CASE: Constexpr[str]) -> None
 
 
 @pytest.mark.parametrize(("case", "message"), [
-    ("axis", "axis 2 is out of range for a block of rank 2"),
+    ("axis", "invalid axis 2: out of range for a block of rank 2"),
     ("sort_dim", "sorts along the last axis only"),
     ("xor_float", "needs an integer block"),
     ("branch", "must be branch-free"),

@@ -137,8 +137,7 @@ class Builder:
         return self.emit(Op.ARANGE, Type(dtypes.I32, (n,)), attr=RangeAttr(start, end))
 
     def program_id(self, op: Op, axis: int) -> Node:
-        if axis not in (0, 1, 2):
-            raise TypeError(f"axis must be 0, 1 or 2, got {axis}")
+        assert axis in (0, 1, 2), axis  # semantics.creation.program_axis
         return self.emit(op, Type(dtypes.I32), attr=AxisAttr(axis))
 
     # ---------------------------------------------------------------- arithmetic

@@ -151,7 +151,7 @@ class Frontend(ControlFlow):
         except Exception as exc:
             loc = self.b.loc or Loc(scope.filename, 0)
             if not isinstance(exc, _INTERNAL):
-                raise KernelError(str(exc), loc.filename, loc.line, loc.col, self.kernel) from None
+                raise KernelError(str(exc), loc.filename, loc.line, loc.col, self.kernel) from exc
             if debugging():
                 raise
             raise CompilerBug("the front end", exc, loc.filename, loc.line, loc.col, self.kernel) from exc

@@ -90,12 +90,12 @@ def block(x: Node) -> Block:
 
 @lowers(tl.program_id)
 def _program_id(c: Context, a: Args) -> Node:
-    return c.b.program_id(Op.PROGRAM_ID, a["axis"])
+    return c.b.program_id(Op.PROGRAM_ID, creation.program_axis(a["axis"], "tl.program_id"))
 
 
 @lowers(tl.num_programs)
 def _num_programs(c: Context, a: Args) -> Node:
-    return c.b.program_id(Op.NUM_PROGRAMS, a["axis"])
+    return c.b.program_id(Op.NUM_PROGRAMS, creation.program_axis(a["axis"], "tl.num_programs"))
 
 
 @lowers(tl.arange)

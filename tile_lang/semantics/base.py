@@ -41,7 +41,7 @@ def block_axis(rank: int, axis: object, what: str) -> int:
     """``axis`` (a constexpr, negative from the end) as an axis of a block of ``rank``."""
     index = constexpr_int(axis, what, "axis")
     if not -rank <= index < rank:
-        raise SemanticError(f"{what}: axis {index} is out of range for a block of rank {rank}")
+        raise SemanticError(f"{what}: invalid axis {index}: out of range for a block of rank {rank}")
     return index % rank
 
 

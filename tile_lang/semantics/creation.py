@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from tile_lang.dtypes import DType
 from tile_lang.semantics.base import Block, SemanticError, block_numel, constexpr_int, pow2_shape, shown
 from tile_lang.semantics.elementwise import constant_fits
@@ -24,6 +26,13 @@ def arange(start: object, end: object) -> tuple[int, int]:
         raise SemanticError(f"tl.arange({first}, {last}): the values are i32, so the bounds must lie in "
                             f"[0, 2**31] (0 <= start < end <= {ARANGE_LIMIT})")
     return first, last
+
+
+def program_axis(axis: object, what: str) -> int:
+    """The grid axis of ``tl.program_id``/``tl.num_programs``: a compile-time 0, 1 or 2."""
+    if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and 0 <= axis <= 2:
+        return int(axis)
+    raise SemanticError(f"{what} axis must be 0, 1, or 2 but got {shown(axis)}")
 
 
 def _bound(value: object, arg: str) -> int:

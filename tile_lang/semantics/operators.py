@@ -98,7 +98,15 @@ class Typed:
 def binary(op: BinaryOp, x: Operand, y: Operand) -> Typed:
     """``x <op> y`` on values (pointer operands: :func:`pointer_binary`): the operator's rule
     on the promoted dtype; ``/`` divides in a float type, comparisons give bools."""
+    if op in _DIVISIONS and isinstance(x, DType) and isinstance(y, DType) and x.is_int and y.is_int \
+            and x.is_signed != y.is_signed:
+        raise SemanticError(f"Cannot use {op.value} with {x!r} and {y!r} because they have different signedness "
+                            "(Triton's rule); convert one with .to() so both are signed or both unsigned")
     return _typed(op, promote(x, y))
+
+
+# Triton rejects these between a signed and an unsigned integer block (a Python int adapts)
+_DIVISIONS = frozenset((BinaryOp.TRUEDIV, BinaryOp.FLOORDIV, BinaryOp.MOD))
 
 
 @functools.cache  # the reference's hot path
@@ -110,7 +118,8 @@ def _typed(op: BinaryOp, common: DType) -> Typed:
         hint = "; use ^ for bools, or convert with .to()" if op is BinaryOp.SUB else ""
         raise SemanticError(f"operator {op.value} is not defined on bools{hint}")
     if common.is_float and takes in (Takes.INTEGERS, Takes.INTEGERS_OR_BOOLS):
-        raise SemanticError(f"operator {op.value} needs integer operands, got {common!r}")
+        raise SemanticError(f"invalid operands of type {common!r} for operator {op.value}, which needs integer "
+                            f"{'or bool ' if takes is Takes.INTEGERS_OR_BOOLS else ''}operands")
     if op is BinaryOp.TRUEDIV:
         return Typed(dtypes.truediv_dtype(common, common), dtypes.truediv_dtype(common, common))
     return Typed(common, dtypes.BOOL if op.is_comparison else common)

@@ -24,7 +24,7 @@ def expand_dims(x: Block, axis: object) -> tuple[int, ...]:
     rank = x.rank + len(axes)
     new = sorted(block_axis(rank, ax, "tl.expand_dims") for ax in axes)
     if len(set(new)) != len(new):
-        raise SemanticError(f"tl.expand_dims: repeated axis in {list(axes)}")
+        raise SemanticError(f"tl.expand_dims: duplicate axes, normalized axes = {new} (given {list(axes)})")
     return tuple(new)
 
 
