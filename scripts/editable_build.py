@@ -1,10 +1,12 @@
 """The PEP 517 build backend: setuptools, except that ``pip install -e .`` installs a plain
-``tile_lang.pth`` listing the repository root and ``backends/``.
+``tile_lang.pth`` naming two directories: ``build/editable/top`` (symlinks to the top-level
+packages the README promises anywhere: tile_lang and examples) and ``backends/``.
 
 setuptools' own editable install of this layout (packages in ``.`` and in ``backends/``) is an
 import hook, which mypy and other type checkers cannot see, so ``mypy`` on a kernel file outside
 the repository would not find ``tile_lang``. Path entries are seen by every tool, and new modules
-are picked up without reinstalling.
+inside the packages are picked up without reinstalling. The symlinks keep the repository's other
+directories (tests, benchmarks, scripts) off the path: they import only from the repository root.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from setuptools.build_meta import (  # noqa: F401 (re-exported hooks)
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-PATH_ENTRIES = (ROOT, ROOT / "backends")
+TOP_LEVEL = ("tile_lang", "examples")  # importable from any directory once installed
+LINKS = ROOT / "build" / "editable" / "top"
+PATH_ENTRIES = (LINKS, ROOT / "backends")  # backends/ holds only the backend packages
 
 
 def get_requires_for_build_editable(config_settings: dict[str, object] | None = None) -> list[str]:
@@ -37,7 +41,9 @@ def prepare_metadata_for_build_editable(metadata_directory: str,
 
 def build_editable(wheel_directory: str, config_settings: dict[str, object] | None = None,
                    metadata_directory: str | None = None) -> str:
-    """A wheel holding the project's metadata (entry points included) and ``tile_lang.pth``."""
+    """A wheel holding the project's metadata (entry points included) and ``tile_lang.pth``;
+    (re)makes the directory of symlinks that the .pth names."""
+    link_top_level()
     with tempfile.TemporaryDirectory() as scratch:
         dist_info = (Path(metadata_directory) if metadata_directory is not None  # the .dist-info itself
                      else Path(scratch, prepare_metadata_for_build_editable(scratch, config_settings)))
@@ -55,6 +61,23 @@ def build_editable(wheel_directory: str, config_settings: dict[str, object] | No
             for name, data in files.items():
                 wheel.writestr(name, data)
     return wheel_name
+
+
+def link_top_level() -> None:
+    """``LINKS`` holds exactly one symlink per ``TOP_LEVEL`` package, to its directory here. A
+    link already right is left alone, and others are replaced atomically, so reinstalling never
+    leaves a moment in which a running program cannot import tile_lang."""
+    LINKS.mkdir(parents=True, exist_ok=True)
+    for entry in LINKS.iterdir():
+        if entry.name not in TOP_LEVEL:
+            entry.unlink()  # a package no longer exposed (only symlinks are ever made here)
+    for name in TOP_LEVEL:
+        link, target = LINKS / name, ROOT / name
+        if not (link.is_symlink() and Path(link.readlink()) == target):
+            fresh = LINKS / f".{name}.new"
+            fresh.unlink(missing_ok=True)
+            fresh.symlink_to(target, target_is_directory=True)
+            fresh.replace(link)
 
 
 def _digest(data: bytes) -> str:

@@ -1,6 +1,7 @@
 """Installing as the README says gives an environment where ``mypy --strict`` checks a user's
 kernel file in another directory (it sees tile_lang's types, so a bad launch is an error), and
-where the kernel, the examples and the ``tile-lang`` command run from that directory.
+where the kernel, the examples and the ``tile-lang`` command run from that directory, while the
+repository's own ``tests``, ``benchmarks`` and ``scripts`` stay off the path.
 
 Slow (a fresh venv and a pip install): marked ``slow``, run by ``pytest -m slow`` (.ci/run does).
 """
@@ -35,6 +36,14 @@ print("kernel ok")
 
 BAD_LAUNCH = "\nscale[(1,)](out, out, 300, 'two', BLOCK=128)\n"
 
+FOUND = """
+import importlib.util, pathlib
+import tile_lang
+print(sorted(n for n in ("tile_lang", "tile_lang_numpy", "tile_lang_cupy", "examples",
+                         "tests", "benchmarks", "scripts", "backends") if importlib.util.find_spec(n)))
+print(pathlib.Path(tile_lang.__file__).resolve().parent)
+"""
+
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "MYPYPATH")}
@@ -61,8 +70,20 @@ def test_readme_install_lets_mypy_and_python_find_tile_lang_anywhere(tmp_path: P
     assert rejected.returncode == 1 and f'bad_launch.py:{line}: error: Argument 4 to "__call__"' in rejected.stdout, \
         rejected.stdout + rejected.stderr
 
+    (work / "uses_tests.py").write_text("import tests\n")  # the repository's tests are not a package of this install
+    unseen = _run([python, "-m", "mypy", "--strict", "--no-incremental", "uses_tests.py"], work)
+    assert unseen.returncode == 1 and 'uses_tests.py:1: error: Cannot find implementation or library stub for ' \
+        'module named "tests"' in unseen.stdout, unseen.stdout + unseen.stderr
+
     ran = _run([python, "my_kernel.py"], work)
     assert ran.returncode == 0 and "kernel ok" in ran.stdout, ran.stdout + ran.stderr
+    found = _run([python, "-c", FOUND], work)
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert found.stdout.splitlines() == [str(["examples", "tile_lang", "tile_lang_cupy", "tile_lang_numpy"]),
+                                         str(REPO / "tile_lang")], found.stdout  # the checkout's files: no reinstall
+    unseen = _run([python, "-c", "import tests"], work)
+    assert unseen.returncode == 1 and "No module named 'tests'" in unseen.stderr, unseen.stdout + unseen.stderr
+
     examples = _run([python, "-m", "examples", "vector_add"], work)
     assert examples.returncode == 0 and "1 passed" in examples.stdout, examples.stdout + examples.stderr
     cli = _run([str(venv / "bin" / "tile-lang"), "inspect", "examples.vector_add:vector_add",
