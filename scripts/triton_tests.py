@@ -7,7 +7,7 @@ DIR holds Triton's test files (test_core.py, test_standard.py, test_random.py by
 ``_internal_testing.py`` (Triton's ``python/triton/_internal_testing.py``, which the tests import
 as ``triton._internal_testing``). They run under ``python -m tile_lang.as_triton -m pytest`` on
 the NumPy reference with ``TRITON_INTERPRET=1`` (the tests take their interpreter paths) and
-device ``cpu``; this file is also the pytest plugin that supplies the ``device`` fixture, keeps a
+device ``cpu`` and ``TILE_LANG_OVERFLOW=wrap`` (the tests assume signed overflow wraps); this file is also the pytest plugin that supplies the ``device`` fixture, keeps a
 seeded sample of each test function's cases, applies the per-test timeout and records each
 outcome with its cause. Needs torch (and scipy for test_random.py) in the running Python.
 """
@@ -69,7 +69,9 @@ def main(argv: list[str]) -> int:
         out = Path(tmp) / "results.json"
         settings = {"sample": args.sample, "seed": args.seed, "timeout": args.timeout, "out": str(out),
                     "helpers": str(args.dir.resolve() / "_internal_testing.py")}
-        env = dict(os.environ, TRITON_INTERPRET="1", TILE_LANG_BACKEND="numpy", **{ENV: json.dumps(settings)})
+        # Triton's tests assume signed integer overflow wraps, as on the GPU (the reference's default reports it)
+        env = dict(os.environ, TRITON_INTERPRET="1", TILE_LANG_BACKEND="numpy", TILE_LANG_OVERFLOW="wrap",
+                   **{ENV: json.dumps(settings)})
         env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
         cmd = [sys.executable, "-m", "tile_lang.as_triton", "-m", "pytest", "-p", Path(__file__).stem,
                "--noconftest", "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=no",

@@ -187,3 +187,34 @@ def test_division_with_one_signedness_and_python_ints_computes(backend: str) -> 
     wide = x.astype(np.int64)
     want = (u.astype(np.int64) % 7) + np.trunc(wide / -3).astype(np.int64) + np.fmod(wide, wide | 1)
     np.testing.assert_array_equal(out.numpy(), want)
+
+
+@tl.kernel
+def wrapping_arithmetic(x_ptr: Pointer[i32], y_ptr: Pointer[i32], o_ptr: Pointer[i32], B: constexpr) -> None:
+    offs = tl.arange(0, B)
+    x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+    tl.store(o_ptr + offs, x * y + x - y + -x + tl.abs(y) + x // -1)
+
+
+def test_signed_overflow_is_an_error_unless_it_should_wrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference reports signed overflow by default; ``TILE_LANG_OVERFLOW=wrap`` wraps it
+    around in two's complement, as the GPU does (the emulator's result, and NumPy's in int64)."""
+    rng = np.random.default_rng(11)
+    x, y = (rng.integers(-2**31, 2**31, 64, dtype=np.int64).astype(np.int32) for _ in range(2))
+    x[:2] = y[2:4] = -2**31  # -x, abs(y) and x // -1 of INT_MIN wrap too
+    wide, wide_y = x.astype(np.int64), y.astype(np.int64)
+    want = (wide * wide_y + wide - wide_y - wide + np.abs(wide_y) - wide).astype(np.int32)  # wrapped to 32 bits
+
+    def run(backend: str) -> np.ndarray[Any, Any]:
+        with tl.backend(backend):
+            out = tl.to_device(np.full(64, 7, np.int32), tl.i32)
+            wrapping_arithmetic[(1,)](tl.to_device(x, tl.i32), tl.to_device(y, tl.i32), out, B=64)
+            return out.numpy()
+
+    with pytest.raises(KernelError, match="signed integer overflow: .* does not fit in i32.*TILE_LANG_OVERFLOW=wrap"):
+        run("numpy")
+    monkeypatch.setenv("TILE_LANG_OVERFLOW", "wrap")
+    np.testing.assert_array_equal(run("numpy"), want)
+    if _EMU.unavailable_reason() is None:
+        registry.register(_EMU)
+        np.testing.assert_array_equal(run(NAME), want)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -89,7 +90,11 @@ def _c_divide(engine: Engine, x: Array, y: Array, dtype: DType, want_quotient: b
     if want_quotient and dtype.is_signed:
         _report_wrapped(engine, (x == dtypes.int_limits(dtype)[0]) & (y == -1), (x, y), "{} // {}", dtype, lead)
     remainder = np.fmod(x, y)
-    return (x - remainder) // y if want_quotient else remainder
+    if not want_quotient:
+        return remainder
+    with np.errstate(over="ignore"):  # INT_MIN // -1 wraps to INT_MIN when TILE_LANG_OVERFLOW=wrap
+        quotient: Array = (x - remainder) // y
+    return quotient
 
 
 def rule_operand(x: object) -> rules.Operand:
@@ -350,6 +355,13 @@ def _shared_int(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
 
 
 _OVERFLOW_CHECKED = {BinaryOp.ADD: "+", BinaryOp.SUB: "-", BinaryOp.MUL: "*"}
+OVERFLOW_ENV = "TILE_LANG_OVERFLOW"
+
+
+def overflow_wraps() -> bool:
+    """Whether signed integer overflow wraps around as on the GPU (``TILE_LANG_OVERFLOW=wrap``)
+    instead of being an error (the default: it is almost always an i32 offset outgrowing its type)."""
+    return os.environ.get(OVERFLOW_ENV, "error").strip().lower() == "wrap"
 
 
 def _magnitude(a: Array) -> int:
@@ -389,8 +401,8 @@ def _overflowed(op: BinaryOp, x: Array, y: Array, result: Array) -> Array:
 def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Array, dtype: DType, lead: int
                     ) -> None:
     """Signed integer overflow is an error: on the GPU it wraps silently, and in a kernel it is
-    almost always an offset (``pid * BLOCK``) outgrowing i32."""
-    if _cannot_overflow(op, x, y, result):
+    almost always an offset (``pid * BLOCK``) outgrowing i32 (unless :func:`overflow_wraps`)."""
+    if overflow_wraps() or _cannot_overflow(op, x, y, result):
         return
     _report_wrapped(engine, _overflowed(op, x, y, result), (x, y), f"{{}} {_OVERFLOW_CHECKED[op]} {{}}", dtype, lead)
 
@@ -398,7 +410,9 @@ def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Ar
 def _report_wrapped(engine: Engine, wrapped: Array, operands: tuple[Array, ...], shown: str, dtype: DType,
                     lead: int) -> None:
     """The signed overflow error for the first active lane of ``wrapped``, if any: ``shown``
-    with that lane's operands is the expression that does not fit."""
+    with that lane's operands is the expression that does not fit. None when :func:`overflow_wraps`."""
+    if overflow_wraps():
+        return
     wrapped = engine.only_active(wrapped, lead)
     if not bool(wrapped.any()):
         return
@@ -412,7 +426,7 @@ def _report_wrapped(engine: Engine, wrapped: Array, operands: tuple[Array, ...],
         f"signed integer overflow: {shown.format(*(int(v[where]) for v in values))} does not fit in "
         f"{dtype.name} (program {engine.program_of(where[0])}, lane {lane}); the GPU would silently wrap around. "
         "Compute it in a wider type (e.g. tl.full((), tl.program_id(0), tl.int64) * BLOCK), or in an unsigned type "
-        "when wrapping is intended")
+        f"when wrapping is intended ({OVERFLOW_ENV}=wrap wraps every signed overflow, as Triton's tests assume)")
 
 
 def _negated(engine: Engine, x: Tensor[Any, Any], fn: Callable[[Array], Array], shown: str) -> Tensor[Any, Any]:
