@@ -272,5 +272,6 @@ def _raised_at(exc: BaseException) -> str:
     return f"{outside[-1].filename}:{outside[-1].lineno}: " if outside else ""
 
 
-_LIBRARY = (str(Path(__file__).parent) + os.sep, str(Path(__file__).parent.parent / "backends") + os.sep,
+_HERE = Path(__file__).resolve().parent  # the checkout's tile_lang/ (an editable install links to it)
+_LIBRARY = (str(Path(__file__).parent) + os.sep, str(_HERE) + os.sep, str(_HERE.parent / "backends") + os.sep,
             "<")  # and generated code: a dataclass's __init__ is "<string>"
