@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "tests" / "typing_cases"
 GOOD = (CASES / "good_kernels.py", CASES / "good_host.py", CASES / "good_tutorials.py", CASES / "good_liger.py")
 BAD = CASES / "bad_kernels.py"
+TORCH = CASES / "torch_launches.py"  # checked by its own run where torch is installed
 
 _REPORT_LINE = re.compile(
     r"^(?P<path>.+?):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*?)(?:  \[(?P<code>[a-z-]+)\])?$")
@@ -93,17 +94,15 @@ GAPS = {(path.resolve(), line, code) for path in GOOD for line, code in _lines_m
 MISSES = sorted({line for line, _ in _lines_marked(BAD, _MISS)})
 
 
-@pytest.fixture(scope="module")
-def diagnostics(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
-    """Run mypy once over every case file; the errors it reports."""
+def _run_mypy(paths: tuple[Path, ...], cache: Path) -> list[Diagnostic]:
+    """Run mypy once over ``paths`` with the repo's configuration; the errors it reports."""
     api = pytest.importorskip("mypy.api")
-    cache = tmp_path_factory.mktemp("mypy-cache")
     args = [
         "--config-file", str(REPO / "pyproject.toml"),
         "--strict",
         "--cache-dir", str(cache),
         "--show-error-codes", "--no-pretty", "--no-color-output", "--no-error-summary", "--show-absolute-path",
-        *(str(p) for p in GOOD), str(BAD),
+        *(str(p) for p in paths),
     ]
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(REPO)  # mypy_path and the tile_lang package resolve against the repo root
@@ -117,6 +116,12 @@ def diagnostics(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
             found.append(Diagnostic(Path(match["path"]).resolve(), int(match["line"]), match["code"] or "",
                                     match["message"]))
     return found
+
+
+@pytest.fixture(scope="module")
+def diagnostics(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
+    """Run mypy once over every case file; the errors it reports."""
+    return _run_mypy((*GOOD, BAD), tmp_path_factory.mktemp("mypy-cache"))
 
 
 def test_good_cases_check_cleanly(diagnostics: list[Diagnostic]) -> None:
@@ -156,6 +161,36 @@ def test_bad_cases_report_nothing_else(diagnostics: list[Diagnostic]) -> None:
     missing = wanted - actual
     detail = [str(d) for d in diagnostics if d.path == BAD.resolve() and (d.line, d.code) in extra]
     assert not extra and not missing, f"unexpected: {detail}\nmissing: {sorted(missing)}"
+
+
+def test_torch_tensor_launches(tmp_path: Path) -> None:
+    """With torch installed, a launch takes a torch tensor for any pointer parameter
+    (torch_launches.py is clean but for its ``# E:`` lines, which are reported exactly: a Buffer of
+    the wrong dtype still errors next to tensors); the dtype is checked when the launch runs."""
+    torch = pytest.importorskip("torch", reason="torch_launches.py is checked only where torch is installed")
+    found = _run_mypy((TORCH,), tmp_path)
+    actual = collections.Counter((d.line, d.code) for d in found)
+    markers = _markers(TORCH)
+    assert actual == collections.Counter((e.line, e.code) for e in markers), "\n".join(map(str, found))
+    for expected in markers:
+        assert any(d.line == expected.line and expected.fragment in d.message for d in found), expected
+
+    sys.path.insert(0, str(REPO))
+    try:
+        cases = importlib.import_module("tests.typing_cases.torch_launches")
+    finally:
+        sys.path.remove(str(REPO))
+        sys.modules.pop("tests.typing_cases.torch_launches", None)
+    gen = torch.Generator().manual_seed(4)
+    x64, y64 = torch.randn(300, generator=gen, dtype=torch.float64), torch.randn(300, generator=gen, dtype=torch.float64)
+    out = torch.full((300,), float("nan"))
+    doubled = _nan(300)
+    with tl.backend("numpy"):
+        cases.launch_on_tensors(x64.float(), y64.float(), out, doubled)
+        np.testing.assert_allclose(out.numpy(), (2 * x64 + y64).numpy(), rtol=1e-5, atol=1e-6)  # written in place
+        np.testing.assert_allclose(doubled.numpy(), 2 * (2 * x64 + y64).numpy(), rtol=1e-5, atol=1e-6)
+        with pytest.raises(tl.LaunchError, match=r"kernel axpy, parameter x_ptr .*got a buffer of Float\[W64\]"):
+            cases.axpy[(5,)](x64, y64.float(), out, 300, BLOCK=64)
 
 
 def test_every_mistake_class_has_cases() -> None:

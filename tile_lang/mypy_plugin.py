@@ -6,6 +6,10 @@
   their declared types) to each launch's signature, except one the kernel already has (a parameter
   named like an option takes the keyword, as at run time), and names the kernel in the launch's
   errors instead of ``"__call__" of "Launcher"``.
+- Arrays a launch adopts without copying, ``kernel[grid](torch_tensor, ...)``: each ``Pointer[D]``
+  parameter of a launch also takes a ``torch.Tensor`` or a ``cupy.ndarray`` (where the checked
+  program imports torch / cupy). A tensor's dtype is not part of its static type, so any pointer
+  takes one and the launch checks its dtype when it runs.
 - String constexprs, ``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``: inside a
   kernel or ``@tl.func`` a bare ``constexpr`` is a ``ConstexprValue`` (an int that compares with a
   str), and the decorated kernel takes ``int | str`` for it.
@@ -36,14 +40,14 @@ Enable it with ``plugins = ["tile_lang.mypy_plugin"]`` in ``[tool.mypy]`` (docs/
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from mypy import errorcodes
 from mypy.checkexpr import has_any_type
 from mypy.expandtype import expand_type
 from mypy.nodes import (
     ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, RefExpr,
-    SymbolNode,
+    SymbolNode, TypeInfo,
 )
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
 from mypy.plugin import AnalyzeTypeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
@@ -69,6 +73,7 @@ POINTER = "tile_lang.tensor.Pointer"
 CONVERSIONS = frozenset({f"{TENSOR}.to", f"{TENSOR}.cast", "tile_lang.tensor.Converts.to"})  # typed by their dtype
 WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2"}
 CATEGORIES = {"Float": "f", "Int": "i", "UInt": "u"}
+ARRAYS = ("torch.Tensor", "cupy.ndarray")  # adopted by a launch for a Pointer[D] parameter
 
 
 class TileLangPlugin(Plugin):
@@ -77,7 +82,14 @@ class TileLangPlugin(Plugin):
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         if fullname in CONVERSIONS:
             return converted_to_argument
-        return with_launch_options if fullname == LAUNCH else None
+        return self._launch_signature if fullname == LAUNCH else None
+
+    def _launch_signature(self, ctx: MethodSigContext) -> FunctionLike:
+        """The launch's signature (:func:`with_launch_options`) with the array classes it adopts."""
+        nodes = (self.lookup_fully_qualified(name) for name in ARRAYS)
+        arrays = [Instance(node.node, [AnyType(TypeOfAny.special_form)] * len(node.node.type_vars))
+                  for node in nodes if node is not None and isinstance(node.node, TypeInfo)]
+        return with_launch_options(ctx, arrays)
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         return with_supplied_optional if fullname.removesuffix(".__call__") in WRAPPER_DECORATORS else None
@@ -244,8 +256,9 @@ def converted_to_argument(ctx: MethodSigContext) -> FunctionLike:
     return fixed.copy_modified(variables=[v for v in signature.variables if v.id != variable.id])
 
 
-def with_launch_options(ctx: MethodSigContext) -> FunctionLike:
-    """The kernel's parameters, then the options it does not have as keyword-only parameters.
+def with_launch_options(ctx: MethodSigContext, arrays: Sequence[Type]) -> FunctionLike:
+    """The kernel's parameters, each ``Pointer[D]`` one also taking ``arrays``, then the options
+    it does not have as keyword-only parameters.
 
     A launcher whose ParamSpec is not known here (``Kernel[...]``, or generic code forwarding
     ``*args: P.args, **kwargs: P.kwargs``) keeps its signature: it takes any keyword already.
@@ -262,12 +275,19 @@ def with_launch_options(ctx: MethodSigContext) -> FunctionLike:
             types.append(typ)
     name, definition = _kernel(ctx) or (launch.name, launch.definition)
     return launch.copy_modified(
-        arg_types=[*launch.arg_types, *types],
+        arg_types=[*(_or_arrays(t, arrays) for t in launch.arg_types), *types],
         arg_kinds=[*launch.arg_kinds, *(ARG_NAMED_OPT for _ in names)],
         arg_names=[*launch.arg_names, *names],
         name=name,
         definition=definition,
     )
+
+
+def _or_arrays(typ: Type, arrays: Sequence[Type]) -> Type:
+    """``Pointer[D] | <arrays>`` for a pointer parameter's type, else ``typ``."""
+    proper = get_proper_type(typ)
+    is_pointer = isinstance(proper, Instance) and proper.type.fullname == POINTER
+    return UnionType([typ, *arrays]) if is_pointer and arrays else typ
 
 
 def _options(ctx: MethodSigContext) -> list[tuple[str, Type]]:
