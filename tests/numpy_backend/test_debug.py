@@ -155,7 +155,7 @@ def python_print_kernel(x: Pointer[i32], n: int, DEBUG: constexpr, BLOCK: conste
     if DEBUG:
         print("v", v)  # as in Triton: tl.device_print
     if pid == n:
-        print("bits", pid, hex=True)
+        print("pid", pid)
 
 
 def test_python_print_is_device_print(capsys: pytest.CaptureFixture[str]) -> None:
@@ -167,7 +167,7 @@ def test_python_print_is_device_print(capsys: pytest.CaptureFixture[str]) -> Non
         x = tl.to_device(host, tl.i32)
         python_print_kernel[(2,)](x, 1, DEBUG=True, BLOCK=4)
         lines = capsys.readouterr().out.splitlines()
-        assert lines == [f"pid (0, 0, 0) v: {host[:4]}", f"pid (1, 0, 0) v: {host[4:]}", "pid (1, 0, 0) bits: 0x1"]
+        assert lines == [f"pid (0, 0, 0) v: {host[:4]}", f"pid (1, 0, 0) v: {host[4:]}", "pid (1, 0, 0) pid: 1"]
         python_print_kernel[(2,)](x, 5, DEBUG=False, BLOCK=4)
         assert capsys.readouterr().out == ""
     printed = python_print_kernel.cuda_source(DEBUG=True, BLOCK=4)
