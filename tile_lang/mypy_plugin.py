@@ -21,6 +21,8 @@
 - ``tl.store(ptrs, value)`` with a value of another dtype or rank than the pointers: mypy can only
   say it "cannot infer" a type parameter of ``store``; the plugin reports
   ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead.
+- Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
+  block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
 - ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
   generic over ``W``): mypy infers ``dtype`` from the variable's type and rejects ``tl.float32`` as
   not ``type[Float[W]]``; the plugin types the call by its argument, so the error is the readable
@@ -70,9 +72,10 @@ WRAPPER_DECORATORS = {"tile_lang.autotune.AutotuneDecorator": AUTOTUNE,  # what 
 SCALARS = {"tile_lang.signature.IntScalar": "builtins.int", "tile_lang.signature.FloatScalar": "builtins.float"}
 TENSOR = "tile_lang.tensor.Tensor"
 POINTER = "tile_lang.tensor.Pointer"
-CONVERSIONS = frozenset({f"{TENSOR}.to", f"{TENSOR}.cast", "tile_lang.tensor.Converts.to"})  # typed by their dtype
+CONVERSIONS = frozenset({f"{TENSOR}.to", f"{TENSOR}.cast", "tile_lang.tensor.Converts.to", "tile_lang.tensor.Converts.cast"})  # typed by their dtype
 WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2"}
 CATEGORIES = {"Float": "f", "Int": "i", "UInt": "u"}
+EXTREMA = {"builtins.min": ("tl.minimum", "tl.min"), "builtins.max": ("tl.maximum", "tl.max")}  # Python's, on kernel values
 ARRAYS = ("torch.Tensor", "cupy.ndarray")  # adopted by a launch for a Pointer[D] parameter
 
 
@@ -98,6 +101,8 @@ class TileLangPlugin(Plugin):
         return constexpr_value if fullname == CONSTEXPR else None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        if fullname in EXTREMA:
+            return lambda ctx: scalar_extremum(ctx, fullname)
         return with_constexprs_widened if fullname in DECORATORS else None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
@@ -237,6 +242,23 @@ def store_checked(ctx: FunctionSigContext) -> FunctionLike:
     ctx.api.fail(f"tl.store: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
     anything = AnyType(TypeOfAny.from_error)
     return signature.copy_modified(arg_types=[pointer, anything, *signature.arg_types[2:]])
+
+
+def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:
+    """Python's ``min``/``max`` of kernel values, which the run time reads as ``tl.minimum``/``tl.maximum``
+    on rank-0 blocks: typed as the rank-0 block (``min(row_start + n, n_rows)``), an error on a block."""
+    blocks = [proper for types in ctx.arg_types for proper in map(get_proper_type, types)
+              if isinstance(proper, Instance) and proper.type.fullname == TENSOR and len(proper.args) == 2]
+    if not blocks:
+        return ctx.default_return_type
+    ranks = {get_proper_type(block.args[1]) for block in blocks}
+    if any(isinstance(rank, Instance) and rank.type.name != "R0" for rank in ranks):
+        elementwise, reduction = EXTREMA[fullname]
+        ctx.api.fail(f"Python's {fullname.removeprefix('builtins.')}() on a block: use {elementwise} (elementwise) "
+                     f"or {reduction} (a reduction)", ctx.context, code=errorcodes.ARG_TYPE)
+        return ctx.default_return_type
+    same = all(is_same_type(block, blocks[0]) for block in blocks)
+    return blocks[0] if same and not has_any_type(blocks[0]) else ctx.default_return_type
 
 
 def converted_to_argument(ctx: MethodSigContext) -> FunctionLike:

@@ -160,6 +160,8 @@ class Converts:
     def to(self, dtype: type[E], fp_downcast_rounding: Rounding | None = None, bitcast: bool = False) -> Tensor[E, R0]:
         raise TypeError("a scalar's .to(...) is only meaningful inside a kernel")
 
+    cast = to  # Triton's other spelling of .to (``tl.program_id(0).cast(tl.int64)``)
+
 
 class Tensor(Generic[D, R]):
     """A block of ``D`` values of rank ``R``; the block shape is known when the kernel runs."""

@@ -526,13 +526,28 @@ def atomic_add_i16(s_ptr: Pointer[i16]) -> None:
 @tl.kernel
 def builtin_max_of_blocks(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
-    max(x, x)  # MISS: builtin max of blocks (Tensor.__lt__ returns a block, which mypy accepts as a truth value)
+    max(x, x)  # E: arg-type Python's max() on a block: use tl.maximum (elementwise) or tl.max (a reduction)
 
 
 @tl.kernel
 def builtin_min_of_blocks(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
-    min(x, x)  # MISS: builtin min of blocks (as max)
+    min(x, 0.0)  # E: arg-type Python's min() on a block: use tl.minimum
+
+
+
+@tl.kernel
+def builtin_min_of_row_and_scalar(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    min(rows, n)  # E: arg-type Python's min() on a block
+    tl.store(x_ptr + rows, 0.0, mask=rows < n)
+
+
+@tl.kernel
+def where_constexpr_condition_mixed_dtypes(x_ptr: Pointer[f32], h_ptr: Pointer[f16], C: constexpr, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x, h = tl.load(x_ptr + offs), tl.load(h_ptr + offs)
+    tl.store(x_ptr + offs, tl.where(C == 1, x, h))  # E: misc Cannot infer value of type parameter "D" of "where"
 
 
 # ---------------------------------------------------------------- autotuned kernels: only what the configs set is optional

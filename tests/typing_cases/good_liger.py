@@ -2,7 +2,8 @@
 """Liger-Kernel's idioms, annotated, that must check cleanly under ``mypy --strict`` (issue "Types
 that fit other people's kernels"): pointer parameters re-bound per row, scalar parameters
 converted with ``.to``, names re-bound to another dtype, loops over loaded bounds, and an online
-softmax's running max. The ``allow-redefinition`` line above is mypy's option for re-binding a
+softmax's running max, Python's ``min`` of scalar bounds, ``tl.where`` on a constexpr
+comparison. The ``allow-redefinition`` line above is mypy's option for re-binding a
 name to a value of another type (``X_row = X_row.to(tl.float32)``); without it, use a new name
 (``good_kernels.py`` does). Checked by tests/test_typing.py, which also imports the module.
 """
@@ -74,3 +75,24 @@ def indexed_rows(X_ptr: Pointer[f32], starts_ptr: Pointer[i64], out_ptr: Pointer
     if HAS_SCALE:
         x = x * 0.5
     tl.store(out_ptr + tl.program_id(0) * BLOCK + cols, x)
+
+
+@tl.kernel
+def rows_up_to_min(Y_ptr: Pointer[f32], X_ptr: Pointer[f32], n_rows: int, rows_per_program: int,
+                   BLOCK: constexpr) -> None:
+    row_block = tl.program_id(0).cast(tl.int64)                 # Triton's other spelling of .to
+    row_start = row_block * rows_per_program
+    row_end = min((row_block + 1) * rows_per_program, n_rows)   # Python's min of scalars: tl.minimum
+    assert_type(row_end, Tensor[i64, R0])
+    cols = tl.arange(0, BLOCK)
+    for row in range(row_start, row_end):
+        tl.store(Y_ptr + row * BLOCK + cols, tl.load(X_ptr + row * BLOCK + cols) + 1.0)
+
+
+@tl.kernel
+def rows_shared_or_own(X_ptr: Pointer[f32], out_ptr: Pointer[f32], row_stride: int, SHARED: constexpr,
+                       BLOCK: constexpr) -> None:
+    pid = tl.program_id(0).to(tl.int64)
+    X_ptr += tl.where(SHARED == 1, pid * 0, pid * row_stride)  # one of the two for the whole block
+    cols = tl.arange(0, BLOCK)
+    tl.store(out_ptr + pid * BLOCK + cols, tl.load(X_ptr + cols))

@@ -231,9 +231,14 @@ def where(condition: Tensor[Bool, R], x: Tensor[D, R0], y: Tensor[D, R0] | float
 def where(condition: Tensor[Bool, R], x: int, y: int) -> Tensor[Int[W32], R]: ...
 @overload
 def where(condition: Tensor[Bool, R], x: float, y: float) -> Tensor[Float[W32], R]: ...
+@overload
+def where(condition: bool, x: Tensor[D, R], y: Tensor[D, R] | Tensor[D, R0] | float) -> Tensor[D, R]: ...
+@overload
+def where(condition: bool, x: Tensor[D, R0] | float, y: Tensor[D, R]) -> Tensor[D, R]: ...
 @builtin
 def where(condition: Any, x: Any, y: Any) -> Any:
-    """``x`` where ``condition`` holds, else ``y`` (broadcast)."""
+    """``x`` where ``condition`` holds, else ``y`` (broadcast); a Python bool condition (``C == 1`` of a
+    constexpr ``C``) picks one of them for the whole block."""
 
 
 @helper
