@@ -203,6 +203,12 @@ def _element_and_rank(typ: Type) -> tuple[ProperType, ProperType | None] | None:
     return None
 
 
+def _unknown(t: Type) -> bool:
+    """Whether ``t`` holds an Any (mypy's has_any_type leaves out the special-form Any that an
+    overload inferred from an Any argument gives)."""
+    return has_any_type(t) or isinstance(get_proper_type(t), AnyType)
+
+
 def _store_mismatch(pointer: Type, value: Type) -> str | None:
     """What is wrong with ``tl.store(pointer, value)``, in words, when the element types or ranks
     plainly disagree (both known, no type variables or Any); None otherwise."""
@@ -215,7 +221,7 @@ def _store_mismatch(pointer: Type, value: Type) -> str | None:
         return f"value is a float but the pointer is to {_dtype_name(target)}" if (
             isinstance(target, Instance) and target.type.name in ("Int", "UInt", "Bool")) else None
     given = _element_and_rank(val)
-    if given is None or given[1] is None or has_any_type(given[0]) or has_any_type(target):
+    if given is None or given[1] is None or _unknown(given[0]) or _unknown(target):
         return None
     if not is_same_type(given[0], target):
         return f"value is {_dtype_name(given[0])} but the pointer is to {_dtype_name(target)}"
