@@ -16,7 +16,7 @@ import pytest
 import tile_lang as tl
 from tile_lang.check import check
 from tile_lang.cli import main
-from tile_lang.errors import FULL_TRACEBACK_ENV_VAR
+from tile_lang.errors import DEBUG_ENV_VAR
 from tile_lang_cupy.backend import CupyBackend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +44,7 @@ def _failing_launch() -> tl.KernelError:
 
 
 def test_launch_error_traceback_has_no_library_frames(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(FULL_TRACEBACK_ENV_VAR, raising=False)
+    monkeypatch.delenv(DEBUG_ENV_VAR, raising=False)
     error = _failing_launch()
     frames = traceback.extract_tb(error.__traceback__)
     library = [f for f in frames if f.filename.startswith(LIBRARY)]
@@ -56,8 +56,8 @@ def test_launch_error_traceback_has_no_library_frames(monkeypatch: pytest.Monkey
     assert "tl.store(out + offs + shift, tl.load(x + offs))" in str(error)  # the kernel line and caret stay
 
 
-def test_full_traceback_env_var_keeps_library_frames(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(FULL_TRACEBACK_ENV_VAR, "1")
+def test_debug_env_var_keeps_library_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DEBUG_ENV_VAR, "1")
     frames = traceback.extract_tb(_failing_launch().__traceback__)
     assert any(f.filename.startswith(LIBRARY[1]) for f in frames)
 

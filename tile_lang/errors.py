@@ -2,9 +2,9 @@
 
 Every error tile_lang raises on purpose is a :class:`TileLangError`. An exception escaping the
 compiler's own code (a front-end assertion, a pass or code generator failing) is a
-:class:`CompilerBug` chained from the original; ``TILE_LANG_DEBUG=1`` raises the original instead.
-A launch raises its errors without tile_lang's frames (the message names the kernel line);
-``TILE_LANG_FULL_TRACEBACK=1`` keeps them.
+:class:`CompilerBug` chained from the original. A launch raises its errors without tile_lang's
+frames (the message names the kernel line). ``TILE_LANG_DEBUG=1``, the one debugging switch, shows
+everything: the original of an internal error, and every frame of a launch's error.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import os
 from collections.abc import Callable, Iterator
 
 DEBUG_ENV_VAR = "TILE_LANG_DEBUG"
-FULL_TRACEBACK_ENV_VAR = "TILE_LANG_FULL_TRACEBACK"
 
 
 class TileLangError(Exception):
@@ -77,16 +76,17 @@ def at_line(message: str, filename: str, lineno: int, col: int = 0, kernel: str 
 
 
 def debugging() -> bool:
-    """Whether ``TILE_LANG_DEBUG=1``: internal errors are raised as they are, not as CompilerBugs."""
+    """Whether ``TILE_LANG_DEBUG=1``: internal errors are raised as they are, not as CompilerBugs, and
+    a launch's errors keep tile_lang's frames."""
     return os.environ.get(DEBUG_ENV_VAR) == "1"
 
 
 def trimmed(error: TileLangError) -> TileLangError:
     """``error`` without the library frames it passed through (and the exception it was raised
     while handling), for a launch to raise: the user's frames remain and the message holds the
-    kernel's line; a CompilerBug's ``__cause__`` keeps its own traceback. ``TILE_LANG_FULL_TRACEBACK=1``
+    kernel's line; a CompilerBug's ``__cause__`` keeps its own traceback. ``TILE_LANG_DEBUG=1``
     leaves it whole."""
-    if os.environ.get(FULL_TRACEBACK_ENV_VAR) == "1":
+    if debugging():
         return error
     error.__suppress_context__ = True
     return error.with_traceback(None)
