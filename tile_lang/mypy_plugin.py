@@ -30,7 +30,8 @@
 - A reduction's axis given as such a constexpr, ``tl.sum(x, axis=AXIS)``: the overloads type the
   result's rank from a literal axis (and reject one the input does not have); a constexpr's value
   is unknown to mypy, so each overload taking a literal axis takes it too, and the input's rank
-  picks the result's.
+  picks the result's. A literal axis the input's rank lacks (``tl.cumsum(x, axis=1)`` on a rank-1
+  block, also where an overload takes any ``int``) is reported as the run time does.
 - Constexprs set by ``@tl.autotune`` configs or ``@tl.heuristics``: the wrapper's launch takes them as
   optional, so the kernel needs no dummy default for them (``BLOCK: constexpr`` rather than
   ``BLOCK: constexpr = 64``). Their names are the keys of a literal list of ``tl.Config({...})``
@@ -71,6 +72,7 @@ WRAPPER_DECORATORS = {"tile_lang.autotune.AutotuneDecorator": AUTOTUNE,  # what 
                       "tile_lang.autotune.HeuristicsDecorator": "tile_lang.autotune.heuristics"}
 SCALARS = {"tile_lang.signature.IntScalar": "builtins.int", "tile_lang.signature.FloatScalar": "builtins.float"}
 TENSOR = "tile_lang.tensor.Tensor"
+RANKS = {f"tile_lang.tensor.R{n}": n for n in range(4)}  # a block's rank type: its number of axes
 POINTER = "tile_lang.tensor.Pointer"
 CONVERSIONS = frozenset({f"{TENSOR}.to", f"{TENSOR}.cast", "tile_lang.tensor.Converts.to", "tile_lang.tensor.Converts.cast"})  # typed by their dtype
 WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2"}
@@ -161,8 +163,8 @@ def _is_constexpr(typ: Type) -> bool:
 
 
 def with_constexpr_axis(ctx: FunctionSigContext) -> FunctionLike:
-    """One overload with its literal ``axis`` widened to the call's constexpr axis (see the module
-    docstring); any other call keeps the overload as declared."""
+    """One overload with its literal ``axis`` widened to the call's constexpr axis, or an error for a
+    literal axis the input lacks (see the module docstring); any other call keeps the overload."""
     signature = ctx.default_signature
     if "axis" not in signature.arg_names:
         return signature
@@ -171,6 +173,11 @@ def with_constexpr_axis(ctx: FunctionSigContext) -> FunctionLike:
     if len(given) != 1:
         return signature
     actual = ctx.api.get_expression_type(given[0])
+    problem = _axis_out_of_range(ctx, actual)
+    if problem is not None:
+        ctx.api.fail(problem, ctx.context, code=errorcodes.ARG_TYPE)
+        return signature.copy_modified(arg_types=[AnyType(TypeOfAny.from_error) if i == index else t
+                                                  for i, t in enumerate(signature.arg_types)])
     declared = get_proper_type(signature.arg_types[index])
     literal = any(isinstance(get_proper_type(t), LiteralType)
                   for t in (declared.items if isinstance(declared, UnionType) else [declared]))
@@ -179,6 +186,21 @@ def with_constexpr_axis(ctx: FunctionSigContext) -> FunctionLike:
     types = list(signature.arg_types)
     types[index] = UnionType([declared, actual])
     return signature.copy_modified(arg_types=types)
+
+
+def _axis_out_of_range(ctx: FunctionSigContext, axis: Type) -> str | None:
+    """The run time's complaint about a literal ``axis`` that a block of known rank lacks
+    (``tl.cumsum(x, axis=1)`` on a rank-1 block), else None."""
+    proper = get_proper_type(axis)
+    literal = proper.last_known_value if isinstance(proper, Instance) else proper
+    if not (isinstance(literal, LiteralType) and isinstance(literal.value, int)) or not ctx.args or len(ctx.args[0]) != 1:
+        return None
+    found = _element_and_rank(ctx.api.get_expression_type(ctx.args[0][0]))
+    rank = found[1] if found is not None else None
+    if not (isinstance(rank, Instance) and rank.type.fullname in RANKS):
+        return None
+    ndim, value = RANKS[rank.type.fullname], literal.value
+    return None if -ndim <= value < ndim else f"axis {value} is out of range for a rank-{ndim} block"
 
 
 def _dtype_name(typ: ProperType) -> str:

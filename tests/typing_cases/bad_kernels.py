@@ -387,7 +387,7 @@ def block_ptr_store_wrong_rank(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
 @tl.kernel
 def sum_over_missing_axis(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
-    tl.sum(x, axis=1)  # E: call-overload
+    tl.sum(x, axis=1)  # E: arg-type axis 1 is out of range for a rank-1 block
 
 
 @tl.kernel
@@ -548,6 +548,38 @@ def where_constexpr_condition_mixed_dtypes(x_ptr: Pointer[f32], h_ptr: Pointer[f
     offs = tl.arange(0, BLOCK)
     x, h = tl.load(x_ptr + offs), tl.load(h_ptr + offs)
     tl.store(x_ptr + offs, tl.where(C == 1, x, h))  # E: misc Cannot infer value of type parameter "D" of "where"
+
+
+# ---------------------------------------------------------------- other people's kernels: axes, scaled formats
+
+
+@tl.kernel
+def cumsum_over_missing_axis(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.cumsum(x, axis=1))  # E: arg-type axis 1 is out of range for a rank-1 block
+
+
+@tl.kernel
+def cumprod_over_missing_axis(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    r = tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.cumprod(tile, -3)  # E: arg-type axis -3 is out of range for a rank-2 block
+
+
+@tl.kernel
+def kept_sum_over_missing_axis(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    r = tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.sum(tile, axis=2, keep_dims=True)  # E: arg-type axis 2 is out of range for a rank-2 block
+
+
+@tl.kernel
+def dot_scaled_misspelt_format(a_ptr: Pointer[tl.f8e4m3], s_ptr: Pointer[tl.u8], out_ptr: Pointer[f32],
+                               BLOCK: constexpr) -> None:
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    scale = tl.load(s_ptr + r[:, None] * (BLOCK // 32) + tl.arange(0, BLOCK // 32)[None, :])
+    tl.dot_scaled(a, scale, "e4m4", a, scale, "e4m3")  # E: arg-type Argument 3 to "dot_scaled" has incompatible type "Literal['e4m4']"
 
 
 # ---------------------------------------------------------------- autotuned kernels: only what the configs set is optional

@@ -439,3 +439,29 @@ def reduce_along_constexpr_axis(x_ptr: Pointer[f32], out_ptr: Pointer[f32], idx_
     tl.store(out_ptr + r, tl.sum(tile, axis=AXIS) + tl.max(tile, AXIS) + tl.min(tile, axis=AXIS))
     tl.store(idx_ptr + r, tl.argmax(tile, AXIS))
     tl.store(out_ptr + r[:, None] * BLOCK + r[None, :], tl.sum(tile, AXIS, keep_dims=True) + tile)
+
+
+# ---------------------------------------------------------------- other people's kernels: axes, scaled formats
+
+
+@tl.kernel
+def scans_along_each_axis(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    """Scans and kept-dims reductions along an axis the block has, counted from either end."""
+    r = tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + r[:, None] * BLOCK + r[None, :])
+    scanned = tl.cumsum(tile, axis=1) + tl.cumprod(tile, -1) + tl.cumsum(tile, -2, reverse=True)
+    kept = tl.sum(tile, axis=1, keep_dims=True) + tl.max(tile, -2, keep_dims=True)
+    tl.store(out_ptr + r[:, None] * BLOCK + r[None, :], scanned + kept)
+    tl.store(out_ptr + r, tl.cumsum(tl.load(x_ptr + r), 0))
+
+
+@tl.kernel
+def scaled_matmul(a_ptr: Pointer[tl.f8e4m3], b_ptr: Pointer[tl.bf16], s_ptr: Pointer[tl.u8], out_ptr: Pointer[f32],
+                  B_FORMAT: constexpr, BLOCK: constexpr) -> None:
+    """``tl.dot_scaled`` with a format named literally and one passed as a constexpr."""
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    scale = tl.load(s_ptr + r[:, None] * (BLOCK // 32) + tl.arange(0, BLOCK // 32)[None, :])
+    acc = tl.dot_scaled(a, scale, "e4m3", b, None, B_FORMAT)
+    tl.store(out_ptr + r[:, None] * BLOCK + r[None, :], acc)

@@ -6,11 +6,13 @@ from typing import Any, Literal, TypeVar, overload
 
 from tile_lang.builtin import builtin
 from tile_lang.dtypes import Float, Int, UInt, W8, W32, f32
+from tile_lang.signature import constexpr
 from tile_lang.tensor import R2, R3, Tensor, W
 
 R = TypeVar("R", R2, R3)  # dot takes 2-D blocks, or 3-D ones batched along the first axis
 
 InputPrecision = Literal["ieee", "tf32", "tf32x3"]
+ScaledFormat = Literal["e2m1", "e4m3", "e5m2", "bf16", "fp16"] | constexpr  # Triton's names, or a bare constexpr holding one
 
 
 @overload
@@ -44,8 +46,8 @@ def dot(
 
 @builtin
 def dot_scaled(
-    lhs: Tensor[Any, R2], lhs_scale: Tensor[UInt[W8], R2] | None, lhs_format: str,
-    rhs: Tensor[Any, R2], rhs_scale: Tensor[UInt[W8], R2] | None, rhs_format: str,
+    lhs: Tensor[Any, R2], lhs_scale: Tensor[UInt[W8], R2] | None, lhs_format: ScaledFormat,
+    rhs: Tensor[Any, R2], rhs_scale: Tensor[UInt[W8], R2] | None, rhs_format: ScaledFormat,
     acc: Tensor[Float[W32], R2] | None = None, fast_math: bool = False, lhs_k_pack: bool = True,
     rhs_k_pack: bool = True, out_dtype: type[f32] = f32,
 ) -> Tensor[Float[W32], R2]:
