@@ -11,7 +11,7 @@ import pytest
 
 from tests.compiler.kernels import add_kernel
 from tile_lang.cli import main
-from tile_lang.compiler.inspect import ASM_KEYS
+from tile_lang.compiler.inspect import ASM_KEYS, Metadata
 from tile_lang.errors import BackendError
 
 NVCC, PTXAS = shutil.which("nvcc"), shutil.which("ptxas")
@@ -72,3 +72,41 @@ def test_cli_shows_ptx_and_resources(monkeypatch: pytest.MonkeyPatch, capsys: py
     assert capsys.readouterr().out.startswith("kernel add_kernel (sm_90a): ")
     assert main([*target, "--sass"]) == 1
     assert "cuobjdump is not on PATH" in capsys.readouterr().err
+
+
+_DOTS = {"matmul": ("K", "N", "M", "stride_am", "stride_bk", "stride_cm"), "matmul_tma": ("K", "N")}
+
+
+@pytest.mark.parametrize("kernel, arch, used", [
+    ("matmul", "80", ("mma.sync", "cp.async")),
+    ("matmul", "90a", ("wgmma", "cp.async")),
+    ("matmul_tma", "90a", ("wgmma", "cp.async.bulk.tensor")),
+])
+@needs_toolkit
+def test_metadata_of_a_dot_names_its_instructions(kernel: str, arch: str, used: tuple[str, ...],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipelined f16 matmul: mma.sync and cp.async on sm_80, wgmma on sm_90a, bulk tensor copies
+    through descriptors; the generated CUDA (read when nvcc is missing) names the same ones."""
+    import tile_lang as tl
+    from benchmarks import dot_kernels
+
+    fn = getattr(dot_kernels, kernel)
+    options = {"arch": arch, "num_warps": 8, "divisible": _DOTS[kernel], "BLOCK_M": 128, "BLOCK_N": 128,
+               "BLOCK_K": 64, "GROUP_M": 8, "a_ptr": tl.f16, "b_ptr": tl.f16, "c_ptr": tl.f16}
+    meta = fn.warmup(**options).metadata
+    assert meta.instructions == used
+    assert (meta.num_warps, meta.threads) == (8, 256) and meta.n_spills == 0 and 32 <= meta.n_regs <= 255
+    assert meta.shared >= 2 * 64 * (128 + 128) * 2  # at least two stages of f16 A and B tiles
+    hide(monkeypatch, "nvcc")
+    assert fn.compile(**options).instructions == used
+
+
+@needs_toolkit
+def test_warmup_is_compile_and_metadata_of_a_small_kernel() -> None:
+    """``warmup`` is Triton's name for ``compile``; an add uses none of the instructions of note,
+    and its metadata is ptxas's resources with the block's threads."""
+    warm, compiled = add_kernel.warmup(num_warps=2, BLOCK=256), add_kernel.compile(num_warps=2, BLOCK=256)
+    assert warm.asm["cuda"] == compiled.asm["cuda"] and "__launch_bounds__(64)" in warm.asm["cuda"]
+    meta = warm.metadata
+    assert meta == Metadata(warm.n_regs, warm.n_spills, warm.shared, 2, 64, ())
+    assert meta.n_regs > 0 and meta.shared >= warm.source.dynamic_shared

@@ -239,8 +239,8 @@ class Kernel(Generic[P]):
     def compile(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, divisible: Sequence[str] = (),
                 **constexprs: Any) -> Compiled:
         """The compiled kernel for these constexprs, as Triton's ``kernel.warmup`` returns it, without a
-        GPU: ``.asm["ir" | "cuda" | "ptx" | "sass"]``, ``.cubin``, ``.n_regs``, ``.n_spills``, ``.shared``
-        (the PTX onwards from the CUDA toolkit on PATH, made on first use; arguments as for :meth:`inspect`)."""
+        GPU: ``.asm["ir" | "cuda" | "ptx" | "sass"]``, ``.cubin``, ``.n_regs``, ``.n_spills``, ``.shared``,
+        ``.instructions``, ``.metadata`` (the PTX onwards from the CUDA toolkit on PATH, made on first use; arguments as for :meth:`inspect`)."""
         from tile_lang.compiler.inspect import compile_kernel
 
         self.require_annotations("compile")
@@ -248,6 +248,8 @@ class Kernel(Generic[P]):
         pointees, named = self.split_pointees(constexprs)
         return compile_kernel(self, self.check_constexprs(named), options.num_warps, options.num_stages,
                               _capability(self, arch), pointees, self._int_params(divisible))
+
+    warmup = compile  # Triton's name for compiling without launching
 
     def _int_params(self, names: Sequence[str]) -> frozenset[str]:
         """``names``, each an int parameter of the kernel (else a LaunchError naming it)."""

@@ -4,8 +4,9 @@ parameters named as ``divisible`` assumed multiples of 16, as a launch with such
 
 ``kernel.compile`` returns a :class:`Compiled`, Triton's handle on a compiled kernel: ``asm["ir"]`` and
 ``asm["cuda"]`` always, ``asm["ptx"]`` (nvcc), ``cubin`` and the resources ptxas reports (``n_regs``,
-``n_spills``, ``shared``), and ``asm["sass"]`` (cuobjdump or nvdisasm), each made on first use by the
-CUDA toolkit on PATH; a missing tool is a BackendError naming it."""
+``n_spills``, ``shared``), ``asm["sass"]`` (cuobjdump or nvdisasm), each made on first use by the
+CUDA toolkit on PATH (a missing tool is a BackendError naming it), the instructions of note it uses
+(``instructions``) and all of these in one ``metadata``."""
 
 from __future__ import annotations
 
@@ -35,6 +36,14 @@ ASM_KEYS = ("ir", "cuda", "ptx", "sass")
 _REGISTERS = re.compile(r"Used (\d+) registers")
 _SPILLS = re.compile(r"(\d+) bytes spill stores")
 _STATIC_SHARED = re.compile(r"Used \d+ registers.*?(\d+) bytes smem")  # absent when none
+# The instructions ``Compiled.instructions`` reports: how each shows in the PTX, and in the generated
+# CUDA (the header helper issuing it, or the inline asm, its lines after an escaped newline), read when nvcc is missing.
+INSTRUCTIONS = {
+    "mma.sync": (re.compile(r"\bmma\.sync\."), re.compile(r"\btl::mma_block\b|mma\.sync\.")),
+    "wgmma": (re.compile(r"\bwgmma\.mma_async\."), re.compile(r"wgmma\.mma_async\.")),
+    "cp.async": (re.compile(r"\bcp\.async\.c[ag]\."), re.compile(r"\btl::cp_async<")),
+    "cp.async.bulk.tensor": (re.compile(r"\bcp\.async\.bulk\.tensor\."), re.compile(r"\btl::tma_(?:load|store)")),
+}
 
 
 def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, optimized: bool = True,
@@ -55,7 +64,20 @@ def compile_kernel(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 
     """The optimized IR and generated CUDA of one specialisation; the toolkit's outputs come later, on use."""
     fn = run_pipeline(_build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible))
     ir = print_function(fn)
-    return Compiled(fn.name, arch, ir, registry.source_generator(CUDA_BACKEND).generate_source(fn))
+    return Compiled(fn.name, arch, num_warps, ir, registry.source_generator(CUDA_BACKEND).generate_source(fn))
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """``compiled.metadata``: what a config costs a block and what it runs on (Triton's handle has
+    the same name): ptxas's resources, the threads a block, the instructions of note it uses."""
+
+    n_regs: int
+    n_spills: int
+    shared: int
+    num_warps: int
+    threads: int
+    instructions: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -72,9 +94,10 @@ class Compiled:
     ``n_spills`` (32-bit words spilled, as Triton counts) and ``shared`` (bytes of shared memory a
     block: the generated code's dynamic buffer plus ptxas's static)."""
 
-    def __init__(self, name: str, arch: int, ir: str, source: GeneratedSource) -> None:
+    def __init__(self, name: str, arch: int, num_warps: int, ir: str, source: GeneratedSource) -> None:
         self.name = name
         self.arch = arch
+        self.num_warps = num_warps
         self.source = source
         self.asm = Asm(self, {"ir": ir, "cuda": source.text})
 
@@ -113,6 +136,18 @@ class Compiled:
     @property
     def shared(self) -> int:
         return self.source.dynamic_shared + self._assembled[1].static_shared
+
+    @functools.cached_property
+    def instructions(self) -> tuple[str, ...]:
+        """Which of :data:`INSTRUCTIONS` the kernel uses: read from the PTX where nvcc is on PATH,
+        else from the generated CUDA (no toolkit needed)."""
+        column, text = (0, self.ptx) if shutil.which("nvcc") is not None else (1, self.asm["cuda"])
+        return tuple(name for name, patterns in INSTRUCTIONS.items() if patterns[column].search(text))
+
+    @property
+    def metadata(self) -> Metadata:
+        return Metadata(self.n_regs, self.n_spills, self.shared, self.num_warps, 32 * self.num_warps,
+                        self.instructions)
 
     @functools.cached_property
     def sass(self) -> str:
