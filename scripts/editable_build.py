@@ -1,12 +1,13 @@
 """The PEP 517 build backend: setuptools, except that ``pip install -e .`` installs a plain
 ``tile_lang.pth`` naming two directories: ``build/editable/top`` (symlinks to the top-level
-packages the README promises anywhere: tile_lang and examples) and ``backends/``.
+packages the README promises anywhere: tile_lang) and ``backends/``.
 
 setuptools' own editable install of this layout (packages in ``.`` and in ``backends/``) is an
 import hook, which mypy and other type checkers cannot see, so ``mypy`` on a kernel file outside
 the repository would not find ``tile_lang``. Path entries are seen by every tool, and new modules
 inside the packages are picked up without reinstalling. The symlinks keep the repository's other
-directories (tests, benchmarks, scripts) off the path: they import only from the repository root.
+directories (tests, examples, benchmarks, scripts) off the path: they import only from the repository
+root (Python puts the current directory first on the path for ``python -m``, and ``tile-lang`` does too).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from setuptools.build_meta import (  # noqa: F401 (re-exported hooks)
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-TOP_LEVEL = ("tile_lang", "examples")  # importable from any directory once installed
+TOP_LEVEL = ("tile_lang",)  # importable from any directory once installed
 LINKS = ROOT / "build" / "editable" / "top"
 PATH_ENTRIES = (LINKS, ROOT / "backends")  # backends/ holds only the backend packages
 

@@ -1,7 +1,8 @@
 """Installing as the README says gives an environment where ``mypy --strict`` checks a user's
 kernel file in another directory (it sees tile_lang's types, so a bad launch is an error), and
-where the kernel, the examples and the ``tile-lang`` command run from that directory, while the
-repository's own ``tests``, ``benchmarks`` and ``scripts`` stay off the path.
+where the kernel and the ``tile-lang`` command run from that directory, while the repository's own
+``tests``, ``examples``, ``benchmarks`` and ``scripts`` stay off the path; from the repository root
+``python -m examples`` and ``tile-lang inspect examples...`` run, as the README says.
 
 Slow (a fresh venv and a pip install): marked ``slow``, run by ``pytest -m slow`` (.ci/run does).
 """
@@ -79,13 +80,17 @@ def test_readme_install_lets_mypy_and_python_find_tile_lang_anywhere(tmp_path: P
     assert ran.returncode == 0 and "kernel ok" in ran.stdout, ran.stdout + ran.stderr
     found = _run([python, "-c", FOUND], work)
     assert found.returncode == 0, found.stdout + found.stderr
-    assert found.stdout.splitlines() == [str(["examples", "tile_lang", "tile_lang_cupy", "tile_lang_numpy"]),
+    assert found.stdout.splitlines() == [str(["tile_lang", "tile_lang_cupy", "tile_lang_numpy"]),
                                          str(REPO / "tile_lang")], found.stdout  # the checkout's files: no reinstall
-    unseen = _run([python, "-c", "import tests"], work)
-    assert unseen.returncode == 1 and "No module named 'tests'" in unseen.stderr, unseen.stdout + unseen.stderr
+    for package in ("tests", "examples"):
+        unseen = _run([python, "-c", f"import {package}"], work)
+        assert unseen.returncode == 1 and f"No module named '{package}'" in unseen.stderr, unseen.stdout + unseen.stderr
 
-    examples = _run([python, "-m", "examples", "vector_add"], work)
+    cli = _run([str(venv / "bin" / "tile-lang"), "inspect", "my_kernel:scale", "--constexpr", "BLOCK=256", "--cuda"],
+               work)  # the README's line for a user's module: tile-lang imports from the current directory
+    assert cli.returncode == 0 and "__global__" in cli.stdout, cli.stdout + cli.stderr
+    examples = _run([python, "-m", "examples", "vector_add"], REPO)  # the README's repository-root lines
     assert examples.returncode == 0 and "1 passed" in examples.stdout, examples.stdout + examples.stderr
     cli = _run([str(venv / "bin" / "tile-lang"), "inspect", "examples.vector_add:vector_add",
-                "--constexpr", "BLOCK_SIZE=256", "--cuda"], work)
+                "--constexpr", "BLOCK_SIZE=256", "--cuda"], REPO)
     assert cli.returncode == 0 and "__global__" in cli.stdout, cli.stdout + cli.stderr
