@@ -3,6 +3,7 @@ table, CSV and plot."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -61,6 +62,7 @@ def test_assert_close_reports_the_worst_elements() -> None:
         testing.assert_close(np.array([1, 2, 3], np.int32), np.array([1, 2, 4], np.int32))  # ints: exact
 
 
+@pytest.mark.filterwarnings("ignore:perf_report. no plot drawn")  # the plot is optional here
 def test_perf_report_table_csv_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     calls: list[tuple[int, str, int]] = []
 
@@ -85,3 +87,20 @@ def test_perf_report_table_csv_and_plot(tmp_path: Path, capsys: pytest.CaptureFi
     except ImportError:
         return  # the plot is the optional 'plot' extra
     assert (tmp_path / "demo.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_perf_report_without_matplotlib_warns_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plot asked for without matplotlib: the CSV is still written, and one warning says how to
+    install it (not one a benchmark)."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    testing._warn_no_matplotlib.cache_clear()
+
+    @testing.perf_report([testing.Benchmark(x_names=["N"], x_vals=[4], line_arg="p", line_vals=[1], line_names=["P"],
+                                            plot_name=name) for name in ("one", "two")])
+    def bench(N: int, p: int) -> float:
+        return float(N * p)
+
+    with pytest.warns(UserWarning, match=r"pip install matplotlib") as caught:
+        bench.run(save_path=tmp_path)
+    assert len(caught) == 1 and (tmp_path / "one.csv").exists() and (tmp_path / "two.csv").exists()
+    assert not (tmp_path / "one.png").exists()

@@ -6,8 +6,10 @@ benchmark into a table, a CSV and (with matplotlib, the ``plot`` extra) a plot.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,7 +244,8 @@ def _plot(bench: Benchmark, table: Table, save_path: Path | None, show: bool) ->
             matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return  # plots are the optional 'plot' extra; the table and the CSV do not need them
+        _warn_no_matplotlib()  # plots are the optional 'plot' extra; the table and the CSV do not need them
+        return
     fig, ax = plt.subplots()
     x = [row[0] for row in table.rows]
     stride = (len(table.columns) - len(bench.x_names)) // max(1, len(bench.line_names))
@@ -260,10 +263,17 @@ def _plot(bench: Benchmark, table: Table, save_path: Path | None, show: bool) ->
     ax.set_title(bench.plot_name)
     ax.legend()
     if save_path is not None:
-        fig.savefig(save_path / f"{bench.plot_name}.png")
+        fig.savefig(save_path / f"{bench.plot_name}.png", bbox_inches="tight")  # not clipping the labels
     if show:
         plt.show()
     plt.close(fig)
+
+
+@functools.cache
+def _warn_no_matplotlib() -> None:
+    """Say once a process that plots were asked for but matplotlib, which draws them, is missing."""
+    warnings.warn("perf_report: no plot drawn, as matplotlib is not installed (pip install matplotlib, or the "
+                  "'plot' extra); the table and CSV are written without it", stacklevel=4)
 
 
 __all__ = ["Benchmark", "Mark", "Table", "assert_close", "default_tolerance", "do_bench", "mismatch",
