@@ -61,6 +61,24 @@ def native_dtype(dtype: np.dtype[Any]) -> DType:
                           "(convert it first, e.g. array.astype(np.float32))") from None
 
 
+TORCH_DTYPES: dict[str, DType] = {
+    "torch.float32": dtypes.F32, "torch.float64": dtypes.F64, "torch.float16": dtypes.F16,
+    "torch.bfloat16": dtypes.BF16, "torch.int8": dtypes.I8, "torch.int16": dtypes.I16, "torch.int32": dtypes.I32,
+    "torch.int64": dtypes.I64, "torch.uint8": dtypes.U8, "torch.bool": dtypes.BOOL,
+    "torch.float8_e4m3fn": dtypes.F8E4M3, "torch.float8_e5m2": dtypes.F8E5M2,
+}
+"""Each torch dtype a pointer can take, by its ``str`` (so reading it needs no torch import)."""
+
+
+def torch_dtype(tensor: Any) -> DType:
+    """The tile_lang dtype of a torch tensor's elements; a LaunchError naming it if there is none."""
+    found = TORCH_DTYPES.get(str(tensor.dtype))
+    if found is None:
+        raise LaunchError(f"a torch tensor of {tensor.dtype} elements, which no tile_lang dtype holds "
+                          "(convert it first, e.g. tensor.float())")
+    return found
+
+
 def native_buffer(backend: Backend, data: Any, dtype: DType, shape: tuple[int, ...], byte_strides: tuple[int, ...],
                   address: int, device: int = 0) -> Buffer[Any]:
     """A Buffer of a native array adopted without copying. A pointer addresses memory upwards from

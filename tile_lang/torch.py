@@ -3,8 +3,9 @@
 ``custom_op`` registers a host function that launches tile_lang kernels on torch tensors as a
 ``torch.library`` custom op, with a fake implementation that computes the outputs' metadata
 without running anything (for meta tensors and ``torch.compile``). Launches accept torch tensors
-directly (``tl.wrap(t)`` types them for mypy): CUDA tensors on the cupy backend, CPU tensors
-(not requiring grad) on the NumPy one.
+directly, without copying (``tl.wrap(t)`` types them for mypy): CUDA tensors on the cupy
+backend, CPU tensors on the NumPy one; of any dtype a pointer takes (bf16 and fp8 too), strided
+or not, requiring grad or not, as Triton reads them through their pointer.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tile_lang import dtypes
-from tile_lang.buffer import Buffer, native_buffer, native_dtype
+from tile_lang.buffer import TORCH_DTYPES, Buffer, native_buffer, native_dtype, torch_dtype
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
 from tile_lang.launch_cache import Probe, Runner
@@ -22,13 +21,6 @@ if TYPE_CHECKING:
     from tile_lang.compiler.ir import Function
 
     from tile_lang_cupy.launch import Compiled, KernelCache
-
-_TORCH_DTYPES: dict[str, DType] = {
-    "torch.float32": dtypes.F32, "torch.float64": dtypes.F64, "torch.float16": dtypes.F16,
-    "torch.bfloat16": dtypes.BF16, "torch.int8": dtypes.I8, "torch.int16": dtypes.I16, "torch.int32": dtypes.I32,
-    "torch.int64": dtypes.I64, "torch.uint8": dtypes.U8, "torch.bool": dtypes.BOOL,
-    "torch.float8_e4m3fn": dtypes.F8E4M3, "torch.float8_e5m2": dtypes.F8E5M2,
-}
 
 
 class CupyBackend:
@@ -99,7 +91,7 @@ class CupyBackend:
             return self._wrap(obj)
         if getattr(obj, "is_cuda", None) is False:
             return None  # a torch tensor in host memory
-        if getattr(obj, "is_cuda", False) and str(getattr(obj, "dtype", "")) in _TORCH_DTYPES:
+        if getattr(obj, "is_cuda", False) and str(getattr(obj, "dtype", "")) in TORCH_DTYPES:
             return self._adopt_tensor(obj)
         if hasattr(obj, "__cuda_array_interface__"):
             try:
@@ -115,7 +107,7 @@ class CupyBackend:
     def _adopt_tensor(self, tensor: Any) -> Buffer[Any]:
         """A torch CUDA tensor, read through its own accessors (much cheaper per launch than
         building a CuPy view through ``__cuda_array_interface__``)."""
-        dtype = _TORCH_DTYPES[str(tensor.dtype)]
+        dtype = torch_dtype(tensor)
         size = tensor.element_size()
         return native_buffer(self, Foreign(tensor.data_ptr(), tensor), dtype, tuple(tensor.shape),
                              tuple(s * size for s in tensor.stride()), tensor.data_ptr(), tensor.get_device())

@@ -8,11 +8,13 @@ control flow differs run masked (see :mod:`simt`).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
-from tile_lang.buffer import Buffer, native_buffer, native_dtype
+from tile_lang.buffer import Buffer, native_buffer, native_dtype, torch_dtype
+from tile_lang.errors import LaunchError
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
 
@@ -46,7 +48,7 @@ class NumpyBackend:
 
     def adopt(self, obj: object) -> Buffer[Any] | None:
         if not isinstance(obj, np.ndarray):
-            obj = _host_dlpack(obj)
+            obj = _host_tensor(obj) if _is_tensor(obj) else _host_dlpack(obj)
             if obj is None:
                 return None
         return native_buffer(self, obj, native_dtype(obj.dtype), tuple(obj.shape), tuple(obj.strides), obj.ctypes.data)
@@ -55,13 +57,43 @@ class NumpyBackend:
         executor.run(launch)
 
 
+_SAME_WIDTH = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
+"""The torch integer dtype of each element width, through which any tensor reaches NumPy."""
+
+
+def _is_tensor(obj: object) -> bool:
+    torch = sys.modules.get("torch")  # a torch tensor exists only once torch is imported
+    return torch is not None and isinstance(obj, torch.Tensor)
+
+
+def _host_tensor(tensor: Any) -> np.ndarray[Any, Any]:
+    """A zero-copy NumPy view of a torch CPU tensor, as Triton reads its pointer: detached (one
+    that requires grad shares its storage) and seen as the integer of its width, then as the
+    tile_lang dtype's NumPy type (DLPack carries no bf16 or fp8; ml_dtypes has them)."""
+    import torch
+
+    dtype = torch_dtype(tensor)
+    if tensor.device.type != "cpu":
+        raise LaunchError(f"a torch tensor on device {tensor.device}, but the NumPy reference runs on the CPU; "
+                          "pass tensor.cpu(), or launch inside `with tl.backend('cupy')`")
+    if tensor.layout != torch.strided:
+        raise LaunchError(f"a torch tensor of layout {tensor.layout}, which a pointer cannot address; "
+                          "pass tensor.to_dense()")
+    bits = tensor.detach().view(getattr(torch, _SAME_WIDTH[tensor.element_size()]))
+    try:
+        view: np.ndarray[Any, Any] = bits.numpy()
+    except RuntimeError as exc:  # e.g. a lazily negated view
+        raise LaunchError(f"a torch tensor NumPy cannot view ({exc}); pass tensor.clone()") from None
+    return view.view(dtype.numpy)
+
+
 def _host_dlpack(obj: Any) -> np.ndarray[Any, Any] | None:
-    """A zero-copy NumPy view of a host array that exports DLPack (a torch CPU tensor...), or None."""
+    """A zero-copy NumPy view of another host array that exports DLPack, or None."""
     device = getattr(obj, "__dlpack_device__", None)
     if device is None or device()[0] != 1:  # 1: kDLCPU
         return None
     try:
         view: np.ndarray[Any, Any] = np.from_dlpack(obj)
-    except (TypeError, BufferError, RuntimeError):  # e.g. bf16, or a tensor that requires grad
+    except (TypeError, BufferError, RuntimeError):  # a dtype DLPack cannot carry
         return None
     return view

@@ -254,4 +254,6 @@ def flat_view(buffer: Buffer[Any]) -> values.Array:
     if any(s < 0 for s in data.strides) or any(s % data.itemsize for s in data.strides):
         raise ValueError("arrays with negative or unaligned strides cannot be kernel arguments")
     span = 1 + sum((n - 1) * s // data.itemsize for n, s in zip(data.shape, data.strides)) if data.size else 0
-    return np.lib.stride_tricks.as_strided(data, shape=(span,), strides=(data.itemsize,))
+    raw = data.view(np.dtype(f"u{data.itemsize}"))  # as_strided loses ml_dtypes' fp8 dtypes: unsigned, then back
+    flat: values.Array = np.lib.stride_tricks.as_strided(raw, shape=(span,), strides=(data.itemsize,)).view(data.dtype)
+    return flat
