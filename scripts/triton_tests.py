@@ -1,15 +1,18 @@
 """Run Triton's own language tests on tile_lang and tally the results by cause.
 
-    python scripts/triton_tests.py DIR [--sample 20] [--seed 0] [--timeout 60] [--json out.json]
-        [--markdown out.md] [FILE...]
+    python scripts/triton_tests.py DIR [--backend numpy|cupy] [--sample 20] [--seed 0] [--timeout 60]
+        [--json out.json] [--markdown out.md] [FILE...]
 
 DIR holds Triton's test files (test_core.py, test_standard.py, test_random.py by default) and
 ``_internal_testing.py`` (Triton's ``python/triton/_internal_testing.py``, which the tests import
-as ``triton._internal_testing``). They run under ``python -m tile_lang.as_triton -m pytest`` on
-the NumPy reference with ``TRITON_INTERPRET=1`` (the tests take their interpreter paths) and
-device ``cpu`` and ``TILE_LANG_OVERFLOW=wrap`` (the tests assume signed overflow wraps); this file is also the pytest plugin that supplies the ``device`` fixture, keeps a
-seeded sample of each test function's cases, applies the per-test timeout and records each
-outcome with its cause. Needs torch (and scipy for test_random.py) in the running Python.
+as ``triton._internal_testing``). They run under ``python -m tile_lang.as_triton -m pytest``
+with ``TILE_LANG_OVERFLOW=wrap`` (the tests assume signed overflow wraps), on the backend of
+``--backend`` (see :data:`BACKENDS`): the NumPy reference with ``TRITON_INTERPRET=1`` (the tests
+take their interpreter paths) and device ``cpu``, or tile_lang's CUDA backend with
+``TRITON_INTERPRET`` unset and device ``cuda`` (a GPU, CuPy and torch with CUDA needed). This file
+is also the pytest plugin that supplies the ``device`` fixture, keeps a seeded sample of each test
+function's cases, applies the per-test timeout and records each outcome with its cause. Needs
+torch (and scipy for test_random.py) in the running Python.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -52,27 +56,24 @@ CAUSES = {
 }
 
 
+@dataclass(frozen=True)
+class Backend:
+    """How Triton's tests run on one tile_lang backend."""
+
+    device: str  # the torch device the tests put their tensors on
+    interpret: bool  # TRITON_INTERPRET=1, so the tests take their interpreter paths (else it is unset)
+
+
+BACKENDS = {"numpy": Backend("cpu", interpret=True), "cupy": Backend("cuda", interpret=False)}
+
+
 # ---- the driver ------------------------------------------------------------------------------
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dir", type=Path, help="folder with Triton's test files and _internal_testing.py")
-    parser.add_argument("files", nargs="*", default=list(FILES), help=f"test files in DIR (default {' '.join(FILES)})")
-    parser.add_argument("--sample", type=int, default=20, help="cases kept per test function (0: all)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sample")
-    parser.add_argument("--timeout", type=int, default=60, help="seconds per test")
-    parser.add_argument("--json", type=Path, help="write every outcome here")
-    parser.add_argument("--markdown", type=Path, help="write the summary here")
-    parser.add_argument("-k", dest="keyword", help="pytest -k expression, applied before sampling")
-    args = parser.parse_args(argv)
+    args = parse(argv)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "results.json"
-        settings = {"sample": args.sample, "seed": args.seed, "timeout": args.timeout, "out": str(out),
-                    "helpers": str(args.dir.resolve() / "_internal_testing.py")}
-        # Triton's tests assume signed integer overflow wraps, as on the GPU (the reference's default reports it)
-        env = dict(os.environ, TRITON_INTERPRET="1", TILE_LANG_BACKEND="numpy", TILE_LANG_OVERFLOW="wrap",
-                   **{ENV: json.dumps(settings)})
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+        env = environment(args, out, dict(os.environ))
         cmd = [sys.executable, "-m", "tile_lang.as_triton", "-m", "pytest", "-p", Path(__file__).stem,
                "--noconftest", "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=no",
                "--rootdir", str(args.dir), *(["-k", args.keyword] if args.keyword else []),
@@ -88,10 +89,41 @@ def main(argv: list[str]) -> int:
     return 0 if results else 1
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The driver's command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dir", type=Path, help="folder with Triton's test files and _internal_testing.py")
+    parser.add_argument("files", nargs="*", default=list(FILES), help=f"test files in DIR (default {' '.join(FILES)})")
+    parser.add_argument("--backend", choices=BACKENDS, default="numpy",
+                        help="numpy: the reference on CPU tensors (default); cupy: the CUDA backend on CUDA tensors")
+    parser.add_argument("--sample", type=int, default=20, help="cases kept per test function (0: all)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    parser.add_argument("--timeout", type=int, default=60, help="seconds per test")
+    parser.add_argument("--json", type=Path, help="write every outcome here")
+    parser.add_argument("--markdown", type=Path, help="write the summary here")
+    parser.add_argument("-k", dest="keyword", help="pytest -k expression, applied before sampling")
+    return parser.parse_args(argv)
+
+
+def environment(args: argparse.Namespace, out: Path, base: dict[str, str]) -> dict[str, str]:
+    """The environment of the pytest process: ``base`` with the backend's variables and the
+    plugin's settings (JSON in :data:`ENV`), and this folder on ``PYTHONPATH`` for ``-p``."""
+    backend = BACKENDS[args.backend]
+    settings = {"sample": args.sample, "seed": args.seed, "timeout": args.timeout, "out": str(out),
+                "helpers": str(args.dir.resolve() / "_internal_testing.py"), "device": backend.device}
+    # Triton's tests assume signed integer overflow wraps, as on the GPU (the reference's default reports it)
+    env = dict(base, TILE_LANG_BACKEND=args.backend, TILE_LANG_OVERFLOW="wrap", **{ENV: json.dumps(settings)})
+    env.pop("TRITON_INTERPRET", None)  # also where the caller's shell set it: on CUDA the tests compile
+    if backend.interpret:
+        env["TRITON_INTERPRET"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    return env
+
+
 def summarize(results: list[dict[str, str]], args: argparse.Namespace) -> str:
     """A markdown summary: the counts, then each cause's distinct messages with their test counts."""
     outcomes = collections.Counter(r["outcome"] for r in results)
-    lines = [f"Triton's tests ({', '.join(args.files)}) on tile_lang: {len(results)} cases "
+    lines = [f"Triton's tests ({', '.join(args.files)}) on tile_lang's {args.backend} backend: {len(results)} cases "
              f"(sample {args.sample or 'all'} per function, seed {args.seed}, timeout {args.timeout}s)", "",
              " | ".join(f"{k} {outcomes[k]}" for k in ("passed", "failed", "skipped")), ""]
     failed = [r for r in results if r["outcome"] == "failed"]
@@ -136,8 +168,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def device() -> str:
-    """Triton's tests take the torch device to put tensors on; the NumPy reference takes CPU ones."""
-    return "cpu"
+    """The torch device Triton's tests put tensors on: the backend's (``cpu`` for the NumPy reference)."""
+    return str(_settings()["device"])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,0 +1,57 @@
+"""scripts/triton_tests.py's command line and the environment it gives Triton's tests: the NumPy
+reference through Triton's interpreter paths on CPU tensors, or the CUDA backend compiling them on
+CUDA tensors (that run needs a GPU; here only what it would be handed is checked)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "triton_tests.py"
+
+
+@pytest.fixture(scope="module")
+def script() -> Iterator[ModuleType]:
+    """The script as a module (in sys.modules while it runs, as its dataclass needs)."""
+    spec = importlib.util.spec_from_file_location("triton_tests_script", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]
+
+
+@pytest.mark.parametrize(("argv", "backend", "device", "interpret"), [
+    ([], "numpy", "cpu", "1"),
+    (["--backend", "numpy"], "numpy", "cpu", "1"),
+    (["--backend", "cupy"], "cupy", "cuda", None),
+])
+def test_backend_sets_device_and_interpreter(script: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             argv: list[str], backend: str, device: str, interpret: str | None) -> None:
+    args = script.parse([str(tmp_path), "test_core.py", "--sample", "3", *argv])
+    base = {"TRITON_INTERPRET": "1", "PYTHONPATH": "elsewhere", "HOME": "/home/me"}  # a shell that set it
+    env = script.environment(args, tmp_path / "results.json", base)
+    assert env["TILE_LANG_BACKEND"] == backend and env.get("TRITON_INTERPRET") == interpret
+    assert env["TILE_LANG_OVERFLOW"] == "wrap" and env["HOME"] == "/home/me"
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(SCRIPT.parent), "elsewhere"]
+    assert base["TRITON_INTERPRET"] == "1"  # the caller's environment is left as it was
+    settings = json.loads(env[script.ENV])
+    assert settings["device"] == device and settings["sample"] == 3
+    assert settings["helpers"] == str(tmp_path.resolve() / "_internal_testing.py")
+    monkeypatch.setenv(script.ENV, env[script.ENV])
+    assert script._settings()["device"] == device  # what the plugin's `device` fixture returns
+
+
+def test_unknown_backend_is_a_usage_error(script: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        script.parse([str(tmp_path), "--backend", "gpu"])
+    assert "invalid choice: 'gpu' (choose from" in capsys.readouterr().err
