@@ -114,6 +114,7 @@ def test_dtype_attributes_follow_triton() -> None:
     assert tl.int1.is_int_unsigned() and tl.int1.is_bool() and tl.int64.is_int_signed() and tl.uint8.is_int()
     assert tl.float16.is_fp16() and not tl.bfloat16.is_fp16() and tl.bfloat16.is_bf16() and tl.f8e5m2.is_fp8()
     assert not tl.int32.is_floating() and tl.int32.int_bitwidth == 32 and tl.float64.scalar is tl.float64
+    assert tl.pi32_t == tl.Pointer[tl.int32]
 
 
 def test_triton_names_tile_lang_lacks_say_so() -> None:
@@ -162,6 +163,7 @@ REJECTED = {  # body: the words of Triton's message the error contains (and its 
     "tl.store(o_ptr + offs, tl.sum(tl.expand_dims(x, -3), 0))": r"invalid axis -3",
     "tl.store(o_ptr + offs, tl.sum(tl.sum(tl.expand_dims(x, (0, -3)), 0), 0))":
         r"duplicate axes, normalized axes = \[0, 0\]",
+    "tl.store(o_ptr + offs, x[2:])": r"unsupported tensor index: slice\(2, None, None\)",
 }
 
 
@@ -218,3 +220,71 @@ def test_signed_overflow_is_an_error_unless_it_should_wrap(monkeypatch: pytest.M
     if _EMU.unavailable_reason() is None:
         registry.register(_EMU)
         np.testing.assert_array_equal(run(NAME), want)
+
+
+@tl.kernel
+def more_tensor_methods(x_ptr: Pointer[f32], o_ptr: Pointer[f32], h_ptr: Pointer[f32], t_ptr: Pointer[f32],
+                        M: constexpr, N: constexpr, K: constexpr) -> None:
+    rows, cols, halves, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, N // 2), tl.arange(0, K)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    flat = x.reshape(M * N).reshape((N, M)).trans().view(M, N)  # x's elements read as N x M, transposed
+    sums = x.sum(1).expand_dims(1).broadcast_to(M, N)
+    tops = x.max(axis=0).expand_dims(0).broadcast_to((M, N))
+    tl.store(o_ptr + rows[:, None] * N + cols[None, :], flat + sums - tops + x.ravel().reshape(M, N).min())
+    even, odd = x.reshape(M, N // 2, 2).split()
+    tl.store(h_ptr + rows[:, None] * (N // 2) + halves[None, :], even - odd)
+    largest, smallest = x.topk(K), tl.topk(x, K, dim=1, descending=False)
+    tl.store(t_ptr + rows[:, None] * (2 * K) + ks[None, :], largest)
+    tl.store(t_ptr + rows[:, None] * (2 * K) + K + ks[None, :], smallest)
+
+
+def test_triton_tensor_methods_and_topk(backend: str) -> None:
+    """``x.reshape/view/trans/broadcast_to/expand_dims/sum/max/min/ravel/split/topk`` as Triton's
+    ``tl.tensor`` has them, and ``tl.topk``: the k largest (smallest) of each row, in order."""
+    M, N, K = 4, 16, 4
+    x = np.random.default_rng(5).standard_normal((M, N)).astype(np.float32)
+    wide = x.astype(np.float64)
+    with tl.backend(backend):
+        out, half, top = (tl.to_device(np.full(n, np.nan, np.float32), tl.f32) for n in (M * N, M * N // 2, M * 2 * K))
+        more_tensor_methods[(1,)](tl.to_device(x.ravel(), tl.f32), out, half, top, M=M, N=N, K=K)
+        want = wide.ravel().reshape(N, M).T + wide.sum(1)[:, None] - wide.max(0)[None, :] + wide.min()
+        np.testing.assert_allclose(out.numpy().reshape(M, N), want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(half.numpy().reshape(M, N // 2), x[:, 0::2] - x[:, 1::2])
+        ordered = np.sort(wide, axis=1)
+        np.testing.assert_array_equal(top.numpy().reshape(M, 2 * K), np.hstack([ordered[:, ::-1][:, :K], ordered[:, :K]]))
+
+
+def test_topk_takes_a_power_of_two_along_the_last_axis(backend: str) -> None:
+    kernel = _kernel_from("topk_of_three", "tl.store(o_ptr + offs, tl.topk(x, 3).broadcast_to(B))")
+    with tl.backend(backend), pytest.raises(KernelError, match=r"in kernel topk_of_three: static_assert failed: "
+                                                             r"tl\.topk: k must be a power of two"):
+        kernel[(1,)](tl.to_device(np.ones(8, np.int32), tl.i32), tl.to_device(np.ones(8, np.uint32), tl.u32),
+                     tl.to_device(np.ones(8, np.float32), tl.f32), tl.empty(8, tl.i32), B=8)
+
+
+@tl.kernel
+def uniform_floats(u_ptr: Pointer[tl.u32], w_ptr: Pointer[tl.i64], o_ptr: Pointer[f32], B: constexpr) -> None:
+    offs = tl.arange(0, B)
+    tl.store(o_ptr + offs, tl.random.uint_to_uniform_float(tl.load(u_ptr + offs)))
+    tl.store(o_ptr + B + offs, tl.random.uint_to_uniform_float(tl.load(w_ptr + offs)))
+
+
+def test_uint_to_uniform_float_is_tritons(backend: str) -> None:
+    """Random bits read as signed, negatives folded onto ``-v - 1``, times 2**-31 (2**-63) shrunk
+    so that the extremes land just below 1.0 (Triton's test_uint_to_uniform_float)."""
+    rng = np.random.default_rng(9)
+    u = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
+    w = rng.integers(-2**63, 2**63 - 1, 64, dtype=np.int64)
+    u[:2], w[:2] = [0x7FFFFFFF, 0x80000000], [2**63 - 1, -2**63]
+    with tl.backend(backend):
+        out = tl.to_device(np.full(128, np.nan, np.float32), tl.f32)
+        uniform_floats[(1,)](tl.to_device(u, tl.u32), tl.to_device(w, tl.i64), out, B=64)
+        got = out.numpy()
+
+    def folded(v: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        return np.where(v < 0, -(v.astype(np.float64)) - 1, v.astype(np.float64))
+
+    want = np.concatenate([folded(u.view(np.int32)) * 4.6566127342e-10, folded(w) * 1.0842020432385337e-19])
+    np.testing.assert_allclose(got, want, rtol=2e-7)
+    assert got[0] == got[1] and got[64] == got[65] and 1 - np.finfo(np.float32).eps <= got[0] < 1
+    assert ((got >= 0) & (got < 1)).all()

@@ -38,10 +38,11 @@ from tile_lang.ops.math import (
     swizzle2d, tan, tanh, trunc, umulhi, where,
 )
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor, advance, load, make_block_ptr, make_tensor_descriptor, store
+from tile_lang.ops import random
 from tile_lang.ops.random import rand, randint, randint4x, randn
 from tile_lang.ops.reduction import (
     argmax, argmin, associative_scan, cumprod, cumsum, flip, gather, histogram, max, min, reduce, softmax,
-    sort, sum, xor_sum,
+    sort, sum, topk, xor_sum,
 )
 from tile_lang.ops.shape import (
     broadcast, broadcast_to, cat, expand_dims, interleave, join, permute, ravel, reshape, split, trans, view,
@@ -50,7 +51,7 @@ from tile_lang.registry import BackendInfo, backend, backends
 from tile_lang.signature import Constexpr, FloatScalar, IntScalar, constexpr
 from tile_lang.semantics.base import MAX_BLOCK_NUMEL as TRITON_MAX_TENSOR_NUMEL
 from tile_lang.tensor import (
-    R0, R1, R2, R3, BoolTensor, I32Tensor, Pointer, Rank, Tensor, Tensor0, Tensor1, Tensor2, Tensor3,
+    R0, R1, R2, R3, BoolTensor, I32Tensor, Pointer, Rank, Tensor, Tensor0, Tensor1, Tensor2, Tensor3, pi32_t,
 )
 
 __all__ = [
@@ -73,9 +74,9 @@ __all__ = [
     "inline_asm_elementwise", "interleave", "join", "kernel", "le", "le_scalar", "load", "log", "log2", "math",
     "lt", "lt_scalar", "make_block_ptr", "make_tensor_descriptor", "max", "max_constancy",
     "max_contiguous", "max_with_indices", "maximum", "min", "minimum", "multiple_of", "ne", "ne_scalar",
-    "num_programs", "permute", "program_id", "rand", "randint", "randint4x", "randn", "range", "ravel",
+    "num_programs", "permute", "pi32_t", "program_id", "rand", "random", "randint", "randint4x", "randn", "range", "ravel",
     "reduce", "reshape", "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn",
-    "static_assert", "static_print", "static_range", "store", "sum", "swizzle2d", "to_device", "trans",
+    "static_assert", "static_print", "static_range", "store", "sum", "swizzle2d", "to_device", "topk", "trans",
     "u8", "u16", "u32", "u64", "umulhi", "view", "where", "where_", "wrap", "xor_sum", "zeros", "zeros_like",
     "TRITON_MAX_TENSOR_NUMEL", "acos", "acosh", "asin", "asinh", "atanh", "cosh", "erfc", "expm1", "extra", "log1p",
     "log10", "rint", "sinh", "tan", "tanh", "trunc",

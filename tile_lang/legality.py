@@ -25,6 +25,7 @@ from tile_lang.func import Func, inlinable
 from tile_lang.ops import debug, iterators
 from tile_lang.reads import closure_vars, source_of
 from tile_lang.semantics import elementwise
+from tile_lang.tensor import FORWARDED_METHODS
 
 # Python builtins a kernel may call on compile-time values.
 PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builtins.len, builtins.abs,
@@ -35,7 +36,7 @@ ALIASES: tuple[tuple[object, object], ...] = ((builtins.print, debug.device_prin
 TYPING_ONLY: frozenset[object] = frozenset({typing.assert_type})
 RANGES: frozenset[object] = frozenset({builtins.range, iterators.range, iterators.static_range})
 # Methods a kernel may call on its values: tensors' (tile_lang.Tensor) and descriptors' load/store.
-METHODS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "add_offsets", "to", "cast", "permute", "store", "load"})
+METHODS = FORWARDED_METHODS | frozenset({"lt", "le", "gt", "ge", "eq", "ne", "add_offsets", "to", "cast", "store", "load"})
 
 _STATEMENTS = (ast.Expr, ast.Pass, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Return, ast.If,
                ast.For, ast.While)

@@ -32,13 +32,23 @@ class Shape(tuple[int, ...]):
         return not self == other
 
 
-def permute_dims(dims: tuple[int | tuple[int, ...], ...]) -> tuple[int, ...]:
-    """The axes of ``x.permute(1, 0)`` or ``x.permute((1, 0))`` (Triton takes both)."""
-    flat = dims[0] if len(dims) == 1 and isinstance(dims[0], tuple) else dims
+def permute_dims(dims: tuple[int | tuple[int, ...] | list[int], ...]) -> tuple[int, ...]:
+    """The ints of ``x.permute(1, 0)`` or ``x.reshape((2, 4))``: Triton's tensor methods take
+    axes or sizes as ints or as one tuple (or list) of ints."""
+    flat = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
     axes = tuple(d for d in flat if isinstance(d, int))
     if len(axes) != len(flat):
-        raise TypeError(f"permute takes axes as ints or one tuple of ints, got {dims!r}")
+        raise TypeError(f"a tensor method takes axes or sizes as ints or one tuple of ints, got {dims!r}")
     return axes
+
+
+SHAPE_METHODS = frozenset({"permute", "trans", "reshape", "view", "broadcast_to"})
+"""Tensor methods ``x.name(*ints)`` that are ``tl.name(x, ints)`` (one tuple of ints also taken)."""
+FORWARDED_METHODS = SHAPE_METHODS | frozenset({
+    "expand_dims", "ravel", "split", "sum", "max", "min", "argmax", "argmin", "xor_sum", "cumsum", "cumprod",
+    "sort", "flip", "topk",
+})
+"""Tensor methods ``x.name(...)`` that are ``tl.name(x, ...)``, as Triton's ``tl.tensor`` has them."""
 
 
 Rounding = Literal["rtne", "rtz"]
@@ -638,6 +648,105 @@ class Tensor(Generic[D, R]):
 
         return permute(self, permute_dims(dims))
 
+    @overload
+    def reshape(self, d0: int | tuple[int], /, *, can_reorder: bool = False) -> Tensor[D, R1]: ...
+    @overload
+    def reshape(self, d0: int, d1: int, /, *, can_reorder: bool = False) -> Tensor[D, R2]: ...
+    @overload
+    def reshape(self, d0: tuple[int, int], /, *, can_reorder: bool = False) -> Tensor[D, R2]: ...
+    @overload
+    def reshape(self, d0: int, d1: int, d2: int, /, *, can_reorder: bool = False) -> Tensor[D, R3]: ...
+    @overload
+    def reshape(self, d0: tuple[int, int, int], /, *, can_reorder: bool = False) -> Tensor[D, R3]: ...
+    def reshape(self, *shape: Any, can_reorder: bool = False) -> Any:
+        """``tl.reshape``: ``x.reshape(2, 4)`` or ``x.reshape((2, 4))``."""
+        return _forward("reshape", self, permute_dims(shape), can_reorder=can_reorder)
+
+    def view(self, *shape: int | tuple[int, ...]) -> Tensor[D, Any]:
+        """``tl.view``: ``x.view(2, 4)`` or ``x.view((2, 4))``."""
+        out: Tensor[D, Any] = _forward("view", self, permute_dims(shape))
+        return out
+
+    def broadcast_to(self, *shape: int | tuple[int, ...]) -> Tensor[D, R]:
+        """``tl.broadcast_to``: ``x.broadcast_to(4, 8)`` or ``x.broadcast_to((4, 8))``."""
+        out: Tensor[D, R] = _forward("broadcast_to", self, permute_dims(shape))
+        return out
+
+    def trans(self, *dims: int | tuple[int, ...]) -> Tensor[D, R]:
+        """``tl.trans``: the axes reversed, or reordered as ``dims``."""
+        out: Tensor[D, R] = _forward("trans", self, permute_dims(dims))
+        return out
+
+    def expand_dims(self, axis: int | tuple[int, ...]) -> Tensor[D, Any]:
+        """``tl.expand_dims``: a unit axis inserted at ``axis``."""
+        out: Tensor[D, Any] = _forward("expand_dims", self, axis)
+        return out
+
+    def ravel(self, can_reorder: bool = False) -> Tensor[D, R1]:
+        """``tl.ravel``: the elements on one axis."""
+        out: Tensor[D, R1] = _forward("ravel", self, can_reorder)
+        return out
+
+    def split(self) -> tuple[Tensor[D, Any], Tensor[D, Any]]:
+        """``tl.split``: the two halves of the last axis (of size 2)."""
+        halves: tuple[Tensor[D, Any], Tensor[D, Any]] = _forward("split", self)
+        return halves
+
+    def sum(self, axis: int | None = None, keep_dims: bool = False, dtype: None = None) -> Tensor[D, Any]:
+        """``tl.sum`` along ``axis`` (all axes by default)."""
+        out: Tensor[D, Any] = _forward("sum", self, axis, keep_dims, dtype)
+        return out
+
+    def xor_sum(self, axis: int | None = None, keep_dims: bool = False) -> Tensor[D, Any]:
+        """``tl.xor_sum`` along ``axis``."""
+        out: Tensor[D, Any] = _forward("xor_sum", self, axis, keep_dims)
+        return out
+
+    def max(self, axis: int | None = None, return_indices: bool = False, return_indices_tie_break_left: bool = True,
+            keep_dims: bool = False) -> Any:
+        """``tl.max`` along ``axis``; with ``return_indices`` a (values, indices) pair."""
+        return _forward("max", self, axis, return_indices, return_indices_tie_break_left, keep_dims)
+
+    def min(self, axis: int | None = None, return_indices: bool = False, return_indices_tie_break_left: bool = True,
+            keep_dims: bool = False) -> Any:
+        """``tl.min`` along ``axis``; with ``return_indices`` a (values, indices) pair."""
+        return _forward("min", self, axis, return_indices, return_indices_tie_break_left, keep_dims)
+
+    def argmax(self, axis: int, tie_break_left: bool = True, keep_dims: bool = False) -> Tensor[Int[W32], Any]:
+        """``tl.argmax`` along ``axis``."""
+        out: Tensor[Int[W32], Any] = _forward("argmax", self, axis, tie_break_left, keep_dims)
+        return out
+
+    def argmin(self, axis: int, tie_break_left: bool = True, keep_dims: bool = False) -> Tensor[Int[W32], Any]:
+        """``tl.argmin`` along ``axis``."""
+        out: Tensor[Int[W32], Any] = _forward("argmin", self, axis, tie_break_left, keep_dims)
+        return out
+
+    def cumsum(self, axis: int = 0, reverse: bool = False) -> Tensor[D, R]:
+        """``tl.cumsum`` along ``axis``."""
+        out: Tensor[D, R] = _forward("cumsum", self, axis, reverse)
+        return out
+
+    def cumprod(self, axis: int = 0, reverse: bool = False) -> Tensor[D, R]:
+        """``tl.cumprod`` along ``axis``."""
+        out: Tensor[D, R] = _forward("cumprod", self, axis, reverse)
+        return out
+
+    def sort(self, dim: int | None = None, descending: bool = False) -> Tensor[D, R]:
+        """``tl.sort`` along ``dim`` (the last axis by default)."""
+        out: Tensor[D, R] = _forward("sort", self, dim, descending)
+        return out
+
+    def flip(self, dim: int | None = None) -> Tensor[D, R]:
+        """``tl.flip`` along ``dim`` (the last axis by default)."""
+        out: Tensor[D, R] = _forward("flip", self, dim)
+        return out
+
+    def topk(self, k: int, dim: int | None = None, descending: bool = True) -> Tensor[D, R]:
+        """``tl.topk``: the ``k`` largest elements of the last axis, largest first."""
+        out: Tensor[D, R] = _forward("topk", self, k, dim, descending)
+        return out
+
     @property
     def T(self: Tensor[E, R2]) -> Tensor[E, R2]:
         """The transpose of a 2-D block, as ``tl.trans``."""
@@ -655,6 +764,16 @@ class Tensor(Generic[D, R]):
 
         store(self, value, mask=mask)
 
+
+def _forward(name: str, *args: Any, **kwargs: Any) -> Any:
+    """``tl.name(*args)``: what a tensor method of :data:`FORWARDED_METHODS` computes."""
+    import tile_lang
+
+    return getattr(tile_lang, name)(*args, **kwargs)
+
+
+pi32_t: TypeAlias = Pointer[Int[W32]]
+"""Triton's name for the pointer-to-int32 type."""
 
 # Rust-book style aliases
 BoolTensor: TypeAlias = Tensor[Bool, R]

@@ -11,7 +11,7 @@ import tile_lang as tl
 from tile_lang import operators
 from tile_lang.dtypes import I32
 from tile_lang.semantics import SemanticError
-from tile_lang.semantics import creation, operators as semantics
+from tile_lang.semantics import creation, operators as semantics, shape as shapes
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import affine, tiled, values
@@ -67,9 +67,7 @@ def index(engine: Engine, a: Mapping[str, Any]) -> int:
 @implements(operators.subscript)
 def subscript(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x, key = a["x"], a["key"]
-    parts = key if isinstance(key, tuple) else (key,)
-    if any(p is not None and p != slice(None) for p in parts):
-        raise engine.error(f"only ':' and None are allowed when indexing a block, got {key!r}")
+    parts = shapes.index_parts(key)
     if sum(p is not None for p in parts) != len(x.block_shape):
         raise engine.error(f"index {key!r} does not match a block of rank {len(x.block_shape)}")
     index: tuple[Any, ...] = (slice(None),) + tuple(np.newaxis if p is None else slice(None) for p in parts)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tile_lang.dtypes import Query
-from tile_lang.tensor import Shape, dtype_value, permute_dims
+from tile_lang.tensor import FORWARDED_METHODS, SHAPE_METHODS, Shape, dtype_value, permute_dims
 from tile_lang.builtin import builtin_of
 from tile_lang.compiler import lowering
 from tile_lang.compiler.builder import Builder, is_scalar_value
@@ -33,7 +33,7 @@ from tile_lang.func import MAX_DEPTH, Func, inlinable, too_deep
 from tile_lang import legality
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
-from tile_lang.semantics import elementwise, operators
+from tile_lang.semantics import elementwise, operators, shape as shape_rules
 from tile_lang.signature import Constant, plain
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner
 
@@ -323,16 +323,10 @@ class Frontend(ControlFlow):
         key = self.visit(node.slice)
         if not isinstance(base, Node):
             return base[key]
-        keys = key if isinstance(key, tuple) else (key,)
         shape: list[int] = []
         dims = iter(base.ty.shape)
-        for k in keys:
-            if k is None:
-                shape.append(1)
-            elif isinstance(k, slice) and k == slice(None):
-                shape.append(next(dims))
-            else:
-                raise self.error(f"tensor indexing supports only ':' and None, got {k!r}")
+        for k in shape_rules.index_parts(key):
+            shape.append(1 if k is None else next(dims))
         shape.extend(dims)
         return self.b.reshape(base, tuple(shape)) if base.ty.shape else self.b.splat(base, tuple(shape))
 
@@ -397,8 +391,9 @@ class Frontend(ControlFlow):
             return self.b.binary_op(_METHOD_OPS[bound.name], bound.receiver, *args)
         if bound.name in ("to", "cast"):
             return self.call(tl.cast, (bound.receiver, *args), kwargs)
-        if bound.name == "permute":
-            return self.call(tl.permute, (bound.receiver, permute_dims(args)), kwargs)
+        if bound.name in FORWARDED_METHODS:  # x.reshape(2, 4): tl.reshape(x, (2, 4))
+            shaped = (permute_dims(args),) if bound.name in SHAPE_METHODS else args
+            return self.call(getattr(tl, bound.name), (bound.receiver, *shaped), kwargs)
         if bound.name == "store":
             return self.call(tl.store, (bound.receiver, *args), kwargs)
         raise self.error(f"tensors have no method {bound.name!r} in kernels")

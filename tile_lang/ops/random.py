@@ -5,8 +5,9 @@ from __future__ import annotations
 from tile_lang.builtin import builtin
 from typing import Any, TypeAlias
 
-from tile_lang.dtypes import Float, Int, UInt, W32
-from tile_lang.ops.math import IntT
+from tile_lang.dtypes import Float, Int, UInt, W32, float32, int32, int64
+from tile_lang.func import helper
+from tile_lang.ops.math import IntT, where
 from tile_lang.tensor import R0, R, Tensor
 
 DEFAULT_ROUNDS = 10
@@ -35,3 +36,15 @@ def rand(seed: Seed, offset: Tensor[IntT, R], n_rounds: int = DEFAULT_ROUNDS) ->
 @builtin
 def randn(seed: Seed, offset: Tensor[IntT, R], n_rounds: int = DEFAULT_ROUNDS) -> Tensor[Float[W32], R]:
     """Standard normal f32 (Box-Muller on two uniforms) for ``(seed, offset)``."""
+
+
+@helper
+def uint_to_uniform_float(x: Tensor[IntT, R]) -> Tensor[Float[W32], R]:
+    """Random 32- or 64-bit integers as f32 uniform in [0, 1), as Triton's: the bits read as
+    signed, a negative ``v`` folded onto ``-v - 1`` (``~v``, which cannot overflow), scaled by
+    the largest factor that keeps the largest value below 1."""
+    if x.dtype.primitive_bitwidth == 64:
+        wide = x.to(int64, bitcast=True)
+        return where(wide < 0, ~wide, wide).to(float32) * 1.0842020432385337e-19
+    bits = x.to(int32, bitcast=True)
+    return where(bits < 0, ~bits, bits).to(float32) * 4.6566127342e-10

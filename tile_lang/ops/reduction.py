@@ -7,7 +7,9 @@ from typing import Any, Literal, overload
 from tile_lang.builtin import builtin
 from tile_lang.dtypes import Bool, Float, Int, W32
 from tile_lang.func import Func, helper
+from tile_lang.ops.debug import static_assert
 from tile_lang.ops.math import IntT, NumT, exp, fdiv
+from tile_lang.ops.shape import reshape
 from tile_lang.tensor import R0, R1, R2, R3, D, R, Tensor, W
 
 Combine = Func[[Tensor[D, R0], Tensor[D, R0]], Tensor[D, R0]]
@@ -145,6 +147,20 @@ def sort(x: Tensor[NumT, R], dim: int | None = None, descending: bool = False) -
 @builtin
 def flip(x: Tensor[D, R], dim: int | None = None) -> Tensor[D, R]:
     """Reverse the order of elements along ``dim`` (the last axis by default)."""
+
+
+@helper
+def topk(x: Tensor[NumT, R], k: int, dim: int | None = None, descending: bool = True) -> Tensor[NumT, R]:
+    """The ``k`` largest elements of the last axis, largest first (the smallest, smallest first,
+    with ``descending=False``), as Triton's: ``x`` sorted, then the first of its chunks of ``k``,
+    which is each position's max (min) over the chunks."""
+    last = len(x.shape) - 1
+    static_assert(dim is None or dim in (last, -1), "tl.topk: only the last dimension is supported")
+    static_assert(k > 0 and k & (k - 1) == 0 and x.shape[last] % k == 0,
+                  "tl.topk: k must be a power of two no larger than the last dimension")
+    chunks = reshape(sort(x, last, descending), x.shape[:last] + (x.shape[last] // k, k))
+    first = max(chunks, last, keep_dims=True) if descending else min(chunks, last, keep_dims=True)
+    return reshape(first, x.shape[:last] + (k,))
 
 
 @builtin

@@ -18,6 +18,16 @@ def broadcast_to(x: Block, shape: object) -> Shape:
     return target
 
 
+def index_parts(key: object) -> tuple[object, ...]:
+    """The parts of ``x[:, None]``: each ``:`` (an axis kept) or None (a unit axis inserted);
+    any other index is Triton's "unsupported tensor index"."""
+    parts = key if isinstance(key, tuple) else (key,)
+    for part in parts:
+        if part is not None and part != slice(None):
+            raise SemanticError(f"unsupported tensor index: {part!r} (a block is indexed only with ':' and None)")
+    return parts
+
+
 def expand_dims(x: Block, axis: object) -> tuple[int, ...]:
     """The new unit axes, as sorted axes of the result (negative ones count from its end)."""
     axes = int_tuple(axis, "tl.expand_dims", "axis")
