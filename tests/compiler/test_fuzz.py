@@ -119,7 +119,7 @@ def test_edge_cases_are_planted_in_some_kernels() -> None:
     assert all(cases[s].expect == "data race" and "tl.debug_barrier()" not in cases[s].source for s in RACES)
     assert "tl.atomic_add(o15 + (pid * R" in cases[113].source and cases[36].grid == 1
     for seed, read in ((64, "o8 + offs, tl.atomic_add(o7 + pid * B + (B - 1 - "),
-                       (106, "o17 + offs, tl.load(o16 + pid * B + (tl.arange")):
+                       (106, "o10 + offs, tl.load(o9 + pid * B + (tl.arange")):
         assert cases[seed].expect == "" and f"tl.debug_barrier()\n    tl.store({read}" in cases[seed].source
     assert "K0 = tl.constexpr(0.1)" in cases[22].source and cases[22].twins
     assert "tl.maximum(h" in cases[1].source and (dtypes.F16, Data.EDGE) in {(b.dtype, b.data) for b in cases[1].inputs}

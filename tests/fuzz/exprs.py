@@ -103,6 +103,13 @@ def result_dtype(a: Expr, b: Expr) -> DType:
     return dtypes.promote(a.dtype, b.dtype)
 
 
+def same_signedness(a: Expr, b: Expr) -> bool:
+    """Whether ``a / b``, ``a // b`` and ``a % b`` are legal: two int blocks of one signedness, or a
+    Python int on a side (Triton's rule; both backends reject the rest, so it is no fuzz target)."""
+    typed = [e for e in (a, b) if not (e.python or e.value is not None)]
+    return len(typed) < 2 or not (a.is_int and b.is_int) or a.dtype.is_signed == b.dtype.is_signed
+
+
 def fits(value: Scalar, dtype: DType) -> bool:
     """A literal that converts to ``dtype`` without overflow (f16's range included)."""
     if dtype.is_float:
@@ -188,7 +195,7 @@ class Exprs:
     def divide(self, pool: list[Expr]) -> Expr | None:
         a = self.rng.choice(pool)
         b = self.operand(pool, a)
-        if a.dtype.is_bool or b.dtype.is_bool or not self._literal_ok(a, b):
+        if a.dtype.is_bool or b.dtype.is_bool or not self._literal_ok(a, b) or not same_signedness(a, b):
             return None
         dtype = dtypes.truediv_dtype(result_dtype(a, b), result_dtype(a, b))
         return self._binary("/", a, b, dtype, special=True)
@@ -199,7 +206,7 @@ class Exprs:
         if a is None:
             return None
         op = self.rng.choice(("//", "%"))
-        b = self.pick(pool, lambda e: e.is_int)
+        b = self.pick(pool, lambda e: e.is_int and same_signedness(a, e))
         if b is None or self.rng.random() < 0.4:
             divisor = literal(self.rng.choice((3, 4, 7, -3, -4) if a.dtype.is_signed else (3, 4, 7)))
             return self._binary(op, a, divisor)
