@@ -306,6 +306,31 @@ def test_accepted_spellings_run_on_the_reference(case_modules: dict[str, object]
     np.testing.assert_array_equal(iout.numpy(), (4 ^ a) + (1 & a) + (1 | last) + a + 1)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "emu"])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_optional_pointer_takes_none(case_modules: dict[str, object], backend: str, with_bias: bool) -> None:
+    """``bias_ptr: Pointer[f32] | None`` takes a buffer or None at a launch on both backends (None
+    folds the ``is not None`` branch away), and ``mask.to(tl.float32)`` counts the lanes kept."""
+    from tests.compiler.emulator import NAME, EmuBackend
+
+    emulator = EmuBackend()
+    if backend == "emu":
+        if emulator.unavailable_reason() is not None:
+            pytest.skip(str(emulator.unavailable_reason()))
+        tl.registry.register(emulator)
+    kernel = getattr(case_modules["good_kernels"], "masked_sum_with_bias")
+    rng = np.random.default_rng(2026)
+    n = 50
+    x, bias = rng.standard_normal(n), rng.standard_normal(n)
+    with tl.backend(NAME if backend == "emu" else backend):
+        out = _nan(64)
+        kernel[(1,)](tl.to_device(x.astype(np.float32), tl.f32),
+                     tl.to_device(bias.astype(np.float32), tl.f32) if with_bias else None, out, n, BLOCK=64)
+    want = x + bias if with_bias else x
+    np.testing.assert_allclose(out.numpy()[:n], want + n, rtol=1e-5)
+    assert np.isnan(out.numpy()[n:]).all()
+
+
 # ---------------------------------------------------------------- the tutorial-shaped kernels run
 
 

@@ -22,8 +22,8 @@ from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
 from tile_lang.errors import KernelError, LaunchError, TileLangError, trimmed
 from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LastLaunch, LaunchCache, plain_grid
-from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, infer, match_pointee, plain,
-                                 read_params, show_dtype)
+from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, match_pointee, plain,
+                                 read_params, show_dtype, specialise)
 
 if TYPE_CHECKING:
     from tile_lang.compiler.inspect import Compiled
@@ -139,6 +139,8 @@ class Kernel(Generic[P]):
         self.name = fn.__name__
         self.params: tuple[Param, ...] = read_params(fn) if params is None else params
         self.unannotated = tuple((i, p) for i, p in enumerate(self.params) if p.kind is ParamKind.UNANNOTATED)
+        self.specialising = tuple((i, p) for i, p in enumerate(self.params)  # typed by each launch's argument
+                                  if p.kind is ParamKind.UNANNOTATED or (p.optional and p.kind is ParamKind.POINTER))
         self._specialised: dict[tuple[tuple[ParamKind, Any], ...], Kernel[P]] = {}
         self.runtime_params = tuple(p for p in self.params if p.kind in (ParamKind.POINTER, ParamKind.SCALAR))
         self.constexpr_params = tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
@@ -155,17 +157,17 @@ class Kernel(Generic[P]):
         self._launch_caches: dict[str, tuple[registry.Backend, LaunchCache | LastLaunch]] = {}  # by backend name
 
     def specialised(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Kernel[P]:
-        """This kernel with each unannotated parameter typed by its argument in this call (Triton's
-        JIT rule, :func:`~tile_lang.signature.infer`): one kernel per combination of kinds, with its
+        """This kernel with each unannotated or optional parameter typed by its argument in this call
+        (:func:`~tile_lang.signature.specialise`): one kernel per combination of kinds, with its
         own checks and fast path; the compile caches key on the arguments' dtypes and values."""
-        if not self.unannotated:
+        if not self.specialising:
             return self
         inferred = []
-        for index, param in self.unannotated:
+        for index, param in self.specialising:
             value = args[index] if index < len(args) else kwargs.get(param.name, param.default)
             if value is NO_DEFAULT:
                 return self  # binding reports the missing argument
-            inferred.append(infer(param, value))
+            inferred.append(specialise(param, value))
         key = tuple((p.kind, p.annotation) for p in inferred)
         found = self._specialised.get(key)
         if found is None:

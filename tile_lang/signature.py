@@ -143,12 +143,13 @@ class Param:
     annotation: Any  # the pointee pattern for pointers, the Python type otherwise (CONSTANT for constexpr)
     default: Any = NO_DEFAULT  # what a launch that omits it passes (Python's default value)
     inferred: bool = False  # unannotated, typed by this launch's argument
+    optional: bool = False  # ``Pointer[D] | None``: a launch may pass None, a compile-time None there
 
     def describe(self) -> str:
         if self.inferred:
             return f"unannotated, a {'pointer' if self.kind is ParamKind.POINTER else self.kind.value} here"
         if self.kind is ParamKind.POINTER:
-            return f"Pointer[{_show(self.annotation)}]"
+            return f"Pointer[{_show(self.annotation)}]" + (" | None" if self.optional else "")
         name = getattr(self.annotation, "__name__", repr(self.annotation))
         return f"constexpr {name}" if self.kind is ParamKind.CONSTEXPR else name
 
@@ -184,6 +185,14 @@ def infer(param: Param, value: object) -> Param:
     return replace(param, kind=ParamKind.POINTER, annotation=ANY_POINTEE, inferred=True)
 
 
+def specialise(param: Param, value: object) -> Param:
+    """``param`` as this launch's argument types it: an unannotated one by :func:`infer`; an optional
+    pointer given None as a compile-time None (``if bias_ptr is not None:`` folds), else a pointer."""
+    if param.kind is ParamKind.UNANNOTATED:
+        return infer(param, value)
+    return replace(param, kind=ParamKind.CONSTEXPR, annotation=CONSTANT) if value is None else param
+
+
 def _is_dtype(value: object) -> bool:
     try:
         dtypes.dtype_of(value)
@@ -200,12 +209,17 @@ def _classify(kernel: str, name: str, hint: Any) -> Param:
         hint = base
     if hint is Constant:
         return Param(name, ParamKind.CONSTEXPR, CONSTANT)
+    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, type(int | str)) else ()
+    if len(members) == 2 and type(None) in members:  # Pointer[D] | None
+        pointer = _classify(kernel, name, next(m for m in members if m is not type(None)))
+        if pointer.kind is ParamKind.POINTER:
+            return replace(pointer, optional=True)
     if typing.get_origin(hint) is Pointer:
         return Param(name, ParamKind.POINTER, typing.get_args(hint)[0])
     if hint in (int, float, bool):
         return Param(name, ParamKind.SCALAR, hint)
     raise TypeError(f"kernel {kernel}: parameter {name!r} has unsupported annotation {hint!r} "
-                    "(expected Pointer[D], int, float, bool, constexpr or Constexpr[T])")
+                    "(expected Pointer[D], Pointer[D] | None, int, float, bool, constexpr or Constexpr[T])")
 
 
 def match_pointee(pattern: Any, dtype: DType, bindings: dict[Any, Any]) -> bool:

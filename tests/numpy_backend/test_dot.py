@@ -238,8 +238,8 @@ def test_mixed_fp8_operands(tile_backend: str) -> None:
 
 @tl.kernel
 def scaled(a_ptr: Pointer[D], sa_ptr: Pointer[u8], b_ptr: Pointer[E], sb_ptr: Pointer[u8], acc_ptr: Pointer[f32],
-           c_ptr: Pointer[f32], BM: constexpr, BN: constexpr, BK: constexpr, LHS: Constexpr[str],
-           RHS: Constexpr[str], SCALED: Constexpr[bool]) -> None:
+           c_ptr: Pointer[f32], BM: constexpr, BN: constexpr, BK: constexpr, LHS: constexpr,
+           RHS: constexpr, SCALED: Constexpr[bool]) -> None:  # dot_scaled takes a format literal or a bare constexpr
     rm, rn, rk, rg = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK), tl.arange(0, BK // 32)
     a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
     b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])

@@ -582,6 +582,31 @@ def dot_scaled_misspelt_format(a_ptr: Pointer[tl.f8e4m3], s_ptr: Pointer[tl.u8],
     tl.dot_scaled(a, scale, "e4m4", a, scale, "e4m3")  # E: arg-type Argument 3 to "dot_scaled" has incompatible type "Literal['e4m4']"
 
 
+@tl.kernel
+def optional_pointer_used_unchecked(x_ptr: Pointer[f32], bias_ptr: Pointer[f32] | None, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    bias_ptr + offs  # E: operator Unsupported operand types for + ("None" and "Tensor[Int[W32], R1]")
+    tl.store(x_ptr + offs, 0.0)
+
+
+def none_for_a_required_pointer(n: int) -> None:
+    x = tl.empty(n, tl.f32)
+    add_kernel[(1,)](x, None, n, BLOCK=64)  # E: arg-type Argument 2 to "add_kernel" has incompatible type "None"
+
+
+@tl.kernel
+def bool_mask_times_floats(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(x_ptr + offs, x * mask)  # E: operator Unsupported operand types for * ("Tensor[Float[W32], R1]" and "Tensor[Bool, R1]")
+
+
+def any_dtype_for_a_float_kernel(x: tl.Buffer[tl.Dtype], n: int) -> None:
+    y = tl.empty(n, tl.f32)
+    generic_kernel[(1,)](x, y, n, BLOCK=64)  # E: arg-type Argument 1 to "generic_kernel" has incompatible type "Buffer[Dtype]"
+
+
 # ---------------------------------------------------------------- autotuned kernels: only what the configs set is optional
 
 

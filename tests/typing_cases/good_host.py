@@ -6,6 +6,8 @@ Checked under ``mypy --strict`` by tests/test_typing.py, which also imports it; 
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 
 import tile_lang as tl
@@ -15,7 +17,10 @@ from tests.typing_cases.good_kernels import (
     softplus_kernel,
 )
 from tests.typing_cases.good_tutorials import softmax_persistent
-from tile_lang import Pointer, Tensor, constexpr, f16, f32
+from tile_lang import Float, Pointer, Tensor, constexpr, f16, f32
+
+W = TypeVar("W", bound=tl.Width)
+F = TypeVar("F", bound=Float[tl.Width])
 
 
 @tl.kernel
@@ -115,3 +120,13 @@ def launch_tuned(n: int) -> tl.Config | None:
     tuned = tl.autotune(configs=_block_configs(), key=["n"])(copy_kernel)  # applied by a call, not a decorator
     tuned[lambda meta: (tl.cdiv(n, meta["BLOCK"]),)](x, x, n)
     return tuned_scale_kernel.best_config
+
+
+def softplus_any_width(x: tl.Buffer[Float[W]], out: tl.Buffer[Float[W]], n: int) -> None:
+    """A host function generic over the width meets a kernel generic over it: ``Buffer[Float[W]]``."""
+    softplus_kernel[(tl.cdiv(n, 256),)](x, out, n, 1.0, BLOCK=256)
+
+
+def softplus_any_float(x: tl.Buffer[F], n: int) -> None:
+    """Generic over the whole dtype: mypy does not solve ``Float[W]`` from ``F``'s bound."""
+    softplus_kernel[(tl.cdiv(n, 256),)](x, x, n, 1.0, BLOCK=256)  # GAP: arg-type

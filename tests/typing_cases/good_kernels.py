@@ -465,3 +465,22 @@ def scaled_matmul(a_ptr: Pointer[tl.f8e4m3], b_ptr: Pointer[tl.bf16], s_ptr: Poi
     scale = tl.load(s_ptr + r[:, None] * (BLOCK // 32) + tl.arange(0, BLOCK // 32)[None, :])
     acc = tl.dot_scaled(a, scale, "e4m3", b, None, B_FORMAT)
     tl.store(out_ptr + r[:, None] * BLOCK + r[None, :], acc)
+
+
+@tl.kernel
+def masked_sum_with_bias(x_ptr: Pointer[f32], bias_ptr: Pointer[f32] | None, out_ptr: Pointer[f32], n: int,
+                         BLOCK: constexpr) -> None:
+    """An optional pointer a launch may pass None for (the branch folds away), and a mask used as
+    data through ``.to``: ``out = (x + bias) * mask + count``."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    if bias_ptr is not None:
+        x += tl.load(bias_ptr + offs, mask=mask, other=0.0)
+    kept = mask.to(tl.float32)
+    tl.store(out_ptr + offs, x * kept + tl.sum(kept, axis=0), mask=mask)
+
+
+def launch_with_and_without_bias(x: tl.Buffer[f32], bias: tl.Buffer[f32], out: tl.Buffer[f32], n: int) -> None:
+    masked_sum_with_bias[(1,)](x, bias, out, n, BLOCK=64)
+    masked_sum_with_bias[(1,)](x, None, out, n, BLOCK=64)
