@@ -154,7 +154,7 @@ def misuse(x_ptr: Pointer[f32], out: Pointer[f32], CASE: Constexpr[str]) -> None
     ("split", "last axis has size 2"),
     ("cat", "same shape"),
     ("join_dtype", "same dtype"),
-    ("expand_axis", "axis 3 is out of range"),
+    ("expand_axis", "invalid axis 3: out of range"),
     ("join_pointers", "different arguments"),
 ])
 def test_misuse_is_a_kernel_error_at_the_line(case: str, message: str) -> None:
