@@ -105,12 +105,14 @@ for n in (256, 250):  # EVEN, then not: the unmasked branch would read past 250
     check(out, x.astype(np.float64) ** 2)
 ''',
     "test_helpers": '''
-from triton import knobs  # noqa: F401 (Triton's test helpers import these names)
+from triton import knobs
 from triton.compiler.errors import CompilationError
 from triton.runtime.errors import InterpreterError
 from triton.runtime.jit import reinterpret, type_canonicalisation_dict
 
 assert CompilationError is triton.CompilationError and issubclass(CompilationError, triton.TritonError)
+major, minor = knobs.nvidia.ptxas.version.split(".")  # Triton's helpers parse it so, asking whether TMA is there
+assert int(major) >= 0 and int(minor) >= 0
 assert [tl.str_to_ty(type_canonicalisation_dict[n], None) for n in ("float32", "uint8", "bool", "bfloat16")] == [
     tl.float32, tl.uint8, tl.int1, tl.bfloat16]
 assert isinstance(tl.uint32, tl.dtype) and isinstance(tl.float16, tl.dtype)

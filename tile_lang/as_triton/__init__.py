@@ -115,7 +115,7 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
         "InterpreterError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources}),
     "triton.compiler": _names("triton.compiler", {"CompilationError": tile_lang.KernelError}),
     "triton.compiler.errors": _names("triton.compiler.errors", {"CompilationError": tile_lang.KernelError}),
-    "triton.knobs": _names("triton.knobs", {}),
+    "triton.knobs": _names("triton.knobs", {"nvidia": types.SimpleNamespace(ptxas=shim.Ptxas())}),
 }
 """Each ``triton`` module the shim provides, made when first imported."""
 

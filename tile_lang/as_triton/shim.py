@@ -9,6 +9,9 @@ are tile_lang's, given that kernel. Names with no counterpart are a :class:`Trit
 from __future__ import annotations
 
 import functools
+import re
+import shutil
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -161,6 +164,20 @@ class Driver:
 
 
 driver = Driver()
+
+
+class Ptxas:
+    """``triton.knobs.nvidia.ptxas``: the version of the ptxas on PATH ("13.0"; "0.0" without one),
+    which Triton's test helpers read to decide whether TMA can be tested."""
+
+    @property
+    def version(self) -> str:
+        tool = shutil.which("ptxas")
+        if tool is None:
+            return "0.0"
+        done = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False)
+        found = re.search(r"release (\d+)\.(\d+)", done.stdout)
+        return f"{found[1]}.{found[2]}" if found else "0.0"
 
 
 class _DtypeCheck(type):
