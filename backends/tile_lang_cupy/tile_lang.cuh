@@ -116,6 +116,34 @@ template <class From>
 struct Convert<__nv_fp8_e5m2, From> {
   __device__ static __nv_fp8_e5m2 run(From x) { return __nv_fp8_e5m2(static_cast<float>(x)); }
 };
+// Pairs that two partial specialisations above both match (an fp8 with bool, half, bfloat16 or an
+// fp8): through float, which holds every value of each narrow type exactly, so one rounding.
+#define TL_CONVERT_VIA_FLOAT(To, From, make) \
+  template <> \
+  struct Convert<To, From> { \
+    __device__ static To run(From x) { return make(static_cast<float>(x)); } \
+  };
+#define TL_FP8_CONVERTS(F8)                                  \
+  TL_CONVERT_VIA_FLOAT(bool, F8, 0.0f !=)                   \
+  TL_CONVERT_VIA_FLOAT(F8, F8, F8)
+TL_FP8_CONVERTS(__nv_fp8_e4m3)
+TL_FP8_CONVERTS(__nv_fp8_e5m2)
+TL_CONVERT_VIA_FLOAT(__nv_fp8_e4m3, __nv_fp8_e5m2, __nv_fp8_e4m3)
+TL_CONVERT_VIA_FLOAT(__nv_fp8_e5m2, __nv_fp8_e4m3, __nv_fp8_e5m2)
+#if defined(TL_USE_FP16)
+TL_CONVERT_VIA_FLOAT(__nv_fp8_e4m3, __half, __nv_fp8_e4m3)
+TL_CONVERT_VIA_FLOAT(__nv_fp8_e5m2, __half, __nv_fp8_e5m2)
+TL_CONVERT_VIA_FLOAT(__half, __nv_fp8_e4m3, __float2half_rn)
+TL_CONVERT_VIA_FLOAT(__half, __nv_fp8_e5m2, __float2half_rn)
+#endif
+#if defined(TL_USE_BF16)
+TL_CONVERT_VIA_FLOAT(__nv_fp8_e4m3, __nv_bfloat16, __nv_fp8_e4m3)
+TL_CONVERT_VIA_FLOAT(__nv_fp8_e5m2, __nv_bfloat16, __nv_fp8_e5m2)
+TL_CONVERT_VIA_FLOAT(__nv_bfloat16, __nv_fp8_e4m3, __float2bfloat16_rn)
+TL_CONVERT_VIA_FLOAT(__nv_bfloat16, __nv_fp8_e5m2, __float2bfloat16_rn)
+#endif
+#undef TL_FP8_CONVERTS
+#undef TL_CONVERT_VIA_FLOAT
 #endif
 
 // Value conversion: round to nearest even for floats, truncation for float -> int.
