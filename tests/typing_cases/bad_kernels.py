@@ -162,13 +162,13 @@ def bad_launches(n: int) -> None:
     half = tl.empty(n, tl.f16)
     ints = tl.empty(n, tl.i32)
     add_kernel[(1,)](n, out, n, BLOCK=64)  # E: arg-type Argument 1 to "add_kernel" has incompatible type "int"
-    add_kernel[(1,)](half, out, n, BLOCK=64)  # E: arg-type incompatible type "Buffer[Float[W16]]"; expected "Pointer[Float[W32]]"
+    add_kernel[(1,)](half, out, n, BLOCK=64)  # E: arg-type incompatible type "Buffer[Float[W16]]"; expected "Pointer[Float[W32]]
     add_kernel[(1,)](x, out, n)  # E: call-arg Missing positional argument "BLOCK"
     add_kernel[(1,)](x, out, n, BLOCKSIZE=64)  # E: call-arg Unexpected keyword argument "BLOCKSIZE"
     add_kernel[(1, 1, 1, 1)](x, out, n, BLOCK=64)  # E: index Invalid index type "tuple[int, int, int, int]"
     add_kernel[(1,)](x, out, 1.5, BLOCK=64)  # E: arg-type Argument 3 to "add_kernel" has incompatible type "float"
     generic_kernel[(1,)](x, half, n, BLOCK=64)  # E: misc Cannot infer value of type parameter "W"
-    generic_kernel[(1,)](ints, half, n, BLOCK=64)  # E: arg-type "Buffer[Int[W32]]"; expected "Pointer[Float[W16]]"
+    generic_kernel[(1,)](ints, half, n, BLOCK=64)  # E: arg-type "Buffer[Int[W32]]"; expected "Pointer[Float[W16]]
     # launch options as keywords (tile_lang.mypy_plugin): typed as tl.Options declares them
     add_kernel[(1,)](x, out, n, BLOCK=64, num_warps="8")  # E: arg-type Argument "num_warps" to "add_kernel" has incompatible type "str"; expected "int"
     add_kernel[(1,)](x, out, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "add_kernel"
