@@ -25,6 +25,26 @@ def check(out, expected, rtol=1e-5, atol=1e-6):
 '''
 
 SCRIPTS = {
+    "patched_source": '''
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0 + 1.0, mask=offs < n)
+
+
+# Triton's test_core patch_kernel on the compiled path: a fresh JITFunction of the template,
+# its text edited before the first launch
+patched = triton.JITFunction(scale_kernel.fn)
+patched._unsafe_update_src(patched.src.replace("* 2.0", "* -3.0"))
+assert patched.src.startswith("def scale_kernel(") and "* -3.0" in patched.src
+n = 50
+x = rng.standard_normal(n).astype(np.float32)
+for kernel, factor in ((patched, -3.0), (scale_kernel, 2.0)):  # the template itself is unchanged
+    out = np.full(64, np.nan, np.float32)
+    kernel[(1,)](x, out, n, BLOCK=64)
+    check(out[:n], x.astype(np.float64) * factor + 1.0)
+    assert np.isnan(out[n:]).all()
+''',
     "vector_add": '''
 @triton.jit
 def leaky(x):

@@ -9,9 +9,12 @@ are tile_lang's, given that kernel. Names with no counterpart are a :class:`Trit
 from __future__ import annotations
 
 import functools
+import hashlib
+import linecache
 import re
 import shutil
 import subprocess
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -24,6 +27,7 @@ from tile_lang.autotune import autotune as tl_autotune
 from tile_lang.autotune import heuristics as tl_heuristics
 from tile_lang.errors import TileLangError
 from tile_lang.func import Func
+from tile_lang.reads import source_of
 from tile_lang.kernel import Kernel, Launcher
 
 DOCS = "docs/triton.md, 'Running Triton code'"
@@ -48,6 +52,25 @@ class JITFunction(Func[..., Any]):
 
     def __getitem__(self, grid: Any) -> Launcher[...]:
         return self.kernel[grid]
+
+    @property
+    def src(self) -> str:
+        """The function's source from its ``def`` (Triton's attribute: decorators left out)."""
+        text = textwrap.dedent(source_of(self.fn)[0])
+        start = re.search(r"^def ", text, re.MULTILINE)
+        return text[start.start():] if start else text
+
+    def _unsafe_update_src(self, src: str) -> None:
+        """Triton's way to patch a kernel's text (its tests' ``patch_kernel``): the function
+        becomes ``src``, run in the function's module, its text kept in ``linecache`` so the
+        compiler and the reference read it; the next launch makes a new kernel."""
+        name = f"<patched {self.__qualname__} {hashlib.sha256(src.encode()).hexdigest()[:12]}>"
+        linecache.cache[name] = (len(src), None, src.splitlines(keepends=True), name)
+        namespace: dict[str, Any] = {}
+        exec(compile(src, name, "exec"), self.fn.__globals__, namespace)  # the caller's own text, as Triton runs it
+        made = namespace[self.__name__]
+        self.fn = made.fn if isinstance(made, Func) else made
+        self.__dict__.pop("kernel", None)
 
     def __repr__(self) -> str:
         return f"<triton.jit {self.__qualname__} on tile_lang>"
