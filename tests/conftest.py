@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 
+from tile_lang import registry
 from tile_lang.kernel import Launcher
+
+from tests.compiler.emulator import EMULATOR, ON_BOTH
 
 
 @pytest.fixture
@@ -21,3 +24,11 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(Launcher, "prepare", counting)
     return count
+
+
+@pytest.fixture(params=ON_BOTH)
+def backend(request: pytest.FixtureRequest) -> str:
+    """A test taking it runs on the NumPy reference and on the generated CUDA on the CPU emulator
+    (``with registry.backend(backend):``), skipped there with the reason where g++ is missing."""
+    registry.register(EMULATOR)
+    return str(request.param)

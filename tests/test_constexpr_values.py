@@ -16,10 +16,10 @@ from tile_lang.errors import KernelError
 from tile_lang.func import MAX_DEPTH
 from tile_lang.signature import Constant
 
-from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.emulator import EMULATOR, NAME
 from tests.fuzz.runner import load
 
-_BACKEND = EmuBackend()
+_BACKEND = EMULATOR
 BACKENDS = ("numpy", NAME)
 needs_emulator = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None, reason=str(_BACKEND.unavailable_reason()))
 
@@ -36,16 +36,6 @@ class Consts:
     """Constants read as attributes (``Consts.LN2``), as from a module."""
 
     LN2 = tl.constexpr(0.6931471805599453)
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    if request.param == NAME:
-        if _BACKEND.unavailable_reason() is not None:
-            pytest.skip(str(_BACKEND.unavailable_reason()))
-        registry.register(_BACKEND)
-    name: str = request.param
-    return name
 
 
 def _rand(n: int, seed: int, low: float = -3.0, high: float = 3.0) -> np.ndarray[Any, Any]:

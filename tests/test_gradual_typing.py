@@ -12,16 +12,14 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import dtypes, registry
+from tile_lang import dtypes
 from tile_lang.check import Outcome, check
 
-from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.emulator import EMULATOR, NAME
 from tests.fuzz.runner import load
 from tests.gradual_kernels import add_kernel, linear_kernel, offset_kernel, scale_kernel, softmax_kernel
 
-_EMU = EmuBackend()
-BACKENDS = ("numpy", pytest.param(NAME, marks=pytest.mark.skipif(
-    _EMU.unavailable_reason() is not None, reason=str(_EMU.unavailable_reason()))))
+_EMU = EMULATOR
 RNG = np.random.default_rng(20261201)
 
 # A bare constexpr holding a dtype, None or a tuple: mypy types a bare constexpr as an int, so this
@@ -46,13 +44,6 @@ def constexpr_values(x_ptr: Pointer[tl.f32], out_ptr, n: int, BLOCK: constexpr, 
     acc = tl.zeros((BLOCK,), dtype=OUT_DTYPE)
     tl.store(out_ptr + offs, acc + x.to(OUT_DTYPE), mask=mask)
 ''')
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    registry.register(_EMU)
-    name: str = request.param
-    return name
 
 
 def _device(host: np.ndarray[Any, Any]) -> tl.Buffer[Any]:

@@ -18,9 +18,9 @@ from tile_lang.kernel import Kernel
 from tile_lang import registry
 from tile_lang import dtypes
 
-from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.emulator import EMULATOR
 
-_EMU = EmuBackend()
+_EMU = EMULATOR
 needs_emulator = pytest.mark.skipif(_EMU.unavailable_reason() is not None, reason=str(_EMU.unavailable_reason()))
 SCALE = 3
 
@@ -421,15 +421,6 @@ def _closure_kernel(factor: float) -> Kernel[Any]:
         offs = tl.arange(0, BLOCK)
         tl.store(y + offs, tl.load(x + offs) * factor)
     return scaled
-
-
-BACKENDS = ["numpy", pytest.param(NAME, marks=needs_emulator)]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    registry.register(_EMU)
-    return str(request.param)
 
 
 @pytest.mark.filterwarnings("ignore::tile_lang_numpy.engine.DivergenceWarning")

@@ -19,12 +19,10 @@ from tile_lang.errors import KernelError, Unsupported
 from tile_lang.extra.cuda.libdevice import tanh
 from tile_lang.extra.libdevice import rsqrt
 
-from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.emulator import EMULATOR, NAME
 from tests.fuzz.runner import load
 
-_EMU = EmuBackend()
-BACKENDS = ["numpy", pytest.param(NAME, marks=pytest.mark.skipif(
-    _EMU.unavailable_reason() is not None, reason=str(_EMU.unavailable_reason())))]
+_EMU = EMULATOR
 
 Ref = Callable[[np.ndarray[Any, Any]], np.ndarray[Any, Any]]
 # each function's float64 reference and the interval its random inputs come from
@@ -36,13 +34,6 @@ FUNCTIONS: dict[str, tuple[Ref, float, float]] = {
     "expm1": (np.expm1, -1e-3, 1e-3), "log1p": (np.log1p, -1e-3, 1e-3), "log10": (np.log10, 0.01, 100),
     "trunc": (np.trunc, -9, 9), "rint": (np.rint, -9, 9),
 }
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    registry.register(_EMU)
-    name: str = request.param
-    return name
 
 
 def _libdevice_kernel(fn: str, module: str) -> Any:

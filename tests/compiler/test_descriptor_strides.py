@@ -16,9 +16,9 @@ from tile_lang.compiler import compile_ir, static_spec
 from tile_lang.compiler.ir import Function, MemAttr, Op, walk
 from tile_lang.compiler.spec import Spec
 
-from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.emulator import EMULATOR, NAME
 
-_BACKEND = EmuBackend()
+_BACKEND = EMULATOR
 pytestmark = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None,
                                 reason=str(_BACKEND.unavailable_reason()))
 M, N, BM, BN = 24, 40, 8, 16
@@ -42,13 +42,6 @@ def block_pointer_scale(x_ptr: Pointer[f32], o_ptr: Pointer[f32], m: int, n: int
     src = tl.make_block_ptr(x_ptr, (m, n), (row, col), (i, j), (BM, BN), (1, 0))
     dst = tl.make_block_ptr(o_ptr, (m, n), (n, 1), (i, j), (BM, BN), (1, 0))
     tl.store(dst, tl.load(src, boundary_check=(0, 1)) * 2.0 + 1.0, boundary_check=(0, 1))
-
-
-@pytest.fixture(params=("numpy", NAME))
-def backend(request: pytest.FixtureRequest) -> str:
-    registry.register(_BACKEND)
-    name: str = request.param
-    return name
 
 
 def _run(kernel: tl.Kernel[Any], backend: str, col: int, seed: int) -> None:

@@ -17,21 +17,14 @@ import tile_lang as tl
 from tile_lang import Pointer, constexpr, dtypes, f32, i32, registry
 from tile_lang.errors import KernelError
 
-from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.emulator import EMULATOR, NAME
 from tests.fuzz.runner import load
 
-_BACKEND = EmuBackend()
+_BACKEND = EMULATOR
 pytestmark = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None,
                                 reason=str(_BACKEND.unavailable_reason()))
 BACKENDS = ("numpy", NAME)
 Array = np.ndarray[Any, Any]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    registry.register(_BACKEND)
-    name: str = request.param
-    return name
 
 
 def _from_source(name: str, source: str) -> Any:

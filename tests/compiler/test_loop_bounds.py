@@ -15,15 +15,13 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import registry
 from tile_lang.errors import KernelError
 
-from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.emulator import EMULATOR, NAME
 from tests.fuzz.runner import load
 
-_BACKEND = EmuBackend()
+_BACKEND = EMULATOR
 pytestmark = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None, reason=str(_BACKEND.unavailable_reason()))
-BACKENDS = ("numpy", NAME)
 POISON = -(2**62) + 12345
 I32 = (-(2**31), 2**31 - 1)
 I64 = (-(2**63), 2**63 - 1)
@@ -116,13 +114,6 @@ def _run(kernel: Any, cases: list[tuple[int, int, int]], wide: bool, backend: st
             kernel[(len(group),), ONE_WARP](bounds, out, **constexprs)
             rows.append(out.numpy().reshape(-1, 3))
     return np.concatenate(rows)
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    registry.register(_BACKEND)
-    name: str = request.param
-    return name
 
 
 @pytest.mark.parametrize("grid_each", [False, True], ids=["program_a_case", "launch_a_case"])
@@ -252,7 +243,7 @@ def test_generated_cuda_asserts_a_zero_step_instead_of_hanging() -> None:
         import numpy as np
         import tile_lang as tl
         from tile_lang import registry
-        from tests.compiler.emulator import NAME, EmuBackend
+        from tests.compiler.emulator import EMULATOR, NAME, EmuBackend
         from tests.compiler.test_loop_bounds import zero_step_at_run_time as k
         registry.register(EmuBackend())
         with tl.backend(NAME):

@@ -13,13 +13,12 @@ import tile_lang as tl
 from tile_lang import Float, Pointer, Width, constexpr, dtypes, f32, i32, registry, u32
 from tile_lang.errors import KernelError
 
-from tests.compiler.emulator import NAME, EmuBackend
+from tests.compiler.emulator import EMULATOR, NAME
 from tests.fuzz.runner import load
 
-_BACKEND = EmuBackend()
+_BACKEND = EMULATOR
 pytestmark = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None,
                                 reason=str(_BACKEND.unavailable_reason()))
-BACKENDS = ("numpy", NAME)
 
 
 @tl.kernel
@@ -163,13 +162,6 @@ def unsigned_above_negative(x_ptr: Pointer[u32], o_ptr: Pointer[i32], B: constex
 def oversized_full(o_ptr: Pointer[i32], B: constexpr) -> None:
     offs = tl.arange(0, B)
     tl.store(o_ptr + offs, tl.full((B,), 2**40, tl.i32))
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    registry.register(_BACKEND)
-    name: str = request.param
-    return name
 
 
 def _poisoned(n: int) -> tl.Buffer[f32]:
@@ -493,7 +485,6 @@ def test_right_shift_takes_its_sign_fill_from_the_left_operand(backend: str, x_d
         out = tl.to_device(np.full(64, 123, out_dtype))
         mixed_sign_shift[(1,)](out, tl.to_device(x), tl.to_device(y), B=64)
         np.testing.assert_array_equal(out.numpy().astype(object), np.array(want, dtype=object))
-
 
 
 NARROW = {"f8e4m3": dtypes.F8E4M3, "f8e5m2": dtypes.F8E5M2, "f16": dtypes.F16, "bf16": dtypes.BF16, "bool": dtypes.BOOL}

@@ -198,6 +198,12 @@ def _spec(value: Any) -> ArgSpec:
     return ArgSpec(dtypes.F32)
 
 
+EMULATOR = EmuBackend()  # the sm_80 emulator the tests share (one cache of built kernels)
+ON_BOTH = ("numpy", pytest.param(NAME, marks=pytest.mark.skipif(
+    EMULATOR.unavailable_reason() is not None, reason=str(EMULATOR.unavailable_reason()))))
+"""The backends of a differential test: the NumPy reference, then the generated CUDA emulated."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Loaded with ``-p tests.compiler.emulator``: makes the ``emu`` backend selectable."""
     registry.register(EmuBackend())
