@@ -1,7 +1,7 @@
 """Run Triton's own language tests on tile_lang and tally the results by cause.
 
-    python scripts/triton_tests.py DIR [--backend numpy|cupy] [--sample 20] [--seed 0] [--timeout 60]
-        [--json out.json] [--markdown out.md] [FILE...]
+    python scripts/triton_tests.py DIR [--backend numpy|cupy|triton] [--sample 20] [--seed 0] [--timeout 60]
+        [--workers N] [--json out.json] [--markdown out.md] [--compare base.json] [FILE...]
 
 DIR holds Triton's test files (test_core.py, test_standard.py, test_random.py by default) and
 ``_internal_testing.py`` (Triton's ``python/triton/_internal_testing.py``, which the tests import
@@ -9,7 +9,10 @@ as ``triton._internal_testing``). They run under ``python -m tile_lang.as_triton
 with ``TILE_LANG_OVERFLOW=wrap`` (the tests assume signed overflow wraps), on the backend of
 ``--backend`` (see :data:`BACKENDS`): the NumPy reference with ``TRITON_INTERPRET=1`` (the tests
 take their interpreter paths) and device ``cpu``, or tile_lang's CUDA backend with
-``TRITON_INTERPRET`` unset and device ``cuda`` (a GPU, CuPy and torch with CUDA needed). This file
+``TRITON_INTERPRET`` unset and device ``cuda`` (a GPU, CuPy and torch with CUDA needed); ``triton``
+runs the same selection on Triton's own interpreter (Triton installed, no runner), the baseline
+that ``--compare`` reads: of the cases the baseline passed, how many pass here, and the time both
+took on them. This file
 is also the pytest plugin that supplies the ``device`` fixture, keeps a seeded sample of each test
 function's cases, applies the per-test timeout and records each outcome with its cause. Needs
 torch (and scipy for test_random.py) in the running Python.
@@ -58,13 +61,15 @@ CAUSES = {
 
 @dataclass(frozen=True)
 class Backend:
-    """How Triton's tests run on one tile_lang backend."""
+    """How Triton's tests run on one tile_lang backend (or, as the baseline, on Triton's interpreter)."""
 
     device: str  # the torch device the tests put their tensors on
     interpret: bool  # TRITON_INTERPRET=1, so the tests take their interpreter paths (else it is unset)
+    runner: bool = True  # under tile_lang's runner (python -m tile_lang.as_triton); else real Triton
 
 
-BACKENDS = {"numpy": Backend("cpu", interpret=True), "cupy": Backend("cuda", interpret=False)}
+BACKENDS = {"numpy": Backend("cpu", interpret=True), "cupy": Backend("cuda", interpret=False),
+            "triton": Backend("cpu", interpret=True, runner=False)}
 
 
 # ---- the driver ------------------------------------------------------------------------------
@@ -72,15 +77,18 @@ BACKENDS = {"numpy": Backend("cpu", interpret=True), "cupy": Backend("cuda", int
 def main(argv: list[str]) -> int:
     args = parse(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "results.json"
+        out = Path(tmp) / "results"
         env = environment(args, out, dict(os.environ))
-        cmd = [sys.executable, "-m", "tile_lang.as_triton", "-m", "pytest", "-p", Path(__file__).stem,
+        runner = ["-m", "tile_lang.as_triton"] if BACKENDS[args.backend].runner else []
+        cmd = [sys.executable, *runner, "-m", "pytest", "-p", Path(__file__).stem,
                "--noconftest", "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=no",
                "--rootdir", str(args.dir), *(["-k", args.keyword] if args.keyword else []),
-               *[str(args.dir / f) for f in args.files]]
+               *(["-n", str(args.workers)] if args.workers > 1 else []), *[str(args.dir / f) for f in args.files]]
         subprocess.run(cmd, env=env, cwd=args.dir, check=False)
-        results = json.loads(out.read_text()) if out.exists() else []
+        results = [r for part in sorted(Path(tmp).glob("results*.json")) for r in json.loads(part.read_text())]
     summary = summarize(results, args)
+    if args.compare:
+        summary += "\n" + compare(results, json.loads(args.compare.read_text()), args.compare.name)
     print(summary)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
@@ -95,13 +103,16 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("dir", type=Path, help="folder with Triton's test files and _internal_testing.py")
     parser.add_argument("files", nargs="*", default=list(FILES), help=f"test files in DIR (default {' '.join(FILES)})")
     parser.add_argument("--backend", choices=BACKENDS, default="numpy",
-                        help="numpy: the reference on CPU tensors (default); cupy: the CUDA backend on CUDA tensors")
+                        help="numpy: the reference on CPU tensors (default); cupy: the CUDA backend on CUDA tensors; "
+                             "triton: Triton's own interpreter (the baseline)")
     parser.add_argument("--sample", type=int, default=20, help="cases kept per test function (0: all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample")
     parser.add_argument("--timeout", type=int, default=60, help="seconds per test")
     parser.add_argument("--json", type=Path, help="write every outcome here")
     parser.add_argument("--markdown", type=Path, help="write the summary here")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression, applied before sampling")
+    parser.add_argument("--workers", type=int, default=1, help="pytest-xdist processes (needs pytest-xdist)")
+    parser.add_argument("--compare", type=Path, help="a --json file of a baseline run (--backend triton) to compare with")
     return parser.parse_args(argv)
 
 
@@ -123,7 +134,8 @@ def environment(args: argparse.Namespace, out: Path, base: dict[str, str]) -> di
 def summarize(results: list[dict[str, str]], args: argparse.Namespace) -> str:
     """A markdown summary: the counts, then each cause's distinct messages with their test counts."""
     outcomes = collections.Counter(r["outcome"] for r in results)
-    lines = [f"Triton's tests ({', '.join(args.files)}) on tile_lang's {args.backend} backend: {len(results)} cases "
+    where = "Triton's interpreter" if args.backend == "triton" else f"tile_lang's {args.backend} backend"
+    lines = [f"Triton's tests ({', '.join(args.files)}) on {where}: {len(results)} cases "
              f"(sample {args.sample or 'all'} per function, seed {args.seed}, timeout {args.timeout}s)", "",
              " | ".join(f"{k} {outcomes[k]}" for k in ("passed", "failed", "skipped")), ""]
     failed = [r for r in results if r["outcome"] == "failed"]
@@ -136,6 +148,30 @@ def summarize(results: list[dict[str, str]], args: argparse.Namespace) -> str:
             lines += [f"  - {r['test']}" for r in failed if r["cause"] == cause]
         lines.append("")
     return "\n".join(lines)
+
+
+def compare(results: list[dict[str, Any]], base: list[dict[str, Any]], name: str) -> str:
+    """Of the cases the baseline passed, how many passed here, the time both runs took on the cases
+    both passed, the slowest of those relative to the baseline, and what failed here by cause."""
+    here = {r["test"]: r for r in results}
+    passed = [b for b in base if b["outcome"] == "passed" and b["test"] in here]
+    ok = [b for b in passed if here[b["test"]]["outcome"] == "passed"]
+    lines = [f"## Against {name}", "",
+             f"Of the {len(passed)} cases {name} passed (and this run selected), {len(ok)} passed here "
+             f"({100 * len(ok) / max(len(passed), 1):.1f}%)."]
+    timed = [(b["test"], float(b.get("seconds", 0)), float(here[b["test"]].get("seconds", 0))) for b in ok]
+    if timed:
+        base_total, total = sum(t[1] for t in timed), sum(t[2] for t in timed)
+        slow = [t for t in timed if t[1] > 0.1 and t[2] * 10 > t[1]]
+        lines += [f"Time on the {len(timed)} cases both passed: {total:.1f} s here, {base_total:.1f} s there "
+                  f"({base_total / max(total, 1e-9):.1f}x); of the cases that took {name} over 100 ms, "
+                  f"{len(slow)} were less than 10x faster here:"]
+        lines += [f"- {test}: {there:.3f} s there, {mine:.3f} s here" for test, there, mine in
+                  sorted(slow, key=lambda t: t[2] / t[1], reverse=True)[:20]]
+    lost = collections.Counter(f'{here[b["test"]]["cause"] or here[b["test"]]["outcome"]}: {here[b["test"]]["type"]}: '
+                               f'{_shape(here[b["test"]]["message"])}' for b in passed if b not in ok)
+    lines += ["", "Passed there, not here:"] + [f"- {n} x {msg}" for msg, n in lost.most_common()]
+    return "\n".join(lines) + "\n"
 
 
 def _shape(message: str) -> str:
@@ -208,7 +244,8 @@ def pytest_runtest_makereport(item: pytest.Item,
                               call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if report.when == "call" or report.outcome != "passed":
-        _results.setdefault(item.nodeid, _record(item, report.outcome, call.excinfo))
+        record = _results.setdefault(item.nodeid, _record(item, report.outcome, call.excinfo))
+        record["seconds"] = f"{report.duration:.4f}"
     return report
 
 
@@ -221,7 +258,9 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    Path(_settings()["out"]).write_text(json.dumps(list(_results.values())))
+    """Write this process's outcomes (one file a pytest-xdist worker; the driver reads them all)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    Path(f'{_settings()["out"]}.{worker}.json').write_text(json.dumps(list(_results.values())))
 
 
 def _record(item: pytest.Item, outcome: str, excinfo: pytest.ExceptionInfo[BaseException] | None) -> dict[str, str]:

@@ -34,6 +34,7 @@ def script() -> Iterator[ModuleType]:
     ([], "numpy", "cpu", "1"),
     (["--backend", "numpy"], "numpy", "cpu", "1"),
     (["--backend", "cupy"], "cupy", "cuda", None),
+    (["--backend", "triton"], "triton", "cpu", "1"),  # the baseline: Triton's interpreter on CPU tensors
 ])
 def test_backend_sets_device_and_interpreter(script: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              argv: list[str], backend: str, device: str, interpret: str | None) -> None:
@@ -55,3 +56,21 @@ def test_unknown_backend_is_a_usage_error(script: ModuleType, tmp_path: Path, ca
     with pytest.raises(SystemExit):
         script.parse([str(tmp_path), "--backend", "gpu"])
     assert "invalid choice: 'gpu' (choose from" in capsys.readouterr().err
+
+
+def test_compare_counts_the_baselines_passes_and_times(script: ModuleType) -> None:
+    """--compare: the share of the baseline's passes that pass here, the time on the cases both
+    passed, the cases under 10x faster among those the baseline took over 100 ms, and what was lost."""
+    def case(test: str, outcome: str, seconds: float, cause: str = "", message: str = "") -> dict[str, str]:
+        return {"test": test, "outcome": outcome, "cause": cause, "type": "KernelError" if cause else "",
+                "message": message, "seconds": f"{seconds}"}
+    base = [case("a", "passed", 2.0), case("b", "passed", 0.5), case("c", "passed", 0.05),
+            case("d", "failed", 1.0, "host error"), case("e", "passed", 1.0), case("gone", "passed", 9.0)]
+    here = [case("a", "passed", 0.1), case("b", "passed", 0.2), case("c", "passed", 0.04),
+            case("d", "passed", 0.1), case("e", "failed", 0.1, "unsupported", "tl.foo 12 is not supported yet")]
+    text = script.compare(here, base, "interp.json")
+    assert "Of the 4 cases interp.json passed (and this run selected), 3 passed here (75.0%)." in text
+    assert "0.3 s here, 2.5 s there (7.5x)" in text
+    assert "1 were less than 10x faster here" in text and "- b: 0.500 s there, 0.200 s here" in text
+    assert "- a:" not in text and "- c:" not in text  # 20x faster; under 100 ms on the baseline
+    assert "- 1 x unsupported: KernelError: tl.foo N is not supported yet" in text
