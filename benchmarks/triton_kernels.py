@@ -204,3 +204,217 @@ def tt_attention_tma(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, BLOCK_M: ttl.conste
         m_i = m_new
     out = acc / l_i[:, None]
     o_desc.store([row0 + start_m * BLOCK_M, 0], out.to(ttl.float16))
+
+
+# The twins of benchmarks/form_kernels.py (forms_bench.py), statement for statement.
+
+
+@triton.jit
+def tt_mm_tutorial(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+                   BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr):
+    offs_m = ttl.program_id(0) * BM + ttl.arange(0, BM)
+    offs_n = ttl.program_id(1) * BN + ttl.arange(0, BN)
+    offs_k = ttl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = ttl.zeros((BM, BN), ttl.float32)
+    for _ in range(0, K, BK):
+        acc += ttl.dot(ttl.load(a_ptrs), ttl.load(b_ptrs))
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    ttl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def tt_mm_grouped(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr, GROUP_M: ttl.constexpr):
+    pid = ttl.program_id(0)
+    num_m = ttl.cdiv(M, BM)
+    num_n = ttl.cdiv(N, BN)
+    in_group = GROUP_M * num_n
+    first_m = pid // in_group * GROUP_M
+    group_rows = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % in_group) % group_rows
+    pid_n = (pid % in_group) // group_rows
+    offs_am = ((pid_m * BM + ttl.arange(0, BM)) % M).to(ttl.int64)
+    offs_bn = ((pid_n * BN + ttl.arange(0, BN)) % N).to(ttl.int64)
+    offs_k = ttl.arange(0, BK)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    acc = ttl.zeros((BM, BN), ttl.float32)
+    for k in range(0, ttl.cdiv(K, BK)):
+        a = ttl.load(a_ptrs, mask=offs_k[None, :] < K - k * BK, other=0.0)
+        b = ttl.load(b_ptrs, mask=offs_k[:, None] < K - k * BK, other=0.0)
+        acc = ttl.dot(a, b, acc)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    offs_cm = pid_m * BM + ttl.arange(0, BM)
+    offs_cn = pid_n * BN + ttl.arange(0, BN)
+    c_ptrs = c_ptr + offs_cm[:, None].to(ttl.int64) * stride_cm + offs_cn[None, :] * stride_cn
+    ttl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@triton.jit
+def tt_mm_offsets_from_k(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+                         BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr):
+    offs_m = ttl.program_id(0) * BM + ttl.arange(0, BM)
+    offs_n = ttl.program_id(1) * BN + ttl.arange(0, BN)
+    offs_k = ttl.arange(0, BK)
+    acc = ttl.zeros((BM, BN), ttl.float32)
+    for k in range(0, K, BK):
+        a = ttl.load(a_ptr + offs_m[:, None] * stride_am + (k + offs_k)[None, :])
+        b = ttl.load(b_ptr + (k + offs_k)[:, None] * stride_bk + offs_n[None, :])
+        acc += ttl.dot(a, b)
+    ttl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def tt_mm_bt(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bn, stride_cm,
+             BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr):
+    offs_m = ttl.program_id(0) * BM + ttl.arange(0, BM)
+    offs_n = ttl.program_id(1) * BN + ttl.arange(0, BN)
+    offs_k = ttl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_n[:, None] * stride_bn + offs_k[None, :]
+    acc = ttl.zeros((BM, BN), ttl.float32)
+    for _ in range(0, K, BK):
+        acc += ttl.dot(ttl.load(a_ptrs), ttl.trans(ttl.load(b_ptrs)))
+        a_ptrs += BK
+        b_ptrs += BK
+    ttl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def tt_mm_batched(a_ptr, b_ptr, c_ptr, K, stride_ab, stride_am, stride_bb, stride_bk, stride_cb, stride_cm,
+                  BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr):
+    z = ttl.program_id(2)
+    offs_m = ttl.program_id(0) * BM + ttl.arange(0, BM)
+    offs_n = ttl.program_id(1) * BN + ttl.arange(0, BN)
+    offs_k = ttl.arange(0, BK)
+    a_ptrs = a_ptr + z * stride_ab + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + z * stride_bb + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = ttl.zeros((BM, BN), ttl.float32)
+    for _ in range(0, K, BK):
+        acc += ttl.dot(ttl.load(a_ptrs), ttl.load(b_ptrs))
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    c_ptrs = c_ptr + z * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :]
+    ttl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def tt_mm_split_k(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+                  BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr, SPLIT_K: ttl.constexpr):
+    pid_k = ttl.program_id(2)
+    k_slice = K // SPLIT_K
+    offs_m = ttl.program_id(0) * BM + ttl.arange(0, BM)
+    offs_n = ttl.program_id(1) * BN + ttl.arange(0, BN)
+    offs_k = pid_k * k_slice + ttl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = ttl.zeros((BM, BN), ttl.float32)
+    for _ in range(0, k_slice, BK):
+        acc += ttl.dot(ttl.load(a_ptrs), ttl.load(b_ptrs))
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    ttl.atomic_add(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc)
+
+
+@triton.jit
+def tt_mm_bias_act(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                   BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr, LEAKY: ttl.constexpr):
+    offs_m = ttl.program_id(0) * BM + ttl.arange(0, BM)
+    offs_n = ttl.program_id(1) * BN + ttl.arange(0, BN)
+    offs_k = ttl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = ttl.zeros((BM, BN), ttl.float32)
+    for k in range(0, ttl.cdiv(K, BK)):
+        k_left = K - k * BK
+        a = ttl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
+        b = ttl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
+        acc = ttl.dot(a, b, acc)
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    acc += ttl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(ttl.float32)[None, :]
+    if LEAKY:
+        acc = ttl.where(acc > 0.0, acc, acc * 0.01)
+    else:
+        acc = ttl.maximum(acc, 0.0)
+    ttl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(c_ptr.dtype.element_ty),
+              mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def tt_mm_block_ptr(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                    BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr):
+    pid_m = ttl.program_id(0)
+    pid_n = ttl.program_id(1)
+    a_blk = ttl.make_block_ptr(a_ptr, (M, K), (stride_am, 1), (pid_m * BM, 0), (BM, BK), (1, 0))
+    b_blk = ttl.make_block_ptr(b_ptr, (K, N), (stride_bk, 1), (0, pid_n * BN), (BK, BN), (1, 0))
+    acc = ttl.zeros((BM, BN), ttl.float32)
+    for _ in range(0, ttl.cdiv(K, BK)):
+        a = ttl.load(a_blk, boundary_check=(0, 1), padding_option="zero")
+        b = ttl.load(b_blk, boundary_check=(0, 1), padding_option="zero")
+        acc = ttl.dot(a, b, acc)
+        a_blk = ttl.advance(a_blk, (0, BK))
+        b_blk = ttl.advance(b_blk, (BK, 0))
+    c_blk = ttl.make_block_ptr(c_ptr, (M, N), (stride_cm, 1), (pid_m * BM, pid_n * BN), (BM, BN), (1, 0))
+    ttl.store(c_blk, acc.to(c_ptr.dtype.element_ty), boundary_check=(0, 1))
+
+
+@triton.jit
+def tt_attention_4d(q_ptr, k_ptr, v_ptr, o_ptr, stride_z, stride_h, stride_s, H, seq, scale,
+                    BM: ttl.constexpr, BN: ttl.constexpr, HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
+    start_m = ttl.program_id(0)
+    zh = ttl.program_id(1)
+    base = (zh // H) * stride_z + (zh % H) * stride_h
+    offs_m = start_m * BM + ttl.arange(0, BM)
+    offs_n = ttl.arange(0, BN)
+    offs_d = ttl.arange(0, HEAD)
+    q = ttl.load(q_ptr + base + offs_m[:, None] * stride_s + offs_d[None, :])
+    m_i = ttl.zeros((BM,), ttl.float32) - float("inf")
+    l_i = ttl.zeros((BM,), ttl.float32)
+    acc = ttl.zeros((BM, HEAD), ttl.float32)
+    qk_scale = scale * 1.44269504
+    end = (start_m + 1) * BM if CAUSAL else seq
+    for start_n in range(0, end, BN):
+        cols = start_n + offs_n
+        kt = ttl.load(k_ptr + base + cols[None, :] * stride_s + offs_d[:, None])
+        qk = ttl.dot(q, kt) * qk_scale
+        if CAUSAL:
+            qk = ttl.where(offs_m[:, None] >= cols[None, :], qk, float("-inf"))
+        m_new = ttl.maximum(m_i, ttl.max(qk, 1))
+        p = ttl.exp2(qk - m_new[:, None])
+        alpha = ttl.exp2(m_i - m_new)
+        l_i = l_i * alpha + ttl.sum(p, 1)
+        v = ttl.load(v_ptr + base + cols[:, None] * stride_s + offs_d[None, :])
+        acc = acc * alpha[:, None] + ttl.dot(p.to(ttl.float16), v)
+        m_i = m_new
+    ttl.store(o_ptr + base + offs_m[:, None] * stride_s + offs_d[None, :], (acc / l_i[:, None]).to(ttl.float16))
+
+
+@triton.jit
+def tt_softmax_rows(x_ptr, y_ptr, stride, n_cols, BLOCK: ttl.constexpr):
+    row = ttl.program_id(0).to(ttl.int64)
+    cols = ttl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = ttl.load(x_ptr + row * stride + cols, mask=mask, other=-float("inf")).to(ttl.float32)
+    e = ttl.exp(x - ttl.max(x, 0))
+    ttl.store(y_ptr + row * stride + cols, (e / ttl.sum(e, 0)).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def tt_layer_norm_rows(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, stride, n_cols, eps, BLOCK: ttl.constexpr):
+    row = ttl.program_id(0)
+    cols = ttl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = ttl.load(x_ptr + row.to(ttl.int64) * stride + cols, mask=mask, other=0.0).to(ttl.float32)
+    mean = ttl.sum(x, 0) / n_cols
+    d = ttl.where(mask, x - mean, 0.0)
+    rstd = 1.0 / ttl.sqrt(ttl.sum(d * d, 0) / n_cols + eps)
+    w = ttl.load(w_ptr + cols, mask=mask).to(ttl.float32)
+    b = ttl.load(b_ptr + cols, mask=mask).to(ttl.float32)
+    ttl.store(y_ptr + row.to(ttl.int64) * stride + cols, (d * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
+    ttl.store(mean_ptr + row, mean)
+    ttl.store(rstd_ptr + row, rstd)
