@@ -1,9 +1,10 @@
 """Run Triton's own language tests on tile_lang and tally the results by cause.
 
     python scripts/triton_tests.py DIR [--backend numpy|cupy|triton] [--sample 20] [--seed 0] [--timeout 60]
-        [--workers N] [--json out.json] [--markdown out.md] [--compare base.json] [FILE...]
+        [--workers N] [--all-tests] [--json out.json] [--markdown out.md] [--compare base.json] [FILE...]
 
-DIR holds Triton's test files (test_core.py, test_standard.py, test_random.py by default) and
+It runs the tests Triton's CI runs on its interpreter (those marked ``interpreter``; ``--all-tests``
+for every test). DIR holds Triton's test files (test_core.py, test_standard.py, test_random.py by default) and
 ``_internal_testing.py`` (Triton's ``python/triton/_internal_testing.py``, which the tests import
 as ``triton._internal_testing``). They run under ``python -m tile_lang.as_triton -m pytest``
 with ``TILE_LANG_OVERFLOW=wrap`` (the tests assume signed overflow wraps), on the backend of
@@ -83,6 +84,7 @@ def main(argv: list[str]) -> int:
         cmd = [sys.executable, *runner, "-m", "pytest", "-p", Path(__file__).stem,
                "--noconftest", "-p", "no:cacheprovider", "-q", "--no-header", "-rN", "--tb=no",
                "--rootdir", str(args.dir), *(["-k", args.keyword] if args.keyword else []),
+               *([] if args.all_tests else ["-m", "interpreter"]),
                *(["-n", str(args.workers)] if args.workers > 1 else []), *[str(args.dir / f) for f in args.files]]
         subprocess.run(cmd, env=env, cwd=args.dir, check=False)
         results = [r for part in sorted(Path(tmp).glob("results*.json")) for r in json.loads(part.read_text())]
@@ -111,6 +113,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, help="write every outcome here")
     parser.add_argument("--markdown", type=Path, help="write the summary here")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression, applied before sampling")
+    parser.add_argument("--all-tests", action="store_true",
+                        help="also the tests Triton does not run on its interpreter (default: only @pytest.mark.interpreter)")
     parser.add_argument("--workers", type=int, default=1, help="pytest-xdist processes (needs pytest-xdist)")
     parser.add_argument("--compare", type=Path, help="a --json file of a baseline run (--backend triton) to compare with")
     return parser.parse_args(argv)
@@ -214,9 +218,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     groups: dict[str, list[pytest.Item]] = collections.defaultdict(list)
     for item in items:
         groups[item.nodeid.split("[")[0]].append(item)
-    rng = random.Random(settings["seed"])
-    keep = {id(item) for group in groups.values()
-            for item in (rng.sample(group, settings["sample"]) if 0 < settings["sample"] < len(group) else group)}
+    def sample(name: str, group: list[pytest.Item]) -> list[pytest.Item]:
+        """A group's sample, seeded by the seed and the function's name alone, so one function's
+        cases do not shift another's and every backend (and Triton's interpreter) gets the same."""
+        keep = settings["sample"]
+        return random.Random(f'{settings["seed"]}:{name}').sample(group, keep) if 0 < keep < len(group) else group
+    keep = {id(item) for name, group in groups.items() for item in sample(name, group)}
     config.hook.pytest_deselected(items=[item for item in items if id(item) not in keep])
     items[:] = [item for item in items if id(item) in keep]
 
@@ -293,7 +300,7 @@ def cause(exc: BaseException, tb: TracebackType, test: Any) -> str:
         if "Regex pattern did not match" in str(exc):
             return "other error message"
         line = _test_line(tb, test)
-        if "exc_info" in line:  # an assertion on the error Triton raises
+        if "exc_info" in line or re.search(r"\b\w+\.value\b", line):  # on the error Triton raises (`e.value`)
             return "other error message"
         return "error not raised" if _in_raises_block(tb, test) else "wrong value"
     if isinstance(exc, (TritonNameError, Unsupported, ImportError)):
