@@ -323,17 +323,26 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("benchmarks.forms_bench: torch sees no CUDA GPU here; run it on the GPU machine")
     torch.backends.cuda.matmul.allow_tf32 = False  # the f32 references stay f32
     rows: list[Row] = []
+    failed: list[str] = []  # a case that did not compile, run or check: the rest still run
     with tl.backend("cupy"):
         for form in args.only or FORMS:
             quick, rest = FORMS[form]
             for case in quick + ([] if args.quick else rest):
-                rows.append(case())
+                try:
+                    rows.append(case())
+                except Exception as error:  # noqa: BLE001 (reported below and in the exit status)
+                    failed.append(f"{form}: {type(error).__name__}: {error}")
+                    print(f"FAILED {failed[-1]}", flush=True)
+                    continue
                 print(f"{rows[-1].form} {rows[-1].case}: ratio {rows[-1].ratio:.3f}", flush=True)
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"device": torch.cuda.get_device_name(), "rows": [dict(asdict(r), ratio=r.ratio) for r in rows]},
-                      out, indent=1)
-    print(table(rows), flush=True)
+            found = [dict(asdict(r), ratio=r.ratio, rates={who: r.rate(who) for who in r.ms}) for r in rows]
+            json.dump({"device": torch.cuda.get_device_name(), "rows": found, "failed": failed}, out, indent=1)
+    if rows:
+        print(table(rows), flush=True)
+    if failed:
+        raise SystemExit("failed cases:\n" + "\n".join(failed))
 
 
 if __name__ == "__main__":
