@@ -5,6 +5,7 @@ copies (the loop pipelined), no spills, no wgmma serialised."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from tile_lang_cupy.headers import INCLUDE_DIR
 pytestmark = pytest.mark.filterwarnings("ignore::tile_lang_numpy.engine.DivergenceWarning")  # the grouped form's min() on numpy
 
 Array = np.ndarray[Any, Any]
+BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
 TILE = dict(BM=16, BN=32, BK=16)
 HALF = {"f16": (np.float16, tl.f16), "bf16": (ml_dtypes.bfloat16, tl.bf16)}
 
@@ -232,3 +234,27 @@ def test_benchmark_configs_pass_ptxas_for_sm_90a(tmp_path: Path, name: str, warp
                             check=True, capture_output=True, text=True).stderr
     assert "(C75" not in report, report
     assert " 0 bytes spill stores" in report, report
+
+
+def _statements(path: Path, prefix: str) -> dict[str, str]:
+    """Each top-level function's body past its docstring, unparsed, by name less ``prefix``."""
+    bodies = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith(prefix):
+            body = node.body[1:] if ast.get_docstring(node) else node.body
+            bodies[node.name.removeprefix(prefix)] = "\n".join(ast.unparse(s) for s in body)
+    return bodies
+
+
+def test_every_form_has_a_triton_twin_statement_for_statement() -> None:
+    """The benchmark compares one algorithm: each twin in triton_kernels.py is its form's body with
+    Triton's names for the module and dtypes (read from the source: Triton need not be installed)."""
+    names = {"ttl.float32": "tl.f32", "ttl.float16": "tl.f16", "ttl.int64": "tl.i64", "ttl.": "tl."}
+    twins = _statements(BENCHMARKS / "triton_kernels.py", "tt_")
+    forms = _statements(BENCHMARKS / "form_kernels.py", "")
+    assert len(forms) == 11
+    for name, body in forms.items():
+        twin = twins[name]
+        for theirs, ours in names.items():
+            twin = twin.replace(theirs, ours)
+        assert twin == body, name
