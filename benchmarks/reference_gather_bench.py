@@ -239,22 +239,28 @@ def elementwise(rng: np.random.Generator) -> list[Case]:
     tanh = Case(f"tanh 2^20 f32, BLOCK={block}", lambda: tanh_forward[(n // block,)](x, y, n, BLOCK=block),
                 lambda: np.tanh(xh), lambda: np.testing.assert_allclose(yh, np.tanh(xh.astype(np.float64)),
                                                                        atol=1e-6))
-    args = (1e-3, 0.9, 0.9, 0.999, 1e-8, 1e-2)
+    step_size, bias2_sqrt, beta1, beta2, eps, decay = 1e-3, 0.9, 0.9, 0.999, 1e-8, 1e-2
     start = [rng.standard_normal(n, dtype=np.float32) for _ in range(3)] + [rng.random(n, dtype=np.float32)]
     tile_state = [a.copy() for a in start]
     numpy_state = [a.copy() for a in start]
-    bufs = [tl.wrap(a, tl.f32) for a in tile_state]
+    p, g, m, v = (tl.wrap(a, tl.f32) for a in tile_state)
+
+    def tile_step() -> None:
+        radam_step[(n // block,)](p, g, m, v, n, step_size, bias2_sqrt, beta1, beta2, eps, decay, BLOCK=block)
+
+    def numpy_step() -> None:
+        np_radam(numpy_state[0], numpy_state[1], numpy_state[2], numpy_state[3], step_size, bias2_sqrt, beta1, beta2,
+                 eps, decay)
 
     def check() -> None:  # one step each from the same state
         for mine, theirs, first in zip(tile_state, numpy_state, start):
             mine[...], theirs[...] = first, first
-        radam_step[(n // block,)](*bufs, n, *args, BLOCK=block)
-        np_radam(*numpy_state, *args)
+        tile_step()
+        numpy_step()
         for mine, theirs in zip(tile_state, numpy_state):
             np.testing.assert_allclose(mine, theirs, rtol=1e-6, atol=1e-6)
 
-    radam = Case(f"radam step in place 2^20 f32, BLOCK={block}", lambda: radam_step[(n // block,)](
-        *bufs, n, *args, BLOCK=block), lambda: np_radam(*numpy_state, *args), check)
+    radam = Case(f"radam step in place 2^20 f32, BLOCK={block}", tile_step, numpy_step, check)
     return [tanh, radam]
 
 

@@ -52,6 +52,7 @@ from tile_lang.signature import Constexpr, FloatScalar, IntScalar, constexpr
 from tile_lang.semantics.base import MAX_BLOCK_NUMEL as TRITON_MAX_TENSOR_NUMEL
 from tile_lang.tensor import (
     R0, R1, R2, R3, BoolTensor, I32Tensor, Pointer, Rank, Tensor, Tensor0, Tensor1, Tensor2, Tensor3, pi32_t,
+    pointer_type,
 )
 
 __all__ = [
@@ -74,7 +75,7 @@ __all__ = [
     "inline_asm_elementwise", "interleave", "join", "kernel", "le", "le_scalar", "load", "log", "log2", "math",
     "lt", "lt_scalar", "make_block_ptr", "make_tensor_descriptor", "max", "max_constancy",
     "max_contiguous", "max_with_indices", "maximum", "min", "minimum", "multiple_of", "ne", "ne_scalar",
-    "num_programs", "permute", "pi32_t", "program_id", "rand", "random", "randint", "randint4x", "randn", "range", "ravel",
+    "num_programs", "permute", "pi32_t", "pointer_type", "program_id", "rand", "random", "randint", "randint4x", "randn", "range", "ravel",
     "reduce", "reshape", "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn",
     "static_assert", "static_print", "static_range", "store", "sum", "swizzle2d", "to_device", "topk", "trans",
     "u8", "u16", "u32", "u64", "umulhi", "view", "where", "where_", "wrap", "xor_sum", "zeros", "zeros_like",

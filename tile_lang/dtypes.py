@@ -278,7 +278,9 @@ def scalar_dtype(value: bool | int | float) -> DType:
 
 def promote_scalar(tensor: DType, value: bool | int | float) -> DType:
     """Result dtype of a tensor combined with a Python scalar: the scalar adapts to the tensor
-    unless a float meets an integer tensor (then f32) or an int is too large (then promotion)."""
+    unless a float meets an integer tensor (then f32). An int meeting an integer tensor takes the
+    tensor's dtype even when it does not fit (Triton's rule: ``i32 + 2**40`` is then an error,
+    "out of range", not a promotion to i64); the callers check the fit."""
     if isinstance(value, float) and not tensor.is_float:
         return F32
     if isinstance(value, bool) or isinstance(value, float):
@@ -287,8 +289,7 @@ def promote_scalar(tensor: DType, value: bool | int | float) -> DType:
         return tensor
     if tensor.is_bool:
         return scalar_dtype(value)
-    low, high = int_limits(tensor)
-    return tensor if low <= value <= high else promote(tensor, scalar_dtype(value))
+    return tensor
 
 
 @functools.cache

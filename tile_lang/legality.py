@@ -12,6 +12,7 @@ import ast
 import builtins
 import functools
 import textwrap
+import types
 import typing
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping, Set
@@ -25,11 +26,12 @@ from tile_lang.func import Func, inlinable
 from tile_lang.ops import debug, iterators
 from tile_lang.reads import closure_vars, source_of
 from tile_lang.semantics import elementwise
-from tile_lang.tensor import FORWARDED_METHODS
+from tile_lang.tensor import FORWARDED_METHODS, pointer_type
 
-# Python builtins a kernel may call on compile-time values.
+# Python builtins a kernel may call on compile-time values, and tl's type makers (tl.pointer_type).
 PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builtins.len, builtins.abs,
-                                              builtins.int, builtins.float, builtins.bool, builtins.isinstance})
+                                              builtins.int, builtins.float, builtins.bool, builtins.isinstance,
+                                              pointer_type})
 # Python builtins a kernel body reads as tl builtins, as Triton's code generator does.
 ALIASES: tuple[tuple[object, object], ...] = ((builtins.print, debug.device_print),)
 # Functions of typing that only mypy reads (each returns its first argument at run time).
@@ -54,6 +56,24 @@ def parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str, int]:
     if not isinstance(fdef, ast.FunctionDef):
         raise TypeError(f"{fn!r} is not a plain function")
     return fdef, filename, offset
+
+
+def kernel_isinstance(value: object, classinfo: object, runtime: bool) -> bool:
+    """``isinstance(value, classinfo)`` in a kernel, a compile-time bool on both backends;
+    ``runtime`` says whether ``value`` is a runtime value (a tensor). Triton's ``tl.tensor`` (in
+    tile_lang the module ``tile_lang.tensor``, which that spelling names) and ``tl.Tensor`` hold
+    the runtime values, ``tl.constexpr`` the compile-time ones; any other class asks Python."""
+    if isinstance(classinfo, tuple):
+        return any(kernel_isinstance(value, c, runtime) for c in classinfo)
+    from tile_lang import tensor
+
+    if classinfo is tensor or classinfo is tensor.Tensor:
+        return runtime
+    if classinfo is _constexpr():
+        return not runtime
+    if not isinstance(classinfo, (type, types.UnionType)):
+        raise TypeError(f"isinstance() arg 2 must be a type, a tuple of types, or a union, got {classinfo!r}")
+    return not runtime and isinstance(value, classinfo)
 
 
 def alias_of(callee: object) -> object | None:

@@ -8,6 +8,7 @@ dtype, a block shape and an engine-specific handle; operators dispatch to the ac
 from __future__ import annotations
 
 import math
+import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias, TypeVar, final, overload
 
@@ -774,6 +775,27 @@ def _forward(name: str, *args: Any, **kwargs: Any) -> Any:
 
 pi32_t: TypeAlias = Pointer[Int[W32]]
 """Triton's name for the pointer-to-int32 type."""
+
+
+def pointer_type(element_ty: type[D]) -> type[Pointer[D]]:
+    """Triton's ``tl.pointer_type(tl.float16)``: the type of pointers to ``element_ty``
+    (``Pointer[element_ty]``, so ``tl.pointer_type(tl.int32) == tl.pi32_t``), a cast target:
+    ``addr.to(tl.pointer_type(tl.float16))`` reads a 64-bit integer as an address. A compile-time
+    function in kernels on both backends."""
+    made: type[Pointer[D]] = Pointer[element_ty]  # type: ignore[valid-type]
+    return made
+
+
+def pointee(marker: object) -> object | None:
+    """The element marker of a pointer type (``Pointer[E]``, ``tl.pi32_t``, or the
+    :class:`PointerType` a pointer's ``.dtype`` is); None for anything else."""
+    if isinstance(marker, PointerType):
+        element: object = marker.element_ty
+        return element
+    if typing.get_origin(marker) is Pointer:
+        args: tuple[object, ...] = typing.get_args(marker)
+        return args[0]
+    return None
 
 # Rust-book style aliases
 BoolTensor: TypeAlias = Tensor[Bool, R]

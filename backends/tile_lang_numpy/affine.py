@@ -290,6 +290,27 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     return stacked[inverse.reshape(-1)]
 
 
+def reach(offsets: Affine) -> tuple[int, int]:
+    """The lowest lane of a program relative to its base, and how many elements its lanes span."""
+    low = sum(min(0, s * (n - 1)) for s, n in zip(offsets.strides, offsets.block))
+    return low, 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
+
+
+def windows(flat: Array, offsets: Affine) -> tuple[Array, Array] | None:
+    """A view whose row ``j`` holds the block's lanes as if its base were ``j - low``
+    (``low``: the block's lowest lane relative to its base), and each program's row, ``base +
+    low``; a program's lanes all lie in ``flat`` exactly when its row is one of the view's. A
+    gather of whole rows copies each program's lanes as one strided block instead of lane by
+    lane. None when the block spans more than ``flat``."""
+    low, extent = reach(offsets)
+    if extent > flat.shape[0]:
+        return None
+    step = flat.strides[0]
+    view = _strided(flat, -low, (flat.shape[0] - extent + 1, *offsets.block),
+                    (step, *(s * step for s in offsets.strides)))
+    return view, offsets.base + low
+
+
 def _grid_strides(base: Array, grid: tuple[int, int, int]) -> tuple[int, int, int] | None:
     """Per-grid-axis strides when ``base[p] = base[0] + sum(pid_d * s_d)`` over the whole grid."""
     gx, gy, gz = grid
@@ -309,7 +330,7 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
     coordinates as a tiled matmul's output), else one per program, in order (so "later
     programs win", as in the generic path). None when lanes of one program may alias, or there
     are too many irregular programs."""
-    if not _one_to_one(offsets.strides, offsets.block):
+    if not one_to_one(offsets.strides, offsets.block):
         return None
     step = flat.strides[0]
     strides = tuple([s * step for s in offsets.strides])
@@ -323,7 +344,7 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
         return [_strided(flat, first, (base.shape[0], *offsets.block), (spacing * step, *strides))]
     per_axis = _grid_strides(base, grid) if grid is not None else None
     if grid is not None and per_axis is not None and \
-            _one_to_one((*offsets.strides, *per_axis), (*offsets.block, *grid)):
+            one_to_one((*offsets.strides, *per_axis), (*offsets.block, *grid)):
         (gx, gy, gz), (sx, sy, sz) = grid, per_axis
         return [_strided(flat, first, (gz, gy, gx, *offsets.block), (sz * step, sy * step, sx * step, *strides))]
     if base.shape[0] > MAX_VIEWS:
@@ -331,7 +352,7 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
     return [_strided(flat, int(b), offsets.block, strides)[None] for b in base]
 
 
-def _one_to_one(strides: tuple[int, ...], block: tuple[int, ...]) -> bool:
+def one_to_one(strides: tuple[int, ...], block: tuple[int, ...]) -> bool:
     """Whether distinct lanes of one program always get distinct offsets (nested, non-overlapping axes)."""
     if len(block) == 1:  # the common case
         return block[0] <= 1 or strides[0] != 0

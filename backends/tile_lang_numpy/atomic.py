@@ -20,7 +20,7 @@ import tile_lang as tl
 from tile_lang.tensor import Tensor
 from tile_lang.semantics import SemanticError, memory as rules
 
-from tile_lang_numpy import values
+from tile_lang_numpy import addresses, values
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.memory import lanes, poison
@@ -161,6 +161,8 @@ def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[obje
     """Run one atomic: fold each address's lanes in order, journal and write the final values,
     return the old value of every lane (poison where masked off)."""
     rules.ordering(name, a["sem"], a["scope"])
+    if addresses.through(a["pointer"]):  # pointers made from integers: by the allocation each lane is in
+        return addresses.loaded(engine, a, lambda e, parts: _apply(e, name, parts, operands, fold))
     p, offs, live, data = _operands(engine, name, a["pointer"], a.get("mask"), operands)
     flat_live = live.reshape(-1)
     index = offs.reshape(-1)[flat_live]

@@ -25,9 +25,9 @@ import tile_lang as tl
 from tile_lang import builtin, legality
 from tile_lang.dtypes import BOOL
 from tile_lang.func import MAX_DEPTH, Func, too_deep
-from tile_lang.semantics import operators as semantics
+from tile_lang.semantics import creation, operators as semantics
 from tile_lang.signature import plain
-from tile_lang.tensor import Tensor
+from tile_lang.tensor import Tensor, dtype_value
 
 from tile_lang_numpy import debug, program, rewrite, values
 from tile_lang_numpy.engine import Divergent, Engine
@@ -194,6 +194,19 @@ def read(x: object, name: str) -> object:
     if x is UNBOUND:
         raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
     return x
+
+
+def isinstance_(value: object, classinfo: object) -> bool:
+    """``isinstance`` in a kernel: the compile-time bool of the shared rule (``tl.tensor`` holds
+    the tensors), as the compiler answers it."""
+    return legality.kernel_isinstance(value, classinfo, isinstance(value, Tensor))
+
+
+def dtype_(x: object) -> object:
+    """``x.dtype``: a tensor's, or the dtype Triton gives a Python number bound in a kernel."""
+    if isinstance(x, (bool, int, float)):
+        return dtype_value(program.ruled(_engine(), creation.constant_dtype, x))
+    return getattr(x, "dtype")
 
 
 def constant(x: object) -> object:

@@ -22,7 +22,7 @@ import tile_lang as tl
 from tile_lang.semantics import hints
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import values
+from tile_lang_numpy import addresses, values
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.shape import block
 from tile_lang_numpy.values import Array, Pointers
@@ -46,8 +46,9 @@ def element(engine: Engine, bad: Array) -> tuple[tuple[int, ...], str]:
 def _hint_values(x: Tensor[Any, Any]) -> tuple[Array, int]:
     """The integers a hint is about, widened to int64, and their unit in bytes for
     divisibility: a pointer block gives its element offsets and the element size."""
-    if isinstance(x.handle, Pointers):
-        return x.handle.offsets.astype(np.int64), x.handle.memory.dtype.itemsize
+    if isinstance(x.handle, Pointers):  # (a pointer made from an integer: its byte address)
+        unit = 1 if addresses.is_space(x.handle.memory) else x.handle.memory.dtype.itemsize
+        return x.handle.offsets.astype(np.int64), unit
     return values.array(x).astype(np.int64), 1
 
 

@@ -21,7 +21,7 @@ from tile_lang.semantics.base import Block
 from tile_lang.semantics.operators import OPERATORS
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import affine, tiled, values
+from tile_lang_numpy import addresses, affine, tiled, values
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.values import Array, Pointers
 
@@ -119,6 +119,8 @@ def _pointer_arith(engine: Engine, op: BinaryOp, x: object, y: object) -> Tensor
     """``ptr + offsets``, ``offsets + ptr`` or ``ptr - offsets`` (checked by the rule)."""
     ptr, offs = (x, y) if isinstance(x, Tensor) and x.type.is_pointer else (y, x)
     assert isinstance(ptr, Tensor) and isinstance(ptr.handle, Pointers)
+    if addresses.is_space(ptr.handle.memory):  # a pointer made from an integer: its offsets are bytes
+        offs = addresses.scaled(offs, ptr.handle.memory.dtype)
     off = values.lift(offs)
     lanes = off.handle
     if type(lanes) is affine.Affine and op is BinaryOp.ADD and ptr.handle.is_argument \
@@ -441,8 +443,8 @@ def _negated(engine: Engine, x: Tensor[Any, Any], fn: Callable[[Array], Array], 
 
 def _pointer_compare(engine: Engine, op: BinaryOp, x: Tensor[Any, Any], y: Tensor[Any, Any]) -> Tensor[Any, Any]:
     px, py = values.pointers(x, "x"), values.pointers(y, "y")
-    same = px.memory is py.memory
-    eq = (px.offsets == py.offsets) if same else np.zeros(np.broadcast(px.offsets, py.offsets).shape, bool)
+    same = px.memory is py.memory  # else the pointers' addresses (see addresses)
+    eq = (px.offsets == py.offsets) if same else addresses.addresses_of(px) == addresses.addresses_of(py)
     return values.make(eq if op is BinaryOp.EQ else ~eq, BOOL)
 
 
@@ -566,13 +568,13 @@ def where(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x, y = a["x"], a["y"]
     if isinstance(x, Tensor) and x.type.is_pointer:
         px, py = values.pointers(x, "x"), values.pointers(y, "y")
-        if px.memory is not py.memory:
-            raise engine.error("tl.where between pointers into different arguments is not supported by the numpy backend")
         shape = values.block_broadcast(cond.block_shape, x.block_shape, y.block_shape)
         r = len(shape)
-        offs = np.where(values.align(values.array(cond), cond.ndim, r), values.align(px.offsets, x.ndim, r),
-                        values.align(py.offsets, y.ndim, r))
-        return values.make(Pointers(px.memory, offs), x.type)
+        same = px.memory is py.memory  # else the pointers' addresses (see addresses)
+        offs = np.where(values.align(values.array(cond), cond.ndim, r),
+                        values.align(px.offsets if same else addresses.addresses_of(px), x.ndim, r),
+                        values.align(py.offsets if same else addresses.addresses_of(py), y.ndim, r))
+        return values.make(Pointers(px.memory, offs), x.type) if same else addresses.pointers_at(offs, x.type)
     lead = 3 if tiled.involved(cond, x, y) else 1
     ax, ay, dtype, shape = operands(engine, x, y, lead=lead)
     shape = values.block_broadcast(cond.block_shape, shape)
@@ -588,8 +590,10 @@ def where(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.cast)
 def cast(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = values.lift(a["input"])
-    dst = dtypes.dtype_of(a["dtype"])
+    dst = semantics.cast_target(a["dtype"])
     to_zero = semantics.cast_rounding(a["fp_downcast_rounding"])
+    if x.type.is_pointer or dst.is_pointer:
+        return addresses.cast(engine, x, dst)
     if a["bitcast"]:
         semantics.bitcast(x.type, dst)
         return _apply(engine, x, lambda arr: np.ascontiguousarray(arr).view(dst.numpy), dst)

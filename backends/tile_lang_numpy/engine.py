@@ -21,6 +21,7 @@ from tile_lang.builtin import Builtin, active_engine, builtin_of
 from tile_lang.errors import KernelError
 from tile_lang.semantics import SemanticError
 
+from tile_lang_numpy.affine import Affine
 from tile_lang_numpy.journal import Journal
 from tile_lang_numpy.races import Races, Runs, Site
 from tile_lang_numpy.values import Array, Memory
@@ -226,11 +227,11 @@ class Engine:
         """A KernelError at the innermost line of user code (kernel or @tl.func) now running."""
         return error_at(self.site(), message, self.kernel)
 
-    def load_lanes(self, memory: Memory, make: Callable[[], Runs], held: int) -> None:
+    def load_lanes(self, memory: Memory, make: Callable[[], Runs], held: int, offsets: Affine | None = None) -> None:
         """Note a plain load for race detection; ``make`` gives its lanes when they are needed
-        and holds ``held`` bytes until then."""
+        and holds ``held`` bytes until then; ``offsets``: its affine lanes, when it has them."""
         if self.races is not None:
-            self.races.load(memory, make, held, self.first, self.nprograms, self.site(), self.error)
+            self.races.load(memory, make, held, self.first, self.nprograms, self.site(), self.error, offsets)
 
     def store_lanes(self, memory: Memory, offs: Array, live: Array, data: Array) -> None:
         """Note a plain store of ``data`` (shaped like ``offs``) for race detection (before it is made)."""

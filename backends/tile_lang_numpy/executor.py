@@ -42,6 +42,9 @@ GROUP_ELEMENTS = 1 << 22
 FIRST_GROUP = 64
 
 _DIVERGING: weakref.WeakSet[Any] = weakref.WeakSet()  # kernels whose programs diverged: they start masked
+# per kernel and constexprs, the largest block a launch made: a later launch's first group is sized
+# from it (a runtime loop's Python runs once per group: a first group of 64 would cost as much again)
+_BLOCKS: weakref.WeakKeyDictionary[Any, dict[tuple[tuple[str, Any], ...], int]] = weakref.WeakKeyDictionary()
 _WARNED: set[tuple[str, int, str, int]] = set()  # (kernel file, kernel line, construct file, construct line)
 
 
@@ -65,7 +68,10 @@ def run(launch: Launch) -> None:
 def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total: int) -> None:
     """Run the launch's programs group by group (one at a time once a group diverged)."""
     memories: dict[int, Memory] = {}
-    start, group = 0, min(total, FIRST_GROUP)
+    key = _constexprs_key(launch)
+    known = _BLOCKS.get(launch.kernel, {}).get(key) if key is not None else None
+    start, group = 0, min(total, FIRST_GROUP if known is None else max(FIRST_GROUP, GROUP_ELEMENTS // known))
+    largest = 1
     sequential = False
     masked = simt.version(launch.kernel.fn) if launch.kernel in _DIVERGING else None
     unmasked = checked.version(launch.kernel.fn)
@@ -95,8 +101,21 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
             raise
         _flush(engine)
         start += count
+        largest = max(largest, engine.largest_block)
         if not sequential:
             group = max(1, GROUP_ELEMENTS // max(1, engine.largest_block))
+    if key is not None:
+        _BLOCKS.setdefault(launch.kernel, {})[key] = largest
+
+
+def _constexprs_key(launch: Launch) -> tuple[tuple[str, Any], ...] | None:
+    """The launch's constexprs as a dict key (they fix its block shapes); None when one is unhashable."""
+    key = tuple(sorted(launch.constexprs.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _box_prefix(grid: tuple[int, int, int], start: int, count: int) -> int:

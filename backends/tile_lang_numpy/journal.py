@@ -35,8 +35,8 @@ class Journal:
         return len(self._entries)
 
     def record(self, flat: Array, index: Array) -> None:
-        """Before ``flat[index] = ...``."""
-        self._entries.append((flat, index, flat.take(index)))
+        """Before ``flat[index] = ...`` (``flat`` may be a view of memory whose rows ``index`` picks)."""
+        self._entries.append((flat, index, flat.take(index) if flat.ndim == 1 else flat[index]))
 
     def record_view(self, view: Array) -> None:
         """Before a write through ``view``, a view of memory."""

@@ -22,7 +22,7 @@ from tile_lang_numpy import affine, values
 from tile_lang_numpy.affine import Box
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.races import Runs, held
+from tile_lang_numpy.races import Place, Runs, held
 from tile_lang_numpy.values import Array, Pointers
 
 POISON_BYTE = 0xA5
@@ -60,7 +60,9 @@ def lanes(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str,
     return p, offs, live
 
 
-def check_bounds(engine: Engine, p: Pointers, offs: Array, live: Array, what: str) -> None:
+def check_bounds(engine: Engine, p: Pointers, offs: Array, live: Array, what: str, rows: Array | None = None) -> None:
+    """Every live lane inside its memory, else the error naming the first that is not (``rows``:
+    the group rows of the offsets' rows, when they are only some programs' lanes)."""
     outside = offs.view(np.dtype(f"u{offs.dtype.itemsize}")) >= p.memory.size  # negatives wrap to huge
     if not bool(outside.any()):
         return
@@ -68,11 +70,11 @@ def check_bounds(engine: Engine, p: Pointers, offs: Array, live: Array, what: st
     if not bool(bad.any()):
         return
     where = np.argwhere(bad)[0]
-    row, lane = int(where[0]), tuple(int(i) for i in where[1:])
+    row, lane = int(where[0] if rows is None else rows[where[0]]), tuple(int(i) for i in where[1:])
     flat_lane = int(np.ravel_multi_index(lane, offs.shape[1:])) if lane else 0
     raise engine.error(
         f"out-of-bounds {what} through {p.memory.param}: program {engine.program_of(row)}, lane {flat_lane}"
-        f"{' ' + str(lane) if len(lane) > 1 else ''}, offset {int(offs[(row, *lane)])}, but "
+        f"{' ' + str(lane) if len(lane) > 1 else ''}, offset {int(offs[(int(where[0]), *lane)])}, but "
         f"{p.memory.param} has {p.memory.size} elements (mask this lane, or fix the offsets)")
 
 
@@ -143,6 +145,8 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         _scalar_fits(ptr, other, "other")
         other_t = values.lift(other)
     fast = _fast_load(engine, ptr, a["mask"], other_t)
+    if fast is None:
+        fast = _window_load(engine, ptr, a["mask"], other_t)
     if fast is not None:
         return fast
     p, offs, live = lanes(engine, ptr, a["mask"], "load", () if other_t is None else other_t.block_shape)
@@ -168,13 +172,61 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
     live = _live(engine, ptr, mask, "load")
     base, strides, block, n = p.affine.base, p.affine.strides, p.affine.block, engine.nprograms  # pins no lanes
     engine.load_lanes(p.memory, lambda: Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)), live, n),
-                      held(base, live))
+                      held(base, live), p.affine)
     if live is None:
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \
         values.align(convert(values.array(other), other.type, dtype), other.ndim, ptr.ndim)
     loaded = got.materialize() if isinstance(got, affine.Tiles) else got
     return values.make(np.where(live, loaded, fill), dtype)
+
+
+def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tensor[Any, Any] | None
+                 ) -> Tensor[Any, Any] | None:
+    """A load through affine pointers whose programs' bases no strided view serves, or whose
+    masked-off lanes stray outside memory: each program's lanes copied as one row of
+    :func:`affine.windows`, the bounds checked per program, and lane by lane only for the
+    programs whose rows leave memory."""
+    p = values.pointers(ptr, "load")
+    if p.affine is None or not (_fits(ptr, mask) and _fits(ptr, other)):
+        return None
+    made = affine.windows(p.memory.flat, p.affine)
+    if made is None:
+        return None
+    view, starts = made
+    live = _live(engine, ptr, mask, "load")
+    engine.note_block(math.prod(ptr.block_shape))
+    outside = np.flatnonzero(starts.view(np.uint64) >= view.shape[0])  # negatives wrap to huge
+    if outside.size:
+        starts = np.clip(starts, 0, view.shape[0] - 1)
+    got = view[starts]
+    if outside.size:
+        got = _stray_rows(engine, p, got, live, outside)
+    base, strides, block, n = p.affine.base, p.affine.strides, p.affine.block, engine.nprograms  # pins no lanes
+    engine.load_lanes(p.memory, lambda: Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)), live, n),
+                      held(base, live), p.affine)
+    dtype = p.memory.dtype
+    if live is None:
+        return values.make(got, dtype)
+    fill = poison(dtype, ()) if other is None else \
+        values.align(convert(values.array(other), other.type, dtype), other.ndim, ptr.ndim)
+    return values.make(np.where(live, got, fill), dtype)
+
+
+def _stray_rows(engine: Engine, p: Pointers, got: Array, live: Array | None, rows: Array) -> Array:
+    """``got`` with the programs ``rows``, whose lanes leave memory, gathered lane by lane after
+    the bounds check of their live lanes (their other lanes read element 0, to be filled)."""
+    assert p.affine is not None
+    picked = p.affine.base if p.affine.base.shape[0] == 1 else p.affine.base[rows]
+    offs = np.broadcast_to(picked.reshape((-1,) + (1,) * len(p.affine.block)) + p.affine.relative(),
+                           (rows.size, *p.affine.block))
+    if live is None:
+        lanes_live = np.ones(offs.shape, bool)
+    else:
+        lanes_live = np.broadcast_to(live if live.shape[0] == 1 else live[rows], offs.shape)
+    check_bounds(engine, p, offs, lanes_live, "load", rows)
+    got[rows] = p.memory.flat.take(np.where(lanes_live, offs, 0))  # a fresh copy: one row per base
+    return got
 
 
 def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], mask: object) -> bool:
@@ -229,7 +281,8 @@ def _race_check_views(engine: Engine, p: Pointers, views: list[Array], counts: l
         start += count
     engine.races.store_views(p.memory, lambda shadow: affine.writable_views(shadow, offsets, grid) or [],
                              offsets.span(), programs, lives, block, engine.site(), slow,
-                             lambda: Runs.of(offsets, live, engine.nprograms))
+                             lambda: Runs.of(offsets, live, engine.nprograms), Place(engine.first, engine.nprograms,
+                                                                                     offsets))
 
 
 def _rows_as(a: Array, rows: slice, shape: tuple[int, ...], block: tuple[int, ...]) -> Array:
@@ -255,13 +308,89 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
     if value.type.is_pointer:
         raise engine.error("storing pointers is not supported")
     rules.stored(ptr.block_shape, value.block_shape)
-    if _fast_store(engine, ptr, value, a["mask"]):
+    if _fast_store(engine, ptr, value, a["mask"]) or _window_store(engine, ptr, value, a["mask"]):
         return
     p, offs, live = lanes(engine, ptr, a["mask"], "store", value.block_shape)
     dtype = p.memory.dtype
     data = values.align(convert(values.array(value), value.type, dtype), value.ndim, offs.ndim - 1)
     full = (max(offs.shape[0], data.shape[0]),) + offs.shape[1:]  # programs may store different values to shared lanes
     scatter(engine, p, np.broadcast_to(offs, full), np.broadcast_to(live, full), np.broadcast_to(data, full))
+
+
+def _window_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], mask: object) -> bool:
+    """A store through affine pointers whose programs' bases no strided view serves, or whose
+    masked-off lanes stray outside memory: each program whose lanes are all live and inside
+    memory writes one row of :func:`affine.windows`, the others lane by lane, after the bounds
+    check of those. Only when no two programs' live lanes can meet (their spans are disjoint),
+    so the order of the writes cannot matter; False when the generic path must do it."""
+    p = values.pointers(ptr, "store")
+    a, n = p.affine, engine.nprograms
+    if a is None or a.base.shape[0] != n or not _fits(ptr, mask) or not affine.one_to_one(a.strides, a.block):
+        return False
+    made = affine.windows(p.memory.flat, a)
+    if made is None:
+        return False
+    view, starts = made
+    live = _live(engine, ptr, mask, "store")
+    lanes_live = None if live is None else np.broadcast_to(live, (n, *a.block)).reshape(n, -1)
+    spans = _live_spans(a, starts, lanes_live)
+    if spans is None:
+        return False
+    engine.note_block(math.prod(ptr.block_shape))
+    whole = starts.view(np.uint64) < view.shape[0]  # the rows inside memory (negatives wrap to huge)
+    if lanes_live is not None:
+        whole &= lanes_live.all(axis=1)
+    rest = np.flatnonzero(~whole if lanes_live is None else ~whole & lanes_live.any(axis=1))
+    offs = (a.base[rest].reshape((-1,) + (1,) * len(a.block)) + a.relative()) if rest.size else None
+    rest_live = np.ones((rest.size, *a.block), bool) if lanes_live is None else \
+        lanes_live[rest].reshape((rest.size, *a.block))
+    if offs is not None:
+        check_bounds(engine, p, offs, rest_live, "store", rest)
+    data = np.broadcast_to(values.align(convert(values.array(value), value.type, p.memory.dtype), value.ndim,
+                                        ptr.ndim), (n, *a.block))
+    if engine.races is not None:
+        runs = spans[2] if spans[2] is not None else Runs.of(a, live, n)
+        if runs.start.size:
+            engine.races.store(p.memory, runs, data, engine.first, engine.site(), engine.error)
+    rows = np.flatnonzero(whole)
+    engine.journal.record(view, starts[rows])
+    view[starts[rows]] = data[rows]
+    if offs is not None:
+        index = offs[rest_live]
+        engine.record_write(p.memory, index)
+        p.memory.flat[index] = data[rest][rest_live]
+    return True
+
+
+def _live_spans(a: affine.Affine, starts: Array, live: Array | None
+                ) -> tuple[Array, Array, Runs | None] | None:
+    """Per program with a live lane, the first and last element its live lanes reach (its
+    whole window for a block of several axes), and, when each program's live lanes are
+    consecutive elements, their runs for the race check; None when two programs' spans meet."""
+    programs = np.arange(a.base.shape[0], dtype=np.int64)
+    runs = None
+    if len(a.block) == 1 and abs(a.strides[0]) == 1:
+        count = a.block[0]
+        if live is None:
+            first, last = np.zeros(programs.size, np.int64), np.full(programs.size, count - 1, np.int64)
+        else:
+            has = live.any(axis=1)
+            programs, live = programs[has], live[has]
+            first = np.argmax(live, axis=1)
+            last = count - 1 - np.argmax(live[:, ::-1], axis=1)
+        ends = a.base[programs] + a.strides[0] * np.stack([first, last])
+        low, high = ends.min(axis=0), ends.max(axis=0)
+        if a.strides[0] == 1 and (live is None or bool((live.sum(axis=1) == last - first + 1).all())):
+            runs = Runs(low.astype(np.int64), (last - first + 1).astype(np.int64), programs, first.astype(np.int64))
+    else:
+        if live is not None:
+            programs = programs[live.any(axis=1)]
+        low = starts[programs]
+        high = low + affine.reach(a)[1] - 1
+    order = np.argsort(low, kind="stable")
+    if bool((low[order][1:] <= high[order][:-1]).any()):
+        return None
+    return low, high, runs
 
 
 def scatter(engine: Engine, p: Pointers, offs: Array, live: Array, data: Array) -> None:

@@ -30,9 +30,11 @@ def num_programs(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 def scalar_values(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> np.ndarray[Any, Any]:
     """Each program's value of a tensor ``x`` used as a condition (program axis of P or 1, or in
-    grid space: see :mod:`tiled`), after the rule that a condition is a scalar."""
-    ruled(engine, semantics.condition, x.block_shape)
-    return tiled.space(engine, x) if grid else values.array(x)
+    grid space: see :mod:`tiled`), after the rule that a condition is a scalar (or a block of one
+    element, whose unit axes are dropped)."""
+    one = ruled(engine, semantics.condition, x.block_shape)
+    held = tiled.space(engine, x) if grid else values.array(x)
+    return held.reshape(held.shape[:held.ndim - x.ndim]) if one else held
 
 
 def ruled(engine: Engine, rule: Callable[..., Any], *args: Any) -> Any:

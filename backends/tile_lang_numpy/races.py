@@ -20,6 +20,7 @@ or when its kept accesses pass ``HELD_BYTES``. ``TILE_LANG_RACE_CHECK=0`` turns 
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import os
 from collections.abc import Callable
@@ -162,8 +163,9 @@ class Kept:
     tag: Array
     barrier: Array
 
-    @property
+    @functools.cached_property
     def nbytes(self) -> int:
+        """Computed once: a memory's budget sums it after every access."""
         return self.runs.nbytes + held(self.program, self.tag, self.barrier)
 
 
@@ -213,6 +215,33 @@ class Span:
         self.low, self.high = min(self.low, low), max(self.high, high)
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where an affine access of a group goes: lane ``i`` of program ``first + r`` (``r <
+    count``) at ``offsets`` lane ``i`` of row ``r``."""
+
+    first: int
+    count: int
+    offsets: Affine
+
+    def same(self, other: Place) -> bool:
+        """Whether both reach the same elements from the same programs, lane for lane."""
+        a, b = self.offsets, other.offsets
+        return self.first == other.first and self.count == other.count and a.strides == b.strides and \
+            a.block == b.block and a.base.shape == b.base.shape and (a.base is b.base or np.array_equal(a.base, b.base))
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A load kept unscanned: its first program, the bytes its maker holds, the maker of its
+    runs, and where it went when that is known without them."""
+
+    first: int
+    held: int
+    make: Callable[[], Kept]
+    place: Place | None = None
+
+
 @dataclass
 class Deferred:
     """A store kept for later: how to enter it into the writer arrays and what that holds, and
@@ -240,8 +269,8 @@ class Shadow:
     written: Span = field(default_factory=Span)  # what the stores reach
     read: Span = field(default_factory=Span)  # what the loads reach
     deferred: list[Deferred] = field(default_factory=list)
-    lazy: list[tuple[int, int, Callable[[], Kept]]] = field(default_factory=list)  # loads not yet scanned
-    stuck: list[tuple[int, int, Callable[[], Kept]]] = field(default_factory=list)  # ones whose runs hold more
+    lazy: list[Lazy] = field(default_factory=list)  # loads not yet scanned
+    stuck: list[Lazy] = field(default_factory=list)  # ones whose runs hold more
     loaded: list[tuple[int, Kept]] = field(default_factory=list)  # loads as runs, within ``read``
     writer: Array | None = None
     writer_tag: Array | None = None
@@ -271,12 +300,18 @@ class Shadow:
             _note_readers(self.reader, Lanes.of(kept))
         return self.reader
 
-    def scan(self) -> None:
+    def scan(self, keep: Callable[[Place], bool] | None = None) -> None:
         """Turn the lazily kept loads into runs (their makers may hold whole blocks), and widen
-        ``read`` by them."""
-        for first, _, make in self.lazy + self.stuck:
-            self._scanned(first, make())
-        self.lazy, self.stuck = [], []
+        ``read`` by them; loads whose place ``keep`` accepts stay lazy (a store they provably
+        cannot race with)."""
+        if keep is None:
+            scanned, self.lazy, self.stuck = self.lazy + self.stuck, [], []
+        else:
+            scanned = [e for e in self.lazy + self.stuck if e.place is None or not keep(e.place)]
+            self.lazy = [e for e in self.lazy if e.place is not None and keep(e.place)]
+            self.stuck = [e for e in self.stuck if e.place is not None and keep(e.place)]
+        for entry in scanned:
+            self._scanned(entry.first, entry.make())
 
     def _scanned(self, first: int, kept: Kept) -> None:
         if kept.runs.start.size:
@@ -284,19 +319,19 @@ class Shadow:
             self.loaded.append((first, kept))
 
     def held(self) -> int:
-        return sum(entry.held for entry in self.deferred) + sum(b for _, b, _ in self.lazy + self.stuck) + \
+        return sum(entry.held for entry in self.deferred) + sum(entry.held for entry in self.lazy + self.stuck) + \
             sum(kept.nbytes for _, kept in self.loaded)
 
     def settle(self) -> None:
         """Past the budget: the kept accesses that hold most become runs, where runs hold less;
         past what per-element arrays would cost, those are built."""
         while self.lazy and not self.stuck and self.held() > HELD_BYTES:  # once runs did not pay, stop trying
-            first, held, make = self.lazy.pop(max(range(len(self.lazy)), key=lambda k: self.lazy[k][1]))
-            kept = make()
-            if kept.nbytes < held:
-                self._scanned(first, kept)
+            load = self.lazy.pop(max(range(len(self.lazy)), key=lambda k: self.lazy[k].held))
+            kept = load.make()
+            if kept.nbytes < load.held:
+                self._scanned(load.first, kept)
             else:
-                self.stuck.append((first, held, make))
+                self.stuck.append(load)
         while self.held() > HELD_BYTES and any(entry.compact for entry in self.deferred):
             entry = max((e for e in self.deferred if e.compact), key=lambda e: e.held)
             assert entry.compact is not None
@@ -321,8 +356,8 @@ class Shadow:
     def forget(self, first: int, last: int) -> None:
         """Drop the entries of programs ``first..last`` (a group that reruns)."""
         self.deferred = [entry for entry in self.deferred if entry.first < first]
-        self.lazy = [entry for entry in self.lazy if entry[0] < first]
-        self.stuck = [entry for entry in self.stuck if entry[0] < first]
+        self.lazy = [entry for entry in self.lazy if entry.first < first]
+        self.stuck = [entry for entry in self.stuck if entry.first < first]
         self.loaded = [entry for entry in self.loaded if entry[0] < first]
         for who in [self.writer] + (self.reader or [])[::2]:
             if who is not None:
@@ -426,9 +461,11 @@ class Races:
     # ---------------------------------------------------------------- accesses
 
     def load(self, memory: Memory, make: Callable[[], Runs], held: int, first: int, count: int, site: Site,
-             report: Report) -> None:
+             report: Report, offsets: Affine | None = None) -> None:
         """A plain load by the group of ``count`` programs from ``first`` on (a group's linear ids
-        are consecutive); ``make`` gives its runs when needed and holds ``held`` bytes until then."""
+        are consecutive); ``make`` gives its runs when needed and holds ``held`` bytes until then;
+        ``offsets``, when given, are the (affine) elements it reaches, so its place is known
+        without the runs."""
         shadow = self._shadow(memory)
         tags = self.tags(site, range(first, first + count))
 
@@ -437,8 +474,10 @@ class Races:
             program = (first + runs.row).astype(self.ids)
             return Kept(runs, program, tags[runs.row], self.barriers_of(program))  # barriers: now, for the check
 
-        if shadow.writer is None and not shadow.deferred:  # nothing stored yet: nothing to check
-            shadow.lazy.append((first, held, kept))
+        place = None if offsets is None else Place(first, count, offsets)
+        if (shadow.writer is None and not shadow.deferred) or (place is not None and not shadow.written.meets(
+                *place.offsets.span())):  # nothing stored yet where it reads: nothing to check
+            shadow.lazy.append(Lazy(first, held, kept, place))
         else:
             self._loaded(shadow, kept(), memory, site, report)
         if shadow.held() > HELD_BYTES:
@@ -509,12 +548,14 @@ class Races:
 
     def store_views(self, memory: Memory, views_of: Callable[[Array], list[Array]], span: tuple[int, int],
                     programs: list[Array], live: list[Array | None], block: tuple[int, ...], site: Site,
-                    slow: Callable[[], None], runs: Callable[[], Runs]) -> None:
+                    slow: Callable[[], None], runs: Callable[[], Runs], mine: Place) -> None:
         """A plain store through strided views (one per group of programs, as the store itself
-        goes): checked and entered through the same views of the shadow; ``slow`` redoes it lane
-        by lane when some element was touched before, to check and name it. Elements ``span``
-        covers need no check when nothing reached them yet (a fresh output); such a store is
-        kept as views, or as ``runs`` once the kept stores pass the budget."""
+        goes), at ``mine``: checked and entered through the same views of the shadow; ``slow``
+        redoes it lane by lane when some element was touched before, to check and name it.
+        Elements ``span`` covers need no check when nothing reached them yet (a fresh output), or
+        only loads at the same place by the same programs (an in-place update: one view for all
+        programs never gives two programs one element); such a store is kept as views, or as
+        ``runs`` once the kept stores pass the budget."""
         shadow = self._shadow(memory)
         tags = [self.tags(site, me.reshape(-1)).reshape(me.shape) for me in programs]
         barriers = [self.barriers_of(me) for me in programs]
@@ -529,10 +570,11 @@ class Races:
                 np.copyto(whose, tag, where=mask)
                 np.copyto(where, place + (barrier << LANE_BITS), where=mask)
 
-        shadow.scan()
         if len(programs) > 1:  # views of one store may overlap each other: lane by lane
+            shadow.scan()
             slow()
             return
+        shadow.scan(lambda load: not Span(*load.offsets.span()).meets(*span) or load.same(mine))
         if shadow.written.meets(*span) or shadow.read.meets(*span):
             if not self._plain(shadow, views_of, programs, live):
                 slow()

@@ -17,6 +17,7 @@ Python is refused before it runs, as the compiler refuses it (:mod:`tile_lang.le
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import itertools
 import textwrap
@@ -279,6 +280,11 @@ class _Checks(ast.NodeTransformer):
         value = self.resolve(node.func)
         if value is Constant:  # tl.constexpr(v) in the body: v
             return self.constant(node)
+        if value is builtins.isinstance:  # a compile-time bool, by the shared rule
+            node.func = ast.copy_location(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "isinstance_", ast.Load()),
+                                          node.func)
+            self.changed = True
+            return node
         if value is UNKNOWN or isinstance(value, Func) or alias_of(value) is not None:
             node.func = ast.copy_location(_call(RUNTIME, "fn", node.func), node.func)
             self.changed = True
@@ -301,6 +307,9 @@ class _Checks(ast.NodeTransformer):
         if self.reads_constant(node):
             return self.constant(node)
         self.generic_visit(node)
+        if node.attr == "dtype" and isinstance(node.ctx, ast.Load):  # a Python number's too (RUNTIME.dtype_)
+            self.changed = True
+            return ast.copy_location(_call(RUNTIME, "dtype_", node.value), node)
         return node
 
     def reads_constant(self, e: ast.Name | ast.Attribute) -> bool:

@@ -39,6 +39,7 @@ from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
 from tile_lang_numpy.checked import legal_callee
 from tile_lang_numpy.checked import assert_ as assert_  # SIMT versions assert as checked ones do
 from tile_lang_numpy.checked import constant as constant  # SIMT versions read constants as checked ones do
+from tile_lang_numpy.checked import dtype_ as dtype_, isinstance_ as isinstance_  # and answer these alike
 from tile_lang_numpy.checked import read as checked_read
 from tile_lang_numpy.checked import boolean, flags, nested
 from tile_lang_numpy.engine import Divergent, Engine, Stale

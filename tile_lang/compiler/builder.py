@@ -18,7 +18,7 @@ from tile_lang.compiler.ir import (
 )
 from tile_lang.dtypes import DType
 from tile_lang.operators import BinaryOp, UnaryOp
-from tile_lang.semantics import base, operators
+from tile_lang.semantics import base, elementwise, operators
 from tile_lang.semantics.elementwise import constant_fits
 from tile_lang.semantics.operators import OPERATORS, Typed
 
@@ -126,6 +126,7 @@ class Builder:
     def cast(self, node: Node, dtype: DType, bitcast: bool = False, round_to_zero: bool = False) -> Node:
         if node.ty.dtype == dtype:
             return node
+        elementwise.pointer_cast(node.ty.dtype, dtype)  # an address reinterpreted (also a stored pointer's)
         if bitcast and node.ty.dtype.bits != dtype.bits:
             raise TypeError(f"bitcast needs equal widths, got {node.ty.dtype!r} to {dtype!r}")
         return self.emit(Op.CAST, Type(dtype, node.ty.shape), (node,), CastAttr(bitcast, round_to_zero))

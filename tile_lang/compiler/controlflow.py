@@ -96,14 +96,19 @@ class ControlFlow:
     def _inlined(self) -> bool:
         return bool(getattr(self, "scope").inlined)
 
+    def truth(self, test: Node) -> Node:
+        """A runtime condition's truth: a scalar's, or a one-element block's read as its scalar
+        (the shared rule, :func:`semantics.operators.condition`)."""
+        one = operators.condition(test.ty.shape)
+        return self.b.truth(self.b.reshape(test, ()) if one else test)
+
     # ---------------------------------------------------------------- if
 
     def visit_If(self, node: ast.If) -> object:
         test = self.visit(node.test)
         if not isinstance(test, Node):
             return self._returned_marker() if self.block(node.body if test else node.orelse) else None
-        operators.condition(test.ty.shape)
-        cond = self.b.truth(test)
+        cond = self.truth(test)
         before = self._env()
         branches = []
         for stmts in (node.body, node.orelse):
@@ -182,8 +187,7 @@ class ControlFlow:
         if not isinstance(value, Node):
             return value if len(operands) == 1 or operators.decides(value, conjunction) else \
                 self._boolean(operands[1:], conjunction)
-        operators.condition(value.ty.shape)
-        cond = self.b.truth(value)
+        cond = self.truth(value)
         if len(operands) == 1:
             return cond
         rest_body: list[Node] = []
@@ -267,8 +271,7 @@ class ControlFlow:
             test = self.visit(node.test)
             if not isinstance(test, Node):
                 raise self.error("a runtime while loop needs a scalar runtime condition")
-            operators.condition(test.ty.shape)
-            cond = self.b.truth(test)
+            cond = self.truth(test)
             cond_region.append(Region((), tuple(self.b.bodies[-1]), (cond,)))
             self.b.bodies[-1].clear()
             return bool(self.block(node.body))

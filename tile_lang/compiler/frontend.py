@@ -33,7 +33,7 @@ from tile_lang.func import MAX_DEPTH, Func, inlinable, too_deep
 from tile_lang import legality
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
-from tile_lang.semantics import elementwise, operators, shape as shape_rules
+from tile_lang.semantics import creation, elementwise, operators, shape as shape_rules
 from tile_lang.signature import Constant, plain
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner
 
@@ -275,6 +275,8 @@ class Frontend(ControlFlow):
             return BoundMethod(base, node.attr)
         if isinstance(base, (types.ModuleType, type)):
             return self.note(ReadKind.ATTR, location(base), node.attr, plain(getattr(base, node.attr)))
+        if node.attr == "dtype" and isinstance(base, (bool, int, float)):  # `value = 1; value.dtype`
+            return dtype_value(creation.constant_dtype(base))
         return getattr(base, node.attr)
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
@@ -306,8 +308,7 @@ class Frontend(ControlFlow):
                 ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x, ast.Invert: lambda x: ~x}
             return table[type(node.op)](operand)
         if isinstance(node.op, ast.Not):
-            operators.condition(operand.ty.shape)
-            return self.b.unary(UnaryFn.NOT, operand)
+            return self.b.unary(UnaryFn.NOT, self.truth(operand))
         ops = {ast.USub: UnaryOp.NEG, ast.UAdd: UnaryOp.POS, ast.Invert: UnaryOp.INVERT}
         return self.b.unary_op(ops[type(node.op)], operand)
 
@@ -315,8 +316,7 @@ class Frontend(ControlFlow):
         test = self.visit(node.test)
         if not isinstance(test, Node):
             return self.visit(node.body if test else node.orelse)
-        operators.condition(test.ty.shape)
-        return self.b.where(test, self.visit(node.body), self.visit(node.orelse))
+        return self.b.where(self.truth(test), self.visit(node.body), self.visit(node.orelse))
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
@@ -377,6 +377,8 @@ class Frontend(ControlFlow):
             if any(isinstance(v, Node) for v in (*args, *kwargs.values())):
                 raise self.error("tl.constexpr takes a compile-time value, not a runtime tensor")
             return Constant(*args, **kwargs).value
+        if callee is builtins.isinstance and len(args) == 2 and not kwargs:  # a compile-time bool
+            return legality.kernel_isinstance(args[0], args[1], isinstance(args[0], Node))
         if callee in legality.PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
             return callee(*args, **kwargs)
         if callee in elementwise.PYTHON_BUILTINS:

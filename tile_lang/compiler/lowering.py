@@ -129,7 +129,7 @@ def _full_like(c: Context, a: Args) -> Node:
 @lowers(tl.cast)
 def _cast(c: Context, a: Args) -> Node:
     to_zero = elementwise.cast_rounding(a["fp_downcast_rounding"])
-    x, dtype = node_arg(c.b, a["input"]), dtype_arg(a["dtype"])
+    x, dtype = node_arg(c.b, a["input"]), elementwise.cast_target(a["dtype"])
     if a["bitcast"]:
         elementwise.bitcast(x.ty.dtype, dtype)
     return c.b.cast(x, dtype, a["bitcast"], to_zero)

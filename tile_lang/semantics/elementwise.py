@@ -21,6 +21,7 @@ import tile_lang as tl
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
 from tile_lang.semantics.base import SemanticError
+from tile_lang.tensor import pointee
 
 Array = np.ndarray[Any, Any]
 
@@ -89,6 +90,25 @@ def cast_rounding(rounding: object) -> bool:
     return rounding == "rtz"
 
 
+def cast_target(marker: object) -> DType:
+    """The dtype ``x.to(marker)`` converts to: an element dtype (``tl.f16``), or a pointer type
+    (``tl.pointer_type(tl.f16)``, ``tl.pi32_t``, a pointer's ``.dtype``)."""
+    element = pointee(marker)
+    return dtypes.dtype_of(marker) if element is None else dtypes.dtype_of(element).pointer_to()
+
+
+def pointer_cast(src: DType, dst: DType) -> None:
+    """Casts with a pointer on a side, as Triton makes them (the address reinterpreted, nothing
+    converted): a 64-bit integer to a pointer, a pointer to a 64-bit integer (its address, also
+    what storing a pointer into int64 elements writes), a pointer to another pointer type."""
+    if not (src.is_pointer or dst.is_pointer):
+        return
+    other = dst if src.is_pointer else src
+    if not (other.is_pointer or (other.is_int and other.bits == 64)):
+        raise SemanticError(f"cannot cast {src!r} to {dst!r}: a pointer converts to and from 64-bit integers "
+                            "(tl.int64, tl.uint64) and other pointer types")
+
+
 def bitcast(src: DType, dst: DType) -> None:
     """A bitcast keeps the bits, so both types have one width."""
     if src.bits != dst.bits:
@@ -97,10 +117,11 @@ def bitcast(src: DType, dst: DType) -> None:
 
 def constant_fits(value: int, dtype: DType) -> None:
     """A Python int constant must fit the integer dtype it becomes (Triton's rule:
-    ``u32_block > -1`` and ``tl.full(shape, 2**40, tl.i32)`` are errors, not wraps)."""
+    ``u32_block > -1``, ``i32_block + 2**40`` and ``tl.full(shape, 2**40, tl.i32)`` are errors,
+    not wraps or promotions; Triton's words, "out of range", are in the message)."""
     low, high = dtypes.int_limits(dtype)
     if not low <= value <= high:
-        raise SemanticError(f"constant {value} does not fit in {dtype!r}")
+        raise SemanticError(f"constant {value} does not fit in {dtype!r}: it is out of range for that type")
 
 
 def scalar_fits(value: object, dtype: DType, what: str) -> None:

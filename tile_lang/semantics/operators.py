@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Union
@@ -153,17 +154,24 @@ def unary(op: UnaryOp, x: DType) -> DType:
     return x
 
 
-def condition(shape: tuple[int, ...], what: str = "a condition") -> None:
-    """Python's truth (``if``, ``while``, ``x if c else y``, ``not``, ``and``/``or``, ``assert``)
-    and Python ints (``range`` bounds) are for scalars only."""
-    if shape:
-        raise SemanticError(f"a block of shape {list(shape)} used as {what}; "
-                            "Python control flow needs a scalar (reduce it first, or use tl.where)")
+def condition(shape: tuple[int, ...]) -> bool:
+    """Python's truth (``if``, ``while``, ``x if c else y``, ``not``, ``and``/``or``) is for
+    scalars, and, as Triton allows, for a block of one element, read as its scalar (returns
+    whether ``shape`` is such a block, which the backends reshape to rank 0 first)."""
+    if math.prod(shape) != 1:
+        _not_a_block(shape, "a condition")
+    return bool(shape)
+
+
+def _not_a_block(shape: tuple[int, ...], what: str) -> None:
+    raise SemanticError(f"a block of shape {list(shape)} used as {what}; "
+                        "Python control flow needs a scalar (reduce it first, or use tl.where)")
 
 
 def index(shape: tuple[int, ...], dtype: DType) -> None:
     """A runtime value used as a Python int (a ``range`` bound): an integer or bool scalar."""
-    condition(shape, "an integer")
+    if shape:
+        _not_a_block(shape, "an integer")
     if not (dtype.is_int or dtype.is_bool):
         raise SemanticError(f"a {dtype!r} scalar used as an integer (range bound or index)")
 

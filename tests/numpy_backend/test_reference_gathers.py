@@ -1,0 +1,150 @@
+"""Gathers, scatters and in-place updates through affine pointers whose programs' bases no
+strided view serves (a 1-D grid split with ``%`` and ``//``, a row chosen by a scalar if/elif):
+the reference copies whole rows, checks bounds per program and lane by lane only where a row
+leaves memory, and skips the race check's records where a store provably meets only its own
+programs' loads. Every variant must give the plain answer, the same errors and the same races."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, f32
+
+
+@tl.kernel
+def mirror_rows(x_ptr: Pointer[f32], y_ptr: Pointer[f32], H: int, W: int, OH: int, OW: int, PAD: constexpr,
+                BLOCK: constexpr) -> None:
+    """Reflection pad by PAD, one program per tile of an output row: the row mirrored by a
+    scalar if/elif, the columns by masked loads (centre, left reversed, right reversed)."""
+    pid = tl.program_id(0)
+    tiles = tl.cdiv(OW, BLOCK)
+    tile, rest = pid % tiles, pid // tiles
+    oh, plane = rest % OH, rest // OH
+    ow = tile * BLOCK + tl.arange(0, BLOCK)
+    ih = oh - PAD
+    if ih < 0:
+        ih = -ih
+    elif ih >= H:
+        ih = 2 * (H - 1) - ih
+    base = plane * H * W + ih * W
+    iw = ow - PAD
+    live = ow < OW
+    left, right = iw < 0, iw >= W
+    centre = tl.load(x_ptr + base + iw, mask=live & (iw >= 0) & (iw < W), other=0.0)
+    low = tl.load(x_ptr + base - iw, mask=live & left, other=0.0)
+    high = tl.load(x_ptr + base + 2 * (W - 1) - iw, mask=live & right, other=0.0)
+    tl.store(y_ptr + (plane * OH + oh) * OW + ow, tl.where(left, low, tl.where(right, high, centre)), mask=live)
+
+
+@pytest.mark.parametrize(("planes", "h", "w", "block"), [(1, 5, 7, 4), (3, 9, 20, 8), (4, 33, 61, 16)])
+def test_mirrored_rows_match_numpy(tile_backend: str, planes: int, h: int, w: int, block: int) -> None:
+    pad = 3
+    rng = np.random.default_rng(h * w + block)
+    x = rng.standard_normal((planes, h, w)).astype(np.float32)
+    y = tl.to_device(np.full((planes, h + 2 * pad, w + 2 * pad), np.nan, np.float32), tl.f32)
+    oh, ow = h + 2 * pad, w + 2 * pad
+    for _ in range(2):  # the second launch starts with the group size the first one learnt
+        mirror_rows[(planes * oh * tl.cdiv(ow, block),)](tl.to_device(x, tl.f32), y, h, w, oh, ow, PAD=pad,
+                                                         BLOCK=block)
+        np.testing.assert_array_equal(y.numpy(), np.pad(x, ((0, 0), (pad, pad), (pad, pad)), mode="reflect"))
+
+
+@tl.kernel
+def shifted_rows(x_ptr: Pointer[f32], y_ptr: Pointer[f32], W: int, OW: int, SHIFT: constexpr,
+                 BLOCK: constexpr) -> None:
+    """Row r of y from row (r * 7) % rows of x, its columns shifted by SHIFT: with SHIFT 1 the
+    mask keeps one lane too many, which leaves x in the last row."""
+    pid = tl.program_id(0)
+    rows = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK)
+    src = (pid * 7) % rows
+    v = tl.load(x_ptr + src * W + cols + SHIFT, mask=cols < W)
+    tl.store(y_ptr + pid * OW + cols, v, mask=cols < OW)
+
+
+def test_a_live_lane_outside_memory_names_its_program_lane_and_line() -> None:
+    rows, w = 100, 16
+    x = tl.to_device(np.arange(rows * w, dtype=np.float32).reshape(rows, w), tl.f32)
+    y = tl.to_device(np.full((rows, w), np.nan, np.float32), tl.f32)
+    last = next(p for p in range(rows) if (p * 7) % rows == rows - 1)
+    line = next(k for k, text in enumerate(open(__file__), 1) if "v = tl.load(x_ptr + src" in text)
+    with tl.backend("numpy"), pytest.raises(tl.KernelError, match=re.escape(
+            f"out-of-bounds load through x_ptr: program ({last},), lane 15, offset {rows * w}, but x_ptr has "
+            f"{rows * w} elements")) as info:
+        shifted_rows[(rows,)](x, y, w, w, SHIFT=1, BLOCK=w)
+    assert info.value.lineno == line
+    assert np.isnan(y.numpy()).all()  # nothing ran
+
+
+@tl.kernel
+def scattered_rows(y_ptr: Pointer[f32], OW: int, STEP: constexpr, BLOCK: constexpr) -> None:
+    """Program p writes p into the live lanes of row (p * 7) % rows, starting at column
+    STEP * (p % 2): with STEP 2 an odd program's last live lane reaches the next row."""
+    pid = tl.program_id(0)
+    rows = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK)
+    start = STEP * (pid % 2)
+    tl.store(y_ptr + ((pid * 7) % rows) * OW + start + cols, tl.full((BLOCK,), 1.0, tl.f32) * pid,
+             mask=cols < OW - 1)
+
+
+def test_scattered_rows_whose_lanes_stray_past_the_end_match_numpy(tile_backend: str) -> None:
+    rows, w = 90, 12
+    y = tl.to_device(np.full((rows, w), np.nan, np.float32), tl.f32)
+    scattered_rows[(rows,)](y, w, STEP=0, BLOCK=16)  # lanes 11..15 of the last row lie past the end, masked
+    expected = np.full((rows, w), np.nan, np.float32)
+    for p in range(rows):
+        expected[(p * 7) % rows, : w - 1] = p
+    np.testing.assert_array_equal(y.numpy(), expected)
+
+
+def test_scattered_rows_that_meet_are_a_race() -> None:
+    rows, w = 90, 16
+    y = tl.to_device(np.full((rows, w), np.nan, np.float32), tl.f32)
+    with tl.backend("numpy"), pytest.raises(tl.KernelError, match=r"data race on y_ptr\[\d+\]: program \(\d+,\) "
+                                            r"stores it .* and program \(\d+,\) stores it"):
+        scattered_rows[(rows,)](y, w, STEP=2, BLOCK=w)
+    assert np.isnan(y.numpy()).all()
+
+
+@tl.kernel
+def scale_in_place(p_ptr: Pointer[f32], m_ptr: Pointer[f32], n: int, SHIFT: constexpr, BLOCK: constexpr) -> None:
+    """An optimizer-like step in place on two buffers; with SHIFT, program p writes p's new
+    values one block on, over what program p + 1 loaded."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    live = offs < n
+    p = tl.load(p_ptr + offs, mask=live)
+    m = 0.9 * tl.load(m_ptr + offs, mask=live) + 0.1 * p
+    tl.store(m_ptr + offs, m, mask=live)
+    tl.store(p_ptr + offs + SHIFT * BLOCK, p - 0.5 * m, mask=live & (offs + SHIFT * BLOCK < n))
+
+
+@pytest.mark.parametrize("programs", [8, 200])
+def test_an_in_place_step_matches_numpy(tile_backend: str, programs: int) -> None:
+    block = 32
+    n = programs * block - 5
+    rng = np.random.default_rng(programs)
+    p0, m0 = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    p, m = tl.to_device(p0, tl.f32), tl.to_device(m0, tl.f32)
+    scale_in_place[(programs,)](p, m, n, SHIFT=0, BLOCK=block)
+    m1 = np.float32(0.9) * m0 + np.float32(0.1) * p0
+    np.testing.assert_allclose(m.numpy(), m1, rtol=1e-6)
+    np.testing.assert_allclose(p.numpy(), p0 - np.float32(0.5) * m1, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("programs", [8, 200])
+def test_an_in_place_step_writing_a_neighbours_block_is_a_race(programs: int) -> None:
+    block = 32
+    n = programs * block
+    p0 = np.random.default_rng(programs).standard_normal(n).astype(np.float32)
+    p, m = tl.to_device(p0, tl.f32), tl.to_device(np.zeros(n, np.float32), tl.f32)
+    with tl.backend("numpy"):
+        for _ in range(2):  # also once the launch has learnt its group size
+            with pytest.raises(tl.KernelError, match=r"data race on p_ptr\[\d+\]: program \(\d+,\) stores it .* and "
+                               r"program \(\d+,\) loads it"):
+                scale_in_place[(programs,)](p, m, n, SHIFT=1, BLOCK=block)
+            np.testing.assert_array_equal(p.numpy(), p0)
