@@ -164,6 +164,122 @@ except InterpreterError as e:  # the reference's errors while running a kernel
 else:
     raise AssertionError("no error")
 ''',
+    "compiled_handle": '''
+from tile_lang.as_triton.compiled import REFERENCE_REGS
+
+
+@triton.jit
+def normalise_kernel(out_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + row * n + offs, x / tl.sum(x * x, axis=0), mask=offs < n)
+
+
+rows, n = 3, 50
+x = rng.standard_normal((rows, n)).astype(np.float32)
+expected = x.astype(np.float64) / (x.astype(np.float64) ** 2).sum(axis=1, keepdims=True)
+out = np.full((rows, n), np.nan, np.float32)
+# Triton's warmup: compiled, not launched (out stays NaN); the handle launches later, constexprs positional
+handle = normalise_kernel.warmup(out, x, n, BLOCK=64, num_warps=2, grid=(1,))
+assert np.isnan(out).all()
+handle._init_handles()
+assert handle.name == "normalise_kernel" and handle.n_regs == REFERENCE_REGS and handle.n_spills == 0
+assert handle.metadata.shared == handle.compiled.source.dynamic_shared > 0  # the reduction's scratch
+assert handle.metadata.num_warps == 2 and "normalise_kernel" in handle.asm["cuda"]
+handle[(rows, 1, 1)](out, x, n, 64)
+check(out, expected)
+# a launch returns the handle of what it ran; Triton's compiler-only keywords are accepted and dropped
+out[:] = np.nan
+ran = normalise_kernel[(rows,)](out, x, n, BLOCK=64, extern_libs={"libdevice": "/nowhere.bc"}, maxnreg=128)
+check(out, expected)
+assert ran.name == "normalise_kernel" and ran.metadata.shared == handle.metadata.shared
+''',
+    "device_queries": '''
+from triton.runtime import driver
+
+props = driver.active.utils.get_device_properties(0)
+assert props["multiprocessor_count"] == 108 and props["max_num_regs"] == 65536 and props["warpSize"] == 32
+assert props["max_shared_mem"] == 166912 and {"sm_clock_rate", "mem_clock_rate", "mem_bus_width"} <= set(props)
+target = driver.active.get_current_target()
+assert (target.backend, target.arch, target.warp_size) == ("cuda", 80, 32)
+try:
+    driver.active.utils.fill_2d_tma_descriptor
+except AttributeError as e:
+    assert "utils.fill_2d_tma_descriptor is not provided" in str(e) and "tl.make_tensor_descriptor" in str(e)
+else:
+    raise AssertionError("no error")
+''',
+    "autotune_keys_and_hooks": '''
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}, maxnreg=64), triton.Config({"BLOCK": 64})],
+                 key=["n", "no_such_parameter"])  # Triton ignores a key naming no parameter
+@triton.jit
+def twice_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+x = rng.standard_normal(100).astype(np.float32)
+out = np.full(100, np.nan, np.float32)
+twice_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, out, 100)
+check(out, 2 * x.astype(np.float64))
+assert len(twice_kernel.cache) == 1
+
+
+def set_block(nargs):
+    nargs["BLOCK"] = 32
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}, pre_hook=set_block)], key=["n"])  # made: the module imports
+@triton.jit
+def hooked_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+try:
+    hooked_kernel[(1,)](x, 100)
+except AttributeError as e:  # refused when launched
+    assert "triton.Config(pre_hook=...) on the configs of kernel hooked_kernel is not provided" in str(e)
+else:
+    raise AssertionError("no error")
+''',
+    "tools_and_profiler": '''
+import os
+
+import triton.profiler as proton
+import triton.tools.experimental_descriptor as experimental
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+
+x = rng.standard_normal(16).astype(np.float32)
+desc = TensorDescriptor(x, shape=[16], strides=[1], block_shape=[1])
+desc.block_shape = [16]  # as Triton's autotune pre-hooks set it
+try:
+    copy_kernel[(1,)](desc, np.zeros(16, np.float32), BLOCK=16)
+except AttributeError as e:
+    assert "a host TensorDescriptor passed to kernel copy_kernel is not provided" in str(e)
+else:
+    raise AssertionError("no error")
+assert not hasattr(experimental, "create_2d_tma_descriptor")
+session = proton.start("matmul", hook="triton")
+ran = []
+with proton.scope("copy", {"bytes": 128}):
+    out = np.full(16, np.nan, np.float32)
+    copy_kernel[(1,)](x, out, BLOCK=16)
+    ran.append(True)
+proton.activate(session)
+proton.deactivate(session)
+proton.finalize()
+check(out, x.astype(np.float64))
+assert ran == [True] and session == 0 and not os.path.exists("matmul.hatchet")
+import triton.profiler.viewer as viewer
+assert not hasattr(viewer, "parse")
+''',
 }
 
 
@@ -203,9 +319,10 @@ def test_pytest_form(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("body", "message"), [
     ("triton.knobs.cache", "triton.knobs.cache is not provided when Triton code runs on tile_lang"),
-    ("triton.runtime.driver.active.utils", "triton.runtime.driver.active.utils is not provided"),
+    ("triton.runtime.driver.active.utils.fill_1d_tma_descriptor",
+     "triton.runtime.driver.active.utils.fill_1d_tma_descriptor is not provided"),
     ("tl.tensor_of_nothing", "'tensor_of_nothing'"),  # tile_lang's own AttributeError for its language
-    ("import triton.tools", "No module named 'triton.tools' in tile_lang's Triton shim"),
+    ("import triton.tools.disasm", "No module named 'triton.tools.disasm' in tile_lang's Triton shim"),
     ("triton.autotune([triton.Config({})], key=[], pre_hook=print)", "triton.autotune(pre_hook=...) is not provided"),
 ])
 def test_missing_name_is_a_clear_error(tmp_path: Path, body: str, message: str) -> None:
@@ -214,6 +331,29 @@ def test_missing_name_is_a_clear_error(tmp_path: Path, body: str, message: str) 
     result = _run(tmp_path, "missing.py")
     assert result.returncode == 1
     assert message in result.stderr, result.stderr
+
+
+def test_torch_cuda_device_queries_on_the_reference(tmp_path: Path) -> None:
+    """With a torch lacking CUDA, the runner lets ``torch.cuda.get_device_capability()`` and
+    ``get_device_properties(...)`` answer for the sm_80 stand-in (tutorials 06, 08 and 09 ask them),
+    imported before or after triton; ``is_available()`` stays False."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("torch has CUDA: its own answers stand")
+    for first in ("import torch\nimport triton", "import triton\nimport torch"):
+        (tmp_path / "queries.py").write_text(first + textwrap.dedent('''
+            from triton.tools.tensor_descriptor import TensorDescriptor
+            assert torch.cuda.get_device_capability() == (8, 0) and not torch.cuda.is_available()
+            props = torch.cuda.get_device_properties("cuda")
+            assert props.multi_processor_count == 108 and (props.major, props.minor) == (8, 0)
+            t = torch.zeros(4, 6)
+            desc = TensorDescriptor.from_tensor(t, [2, 3])
+            assert (desc.shape, desc.strides, desc.block_shape, desc.base is t) == ([4, 6], [6, 1], [2, 3], True)
+            print("ok")
+            '''))
+        result = _run(tmp_path, "queries.py")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "ok"
 
 
 def test_reinterpret_of_a_torch_tensor(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import tile_lang
-from tile_lang.as_triton import shim
+from tile_lang.as_triton import device, shim, tools
 from tile_lang.as_triton.shim import TritonNameError, missing
 from tile_lang.errors import TileLangError
 
@@ -64,7 +64,7 @@ def _optional(name: str, instead: Callable[[], types.ModuleType] | None = None) 
 
 def _top() -> types.ModuleType:
     return Namespace("triton", {
-        "jit": shim.jit, "autotune": shim.autotune, "heuristics": shim.heuristics, "Config": tile_lang.Config,
+        "jit": shim.jit, "autotune": shim.autotune, "heuristics": shim.heuristics, "Config": shim.Config,
         "cdiv": tile_lang.cdiv, "next_power_of_2": shim.next_power_of_2, "set_allocator": shim.set_allocator,
         "CompilationError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources,
         "JITFunction": shim.JITFunction, "TritonError": TileLangError, "reinterpret": shim.reinterpret,
@@ -74,7 +74,7 @@ def _top() -> types.ModuleType:
 def _runtime() -> types.ModuleType:
     return Namespace("triton.runtime", {
         "driver": shim.driver, "Autotuner": tile_lang.Autotuner, "Heuristics": tile_lang.Heuristics,
-        "Config": tile_lang.Config, "JITFunction": shim.JITFunction, "OutOfResources": tile_lang.OutOfResources,
+        "Config": shim.Config, "JITFunction": shim.JITFunction, "OutOfResources": tile_lang.OutOfResources,
     })
 
 
@@ -116,6 +116,11 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton.compiler": _names("triton.compiler", {"CompilationError": tile_lang.KernelError}),
     "triton.compiler.errors": _names("triton.compiler.errors", {"CompilationError": tile_lang.KernelError}),
     "triton.knobs": _names("triton.knobs", {"nvidia": types.SimpleNamespace(ptxas=shim.Ptxas())}),
+    "triton.tools": _names("triton.tools", {}),
+    "triton.tools.tensor_descriptor": _names("triton.tools.tensor_descriptor", {"TensorDescriptor": tools.TensorDescriptor}),
+    "triton.tools.experimental_descriptor": _names("triton.tools.experimental_descriptor", {}),
+    "triton.profiler": _names("triton.profiler", tools.PROFILER),
+    "triton.profiler.viewer": _names("triton.profiler.viewer", {}),
 }
 """Each ``triton`` module the shim provides, made when first imported."""
 
@@ -141,9 +146,11 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def install() -> None:
     """Make ``import triton...`` resolve to the shim from now on in this process (a real Triton
-    imported before is dropped from ``sys.modules``). Idempotent."""
+    imported before is dropped from ``sys.modules``), and on the NumPy reference let a torch without
+    CUDA answer ``torch.cuda``'s device queries for the stand-in device (:mod:`.device`). Idempotent."""
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
+    device.install_torch_hook()
     for name, module in list(sys.modules.items()):
         if (name == "triton" or name.startswith("triton.")) and not isinstance(module, Namespace):
             del sys.modules[name]

@@ -22,25 +22,18 @@ from typing import Any, NoReturn
 import numpy as np
 
 from tile_lang import dtypes, registry
+from tile_lang.as_triton import device
+from tile_lang.as_triton.compiled import CompiledKernel, TritonLauncher, without_ignored
+from tile_lang.as_triton.errors import DOCS, TritonNameError, missing
 from tile_lang.autotune import Autotuner, Heuristics, PruneConfigs, Wrapper
+from tile_lang.autotune import Config as TlConfig
 from tile_lang.autotune import autotune as tl_autotune
 from tile_lang.autotune import heuristics as tl_heuristics
-from tile_lang.errors import TileLangError
 from tile_lang.func import Func
+from tile_lang.kernel import Kernel
 from tile_lang.reads import source_of
-from tile_lang.kernel import Kernel, Launcher
 
-DOCS = "docs/triton.md, 'Running Triton code'"
-
-
-class TritonNameError(TileLangError, AttributeError):
-    """A Triton name (or option) that tile_lang's Triton shim does not provide; an AttributeError,
-    so ``hasattr(triton.language, name)`` feature checks keep working."""
-
-
-def missing(qualname: str, why: str = "tile_lang has no counterpart") -> NoReturn:
-    raise TritonNameError(f"{qualname} is not provided when Triton code runs on tile_lang: {why} (see {DOCS})")
-
+__all__ = ["DOCS", "TritonNameError", "missing"]
 
 class JITFunction(Func[..., Any]):
     """``@triton.jit``: a device function kernels call, launched as a kernel by ``fn[grid](...)``."""
@@ -50,8 +43,15 @@ class JITFunction(Func[..., Any]):
         """The kernel of this function, made at its first launch (device functions never need one)."""
         return Kernel(self.fn)
 
-    def __getitem__(self, grid: Any) -> Launcher[...]:
-        return self.kernel[grid]
+    def __getitem__(self, grid: Any) -> TritonLauncher:
+        return TritonLauncher(self.kernel[grid])
+
+    def warmup(self, *args: Any, grid: Any, **kwargs: Any) -> CompiledKernel:
+        """Triton's compile-without-launching: the handle of a launch with these arguments
+        (compiled now, so an error shows here), launched later by ``handle[grid](...)``."""
+        handle = CompiledKernel(self.kernel[grid], args, without_ignored(kwargs))
+        handle.compiled  # noqa: B018 (compiling is the point)
+        return handle
 
     @property
     def src(self) -> str:
@@ -79,6 +79,28 @@ class JITFunction(Func[..., Any]):
 Launchable = JITFunction | Kernel[Any] | Wrapper[Any]
 
 
+@dataclass(frozen=True)
+class Config(TlConfig):
+    """``triton.Config(kwargs, num_warps=, num_stages=, num_ctas=, maxnreg=, pre_hook=)``: tile_lang's
+    Config; ``maxnreg`` (a register cap) is accepted and ignored, ``pre_hook`` kept: an autotuned
+    kernel whose configs have one is refused at launch (tile_lang's autotuner runs no hooks)."""
+
+    maxnreg: int | None = None
+    pre_hook: Callable[..., Any] | None = None
+
+
+class Hooked:
+    """An autotuned kernel whose configs carry ``pre_hook``s: made (so the module imports), refused
+    when launched."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getitem__(self, grid: Any) -> NoReturn:
+        missing(f"triton.Config(pre_hook=...) on the configs of kernel {self.name}",
+                "tile_lang's autotuner runs no hooks")
+
+
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     """``@triton.jit`` or ``@triton.jit(do_not_specialize=..., debug=..., ...)``: the options tune
     Triton's compilation and are accepted and ignored (a tile_lang launch specialises ints by
@@ -97,21 +119,34 @@ def _launchable(obj: Launchable) -> Kernel[Any] | Wrapper[Any]:
     return obj.kernel if isinstance(obj, JITFunction) else obj
 
 
+def _kernel_of(obj: Launchable) -> Kernel[Any]:
+    inner = _launchable(obj)
+    return inner if isinstance(inner, Kernel) else inner.kernel
+
+
 def autotune(configs: Sequence[Any], key: Sequence[str], prune_configs_by: PruneConfigs | None = None,
              reset_to_zero: Sequence[str] | None = None, restore_value: Sequence[str] | None = None,
              pre_hook: Callable[..., Any] | None = None, post_hook: Callable[..., Any] | None = None,
              warmup: float = 25, rep: float = 100, use_cuda_graph: bool = False,
              do_bench: Callable[..., Any] | None = None,
-             cache_results: bool = False) -> Callable[[Launchable], Autotuner[Any]]:
+             cache_results: bool = False) -> Callable[[Launchable], Autotuner[Any] | Hooked]:
     """``@triton.autotune``: tile_lang's autotuner (on the NumPy reference every config runs and
-    must agree with the first, which is used; on CUDA the fastest is timed and cached)."""
+    must agree with the first, which is used; on CUDA the fastest is timed and cached). A ``key``
+    naming no parameter of the kernel is ignored, as Triton ignores it."""
     for name, value in (("pre_hook", pre_hook), ("post_hook", post_hook), ("do_bench", do_bench)):
         if value is not None:
             missing(f"triton.autotune({name}=...)", "tile_lang's autotuner has no hooks or custom timers")
     if use_cuda_graph:
         missing("triton.autotune(use_cuda_graph=True)", "tile_lang does not launch through CUDA graphs")
-    decorate = tl_autotune(configs, key, prune_configs_by, reset_to_zero, restore_value, warmup, rep, cache_results)
-    return lambda fn: decorate(_launchable(fn))
+    if any(getattr(c, "pre_hook", None) is not None for c in configs):
+        return lambda fn: Hooked(_kernel_of(fn).name)
+
+    def decorate(fn: Launchable) -> Autotuner[Any]:
+        names = {p.name for p in _kernel_of(fn).params}
+        return tl_autotune(configs, [k for k in key if k in names], prune_configs_by, reset_to_zero, restore_value,
+                           warmup, rep, cache_results)(_launchable(fn))
+
+    return decorate
 
 
 def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Launchable], Heuristics[Any]]:
@@ -138,15 +173,31 @@ def set_allocator(allocator: Callable[..., Any]) -> None:
 
 @dataclass(frozen=True)
 class GPUTarget:
-    """``driver.active.get_current_target()``: tile_lang's code is CUDA's, for sm_80 by default."""
+    """``driver.active.get_current_target()``: tile_lang's code is CUDA's, for the current GPU's
+    compute capability (on the NumPy reference sm_80, the stand-in of :mod:`.device`)."""
 
     backend: str = "cuda"
     arch: int = 80
     warp_size: int = 32
 
 
+class Utils:
+    """``triton.runtime.driver.active.utils``: the device's properties under Triton's keys."""
+
+    def get_device_properties(self, index: int | None = None) -> dict[str, int]:
+        """Triton's keys (``multiprocessor_count``, ``max_num_regs``, ``max_shared_mem``,
+        ``warpSize``, the clocks and bus width; ``max_threads_per_sm`` too)."""
+        return device.facts(index).triton_properties()
+
+    def __getattr__(self, name: str) -> NoReturn:
+        missing(f"triton.runtime.driver.active.utils.{name}",
+                "TMA descriptors are made in kernels on tile_lang (tl.make_tensor_descriptor)")
+
+
 class ActiveDriver:
     """``triton.runtime.driver.active``: the few calls tutorials make to pick a device."""
+
+    utils = Utils()
 
     def get_current_device(self) -> int:
         return 0
@@ -160,7 +211,8 @@ class ActiveDriver:
         return 0  # the default stream
 
     def get_current_target(self) -> GPUTarget:
-        return GPUTarget()
+        facts = device.facts()
+        return GPUTarget(arch=10 * facts.major + facts.minor, warp_size=facts.warp_size)
 
     def get_active_torch_device(self) -> Any:
         """Where torch tensors must live for the current backend: the CPU on the NumPy reference."""

@@ -1,0 +1,18 @@
+"""The shim's error for a Triton name it does not provide."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from tile_lang.errors import TileLangError
+
+DOCS = "docs/triton.md, 'Running Triton code'"
+
+
+class TritonNameError(TileLangError, AttributeError):
+    """A Triton name (or option) that tile_lang's Triton shim does not provide; an AttributeError,
+    so ``hasattr(triton.language, name)`` feature checks keep working."""
+
+
+def missing(qualname: str, why: str = "tile_lang has no counterpart") -> NoReturn:
+    raise TritonNameError(f"{qualname} is not provided when Triton code runs on tile_lang: {why} (see {DOCS})")
