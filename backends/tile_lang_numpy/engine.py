@@ -22,6 +22,7 @@ from tile_lang.errors import KernelError
 from tile_lang.semantics import SemanticError
 
 from tile_lang_numpy.affine import Affine
+from tile_lang_numpy.addresses import Book
 from tile_lang_numpy.journal import Journal
 from tile_lang_numpy.races import Races, Runs, Site
 from tile_lang_numpy.values import Array, Memory
@@ -103,6 +104,7 @@ class Engine:
     box: tuple[int, int, int] = (1, 1, 1)  # the group's extents along grid x, y, z: its programs form this box
     mask: Array | None = None  # the programs executing now (see simt), in grid space (see tiled); None: all
     spin_check: Callable[[str], None] | None = None  # set by simt: refuses atomics that could spin forever
+    addresses: Book = field(default_factory=lambda: Book({}))  # the launch's allocations, for pointers made from ints
 
     _flat: tuple[Array, Array] | None = None  # (mask, the (P,) flags made from it)
     _ids: tuple[Array, Array] | None = None

@@ -33,6 +33,7 @@ from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
 from tile_lang_numpy import checked, races, simt, values
+from tile_lang_numpy.addresses import Book
 from tile_lang_numpy.engine import INTERNAL_DIRS, Divergent, DivergenceWarning, Engine, error_at
 from tile_lang_numpy.races import Site
 from tile_lang_numpy.journal import Journal
@@ -68,6 +69,7 @@ def run(launch: Launch) -> None:
 def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total: int) -> None:
     """Run the launch's programs group by group (one at a time once a group diverged)."""
     memories: dict[int, Memory] = {}
+    book = Book(memories)  # for pointers made from integers
     key = _constexprs_key(launch)
     known = _BLOCKS.get(launch.kernel, {}).get(key) if key is not None else None
     start, group = 0, min(total, FIRST_GROUP if known is None else max(FIRST_GROUP, GROUP_ELEMENTS // known))
@@ -77,7 +79,7 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
     unmasked = checked.version(launch.kernel.fn)
     while start < total:
         count = 1 if sequential else _box_prefix(launch.grid, start, min(group, total - start))
-        engine = _engine(launch, start, count, journal, tracker)
+        engine = _engine(launch, start, count, journal, tracker, book)
         args = _kernel_args(launch, memories)
         mark = journal.mark()
         try:
@@ -160,12 +162,13 @@ def _flush(engine: Engine) -> None:
 CACHED_GROUP = 4096  # groups of at most this many programs keep their ids between launches (80 KiB each at most)
 
 
-def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: races.Races | None) -> Engine:
+def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: races.Races | None,
+            book: Book) -> Engine:
     made = _cached_ids if count <= CACHED_GROUP else _program_ids
     gx, gy, _ = grid = launch.grid
     return Engine(kernel=launch.kernel.name, ids=functools.partial(made, grid, start, count), grid=grid,
                   origin=(start % gx, start // gx % gy, start // (gx * gy)), journal=journal, races=tracker,
-                  box=_extents(grid, count))
+                  box=_extents(grid, count), addresses=book)
 
 
 def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[values.Array, values.Array]:

@@ -18,7 +18,7 @@ from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
 from tile_lang.semantics import SemanticError, elementwise, memory as rules
 
-from tile_lang_numpy import affine, values
+from tile_lang_numpy import addresses, affine, values
 from tile_lang_numpy.affine import Box
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
@@ -137,6 +137,8 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         from tile_lang_numpy.blocks import load_block
 
         return load_block(engine, a)
+    if addresses.through(ptr):  # pointers made from integers: by the allocation each lane is in
+        return addresses.loaded(engine, a, load)
     if a["volatile"] and engine.spin_check is not None:
         engine.spin_check("a volatile tl.load")
     other = a["other"]
@@ -303,10 +305,13 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
 
         store_block(engine, a)
         return
+    if addresses.through(ptr):  # pointers made from integers: by the allocation each lane is in
+        addresses.stored(engine, a, store)
+        return
     _scalar_fits(ptr, a["value"], "value")
     value = values.lift(a["value"])
-    if value.type.is_pointer:
-        raise engine.error("storing pointers is not supported")
+    if value.type.is_pointer:  # its address, when the elements are 64-bit integers (the shared rule)
+        value = addresses.cast(engine, value, values.pointers(ptr, "store").memory.dtype)
     rules.stored(ptr.block_shape, value.block_shape)
     if _fast_store(engine, ptr, value, a["mask"]) or _window_store(engine, ptr, value, a["mask"]):
         return
