@@ -1,14 +1,15 @@
 """A backend that launches nothing, for timing and testing the host side of launches without a GPU.
 
-Its runners are the CUDA backend's (:meth:`tile_lang_cupy.launch.Compiled.runner`, with the same
-argument packer) around a function that only counts its calls, so timing a launch here times
-everything but CuPy's own launch call and the driver::
+Its runners are the CUDA backend's (:meth:`tile_lang_cupy.launch.Compiled.runner`, packing the
+arguments the same way) around a stand-in for ``cuLaunchKernel`` that only counts its calls, so
+timing a launch here times everything but the driver::
 
     python -m timeit -s "from benchmarks.noop_backend import add_launch; f = add_launch()" "f()"
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from tile_lang.buffer import Buffer
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
 from tile_lang.launch_cache import Probe, Runner
-from tile_lang_cupy.launch import Compiled, arg_spec, make_packer
+from tile_lang_cupy.launch import Compiled, arg_spec
 from tile_lang_cupy.memory import Foreign, address
 
 
@@ -34,19 +35,38 @@ class DeviceArray:
     shape: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class Handle:
+    """A stand-in for a CuPy Function: its ``ptr``, the handle the driver launches."""
+
+    ptr: int
+
+
 class Calls:
-    """The launch function: records (grid, block, arguments) when ``record`` is set."""
+    """The stand-in for ``cuLaunchKernel`` (``cupy.cuda.driver.launchKernel``'s arguments):
+    records (grid, block, arguments read back from the kernel parameters) when ``record`` is set;
+    a function handle is the index of its parameters' types in ``layouts``."""
 
     def __init__(self) -> None:
         self.count = 0
         self.record = False
         self.seen: list[tuple[tuple[int, ...], tuple[int, ...], tuple[Any, ...]]] = []
+        self.layouts: list[tuple[str | None, ...]] = []
 
-    def __call__(self, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], shared_mem: int = 0,
-                 stream: Any = None) -> None:
+    def __call__(self, function: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared_mem: int,
+                 stream: int, params: int, extra: int) -> None:
         self.count += 1
         if self.record:
-            self.seen.append((grid, block, args))
+            self.seen.append(((gx, gy, gz), (bx, by, bz), read_params(self.layouts[function], params)))
+
+
+def read_params(layout: tuple[str | None, ...], address: int) -> tuple[Any, ...]:
+    """The arguments a kernel receives from ``cuLaunchKernel``'s parameter array at ``address``:
+    an address (int) per pointer, a NumPy scalar of its type per scalar."""
+    slots = (ctypes.c_void_p * len(layout)).from_address(address)
+    return tuple(ctypes.c_uint64.from_address(slot).value if kind is None
+                 else np.frombuffer(ctypes.string_at(slot, np.dtype(kind).itemsize), np.dtype(kind))[0]
+                 for kind, slot in zip(layout, slots))
 
 
 class NoopBackend:
@@ -84,8 +104,10 @@ class NoopBackend:
 
     def runner(self, launch: Launch) -> Runner:
         self.runners += 1
-        params = [None if a.dtype.is_pointer else a.dtype.numpy.str for a in map(arg_spec, launch.args)]
-        compiled = Compiled(32 * launch.options.num_warps, 0, make_packer(params), 0.0, 0, self.calls, lambda: 0)
+        params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in map(arg_spec, launch.args))
+        self.calls.layouts.append(params)
+        compiled = Compiled(32 * launch.options.num_warps, 0, params, 0.0, 0, Handle(len(self.calls.layouts) - 1),
+                            lambda: 0, launch_kernel=self.calls, current_stream=lambda: 0)
         return compiled.runner(None)  # streams are ignored (they would need CuPy)
 
     def _wrap(self, array: DeviceArray) -> Buffer[Any]:

@@ -1,18 +1,25 @@
-"""The fast path of repeat launches (tile_lang.launch_cache), on a backend that launches nothing:
-repeats skip the checks, and every launch the checks would reject still fails before running."""
+"""The fast path of repeat launches (tile_lang.launch_cache), on a backend that launches nothing and
+on the CUDA backend over a stand-in CuPy: repeats skip the checks, every launch the checks would
+reject still fails before running, with the same message, and the kernel receives the same bytes."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pytest
 
 import tile_lang as tl
-from benchmarks.noop_backend import DeviceArray, NoopBackend
-from tile_lang import registry
+from benchmarks.launch_bench import FakeArray, FakeMemory, without_driver
+from benchmarks.noop_backend import DeviceArray, Handle, NoopBackend, read_params
+from tile_lang import Pointer, constexpr, f32, registry
+from tile_lang.kernel import Launch
 from tile_lang.launch_cache import int_class, plain_grid
+from tile_lang.signature import ParamKind, typed_by_class
+from tile_lang_cupy import launch as launching
 from tests.test_launch import copy_kernel, generic_copy, launch_untyped
 from tests.bad_launches import BAD_ARGUMENTS
 
@@ -154,3 +161,171 @@ def test_pointer_alignment_keys_the_cache(noop: NoopBackend, checked: list[int])
     for offset in [0, 4, 4, 8, 0, 8]:
         copy_kernel[(1,)](src, array(address=(1 << 20) + offset), 100, BLOCK=64)
     assert checked[0] == 3 and noop.runners == 3
+
+
+# ---- the CUDA backend's own launch path, over a stand-in CuPy (benchmarks/launch_bench.py) ---------
+
+
+@tl.kernel
+def scaled_copy(src: Pointer[f32], dst: Pointer[f32], n: int, alpha: float, negate: bool, BLOCK: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(src + offs, mask=offs < n) * alpha
+    tl.store(dst + offs, tl.where(negate, -x, x), mask=offs < n)
+
+
+@dataclass
+class Driver:
+    """Kernels loaded without compiling (each load a compile: ``loads`` holds their disk keys), and
+    what each ``cuLaunchKernel`` got: the grid and the arguments read back from its parameters."""
+
+    layouts: list[tuple[str | None, ...]] = field(default_factory=list)
+    loads: list[str | None] = field(default_factory=list)
+    seen: list[tuple[tuple[int, int, int], tuple[Any, ...]]] = field(default_factory=list)
+
+    def load(self, launch: Launch, spec_text: str | None, capability: int) -> launching.Compiled:
+        self.layouts.append(tuple(None if a.dtype.is_pointer else a.dtype.numpy.str
+                                  for a in map(launching.arg_spec, launch.args)))
+        self.loads.append(spec_text)
+        return launching.Compiled(32 * launch.options.num_warps, 0, self.layouts[-1], 0.0, 0,
+                                  Handle(len(self.layouts) - 1), lambda: 0)
+
+    def launch_kernel(self, function: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int,
+                      stream: int, params: int, extra: int) -> None:
+        self.seen.append(((gx, gy, gz), read_params(self.layouts[function], params)))
+
+
+@pytest.fixture
+def cuda() -> Iterator[Driver]:
+    """The CUDA backend selected, its CuPy a stand-in and its driver call recorded."""
+    driver = Driver()
+    with without_driver():
+        saved, launching.load = launching.load, driver.load
+        sys.modules["cupy"].cuda.driver.launchKernel = driver.launch_kernel
+        try:
+            yield driver
+        finally:
+            launching.load = saved
+
+
+def device_array(dtype: Any = np.float32, address: int = 1 << 32, shape: tuple[int, ...] = (100,),
+                 strides: tuple[int, ...] | None = None) -> Any:
+    itemsize = np.dtype(dtype).itemsize
+    return FakeArray(np.dtype(dtype), shape, strides or (itemsize,), FakeMemory(address))
+
+
+def test_the_kernel_receives_each_argument_in_its_width(cuda: Driver, checked: list[int]) -> None:
+    rng = np.random.default_rng(7)
+    src, dst = device_array(), device_array(address=(1 << 32) + 4096)
+    for n in [100, 101, 2**40 + 3, 2**63 + 5]:
+        alpha = float(rng.standard_normal())
+        for _ in range(2):  # the second takes the fast path
+            launch_untyped(scaled_copy, (3, 2), src, dst, n, alpha, True, BLOCK=64)
+        width = np.int32 if n < 2**31 else np.int64 if n < 2**63 else np.uint64
+        for grid, args in cuda.seen[-2:]:
+            assert grid == (3, 2, 1) and args == (1 << 32, (1 << 32) + 4096, width(n), np.float32(alpha), True)
+            assert type(args[2]) is width and type(args[3]) is np.float32
+    assert checked[0] == len(cuda.loads) == 3  # 100 and 101 share a specialisation and its fast-path entry
+
+
+def test_the_fast_and_checked_paths_pass_the_same_arguments(cuda: Driver, checked: list[int]) -> None:
+    """A NumPy int for an ``int`` takes the checked path at every launch; the fast path must pass what it passes."""
+    src, dst = device_array(), device_array()
+    alpha = float(np.random.default_rng(8).standard_normal())
+    for n in [77, np.int64(77), 77, np.int64(77)]:
+        launch_untyped(scaled_copy, (1,), src, dst, n, alpha, False, BLOCK=64)
+    assert checked[0] == 3 and len({args for _, args in cuda.seen}) == 1 and len(cuda.loads) == 1
+
+
+def test_a_float_beyond_f32_passes_as_infinity_on_both_paths(cuda: Driver, checked: list[int]) -> None:
+    src, dst = device_array(), device_array()
+    for alpha in [1e300, 1e300, np.float64(-1e300)]:
+        with pytest.warns(RuntimeWarning, match="overflow"):  # as NumPy converts it
+            launch_untyped(scaled_copy, (1,), src, dst, 10, alpha, False, BLOCK=64)
+    assert [args[3] for _, args in cuda.seen] == [np.inf, np.inf, -np.inf] and checked[0] == 2
+
+
+def test_a_changed_specialisation_fact_takes_a_new_compile(cuda: Driver, checked: list[int]) -> None:
+    """An int becoming 1 or a multiple of 16, or wider than i32, a pointer's alignment, a dtype:
+    each is a new specialisation, compiled, never a stale fast-path entry; repeats compile nothing."""
+    aligned, shifted = device_array(), device_array(address=(1 << 32) + 4)
+    calls: list[tuple[tl.Kernel[Any], Any, int]] = [
+        (copy_kernel, aligned, 100), (copy_kernel, aligned, 1), (copy_kernel, aligned, 96),
+        (copy_kernel, aligned, 2**31), (copy_kernel, shifted, 100), (generic_copy, aligned, 100),
+        (generic_copy, device_array(np.float16), 100)]
+    for kernel, buffer, n in calls * 2:
+        launch_untyped(kernel, (1,), buffer, buffer, n, BLOCK=64)
+    assert len(cuda.loads) == len(calls) and checked[0] == len(calls)
+    assert len(set(cuda.loads[:5])) == 5 and cuda.loads[6] != cuda.loads[5]
+    launch_untyped(copy_kernel, (1,), aligned, aligned, 97, BLOCK=64)  # as 100: neither 1 nor a multiple of 16
+    assert len(cuda.loads) == checked[0] == len(calls) and cuda.seen[-1][1][2] == np.int32(97)
+
+
+@pytest.mark.parametrize("on", ["noop", "cuda"])
+@pytest.mark.parametrize(("args", "kwargs", "message"), BAD_ARGUMENTS)
+def test_bad_arguments_fail_alike_before_and_after_a_fast_path(on: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                                                               message: str, request: pytest.FixtureRequest) -> None:
+    """The same error, word for word, from a kernel never launched and from one whose fast path is warm."""
+    request.getfixturevalue("noop" if on == "noop" else "cuda")
+    src, dst = (array(), array()) if on == "noop" else (device_array(), device_array())
+    real = tuple({"src": src, "dst": dst}.get(a, a) if isinstance(a, str) else a for a in args)
+    errors = []
+    for warm in [False, True]:
+        fresh: tl.Kernel[Any] = tl.kernel(copy_kernel.fn)
+        if warm:
+            for _ in range(2):
+                fresh[(2,)](src, dst, 100, BLOCK=64)
+        with pytest.raises(tl.LaunchError) as info:
+            launch_untyped(fresh, (2,), *real, **kwargs)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and message in errors[0]
+
+
+def test_a_view_with_a_negative_stride_is_checked_at_each_shape(cuda: Driver) -> None:
+    """A negative stride on a dimension of one element never steps, so adoption takes it; the same
+    stride on a longer view is refused, though a fast-path entry exists for the first."""
+    dst = device_array()
+    single = device_array(shape=(1,), strides=(-4,))
+    for _ in range(2):
+        copy_kernel[(1,)](single, dst, 1, BLOCK=64)
+    with pytest.raises(tl.LaunchError, match="negative strides"):
+        copy_kernel[(1,)](device_array(shape=(5,), strides=(-4,)), dst, 1, BLOCK=64)
+    assert len(cuda.seen) == 2
+
+
+@pytest.mark.parametrize("on", ["numpy", "noop", "cuda"])
+def test_launch_cooperative_grid_false_is_accepted_and_true_refused(on: str, request: pytest.FixtureRequest) -> None:
+    if on == "numpy":
+        scope: Any = tl.backend("numpy")
+        scope.__enter__()
+        request.addfinalizer(lambda: scope.__exit__(None, None, None))
+        src, dst = tl.empty(100, tl.f32), tl.empty(100, tl.f32)
+    else:
+        request.getfixturevalue("noop" if on == "noop" else "cuda")
+        src, dst = (array(), array()) if on == "noop" else (device_array(), device_array())
+    for _ in range(2):
+        launch_untyped(copy_kernel, (1,), src, dst, 100, BLOCK=64, launch_cooperative_grid=False)
+        copy_kernel[(1,), tl.Options(launch_cooperative_grid=False)](src, dst, 100, BLOCK=64)
+    refused = "kernel copy_kernel: launch_cooperative_grid=True: cooperative launches .* are not supported yet"
+    with pytest.raises(tl.LaunchError, match=refused):
+        launch_untyped(copy_kernel, (1,), src, dst, 100, BLOCK=64, launch_cooperative_grid=True)
+    with pytest.raises(tl.LaunchError, match=refused):
+        copy_kernel[(1,), tl.Options(launch_cooperative_grid=True)](src, dst, 100, BLOCK=64)
+    with pytest.raises(tl.LaunchError, match="kernel copy_kernel: launch_cooperative_grid must be a bool, got 1"):
+        launch_untyped(copy_kernel, (1,), src, dst, 100, BLOCK=64, launch_cooperative_grid=1)
+    with pytest.raises(tl.LaunchError, match="kernel copy_kernel: num_ctas=2: clusters are not supported yet"):
+        launch_untyped(copy_kernel, (1,), src, dst, 100, BLOCK=64, num_ctas=2)
+
+
+def test_unannotated_parameters_are_typed_by_class_except_dtype_markers() -> None:
+    """Kinds found by the arguments' classes, but for a class whose instances may be dtype
+    markers (``tl.f32`` is a class): there each value is typed again."""
+    from tests.gradual_kernels import add_kernel
+
+    def kinds(value: Any) -> list[ParamKind]:
+        return [p.kind for p in add_kernel.specialised((value, value, value, 4), {"BLOCK": 64}).params]
+
+    assert kinds(array()) == [ParamKind.POINTER] * 3 + [ParamKind.SCALAR, ParamKind.CONSTEXPR]
+    assert kinds(tl.f32)[:3] == [ParamKind.CONSTEXPR] * 3  # a dtype: a compile-time constant
+    assert kinds(DeviceArray)[:3] == [ParamKind.POINTER] * 3  # a class, not a dtype: a pointer (adoption refuses it)
+    assert kinds(tl.f16)[:3] == [ParamKind.CONSTEXPR] * 3
+    assert not typed_by_class(type) and typed_by_class(DeviceArray) and typed_by_class(int)

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from benchmarks.noop_backend import NoopBackend
+from benchmarks.noop_backend import Handle, NoopBackend, read_params
 from tile_lang import registry
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import DType
@@ -188,7 +188,7 @@ def test_compiled_kernels_are_cached_per_device(two: TwoDevices, monkeypatch: py
 
     def fake_load(launch: Any, spec_text: str | None, capability: int) -> launching.Compiled:
         loads.append(len(loads))
-        return launching.Compiled(128, 0, launching.make_packer([]), 0.0, len(loads), None, lambda: 0)
+        return launching.Compiled(128, 0, (), 0.0, len(loads), None, lambda: 0)
 
     monkeypatch.setattr(launching, "load", fake_load)
     monkeypatch.setattr(launching, "compute_capability", lambda: 90)
@@ -213,11 +213,11 @@ def test_runner_makes_its_device_current_for_the_launch() -> None:
         finally:
             current[0] = before
 
-    def direct(grid: Any, block: Any, args: tuple[Any, ...], smem: int, stream: Any) -> None:
-        seen.append((current[0], args))
+    def driver(*call: int) -> None:  # cuLaunchKernel's arguments; the kernel parameters at call[9]
+        seen.append((current[0], read_params((None, "int32"), call[9])))
 
-    compiled = launching.Compiled(128, 0, launching.make_packer([None, "int32"]), 0.0, 1, direct,
-                                  lambda: current[0], use_device)
+    compiled = launching.Compiled(128, 0, (None, "int32"), 0.0, 1, Handle(0), lambda: current[0], use_device,
+                                  launch_kernel=driver, current_stream=lambda: 0)
     run = compiled.runner(None)
     run((1, 1, 1), (4096, 7))
     assert entered == [1] and seen == [(1, (4096, np.int32(7)))] and current == [0]
@@ -232,19 +232,19 @@ def test_a_kernel_with_tensor_maps_gets_their_memory_on_its_stream_at_each_launc
     seen: list[tuple[Any, ...]] = []
     asked: list[tuple[int, Any]] = []
 
-    def direct(grid: Any, block: Any, args: tuple[Any, ...], smem: int, stream: Any) -> None:
-        seen.append(args)
+    def driver(*call: int) -> None:  # cuLaunchKernel's arguments; the kernel parameters at call[9]
+        seen.append(read_params((None, "int32", None), call[9]))
 
-    def scratch(nbytes: int, stream: Any) -> str:
+    def scratch(nbytes: int, stream: Any) -> tuple[object, int]:
         asked.append((nbytes, stream))
-        return f"maps{len(asked)}"
+        return object(), 1000 * len(asked)
 
-    compiled = launching.Compiled(128, 0, launching.make_packer([None, "int32"]), 0.0, 0, direct, lambda: 0,
-                                  map_bytes=256, scratch=scratch)
+    compiled = launching.Compiled(128, 0, (None, "int32"), 0.0, 0, Handle(0), lambda: 0, map_bytes=256,
+                                  scratch=scratch, launch_kernel=driver, current_stream=lambda: 0)
     run = compiled.runner(None)
     run((3, 2, 1), (4096, 7))
     run((5, 1, 1), (4096, 8))
-    assert seen == [(4096, np.int32(7), "maps1"), (4096, np.int32(8), "maps2")]
+    assert seen == [(4096, np.int32(7), 1000), (4096, np.int32(8), 2000)]
     assert asked == [(256 * 6, None), (256 * 5, None)]
 
 
@@ -259,8 +259,9 @@ def test_a_launch_without_buffers_runs_on_the_current_device(monkeypatch: pytest
     backend, current, ran = CupyBackend(), [0], []
 
     def compiled(launch: Launch) -> launching.Compiled:  # as loaded on the current device
-        return launching.Compiled(32, 0, launching.make_packer(["int32"]), 0.0, current[0],
-                                  lambda *call: ran.append((current[0], call[2])), lambda: current[0])
+        return launching.Compiled(32, 0, ("int32",), 0.0, current[0], Handle(0), lambda: current[0],
+                                  launch_kernel=lambda *call: ran.append((current[0], read_params(("int32",), call[9]))),
+                                  current_stream=lambda: 0)
 
     monkeypatch.setattr(backend, "_compiled", compiled)
     run = backend.runner(Launch(print_kernel, (1, 1, 1), (5,), {"BLOCK": 32}))

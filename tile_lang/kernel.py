@@ -23,7 +23,7 @@ from tile_lang.buffer import Buffer
 from tile_lang.errors import KernelError, LaunchError, TileLangError, trimmed
 from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LastLaunch, LaunchCache, plain_grid
 from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, match_pointee, plain,
-                                 read_params, show_dtype, specialise)
+                                 read_params, show_dtype, specialise, typed_by_class)
 
 if TYPE_CHECKING:
     from tile_lang.compiler.inspect import Compiled
@@ -46,7 +46,8 @@ class Options:
     The same names are accepted as extra keywords at run time (``kernel[grid](..., num_warps=8)``),
     which mypy rejects because they are not kernel parameters; this spelling type-checks.
     ``num_warps`` is a power of two from 1 to 32, ``num_stages`` at least 1, ``num_ctas`` (programs
-    per thread-block cluster) 1, as Triton's default (a launch refuses more), and ``stream`` where
+    per thread-block cluster) 1, as Triton's default (a launch refuses more), ``launch_cooperative_grid``
+    False (Triton's option for grids whose programs wait on each other; a launch refuses True), and ``stream`` where
     the CUDA backend launches: None (CuPy's current stream at each launch), a ``cupy.cuda.Stream``
     or ``ExternalStream``, a ``torch.cuda.Stream``, or a raw ``cudaStream_t`` handle as an int.
     Each is checked here, so a bad option fails where it is written.
@@ -55,6 +56,7 @@ class Options:
     num_warps: int = 4
     num_stages: int = 3
     num_ctas: int = 1
+    launch_cooperative_grid: bool = False
     stream: Any = None
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
@@ -69,14 +71,17 @@ class Options:
         ctas = _count(self.num_ctas)
         if ctas is None:
             raise LaunchError(f"num_ctas must be an int >= 1, got {_show(self.num_ctas)}")
+        if not isinstance(self.launch_cooperative_grid, (bool, np.bool_)):
+            raise LaunchError(f"launch_cooperative_grid must be a bool, got {_show(self.launch_cooperative_grid)}")
         if not _is_stream(self.stream):
             raise LaunchError("stream must be None, a cupy.cuda.Stream or ExternalStream, a torch.cuda.Stream, or a "
                               f"cudaStream_t handle as an int >= 0, got {_show(self.stream)}")
         object.__setattr__(self, "num_warps", warps)
         object.__setattr__(self, "num_stages", stages)
         object.__setattr__(self, "num_ctas", ctas)
+        object.__setattr__(self, "launch_cooperative_grid", bool(self.launch_cooperative_grid))
         # hashed on every launch (it is part of the fast path's key), so hashed once here
-        object.__setattr__(self, "_hash", hash((warps, stages, ctas, self.stream)))
+        object.__setattr__(self, "_hash", hash((warps, stages, ctas, self.launch_cooperative_grid, self.stream)))
 
     def __hash__(self) -> int:
         return self._hash
@@ -84,6 +89,8 @@ class Options:
 
 def _count(value: Any) -> int | None:
     """``value`` as an int >= 1, or None if it is not one (a bool is not)."""
+    if type(value) is int:  # the usual case, without the slower checks below
+        return value if value >= 1 else None
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and int(value) >= 1:
         return int(value)
     return None
@@ -142,6 +149,7 @@ class Kernel(Generic[P]):
         self.specialising = tuple((i, p) for i, p in enumerate(self.params)  # typed by each launch's argument
                                   if p.kind is ParamKind.UNANNOTATED or (p.optional and p.kind is ParamKind.POINTER))
         self._specialised: dict[tuple[tuple[ParamKind, Any], ...], Kernel[P]] = {}
+        self._by_classes: dict[tuple[type, ...], Kernel[P]] = {}  # the same, by the arguments' classes
         self.runtime_params = tuple(p for p in self.params if p.kind in (ParamKind.POINTER, ParamKind.SCALAR))
         self.constexpr_params = tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
         self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
@@ -159,20 +167,27 @@ class Kernel(Generic[P]):
     def specialised(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Kernel[P]:
         """This kernel with each unannotated or optional parameter typed by its argument in this call
         (:func:`~tile_lang.signature.specialise`): one kernel per combination of kinds, with its
-        own checks and fast path; the compile caches key on the arguments' dtypes and values."""
+        own checks and fast path; the compile caches key on the arguments' dtypes and values.
+        Found by the arguments' classes, which decide the kinds (:func:`~tile_lang.signature.typed_by_class`)."""
         if not self.specialising:
             return self
-        inferred = []
+        values = []
         for index, param in self.specialising:
             value = args[index] if index < len(args) else kwargs.get(param.name, param.default)
             if value is NO_DEFAULT:
                 return self  # binding reports the missing argument
-            inferred.append(specialise(param, value))
-        key = tuple((p.kind, p.annotation) for p in inferred)
-        found = self._specialised.get(key)
+            values.append(value)
+        classes = tuple(map(type, values))
+        found = self._by_classes.get(classes)
         if found is None:
-            by_name = {p.name: p for p in inferred}
-            found = self._specialised[key] = Kernel(self.fn, tuple(by_name.get(p.name, p) for p in self.params))
+            inferred = [specialise(param, value) for (_, param), value in zip(self.specialising, values)]
+            key = tuple((p.kind, p.annotation) for p in inferred)
+            found = self._specialised.get(key)
+            if found is None:
+                by_name = {p.name: p for p in inferred}
+                found = self._specialised[key] = Kernel(self.fn, tuple(by_name.get(p.name, p) for p in self.params))
+            if all(map(typed_by_class, classes)):
+                self._by_classes[classes] = found
         return found
 
     def require_annotations(self, what: str) -> None:
@@ -385,6 +400,9 @@ class Launcher(Generic[P]):
         if launch_options.num_ctas != 1:
             raise LaunchError(f"kernel {kernel.name}: num_ctas={launch_options.num_ctas}: clusters are not supported "
                               "yet (each program runs as one CTA; use num_ctas=1)")
+        if launch_options.launch_cooperative_grid:
+            raise LaunchError(f"kernel {kernel.name}: launch_cooperative_grid=True: cooperative launches (all programs "
+                              "resident at once, so they may wait on each other) are not supported yet")
         runtime, constexprs = kernel.bind(args, {k: v for k, v in kwargs.items()
                                                  if k not in _OPTION_NAMES or k in kernel.option_params})
         backend = backend or registry.current()

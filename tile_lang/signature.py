@@ -185,6 +185,15 @@ def infer(param: Param, value: object) -> Param:
     return replace(param, kind=ParamKind.POINTER, annotation=ANY_POINTEE, inferred=True)
 
 
+_MARKER_CLASSES = frozenset(type(dtypes.marker_of(d)) for d in dtypes.ALL)
+
+
+def typed_by_class(cls: type) -> bool:
+    """Whether :func:`specialise` types every argument of class ``cls`` alike: so for every class
+    but those of dtype markers (classes, typing aliases), whose instances may or may not be dtypes."""
+    return cls not in _MARKER_CLASSES
+
+
 def specialise(param: Param, value: object) -> Param:
     """``param`` as this launch's argument types it: an unannotated one by :func:`infer`; an optional
     pointer given None as a compile-time None (``if bias_ptr is not None:`` folds), else a pointer."""

@@ -169,8 +169,12 @@ class CupyBackend:
 
 
 def _probe_cupy(array: Any) -> tuple[Hashable, int]:
-    data = array.data  # strides: a view adoption refuses is never cached
-    return (array.dtype, array.strides, data.device_id), data.ptr
+    """Adoption's verdict on a view follows from its strides, unless one is negative: then from
+    which dimensions have one element (they never step), so the shape is part of the token."""
+    data, strides = array.data, array.strides
+    if strides and min(strides) < 0:
+        return (array.dtype, strides, data.device_id, array.shape), data.ptr
+    return (array.dtype, strides, data.device_id), data.ptr
 
 
 def _probe_tensor(tensor: Any) -> tuple[Hashable, int]:

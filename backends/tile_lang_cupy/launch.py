@@ -8,12 +8,14 @@ read (see :mod:`tile_lang_cupy.artifacts`), and its metadata records how to pack
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import struct
 import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
     from tile_lang.compiler.spec import ArgSpec, Spec
 
 Packer = Callable[[tuple[Any, ...]], tuple[Any, ...]]
+LaunchKernel = Callable[[int, int, int, int, int, int, int, int, int, int, int], None]
+"""cupy.cuda.driver.launchKernel: (function, grid x, y, z, block x, y, z, shared bytes, stream,
+kernel parameters, extra) -> None, as cuLaunchKernel takes them."""
 
 
 def _cupy_device(index: int) -> AbstractContextManager[object]:
@@ -41,15 +46,17 @@ def _cupy_device(index: int) -> AbstractContextManager[object]:
     return cupy.cuda.Device(index)
 
 
-def _maps_memory(nbytes: int, stream: Any) -> Any:
+def _maps_memory(nbytes: int, stream: Any) -> tuple[Any, int]:
     """Device memory for a launch's tensor maps from CuPy's pool, on ``stream`` (None: the
-    current one), so the pool hands it out again only after the launch on that stream."""
+    current one), so the pool hands it out again only after the launch on that stream; and its address."""
     import cupy
 
     if stream is None:
-        return cupy.empty(nbytes, np.uint8)
-    with stream:
-        return cupy.empty(nbytes, np.uint8)
+        memory = cupy.empty(nbytes, np.uint8)
+    else:
+        with stream:
+            memory = cupy.empty(nbytes, np.uint8)
+    return memory, int(memory.data.ptr)
 
 
 @dataclass
@@ -58,37 +65,110 @@ class Compiled:
 
     threads: int
     smem_bytes: int
-    pack: Packer  # raw arguments (addresses for pointers) -> what CuPy's launch takes
+    params: tuple[str | None, ...]  # per parameter: None for a pointer, else a NumPy type string (Generated.params)
     compile_seconds: float
     device: int  # the device it was loaded on, which holds the launch's buffers
-    direct: Any  # its CuPy Function on ``device`` (a module belongs to the device it was loaded on)
+    function: Any  # its CuPy Function on ``device``, launched by its ``ptr`` (and keeping its module loaded)
     current_device: Callable[[], int]  # cupy.cuda.runtime.getDevice (a stand-in in tests)
     use_device: Callable[[int], AbstractContextManager[object]] = _cupy_device  # ``with`` it: device current
     map_bytes: int = 0  # per program, for bulk copies' tensor maps (Generated.map_bytes)
-    scratch: Callable[[int, Any], Any] = _maps_memory  # (bytes, stream) -> device memory for the maps
+    scratch: Callable[[int, Any], tuple[Any, int]] = _maps_memory  # (bytes, stream) -> (memory, address)
+    launch_kernel: LaunchKernel | None = None  # None: cupy.cuda.driver.launchKernel (cuLaunchKernel)
+    current_stream: Callable[[], int] | None = None  # None: the handle of CuPy's current stream
+    _runners: dict[Any, Runner] = field(default_factory=dict, repr=False)  # by Options.stream
 
     def runner(self, stream: Any) -> Runner:
-        """A launcher of this kernel on ``stream`` (an ``Options.stream``; None: CuPy's current
-        stream at each launch), with everything but the grid and the arguments bound once. It
-        launches on ``device``, made current for the call when another one is."""
-        block, smem, pack = (self.threads, 1, 1), self.smem_bytes, self.pack
-        device, direct, current_device, use_device = self.device, self.direct, self.current_device, self.use_device
-        on = _stream(stream) if stream is not None else None
-        if self.map_bytes:  # the maps' memory, allocated on the launch's stream: free again for its next launch
-            per_program, scratch, kernel = self.map_bytes, self.scratch, direct
+        """The launcher of this kernel on ``stream`` (an ``Options.stream``; None: CuPy's current
+        stream at each launch), made once per stream (:func:`_runner`)."""
+        found = self._runners.get(stream)
+        if found is None:
+            found = self._runners[stream] = _runner(self, stream)
+        return found
 
-            def direct(grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...], smem: int,
-                       on: Any) -> None:
-                kernel(grid, block, (*args, scratch(per_program * grid[0] * grid[1] * grid[2], on)), smem, on)
 
-        def run(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> None:
-            if current_device() == device:
-                direct(grid, block, pack(raw), smem, on)
-            else:
-                with use_device(device):
-                    direct(grid, block, pack(raw), smem, on)
+def _runner(compiled: Compiled, stream: Any) -> Runner:
+    """A launcher with everything but the grid and the arguments worked out once: the driver
+    call, the function handle and each thread's argument memory, which a launch fills in place
+    (:func:`_packer`) and hands to ``cuLaunchKernel``; no objects are made per launch but the
+    tensor maps' memory. It launches on the kernel's device, made current for the call when
+    another one is."""
+    threads, smem, device, handle = compiled.threads, compiled.smem_bytes, compiled.device, compiled.function.ptr
+    current_device, use_device, per_program, scratch = (compiled.current_device, compiled.use_device,
+                                                        compiled.map_bytes, compiled.scratch)
+    params = compiled.params + ((None,) if per_program else ())  # the maps' address goes last
+    pack, count = _packer(params), len(params)
+    launch_kernel, current_stream = compiled.launch_kernel, compiled.current_stream
+    if launch_kernel is None or current_stream is None:
+        import cupy
 
-        return run
+        launch_kernel = launch_kernel or cupy.cuda.driver.launchKernel
+        current_stream = current_stream or (lambda: cupy.cuda.get_current_stream().ptr)
+    on = _stream(stream) if stream is not None else None
+    fixed = on.ptr if on is not None else None
+    local = threading.local()  # cuLaunchKernel reads the arguments without the GIL: one memory per thread
+
+    def run(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> None:
+        if current_device() != device:
+            with use_device(device):
+                return run(grid, raw)
+        x, y, z = grid
+        try:
+            slots = local.slots
+        except AttributeError:
+            slots = local.slots = _Slots(count)
+        if per_program:
+            memory, address = scratch(per_program * x * y * z, on)  # held until the launch is queued
+            raw = (*raw, address)
+        pack(slots.values, raw)
+        launch_kernel(handle, x, y, z, threads, 1, 1, smem, current_stream() if fixed is None else fixed,
+                      slots.address, 0)
+        return None
+
+    return run
+
+
+class _Slots:
+    """One thread's argument memory for a runner: an 8-byte slot per argument, and the array of
+    the slots' addresses that ``cuLaunchKernel`` takes as its kernel parameters."""
+
+    def __init__(self, count: int) -> None:
+        self.values = (ctypes.c_uint64 * count)()
+        base = ctypes.addressof(self.values)
+        self.pointers = (ctypes.c_void_p * count)(*range(base, base + 8 * count, 8))
+        self.address = ctypes.addressof(self.pointers)
+
+
+_CODES = {("b", 1): "?", ("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
+          ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d"}
+"""The ``struct`` code of a scalar by its NumPy kind and size."""
+
+
+def slot_format(params: Sequence[str | None]) -> str:
+    """The ``struct`` format of a kernel's arguments in 8-byte slots: a pointer as a u64 address,
+    a scalar in its own width (a NumPy type string, as in ``Generated.params``) then padding."""
+    codes = []
+    for param in params:
+        if param is None:
+            codes.append("Q")
+            continue
+        dtype = np.dtype(param)
+        codes.append(_CODES[dtype.kind, dtype.itemsize] + (f"{8 - dtype.itemsize}x" if dtype.itemsize < 8 else ""))
+    return "=" + "".join(codes)
+
+
+def _packer(params: Sequence[str | None]) -> Callable[[Any, tuple[Any, ...]], None]:
+    """Writes raw arguments into a thread's slots in one ``struct.pack_into`` call. The launch's
+    checks and its fast-path key fix each int's width, so only a float beyond f32's range fails to
+    pack: then the values are converted as NumPy converts them (such a float becomes inf)."""
+    pack_into, numpy_values = struct.Struct(slot_format(params)).pack_into, make_packer(params)
+
+    def pack(values: Any, raw: tuple[Any, ...]) -> None:
+        try:
+            pack_into(values, 0, *raw)
+        except OverflowError:
+            pack_into(values, 0, *numpy_values(raw))
+
+    return pack
 
 
 def arg_key(value: Any) -> str:
@@ -182,8 +262,8 @@ def load(launch: Launch, spec_text: str | None, capability: int) -> Compiled:
     if gen.smem_bytes > 48 * 1024:
         driver = cupy.cuda.driver
         driver.funcSetAttribute(function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, gen.smem_bytes)
-    return Compiled(gen.threads, gen.smem_bytes, make_packer(gen.params), time.perf_counter() - start, device,
-                    function, cupy.cuda.runtime.getDevice, map_bytes=gen.map_bytes)
+    return Compiled(gen.threads, gen.smem_bytes, gen.params, time.perf_counter() - start, device, function,
+                    cupy.cuda.runtime.getDevice, map_bytes=gen.map_bytes)
 
 
 @functools.cache
@@ -239,9 +319,10 @@ def launch_spec(launch: Launch, capability: int = 80) -> Spec:
 
 
 def make_packer(params: Sequence[str | None]) -> Packer:
-    """A function from raw arguments to CuPy launch arguments. ``params`` holds, per kernel
-    parameter, None for a pointer (its address goes as a Python int, which CuPy passes as 64
-    bits) or the NumPy type string of a scalar (the value is converted to that width).
+    """A function from raw arguments to the values they are passed as: ``params`` holds, per
+    kernel parameter, None for a pointer (its address, a Python int) or the NumPy type string of
+    a scalar (the value converted as NumPy converts it to that width). CuPy's own launch call
+    takes these (``gpu_bench``); a runner packs with them only a float beyond f32's range.
 
     Generated as one tuple expression: on every launch it is cheaper than a loop over converters.
     """
