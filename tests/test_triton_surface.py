@@ -279,3 +279,44 @@ def test_uint_to_uniform_float_is_tritons(backend: str) -> None:
     np.testing.assert_allclose(got, want, rtol=2e-7)
     assert got[0] == got[1] and got[64] == got[65] and 1 - np.finfo(np.float32).eps <= got[0] < 1
     assert ((got >= 0) & (got < 1)).all()
+
+
+@tl.kernel
+def persistent_descriptor_matmul(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], c_ptr: Pointer[tl.f16], M: int,
+                                 N: int, K: int, BM: constexpr, BN: constexpr, BK: constexpr, PROGRAMS: constexpr,
+                                 SPLIT: constexpr) -> None:
+    """Tutorial 09's persistent form: tiles walked by ``tl.range(..., flatten=True,
+    warp_specialize=True)``, operands through in-kernel descriptors (``b`` given transposed), the
+    epilogue optionally split into two halves stored apart."""
+    tiles_n = tl.cdiv(N, BN)
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1],
+                                       block_shape=[BM, BN // 2 if SPLIT else BN])
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS, flatten=True, warp_specialize=True):
+        offs_m = (tile // tiles_n) * BM
+        offs_n = (tile % tiles_n) * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in tl.range(tl.cdiv(K, BK), warp_specialize=True):
+            acc = tl.dot(a_desc.load([offs_m, k * BK]), b_desc.load([offs_n, k * BK]).T, acc)
+        if SPLIT:
+            left, right = tl.split(tl.permute(tl.reshape(acc, (BM, 2, BN // 2)), (0, 2, 1)))
+            c_desc.store([offs_m, offs_n], left.to(tl.float16))
+            c_desc.store([offs_m, offs_n + BN // 2], right.to(tl.float16))
+        else:
+            c_desc.store([offs_m, offs_n], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_persistent_descriptor_matmul_as_tutorial_09(backend: str, split: bool) -> None:
+    """Ragged M/N/K (descriptors clip and zero-fill), fewer programs than tiles."""
+    M, N, K = 40, 48, 40
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K)).astype(np.float16)
+    with tl.backend(backend):
+        c = tl.to_device(np.full((M, N), np.nan, np.float16), tl.f16)
+        persistent_descriptor_matmul[(3,)](tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), c, M, N, K,
+                                           BM=16, BN=32, BK=16, PROGRAMS=3, SPLIT=split)
+        want = a.astype(np.float64) @ b.astype(np.float64).T
+        np.testing.assert_allclose(c.numpy().astype(np.float64), want, rtol=1e-2, atol=2e-2)
