@@ -125,7 +125,8 @@ def environment(args: argparse.Namespace, out: Path, base: dict[str, str]) -> di
     plugin's settings (JSON in :data:`ENV`), and this folder on ``PYTHONPATH`` for ``-p``."""
     backend = BACKENDS[args.backend]
     settings = {"sample": args.sample, "seed": args.seed, "timeout": args.timeout, "out": str(out),
-                "helpers": str(args.dir.resolve() / "_internal_testing.py"), "device": backend.device}
+                "helpers": str(args.dir.resolve() / "_internal_testing.py"), "device": backend.device,
+                "runner": backend.runner}
     # Triton's tests assume signed integer overflow wraps, as on the GPU (the reference's default reports it)
     env = dict(base, TILE_LANG_BACKEND=args.backend, TILE_LANG_OVERFLOW="wrap", **{ENV: json.dumps(settings)})
     env.pop("TRITON_INTERPRET", None)  # also where the caller's shell set it: on CUDA the tests compile
@@ -202,6 +203,9 @@ class _Helpers(importlib.abc.MetaPathFinder):
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if _settings()["runner"]:  # again in each pytest-xdist worker: a process of its own, not under the runner
+        from tile_lang.as_triton import install
+        install()
     sys.meta_path.insert(0, _Helpers())
     config.addinivalue_line("markers", "interpreter: runs on Triton's interpreter")
 
