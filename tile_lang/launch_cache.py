@@ -134,7 +134,9 @@ class LaunchCache:
         self.kernel = kernel
         self.backend = backend
         self.option_names = option_names
-        self.kinds = tuple(_kind(p.kind, p.annotation) for p in kernel.runtime_params)
+        kinds = [_kind(p.kind, p.annotation) for p in kernel.runtime_params]
+        self.pointers, self.ints, self.floats, self.others = (
+            tuple(i for i, k in enumerate(kinds) if k == kind) for kind in (_POINTER, _INT, _FLOAT, _OTHER))
         self.probes: dict[type, Probe | None] = {}
         self.bindings: dict[tuple[int, tuple[str, ...]], _Binding | None] = {}
 
@@ -164,35 +166,39 @@ class LaunchCache:
         return runner
 
     def _probe(self, values: tuple[Any, ...]) -> tuple[tuple[Hashable, ...], tuple[Any, ...]] | None:
-        """The per-argument part of the key, and the raw arguments (addresses for pointers)."""
+        """The per-argument part of the key, and the raw arguments (addresses for pointers): the
+        pointers first, then the ints, then the rest (positions worked out once, in ``__init__``)."""
         parts: list[Any] = []
-        raw: list[Any] = []
-        part, keep, probes = parts.append, raw.append, self.probes  # bound once: this loop is hot
-        for kind, value in zip(self.kinds, values):
-            if kind == _POINTER:
-                cls = type(value)
-                probe = probes.get(cls, _UNSEEN)
-                if probe is _UNSEEN:
-                    probe = probes[cls] = self.backend.probe(cls)
-                if probe is None:
-                    return None
-                try:
-                    token, address = probe(value)
-                except Exception:  # e.g. a tensor without storage: the checked path says why
-                    return None
-                part((cls, token, address & 15))  # the alignment, to the element as well as to 16 bytes
-                keep(address)
-            elif kind == _INT:
-                if type(value) is not int:
-                    return None
-                part(int_class(value))
-                keep(value)
-            else:
-                if kind == _FLOAT and type(value) is int and not -_FLOAT_INTS < value < _FLOAT_INTS:
-                    return None
-                part(type(value))
-                keep(value)
+        raw = list(values)
+        part, probes = parts.append, self.probes  # bound once: these loops are hot
+        for i in self.pointers:
+            value = raw[i]
+            cls = type(value)
+            probe = probes.get(cls, _UNSEEN)
+            if probe is _UNSEEN:
+                probe = probes[cls] = self.backend.probe(cls)
+            if probe is None:
+                return None
+            try:
+                token, address = probe(value)
+            except Exception:  # e.g. a tensor without storage: the checked path says why
+                return None
+            part((cls, token, address & 15))  # the alignment, to the element as well as to 16 bytes
+            raw[i] = address
+        for i in self.ints:
+            value = raw[i]
+            if type(value) is not int:
+                return None
+            part(int_class(value))
+        for i in self.floats:
+            value = raw[i]
+            if type(value) is int and not -_FLOAT_INTS < value < _FLOAT_INTS:
+                return None
+            part(type(value))
+        for i in self.others:
+            part(type(raw[i]))
         return tuple(parts), tuple(raw)
+
 
 class LastLaunch:
     """The fast path of repeat launches on a backend that runs a checked :class:`Launch` itself

@@ -172,7 +172,7 @@ def _probe_cupy(array: Any) -> tuple[Hashable, int]:
     """Adoption's verdict on a view follows from its strides, unless one is negative: then from
     which dimensions have one element (they never step), so the shape is part of the token."""
     data, strides = array.data, array.strides
-    if strides and min(strides) < 0:
+    if strides and ((strides[0] | strides[-1]) < 0 or len(strides) > 2 and min(strides) < 0):  # min is slower
         return (array.dtype, strides, data.device_id, array.shape), data.ptr
     return (array.dtype, strides, data.device_id), data.ptr
 
