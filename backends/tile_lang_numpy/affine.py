@@ -97,68 +97,108 @@ def int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
+Bounds = tuple[Array | None, ...]  # per block axis: a per-program (or shared) bound, or None
+
+
 class Box:
-    """A lazy mask: lane ``(i_0, i_1, ...)`` of program ``p`` is live when ``i_d < limits[d][p]``
-    on every axis ``d`` that has a limit. ``offs < n`` on an affine block is one; ``&`` of two
-    is one; a load or store sees at once when every lane is live."""
+    """A lazy mask: lane ``(i_0, i_1, ...)`` of program ``p`` is live when ``starts[d][p] <= i_d
+    < limits[d][p]`` on every axis ``d`` that has those bounds. ``offs < n`` and ``offs >= 0`` on
+    an affine block are one; ``&`` of two is one; a load or store sees at once when every lane
+    is live, and where each program's live lanes begin and end."""
 
-    __slots__ = ("limits", "block", "_array", "_all_live")
+    __slots__ = ("limits", "starts", "block", "_array", "_all_live")
 
-    def __init__(self, limits: tuple[Array | None, ...], block: tuple[int, ...]) -> None:
+    def __init__(self, limits: Bounds, block: tuple[int, ...], starts: Bounds | None = None) -> None:
         self.limits = limits
+        self.starts: Bounds = (None,) * len(block) if starts is None else starts
         self.block = block
         self._array: Array | None = None
         self._all_live: bool | None = None  # computed once: a mask is usually shared by a load and a store
 
     @property
     def shape(self) -> tuple[int, ...]:
-        lead = max((lim.shape[0] for lim in self.limits if lim is not None), default=1)
+        lead = max((b.shape[0] for b in self.limits + self.starts if b is not None), default=1)
         return (lead, *self.block)
 
     @property
     def all_live(self) -> bool:
         if self._all_live is None:
-            self._all_live = all(lim is None or (int(lim.item()) if lim.size == 1 else int(lim.min())) >= n
-                                 for lim, n in zip(self.limits, self.block))
+            self._all_live = all(lim is None or _least(lim) >= n for lim, n in zip(self.limits, self.block)) and \
+                all(start is None or -_least(-start) <= 0 for start in self.starts)
         return self._all_live
 
     def materialize(self) -> Array:
+        """Each program's lanes along an axis, ``start <= i < limit``, as a row copied from a
+        view of steps (:func:`_steps`): one copy per bound instead of comparing every lane."""
         if self._array is None:
-            live = np.ones(self.shape, dtype=bool)
+            live: Array | None = None
             rank = len(self.block)
-            for axis, (lim, n) in enumerate(zip(self.limits, self.block)):
-                if lim is not None:
-                    lane = np.arange(n).reshape((1,) + tuple(n if d == axis else 1 for d in range(rank)))
-                    live &= lane < lim.reshape((-1,) + (1,) * rank)
-            self._array = live
+            for axis, (start, lim, n) in enumerate(zip(self.starts, self.limits, self.block)):
+                for bound, below in ((lim, True), (start, False)):
+                    if bound is None:
+                        continue
+                    rows = _steps(n, below)[n - np.clip(bound, 0, n)]
+                    rows = rows.reshape((-1,) + tuple(n if d == axis else 1 for d in range(rank)))
+                    live = rows if live is None else live & rows
+            full = np.ones(self.shape, dtype=bool) if live is None else np.broadcast_to(live, self.shape)
+            self._array = full if full.flags.writeable else np.ascontiguousarray(full)
         return self._array
 
 
-def below(a: Affine, bound: Array, inclusive: bool) -> Box | None:
-    """``a < bound`` (``<=`` when inclusive) as a :class:`Box`, when ``a`` varies along one axis
-    with a positive stride."""
+    def gated(self, flags: Array) -> Box:
+        """``self & flags`` for a per-program (or shared) bool: no lane of a program whose flag is false."""
+        shut = np.where(flags, self.block[0], 0)
+        first = self.limits[0]
+        return Box((shut if first is None else np.minimum(first, shut), *self.limits[1:]), self.block, self.starts)
+
+
+@functools.lru_cache(maxsize=64)
+def _steps(n: int, below: bool) -> Array:
+    """A view whose row ``n - k`` (``0 <= k <= n``) is the ``n`` lanes ``i < k`` (``below``) or
+    ``i >= k``: windows of ``n`` ones then ``n`` zeros (or the reverse)."""
+    step = np.zeros(2 * n, bool)
+    step[:n] = below
+    step[n:] = not below
+    return np.lib.stride_tricks.sliding_window_view(step, n)
+
+
+def _least(bound: Array) -> int:
+    return int(bound.item()) if bound.size == 1 else int(bound.min())
+
+
+def compare(a: Affine, bound: Array, upper: bool, inclusive: bool) -> Box | None:
+    """``a < bound`` (``<=`` when inclusive), or with ``upper`` False ``a > bound`` (``>=``), as a
+    :class:`Box`, when ``a`` varies along one axis with a positive stride."""
     moving = [d for d, (s, n) in enumerate(zip(a.strides, a.block)) if s and n > 1]
     if len(moving) != 1 or a.strides[moving[0]] < 0:
         return None
     axis = moving[0]
     stride = a.strides[axis]
-    room = bound - a.base + 1 if inclusive else bound - a.base  # lanes i with i * stride < room
-    limits: list[Array | None] = [None] * len(a.block)
-    limits[axis] = room if stride == 1 else -((-room) // stride)  # ceil(room / stride)
-    return Box(tuple(limits), a.block)
+    bounds: list[Array | None] = [None] * len(a.block)
+    if upper:  # lanes i with i * stride < room
+        room = bound - a.base + 1 if inclusive else bound - a.base
+        bounds[axis] = room if stride == 1 else -((-room) // stride)  # ceil(room / stride)
+        return Box(tuple(bounds), a.block)
+    floor = bound - a.base if inclusive else bound - a.base + 1  # lanes i with i * stride >= floor
+    bounds[axis] = floor if stride == 1 else -((-floor) // stride)
+    return Box((None,) * len(a.block), a.block, tuple(bounds))
 
 
 def both(x: Box, y: Box) -> Box | None:
     """``x & y``, broadcasting blocks (ranks aligned on the right)."""
     rank = max(len(x.block), len(y.block))
-    lx = (None,) * (rank - len(x.block)) + x.limits
-    ly = (None,) * (rank - len(y.block)) + y.limits
     bx = (1,) * (rank - len(x.block)) + x.block
     by = (1,) * (rank - len(y.block)) + y.block
     if any(m != n and 1 not in (m, n) for m, n in zip(bx, by)):
         return None
-    limits = tuple(a if b is None else b if a is None else np.minimum(a, b) for a, b in zip(lx, ly))
-    return Box(limits, tuple(max(m, n) for m, n in zip(bx, by)))
+    return Box(_joined(x.limits, y.limits, rank, np.minimum), tuple(max(m, n) for m, n in zip(bx, by)),
+               _joined(x.starts, y.starts, rank, np.maximum))
+
+
+def _joined(x: Bounds, y: Bounds, rank: int, tighter: Any) -> Bounds:
+    """Two boxes' bounds on each axis (ranks aligned on the right), the tighter where both have one."""
+    x, y = (None,) * (rank - len(x)) + x, (None,) * (rank - len(y)) + y
+    return tuple(a if b is None else b if a is None else tighter(a, b) for a, b in zip(x, y))
 
 
 def shift(a: Affine, amount: Array, dtype: np.dtype[Any]) -> Affine | None:
@@ -200,7 +240,8 @@ def insert_axes(a: Affine, key: tuple[object, ...]) -> Affine:
 def insert_box_axes(b: Box, key: tuple[object, ...]) -> Box:
     """The same indexing for a lazy mask."""
     limits, block = _inserted(list(b.limits), list(b.block), key, None)
-    return Box(tuple(limits), tuple(block))
+    starts, _ = _inserted(list(b.starts), list(b.block), key, None)
+    return Box(tuple(limits), tuple(block), tuple(starts))
 
 
 def _inserted(per_axis: list[Any], block: list[int], key: tuple[object, ...], unit: object) -> tuple[list[Any], list[int]]:

@@ -210,23 +210,30 @@ def _lazy_binary(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
         factor = _uniform_int(scalar)
         result = None if factor is None else affine.scale(a, factor, dtype.numpy)
         return None if result is None else values.make(result, dtype)
-    inclusive = _BELOW if not flipped else _ABOVE
-    if op in inclusive and lazy.type.is_signed and scalar.type.is_signed:  # unsigned compares wrap
-        box = affine.below(a, values.array(scalar).astype(np.int64), inclusive[op])
+    bounded = _BOUNDS.get(_FLIPPED.get(op, op) if flipped else op)
+    if bounded is not None and lazy.type.is_signed and scalar.type.is_signed:  # unsigned compares wrap
+        box = affine.compare(a, values.array(scalar).astype(np.int64), *bounded)
         return None if box is None else values.make(box, BOOL)
     return None
 
 
-_BELOW = {BinaryOp.LT: False, BinaryOp.LE: True}  # block < bound: whether the bound is inclusive
-_ABOVE = {BinaryOp.GT: False, BinaryOp.GE: True}  # bound > block
+# block op bound: whether the bound is above the block, and whether it is inclusive
+_BOUNDS = {BinaryOp.LT: (True, False), BinaryOp.LE: (True, True), BinaryOp.GT: (False, False),
+           BinaryOp.GE: (False, True)}
 
 
 def _lazy_and(x: object, y: object) -> Tensor[Any, Any] | None:
-    """``box & box`` stays a lazy :class:`affine.Box` mask."""
-    if isinstance(x, Tensor) and isinstance(y, Tensor) and isinstance(x.handle, affine.Box) \
-            and isinstance(y.handle, affine.Box):
+    """``box & box``, and a box with a bool scalar (``offs < n`` and ``row < H``), stay a lazy
+    :class:`affine.Box` mask."""
+    if not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+        return None
+    if isinstance(x.handle, affine.Box) and isinstance(y.handle, affine.Box):
         box = affine.both(x.handle, y.handle)
         return None if box is None else values.make(box, BOOL)
+    lazy, flag = (x, y) if isinstance(x.handle, affine.Box) else (y, x)
+    if isinstance(lazy.handle, affine.Box) and flag.type.is_bool and flag.ndim == 0 and lazy.ndim \
+            and type(flag.handle) is np.ndarray:
+        return values.make(lazy.handle.gated(flag.handle), BOOL)
     return None
 
 

@@ -148,3 +148,33 @@ def test_an_in_place_step_writing_a_neighbours_block_is_a_race(programs: int) ->
                                r"program \(\d+,\) loads it"):
                 scale_in_place[(programs,)](p, m, n, SHIFT=1, BLOCK=block)
             np.testing.assert_array_equal(p.numpy(), p0)
+
+
+@tl.kernel
+def windowed_copy(x_ptr: Pointer[f32], y_ptr: Pointer[f32], n: int, lo: int, hi: int, STRIDE: constexpr,
+                  BLOCK: constexpr) -> None:
+    """Lanes kept by bounds on both sides, written as each comparison form, and by a per-program
+    flag: every program's live lanes are one range (a lazy mask of the reference)."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK * STRIDE + tl.arange(0, BLOCK) * STRIDE
+    keep = (offs >= lo) & (hi > offs) & (offs < n) & (pid % 3 != 1)
+    keep_too = (lo <= offs) & (offs <= hi - 1) & (n > offs) & (pid % 3 != 1)
+    v = tl.load(x_ptr + offs, mask=keep, other=-1.0)
+    tl.store(y_ptr + offs, v + tl.where(keep_too, 0.0, 100.0), mask=offs < n)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize(("lo", "hi"), [(0, 1000), (5, 77), (-9, 13), (40, 30)])
+def test_two_sided_masks_match_numpy(tile_backend: str, stride: int, lo: int, hi: int) -> None:
+    block, programs = 16, 7
+    n = programs * block * stride - 3
+    rng = np.random.default_rng(abs(lo) * 31 + hi + stride)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = tl.to_device(np.full(n, np.nan, np.float32), tl.f32)
+    windowed_copy[(programs,)](tl.to_device(x, tl.f32), y, n, lo, hi, STRIDE=stride, BLOCK=block)
+    offs = np.arange(n)
+    keep = (offs >= lo) & (offs < hi) & (offs // (block * stride) % 3 != 1)
+    expected = np.full(n, np.nan, np.float32)
+    on_lane = offs % stride == 0
+    expected[on_lane] = np.where(keep, x.astype(np.float64), -1.0 + 100.0)[on_lane]
+    np.testing.assert_array_equal(y.numpy(), expected)
