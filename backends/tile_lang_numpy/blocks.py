@@ -218,18 +218,29 @@ def store_block(engine: Engine, a: Mapping[str, Any]) -> None:
 # ------------------------------------------------------------------------------ tensor descriptors
 
 
+def _active_rows(engine: Engine, rows: Array) -> Array:
+    """``rows`` (one per program, or one all programs share) of the programs executing now: a
+    program masked off by control flow (an ``if`` it does not take) fails no check."""
+    live = engine.only_active(np.ones(len(rows), dtype=bool))
+    if len(live) != len(rows):
+        return rows if bool(live.any()) else rows[:0]
+    return rows[live]
+
+
 def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array, block_shape: tuple[int, ...]) -> None:
     """The TMA rules: 16-byte aligned base, unit last stride, 16-byte multiple other strides,
     and at least 16 bytes along the last block dim."""
     element = p.memory.dtype
     rules.descriptor_block(block_shape, element)
-    for row in np.unique(strides, axis=0).tolist():  # each program's strides, checked as the compiler checks one
+    for row in np.unique(_active_rows(engine, strides), axis=0).tolist():  # as the compiler checks one program's
         rules.descriptor_strides(tuple(int(s) for s in row), element)
     address = p.memory.flat.ctypes.data + base * element.itemsize
-    if bool(np.any(address % rules.DESCRIPTOR_ALIGN)):
-        row = int(np.argmax(address % rules.DESCRIPTOR_ALIGN != 0))
+    misaligned = engine.only_active(address % rules.DESCRIPTOR_ALIGN != 0)
+    if bool(np.any(misaligned)):
+        row = int(np.argmax(misaligned))
         raise engine.error(f"the base of a tensor descriptor must be {rules.DESCRIPTOR_ALIGN}-byte aligned, but "
-                           f"program {engine.program_of(row)} has element offset {int(base[row])} into {p.memory.param}")
+                           f"program {engine.program_of(row)} has element offset "
+                           f"{int(np.broadcast_to(base, misaligned.shape)[row])} into {p.memory.param}")
 
 
 @implements(tl.make_tensor_descriptor)
