@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import gc
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -131,7 +132,7 @@ def split(engine: Engine, ptr: Tensor[Any, Any], mask: object) -> list[tuple[Ten
     assert element is not None and isinstance(ptr.handle, Pointers)
     m = values.lift(True if mask is None else mask)
     if not m.type.is_bool:
-        raise engine.error(f"the mask must be a bool block (a comparison), got {m!r}")
+        raise engine.error(f"the mask of a load or store must be a bool block (a comparison), got {m!r}")
     shape = values.block_broadcast(ptr.block_shape, m.block_shape)
     r = len(shape)
     addresses, live = np.broadcast_arrays(values.align(ptr.handle.offsets, ptr.ndim, r),
@@ -141,11 +142,12 @@ def split(engine: Engine, ptr: Tensor[Any, Any], mask: object) -> list[tuple[Ten
     which = np.full(addresses.shape, -1, dtype=np.int64)
     which[live] = book.find(addresses[live])
     _check_found(engine, addresses, live, which)
+    held = np.unique(which[live]).tolist()
+    if not held:  # no live lane: an access that reads poison (or ``other``) and writes nothing
+        nowhere = values.make(Pointers(_nowhere(element), np.zeros((1,) + shape, _INDEX)), ptr.type)
+        return [(nowhere, values.make(np.zeros((1,) + shape, bool), BOOL))]
     parts = []
-    for k in np.unique(which[live]).tolist() or [-1]:
-        if k < 0:  # no live lane: an access that reads poison (or ``other``) and writes nothing
-            nowhere = values.make(Pointers(_nowhere(element), np.zeros((1,) + shape, _INDEX)), ptr.type)
-            return [(nowhere, values.make(np.zeros((1,) + shape, bool), BOOL))]
+    for k in held:
         start, memory = book.memory(k, element)
         mine = live & (which == k)
         offset = np.where(mine, addresses - start, 0)
@@ -208,7 +210,7 @@ class Book:
         found = _lookup(known, addresses)
         if bool((found < 0).any()):
             if self._found is None:
-                self._found = list(_live_allocations())
+                self._found = _live_allocations()
             later = _lookup(self._found, addresses)
             found = np.where((found < 0) & (later >= 0), later + len(known), found)
         return found
@@ -239,13 +241,15 @@ def _lookup(allocations: list[_Allocation], addresses: Array) -> Array:
     return np.where(inside, order[np.maximum(at, 0)], -1)
 
 
-def _live_allocations() -> Iterator[_Allocation]:
-    """The allocations of the live torch CPU tensors and NumPy arrays (each once)."""
-    seen: set[int] = set()
-    for alloc in (*_torch_allocations(), *_numpy_allocations()):
-        if alloc.start not in seen:
-            seen.add(alloc.start)
-            yield alloc
+def _live_allocations() -> list[_Allocation]:
+    """The allocations of the live torch CPU tensors and NumPy arrays (each once). Asking every
+    object whether it is one can warn (deprecated lazy module attributes): those are silenced."""
+    found: dict[int, _Allocation] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for alloc in (*_torch_allocations(), *_numpy_allocations()):
+            found.setdefault(alloc.start, alloc)
+    return list(found.values())
 
 
 def _torch_allocations() -> Iterator[_Allocation]:

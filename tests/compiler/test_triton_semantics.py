@@ -323,3 +323,56 @@ def test_the_reference_bounds_checks_pointers_made_from_integers() -> None:
             past_the_end[(1,)](nowhere, out, 1, B=16)
         assert err.value.lineno == past_the_end.lineno + 4
         np.testing.assert_array_equal(out.numpy()[:10], x.numpy())
+
+
+lane_addresses = _kernel("lane_addresses", """
+    def lane_addresses(table: Pointer[tl.i64], o_ptr: Pointer[tl.f32], n: int, B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        p = tl.load(table + offs).to(tl.pointer_type(tl.float32))
+        got = tl.load(p, mask=offs < n, other=-1.0)
+        tl.store(p, got * 10.0, mask=offs < n)
+        tl.atomic_add(p, 1.0, mask=offs < n)
+        tl.store(o_ptr + offs, got)
+""")
+
+
+def test_lanes_pointing_into_different_buffers(backend: str) -> None:
+    """Each lane's address in another buffer (or element): loads, stores and atomics through
+    them, masked lanes untouched, as on the GPU."""
+    rng = _rng(10)
+    xs = [rng.standard_normal(8).astype(np.float32) for _ in range(2)]
+    lanes = [(i % 2, int(j)) for i, j in zip(range(16), rng.permutation(16) % 8)]
+    lanes = list(dict.fromkeys(lanes))[:12]  # distinct elements, so stores and atomics do not collide
+    n = len(lanes)
+    with tl.backend(backend):
+        bufs = [tl.to_device(x, tl.f32) for x in xs]
+        addresses = [_address(bufs[b]) + 4 * j for b, j in lanes] + [0] * (16 - n)  # masked-off lanes: no address
+        out = tl.to_device(np.full(16, np.nan, np.float32), tl.f32)
+        lane_addresses[(1,)](tl.to_device(np.array(addresses, np.int64), tl.i64), out, n, B=16)
+        want_out = np.array([xs[b][j] for b, j in lanes] + [-1.0] * (16 - n))
+        np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-6)
+        for b, x in enumerate(xs):
+            want = x.astype(np.float64).copy()
+            for lb, j in lanes:
+                if lb == b:
+                    want[j] = want[j] * 10.0 + 1.0
+            np.testing.assert_allclose(bufs[b].numpy(), want, rtol=1e-6)
+
+
+def test_addresses_of_torch_tensors_on_the_reference() -> None:
+    """Grouped GEMM's host side: ``torch.tensor([t.data_ptr() for t in A])``, the tensors not
+    passed to the launch (one a view into a larger tensor); the reference finds each."""
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(11)
+    big = torch.randn(64, generator=gen).to(torch.float16)
+    a = [torch.randn(n, generator=gen).to(torch.float16) for n in (16, 5)] + [big[10:]]
+    c = [torch.full((16,), float("nan"), dtype=torch.float32) for _ in a]
+    sizes = torch.tensor([16, 5, 16], dtype=torch.int32)
+    with tl.backend("numpy"):
+        c_table = np.array([t.data_ptr() for t in c], np.uint64)  # (torch has no uint64 tensors to adopt)
+        grouped_scale[(3,)](torch.tensor([t.data_ptr() for t in a]), c_table, sizes, B=16)
+    for g, (x, out) in enumerate(zip(a, c)):
+        n = int(sizes[g])
+        want = x[:n].double().numpy() * 3.0 + g
+        np.testing.assert_allclose(out[:n].numpy(), want, rtol=1e-6)
+        assert bool(torch.isnan(out[n:]).all())
