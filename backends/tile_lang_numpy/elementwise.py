@@ -244,9 +244,12 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if type(x) is Tensor and type(y) is Tensor and type(x.handle) is np.ndarray and type(y.handle) is np.ndarray \
             and x.type is y.type and x.block_shape == y.block_shape:
         plain = _plain(op, x.type)
-        if plain is not None:  # the common case: one dtype, one shape, nothing to convert or check
-            fn, kind = plain
-            return values.make(fn(x.handle, y.handle).astype(kind.numpy, copy=False), kind)
+        if plain is not None:  # the common case: one dtype, one shape, nothing to convert
+            fn, kind, checked = plain
+            result = fn(x.handle, y.handle)
+            if checked:
+                _check_overflow(engine, op, x.handle, y.handle, result, kind, 1)
+            return values.make(result.astype(kind.numpy, copy=False), kind)
     rx, ry = rule_operand(x), rule_operand(y)
     if isinstance(rx, DType) and rx.is_pointer or isinstance(ry, DType) and ry.is_pointer:
         if _pointer_rule(op, rx, ry) if isinstance(rx, DType) and isinstance(ry, DType) else \
@@ -315,17 +318,26 @@ def _rule(op: BinaryOp, rx: rules.Operand, ry: rules.Operand) -> rules.Typed:
 
 
 @functools.cache
-def _plain(op: BinaryOp, dtype: DType) -> tuple[Callable[[Array, Array], Array], DType] | None:
+def _plain(op: BinaryOp, dtype: DType) -> tuple[Callable[[Array, Array], Array], DType, bool] | None:
     """``op``'s NumPy function and result dtype on two value blocks of ``dtype``, when that is
-    all it takes: no conversion, no division by zero or signed overflow to check."""
-    if dtype.is_pointer or op in (BinaryOp.FLOORDIV, BinaryOp.MOD) or (op in _OVERFLOW_CHECKED and dtype.is_signed):
+    all it takes (no conversion, no division by zero to check) but, where the last item says
+    so, the signed overflow check."""
+    if dtype.is_pointer or op in (BinaryOp.FLOORDIV, BinaryOp.MOD):
         return None
     typed = rules.binary(op, dtype, dtype)
-    return (_reference(op), typed.result) if typed.operands is dtype else None
+    return (_reference(op), typed.result, op in _OVERFLOW_CHECKED and dtype.is_signed) \
+        if typed.operands is dtype else None
+
+
+def _c_quotient(a: int, b: int) -> int:
+    """C's ``a / b`` on integers: truncated toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
 
 
 _PYTHON_INT: dict[BinaryOp, Callable[[int, int], int | bool]] = {
     BinaryOp.ADD: operator.add, BinaryOp.SUB: operator.sub, BinaryOp.MUL: operator.mul,
+    BinaryOp.FLOORDIV: _c_quotient, BinaryOp.MOD: lambda a, b: a - b * _c_quotient(a, b),
     BinaryOp.LT: operator.lt, BinaryOp.LE: operator.le, BinaryOp.GT: operator.gt, BinaryOp.GE: operator.ge,
     BinaryOp.EQ: operator.eq, BinaryOp.NE: operator.ne,
 }
@@ -340,7 +352,7 @@ def _shared_int(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     general path reports the overflow or wraps an unsigned value."""
     if isinstance(x, Tensor) and type(y) is int:
         t, k = x, y
-    elif isinstance(y, Tensor) and type(x) is int and op is not BinaryOp.SUB:
+    elif isinstance(y, Tensor) and type(x) is int and op not in (BinaryOp.SUB, BinaryOp.FLOORDIV, BinaryOp.MOD):
         t, k = y, x  # int op tensor: add, multiply and the flipped comparisons
         op = _FLIPPED.get(op, op)
     else:
@@ -353,7 +365,7 @@ def _shared_int(op: BinaryOp, x: object, y: object) -> Tensor[Any, Any] | None:
     if dtype is not t.type:
         return None
     low, high = dtypes.int_limits(dtype)
-    if not low <= k <= high:
+    if not low <= k <= high or (k == 0 and op in (BinaryOp.FLOORDIV, BinaryOp.MOD)):  # the general path's error
         return None
     result = fn(int(handle[0]), k)
     if type(result) is bool:
@@ -411,7 +423,7 @@ def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Ar
                     ) -> None:
     """Signed integer overflow is an error: on the GPU it wraps silently, and in a kernel it is
     almost always an offset (``pid * BLOCK``) outgrowing i32 (unless :func:`overflow_wraps`)."""
-    if overflow_wraps() or _cannot_overflow(op, x, y, result):
+    if _cannot_overflow(op, x, y, result) or overflow_wraps():
         return
     _report_wrapped(engine, _overflowed(op, x, y, result), (x, y), f"{{}} {_OVERFLOW_CHECKED[op]} {{}}", dtype, lead)
 

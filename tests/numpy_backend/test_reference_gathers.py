@@ -178,3 +178,23 @@ def test_two_sided_masks_match_numpy(tile_backend: str, stride: int, lo: int, hi
     on_lane = offs % stride == 0
     expected[on_lane] = np.where(keep, x.astype(np.float64), -1.0 + 100.0)[on_lane]
     np.testing.assert_array_equal(y.numpy(), expected)
+
+
+@tl.kernel
+def c_division(out_ptr: Pointer[tl.i32], a: int, K: constexpr) -> None:
+    """``a // K`` and ``a % K`` of a scalar every program shares (a loop index, say) and of one
+    that differs per program: C's truncated quotient and remainder both ways."""
+    pid = tl.program_id(0)
+    mine = a + pid * 0  # per program, equal to a
+    tl.store(out_ptr + pid * 4 + tl.arange(0, 4), tl.where(tl.arange(0, 4) == 0, a // K, tl.where(
+        tl.arange(0, 4) == 1, a % K, tl.where(tl.arange(0, 4) == 2, mine // K, mine % K))))
+
+
+@pytest.mark.parametrize("k", [3, -3, 1])
+def test_scalar_division_truncates_as_c_does(tile_backend: str, k: int) -> None:
+    for a in (-7, -6, -1, 0, 5, 2**31 - 1, -(2**31)):
+        out = tl.to_device(np.full((3, 4), -99, np.int32), tl.i32)
+        c_division[(3,)](out, a, K=k)
+        quotient = int(np.trunc(a / k)) if abs(a) < 2**30 else -(-a // k) if (a < 0) != (k < 0) else a // k
+        expected = np.array([quotient, a - k * quotient] * 2, np.int64)
+        np.testing.assert_array_equal(out.numpy(), np.broadcast_to(expected, (3, 4)))
