@@ -26,7 +26,7 @@ from tile_lang.kernel import Launcher
 REFERENCE_REGS = 32
 """``n_regs`` on the NumPy reference: a stand-in, as nothing there is measured in registers."""
 
-IGNORED_OPTIONS = frozenset({"extern_libs", "maxnreg", "enable_fp_fusion", "debug", "sanitize_overflow",
+IGNORED_OPTIONS = frozenset({"extern_libs", "maxnreg", "enable_fp_fusion", "debug",
                              "launch_pdl", "launch_cooperative_grid", "waves_per_eu", "matrix_instr_nonkdim",
                              "kpack", "allow_flush_denorm"})
 """Triton launch keywords that tune its compiler or name its libraries (``extern_libs``: tile_lang's
