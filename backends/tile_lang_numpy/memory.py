@@ -338,14 +338,19 @@ def _window_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any]
     view, starts = made
     live = _live(engine, ptr, mask, "store")
     lanes_live = None if live is None else np.broadcast_to(live, (n, *a.block)).reshape(n, -1)
-    spans = _live_spans(a, starts, lanes_live)
+    ranges = _lane_ranges(engine, mask, lanes_live, a.block, n)
+    spans = _live_spans(a, starts, lanes_live, ranges)
     if spans is None:
         return False
     engine.note_block(math.prod(ptr.block_shape))
     whole = starts.view(np.uint64) < view.shape[0]  # the rows inside memory (negatives wrap to huge)
-    if lanes_live is not None:
+    if ranges is not None:
+        whole &= (ranges[0] == 0) & (ranges[1] == a.block[0])
+        some = ranges[1] > ranges[0]
+    elif lanes_live is not None:
         whole &= lanes_live.all(axis=1)
-    rest = np.flatnonzero(~whole if lanes_live is None else ~whole & lanes_live.any(axis=1))
+        some = np.count_nonzero(lanes_live, axis=1) > 0
+    rest = np.flatnonzero(~whole if lanes_live is None else ~whole & some)
     offs = (a.base[rest].reshape((-1,) + (1,) * len(a.block)) + a.relative()) if rest.size else None
     rest_live = np.ones((rest.size, *a.block), bool) if lanes_live is None else \
         lanes_live[rest].reshape((rest.size, *a.block))
@@ -367,29 +372,42 @@ def _window_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any]
     return True
 
 
-def _live_spans(a: affine.Affine, starts: Array, live: Array | None
+def _lane_ranges(engine: Engine, mask: object, live: Array | None, block: tuple[int, ...], n: int
+                 ) -> tuple[Array, Array, bool] | None:
+    """For a block of one axis, each program's first live lane and the lane after its last
+    (equal when none is live), and whether its live lanes are all those between; read off a
+    lazy mask's bounds when it has them. None for blocks of several axes."""
+    if len(block) != 1:
+        return None
+    count = block[0]
+    box = values.lift(mask).handle if mask is not None else None
+    if live is None or (isinstance(box, Box) and box.block == block and engine.active is None):
+        low, high = (None, None) if live is None or not isinstance(box, Box) else (box.starts[0], box.limits[0])
+        first = np.zeros(n, np.int64) if low is None else np.broadcast_to(np.clip(low, 0, count), (n,))
+        stop = np.full(n, count, np.int64) if high is None else np.broadcast_to(np.clip(high, 0, count), (n,))
+        return first, np.maximum(first, stop), True
+    has = live.any(axis=1)
+    first = np.argmax(live, axis=1)
+    stop = np.where(has, count - np.argmax(live[:, ::-1], axis=1), first)
+    return first, stop, bool((np.count_nonzero(live, axis=1) == stop - first).all())
+
+
+def _live_spans(a: affine.Affine, starts: Array, live: Array | None, ranges: tuple[Array, Array, bool] | None
                 ) -> tuple[Array, Array, Runs | None] | None:
     """Per program with a live lane, the first and last element its live lanes reach (its
     whole window for a block of several axes), and, when each program's live lanes are
     consecutive elements, their runs for the race check; None when two programs' spans meet."""
-    programs = np.arange(a.base.shape[0], dtype=np.int64)
     runs = None
-    if len(a.block) == 1 and abs(a.strides[0]) == 1:
-        count = a.block[0]
-        if live is None:
-            first, last = np.zeros(programs.size, np.int64), np.full(programs.size, count - 1, np.int64)
-        else:
-            has = live.any(axis=1)
-            programs, live = programs[has], live[has]
-            first = np.argmax(live, axis=1)
-            last = count - 1 - np.argmax(live[:, ::-1], axis=1)
-        ends = a.base[programs] + a.strides[0] * np.stack([first, last])
+    if ranges is not None:
+        first, stop, consecutive = ranges
+        programs = np.flatnonzero(stop > first)
+        first, stop = first[programs], stop[programs]
+        ends = a.base[programs] + a.strides[0] * np.stack([first, stop - 1])
         low, high = ends.min(axis=0), ends.max(axis=0)
-        if a.strides[0] == 1 and (live is None or bool((live.sum(axis=1) == last - first + 1).all())):
-            runs = Runs(low.astype(np.int64), (last - first + 1).astype(np.int64), programs, first.astype(np.int64))
+        if consecutive and a.strides[0] == 1:
+            runs = Runs(low.astype(np.int64), (stop - first).astype(np.int64), programs, first.astype(np.int64))
     else:
-        if live is not None:
-            programs = programs[live.any(axis=1)]
+        programs = np.arange(a.base.shape[0]) if live is None else np.flatnonzero(live.any(axis=1))
         low = starts[programs]
         high = low + affine.reach(a)[1] - 1
     order = np.argsort(low, kind="stable")

@@ -198,3 +198,22 @@ def test_scalar_division_truncates_as_c_does(tile_backend: str, k: int) -> None:
         quotient = int(np.trunc(a / k)) if abs(a) < 2**30 else -(-a // k) if (a < 0) != (k < 0) else a // k
         expected = np.array([quotient, a - k * quotient] * 2, np.int64)
         np.testing.assert_array_equal(out.numpy(), np.broadcast_to(expected, (3, 4)))
+
+
+@tl.kernel
+def sparse_rows(y_ptr: Pointer[f32], OW: int, BLOCK: constexpr) -> None:
+    """Program p writes p into the lanes of row (p * 7) % rows that a mask with holes keeps."""
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(y_ptr + ((pid * 7) % tl.num_programs(0)) * OW + cols, tl.full((BLOCK,), 1.0, tl.f32) * pid,
+             mask=(cols % 3 != 1) & (cols < OW))
+
+
+def test_rows_stored_through_a_mask_with_holes_match_numpy(tile_backend: str) -> None:
+    rows, w = 90, 13
+    y = tl.to_device(np.full((rows, w), np.nan, np.float32), tl.f32)
+    sparse_rows[(rows,)](y, w, BLOCK=16)
+    expected = np.full((rows, w), np.nan, np.float32)
+    for p in range(rows):
+        expected[(p * 7) % rows, np.arange(w) % 3 != 1] = p
+    np.testing.assert_array_equal(y.numpy(), expected)
