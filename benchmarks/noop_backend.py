@@ -37,9 +37,17 @@ class DeviceArray:
 
 @dataclass(frozen=True)
 class Handle:
-    """A stand-in for a CuPy Function: its ``ptr``, the handle the driver launches."""
+    """A stand-in for a CuPy Function or Stream: its ``ptr``, the handle the driver takes."""
 
     ptr: int
+
+
+NULL_STREAM = Handle(0)
+
+
+def null_stream() -> Handle:
+    """A stand-in for ``cupy.cuda.get_current_stream``: the legacy default stream."""
+    return NULL_STREAM
 
 
 class Calls:
@@ -107,7 +115,7 @@ class NoopBackend:
         params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in map(arg_spec, launch.args))
         self.calls.layouts.append(params)
         compiled = Compiled(32 * launch.options.num_warps, 0, params, 0.0, 0, Handle(len(self.calls.layouts) - 1),
-                            lambda: 0, launch_kernel=self.calls, current_stream=lambda: 0)
+                            lambda: 0, launch_kernel=self.calls, current_stream=null_stream)
         return compiled.runner(None)  # streams are ignored (they would need CuPy)
 
     def _wrap(self, array: DeviceArray) -> Buffer[Any]:

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from benchmarks.noop_backend import Handle, NoopBackend, read_params
+from benchmarks.noop_backend import Handle, NoopBackend, null_stream, read_params
 from tile_lang import registry
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import DType
@@ -217,7 +217,7 @@ def test_runner_makes_its_device_current_for_the_launch() -> None:
         seen.append((current[0], read_params((None, "int32"), call[9])))
 
     compiled = launching.Compiled(128, 0, (None, "int32"), 0.0, 1, Handle(0), lambda: current[0], use_device,
-                                  launch_kernel=driver, current_stream=lambda: 0)
+                                  launch_kernel=driver, current_stream=null_stream)
     run = compiled.runner(None)
     run((1, 1, 1), (4096, 7))
     assert entered == [1] and seen == [(1, (4096, np.int32(7)))] and current == [0]
@@ -240,7 +240,7 @@ def test_a_kernel_with_tensor_maps_gets_their_memory_on_its_stream_at_each_launc
         return object(), 1000 * len(asked)
 
     compiled = launching.Compiled(128, 0, (None, "int32"), 0.0, 0, Handle(0), lambda: 0, map_bytes=256,
-                                  scratch=scratch, launch_kernel=driver, current_stream=lambda: 0)
+                                  scratch=scratch, launch_kernel=driver, current_stream=null_stream)
     run = compiled.runner(None)
     run((3, 2, 1), (4096, 7))
     run((5, 1, 1), (4096, 8))
@@ -261,7 +261,7 @@ def test_a_launch_without_buffers_runs_on_the_current_device(monkeypatch: pytest
     def compiled(launch: Launch) -> launching.Compiled:  # as loaded on the current device
         return launching.Compiled(32, 0, ("int32",), 0.0, current[0], Handle(0), lambda: current[0],
                                   launch_kernel=lambda *call: ran.append((current[0], read_params(("int32",), call[9]))),
-                                  current_stream=lambda: 0)
+                                  current_stream=null_stream)
 
     monkeypatch.setattr(backend, "_compiled", compiled)
     run = backend.runner(Launch(print_kernel, (1, 1, 1), (5,), {"BLOCK": 32}))

@@ -21,7 +21,7 @@ from tile_lang import dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
 from tile_lang.errors import KernelError, LaunchError, TileLangError, trimmed
-from tile_lang.launch_cache import GRID_LIMITS, Entry, FastBackend, LastLaunch, LaunchCache, plain_grid
+from tile_lang.launch_cache import GRID_LIMITS, FastBackend, LastLaunch, LaunchCache, plain_grid
 from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, match_pointee, plain,
                                  read_params, show_dtype, specialise, typed_by_class)
 
@@ -355,13 +355,18 @@ class Launcher(Generic[P]):
         :mod:`tile_lang.launch_cache`), else check everything first. As in Triton, a grid with a
         zero entry launches nothing."""
         backend = registry.current()
-        cache = self.kernel.specialised(args, kwargs).launch_cache(backend)
+        kernel = self.kernel.specialised(args, kwargs) if self.kernel.specialising else self.kernel
+        cache = kernel.launch_cache(backend)
         if isinstance(cache, LastLaunch):
             self._launch_checked(cache, backend, args, kwargs)
             return
         found = cache.find(self.options, args, kwargs)
-        if found is not None and found[0] is not None and self._run_prepared(found[0], found[1]):
-            return
+        if found is not None and found[0] is not None:  # prepared, unless the grid needs the checked path
+            grid = plain_grid(self.grid, found[0].constexprs)
+            if grid is not None:
+                if grid[0] and grid[1] and grid[2]:
+                    found[0].runner(grid, found[1])
+                return
         launch = self.prepare(args, kwargs, backend)
         if min(launch.grid) == 0:
             return
@@ -381,15 +386,6 @@ class Launcher(Generic[P]):
             last.remember(self.options, args, kwargs, launch)
         if launch.grid[0] and launch.grid[1] and launch.grid[2]:
             backend.launch(launch)
-
-    def _run_prepared(self, entry: Entry, raw: tuple[Any, ...]) -> bool:
-        """Run a prepared specialisation; False if the grid needs the checked path."""
-        grid = plain_grid(self.grid, entry.constexprs)
-        if grid is None:
-            return False
-        if grid[0] and grid[1] and grid[2]:
-            entry.runner(grid, raw)
-        return True
 
     def prepare(self, args: tuple[Any, ...], kwargs: Mapping[str, Any],
                 backend: registry.Backend | None = None) -> Launch:

@@ -149,15 +149,16 @@ class LaunchCache:
         if binding is None:
             return None
         flat = args + tuple(kwargs.values()) if kwargs else args
-        probed = self._probe(binding.runtime(flat))
-        if probed is None:
+        parts: list[Any] = [options, *static_key(binding.statics(flat))]
+        raw = self._probe(binding.runtime(flat), parts)
+        if raw is None:
             return None
-        key = (options, *static_key(binding.statics(flat)), probed[0])
+        key = tuple(parts)
         try:
             entry = binding.entries.get(key)
         except TypeError:  # an unhashable constexpr or option
             return None
-        return entry, probed[1], binding, key
+        return entry, raw, binding, key
 
     def remember(self, found: Found, launch: Launch) -> Runner:
         """Prepare and store the runner for a checked launch that ``find`` described."""
@@ -165,10 +166,10 @@ class LaunchCache:
         found[2].entries[found[3]] = Entry(runner, launch.constexprs)
         return runner
 
-    def _probe(self, values: tuple[Any, ...]) -> tuple[tuple[Hashable, ...], tuple[Any, ...]] | None:
-        """The per-argument part of the key, and the raw arguments (addresses for pointers): the
-        pointers first, then the ints, then the rest (positions worked out once, in ``__init__``)."""
-        parts: list[Any] = []
+    def _probe(self, values: tuple[Any, ...], parts: list[Any]) -> tuple[Any, ...] | None:
+        """The raw arguments (addresses for pointers), with the per-argument part of the key added
+        to ``parts``: the pointers first, then the ints, then the rest (positions worked out once,
+        in ``__init__``); None if the key cannot describe them."""
         raw = list(values)
         part, probes = parts.append, self.probes  # bound once: these loops are hot
         for i in self.pointers:
@@ -197,7 +198,7 @@ class LaunchCache:
             part(type(value))
         for i in self.others:
             part(type(raw[i]))
-        return tuple(parts), tuple(raw)
+        return tuple(raw)
 
 
 class LastLaunch:

@@ -74,7 +74,7 @@ class Compiled:
     map_bytes: int = 0  # per program, for bulk copies' tensor maps (Generated.map_bytes)
     scratch: Callable[[int, Any], tuple[Any, int]] = _maps_memory  # (bytes, stream) -> (memory, address)
     launch_kernel: LaunchKernel | None = None  # None: cupy.cuda.driver.launchKernel (cuLaunchKernel)
-    current_stream: Callable[[], int] | None = None  # None: the handle of CuPy's current stream
+    current_stream: Callable[[], Any] | None = None  # None: cupy.cuda.get_current_stream (launched on its .ptr)
     _runners: dict[Any, Runner] = field(default_factory=dict, repr=False)  # by Options.stream
 
     def runner(self, stream: Any) -> Runner:
@@ -88,21 +88,21 @@ class Compiled:
 
 def _runner(compiled: Compiled, stream: Any) -> Runner:
     """A launcher with everything but the grid and the arguments worked out once: the driver
-    call, the function handle and each thread's argument memory, which a launch fills in place
-    (:func:`_packer`) and hands to ``cuLaunchKernel``; no objects are made per launch but the
-    tensor maps' memory. It launches on the kernel's device, made current for the call when
-    another one is."""
+    call, the function handle, the arguments' layout (:func:`slot_format`) and each thread's
+    argument memory, which a launch fills in place with one ``struct.pack_into`` and hands to
+    ``cuLaunchKernel``; no objects are made per launch but the tensor maps' memory. It launches
+    on the kernel's device, made current for the call when another one is."""
     threads, smem, device, handle = compiled.threads, compiled.smem_bytes, compiled.device, compiled.function.ptr
     current_device, use_device, per_program, scratch = (compiled.current_device, compiled.use_device,
                                                         compiled.map_bytes, compiled.scratch)
     params = compiled.params + ((None,) if per_program else ())  # the maps' address goes last
-    pack, count = _packer(params), len(params)
+    pack_into, numpy_values, count = struct.Struct(slot_format(params)).pack_into, make_packer(params), len(params)
     launch_kernel, current_stream = compiled.launch_kernel, compiled.current_stream
     if launch_kernel is None or current_stream is None:
         import cupy
 
         launch_kernel = launch_kernel or cupy.cuda.driver.launchKernel
-        current_stream = current_stream or (lambda: cupy.cuda.get_current_stream().ptr)
+        current_stream = current_stream or cupy.cuda.get_current_stream
     on = _stream(stream) if stream is not None else None
     fixed = on.ptr if on is not None else None
     local = threading.local()  # cuLaunchKernel reads the arguments without the GIL: one memory per thread
@@ -113,29 +113,30 @@ def _runner(compiled: Compiled, stream: Any) -> Runner:
                 return run(grid, raw)
         x, y, z = grid
         try:
-            slots = local.slots
+            values, address, _ = local.slots
         except AttributeError:
-            slots = local.slots = _Slots(count)
+            values, address, _ = local.slots = _slots(count)
         if per_program:
-            memory, address = scratch(per_program * x * y * z, on)  # held until the launch is queued
-            raw = (*raw, address)
-        pack(slots.values, raw)
-        launch_kernel(handle, x, y, z, threads, 1, 1, smem, current_stream() if fixed is None else fixed,
-                      slots.address, 0)
+            maps, maps_address = scratch(per_program * x * y * z, on)  # held until the launch is queued
+            raw = (*raw, maps_address)
+        try:
+            pack_into(values, 0, *raw)
+        except OverflowError:  # the checks and the fast-path key fix each int's width: a float beyond f32's range
+            pack_into(values, 0, *numpy_values(raw))  # converted as NumPy converts it, to inf
+        launch_kernel(handle, x, y, z, threads, 1, 1, smem, current_stream().ptr if fixed is None else fixed,
+                      address, 0)
         return None
 
     return run
 
 
-class _Slots:
-    """One thread's argument memory for a runner: an 8-byte slot per argument, and the array of
-    the slots' addresses that ``cuLaunchKernel`` takes as its kernel parameters."""
-
-    def __init__(self, count: int) -> None:
-        self.values = (ctypes.c_uint64 * count)()
-        base = ctypes.addressof(self.values)
-        self.pointers = (ctypes.c_void_p * count)(*range(base, base + 8 * count, 8))
-        self.address = ctypes.addressof(self.pointers)
+def _slots(count: int) -> tuple[Any, int, Any]:
+    """One thread's argument memory for a runner: an 8-byte slot per argument, the address of the
+    array of the slots' addresses that ``cuLaunchKernel`` takes as its kernel parameters, and that array."""
+    values = (ctypes.c_uint64 * count)()
+    base = ctypes.addressof(values)
+    pointers = (ctypes.c_void_p * count)(*range(base, base + 8 * count, 8))
+    return values, ctypes.addressof(pointers), pointers
 
 
 _CODES = {("b", 1): "?", ("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
@@ -154,21 +155,6 @@ def slot_format(params: Sequence[str | None]) -> str:
         dtype = np.dtype(param)
         codes.append(_CODES[dtype.kind, dtype.itemsize] + (f"{8 - dtype.itemsize}x" if dtype.itemsize < 8 else ""))
     return "=" + "".join(codes)
-
-
-def _packer(params: Sequence[str | None]) -> Callable[[Any, tuple[Any, ...]], None]:
-    """Writes raw arguments into a thread's slots in one ``struct.pack_into`` call. The launch's
-    checks and its fast-path key fix each int's width, so only a float beyond f32's range fails to
-    pack: then the values are converted as NumPy converts them (such a float becomes inf)."""
-    pack_into, numpy_values = struct.Struct(slot_format(params)).pack_into, make_packer(params)
-
-    def pack(values: Any, raw: tuple[Any, ...]) -> None:
-        try:
-            pack_into(values, 0, *raw)
-        except OverflowError:
-            pack_into(values, 0, *numpy_values(raw))
-
-    return pack
 
 
 def arg_key(value: Any) -> str:
@@ -322,7 +308,7 @@ def make_packer(params: Sequence[str | None]) -> Packer:
     """A function from raw arguments to the values they are passed as: ``params`` holds, per
     kernel parameter, None for a pointer (its address, a Python int) or the NumPy type string of
     a scalar (the value converted as NumPy converts it to that width). CuPy's own launch call
-    takes these (``gpu_bench``); a runner packs with them only a float beyond f32's range.
+    takes these (``gpu_bench``); a runner packs them only for a float beyond f32's range.
 
     Generated as one tuple expression: on every launch it is cheaper than a loop over converters.
     """
