@@ -119,7 +119,7 @@ def test_a_failing_pass_is_a_compiler_bug_naming_the_pass_and_kernel(monkeypatch
         nodes: list[Node] = []
         return fn if nodes[0] else fn  # an IndexError: a pass that is wrong
 
-    monkeypatch.setattr(passes, "PIPELINE", (*passes.PIPELINE[:2], vectorize))
+    monkeypatch.setattr(passes, "PASSES", (*passes.PASSES[:2], vectorize))
     with pytest.raises(CompilerBug, match="internal compiler error in pass vectorize: IndexError") as info:
         scale_kernel.inspect(BLOCK=128)
     assert (info.value.kernel, info.value.lineno) == ("scale_kernel", scale_kernel.lineno)

@@ -130,11 +130,11 @@ def compile_on(kernel: Kernel[Any], disk: cache.DiskCache, nvrtc: FakeNvrtc, arg
 def fresh_source(kernel: Kernel[Any], args: tuple[Any, ...], **constexprs: Any) -> str:
     """The CUDA a compile without any cache generates."""
     from tile_lang.compiler.frontend import build as front_end
-    from tile_lang.compiler.passes import run_pipeline
+    from tile_lang.compiler.passes import run_passes
     from tile_lang_cupy.codegen import generate
 
     spec = launch_spec(Launch(kernel, (1, 1, 1), args, constexprs))
-    return generate(run_pipeline(front_end(kernel, spec))).source
+    return generate(run_passes(front_end(kernel, spec))).source
 
 
 def emulate(gen: Generated, kernel: Kernel[Any], x: np.ndarray[Any, Any], **constexprs: Any) -> np.ndarray[Any, Any]:

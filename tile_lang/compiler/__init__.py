@@ -10,14 +10,14 @@ from typing import Any
 
 from tile_lang.compiler.frontend import build
 from tile_lang.compiler.ir import Function
-from tile_lang.compiler.passes import run_pipeline
+from tile_lang.compiler.passes import run_passes
 from tile_lang.compiler.printer import print_function
 from tile_lang.compiler.spec import Spec, static_spec
 
 
 def compile_ir(kernel: Any, spec: Spec, verify_each: bool = False) -> Function:
     """The optimised IR of ``kernel`` under ``spec``."""
-    return run_pipeline(build(kernel, spec), verify_each)
+    return run_passes(build(kernel, spec), verify_each)
 
 
-__all__ = ["Function", "Spec", "build", "compile_ir", "print_function", "run_pipeline", "static_spec"]
+__all__ = ["Function", "Spec", "build", "compile_ir", "print_function", "run_passes", "static_spec"]

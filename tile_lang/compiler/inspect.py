@@ -24,7 +24,7 @@ from typing import Any
 from tile_lang import registry
 from tile_lang.compiler.frontend import build
 from tile_lang.compiler.ir import Function
-from tile_lang.compiler.passes import run_pipeline
+from tile_lang.compiler.passes import run_passes
 from tile_lang.compiler.printer import print_function
 from tile_lang.compiler.spec import static_spec
 from tile_lang.dtypes import DType
@@ -50,7 +50,7 @@ def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, opti
             num_stages: int = 3, arch: int = 80, pointees: Mapping[str, DType] | None = None,
             divisible: Collection[str] = ()) -> str:
     fn = _build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible)
-    return print_function(run_pipeline(fn) if optimized else fn)
+    return print_function(run_passes(fn) if optimized else fn)
 
 
 def cuda_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3,
@@ -62,7 +62,7 @@ def compile_kernel(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 
                    arch: int = 80, pointees: Mapping[str, DType] | None = None,
                    divisible: Collection[str] = ()) -> Compiled:
     """The optimized IR and generated CUDA of one specialisation; the toolkit's outputs come later, on use."""
-    fn = run_pipeline(_build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible))
+    fn = run_passes(_build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible))
     ir = print_function(fn)
     return Compiled(fn.name, arch, num_warps, ir, registry.source_generator(CUDA_BACKEND).generate_source(fn))
 

@@ -54,7 +54,6 @@ class Category(enum.Enum):
 class OpInfo:
     category: Category
     pure: bool  # removable when unused
-    gathers: tuple[int, ...] = ()  # operands read at other threads' coordinates (need random access)
 
 
 class Op(enum.Enum):
@@ -112,7 +111,7 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.BROADCAST: OpInfo(_C.VIEW, True), Op.RESHAPE: OpInfo(_C.VIEW, True), Op.PERMUTE: OpInfo(_C.VIEW, True),
     Op.CONVERT: OpInfo(_C.COLLECTIVE, True), Op.REDUCE: OpInfo(_C.COLLECTIVE, True),
     Op.SCAN: OpInfo(_C.COLLECTIVE, True), Op.DOT: OpInfo(_C.COLLECTIVE, True),
-    Op.GATHER: OpInfo(_C.COLLECTIVE, True, gathers=(0,)), Op.SORT: OpInfo(_C.COLLECTIVE, True),
+    Op.GATHER: OpInfo(_C.COLLECTIVE, True), Op.SORT: OpInfo(_C.COLLECTIVE, True),
     Op.HISTOGRAM: OpInfo(_C.COLLECTIVE, True), Op.COMBINE_REDUCE: OpInfo(_C.COLLECTIVE, True),
     Op.COMBINE_SCAN: OpInfo(_C.COLLECTIVE, True), Op.ASM: OpInfo(_C.ELEMENTWISE, False),
     Op.LOAD: OpInfo(_C.MEMORY, True), Op.ASYNC_COPY: OpInfo(_C.MEMORY, True), Op.STORE: OpInfo(_C.MEMORY, False), Op.ATOMIC: OpInfo(_C.MEMORY, False),
@@ -432,9 +431,25 @@ class MemAttr:
     vector: int = 1
     volatile: bool = False
     box: int = 0
+    hold: Hold | None = None  # an ASYNC_COPY of a pipelined loop: its addresses held in registers
 
     def __str__(self) -> str:
-        return f"vec={self.vector}" + (" volatile" if self.volatile else "") + (f" box{self.box}d" if self.box else "")
+        return (f"vec={self.vector}" + (" volatile" if self.volatile else "") + (f" box{self.box}d" if self.box else "")
+                + ("" if self.hold is None else f" {self.hold}"))
+
+
+@dataclass(frozen=True)
+class Hold:
+    """A ``cp.async`` copy of a pipelined loop whose source addresses are computed once, before
+    the loop, and held in registers (passes/pipeline.py decides, codegen renders): its pointer is
+    a block from before the loop plus the carried value ``advance`` (an index of
+    :attr:`LoopAttr.steps`), which the loop adds its step to each iteration, or (``advance`` None)
+    reads the pointer blocks from before the loop as they are."""
+
+    advance: int | None = None
+
+    def __str__(self) -> str:
+        return "hold" if self.advance is None else f"hold+=carried{self.advance}"
 
 
 @dataclass(frozen=True)
@@ -479,15 +494,25 @@ class IndexAttr:
 @dataclass(frozen=True)
 class LoopAttr:
     """``unroll``: the user's loop_unroll_factor; ``stages``: how many iterations' async copies
-    are in flight at once (software pipelining; 1 means none)."""
+    are in flight at once (software pipelining; 1 means none); ``steps``: in a pipelined loop,
+    the carried values (by index, the induction variable not counted) yielded as ``value + step``
+    with a loop-invariant step, which the copies read iterations ahead (:func:`carried_steps`)."""
 
     unroll: int | None = None
     stages: int = 1
+    steps: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         parts = ([] if self.unroll is None else [f"unroll={self.unroll}"]) + (
-            [f"stages={self.stages}"] if self.stages > 1 else [])
+            [f"stages={self.stages}"] if self.stages > 1 else []) + ([f"steps={list(self.steps)}"] if self.steps else [])
         return " ".join(parts)
+
+
+def carried_steps(loop: Node) -> dict[Node, Node]:
+    """A ``for`` loop's :attr:`LoopAttr.steps` as nodes: carried parameter -> its step."""
+    body = loop.regions[0]
+    steps = loop.attr.steps if isinstance(loop.attr, LoopAttr) else ()
+    return {body.params[1 + i]: body.results[i].args[1] for i in steps}
 
 
 Attr = Union[NoAttr, ParamAttr, ConstAttr, AxisAttr, RangeAttr, BinaryAttr, UnaryAttr, CastAttr, PermuteAttr,
@@ -514,6 +539,16 @@ class Blocked:
 
     def __str__(self) -> str:
         return f"#blocked<t={self.threads},v={self.vector},r={self.reps}>"
+
+
+MAX_VECTOR = 4  # elements a thread holds consecutively in the default register layout
+
+
+def blocked(numel: int, threads: int) -> Blocked:
+    """The default register layout of a block of ``numel`` elements over ``threads`` threads."""
+    used = min(threads, numel)
+    vector = min(MAX_VECTOR, numel // used)
+    return Blocked(used, vector, numel // (used * vector))
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tile_lang.compiler.ir import (
-    REGISTER_LAYOUTS, Computed, Function, Mma, MmaRows, Node, Op, Region, Registers, Shared, walk,
+    REGISTER_LAYOUTS, Computed, Function, Mma, MmaRows, Node, Op, Region, Registers, Shared, blocked, walk,
 )
-from tile_lang.compiler.passes.layouts import blocked
 from tile_lang.dtypes import DType
 
 from tile_lang_cupy.codegen.ctypes_ import c_string, const_decl, ctype, feature

@@ -19,8 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 
-from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Blocked, Computed, ConstAttr, MemAttr, Mma, Node, Op, Region, Shared
-from tile_lang.compiler.passes.pipeline import carried_steps
+from tile_lang.compiler.ir import Blocked, Computed, ConstAttr, MemAttr, Mma, Node, Op, Region, Shared, carried_steps
 
 from tile_lang_cupy.codegen import tma
 from tile_lang_cupy.codegen.carried import carry, counted_head, trip_type, yield_values
@@ -120,15 +119,14 @@ def _ahead(em: Emitter, loop: Node, start: str, count: int) -> Iterator[None]:
         em.names.pop(node, None)
         if node.op is Op.CONST and isinstance(node.attr, ConstAttr):
             em.names[node] = literal(node.attr.value, node.ty.dtype)
-    advanced = {param: f"({saved[param]} + {count} * ({em.elem(amount, SCALAR)}))"
-                for param, amount in carried_steps(body).items()}
+    steps = carried_steps(loop)
+    advanced = {param: f"({saved[param]} + {count} * ({em.elem(amount, SCALAR)}))" for param, amount in steps.items()}
     em.names[body.params[0]] = _index_ahead(em, loop, start, count)
     em.names.update(advanced)
     held = dict(em.hoisted)
     for node, entry in held.items():
-        if entry.advance in carried_steps(body) and count:
-            amount = carried_steps(body)[entry.advance]
-            em.hoisted[node] = replace(entry, ahead=f" + {count} * ({em.elem(amount, SCALAR)})")
+        if entry.advance in steps and count:
+            em.hoisted[node] = replace(entry, ahead=f" + {count} * ({em.elem(steps[entry.advance], SCALAR)})")
     try:
         yield
     finally:
@@ -216,7 +214,7 @@ def _pipelined_for(em: Emitter, node: Node, stages: int) -> None:
                 _prefetch(em, node, rings, bars, runs, slot, stages)
             else:  # the copies are issued while the body's first wgmma runs
                 _under_first_wgmma(em, body, lambda: _prefetch(em, node, rings, bars, runs, slot, stages))
-            _advance(em, body)
+            _advance(em, node)
             yield_values(em, tuple(params), body.results, names)
             if bars is not None:  # each pass over the ring completes one phase of each barrier
                 em.line(f"{phase} ^= {slot} + 1u == {stages}u ? 1u : 0u;")
@@ -315,11 +313,11 @@ def _issue_all(em: Emitter, rings: dict[Node, Ring], slot: str, bars: str | None
 
 def _hoist(em: Emitter, copy: Node, body: Region) -> Runs:
     """Hold in registers, before the loop, what this thread's copies compute alike in every
-    iteration: where each run goes in its shared buffer, and source addresses from before the
-    loop that the loop only advances by a carried offset. Registers instead of the swizzle and
-    64-bit address arithmetic each iteration."""
+    iteration: where each run goes in its shared buffer, and the source addresses its
+    :class:`Hold` names (passes/pipeline.py). Registers instead of the swizzle and 64-bit
+    address arithmetic each iteration."""
     layout = copy.layout
-    assert isinstance(layout, Shared)
+    assert isinstance(layout, Shared) and isinstance(copy.attr, MemAttr)
     flip = layout.transposed  # walked column by column (see ``issue``)
     inside = set(body.body) | set(body.params)
     lay = _copy_layout(em, copy)
@@ -339,16 +337,16 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> Runs:
         flat = em.fresh("f")
         em.line(f"const unsigned {flat} = {flat_index(lay, walked, '0u')};")
         em.line(f"const unsigned {offsets} = {offset(coords_of(flat, walked))};")
-    if flip:
+    hold = copy.attr.hold
+    if hold is None:
         return Runs(offsets, step)  # its source addresses are read at coordinates, not as registers
     ptr = copy.args[0]
-    param = _advancing(ptr, body, inside)
-    if param is not None:  # carried from one iteration to the next: ptxas keeps it in registers
+    if hold.advance is not None:  # carried from one iteration to the next: ptxas keeps it in registers
         name = em.fresh("at")
         em.line(f"{ctype(ptr.ty.dtype)} {name}[{lay.per_thread}];")
         with em.walk(lay, ptr.ty.shape, lay.vector) as idx:
             em.line(f"{name}[k] = {em.elem(ptr, idx)};")
-        em.hoisted[ptr] = Held(name, lay, advance=param)
+        em.hoisted[ptr] = Held(name, lay, advance=body.params[1 + hold.advance])
         return Runs(offsets, step)
     stack, seen = [ptr], set()
     while stack:
@@ -385,22 +383,9 @@ def _run_step(offset: Callable[[tuple[str, ...]], str], lay: Blocked, shape: tup
     return step if linear and step >= 0 else None
 
 
-def _advancing(ptr: Node, body: Region, inside: set[Node]) -> Node | None:
-    """The carried offset a pointer block moves with, when it is a block from before the loop
-    plus that offset (``carry_offsets``' form of ``a_ptrs += BLOCK_K``)."""
-    if ptr.op is not Op.BINARY or not isinstance(ptr.attr, BinaryAttr) or ptr.attr.fn is not BinaryFn.ADD:
-        return None
-    steps = carried_steps(body)
-    for base, moved in (ptr.args, ptr.args[::-1]):
-        if (base not in inside and isinstance(base.layout, Computed) and moved.op is Op.SPLAT
-                and moved.args[0] in steps):
-            return moved.args[0]
-    return None
-
-
-def _advance(em: Emitter, body: Region) -> None:
+def _advance(em: Emitter, loop: Node) -> None:
     """Move the carried copy addresses on by their offsets' steps, at the end of an iteration."""
-    steps = carried_steps(body)
+    steps = carried_steps(loop)
     for held in em.hoisted.values():
         if held.advance in steps:
             em.line("#pragma unroll")

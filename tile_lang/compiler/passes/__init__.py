@@ -1,4 +1,4 @@
-"""IR -> IR passes, run in the order of :data:`PIPELINE`."""
+"""IR -> IR passes, run in the order of :data:`PASSES` (``pipeline`` is the software-pipelining pass)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ from tile_lang.errors import internal_errors
 
 Pass = Callable[[Function], Function]
 
-PIPELINE: tuple[Pass, ...] = (dce, carry_offsets, fold_accumulate, dce, assign_layouts, hoist_conversions, vectorize, pipeline, dce)
+PASSES: tuple[Pass, ...] = (dce, carry_offsets, fold_accumulate, dce, assign_layouts, hoist_conversions, vectorize, pipeline, dce)
 
 
-def run_pipeline(fn: Function, verify_each: bool = False) -> Function:
+def run_passes(fn: Function, verify_each: bool = False) -> Function:
     """Apply every pass; with ``verify_each`` the verifier runs after each (tests do this)."""
     from tile_lang.compiler.verifier import verify, verify_effects_kept
 
     if verify_each:
         verify(fn)
-    for p in PIPELINE:
+    for p in PASSES:
         with internal_errors(f"pass {p.__name__}", fn.name, lambda: fn.source):
             out = p(fn)
         if verify_each:

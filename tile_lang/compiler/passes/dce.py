@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tile_lang.compiler.ir import Function, Node, Op, walk
-from tile_lang.compiler.rewrite import rewrite
+from tile_lang.compiler.passes.rebuild import rebuild
 
 
 def live_nodes(fn: Function) -> set[Node]:
@@ -23,4 +23,4 @@ def live_nodes(fn: Function) -> set[Node]:
 
 def dce(fn: Function) -> Function:
     live = live_nodes(fn)
-    return rewrite(fn, lambda node, body: node, keep=lambda node: node in live or node.op is Op.PARAM)
+    return rebuild(fn, lambda node, body: node, keep=lambda node: node in live or node.op is Op.PARAM)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tile_lang.compiler.ir import Function, Node, Op, Region
-from tile_lang.compiler.rewrite import rewrite
+from tile_lang.compiler.passes.rebuild import rebuild
 
 
 def hoist_conversions(fn: Function) -> Function:
@@ -23,4 +23,4 @@ def hoist_conversions(fn: Function) -> Function:
         kept = tuple(n for n in region.body if n not in moved)
         return replace(node, regions=(Region(region.params, kept, region.results),))
 
-    return rewrite(fn, rule)
+    return rebuild(fn, rule)

@@ -7,33 +7,30 @@ their coordinates (aranges, splats, index arithmetic) are :class:`Computed` wher
 used. An operand read at other threads' positions (broadcast of a loaded value, transpose, dot
 operands, axis reductions, scans), or held in another register layout than its reader's, goes
 through a ``CONVERT`` to :class:`Shared`.
+
+Each decision is a table of small named rules, the first that applies winning: a node's layout
+(:data:`LAYOUT_RULES`), the tensor-core fragments it takes from its operands
+(:data:`FRAGMENT_RULES`), and which operands it reads anywhere (:data:`_READS_ANYWHERE`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Union
 
 from tile_lang import dtypes
 from tile_lang.compiler.ir import (
-    REGISTER_LAYOUTS, Blocked, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, MmaRows, Node, Op,
-    Precision, ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, walk,
+    REGISTER_LAYOUTS, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, MmaRows, Node, Op, Precision,
+    ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, blocked, walk,
 )
-from tile_lang.compiler.rewrite import rewrite
+from tile_lang.compiler.passes.rebuild import rebuild
 
-MAX_VECTOR = 4
 _CHEAP_UNARY = frozenset({UnaryFn.NEG, UnaryFn.INVERT, UnaryFn.NOT, UnaryFn.ABS})
 _COMPUTABLE = frozenset({Op.ARANGE, Op.SPLAT, Op.BINARY, Op.CAST, Op.WHERE, Op.UNARY, Op.BROADCAST, Op.RESHAPE,
                          Op.PERMUTE})
 _MMA_K = {dtypes.F16: 16, dtypes.BF16: 16, dtypes.F32: 8, dtypes.I8: 32}  # K of one mma.sync per operand dtype
 _MMA_ACC = {dtypes.I8: dtypes.I32}  # the accumulator of mma.sync per operand dtype, f32 where not named
-
-
-def blocked(numel: int, threads: int) -> Blocked:
-    """The register layout of a block of ``numel`` elements over ``threads`` threads."""
-    used = min(threads, numel)
-    vector = min(MAX_VECTOR, numel // used)
-    return Blocked(used, vector, numel // (used * vector))
 
 
 @dataclass(frozen=True)
@@ -140,17 +137,14 @@ def _computable(node: Node) -> bool:
     return all(random_access(a) for a in node.args)
 
 
+_READS_ANYWHERE: dict[Op, tuple[int, ...]] = {Op.BROADCAST: (0,), Op.PERMUTE: (0,), Op.DOT: (0, 1), Op.SCAN: (0,)}
+
+
 def _reads_anywhere(node: Node) -> tuple[int, ...]:
-    """Operands this node reads at arbitrary coordinates."""
-    if node.op in (Op.BROADCAST, Op.PERMUTE):
-        return (0,)
-    if node.op is Op.DOT:
-        return (0, 1)
-    if node.op in (Op.SCAN,):
-        return (0,)
+    """Operands this node reads at arbitrary coordinates (a reduction's too, unless to a scalar)."""
     if node.op is Op.REDUCE and node.type is not None and node.ty.numel > 1:
         return (0,)
-    return ()
+    return _READS_ANYWHERE.get(node.op, ())
 
 
 def _follows_fragments(node: Node) -> bool:
@@ -162,29 +156,80 @@ Fragment = Union[Mma, MmaRows]
 _ROW_REDUCTIONS = frozenset({ReduceFn.SUM, ReduceFn.MAX, ReduceFn.MIN})
 
 
-def fragment(node: Node, operands: list[Layout | None], num_warps: int, rowwise: bool = False,
-             arch: int = 80) -> Fragment | None:
-    """The tensor-core layout ``node`` takes given its operands' layouts, or None: dots on tensor
-    cores; row reductions of fragments (``tl.max(qk, 1)``) and their ``[:, None]`` views; the
-    broadcast of such a row back over its block; elementwise ops on fragments."""
+@dataclass(frozen=True)
+class Target:
+    """What the layout rules read besides the IR: the warps, the compute capability, and whether
+    warps split a dot's rows first (``rowwise``: :func:`reduces_rows`)."""
+
+    num_warps: int
+    arch: int = 80
+    rowwise: bool = False
+
+    @property
+    def threads(self) -> int:
+        return self.num_warps * 32
+
+
+FragmentRule = Callable[[Node, list[Layout | None], Target], Fragment | None]
+"""Given a valued block node, its operands' layouts (None for scalars) and the target: the
+tensor-core layout the node takes, or None where the rule does not apply."""
+
+
+def _dot_fragment(node: Node, operands: list[Layout | None], target: Target) -> Fragment | None:
+    """A dot on tensor cores: :func:`mma_layout`."""
+    if node.op is not Op.DOT:
+        return None
+    return mma_layout(node, target.num_warps, target.rowwise, target.arch, operands[0] if operands else None)
+
+
+def _row_reduction(node: Node, operands: list[Layout | None], target: Target) -> Fragment | None:
+    """A sum, max or min along the rows of fragments split over rows only (``tl.max(qk, 1)``)."""
+    source = operands[0] if operands else None
+    if node.op is not Op.REDUCE or not isinstance(node.attr, ReduceAttr) or not isinstance(source, Mma):
+        return None
+    by_row = node.attr.axis == 1 and node.attr.fn in _ROW_REDUCTIONS and source.warps_n == 1
+    return MmaRows.of(source) if by_row and node.ty.shape == (source.shape[0],) else None
+
+
+def _row_view(node: Node, operands: list[Layout | None], target: Target) -> Fragment | None:
+    """A row of fragments as ``[M]`` or ``[M, 1]`` (``m[:, None]``)."""
+    source = operands[0] if operands else None
+    if node.op is not Op.RESHAPE or not isinstance(source, MmaRows):
+        return None
+    return source if node.ty.shape in ((source.rows,), (source.rows, 1)) else None
+
+
+def _row_broadcast(node: Node, operands: list[Layout | None], target: Target) -> Fragment | None:
+    """A row of fragments broadcast back over a block whose columns its warps split evenly."""
+    source = operands[0] if operands else None
+    if node.op is not Op.BROADCAST or not isinstance(source, MmaRows) or len(node.ty.shape) != 2:
+        return None
+    height, cols = node.ty.shape
+    if height != source.rows or cols % (8 * source.warps_n):
+        return None
+    return Mma(source.warps_m, source.warps_n, source.tiles_m, cols // (8 * source.warps_n), source.interleaved)
+
+
+def _elementwise_fragment(node: Node, operands: list[Layout | None], target: Target) -> Fragment | None:
+    """An elementwise op on fragments: its first fragment operand's layout."""
+    if not _follows_fragments(node):
+        return None
+    return next((lay for lay in operands if isinstance(lay, (Mma, MmaRows))), None)
+
+
+FRAGMENT_RULES: tuple[FragmentRule, ...] = (_dot_fragment, _row_reduction, _row_view, _row_broadcast,
+                                            _elementwise_fragment)
+
+
+def fragment(node: Node, operands: list[Layout | None], target: Target) -> Fragment | None:
+    """The tensor-core layout ``node`` takes given its operands' layouts: the first of
+    :data:`FRAGMENT_RULES` that applies, else None (no value, a scalar, or no rule)."""
     if node.type is None or node.ty.is_scalar:
         return None
-    if node.op is Op.DOT:
-        return mma_layout(node, num_warps, rowwise, arch, operands[0] if operands else None)
-    source = operands[0] if operands else None
-    if node.op is Op.REDUCE and isinstance(node.attr, ReduceAttr) and isinstance(source, Mma):
-        by_row = node.attr.axis == 1 and node.attr.fn in _ROW_REDUCTIONS and source.warps_n == 1
-        return MmaRows.of(source) if by_row and node.ty.shape == (source.shape[0],) else None
-    if node.op is Op.RESHAPE and isinstance(source, MmaRows):
-        return source if node.ty.shape in ((source.rows,), (source.rows, 1)) else None
-    if node.op is Op.BROADCAST and isinstance(source, MmaRows) and len(node.ty.shape) == 2:
-        height, cols = node.ty.shape
-        if height != source.rows or cols % (8 * source.warps_n):
-            return None
-        return Mma(source.warps_m, source.warps_n, source.tiles_m, cols // (8 * source.warps_n), source.interleaved)
-    if _follows_fragments(node):
-        found = [lay for lay in operands if isinstance(lay, (Mma, MmaRows))]
-        return found[0] if found else None
+    for rule in FRAGMENT_RULES:
+        found = rule(node, operands, target)
+        if found is not None:
+            return found
     return None
 
 
@@ -192,10 +237,10 @@ def reduces_rows(fn: Function) -> bool:
     """Whether ``fn`` reduces the rows of a dot result (a softmax over ``q @ k.T``)."""
     memo: dict[Node, Fragment | None] = {}
     return any(n.op is Op.REDUCE and isinstance(n.attr, ReduceAttr) and n.attr.axis == 1
-               and isinstance(_fragment_of(n.args[0], fn.num_warps, {}, memo, False), Mma) for n in walk(fn.body))
+               and isinstance(_fragment_of(n.args[0], Target(fn.num_warps), {}, memo), Mma) for n in walk(fn.body))
 
 
-def _carried_fragments(fn: Function, rowwise: bool) -> dict[Node, Fragment]:
+def _carried_fragments(fn: Function, target: Target) -> dict[Node, Fragment]:
     """Loop-carried values that hold tensor-core fragments: a region parameter whose yield is
     (computed from) a tensor-core dot takes its layout, decided before the loop body is
     rewritten, so an accumulator (and a running row maximum) never leaves its registers."""
@@ -211,7 +256,7 @@ def _carried_fragments(fn: Function, rowwise: bool) -> dict[Node, Fragment]:
         seen = dict(found)
         memo: dict[Node, Fragment | None] = {}
         for param, value in yields:
-            layout = _fragment_of(value, fn.num_warps, found, memo, rowwise, fn.arch)
+            layout = _fragment_of(value, target, found, memo)
             if layout is not None:
                 found[param] = layout
         if seen == found:
@@ -219,8 +264,8 @@ def _carried_fragments(fn: Function, rowwise: bool) -> dict[Node, Fragment]:
     return found
 
 
-def _fragment_of(node: Node, num_warps: int, params: dict[Node, Fragment],
-                 memo: dict[Node, Fragment | None], rowwise: bool, arch: int = 80) -> Fragment | None:
+def _fragment_of(node: Node, target: Target, params: dict[Node, Fragment],
+                 memo: dict[Node, Fragment | None]) -> Fragment | None:
     """:func:`fragment` over the original IR, operands first (loop parameters as found so far)."""
     if node in memo:
         return memo[node]
@@ -236,8 +281,8 @@ def _fragment_of(node: Node, num_warps: int, params: dict[Node, Fragment],
             layout = params.get(owner.regions[1].params[node.attr.index])
     elif node.type is not None and not node.ty.is_scalar:
         operands: list[Layout | None] = [
-            None if a.ty.is_scalar else _fragment_of(a, num_warps, params, memo, rowwise, arch) for a in node.args]
-        layout = fragment(node, operands, num_warps, rowwise, arch)
+            None if a.ty.is_scalar else _fragment_of(a, target, params, memo) for a in node.args]
+        layout = fragment(node, operands, target)
     memo[node] = layout
     return layout
 
@@ -260,63 +305,115 @@ def _result_layout(node: Node) -> Layout | None:
 
 
 def assign_layouts(fn: Function) -> Function:
-    threads = fn.threads
-    rowwise = reduces_rows(fn)
-    carried = _carried_fragments(fn, rowwise)
-
-    def convert(value: Node, body: list[Node], layout: Shared = Shared()) -> Node:
-        conv = Node(Op.CONVERT, value.ty, (value,), loc=value.loc, layout=layout)
-        body.append(conv)
-        return conv
+    target = Target(fn.num_warps, fn.arch, reduces_rows(fn))
+    carried = _carried_fragments(fn, target)
 
     def rule(node: Node, body: list[Node]) -> Node:
         if node.op is Op.PARAM and node.type is not None and not node.ty.is_scalar:
-            return replace(node, layout=carried.get(node) or blocked(node.ty.numel, threads))
+            return replace(node, layout=carried.get(node) or blocked(node.ty.numel, target.threads))
         if node.op is Op.RESULT and node.type is not None and not node.ty.is_scalar:
-            return replace(node, layout=_result_layout(node) or blocked(node.ty.numel, threads))
+            return replace(node, layout=_result_layout(node) or blocked(node.ty.numel, target.threads))
         if node.type is not None and node.ty.is_scalar and node.op is not Op.STORE:
             return node
-        args = list(node.args)
-        own_fragment = fragment(node, [None if a.ty.is_scalar else a.layout for a in args], fn.num_warps, rowwise,
-                                fn.arch)
-        mma = own_fragment if node.op is Op.DOT else None
-        gathered: tuple[int, ...] = (0, 1) if mma is not None else (
-            () if own_fragment is not None else _reads_anywhere(node))
-        wgmma = wgmma_operands(node, fn.num_warps, fn.arch, args[0].layout) if mma is not None else None
-        for i in gathered:
-            if wgmma is not None:
-                if i == 1 or not wgmma.a_in_registers:
-                    args[i] = convert(args[i], body, wgmma.b if i == 1 else Shared(swizzle=True))
-            elif isinstance(mma, Mma):
-                args[i] = convert(args[i], body, Shared(operand_pad(args[i].ty.dtype, args[i].ty.shape[-1], i)))
-            elif not random_access(args[i]):
-                args[i] = convert(args[i], body)
-        node = replace(node, args=tuple(args)) if tuple(args) != node.args else node
-        layout = _layout(node, own_fragment, threads)
-        walked = _iteration(node, layout, threads)
-        if walked is not None and _reads_own(node):
-            for i, arg in enumerate(args):
-                mine = registers(arg)
-                if i not in gathered and mine is not None and mine != walked:
-                    args[i] = convert(arg, body)  # held in another register layout than the reader's
-            node = replace(node, args=tuple(args)) if tuple(args) != node.args else node
-            if layout is not None and not isinstance(layout, Shared) and node.op is not Op.CONVERT:
-                layout = _layout(node, own_fragment, threads)  # a converted operand may make it computable
-        return node if layout is None else replace(node, layout=layout)
+        return _place(node, body, target)
 
-    return rewrite(fn, rule)
+    return rebuild(fn, rule)
 
 
-def _layout(node: Node, own_fragment: Fragment | None, threads: int) -> Layout | None:
+def _place(node: Node, body: list[Node], target: Target) -> Node:
+    """``node`` with its layout, its gathered operands staged in shared memory (:func:`_staging`),
+    and operands held in another register layout than the one it walks converted (appended to
+    ``body``)."""
+    args = list(node.args)
+    own = fragment(node, [None if a.ty.is_scalar else a.layout for a in args], target)
+    gathered = _gathered(node, own)
+    for i in gathered:
+        staged = _staging(node, i, own, target)
+        if staged is not None:
+            args[i] = _convert(args[i], body, staged)
+    node = _with_args(node, args)
+    layout = _layout(node, own, target.threads)
+    walked = _iteration(node, layout, target.threads)
+    if walked is not None and _reads_own(node):
+        for i, arg in enumerate(args):
+            mine = registers(arg)
+            if i not in gathered and mine is not None and mine != walked:
+                args[i] = _convert(arg, body)  # held in another register layout than the reader's
+        node = _with_args(node, args)
+        if layout is not None and not isinstance(layout, Shared) and node.op is not Op.CONVERT:
+            layout = _layout(node, own, target.threads)  # a converted operand may make it computable
+    return node if layout is None else replace(node, layout=layout)
+
+
+def _convert(value: Node, body: list[Node], layout: Shared = Shared()) -> Node:
+    conv = Node(Op.CONVERT, value.ty, (value,), loc=value.loc, layout=layout)
+    body.append(conv)
+    return conv
+
+
+def _with_args(node: Node, args: list[Node]) -> Node:
+    return replace(node, args=tuple(args)) if tuple(args) != node.args else node
+
+
+def _gathered(node: Node, own: Fragment | None) -> tuple[int, ...]:
+    """Operands read at other threads' coordinates: both of a tensor-core dot, none of another op
+    on fragments, else :func:`_reads_anywhere`'s."""
+    if node.op is Op.DOT and own is not None:
+        return (0, 1)
+    return () if own is not None else _reads_anywhere(node)
+
+
+def _staging(node: Node, i: int, own: Fragment | None, target: Target) -> Shared | None:
+    """The shared layout gathered operand ``i`` is converted to, or None where it is read as it
+    is: a wgmma dot's operands as :func:`wgmma_operands` says, an mma.sync dot's padded
+    (:func:`operand_pad`), another op's plain unless it is random access already."""
+    arg = node.args[i]
+    if node.op is Op.DOT and own is not None:
+        wgmma = wgmma_operands(node, target.num_warps, target.arch, node.args[0].layout)
+        if wgmma is not None:
+            return wgmma.b if i == 1 else (None if wgmma.a_in_registers else Shared(swizzle=True))
+        return Shared(operand_pad(arg.ty.dtype, arg.ty.shape[-1], i))
+    return None if random_access(arg) else Shared()
+
+
+LayoutRule = Callable[[Node, Fragment | None, int], Layout | None]
+"""Given a valued block node (operands placed), the tensor-core layout its operands give it and
+the thread count: its layout, or None where the rule does not apply."""
+
+
+def _converted(node: Node, own: Fragment | None, threads: int) -> Layout | None:
+    """A conversion lands in shared memory (in the layout its creator chose)."""
+    if node.op is not Op.CONVERT:
+        return None
+    return node.layout if isinstance(node.layout, Shared) else Shared()
+
+
+def _computed(node: Node, own: Fragment | None, threads: int) -> Layout | None:
+    """A cheap function of its coordinates on random-access operands is recomputed where read."""
+    return Computed() if _computable(node) else None
+
+
+def _on_fragments(node: Node, own: Fragment | None, threads: int) -> Layout | None:
+    """A value on tensor-core fragments stays on them."""
+    return own
+
+
+def _default_registers(node: Node, own: Fragment | None, threads: int) -> Layout | None:
+    return blocked(node.ty.numel, threads)
+
+
+LAYOUT_RULES: tuple[LayoutRule, ...] = (_converted, _computed, _on_fragments, _default_registers)
+
+
+def _layout(node: Node, own: Fragment | None, threads: int) -> Layout | None:
+    """The first of :data:`LAYOUT_RULES` that applies; None for a scalar or a node without a value."""
     if node.type is None or node.ty.is_scalar:
         return None
-    if node.op is Op.CONVERT:
-        return node.layout if isinstance(node.layout, Shared) else Shared()
-    if _computable(node):
-        return Computed()
-    if own_fragment is not None:
-        return own_fragment
-    return blocked(node.ty.numel, threads)
+    for rule in LAYOUT_RULES:
+        found = rule(node, own, threads)
+        if found is not None:
+            return found
+    return None
 
 
 def _reads_own(node: Node) -> bool:

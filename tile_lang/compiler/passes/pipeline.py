@@ -8,8 +8,11 @@ reads a descriptor's or block pointer's box that the copy engine can (``_bulk``)
 ``cp.async`` runs of 4-16 bytes. A ``for`` loop with a positive constant step whose copies can
 be computed for a later iteration (their pointers and masks depend on the induction variable, on
 carried scalars advanced by a loop-invariant step, and on values from outside the loop only,
-through pure arithmetic) is marked with ``stages``; codegen then issues the copies of iteration
-``i + stages - 1`` while iteration ``i`` computes.
+through pure arithmetic) is marked with ``stages`` and the carried scalars that advance by a
+loop-invariant step (``steps``); codegen then issues the copies of iteration ``i + stages - 1``
+while iteration ``i`` computes. Each ``cp.async`` copy of such a loop that walks its block row by
+row gets a :class:`Hold`: its addresses are computed before the loop, and moved on by the carried
+offset they advance with, if any.
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ import math
 from dataclasses import replace
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, Box, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Mma, Node, Op, PermuteAttr,
-    Region, Shared, box_of, is_zero, walk,
+    BinaryAttr, BinaryFn, Box, Category, Computed, ConstAttr, Function, Hold, LoopAttr, MemAttr, Mma, Node, Op,
+    PermuteAttr, Region, Shared, box_of, carried_steps, is_zero, walk,
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import operand_pad
-from tile_lang.compiler.rewrite import rewrite
+from tile_lang.compiler.passes.rebuild import rebuild
 
 COPY_BYTES = (4, 8, 16)  # the sizes cp.async copies
 
@@ -43,10 +46,45 @@ def pipeline(fn: Function) -> Function:
             loop = loop_of.get(node) if fn.num_stages > 1 and fn.arch >= 90 else None
             return _async_copy(node, users, info, loop) or node
         if node.op is Op.FOR and isinstance(node.attr, LoopAttr) and fn.num_stages > 1 and _prefetchable(node):
-            return replace(node, attr=replace(node.attr, stages=fn.num_stages))
+            steps = _carried_steps(node.regions[0])
+            indices = tuple(i for i, param in enumerate(node.regions[0].params[1:]) if param in steps)
+            return replace(node, attr=replace(node.attr, stages=fn.num_stages, steps=indices))
         return node
 
-    return rewrite(fn, rule)
+    return _hold_addresses(rebuild(fn, rule))
+
+
+def _hold_addresses(fn: Function) -> Function:
+    """Give each ``cp.async`` copy of a pipelined loop its :class:`Hold` (a copy walked column by
+    column, into a transposed layout, reads its addresses at coordinates and holds none)."""
+    holds: dict[Node, Hold] = {}
+    for loop in walk(fn.body):
+        if loop.op is Op.FOR and isinstance(loop.attr, LoopAttr) and loop.attr.stages > 1:
+            for copy in loop.regions[0].body:
+                if (copy.op is Op.ASYNC_COPY and box_of(copy) is None and isinstance(copy.layout, Shared)
+                        and not copy.layout.transposed):
+                    holds[copy] = Hold(_advance(copy.args[0], loop))
+
+    def rule(node: Node, body: list[Node]) -> Node:
+        hold = holds.get(node)
+        return node if hold is None or not isinstance(node.attr, MemAttr) else replace(node, attr=replace(node.attr, hold=hold))
+
+    return rebuild(fn, rule)
+
+
+def _advance(ptr: Node, loop: Node) -> int | None:
+    """The carried offset (by index) a copy's pointer block moves with, when it is a block from
+    before the loop plus that offset (``carry_offsets``' form of ``a_ptrs += BLOCK_K``)."""
+    if ptr.op is not Op.BINARY or not isinstance(ptr.attr, BinaryAttr) or ptr.attr.fn is not BinaryFn.ADD:
+        return None
+    body = loop.regions[0]
+    inside = set(body.body) | set(body.params)
+    carried = carried_steps(loop)
+    for base, moved in (ptr.args, ptr.args[::-1]):
+        if (base not in inside and isinstance(base.layout, Computed) and moved.op is Op.SPLAT
+                and moved.args[0] in carried):
+            return body.params.index(moved.args[0]) - 1
+    return None
 
 
 def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo],
@@ -157,7 +195,7 @@ def _width(ptr: Node, mask: Node | None, shape: tuple[int, ...], info: dict[Node
     return width
 
 
-def carried_steps(body: Region) -> dict[Node, Node]:
+def _carried_steps(body: Region) -> dict[Node, Node]:
     """Carried scalars of a ``for`` body yielded as ``param + step`` with a loop-invariant step:
     param -> step."""
     inside = set(body.body)
@@ -208,7 +246,7 @@ def _ahead_ok(copy: Box | tuple[Node, ...], loop: Node) -> bool:
     if step.op is not Op.CONST or not isinstance(step.attr, ConstAttr) or not int(step.attr.value) > 0:
         return False
     body = loop.regions[0]
-    steps = carried_steps(body)
+    steps = _carried_steps(body)
     allowed = frozenset((body.params[0], *steps))
     inside, variant = set(body.body), set(body.params)
     if isinstance(copy, Box):

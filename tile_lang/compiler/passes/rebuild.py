@@ -1,4 +1,5 @@
-"""Rebuilding a function node by node: the one traversal every IR -> IR pass uses."""
+"""Rebuilding a function node by node: the one traversal every IR -> IR pass uses (the NumPy
+backend's ``rewrite`` module, which rewrites a kernel's Python source, is unrelated)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ Keep = Callable[[Node], bool]
 """Given an original node (before any rewriting), whether it stays; dropped nodes never reach the rule."""
 
 
-def rewrite(fn: Function, rule: Rule, keep: Keep | None = None) -> Function:
+def rebuild(fn: Function, rule: Rule, keep: Keep | None = None) -> Function:
     """Rebuild ``fn`` bottom-up with ``rule``; ``keep`` prunes nodes by their original identity
     (a node whose operands or regions were rewritten is a new object, so analyses over the
     original function, such as liveness, must decide before the rebuild)."""

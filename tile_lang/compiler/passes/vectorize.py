@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from tile_lang.compiler.ir import REGISTER_LAYOUTS, Function, MemAttr, Node, Op
+from tile_lang.compiler.ir import REGISTER_LAYOUTS, Function, MemAttr, Node, Op, blocked
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
-from tile_lang.compiler.passes.layouts import blocked
-from tile_lang.compiler.rewrite import rewrite
+from tile_lang.compiler.passes.rebuild import rebuild
 
 
 def vectorize(fn: Function) -> Function:
@@ -20,7 +19,7 @@ def vectorize(fn: Function) -> Function:
             return node
         return replace(node, attr=replace(node.attr, vector=_width(node, info, fn.threads)))
 
-    return rewrite(fn, rule)
+    return rebuild(fn, rule)
 
 
 def _width(node: Node, info: dict[Node, AxisInfo], threads: int) -> int:

@@ -1,0 +1,73 @@
+"""Codegen only renders what the passes decided: it imports nothing from the passes, and the
+software-pipelining pass records its decisions (carried steps, held copy addresses) in the IR."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from benchmarks import dot_kernels as D
+from tile_lang import dtypes
+from tile_lang.compiler import compile_ir, static_spec
+from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Function, LoopAttr, MemAttr, Node, Op, walk
+
+CODEGEN = Path(__file__).resolve().parents[2] / "backends" / "tile_lang_cupy" / "codegen"
+
+
+def _imported(path: Path) -> list[str]:
+    """Every module ``path`` imports, lazily or not."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            found += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return found
+
+
+def test_codegen_imports_nothing_from_the_passes() -> None:
+    files = sorted(CODEGEN.glob("*.py"))
+    assert len(files) > 5
+    for path in files:
+        bad = [m for m in _imported(path) if m == "tile_lang.compiler.passes" or m.startswith("tile_lang.compiler.passes.")]
+        assert not bad, f"{path.name} imports {bad}: codegen reads the IR, the passes record their decisions in it"
+
+
+def _matmul(stages: int, arch: int) -> Function:
+    ints = [p.name for p in D.matmul.runtime_params if p.annotation is int]
+    spec = static_spec(D.matmul, dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8), 4, num_stages=stages,
+                       arch=arch, pointees={"a_ptr": dtypes.F16, "b_ptr": dtypes.F16, "c_ptr": dtypes.F16},
+                       divisible=ints)
+    return compile_ir(D.matmul, spec, verify_each=True)
+
+
+def _loop(fn: Function) -> Node:
+    (loop,) = [n for n in walk(fn.body) if n.op is Op.FOR]
+    return loop
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_a_pipelined_loop_records_its_carried_steps_and_held_addresses(arch: int) -> None:
+    loop = _loop(_matmul(3, arch))
+    assert isinstance(loop.attr, LoopAttr) and loop.attr.stages == 3 and loop.attr.steps
+    body = loop.regions[0]
+    for i in loop.attr.steps:  # each a carried scalar yielded as itself plus a step
+        out = body.results[i]
+        assert body.params[1 + i].ty.is_scalar and out.op is Op.BINARY and isinstance(out.attr, BinaryAttr)
+        assert out.attr.fn is BinaryFn.ADD and out.args[0] is body.params[1 + i]
+    copies = [n for n in body.body if n.op is Op.ASYNC_COPY and isinstance(n.attr, MemAttr) and not n.attr.box]
+    assert copies and all(isinstance(c.attr, MemAttr) and c.attr.hold is not None for c in copies)
+    for copy in copies:  # ``a_ptrs + offset``, the offset one of the carried steps
+        assert isinstance(copy.attr, MemAttr) and copy.attr.hold is not None
+        advance = copy.attr.hold.advance
+        assert advance in loop.attr.steps
+        moved = [a for a in copy.args[0].args if a.op is Op.SPLAT]
+        assert [m.args[0] for m in moved] == [body.params[1 + advance]]
+
+
+def test_a_loop_left_unpipelined_records_nothing() -> None:
+    loop = _loop(_matmul(1, 80))
+    assert isinstance(loop.attr, LoopAttr) and loop.attr.stages == 1 and loop.attr.steps == ()
+    assert all(n.attr.hold is None for n in walk(loop.regions[0]) if isinstance(n.attr, MemAttr))
