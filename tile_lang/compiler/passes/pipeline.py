@@ -46,7 +46,7 @@ def pipeline(fn: Function) -> Function:
             loop = loop_of.get(node) if fn.num_stages > 1 and fn.arch >= 90 else None
             return _async_copy(node, users, info, loop) or node
         if node.op is Op.FOR and isinstance(node.attr, LoopAttr) and fn.num_stages > 1 and _prefetchable(node):
-            steps = _carried_steps(node.regions[0])
+            steps = _invariant_steps(node.regions[0])
             indices = tuple(i for i, param in enumerate(node.regions[0].params[1:]) if param in steps)
             return replace(node, attr=replace(node.attr, stages=fn.num_stages, steps=indices))
         return node
@@ -63,7 +63,7 @@ def _hold_addresses(fn: Function) -> Function:
             for copy in loop.regions[0].body:
                 if (copy.op is Op.ASYNC_COPY and box_of(copy) is None and isinstance(copy.layout, Shared)
                         and not copy.layout.transposed):
-                    holds[copy] = Hold(_advance(copy.args[0], loop))
+                    holds[copy] = Hold(_advancing_offset(copy.args[0], loop))
 
     def rule(node: Node, body: list[Node]) -> Node:
         hold = holds.get(node)
@@ -72,7 +72,7 @@ def _hold_addresses(fn: Function) -> Function:
     return rebuild(fn, rule)
 
 
-def _advance(ptr: Node, loop: Node) -> int | None:
+def _advancing_offset(ptr: Node, loop: Node) -> int | None:
     """The carried offset (by index) a copy's pointer block moves with, when it is a block from
     before the loop plus that offset (``carry_offsets``' form of ``a_ptrs += BLOCK_K``)."""
     if ptr.op is not Op.BINARY or not isinstance(ptr.attr, BinaryAttr) or ptr.attr.fn is not BinaryFn.ADD:
@@ -195,7 +195,7 @@ def _width(ptr: Node, mask: Node | None, shape: tuple[int, ...], info: dict[Node
     return width
 
 
-def _carried_steps(body: Region) -> dict[Node, Node]:
+def _invariant_steps(body: Region) -> dict[Node, Node]:
     """Carried scalars of a ``for`` body yielded as ``param + step`` with a loop-invariant step:
     param -> step."""
     inside = set(body.body)
@@ -246,7 +246,7 @@ def _ahead_ok(copy: Box | tuple[Node, ...], loop: Node) -> bool:
     if step.op is not Op.CONST or not isinstance(step.attr, ConstAttr) or not int(step.attr.value) > 0:
         return False
     body = loop.regions[0]
-    steps = _carried_steps(body)
+    steps = _invariant_steps(body)
     allowed = frozenset((body.params[0], *steps))
     inside, variant = set(body.body), set(body.params)
     if isinstance(copy, Box):
