@@ -34,7 +34,8 @@ if sys.version_info >= (3, 11):
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "tests" / "typing_cases"
-GOOD = (CASES / "good_kernels.py", CASES / "good_host.py", CASES / "good_tutorials.py", CASES / "good_liger.py")
+GOOD = (CASES / "good_kernels.py", CASES / "good_host.py", CASES / "good_tutorials.py", CASES / "good_liger.py",
+        CASES / "good_ported.py")
 BAD = CASES / "bad_kernels.py"
 TORCH = CASES / "torch_launches.py"  # checked by its own run where torch is installed
 
@@ -241,7 +242,8 @@ def test_repo_gate_excludes_the_cases() -> None:
 def case_modules(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, object]]:
     """Import the good case modules (decorators run; kernel bodies do not)."""
     monkeypatch.syspath_prepend(str(REPO))
-    names = ("tests.typing_cases.good_kernels", "tests.typing_cases.good_host", "tests.typing_cases.good_tutorials")
+    names = ("tests.typing_cases.good_kernels", "tests.typing_cases.good_host", "tests.typing_cases.good_tutorials",
+             "tests.typing_cases.good_ported")
     try:
         yield {name.rpartition(".")[2]: importlib.import_module(name) for name in names}
     finally:
@@ -329,6 +331,42 @@ def test_optional_pointer_takes_none(case_modules: dict[str, object], backend: s
     want = x + bias if with_bias else x
     np.testing.assert_allclose(out.numpy()[:n], want + n, rtol=1e-5)
     assert np.isnan(out.numpy()[n:]).all()
+
+
+# ---------------------------------------------------------------- the spellings found porting others' kernels run
+
+
+def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> None:
+    """Each class good_ported.py accepts runs on the reference and the emulator and matches float64
+    NumPy: dtype constructors, a float joined with a block, constexpr dtypes, mixed int widths,
+    tl.cast of Python ints, x.shape and rank-0 zeros."""
+    cases = case_modules["good_ported"]
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal(100).astype(np.float32)
+    x64 = x.astype(np.float64)
+    tile = rng.random((8, 8)).astype(np.float32)
+    with tl.backend(backend):
+        dx, out = tl.to_device(x, tl.f32), _nan(2)
+        getattr(cases, "scalar_from_dtype")[(1,)](dx, out, 100, BLOCK=32)
+        np.testing.assert_allclose(out.numpy()[0], x64.sum() + x64.max(), rtol=1e-5)
+        out = _nan(2)
+        getattr(cases, "python_float_then_block")[(1,)](dx, out, 100, BLOCK=32)
+        lse = x64.max() + np.log(np.exp(x64 - x64.max()).sum())
+        np.testing.assert_allclose(out.numpy(), [lse, np.exp(x64 - x64.max()).sum()], rtol=1e-5)
+        half = tl.to_device(np.full(64, np.nan, np.float16), tl.f16)
+        getattr(cases, "convert_to_constexpr_dtype")[(1,)](tl.to_device(x[:64].astype(np.float16), tl.f16), half, 64,
+                                                           X_dtype=tl.float16, ACC_dtype=tl.float32, BLOCK=64)
+        np.testing.assert_allclose(half.numpy(), 2 * x[:64].astype(np.float16).astype(np.float64), rtol=1e-3)
+        out = _nan(100)
+        getattr(cases, "mixed_int_widths")[(1,)](dx, tl.to_device(np.array([90], np.int64), tl.i64), out, BLOCK=128)
+        np.testing.assert_allclose(out.numpy()[:90], x64[:90] + 0.5, rtol=1e-6)
+        assert np.isnan(out.numpy()[90:]).all()
+        best = tl.to_device(np.full(2, -1, np.int64), tl.i64)
+        getattr(cases, "python_int_cast")[(1,)](dx, best, 100, BLOCK=32)
+        np.testing.assert_array_equal(best.numpy(), [np.argmax(x64), 100])
+        out = _nan((8, 8))
+        getattr(cases, "shape_of_a_block")[(1,)](tl.to_device(tile, tl.f32), out, BLOCK=8)
+        np.testing.assert_allclose(out.numpy(), np.where(tile > 0.5, tile, 0.0) + (tile > 0.5).sum(), rtol=1e-6)
 
 
 # ---------------------------------------------------------------- the tutorial-shaped kernels run

@@ -221,6 +221,14 @@ def dtype_of(marker: object) -> DType:
     return found
 
 
+def is_marker(value: object) -> bool:
+    """Whether ``value`` is a static dtype marker (``tl.f32``, ``tl.float32``)."""
+    try:
+        return value in _BY_MARKER
+    except TypeError:  # unhashable: not a marker
+        return False
+
+
 def marker_of(dtype: DType) -> object:
     """The static marker (e.g. ``tl.f32``) of a runtime dtype; the value of ``buf.dtype``."""
     return _MARKER_BY_NAME[dtype.name]

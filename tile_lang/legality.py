@@ -23,7 +23,7 @@ from tile_lang import dtypes
 from tile_lang.builtin import builtin_of
 from tile_lang.errors import KernelError, Unsupported
 from tile_lang.func import Func, inlinable
-from tile_lang.ops import debug, iterators
+from tile_lang.ops import creation, debug, iterators
 from tile_lang.reads import closure_vars, source_of
 from tile_lang.semantics import elementwise
 from tile_lang.tensor import FORWARDED_METHODS, pointer_type
@@ -77,8 +77,13 @@ def kernel_isinstance(value: object, classinfo: object, runtime: bool) -> bool:
 
 
 def alias_of(callee: object) -> object | None:
-    """The tl builtin a Python builtin stands for in a kernel (print: tl.device_print), or None."""
-    return next((tl_builtin for python, tl_builtin in ALIASES if python is callee), None)
+    """The tl builtin a Python builtin stands for in a kernel (print: tl.device_print), or what a
+    dtype called as a constructor is (``tl.float32(v)``: ``tl.full((), v, tl.float32)``, as in
+    Triton), or None."""
+    found = next((tl_builtin for python, tl_builtin in ALIASES if python is callee), None)
+    if found is None and dtypes.is_marker(callee):
+        return functools.partial(creation.full, (), dtype=callee)
+    return found
 
 
 def call_refusal(callee: object) -> str | None:

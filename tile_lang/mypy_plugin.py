@@ -26,7 +26,8 @@
 - ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
   generic over ``W``): mypy infers ``dtype`` from the variable's type and rejects ``tl.float32`` as
   not ``type[Float[W]]``; the plugin types the call by its argument, so the error is the readable
-  assignment error (``expression has type "Tensor[Float[W32], R1]", variable has type ...``).
+  assignment error (``expression has type "Tensor[Float[W32], R1]", variable has type ...``). A bare
+  constexpr holding a dtype, ``.to(X_dtype)``, gives a block of that (unknown) dtype and the same rank.
 - A reduction's axis given as such a constexpr, ``tl.sum(x, axis=AXIS)``: the overloads type the
   result's rank from a literal axis (and reject one the input does not have); a constexpr's value
   is unknown to mypy, so each overload taking a literal axis takes it too, and the input's rank
@@ -46,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from mypy import errorcodes
+from mypy.checker import TypeChecker
 from mypy.checkexpr import has_any_type
 from mypy.expandtype import expand_type
 from mypy.nodes import (
@@ -53,11 +55,11 @@ from mypy.nodes import (
     SymbolNode, TypeInfo,
 )
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
-from mypy.plugin import AnalyzeTypeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
+from mypy.plugin import AnalyzeTypeContext, AttributeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
 from mypy.subtypes import is_same_type
 from mypy.types import (
     AnyType, CallableType, FunctionLike, Instance, LiteralType, Parameters, ProperType, Type, TypeOfAny, TypeType,
-    UnionType, get_proper_type,
+    TupleType, TypeVarType, UninhabitedType, UnionType, get_proper_type,
 )
 
 LAUNCH = "tile_lang.kernel.Launcher.__call__"
@@ -74,11 +76,20 @@ SCALARS = {"tile_lang.signature.IntScalar": "builtins.int", "tile_lang.signature
 TENSOR = "tile_lang.tensor.Tensor"
 RANKS = {f"tile_lang.tensor.R{n}": n for n in range(4)}  # a block's rank type: its number of axes
 POINTER = "tile_lang.tensor.Pointer"
-CONVERSIONS = frozenset({f"{TENSOR}.to", f"{TENSOR}.cast", "tile_lang.tensor.Converts.to", "tile_lang.tensor.Converts.cast"})  # typed by their dtype
+CONVERSIONS = frozenset({f"{owner}.{name}" for owner in (TENSOR, "tile_lang.tensor.Converts", "tile_lang.signature.FloatScalar",
+                                                        "tile_lang.signature.IntScalar") for name in ("to", "cast")})  # typed by their dtype
 WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2"}
 CATEGORIES = {"Float": "f", "Int": "i", "UInt": "u"}
 EXTREMA = {"builtins.min": ("tl.minimum", "tl.min"), "builtins.max": ("tl.maximum", "tl.max")}  # Python's, on kernel values
 ARRAYS = ("torch.Tensor", "cupy.ndarray")  # adopted by a launch for a Pointer[D] parameter
+OPS = "tile_lang.ops."  # the builtins' modules
+INT_PROMOTING = {f"__{op}__": op in ("lt", "le", "gt", "ge", "eq", "ne") for op in (
+    "add", "sub", "mul", "floordiv", "mod", "and", "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge", "eq", "ne",
+    "radd", "rsub", "rmul")}  # a block operator: whether it gives a bool block
+INT_BITS = {"W8": 8, "W16": 16, "W32": 32, "W64": 64}
+DTYPE_CATEGORIES = frozenset({"tile_lang.dtypes.Float", "tile_lang.dtypes.Int", "tile_lang.dtypes.UInt",
+                              "tile_lang.dtypes.Bool"})  # called as ``tl.float32(v)``: a scalar of that dtype
+PYTHON_SCALARS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
 
 
 class TileLangPlugin(Plugin):
@@ -87,6 +98,9 @@ class TileLangPlugin(Plugin):
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         if fullname in CONVERSIONS:
             return converted_to_argument
+        operator = fullname.removeprefix(TENSOR + ".")
+        if operator in INT_PROMOTING:
+            return lambda ctx: ints_promoted(ctx, INT_PROMOTING[operator])
         return self._launch_signature if fullname == LAUNCH else None
 
     def _launch_signature(self, ctx: MethodSigContext) -> FunctionLike:
@@ -99,6 +113,9 @@ class TileLangPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         return with_supplied_optional if fullname.removesuffix(".__call__") in WRAPPER_DECORATORS else None
 
+    def get_attribute_hook(self, fullname: str) -> Callable[[AttributeContext], Type] | None:
+        return shape_of_rank if fullname == f"{TENSOR}.shape" else None
+
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
         return constexpr_value if fullname == CONSTEXPR else None
 
@@ -110,9 +127,106 @@ class TileLangPlugin(Plugin):
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname == CONSTEXPR_CALL:
             return constant_of_value
+        if fullname in DTYPE_CATEGORIES:
+            return dtype_constructor
+        if not fullname.startswith(OPS):
+            return None
         if fullname == STORE:
-            return store_checked
-        return with_constexpr_axis if fullname.startswith(AXIS_MODULES) else None
+            return lambda ctx: store_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
+        if fullname.startswith(AXIS_MODULES):
+            return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=scalar_joins_taken(ctx)))
+        return lambda ctx: dtype_argument_taken(ctx._replace(default_signature=scalar_joins_taken(ctx)))
+
+
+def shape_of_rank(ctx: AttributeContext) -> Type:
+    """``x.shape`` of a block of known rank as a tuple of that many ints, so ``tl.zeros(x.shape, x.dtype)``
+    has ``x``'s rank; a ``Shape`` (any length) otherwise."""
+    found = _element_and_rank(ctx.type)
+    rank = found[1] if found is not None else None
+    shape = get_proper_type(ctx.default_attr_type)
+    if not (isinstance(rank, Instance) and rank.type.fullname in RANKS and isinstance(shape, Instance)):
+        return ctx.default_attr_type
+    integer = ctx.api.named_generic_type("builtins.int", [])
+    return TupleType([integer] * RANKS[rank.type.fullname], fallback=shape)
+
+
+def dtype_constructor(ctx: FunctionSigContext) -> FunctionLike:
+    """``tl.float32(v)`` typed ``(v: float) -> Tensor[f32, R0]``: a dtype called on a Python scalar is
+    that scalar as a rank-0 block of the dtype, as in Triton (``tl.full((), v, tl.float32)``)."""
+    signature = ctx.default_signature
+    dtype = get_proper_type(signature.ret_type)
+    if not isinstance(dtype, Instance) or any(
+            isinstance(get_proper_type(arg), AnyType) for arg in dtype.args) or dtype.type.fullname not in DTYPE_CATEGORIES:
+        return signature
+    tensor, rank = (_class(ctx, name) for name in (TENSOR, "tile_lang.tensor.R0"))
+    if tensor is None or rank is None:
+        return signature
+    return signature.copy_modified(arg_types=[ctx.api.named_generic_type("builtins.float", [])], arg_kinds=[ARG_POS],
+                                   arg_names=["value"], ret_type=Instance(tensor, [dtype, Instance(rank, [])]))
+
+
+def _class(ctx: FunctionSigContext | MethodSigContext, fullname: str) -> TypeInfo | None:
+    """The class ``fullname`` from the modules mypy has loaded (``named_generic_type`` finds only
+    names the checked module's packages re-export)."""
+    module, _, name = fullname.rpartition(".")
+    modules = ctx.api.modules if isinstance(ctx.api, TypeChecker) else {}
+    found = modules[module].names.get(name) if module in modules else None
+    return found.node if found is not None and isinstance(found.node, TypeInfo) else None
+
+
+def _joins_scalar(typ: Type) -> bool:
+    """Whether ``typ`` is a Python scalar joined with rank-0 blocks (``float | Tensor[f32, R0]``): a loop
+    variable started as ``m = float("-inf")`` and re-bound to a block in the loop (the run time carries
+    it as a rank-0 block)."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, UnionType):
+        return False
+    items = [get_proper_type(item) for item in proper.items]
+    scalars = [i for i in items if isinstance(i, Instance) and i.type.fullname in PYTHON_SCALARS]
+    blocks = [i for i in items if isinstance(i, Instance) and i.type.fullname == TENSOR and len(i.args) == 2
+              and isinstance(rank := get_proper_type(i.args[1]), Instance) and rank.type.name == "R0"]
+    return bool(scalars) and bool(blocks) and len(scalars) + len(blocks) == len(items)
+
+
+def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
+    """A builtin's signature with each parameter given a Python scalar joined with a rank-0 block
+    (:func:`_joins_scalar`) also taking a ``float``, so the block's dtype and rank are inferred from
+    the block (``tl.log(d)`` after ``d = 0.0`` and ``d = d * ... + tl.sum(...)`` in a loop)."""
+    signature = ctx.default_signature
+    assert isinstance(signature, CallableType)
+    types = list(signature.arg_types)
+    changed = False
+    for index, actuals in enumerate(ctx.args[:len(types)]):
+        actual = ctx.api.get_expression_type(actuals[0]) if len(actuals) == 1 else None
+        if actual is not None and _joins_scalar(actual):
+            types[index] = UnionType([types[index], ctx.api.named_generic_type("builtins.float", [])])
+            changed = True
+        elif index == 0 and actual is not None and _is_float(actual):
+            return _float_constant_taken(ctx, signature) or signature
+    return signature.copy_modified(arg_types=types) if changed else signature
+
+
+def _is_float(typ: Type) -> bool:
+    proper = get_proper_type(typ)
+    return isinstance(proper, Instance) and proper.type.fullname == "builtins.float"
+
+
+def _float_constant_taken(ctx: FunctionSigContext, signature: CallableType) -> CallableType | None:
+    """``tl.rsqrt(2.0)``: a float-only builtin (``x: Tensor[Float[W], R]``) given a Python float, which the
+    run time makes an f32 scalar, typed ``(float) -> ... f32, R0``; None where the first parameter is
+    not such a block."""
+    formal = get_proper_type(signature.arg_types[0])
+    if not (isinstance(formal, Instance) and formal.type.fullname == TENSOR and len(formal.args) == 2):
+        return None
+    element, rank = map(get_proper_type, formal.args)
+    width = get_proper_type(element.args[0]) if isinstance(element, Instance) and element.type.name == "Float" else None
+    w32, r0 = _class(ctx, "tile_lang.dtypes.W32"), _class(ctx, "tile_lang.tensor.R0")
+    if not (isinstance(width, TypeVarType) and isinstance(rank, TypeVarType)) or w32 is None or r0 is None:
+        return None
+    fixed = expand_type(signature, {width.id: Instance(w32, []), rank.id: Instance(r0, [])})
+    assert isinstance(fixed, CallableType)
+    return fixed.copy_modified(arg_types=[ctx.api.named_generic_type("builtins.float", []), *fixed.arg_types[1:]],
+                               variables=[v for v in signature.variables if v.id not in (width.id, rank.id)])
 
 
 def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
@@ -173,7 +287,7 @@ def with_constexpr_axis(ctx: FunctionSigContext) -> FunctionLike:
     if len(given) != 1:
         return signature
     actual = ctx.api.get_expression_type(given[0])
-    problem = _axis_out_of_range(ctx, actual)
+    problem = _axis_out_of_range(ctx, actual) or _block_as_axis(ctx, actual)
     if problem is not None:
         ctx.api.fail(problem, ctx.context, code=errorcodes.ARG_TYPE)
         return signature.copy_modified(arg_types=[AnyType(TypeOfAny.from_error) if i == index else t
@@ -203,6 +317,18 @@ def _axis_out_of_range(ctx: FunctionSigContext, axis: Type) -> str | None:
     return None if -ndim <= value < ndim else f"axis {value} is out of range for a rank-{ndim} block"
 
 
+def _block_as_axis(ctx: FunctionSigContext, axis: Type) -> str | None:
+    """The complaint about a block given as a reduction's axis (Liger's ``tl.max(m, blk_max)``, meant
+    as the elementwise maximum), else None."""
+    found = _element_and_rank(axis)
+    if found is None or found[1] is None:
+        return None
+    name = ctx.context.callee.name if isinstance(ctx.context, CallExpr) and isinstance(ctx.context.callee, (NameExpr, MemberExpr)) else "?"
+    elementwise = {"max": "tl.maximum", "min": "tl.minimum"}.get(name)
+    hint = f"; for the elementwise {name}imum of two blocks use {elementwise}" if elementwise else ""
+    return f"tl.{name}: axis must be an int, got a block of {_dtype_name(found[0])}{hint}"
+
+
 def _dtype_name(typ: ProperType) -> str:
     """``f32`` for ``Float[W32]``, ``bf16``, ``bool``; a generic one as written (``Float[W]``)."""
     if isinstance(typ, Instance) and typ.type.name in CATEGORIES and len(typ.args) == 1:
@@ -226,15 +352,24 @@ def _element_and_rank(typ: Type) -> tuple[ProperType, ProperType | None] | None:
 
 
 def _unknown(t: Type) -> bool:
-    """Whether ``t`` holds an Any (mypy's has_any_type leaves out the special-form Any that an
-    overload inferred from an Any argument gives)."""
-    return has_any_type(t) or isinstance(get_proper_type(t), AnyType)
+    """Whether ``t`` holds an Any or a Never (mypy's has_any_type leaves out the special-form Any that
+    an overload inferred from an Any argument gives; a Never comes from a failed inference, already
+    reported)."""
+    proper = get_proper_type(t)
+    return has_any_type(t) or isinstance(proper, (AnyType, UninhabitedType)) or (
+        isinstance(proper, Instance) and any(isinstance(get_proper_type(a), UninhabitedType) for a in proper.args))
 
 
 def _store_mismatch(pointer: Type, value: Type) -> str | None:
     """What is wrong with ``tl.store(pointer, value)``, in words, when the element types or ranks
     plainly disagree (both known, no type variables or Any); None otherwise."""
     ptr, val = _element_and_rank(pointer), get_proper_type(value)
+    if isinstance(val, UnionType):  # a loop's float joined with its block, or a name re-bound in a branch
+        blocks = [item for item in map(get_proper_type, val.items) if _element_and_rank(item) is not None]
+        if _joins_scalar(val) or len(blocks) == len(val.items):
+            found = [problem for block in blocks if (problem := _store_mismatch(pointer, block)) is not None]
+            return found[0].replace("value is", "value may be", 1) if found and len(blocks) > 1 else (
+                found[0] if found else None)
     pointee = ptr[0] if ptr is not None else None
     if ptr is None or not (isinstance(pointee, Instance) and pointee.type.fullname == POINTER):
         return None
@@ -243,15 +378,15 @@ def _store_mismatch(pointer: Type, value: Type) -> str | None:
         return f"value is a float but the pointer is to {_dtype_name(target)}" if (
             isinstance(target, Instance) and target.type.name in ("Int", "UInt", "Bool")) else None
     given = _element_and_rank(val)
-    if given is None or given[1] is None or _unknown(given[0]) or _unknown(target):
+    if given is None or given[1] is None:
         return None
-    if not is_same_type(given[0], target):
-        return f"value is {_dtype_name(given[0])} but the pointer is to {_dtype_name(target)}"
     rank, ptr_rank = given[1], ptr[1]
     if (isinstance(rank, Instance) and isinstance(ptr_rank, Instance) and rank.type.name != "R0"
-            and rank.type.fullname != ptr_rank.type.fullname):
+            and rank.type.fullname != ptr_rank.type.fullname and rank.type.fullname in RANKS):
         return f"value is rank {rank.type.name[1:]} but the pointers are rank {ptr_rank.type.name[1:]}"
-    return None
+    if _unknown(given[0]) or _unknown(target) or is_same_type(given[0], target):
+        return None
+    return f"value is {_dtype_name(given[0])} but the pointer is to {_dtype_name(target)}"
 
 
 def store_checked(ctx: FunctionSigContext) -> FunctionLike:
@@ -289,6 +424,57 @@ def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:
     return blocks[0] if same and not has_any_type(blocks[0]) else ctx.default_return_type
 
 
+def _int_width(typ: Type) -> tuple[Instance, int, Instance] | None:
+    """(element, bits, rank) of a ``Tensor[Int[W], R]`` (or UInt) of a known width and rank, else None."""
+    found = _element_and_rank(typ)
+    element, rank = found if found is not None else (None, None)
+    width = get_proper_type(element.args[0]) if isinstance(element, Instance) and element.type.name in ("Int", "UInt") else None
+    if not (isinstance(element, Instance) and isinstance(width, Instance) and width.type.name in INT_BITS
+            and isinstance(rank, Instance) and rank.type.fullname in RANKS):
+        return None
+    return element, INT_BITS[width.type.name], rank
+
+
+def ints_promoted(ctx: MethodSigContext, comparison: bool) -> FunctionLike:
+    """An operator between integer blocks of two widths of one signedness (``offs < n`` with ``offs: i32``
+    and ``n: i64``), typed as the run time computes it, in the wider type (Triton's promotion): integer
+    widths are not the float widths the types keep apart on purpose. Other operands keep the overloads."""
+    signature = ctx.default_signature
+    given = ctx.api.get_expression_type(ctx.args[0][0]) if ctx.args and len(ctx.args[0]) == 1 else None
+    left, right = _int_width(ctx.type), _int_width(given) if given is not None else None
+    tensor, boolean = get_proper_type(ctx.type), _class(ctx, "tile_lang.dtypes.Bool")
+    if (left is None or right is None or given is None or not isinstance(signature, CallableType)
+            or not isinstance(tensor, Instance) or boolean is None or left[0].type.name != right[0].type.name
+            or left[1] == right[1]):
+        return signature
+    ranks = {rank.type.fullname for _, _, rank in (left, right) if rank.type.name != "R0"}
+    if len(ranks) > 1:
+        return signature  # two ranks: the rank error stays
+    rank = left[2] if left[2].type.name != "R0" else right[2]
+    element = Instance(boolean, []) if comparison else max(left, right, key=lambda found: found[1])[0]
+    return signature.copy_modified(arg_types=[given, *signature.arg_types[1:]], variables=[],
+                                   ret_type=tensor.copy_modified(args=[element, rank]))
+
+
+def dtype_argument_taken(ctx: FunctionSigContext) -> FunctionLike:
+    """A builtin's ``dtype`` given a bare constexpr holding a dtype (``tl.cast(x, DTYPE)``,
+    ``tl.zeros((M, N), dtype=ACC_DTYPE)``): a block of that (unknown) dtype and the rank the other
+    arguments give, as ``x.to(DTYPE)`` (:func:`converted_to_argument`); other calls keep the signature."""
+    signature = ctx.default_signature
+    if not isinstance(signature, CallableType) or "dtype" not in signature.arg_names:
+        return signature
+    index = signature.arg_names.index("dtype")
+    given = ctx.api.get_expression_type(ctx.args[index][0]) if len(ctx.args[index]) == 1 else None
+    dtype = get_proper_type(signature.arg_types[index])
+    if given is None or not _is_constexpr(given) or not isinstance(dtype, TypeType) or not isinstance(
+            variable := get_proper_type(dtype.item), TypeVarType):
+        return signature
+    fixed = expand_type(signature, {variable.id: AnyType(TypeOfAny.special_form)})
+    assert isinstance(fixed, CallableType)
+    return fixed.copy_modified(arg_types=[given if i == index else t for i, t in enumerate(fixed.arg_types)],
+                               variables=[v for v in signature.variables if v.id != variable.id])
+
+
 def converted_to_argument(ctx: MethodSigContext) -> FunctionLike:
     """``x.to(dtype)`` typed ``Tensor[<dtype>, R]`` from its argument alone, not from the variable
     it is assigned to (see the module docstring); other calls keep the signature."""
@@ -299,11 +485,17 @@ def converted_to_argument(ctx: MethodSigContext) -> FunctionLike:
     if isinstance(given, CallableType) and given.is_type_obj():
         given = TypeType.make_normalized(given.ret_type)
     variable = signature.variables[0]
-    if not isinstance(given, TypeType) or variable.name != "E":
+    if variable.name != "E" or not (isinstance(given, TypeType) or _is_constexpr(given)):
         return signature
-    fixed = expand_type(signature, {variable.id: given.item})
+    if isinstance(given, TypeType):
+        fixed = expand_type(signature, {variable.id: given.item})
+        assert isinstance(fixed, CallableType)
+        return fixed.copy_modified(variables=[v for v in signature.variables if v.id != variable.id])
+    # a bare constexpr holding a dtype (``.to(X_dtype)``): a block of that unknown dtype, of the same rank
+    fixed = expand_type(signature, {variable.id: AnyType(TypeOfAny.special_form)})
     assert isinstance(fixed, CallableType)
-    return fixed.copy_modified(variables=[v for v in signature.variables if v.id != variable.id])
+    return fixed.copy_modified(arg_types=[given, *fixed.arg_types[1:]],
+                               variables=[v for v in signature.variables if v.id != variable.id])
 
 
 def with_launch_options(ctx: MethodSigContext, arrays: Sequence[Type]) -> FunctionLike:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 import tile_lang as tl
-from tile_lang import Float, Pointer, Tensor0, bf16, constexpr, f16, f32, i8, i16, i32
+from tile_lang import Float, Pointer, Tensor0, bf16, constexpr, f16, f32, i8, i16, i32, i64, u64
 
 W = TypeVar("W", bound=tl.Width)
 
@@ -360,7 +360,7 @@ def abs_of_int_block(BLOCK: constexpr) -> None:
 
 @tl.kernel
 def cast_with_bad_rounding(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
-    tl.cast(tl.load(x_ptr + tl.arange(0, BLOCK)), tl.f16, fp_downcast_rounding="nearest")  # E: arg-type
+    tl.cast(tl.load(x_ptr + tl.arange(0, BLOCK)), tl.f16, fp_downcast_rounding="nearest")  # E: call-overload
 
 
 @tl.kernel
@@ -621,3 +621,49 @@ def bad_tuned_launches(n: int) -> None:
     x = tl.empty(n, tl.f32)
     tuned_scale[(1,)](x, n)  # E: call-arg Missing positional argument "SCALE"
     tuned_scale[(1,)](x, n, SCALE=2, BLOCKS=64)  # E: call-arg Unexpected keyword argument "BLOCKS"
+
+
+# ---------------------------------------------------------------- (g) wrong variants of ported kernels' spellings
+
+
+@tl.kernel
+def dtype_scalar_into_f16(y_ptr: Pointer[f16]) -> None:
+    tl.store(y_ptr, tl.float32(0.0))  # E: arg-type tl.store: value is f32 but the pointer is to f16
+
+
+@tl.kernel
+def constexpr_dtype_keeps_rank(x_ptr: Pointer[f32], y_ptr: Pointer[f32], X_dtype: constexpr, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :]).to(X_dtype)
+    tl.store(y_ptr + offs, tile)  # E: arg-type tl.store: value is rank 2 but the pointers are rank 1
+
+
+@tl.kernel
+def wider_int_into_i32(out_ptr: Pointer[i32], n_ptr: Pointer[i64], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, offs + tl.load(n_ptr))  # E: arg-type tl.store: value is i64 but the pointer is to i32
+
+
+@tl.kernel
+def signed_plus_unsigned(n_ptr: Pointer[u64], BLOCK: constexpr) -> None:
+    tl.arange(0, BLOCK) + tl.load(n_ptr)  # E: arg-type has incompatible type "Pointer[UInt[W64]]"; expected "Pointer[Int[W32]]"
+
+
+@tl.kernel
+def exp_of_python_int() -> None:
+    tl.exp(1)  # E: arg-type Argument 1 to "exp" has incompatible type "int"
+
+
+@tl.kernel
+def zeros_like_shape_then_row(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.zeros(tile.shape, tl.float32) + tl.load(x_ptr + offs)  # E: operator ("Tensor[Float[W32], R2]" and "Tensor[Float[W32], R1]")
+
+
+@tl.kernel
+def block_as_reduction_axis(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    m = tl.float32(-float("inf"))
+    offs = tl.arange(0, BLOCK)
+    blk_max = tl.max(tl.load(x_ptr + offs, mask=offs < n), axis=0)
+    tl.max(m, blk_max)  # E: arg-type tl.max: axis must be an int, got a block of f32; for the elementwise maximum

@@ -27,6 +27,8 @@ def arange(start: int, end: int) -> Tensor[Int[W32], R1]:
 
 
 @overload
+def zeros(shape: tuple[()], dtype: type[D]) -> Tensor[D, R0]: ...
+@overload
 def zeros(shape: tuple[int], dtype: type[D]) -> Tensor[D, R1]: ...
 @overload
 def zeros(shape: tuple[int, int], dtype: type[D]) -> Tensor[D, R2]: ...
@@ -69,8 +71,15 @@ def full_like(input: Tensor[D, R], value: Fill) -> Tensor[D, R]:
     """A block shaped like ``input`` filled with ``value`` (a number or a runtime scalar, cast to its dtype)."""
 
 
-@builtin
+@overload
 def cast(
     input: Tensor[Any, R], dtype: type[E], fp_downcast_rounding: Rounding | None = None, bitcast: bool = False
-) -> Tensor[E, R]:
+) -> Tensor[E, R]: ...
+@overload
+def cast(input: float, dtype: type[E], fp_downcast_rounding: Rounding | None = None,
+         bitcast: bool = False) -> Tensor[E, R0]: ...  # a Python scalar (an int parameter): a rank-0 block
+@builtin
+def cast(
+    input: Tensor[Any, R] | float, dtype: type[E], fp_downcast_rounding: Rounding | None = None, bitcast: bool = False
+) -> Tensor[E, R] | Tensor[E, R0]:
     """Convert ``input`` to ``dtype`` (round to nearest even; ``bitcast`` reinterprets bits)."""

@@ -164,16 +164,28 @@ def sigmoid(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     return 1.0 / (1.0 + exp(-x))
 
 
-@builtin
+@overload
 def maximum(
     x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
+) -> Tensor[NumT, R]: ...
+@overload
+def maximum(x: float, y: Tensor[NumT, R], propagate_nan: bool = False) -> Tensor[NumT, R]: ...  # a running value started as a float
+@builtin
+def maximum(
+    x: Tensor[NumT, R] | float, y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
 ) -> Tensor[NumT, R]:
     """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not)."""
 
 
-@builtin
+@overload
 def minimum(
     x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
+) -> Tensor[NumT, R]: ...
+@overload
+def minimum(x: float, y: Tensor[NumT, R], propagate_nan: bool = False) -> Tensor[NumT, R]: ...  # a running value started as a float
+@builtin
+def minimum(
+    x: Tensor[NumT, R] | float, y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
 ) -> Tensor[NumT, R]:
     """Elementwise minimum."""
 

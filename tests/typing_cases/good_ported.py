@@ -1,0 +1,101 @@
+# mypy: disallow-any-expr, allow-redefinition
+"""Spellings found porting kernels nobody here wrote (Liger-Kernel, Unsloth, FlagGems, Triton's
+tutorials; issue "Types that fit other people's kernels"), each a class of false positive the types
+now accept. Written here, not copied: one small kernel per class. Checked by tests/test_typing.py
+with ``mypy --strict``, and run there on the NumPy reference and the emulator against float64 NumPy.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from typing_extensions import assert_type
+
+import tile_lang as tl
+from tile_lang import R0, R1, R2, Float, Pointer, Tensor, constexpr, f32, i64
+
+W = TypeVar("W", bound=tl.Width)
+
+
+@tl.kernel
+def scalar_from_dtype(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n_cols: int, BLOCK: constexpr) -> None:
+    """``tl.float32(v)``: a dtype called on a Python number is a rank-0 block of that dtype."""
+    total = tl.float32(0.0)
+    peak = tl.float32(-float("inf"))
+    assert_type(total, Tensor[f32, R0])
+    for start in range(0, n_cols, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n_cols, other=0.0)
+        total += tl.sum(x, axis=0)
+        peak = tl.maximum(peak, tl.max(x, axis=0))
+    tl.store(out_ptr, total + peak)
+
+
+@tl.kernel
+def python_float_then_block(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n_cols: int, BLOCK: constexpr) -> None:
+    """``m = float("-inf")`` before a loop, ``m = m_new`` (a rank-0 block) in it: builtins take the
+    joined ``float | Tensor0`` as the block, and a store reads the block's dtype."""
+    m = float("-inf")
+    d = 0.0
+    for start in range(0, n_cols, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        blk = tl.load(x_ptr + offs, mask=offs < n_cols, other=float("-inf"))
+        m_new = tl.maximum(m, tl.max(blk, axis=0))
+        d = d * tl.exp(m - m_new) + tl.sum(tl.exp(blk - m_new), axis=0)
+        m = m_new
+    tl.store(out_ptr, m + tl.log(d))
+    tl.store(out_ptr + 1, tl.cast(d, tl.float32))
+
+
+@tl.kernel
+def convert_to_constexpr_dtype(x_ptr: Pointer[Float[W]], y_ptr: Pointer[Float[W]], n: int, X_dtype: constexpr,
+                               ACC_dtype: constexpr, BLOCK: constexpr) -> None:
+    """``.to(X_dtype)``, ``tl.cast(x, X_dtype)`` and ``tl.zeros(..., dtype=ACC_dtype)`` with bare
+    constexpr dtypes: blocks of an unknown dtype that keep their rank."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
+    acc = tl.zeros((BLOCK,), dtype=ACC_dtype)
+    y = (x * 2.0 + acc).to(X_dtype)
+    tl.store(y_ptr + offs, tl.cast(x, X_dtype), mask=offs > n)
+    tl.store(y_ptr + offs, y, mask=offs < n)
+
+
+@tl.kernel
+def mixed_int_widths(x_ptr: Pointer[f32], n_ptr: Pointer[i64], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    """An i32 block against an i64 one (``offs < n`` with ``n`` loaded as i64): the wider type, as the
+    run time promotes; float widths stay apart on purpose."""
+    n = tl.load(n_ptr)
+    offs = tl.arange(0, BLOCK)
+    assert_type(offs < n, Tensor[tl.Bool, R1])
+    assert_type(offs + n, Tensor[i64, R1])
+    assert_type(offs[:, None] * n, Tensor[i64, R2])
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask, other=0.0) + tl.rsqrt(4.0), mask=mask)
+
+
+@tl.kernel
+def python_int_cast(x_ptr: Pointer[f32], out_ptr: Pointer[i64], n_cols: int, BLOCK: constexpr) -> None:
+    """``tl.cast`` of a Python int (a scalar parameter, or ``best = 0`` re-bound to a block in a loop)."""
+    best = 0
+    top = float("-inf")
+    for start in range(0, n_cols, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n_cols, other=float("-inf"))
+        here = tl.argmax(x, axis=0) + start
+        best = tl.where(tl.max(x, axis=0) > top, here, best)
+        top = tl.maximum(top, tl.max(x, axis=0))
+    tl.store(out_ptr, tl.cast(best, tl.int64))
+    tl.store(out_ptr + 1, tl.cast(n_cols, tl.int64))
+
+
+@tl.kernel
+def shape_of_a_block(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    """``tl.zeros(x.shape, x.dtype)`` keeps ``x``'s rank, and ``tl.zeros(())`` is a rank-0 block."""
+    rows = tl.arange(0, BLOCK)
+    offs = rows[:, None] * BLOCK + rows[None, :]
+    x = tl.load(x_ptr + offs)
+    zero = tl.zeros(x.shape, dtype=x.dtype)
+    assert_type(zero, Tensor[f32, R2])
+    count = tl.zeros((), tl.float32)
+    count += tl.sum(tl.sum(tl.where(x > 0.5, 1.0, zero), axis=1), axis=0)
+    tl.store(out_ptr + offs, tl.where(x > 0.5, x, zero) + count)
