@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+import pytest
+
 import tile_lang as tl
-from tile_lang import Pointer, constexpr, f32
+from tile_lang import Pointer, constexpr, f32, registry
 from tile_lang.compiler import compile_ir, static_spec
-from tile_lang.compiler.ir import Function, MemAttr, Op, walk
+from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Function, MemAttr, Op, walk
 from tile_lang.compiler.passes.axis_info import analyze
 from tile_lang.compiler.spec import ArgSpec, Spec
 
@@ -50,3 +53,38 @@ def test_rows_of_an_unaligned_stride_are_read_one_element_at_a_time() -> None:
     assert _widths(aligned) == [4, 4]
     odd_stride = replace(spec, args=(*_aligned(spec).args[:2], ArgSpec(spec.args[2].dtype)))  # e.g. 67
     assert _widths(compile_ir(tile_copy, odd_stride)) == [1, 4]
+
+
+@tl.kernel
+def wrapped_columns(src: Pointer[f32], dst: Pointer[f32], N: int, BN: constexpr) -> None:
+    """Each program copies columns ``(pid * BN + arange(BN)) % N``: a block may wrap past N."""
+    cols = (tl.program_id(0) * BN + tl.arange(0, BN)) % N
+    tl.store(dst + tl.program_id(0) * BN + tl.arange(0, BN), tl.load(src + cols))
+
+
+def test_a_wrapped_index_keeps_the_runs_its_divisor_allows() -> None:
+    """``x % N`` stays consecutive over runs that start at multiples of what divides both x's
+    run starts and N (Triton's rule): 128-bit loads when N is a multiple of 16, scalar otherwise."""
+    spec = static_spec(wrapped_columns, {"BN": 512})
+    assert _widths(compile_ir(wrapped_columns, _aligned(spec))) == [4, 4]
+    unaligned_n = replace(spec, args=(*_aligned(spec).args[:2], ArgSpec(spec.args[2].dtype)))
+    assert _widths(compile_ir(wrapped_columns, unaligned_n)) == [1, 4]
+    fn = compile_ir(wrapped_columns, _aligned(spec))
+    info = analyze(fn)
+    mods = [n for n in walk(fn.body) if isinstance(n.attr, BinaryAttr) and n.attr.fn is BinaryFn.MOD]
+    assert [info[m].contiguity for m in mods] == [(16,)]
+
+
+@pytest.mark.parametrize(("n", "bn"), [(48, 32), (80, 32), (37, 32), (48, 512), (1040, 512), (37, 512)])
+def test_wrapped_columns_match_numpy(backend: str, n: int, bn: int) -> None:
+    """Blocks over N columns wrapping mid-block (the next run starts again at 0), N a multiple of
+    16 or not (37), with 128-bit loads where the rule allows them (BN 512, four warps), on the
+    reference and the generated CUDA."""
+    rng = np.random.default_rng(n)
+    src = rng.standard_normal(n).astype(np.float32)
+    blocks = 3
+    want = src[np.arange(blocks * bn) % n]
+    with registry.backend(backend):
+        s, d = tl.to_device(src), tl.to_device(np.full(blocks * bn, np.nan, np.float32))
+        wrapped_columns[(blocks,)](s, d, n, BN=bn)
+        np.testing.assert_array_equal(d.numpy(), want)

@@ -166,6 +166,20 @@ def _binary(node: Node, fn: BinaryFn, a: AxisInfo, b: AxisInfo) -> AxisInfo:
         run = tuple(math.gcd(ca, da, db) if kb >= ca else 1
                     for ca, da, db, kb in zip(a.contiguity, a.divisibility, b.divisibility, b.constancy))
         return AxisInfo(ones, ones, tuple(max(k, r) for k, r in zip(const, run)))
-    if fn in (BinaryFn.AND, BinaryFn.OR, BinaryFn.XOR):
-        return AxisInfo(ones, ones, const)
+    if fn is BinaryFn.MOD and node.ty.dtype.is_int:
+        return _mod(a, b, const)
     return AxisInfo(ones, ones, const)
+
+
+def _mod(a: AxisInfo, b: AxisInfo, const: tuple[int, ...]) -> AxisInfo:
+    """``x % m`` (Triton's rule): a run of x that starts at a multiple of ``g``, both x's run
+    start and m being multiples of ``g``, holds no multiple of m inside its first ``g``
+    values, so it stays consecutive for that long (``(pid_n * BN + arange(BN)) % N`` keeps
+    128-bit accesses when N is a multiple of 16). Like Triton's, it takes x >= 0 (a negative
+    x wraps toward zero: it would address memory before the block)."""
+    cont, div = [], []
+    for ca, da, db, kb in zip(a.contiguity, a.divisibility, b.divisibility, b.constancy):
+        run = math.gcd(ca, da, db, kb)  # powers of two: the shortest of the four
+        cont.append(run)
+        div.append(math.gcd(da, db) if ca <= run else run)
+    return AxisInfo(tuple(cont), tuple(div), const)
