@@ -68,6 +68,16 @@ def addresses_of(p: Pointers) -> Array:
     return p.memory.flat.ctypes.data + offsets * p.memory.dtype.itemsize
 
 
+def element_offsets(p: Pointers) -> tuple[Array, int]:
+    """The pointers' offsets in elements and the element size (what ``tl.multiple_of`` and its
+    kin check): from the address itself for pointers made from integers (in bytes when one is
+    not a whole number of elements)."""
+    offsets, size = p.offsets.astype(_INDEX, copy=False), p.memory.dtype.itemsize
+    if not is_space(p.memory):
+        return offsets, size
+    return (offsets // size, size) if not bool((offsets % size).any()) else (offsets, 1)
+
+
 def pointers_at(addresses: Array, kind: DType) -> Tensor[Any, Any]:
     """A block of pointers of type ``kind`` at these byte addresses (program axis first)."""
     assert kind.element is not None
@@ -84,16 +94,19 @@ def cast(engine: Engine, x: Tensor[Any, Any], dst: DType) -> Tensor[Any, Any]:
 
 
 def _homed(engine: Engine, found: Array, kind: DType) -> Tensor[Any, Any]:
-    """Pointers at these addresses: into the one allocation that holds them all, aligned, when
-    there is one (the usual pointers, bounds-checked against it from here on), else into the
-    address space (looked up lane by lane when accessed)."""
+    """Pointers at these addresses: into the one allocation that holds those of the executing
+    programs, aligned, when there is one (the usual pointers, bounds-checked against it from here
+    on; a masked-off program's lanes, poison in a masked region, are never accessed), else into
+    the address space (looked up lane by lane when accessed)."""
     element = kind.element
     assert element is not None
-    which = engine.addresses.find(found.reshape(-1))
+    active = engine.active
+    executing = found if active is None or found.shape[0] != active.shape[0] else found[active]
+    which = engine.addresses.find(executing.reshape(-1))
     if which.size and which[0] >= 0 and bool((which == which[0]).all()):
         start, memory = engine.addresses.memory(int(which[0]), element)
         offset = found - start
-        if not bool((offset % element.itemsize).any()):
+        if not bool(((executing - start) % element.itemsize).any()):
             return values.make(Pointers(memory, offset // element.itemsize), kind)
     return pointers_at(found, kind)
 
@@ -267,7 +280,8 @@ def _torch_allocations() -> Iterator[_Allocation]:
 
 def _numpy_allocations() -> Iterator[_Allocation]:
     """NumPy arrays held by the running frames or by any object the garbage collector tracks
-    (arrays themselves are not tracked), each as the array owning its memory."""
+    (arrays themselves are not tracked), each as the array owning its memory (arrays of Python
+    objects hold no elements a kernel could read)."""
     frame = sys._getframe(1)
     held: list[object] = []
     while frame is not None:
@@ -278,6 +292,6 @@ def _numpy_allocations() -> Iterator[_Allocation]:
             root = obj
             while isinstance(root.base, np.ndarray):
                 root = root.base
-            if root.nbytes and (root.flags.c_contiguous or root.flags.f_contiguous):
+            if root.nbytes and not root.dtype.hasobject and (root.flags.c_contiguous or root.flags.f_contiguous):
                 raw = root.reshape(-1, order="A").view(np.uint8)
                 yield _Allocation(root.ctypes.data, root.nbytes, raw, f"the NumPy array at {root.ctypes.data:#x}")

@@ -46,9 +46,8 @@ def element(engine: Engine, bad: Array) -> tuple[tuple[int, ...], str]:
 def _hint_values(x: Tensor[Any, Any]) -> tuple[Array, int]:
     """The integers a hint is about, widened to int64, and their unit in bytes for
     divisibility: a pointer block gives its element offsets and the element size."""
-    if isinstance(x.handle, Pointers):  # (a pointer made from an integer: its byte address)
-        unit = 1 if addresses.is_space(x.handle.memory) else x.handle.memory.dtype.itemsize
-        return x.handle.offsets.astype(np.int64), unit
+    if isinstance(x.handle, Pointers):
+        return addresses.element_offsets(x.handle)
     return values.array(x).astype(np.int64), 1
 
 

@@ -123,7 +123,7 @@ def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
     elif _mergeable(new) and _mergeable(old):
         if not isinstance(new, Tensor) and not isinstance(old, Tensor) and type(new) is type(old) and new == old:
             return new
-        if _pointer_memory(new) is _pointer_memory(old):
+        if _selectable(new, old):
             return elementwise.where(engine, {"condition": tiled.tensor(engine, mask, BOOL), "x": new, "y": old})
     elif type(new) is type(old) and _same(new, old):
         return new
@@ -133,6 +133,15 @@ def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
 
 def _mergeable(x: object) -> bool:
     return isinstance(x, (Tensor, bool, int, float)) and not isinstance(x, np.generic)
+
+
+def _selectable(new: object, old: object) -> bool:
+    """Whether ``tl.where`` merges the two: values, pointers into one memory, or pointers of one
+    type into different memories (selected by address, see :mod:`addresses`)."""
+    if _pointer_memory(new) is _pointer_memory(old):
+        return True
+    return isinstance(new, Tensor) and isinstance(old, Tensor) and _pointer_memory(old) is not None and \
+        new.type is old.type
 
 
 def _pointer_memory(x: object) -> object:

@@ -376,3 +376,34 @@ def test_addresses_of_torch_tensors_on_the_reference() -> None:
         want = x[:n].double().numpy() * 3.0 + g
         np.testing.assert_allclose(out[:n].numpy(), want, rtol=1e-6)
         assert bool(torch.isnan(out[n:]).all())
+
+
+masked_table = _kernel("masked_table", """
+    def masked_table(table: Pointer[tl.i64], n_ptr: Pointer[tl.i32], o_ptr: Pointer[tl.f32], B: constexpr) -> None:
+        pid = tl.program_id(0)
+        offs = tl.arange(0, B)
+        acc = tl.zeros((B,), tl.float32)
+        i = 0
+        while i < tl.load(n_ptr + pid):  # programs leave the loop at different trips
+            p = tl.load(table + i).to(tl.pointer_type(tl.float32))
+            tl.multiple_of(p, 16)
+            acc += tl.load(p + offs)
+            i += 1
+        tl.store(o_ptr + pid * B + offs, acc)
+""")
+
+
+def test_pointers_made_in_a_divergent_loop(backend: str) -> None:
+    """Programs that left a loop (masked off on the reference) do not spoil the cast of those
+    still in it: the pointers stay into the one buffer the executing programs' addresses are in,
+    and its alignment promise holds."""
+    rng = _rng(12)
+    xs = [rng.standard_normal(16).astype(np.float32) for _ in range(3)]
+    trips = np.array([3, 1, 0, 2], np.int32)
+    with tl.backend(backend):
+        bufs = [tl.to_device(x, tl.f32) for x in xs]
+        table = tl.to_device(np.array([_address(b) for b in bufs], np.int64), tl.i64)
+        out = tl.to_device(np.full(64, np.nan, np.float32), tl.f32)
+        masked_table[(4,)](table, tl.to_device(trips, tl.i32), out, B=16)
+    want = np.stack([sum((xs[i].astype(np.float64) for i in range(t)), np.zeros(16)) for t in trips])
+    np.testing.assert_allclose(out.numpy().reshape(4, 16), want, rtol=1e-6)
