@@ -418,3 +418,109 @@ def tt_layer_norm_rows(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, stride, n
     ttl.store(y_ptr + row.to(ttl.int64) * stride + cols, (d * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
     ttl.store(mean_ptr + row, mean)
     ttl.store(rstd_ptr + row, rstd)
+
+
+@triton.jit
+def tt_attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, seq, scale, BM: ttl.constexpr, BN: ttl.constexpr,
+                     HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
+    start_m = ttl.program_id(0)
+    base = ttl.program_id(1) * seq * HEAD
+    offs_m = start_m * BM + ttl.arange(0, BM)
+    offs_n = ttl.arange(0, BN)
+    offs_d = ttl.arange(0, HEAD)
+    rows = offs_m[:, None] < seq
+    q = ttl.load(q_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], mask=rows, other=0.0)
+    m_i = ttl.zeros((BM,), ttl.float32) - float("inf")
+    l_i = ttl.zeros((BM,), ttl.float32)
+    acc = ttl.zeros((BM, HEAD), ttl.float32)
+    qk_scale = scale * 1.44269504
+    end = (start_m + 1) * BM if CAUSAL else seq  # keys past seq: masked as past the diagonal
+    for start_n in range(0, end, BN):
+        cols = start_n + offs_n
+        kt = ttl.load(k_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
+        qk = ttl.dot(q, kt) * qk_scale
+        if CAUSAL:
+            qk = ttl.where(offs_m[:, None] >= cols[None, :], qk, float("-inf"))
+        else:
+            qk = ttl.where(cols[None, :] < seq, qk, float("-inf"))
+        m_new = ttl.maximum(m_i, ttl.max(qk, 1))
+        p = ttl.exp2(qk - m_new[:, None])
+        alpha = ttl.exp2(m_i - m_new)
+        l_i = l_i * alpha + ttl.sum(p, 1)
+        v = ttl.load(v_ptr + base + cols[:, None] * HEAD + offs_d[None, :], mask=cols[:, None] < seq, other=0.0)
+        acc = acc * alpha[:, None] + ttl.dot(p.to(ttl.float16), v)
+        m_i = m_new
+    ttl.store(o_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], (acc / l_i[:, None]).to(ttl.float16), mask=rows)
+    ttl.store(lse_ptr + ttl.program_id(1) * seq + offs_m, m_i + ttl.log2(l_i), mask=offs_m < seq)
+
+
+@triton.jit
+def tt_attention_preprocess(o_ptr, do_ptr, delta_ptr, seq, BM: ttl.constexpr, HEAD: ttl.constexpr):
+    offs_m = ttl.program_id(0) * BM + ttl.arange(0, BM)
+    offs_d = ttl.arange(0, HEAD)
+    rows = offs_m < seq
+    at = ttl.program_id(1) * seq * HEAD + offs_m[:, None] * HEAD + offs_d[None, :]
+    o = ttl.load(o_ptr + at, mask=rows[:, None], other=0.0).to(ttl.float32)
+    do = ttl.load(do_ptr + at, mask=rows[:, None], other=0.0).to(ttl.float32)
+    ttl.store(delta_ptr + ttl.program_id(1) * seq + offs_m, ttl.sum(o * do, 1), mask=rows)
+
+
+@triton.jit
+def tt_attention_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, seq, scale, BM: ttl.constexpr,
+                      BN: ttl.constexpr, HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
+    start_n = ttl.program_id(0) * BN
+    row0 = ttl.program_id(1) * seq
+    base = row0 * HEAD
+    offs_n = start_n + ttl.arange(0, BN)
+    offs_m = ttl.arange(0, BM)
+    offs_d = ttl.arange(0, HEAD)
+    keys = offs_n[:, None] < seq
+    k = ttl.load(k_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], mask=keys, other=0.0)
+    v = ttl.load(v_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], mask=keys, other=0.0)
+    dk = ttl.zeros((BN, HEAD), ttl.float32)
+    dv = ttl.zeros((BN, HEAD), ttl.float32)
+    qk_scale = scale * 1.44269504
+    begin = start_n // BM * BM if CAUSAL else 0
+    for start_m in range(begin, seq, BM):
+        rows = start_m + offs_m
+        qt = ttl.load(q_ptr + base + rows[None, :] * HEAD + offs_d[:, None], mask=rows[None, :] < seq, other=0.0)
+        lse = ttl.load(lse_ptr + row0 + rows, mask=rows < seq, other=0.0)
+        pt = ttl.exp2(ttl.dot(k, qt) * qk_scale - lse[None, :])
+        if CAUSAL:
+            pt = ttl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
+        do = ttl.load(do_ptr + base + rows[:, None] * HEAD + offs_d[None, :], mask=rows[:, None] < seq, other=0.0)
+        dv += ttl.dot(pt.to(ttl.float16), do)
+        delta = ttl.load(delta_ptr + row0 + rows, mask=rows < seq, other=0.0)
+        dst = pt * (ttl.dot(v, ttl.trans(do)) - delta[None, :])
+        dk += ttl.dot(dst.to(ttl.float16), ttl.trans(qt))
+    ttl.store(dk_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], (dk * scale).to(ttl.float16), mask=keys)
+    ttl.store(dv_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], dv.to(ttl.float16), mask=keys)
+
+
+@triton.jit
+def tt_attention_dq(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, seq, scale, BM: ttl.constexpr,
+                    BN: ttl.constexpr, HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
+    start_m = ttl.program_id(0) * BM
+    row0 = ttl.program_id(1) * seq
+    base = row0 * HEAD
+    offs_m = start_m + ttl.arange(0, BM)
+    offs_n = ttl.arange(0, BN)
+    offs_d = ttl.arange(0, HEAD)
+    rows = offs_m[:, None] < seq
+    q = ttl.load(q_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], mask=rows, other=0.0)
+    do = ttl.load(do_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], mask=rows, other=0.0)
+    lse = ttl.load(lse_ptr + row0 + offs_m, mask=offs_m < seq, other=0.0)
+    delta = ttl.load(delta_ptr + row0 + offs_m, mask=offs_m < seq, other=0.0)
+    dq = ttl.zeros((BM, HEAD), ttl.float32)
+    qk_scale = scale * 1.44269504
+    end = start_m + BM if CAUSAL else seq
+    for start_n in range(0, end, BN):
+        cols = start_n + offs_n
+        kt = ttl.load(k_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
+        vt = ttl.load(v_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
+        p = ttl.exp2(ttl.dot(q, kt) * qk_scale - lse[:, None])
+        if CAUSAL:
+            p = ttl.where(offs_m[:, None] >= cols[None, :], p, 0.0)
+        ds = p * (ttl.dot(do, vt) - delta[:, None])
+        dq += ttl.dot(ds.to(ttl.float16), ttl.trans(kt))
+    ttl.store(dq_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], (dq * scale).to(ttl.float16), mask=rows)

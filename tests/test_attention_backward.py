@@ -1,0 +1,180 @@
+"""Flash attention forward (with its saved log-sum-exp) and backward (examples/flash_attention.py)
+on the NumPy reference and the emulated CUDA against float64 NumPy, outputs poisoned with NaN
+first; the torch autograd op (examples/torch_attention.py) against SDPA's gradients on CPU; and the
+kernels at the benchmark's configs through ptxas for sm_90a: wgmma, no spills, no serialised wgmma."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from examples import flash_attention as A
+from tests.compiler.conftest import NVCC
+from tests.compiler.test_tensor_cores import _aligned_spec
+from tests.test_form_kernels import BENCHMARKS, _statements
+from tile_lang import dtypes, registry
+from tile_lang.compiler import compile_ir
+from tile_lang_cupy.codegen import generate
+from tile_lang_cupy.headers import INCLUDE_DIR
+
+Array = np.ndarray[Any, Any]
+SMALL = A.Config(A.Tiles(16, 16, 1), A.Tiles(16, 32, 1), A.Tiles(32, 16, 1), stages=2)  # one warp: emulator-sized
+
+
+def causal_mask(s: int) -> Array:
+    return np.tril(np.ones((s, s), bool))
+
+
+def attention_f64(q: Array, k: Array, v: Array, do: Array, causal: bool, scale: float) -> dict[str, Array]:
+    """o, the natural log-sum-exp of the scaled scores, and dq, dk, dv of sum(o * do), in float64."""
+    q, k, v, do = (x.astype(np.float64) for x in (q, k, v, do))
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        s = np.where(causal_mask(s.shape[-1]), s, -np.inf)
+    top = s.max(-1, keepdims=True)
+    e = np.exp(s - top)
+    p = e / e.sum(-1, keepdims=True)
+    o = p @ v
+    dp = do @ np.swapaxes(v, -1, -2)
+    ds = p * (dp - (do * o).sum(-1, keepdims=True))
+    return {"o": o, "lse": (top + np.log(e.sum(-1, keepdims=True)))[..., 0], "dq": ds @ k * scale,
+            "dk": np.swapaxes(ds, -1, -2) @ q * scale, "dv": np.swapaxes(p, -1, -2) @ do}
+
+
+def rel_err(out: Array, want: Array) -> float:
+    """||out - want|| / ||want||; NaN where a poisoned element was left unwritten."""
+    return float(np.linalg.norm(out.astype(np.float64) - want) / np.linalg.norm(want))
+
+
+def run_attention(backend: str, shape: A.Shape, causal: bool, seed: int) -> tuple[dict[str, Array], dict[str, Array]]:
+    """The kernels' results (lse in natural log) and the float64 reference, random f16 inputs."""
+    rng = np.random.default_rng(seed)
+    dims = (shape.batch, shape.heads, shape.seq, shape.head)
+    q, k, v, do = (rng.standard_normal(dims).astype(np.float16) for _ in range(4))
+    scale = shape.head ** -0.5
+    with registry.backend(backend):
+        ins = [tl.to_device(x) for x in (q, k, v, do)]
+        o, dq, dk, dv = (tl.to_device(np.full(dims, np.nan, np.float16)) for _ in range(4))
+        lse, delta = (tl.to_device(np.full(dims[:3], np.nan, np.float32)) for _ in range(2))
+        A.forward(ins[0], ins[1], ins[2], o, lse, shape, causal, scale, SMALL)
+        A.backward(ins[0], ins[1], ins[2], o, ins[3], lse, delta, dq, dk, dv, shape, causal, scale, SMALL)
+        got = {"o": o.numpy(), "lse": lse.numpy() * np.log(2.0), "dq": dq.numpy(), "dk": dk.numpy(),
+               "dv": dv.numpy()}
+    return got, attention_f64(q, k, v, do, causal, scale)
+
+
+@pytest.mark.parametrize("seq, head", [(64, 16), (128, 32), (40, 64)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_and_gradients_match_float64(backend: str, seq: int, head: int, causal: bool) -> None:
+    """o, the log-sum-exp, dq, dk and dv; 40 is not a multiple of the 16- or 32-row blocks, so
+    the masked rows and keys are exercised."""
+    got, want = run_attention(backend, A.Shape(1, 2, seq, head), causal, seed=seq + head + causal)
+    for name in want:
+        err = rel_err(got[name], want[name])
+        assert err < (1e-5 if name == "lse" else 1e-2), (name, err)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("seq, head", [(128, 64), (72, 32)])
+def test_autograd_op_matches_sdpa_gradients(causal: bool, seq: int, head: int) -> None:
+    """examples/torch_attention.py on CPU float16 tensors (the NumPy reference) against torch's
+    scaled_dot_product_attention and its backward in float64 on the same inputs."""
+    torch = pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    from examples.torch_attention import attention
+
+    gen = torch.Generator().manual_seed(seq + head + causal)
+    q, k, v, do = (torch.randn(1, 2, seq, head, generator=gen).half() for _ in range(4))
+    scale = 0.3
+    ins = [x.clone().requires_grad_() for x in (q, k, v)]
+    ref = [x.double().requires_grad_() for x in (q, k, v)]
+    with tl.backend("numpy"):
+        out = attention(ins[0], ins[1], ins[2], causal, scale)
+        grads = torch.autograd.grad(out, ins, do)
+    want = sdpa(ref[0], ref[1], ref[2], is_causal=causal, scale=scale)
+    want_grads = torch.autograd.grad(want, ref, do.double())
+    for name, got, exp in zip(("o", "dq", "dk", "dv"), (out, *grads), (want, *want_grads)):
+        assert got.dtype == torch.float16, name
+        err = float((got.detach().double() - exp.detach()).norm() / exp.detach().norm())
+        assert err < 1e-2, (name, err)
+
+
+def test_autograd_op_refuses_other_dtypes() -> None:
+    """A float32 input is a ValueError naming it, before anything runs."""
+    torch = pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
+    from examples.torch_attention import attention
+
+    q = torch.zeros(1, 1, 16, 16, dtype=torch.float16)
+    with pytest.raises(ValueError, match="k must be a 4-D float16 tensor"):
+        attention(q, q.float(), q, False, 0.25)
+
+
+HOPPER = {head: A.hopper_config(head) for head in (64, 128)}
+PTXAS_CASES = [(name, head, causal) for name in ("attention_fwd", "attention_dkdv", "attention_dq")
+               for head in (64, 128) for causal in (False, True)]
+
+
+def _tiles(name: str, head: int) -> A.Tiles:
+    config = HOPPER[head]
+    return {"attention_fwd": config.fwd, "attention_dkdv": config.dkdv, "attention_dq": config.dq}[name]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: ptxas cannot check the sm_90a code")
+@pytest.mark.parametrize("name, head, causal", PTXAS_CASES, ids=[f"{n}-d{h}-{'causal' if c else 'full'}"
+                                                                for n, h, c in PTXAS_CASES])
+def test_benchmark_configs_pass_ptxas_for_sm_90a(tmp_path: Path, name: str, head: int, causal: bool) -> None:
+    """At the benchmark's tiles (seq a multiple of 16, as 4096 is): every dot on wgmma fed by
+    cp.async, ptxas neither spills nor serialises the wgmma; prints the registers a thread."""
+    kernel = getattr(A, name)
+    tiles = _tiles(name, head)
+    spec = _aligned_spec(kernel, 4096, tiles.warps, HOPPER[head].stages, dtypes.F16, (),
+                         {"lse_ptr": dtypes.F32, "delta_ptr": dtypes.F32}, BM=tiles.bm, BN=tiles.bn, HEAD=head,
+                         CAUSAL=causal)
+    source = generate(compile_ir(kernel, replace(spec, arch=90))).source
+    assert "wgmma.mma_async" in source and "tl::cp_async<" in source
+    path = tmp_path / "k.cu"
+    path.write_text(source)
+    assert NVCC is not None
+    report = subprocess.run([NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
+                             "-Xptxas", "-v", str(path), "-o", str(tmp_path / "k.cubin")],
+                            check=True, capture_output=True, text=True).stderr
+    assert "(C75" not in report, report
+    assert " 0 bytes spill stores" in report, report
+    registers = re.search(r"Used (\d+) registers", report)
+    assert registers is not None, report
+    print(f"{name} d{head}{' causal' if causal else ''} {tiles}: {registers.group(1)} registers")
+
+
+def test_every_kernel_has_a_triton_twin_statement_for_statement() -> None:
+    """benchmarks/attention_bench.py compares one algorithm: each tt_attention_* twin in
+    benchmarks/triton_kernels.py is its kernel's body with Triton's names (read by ast)."""
+    names = {"ttl.float32": "tl.f32", "ttl.float16": "tl.f16", "ttl.": "tl."}
+    twins = _statements(BENCHMARKS / "triton_kernels.py", "tt_")
+    kernels = {name: body for name, body in _statements(Path(A.__file__), "").items()
+               if name.startswith("attention_")}
+    assert sorted(kernels) == ["attention_dkdv", "attention_dq", "attention_fwd", "attention_preprocess"]
+    for name, body in kernels.items():
+        twin = twins[name]
+        for theirs, ours in names.items():
+            twin = twin.replace(theirs, ours)
+        assert twin == body, name
+
+
+@pytest.mark.slow
+def test_benchmark_checks_pass_on_the_cpu() -> None:
+    """benchmarks/attention_bench.py --cpu: its checks of every side (tile_lang on the reference,
+    the Triton twins through the shim, SDPA's flash backend, the autograd op) at seq 200."""
+    pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
+    done = subprocess.run([sys.executable, "-m", "tile_lang.as_triton", "-m", "benchmarks.attention_bench", "--cpu"],
+                          cwd=BENCHMARKS.parent, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("errors") == 4, done.stdout
