@@ -137,7 +137,7 @@ class Box:
                 for bound, below in ((lim, True), (start, False)):
                     if bound is None:
                         continue
-                    rows = _steps(n, below)[n - np.clip(bound, 0, n)]
+                    rows = _steps(n, below)[n - clamp(bound, n)]
                     rows = rows.reshape((-1,) + tuple(n if d == axis else 1 for d in range(rank)))
                     live = rows if live is None else live & rows
             full = np.ones(self.shape, dtype=bool) if live is None else np.broadcast_to(live, self.shape)
@@ -160,6 +160,12 @@ def _steps(n: int, below: bool) -> Array:
     step[:n] = below
     step[n:] = not below
     return np.lib.stride_tricks.sliding_window_view(step, n)
+
+
+def clamp(values: Array, high: int) -> Array:
+    """``values`` clipped to ``[0, high]`` (``np.clip`` asks ``np.iinfo`` each call: slower on small arrays)."""
+    clamped: Array = np.minimum(np.maximum(values, 0), high)
+    return clamped
 
 
 def _least(bound: Array) -> int:
@@ -307,8 +313,8 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     base = offsets.base
     if base.shape[0] == 1:
         return _strided(flat, int(base[0]), (1, *shape), (0, *strides)).copy()
-    if not shape:  # a scalar per program: one gather, cheaper than testing the bases for a pattern
-        scalars: Array = flat.take(base)  # faster than indexing (bounds were checked)
+    if math.prod(shape) == 1:  # one element per program: one gather, cheaper than testing the bases for a pattern
+        scalars: Array = flat.take(base).reshape((base.shape[0], *shape))  # faster than indexing (bounds were checked)
         return scalars
     first, spacing = int(base[0]), int(base[1]) - int(base[0])
     per_axis = _grid_strides(base, grid) if grid is not None else None

@@ -200,7 +200,7 @@ def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Ten
     engine.note_block(math.prod(ptr.block_shape))
     outside = np.flatnonzero(starts.view(np.uint64) >= view.shape[0])  # negatives wrap to huge
     if outside.size:
-        starts = np.clip(starts, 0, view.shape[0] - 1)
+        starts = affine.clamp(starts, view.shape[0] - 1)
     got = view[starts]
     if outside.size:
         got = _stray_rows(engine, p, got, live, outside)
@@ -383,8 +383,8 @@ def _lane_ranges(engine: Engine, mask: object, live: Array | None, block: tuple[
     box = values.lift(mask).handle if mask is not None else None
     if live is None or (isinstance(box, Box) and box.block == block and engine.active is None):
         low, high = (None, None) if live is None or not isinstance(box, Box) else (box.starts[0], box.limits[0])
-        first = np.zeros(n, np.int64) if low is None else np.broadcast_to(np.clip(low, 0, count), (n,))
-        stop = np.full(n, count, np.int64) if high is None else np.broadcast_to(np.clip(high, 0, count), (n,))
+        first = np.zeros(n, np.int64) if low is None else np.broadcast_to(affine.clamp(low, count), (n,))
+        stop = np.full(n, count, np.int64) if high is None else np.broadcast_to(affine.clamp(high, count), (n,))
         return first, np.maximum(first, stop), True
     has = live.any(axis=1)
     first = np.argmax(live, axis=1)

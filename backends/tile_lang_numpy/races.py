@@ -271,6 +271,7 @@ class Shadow:
     deferred: list[Deferred] = field(default_factory=list)
     lazy: list[Lazy] = field(default_factory=list)  # loads not yet scanned
     stuck: list[Lazy] = field(default_factory=list)  # ones whose runs hold more
+    lazy_bytes: int = 0  # what the lazy and stuck loads hold (summed once per change, not per access)
     loaded: list[tuple[int, Kept]] = field(default_factory=list)  # loads as runs, within ``read``
     writer: Array | None = None
     writer_tag: Array | None = None
@@ -310,6 +311,7 @@ class Shadow:
             scanned = [e for e in self.lazy + self.stuck if e.place is None or not keep(e.place)]
             self.lazy = [e for e in self.lazy if e.place is not None and keep(e.place)]
             self.stuck = [e for e in self.stuck if e.place is not None and keep(e.place)]
+        self.lazy_bytes = sum(entry.held for entry in self.lazy + self.stuck)
         for entry in scanned:
             self._scanned(entry.first, entry.make())
 
@@ -319,7 +321,7 @@ class Shadow:
             self.loaded.append((first, kept))
 
     def held(self) -> int:
-        return sum(entry.held for entry in self.deferred) + sum(entry.held for entry in self.lazy + self.stuck) + \
+        return sum(entry.held for entry in self.deferred) + self.lazy_bytes + \
             sum(kept.nbytes for _, kept in self.loaded)
 
     def settle(self) -> None:
@@ -329,6 +331,7 @@ class Shadow:
             load = self.lazy.pop(max(range(len(self.lazy)), key=lambda k: self.lazy[k].held))
             kept = load.make()
             if kept.nbytes < load.held:
+                self.lazy_bytes -= load.held
                 self._scanned(load.first, kept)
             else:
                 self.stuck.append(load)
@@ -358,6 +361,7 @@ class Shadow:
         self.deferred = [entry for entry in self.deferred if entry.first < first]
         self.lazy = [entry for entry in self.lazy if entry.first < first]
         self.stuck = [entry for entry in self.stuck if entry.first < first]
+        self.lazy_bytes = sum(entry.held for entry in self.lazy + self.stuck)
         self.loaded = [entry for entry in self.loaded if entry[0] < first]
         for who in [self.writer] + (self.reader or [])[::2]:
             if who is not None:
@@ -398,6 +402,7 @@ class Races:
         self.shadows: dict[int, Shadow] = {}
         self.sites: list[Site] = []
         self._site_ids: dict[Site, int] = {}
+        self._shared_tags: dict[tuple[int, int], Array] = {}  # read-only tags of a site's group, before any atomic
         self.atomics: Array | None = None  # atomics executed, per program (linear id)
         self.barriers: Array | None = None  # tl.debug_barrier()s executed, per program
         self.ids = np.dtype(np.int32 if grid[0] * grid[1] * grid[2] < 2**31 else np.int64)
@@ -427,7 +432,11 @@ class Races:
         if ident == len(self.sites):
             self.sites.append(site)
         if self.atomics is None:  # no program has executed an atomic yet: every epoch is 0
-            return np.broadcast_to(np.int32(ident << EPOCH_BITS), (len(programs),))
+            shared = self._shared_tags.get((ident, len(programs)))
+            if shared is None:
+                shared = self._shared_tags[ident, len(programs)] = np.broadcast_to(
+                    np.int32(ident << EPOCH_BITS), (len(programs),))
+            return shared
         counts = self.atomics[programs.start:programs.stop] if isinstance(programs, range) else self.atomics[programs]
         return (ident << EPOCH_BITS) | np.minimum(counts, EPOCH_MASK).astype(np.int32)
 
@@ -478,6 +487,7 @@ class Races:
         if (shadow.writer is None and not shadow.deferred) or (place is not None and not shadow.written.meets(
                 *place.offsets.span())):  # nothing stored yet where it reads: nothing to check
             shadow.lazy.append(Lazy(first, held, kept, place))
+            shadow.lazy_bytes += held
         else:
             self._loaded(shadow, kept(), memory, site, report)
         if shadow.held() > HELD_BYTES:
