@@ -5,6 +5,8 @@ reject still fails before running, with the same message, and the kernel receive
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +16,7 @@ import pytest
 
 import tile_lang as tl
 from benchmarks.launch_bench import FakeArray, FakeMemory, without_driver
-from benchmarks.noop_backend import DeviceArray, Handle, NoopBackend, read_params
+from benchmarks.noop_backend import DeviceArray, Handle, NoopBackend, null_stream, read_params
 from tile_lang import Pointer, constexpr, f32, registry
 from tile_lang.kernel import Launch
 from tile_lang.launch_cache import int_class, plain_grid
@@ -310,8 +312,8 @@ def test_launch_cooperative_grid_false_is_accepted_and_true_refused(on: str, req
         launch_untyped(copy_kernel, (1,), src, dst, 100, BLOCK=64, launch_cooperative_grid=True)
     with pytest.raises(tl.LaunchError, match=refused):
         copy_kernel[(1,), tl.Options(launch_cooperative_grid=True)](src, dst, 100, BLOCK=64)
-    with pytest.raises(tl.LaunchError, match="kernel copy_kernel: launch_cooperative_grid must be a bool, got 1"):
-        launch_untyped(copy_kernel, (1,), src, dst, 100, BLOCK=64, launch_cooperative_grid=1)
+    with pytest.raises(tl.LaunchError, match="kernel copy_kernel: launch_cooperative_grid must be a bool, got 'no'"):
+        launch_untyped(copy_kernel, (1,), src, dst, 100, BLOCK=64, launch_cooperative_grid="no")
     with pytest.raises(tl.LaunchError, match="kernel copy_kernel: num_ctas=2: clusters are not supported yet"):
         launch_untyped(copy_kernel, (1,), src, dst, 100, BLOCK=64, num_ctas=2)
 
@@ -329,3 +331,30 @@ def test_unannotated_parameters_are_typed_by_class_except_dtype_markers() -> Non
     assert kinds(DeviceArray)[:3] == [ParamKind.POINTER] * 3  # a class, not a dtype: a pointer (adoption refuses it)
     assert kinds(tl.f16)[:3] == [ParamKind.CONSTEXPR] * 3
     assert not typed_by_class(type) and typed_by_class(DeviceArray) and typed_by_class(int)
+
+
+def test_threads_launching_one_runner_each_pass_their_own_arguments() -> None:
+    """The driver reads a launch's arguments without the GIL, so each thread packs into memory of
+    its own: here the stand-in driver yields before reading, letting the other thread pack meanwhile."""
+    seen: list[tuple[int, int]] = []
+
+    def driver(*call: int) -> None:  # cuLaunchKernel's arguments; the kernel parameters at call[9]
+        time.sleep(0.0005)
+        address, n = read_params((None, "<i4"), call[9])
+        seen.append((address, int(n)))
+
+    run = launching.Compiled(32, 0, (None, "<i4"), 0.0, 0, Handle(0), lambda: 0, launch_kernel=driver,
+                             current_stream=null_stream).runner(None)
+    start = threading.Barrier(2)
+
+    def launches(thread: int) -> None:
+        start.wait()
+        for n in range(40):
+            run((1, 1, 1), (4096 * (thread + 1), 1000 * thread + n))
+
+    workers = [threading.Thread(target=launches, args=(t,)) for t in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert sorted(seen) == sorted((4096 * (t + 1), 1000 * t + n) for t in range(2) for n in range(40))

@@ -56,7 +56,7 @@ class Options:
     num_warps: int = 4
     num_stages: int = 3
     num_ctas: int = 1
-    launch_cooperative_grid: bool = False
+    launch_cooperative_grid: int = False  # a bool (or 0 / 1): int lets a launch's ``**dict[str, int]`` type-check
     stream: Any = None
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
@@ -71,8 +71,9 @@ class Options:
         ctas = _count(self.num_ctas)
         if ctas is None:
             raise LaunchError(f"num_ctas must be an int >= 1, got {_show(self.num_ctas)}")
-        if not isinstance(self.launch_cooperative_grid, (bool, np.bool_)):
-            raise LaunchError(f"launch_cooperative_grid must be a bool, got {_show(self.launch_cooperative_grid)}")
+        cooperative = self.launch_cooperative_grid
+        if not isinstance(cooperative, (bool, np.bool_, numbers.Integral)) or cooperative not in (0, 1):
+            raise LaunchError(f"launch_cooperative_grid must be a bool, got {_show(cooperative)}")
         if not _is_stream(self.stream):
             raise LaunchError("stream must be None, a cupy.cuda.Stream or ExternalStream, a torch.cuda.Stream, or a "
                               f"cudaStream_t handle as an int >= 0, got {_show(self.stream)}")
