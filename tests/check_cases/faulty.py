@@ -1,5 +1,5 @@
-"""Kernels mypy accepts and the compiler rejects; each CHECK comment holds the message
-fragment ``tile-lang check`` must report at that line (tests/test_check.py)."""
+"""Kernels mypy accepts and the compiler rejects (blocks as Python truth values too); each CHECK comment
+holds the message fragment ``tile-lang check`` must report at that line (tests/test_check.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,28 @@ def builtin_min(x_ptr: Pointer[f32], n: int, BLOCK: constexpr = 64) -> None:
 def wrong_declaration(x_ptr: Pointer[f32], BLOCK: Constexpr[int]) -> None:
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+
+
+@tl.kernel
+def block_as_condition(x_ptr: Pointer[f32], BLOCK: constexpr = 64) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if x > 0.0:  # CHECK: used as a condition
+        tl.store(x_ptr + offs, -x)
+
+
+@tl.kernel
+def masks_joined_with_and(x_ptr: Pointer[f32], n: int, BLOCK: constexpr = 64) -> None:
+    offs = tl.arange(0, BLOCK)
+    keep = offs < n and offs > 2  # CHECK: used as a condition
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=keep), mask=keep)
+
+
+@tl.kernel
+def mask_negated_with_not(x_ptr: Pointer[f32], n: int, BLOCK: constexpr = 64) -> None:
+    offs = tl.arange(0, BLOCK)
+    outside = not (offs < n)  # CHECK: used as a condition
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs), mask=outside)
 
 
 TILE_LANG_CHECK = [
