@@ -60,9 +60,11 @@ def lanes(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str,
     return p, offs, live
 
 
-def check_bounds(engine: Engine, p: Pointers, offs: Array, live: Array, what: str, rows: Array | None = None) -> None:
+def check_bounds(engine: Engine, p: Pointers, offs: Array, live: Array, what: str, rows: Array | None = None,
+                 lane0: int = 0) -> None:
     """Every live lane inside its memory, else the error naming the first that is not (``rows``:
-    the group rows of the offsets' rows, when they are only some programs' lanes)."""
+    the group rows of the offsets' rows, when they are only some programs' lanes; ``lane0``: the
+    block's lane of their first, when they are only some lanes of a block of one axis)."""
     outside = offs.view(np.dtype(f"u{offs.dtype.itemsize}")) >= p.memory.size  # negatives wrap to huge
     if not bool(outside.any()):
         return
@@ -71,7 +73,7 @@ def check_bounds(engine: Engine, p: Pointers, offs: Array, live: Array, what: st
         return
     where = np.argwhere(bad)[0]
     row, lane = int(where[0] if rows is None else rows[where[0]]), tuple(int(i) for i in where[1:])
-    flat_lane = int(np.ravel_multi_index(lane, offs.shape[1:])) if lane else 0
+    flat_lane = lane0 + (int(np.ravel_multi_index(lane, offs.shape[1:])) if lane else 0)
     raise engine.error(
         f"out-of-bounds {what} through {p.memory.param}: program {engine.program_of(row)}, lane {flat_lane}"
         f"{' ' + str(lane) if len(lane) > 1 else ''}, offset {int(offs[(int(where[0]), *lane)])}, but "
@@ -188,46 +190,74 @@ def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Ten
     """A load through affine pointers whose programs' bases no strided view serves, or whose
     masked-off lanes stray outside memory: each program's lanes copied as one row of
     :func:`affine.windows`, the bounds checked per program, and lane by lane only for the
-    programs whose rows leave memory."""
+    programs whose rows leave memory. Of a block of one axis only the lanes some program has
+    live are read (a mirrored edge's few lanes, not the whole row)."""
     p = values.pointers(ptr, "load")
-    if p.affine is None or not (_fits(ptr, mask) and _fits(ptr, other)):
+    a = p.affine
+    if a is None or not (_fits(ptr, mask) and _fits(ptr, other)):
         return None
-    made = affine.windows(p.memory.flat, p.affine)
-    if made is None:
-        return None
-    view, starts = made
     live = _live(engine, ptr, mask, "load")
+    lo, hi = _live_lanes(a.block, live)
+    part = a if (lo, hi) == (0, a.block[0] if a.block else 1) else \
+        affine.Affine(a.base + a.strides[0] * lo, a.strides, (hi - lo,), a.dtype)
+    made = affine.windows(p.memory.flat, part) if hi > lo else None
+    if made is None and hi > lo:
+        return None
     engine.note_block(math.prod(ptr.block_shape))
-    outside = np.flatnonzero(starts.view(np.uint64) >= view.shape[0])  # negatives wrap to huge
-    if outside.size:
-        starts = affine.clamp(starts, view.shape[0] - 1)
-    got = view[starts]
-    if outside.size:
-        got = _stray_rows(engine, p, got, live, outside)
-    base, strides, block, n = p.affine.base, p.affine.strides, p.affine.block, engine.nprograms  # pins no lanes
+    some = None if live is None or part is a else live[:, lo:hi]
+    got = None if made is None else _rows(engine, p, part, made, live if part is a else some, lo)
+    base, strides, block, n = a.base, a.strides, a.block, engine.nprograms  # pins no lanes
     engine.load_lanes(p.memory, lambda: Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)), live, n),
-                      held(base, live), p.affine)
+                      held(base, live), a)
     dtype = p.memory.dtype
     if live is None:
+        assert got is not None
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \
         values.align(convert(values.array(other), other.type, dtype), other.ndim, ptr.ndim)
-    return values.make(np.where(live, got, fill), dtype)
+    if part is a:
+        assert got is not None
+        return values.make(np.where(live, got, fill), dtype)
+    out = np.empty((max(live.shape[0], a.base.shape[0]), *a.block), dtype.numpy)
+    out[...] = fill
+    if got is not None and some is not None:
+        out[:, lo:hi] = np.where(some, got, fill[:, lo:hi] if fill.ndim == 2 and fill.shape[1] > 1 else fill)
+    return values.make(out, dtype)
 
 
-def _stray_rows(engine: Engine, p: Pointers, got: Array, live: Array | None, rows: Array) -> Array:
-    """``got`` with the programs ``rows``, whose lanes leave memory, gathered lane by lane after
-    the bounds check of their live lanes (their other lanes read element 0, to be filled)."""
-    assert p.affine is not None
-    picked = p.affine.base if p.affine.base.shape[0] == 1 else p.affine.base[rows]
-    offs = np.broadcast_to(picked.reshape((-1,) + (1,) * len(p.affine.block)) + p.affine.relative(),
-                           (rows.size, *p.affine.block))
+def _live_lanes(block: tuple[int, ...], live: Array | None) -> tuple[int, int]:
+    """The lanes ``lo:hi`` outside which no program has a live lane (for a block of one axis;
+    its whole extent otherwise, or when every lane is live)."""
+    whole = (0, block[0] if block else 1)
+    if live is None or len(block) != 1 or live.shape[1] != block[0]:
+        return whole
+    lanes = np.flatnonzero(live.any(axis=0))
+    if not lanes.size:
+        return 0, 0
+    lo, hi = int(lanes[0]), int(lanes[-1]) + 1
+    return (lo, hi) if 2 * (hi - lo) <= block[0] else whole  # narrower by half at least: worth another copy
+
+
+def _rows(engine: Engine, p: Pointers, offsets: affine.Affine, made: tuple[Array, Array], live: Array | None,
+          lane0: int) -> Array:
+    """Each program's lanes ``offsets`` as a row of the view ``made`` (:func:`affine.windows`);
+    the rows that leave memory lane by lane, after the bounds check of their ``live`` lanes
+    (lane ``lane0`` of the block is the first of ``offsets``)."""
+    view, starts = made
+    outside = np.flatnonzero(starts.view(np.uint64) >= view.shape[0])  # negatives wrap to huge
+    if not outside.size:
+        got: Array = view[starts]
+        return got
+    got = view[affine.clamp(starts, view.shape[0] - 1)]
+    picked = offsets.base if offsets.base.shape[0] == 1 else offsets.base[outside]
+    offs = np.broadcast_to(picked.reshape((-1,) + (1,) * len(offsets.block)) + offsets.relative(),
+                           (outside.size, *offsets.block))
     if live is None:
         lanes_live = np.ones(offs.shape, bool)
     else:
-        lanes_live = np.broadcast_to(live if live.shape[0] == 1 else live[rows], offs.shape)
-    check_bounds(engine, p, offs, lanes_live, "load", rows)
-    got[rows] = p.memory.flat.take(np.where(lanes_live, offs, 0))  # a fresh copy: one row per base
+        lanes_live = np.broadcast_to(live if live.shape[0] == 1 else live[outside], offs.shape)
+    check_bounds(engine, p, offs, lanes_live, "load", outside, lane0)
+    got[outside] = p.memory.flat.take(np.where(lanes_live, offs, 0))  # a fresh copy: one row per base
     return got
 
 

@@ -217,3 +217,39 @@ def test_rows_stored_through_a_mask_with_holes_match_numpy(tile_backend: str) ->
     for p in range(rows):
         expected[(p * 7) % rows, np.arange(w) % 3 != 1] = p
     np.testing.assert_array_equal(y.numpy(), expected)
+
+
+@tl.kernel
+def edge_lanes(x_ptr: Pointer[f32], y_ptr: Pointer[f32], W: int, SHIFT: int, LO: constexpr, HI: constexpr,
+               BLOCK: constexpr) -> None:
+    """Lanes LO..HI-1 of a reversed row of x (row (p * 7) % rows, from column SHIFT down), the
+    others ``other``, a value per lane: only a few lanes of every program are live."""
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    row = (pid * 7) % tl.num_programs(0)
+    v = tl.load(x_ptr + row * W + SHIFT - cols, mask=(cols >= LO) & (cols < HI), other=cols.to(tl.f32) - 50.0)
+    tl.store(y_ptr + pid * BLOCK + cols, v)
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(0, 3), (5, 7), (9, 9), (2, 16)])
+def test_a_few_live_lanes_of_each_program_match_numpy(tile_backend: str, lo: int, hi: int) -> None:
+    rows, w, block, shift = 90, 20, 16, 17
+    x = np.random.default_rng(lo * 16 + hi).standard_normal((rows, w)).astype(np.float32)
+    y = tl.to_device(np.full((rows, block), np.nan, np.float32), tl.f32)
+    edge_lanes[(rows,)](tl.to_device(x, tl.f32), y, w, shift, LO=lo, HI=hi, BLOCK=block)
+    cols = np.arange(block)
+    expected = np.broadcast_to(cols - 50.0, (rows, block)).copy()
+    for p in range(rows):
+        live = (cols >= lo) & (cols < hi)
+        expected[p, live] = x[(p * 7) % rows, shift - cols[live]]
+    np.testing.assert_array_equal(y.numpy(), expected)
+
+
+def test_a_few_live_lanes_outside_memory_name_their_lane() -> None:
+    rows, w, block = 90, 20, 16
+    x = tl.to_device(np.zeros((rows, w), np.float32), tl.f32)
+    y = tl.to_device(np.full((rows, block), np.nan, np.float32), tl.f32)
+    with tl.backend("numpy"), pytest.raises(tl.KernelError, match=re.escape(
+            "out-of-bounds load through x_ptr: program (0,), lane 5, offset -3, but x_ptr has 1800 elements")):
+        edge_lanes[(rows,)](x, y, w, 2, LO=5, HI=7, BLOCK=block)  # row 0 of program 0, columns 2 - lane
+    assert np.isnan(y.numpy()).all()
