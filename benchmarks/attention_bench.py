@@ -1,6 +1,8 @@
 """Flash attention forward + backward and backward alone on a GPU, in one process: the tile_lang
 kernels of ``examples/flash_attention.py`` against their Triton twins (``benchmarks/triton_kernels.py``,
-the same tiles, warps and stages) and torch SDPA's flash backend on the same 4-D tensors.
+the same tiles, warps and stages), against the twins with the backward's operands loaded once and
+used transposed as Triton's tutorial loads them (``tl.trans``), and against torch SDPA's flash
+backend on the same 4-D tensors.
 
     python -m benchmarks.attention_bench [--quick] [--json PATH]
     python -m tile_lang.as_triton -m benchmarks.attention_bench --cpu   # the checks alone, on the CPU
@@ -37,7 +39,7 @@ from examples.torch_attention import attention
 
 NAN = float("nan")
 TOL = 1e-2  # f16 outputs of f32 accumulations
-SIDES = ("tile_lang", "triton", "sdpa")
+SIDES = ("tile_lang", "triton", "triton_trans", "sdpa")  # triton_trans: the tutorial's single loads
 
 
 @dataclass
@@ -144,9 +146,11 @@ def tile_lang_side(t: Tensors, shape: A.Shape, causal: bool, scale: float, confi
     return Side(fwd, bwd, t.outputs)
 
 
-def triton_side(t: Tensors, shape: A.Shape, causal: bool, scale: float, config: A.Config) -> Side:
-    """The same launches of the Triton twins: the grids of ``A.forward`` and ``A.backward``."""
+def triton_side(t: Tensors, shape: A.Shape, causal: bool, scale: float, config: A.Config, trans: bool) -> Side:
+    """The same launches of the Triton twins: the grids of ``A.forward`` and ``A.backward``; with
+    ``trans``, the backward's operands loaded once and used transposed too, as Triton's tutorial does."""
     f, kv, d, st = config.fwd, config.dkdv, config.dq, config.stages
+    dkdv, dq = (T.tt_attention_dkdv_trans, T.tt_attention_dq_trans) if trans else (T.tt_attention_dkdv, T.tt_attention_dq)
 
     def fwd() -> None:
         T.tt_attention_fwd[shape.grid(f.bm)](t.q, t.k, t.v, t.o, t.lse, shape.seq, scale, BM=f.bm, BN=f.bn,
@@ -155,19 +159,18 @@ def triton_side(t: Tensors, shape: A.Shape, causal: bool, scale: float, config: 
     def bwd() -> None:
         T.tt_attention_preprocess[shape.grid(d.bm)](t.o, t.do, t.delta, shape.seq, BM=d.bm, HEAD=shape.head,
                                                     num_warps=d.warps)
-        T.tt_attention_dkdv[shape.grid(kv.bn)](t.q, t.k, t.v, t.do, t.lse, t.delta, t.dk, t.dv, shape.seq, scale,
-                                               BM=kv.bm, BN=kv.bn, HEAD=shape.head, CAUSAL=causal,
-                                               num_warps=kv.warps, num_stages=st)
-        T.tt_attention_dq[shape.grid(d.bm)](t.q, t.k, t.v, t.do, t.lse, t.delta, t.dq, shape.seq, scale, BM=d.bm,
-                                            BN=d.bn, HEAD=shape.head, CAUSAL=causal, num_warps=d.warps,
-                                            num_stages=st)
+        dkdv[shape.grid(kv.bn)](t.q, t.k, t.v, t.do, t.lse, t.delta, t.dk, t.dv, shape.seq, scale,
+                                  BM=kv.bm, BN=kv.bn, HEAD=shape.head, CAUSAL=causal, num_warps=kv.warps,
+                                  num_stages=st)
+        dq[shape.grid(d.bm)](t.q, t.k, t.v, t.do, t.lse, t.delta, t.dq, shape.seq, scale, BM=d.bm, BN=d.bn,
+                             HEAD=shape.head, CAUSAL=causal, num_warps=d.warps, num_stages=st)
 
     return Side(fwd, bwd, t.outputs)
 
 
 def sdpa_side(t: Tensors, causal: bool, scale: float) -> Side:
     """SDPA's flash backend: the forward keeps its graph for the backward (o and the gradients
-    are torch's own tensors, poisoned before the check like the others' outputs)."""
+    are new tensors of torch's, not the shared outputs)."""
     ins = [x.detach().requires_grad_() for x in (t.q, t.k, t.v)]
     found: list[torch.Tensor] = [torch.full_like(t.q, NAN) for _ in range(4)]
 
@@ -201,7 +204,8 @@ def measure(shape: A.Shape, causal: bool, device: str = "cuda") -> Row:
     t = make(shape, causal, scale, device)
     row = Row(head, causal, shape)
     sides = {"tile_lang": tile_lang_side(t, shape, causal, scale, config),
-             "triton": triton_side(t, shape, causal, scale, config), "sdpa": sdpa_side(t, causal, scale)}
+             "triton": triton_side(t, shape, causal, scale, config, trans=False),
+             "triton_trans": triton_side(t, shape, causal, scale, config, trans=True), "sdpa": sdpa_side(t, causal, scale)}
     for side, run in sides.items():
         t.poison()
         run.fwd()
@@ -225,17 +229,21 @@ CASES = [(64, False), (64, True), (128, False), (128, True)]
 
 
 def table(rows: list[Row]) -> str:
-    lines = ["| case | what | tile_lang | Triton | SDPA flash | ratio to Triton | ratio to SDPA |",
-             "|---|---|---|---|---|---|---|"]
-    ratios = []
+    """Rates by side and the ratios of tile_lang's to each other side's, then the ratios' medians."""
+    lines = ["| case | what | tile_lang | Triton twin | Triton tl.trans | SDPA flash | to twin | to tl.trans | to SDPA |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    ratios: dict[str, list[float]] = {side: [] for side in SIDES[1:]}
     for r in rows:
         for what in ("fwd+bwd", "bwd"):
             rates = [r.rate(side, what) for side in SIDES]
-            ratios.append(rates[0] / rates[1])
-            lines.append(f"| d{r.head}{' causal' if r.causal else ''} | {what} | {rates[0]:.1f} | {rates[1]:.1f} | "
-                         f"{rates[2]:.1f} | {rates[0] / rates[1]:.3f} | {rates[0] / rates[2]:.3f} |")
-    lines.append(f"\nratio to Triton (TFLOP/s, f16 {rows[0].shape.batch}x{rows[0].shape.heads} heads, seq "
-                 f"{rows[0].shape.seq}): median {statistics.median(ratios):.3f}, worst {min(ratios):.3f}")
+            for side, rate in zip(SIDES[1:], rates[1:]):
+                ratios[side].append(rates[0] / rate)
+            lines.append(f"| d{r.head}{' causal' if r.causal else ''} | {what} | "
+                         + " | ".join(f"{x:.1f}" for x in rates) + " | "
+                         + " | ".join(f"{rates[0] / x:.3f}" for x in rates[1:]) + " |")
+    s = rows[0].shape
+    lines.append(f"\nTFLOP/s, f16 {s.batch}x{s.heads} heads, seq {s.seq}; tile_lang's ratio, median (worst): "
+                 + ", ".join(f"to {side} {statistics.median(v):.3f} ({min(v):.3f})" for side, v in ratios.items()))
     return "\n".join(lines)
 
 

@@ -490,9 +490,11 @@ def tt_attention_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, d
             pt = ttl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
         do = ttl.load(do_ptr + base + rows[:, None] * HEAD + offs_d[None, :], mask=rows[:, None] < seq, other=0.0)
         dv += ttl.dot(pt.to(ttl.float16), do)
+        do_t = ttl.load(do_ptr + base + rows[None, :] * HEAD + offs_d[:, None], mask=rows[None, :] < seq, other=0.0)
         delta = ttl.load(delta_ptr + row0 + rows, mask=rows < seq, other=0.0)
-        dst = pt * (ttl.dot(v, ttl.trans(do)) - delta[None, :])
-        dk += ttl.dot(dst.to(ttl.float16), ttl.trans(qt))
+        dst = pt * (ttl.dot(v, do_t) - delta[None, :])
+        q = ttl.load(q_ptr + base + rows[:, None] * HEAD + offs_d[None, :], mask=rows[:, None] < seq, other=0.0)
+        dk += ttl.dot(dst.to(ttl.float16), q)
     ttl.store(dk_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], (dk * scale).to(ttl.float16), mask=keys)
     ttl.store(dv_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], dv.to(ttl.float16), mask=keys)
 
@@ -517,10 +519,77 @@ def tt_attention_dq(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, seq
     for start_n in range(0, end, BN):
         cols = start_n + offs_n
         kt = ttl.load(k_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
-        vt = ttl.load(v_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
         p = ttl.exp2(ttl.dot(q, kt) * qk_scale - lse[:, None])
         if CAUSAL:
             p = ttl.where(offs_m[:, None] >= cols[None, :], p, 0.0)
+        vt = ttl.load(v_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
+        ds = p * (ttl.dot(do, vt) - delta[:, None])
+        k = ttl.load(k_ptr + base + cols[:, None] * HEAD + offs_d[None, :], mask=cols[:, None] < seq, other=0.0)
+        dq += ttl.dot(ds.to(ttl.float16), k)
+    ttl.store(dq_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], (dq * scale).to(ttl.float16), mask=rows)
+
+
+# The backward as Triton's tutorial loads its operands: q, do (dk/dv) and k (dq) loaded once and
+# used transposed as well (tl.trans); tile_lang's twins above load them twice, since a block used
+# both ways is staged through registers by our compiler (docs/performance.md). A benchmark column.
+
+
+@triton.jit
+def tt_attention_dkdv_trans(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, seq, scale,
+                            BM: ttl.constexpr, BN: ttl.constexpr, HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
+    start_n = ttl.program_id(0) * BN
+    row0 = ttl.program_id(1) * seq
+    base = row0 * HEAD
+    offs_n = start_n + ttl.arange(0, BN)
+    offs_m = ttl.arange(0, BM)
+    offs_d = ttl.arange(0, HEAD)
+    keys = offs_n[:, None] < seq
+    k = ttl.load(k_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], mask=keys, other=0.0)
+    v = ttl.load(v_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], mask=keys, other=0.0)
+    dk = ttl.zeros((BN, HEAD), ttl.float32)
+    dv = ttl.zeros((BN, HEAD), ttl.float32)
+    qk_scale = scale * 1.44269504
+    begin = start_n // BM * BM if CAUSAL else 0
+    for start_m in range(begin, seq, BM):
+        rows = start_m + offs_m
+        qt = ttl.load(q_ptr + base + rows[None, :] * HEAD + offs_d[:, None], mask=rows[None, :] < seq, other=0.0)
+        lse = ttl.load(lse_ptr + row0 + rows, mask=rows < seq, other=0.0)
+        pt = ttl.exp2(ttl.dot(k, qt) * qk_scale - lse[None, :])
+        if CAUSAL:
+            pt = ttl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
+        do = ttl.load(do_ptr + base + rows[:, None] * HEAD + offs_d[None, :], mask=rows[:, None] < seq, other=0.0)
+        dv += ttl.dot(pt.to(ttl.float16), do)
+        delta = ttl.load(delta_ptr + row0 + rows, mask=rows < seq, other=0.0)
+        dst = pt * (ttl.dot(v, ttl.trans(do)) - delta[None, :])
+        dk += ttl.dot(dst.to(ttl.float16), ttl.trans(qt))
+    ttl.store(dk_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], (dk * scale).to(ttl.float16), mask=keys)
+    ttl.store(dv_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], dv.to(ttl.float16), mask=keys)
+
+
+@triton.jit
+def tt_attention_dq_trans(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, seq, scale, BM: ttl.constexpr,
+                          BN: ttl.constexpr, HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
+    start_m = ttl.program_id(0) * BM
+    row0 = ttl.program_id(1) * seq
+    base = row0 * HEAD
+    offs_m = start_m + ttl.arange(0, BM)
+    offs_n = ttl.arange(0, BN)
+    offs_d = ttl.arange(0, HEAD)
+    rows = offs_m[:, None] < seq
+    q = ttl.load(q_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], mask=rows, other=0.0)
+    do = ttl.load(do_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], mask=rows, other=0.0)
+    lse = ttl.load(lse_ptr + row0 + offs_m, mask=offs_m < seq, other=0.0)
+    delta = ttl.load(delta_ptr + row0 + offs_m, mask=offs_m < seq, other=0.0)
+    dq = ttl.zeros((BM, HEAD), ttl.float32)
+    qk_scale = scale * 1.44269504
+    end = start_m + BM if CAUSAL else seq
+    for start_n in range(0, end, BN):
+        cols = start_n + offs_n
+        kt = ttl.load(k_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
+        p = ttl.exp2(ttl.dot(q, kt) * qk_scale - lse[:, None])
+        if CAUSAL:
+            p = ttl.where(offs_m[:, None] >= cols[None, :], p, 0.0)
+        vt = ttl.load(v_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
         ds = p * (ttl.dot(do, vt) - delta[:, None])
         dq += ttl.dot(ds.to(ttl.float16), ttl.trans(kt))
     ttl.store(dq_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], (dq * scale).to(ttl.float16), mask=rows)

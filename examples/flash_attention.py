@@ -100,9 +100,11 @@ def attention_dkdv(q_ptr: Pointer[tl.f16], k_ptr: Pointer[tl.f16], v_ptr: Pointe
             pt = tl.where(rows[None, :] >= offs_n[:, None], pt, 0.0)
         do = tl.load(do_ptr + base + rows[:, None] * HEAD + offs_d[None, :], mask=rows[:, None] < seq, other=0.0)
         dv += tl.dot(pt.to(tl.f16), do)
+        do_t = tl.load(do_ptr + base + rows[None, :] * HEAD + offs_d[:, None], mask=rows[None, :] < seq, other=0.0)
         delta = tl.load(delta_ptr + row0 + rows, mask=rows < seq, other=0.0)
-        dst = pt * (tl.dot(v, tl.trans(do)) - delta[None, :])
-        dk += tl.dot(dst.to(tl.f16), tl.trans(qt))
+        dst = pt * (tl.dot(v, do_t) - delta[None, :])
+        q = tl.load(q_ptr + base + rows[:, None] * HEAD + offs_d[None, :], mask=rows[:, None] < seq, other=0.0)
+        dk += tl.dot(dst.to(tl.f16), q)
     tl.store(dk_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], (dk * scale).to(tl.f16), mask=keys)
     tl.store(dv_ptr + base + offs_n[:, None] * HEAD + offs_d[None, :], dv.to(tl.f16), mask=keys)
 
@@ -130,12 +132,13 @@ def attention_dq(q_ptr: Pointer[tl.f16], k_ptr: Pointer[tl.f16], v_ptr: Pointer[
     for start_n in range(0, end, BN):
         cols = start_n + offs_n
         kt = tl.load(k_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
-        vt = tl.load(v_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
         p = tl.exp2(tl.dot(q, kt) * qk_scale - lse[:, None])
         if CAUSAL:
             p = tl.where(offs_m[:, None] >= cols[None, :], p, 0.0)
+        vt = tl.load(v_ptr + base + cols[None, :] * HEAD + offs_d[:, None], mask=cols[None, :] < seq, other=0.0)
         ds = p * (tl.dot(do, vt) - delta[:, None])
-        dq += tl.dot(ds.to(tl.f16), tl.trans(kt))
+        k = tl.load(k_ptr + base + cols[:, None] * HEAD + offs_d[None, :], mask=cols[:, None] < seq, other=0.0)
+        dq += tl.dot(ds.to(tl.f16), k)
     tl.store(dq_ptr + base + offs_m[:, None] * HEAD + offs_d[None, :], (dq * scale).to(tl.f16), mask=rows)
 
 

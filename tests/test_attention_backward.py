@@ -18,10 +18,11 @@ import pytest
 import tile_lang as tl
 from examples import flash_attention as A
 from tests.compiler.conftest import NVCC
-from tests.compiler.test_tensor_cores import _aligned_spec
 from tests.test_form_kernels import BENCHMARKS, _statements
 from tile_lang import dtypes, registry
-from tile_lang.compiler import compile_ir
+from tile_lang.compiler import compile_ir, static_spec
+from tile_lang.compiler.ir import LoopAttr, Op, walk
+from tile_lang.compiler.spec import Spec, int_spec
 from tile_lang_cupy.codegen import generate
 from tile_lang_cupy.headers import INCLUDE_DIR
 
@@ -128,18 +129,28 @@ def _tiles(name: str, head: int) -> A.Tiles:
     return {"attention_fwd": config.fwd, "attention_dkdv": config.dkdv, "attention_dq": config.dq}[name]
 
 
+def _bench_spec(kernel: Any, tiles: A.Tiles, stages: int, head: int, causal: bool) -> Spec:
+    """The specialisation of a launch at seq 4096 (an int divisible by 16), aligned pointers."""
+    static = static_spec(kernel, dict(BM=tiles.bm, BN=tiles.bn, HEAD=head, CAUSAL=causal), tiles.warps, dtypes.F16,
+                         num_stages=stages, arch=90, pointees={"lse_ptr": dtypes.F32, "delta_ptr": dtypes.F32})
+    return replace(static, args=tuple(int_spec(4096) if a.dtype == dtypes.I32 else a for a in static.args))
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: ptxas cannot check the sm_90a code")
 @pytest.mark.parametrize("name, head, causal", PTXAS_CASES, ids=[f"{n}-d{h}-{'causal' if c else 'full'}"
                                                                 for n, h, c in PTXAS_CASES])
 def test_benchmark_configs_pass_ptxas_for_sm_90a(tmp_path: Path, name: str, head: int, causal: bool) -> None:
-    """At the benchmark's tiles (seq a multiple of 16, as 4096 is): every dot on wgmma fed by
-    cp.async, ptxas neither spills nor serialises the wgmma; prints the registers a thread."""
+    """At the benchmark's tiles (seq a multiple of 16, as 4096 is): the key or query loop is
+    pipelined, every 2-D block copied to shared memory by cp.async (none through registers), the
+    dots on wgmma; ptxas neither spills nor serialises the wgmma; prints the registers a thread."""
     kernel = getattr(A, name)
     tiles = _tiles(name, head)
-    spec = _aligned_spec(kernel, 4096, tiles.warps, HOPPER[head].stages, dtypes.F16, (),
-                         {"lse_ptr": dtypes.F32, "delta_ptr": dtypes.F32}, BM=tiles.bm, BN=tiles.bn, HEAD=head,
-                         CAUSAL=causal)
-    source = generate(compile_ir(kernel, replace(spec, arch=90))).source
+    fn = compile_ir(kernel, _bench_spec(kernel, tiles, HOPPER[head].stages, head, causal))
+    nodes = walk(fn.body)
+    (loop,) = [n for n in nodes if n.op is Op.FOR]
+    assert isinstance(loop.attr, LoopAttr) and loop.attr.stages == HOPPER[head].stages
+    assert not [n for n in nodes if n.op is Op.LOAD and len(n.ty.shape) == 2]
+    source = generate(fn).source
     assert "wgmma.mma_async" in source and "tl::cp_async<" in source
     path = tmp_path / "k.cu"
     path.write_text(source)
