@@ -93,6 +93,15 @@ def cast(engine: Engine, x: Tensor[Any, Any], dst: DType) -> Tensor[Any, Any]:
     return values.make(found.view(dst.numpy), dst)
 
 
+def homed(engine: Engine, ptr: Tensor[Any, Any]) -> Tensor[Any, Any]:
+    """``ptr`` into the one allocation the executing programs' addresses lie in, where it points
+    into the address space (a selection between allocations, made under a branch) and one does."""
+    if not through(ptr):
+        return ptr
+    assert isinstance(ptr.handle, Pointers)
+    return _homed(engine, addresses_of(ptr.handle), ptr.type)
+
+
 def _homed(engine: Engine, found: Array, kind: DType) -> Tensor[Any, Any]:
     """Pointers at these addresses: into the one allocation that holds those of the executing
     programs, aligned, when there is one (the usual pointers, bounds-checked against it from here

@@ -24,7 +24,7 @@ from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.tensor import Tensor
 from tile_lang.semantics import memory as rules
 
-from tile_lang_numpy import values
+from tile_lang_numpy import addresses, values
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.memory import gather, lanes, scatter
@@ -103,6 +103,11 @@ def _base(engine: Engine, base: object, what: str) -> tuple[Pointers, Array]:
     """The memory and per-program element offset of a scalar pointer."""
     if not (isinstance(base, Tensor) and isinstance(base.handle, Pointers) and base.block_shape == ()):
         raise engine.error(f"the base of {what} must be a scalar pointer, got {base!r}")
+    base = addresses.homed(engine, base)
+    assert isinstance(base.handle, Pointers)
+    if addresses.is_space(base.handle.memory) and (engine.active is None or bool(engine.active.any())):
+        raise engine.error(f"the base of {what} is a pointer made from an integer, and the executing programs' "
+                           "addresses do not all lie in one buffer or array: the numpy backend cannot address it")
     return base.handle, base.handle.offsets.astype(np.int64)
 
 

@@ -407,3 +407,61 @@ def test_pointers_made_in_a_divergent_loop(backend: str) -> None:
         masked_table[(4,)](table, tl.to_device(trips, tl.i32), out, B=16)
     want = np.stack([sum((xs[i].astype(np.float64) for i in range(t)), np.zeros(16)) for t in trips])
     np.testing.assert_allclose(out.numpy().reshape(4, 16), want, rtol=1e-6)
+
+
+descriptor_from_table = _kernel("descriptor_from_table", """
+    def descriptor_from_table(table: Pointer[tl.i64], o_ptr: Pointer[tl.f32], B: constexpr) -> None:
+        pid = tl.program_id(0)
+        base = tl.load(table + pid).to(tl.pointer_type(tl.float32))
+        desc = tl.make_tensor_descriptor(base, shape=[B, B], strides=[B, 1], block_shape=[B, B])
+        tile = desc.load([0, 0])
+        offs = tl.arange(0, B)
+        tl.store(o_ptr + pid * B * B + offs[:, None] * B + offs[None, :], tile + 1.0)
+""")
+
+
+def test_descriptors_over_pointers_made_from_integers(backend: str) -> None:
+    """A tensor descriptor over an address from a table: on both backends when every program's
+    address is in one buffer; the reference refuses bases in different buffers, clearly."""
+    rng = _rng(13)
+    x = rng.standard_normal((2, 16, 16)).astype(np.float32)
+    with tl.backend(backend):
+        whole = tl.to_device(x, tl.f32)
+        table = tl.to_device(_address(whole) + 4 * 256 * np.arange(2, dtype=np.int64), tl.i64)
+        out = tl.to_device(np.full(512, np.nan, np.float32), tl.f32)
+        descriptor_from_table[(2,)](table, out, B=16)
+        np.testing.assert_allclose(out.numpy().reshape(2, 16, 16), x.astype(np.float64) + 1.0, rtol=1e-6)
+    if backend == "numpy":
+        with tl.backend(backend):
+            parts = [tl.to_device(x[i], tl.f32) for i in range(2)]
+            table = tl.to_device(np.array([_address(p) for p in parts], np.int64), tl.i64)
+            with pytest.raises(KernelError, match="pointer made from an integer, and the executing programs' addresses"):
+                descriptor_from_table[(2,)](table, out, B=16)
+
+
+descriptor_per_group = _kernel("descriptor_per_group", """
+    def descriptor_per_group(table: Pointer[tl.i64], o_ptr: Pointer[tl.f32], n: int, B: constexpr) -> None:
+        pid = tl.program_id(0)
+        last = 0
+        for g in range(n):
+            if pid >= last and pid < last + 2:  # tutorial 08's TMA kernel: two programs a group
+                base = tl.load(table + g).to(tl.pointer_type(tl.float32))
+                desc = tl.make_tensor_descriptor(base, shape=[B, B], strides=[B, 1], block_shape=[B, B])
+                offs = tl.arange(0, B)
+                tl.store(o_ptr + pid * B * B + offs[:, None] * B + offs[None, :], desc.load([0, 0]) + pid)
+            last += 2
+""")
+
+
+def test_descriptors_over_a_table_under_a_branch(backend: str) -> None:
+    """Each group's base pointer, chosen under a branch: on the reference the variable holds
+    pointers into different buffers after the first group, and each descriptor is still made
+    over the one buffer its executing programs' addresses lie in."""
+    xs = [_rng(14 + i).standard_normal((16, 16)).astype(np.float32) for i in range(3)]
+    with tl.backend(backend):
+        bufs = [tl.to_device(x, tl.f32) for x in xs]
+        table = tl.to_device(np.array([_address(b) for b in bufs], np.int64), tl.i64)
+        out = tl.to_device(np.full(6 * 256, np.nan, np.float32), tl.f32)
+        descriptor_per_group[(6,)](table, out, 3, B=16)
+    want = np.stack([xs[p // 2].astype(np.float64) + p for p in range(6)])
+    np.testing.assert_allclose(out.numpy().reshape(6, 16, 16), want, rtol=1e-6)
