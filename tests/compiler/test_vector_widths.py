@@ -88,3 +88,29 @@ def test_wrapped_columns_match_numpy(backend: str, n: int, bn: int) -> None:
         s, d = tl.to_device(src), tl.to_device(np.full(blocks * bn, np.nan, np.float32))
         wrapped_columns[(blocks,)](s, d, n, BN=bn)
         np.testing.assert_array_equal(d.numpy(), want)
+
+
+@tl.kernel
+def sliced_rows(src: Pointer[f32], dst: Pointer[f32], N: int, PARTS: constexpr, BN: constexpr) -> None:
+    """Program p copies BN values from the start of slice p of N // PARTS (split-K's offsets)."""
+    start = tl.program_id(0) * (N // PARTS)
+    tl.store(dst + tl.program_id(0) * BN + tl.arange(0, BN), tl.load(src + start + tl.arange(0, BN)))
+
+
+@pytest.mark.parametrize(("parts", "width"), [(4, 4), (8, 2), (16, 1), (3, 1)])
+def test_a_quotient_by_a_power_of_two_keeps_what_divides_it(parts: int, width: int) -> None:
+    """N // PARTS with N a multiple of 16: a multiple of 16 / PARTS for a power of two PARTS."""
+    spec = _aligned(static_spec(sliced_rows, {"PARTS": parts, "BN": 512}))
+    assert _widths(compile_ir(sliced_rows, spec)) == [width, 4]
+
+
+@pytest.mark.parametrize(("n", "parts"), [(64, 4), (96, 8), (80, 16), (99, 4)])
+def test_sliced_rows_match_numpy(backend: str, n: int, parts: int) -> None:
+    rng = np.random.default_rng(n + parts)
+    bn = 512
+    src = rng.standard_normal(parts * (n // parts) + bn).astype(np.float32)
+    want = np.concatenate([src[p * (n // parts):p * (n // parts) + bn] for p in range(parts)])
+    with registry.backend(backend):
+        s, d = tl.to_device(src), tl.to_device(np.full(parts * bn, np.nan, np.float32))
+        sliced_rows[(parts,)](s, d, n, PARTS=parts, BN=bn)
+        np.testing.assert_array_equal(d.numpy(), want)

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, ConstAttr, Function, Node, Op, ParamAttr, RangeAttr, constant, walk,
+    BinaryAttr, BinaryFn, ConstAttr, Function, Node, Op, ParamAttr, PermuteAttr, RangeAttr, constant, walk,
 )
 
 MAX_DIV = 1 << 30
@@ -107,6 +107,10 @@ def _infer(node: Node, info: dict[Node, AxisInfo]) -> AxisInfo:
         return _broadcast(node, info[node.args[0]])
     if node.op is Op.RESHAPE:
         return _reshape(node, info[node.args[0]])
+    if node.op is Op.PERMUTE and isinstance(node.attr, PermuteAttr):
+        src = info[node.args[0]]
+        return AxisInfo(*(tuple(facts[d] for d in node.attr.dims)
+                          for facts in (src.contiguity, src.divisibility, src.constancy)))
     if node.op is Op.CAST and node.ty.dtype.is_int and node.args[0].ty.dtype.is_int:
         return info[node.args[0]]
     if node.op is Op.BINARY and isinstance(node.attr, BinaryAttr):
@@ -168,7 +172,18 @@ def _binary(node: Node, fn: BinaryFn, a: AxisInfo, b: AxisInfo) -> AxisInfo:
         return AxisInfo(ones, ones, tuple(max(k, r) for k, r in zip(const, run)))
     if fn is BinaryFn.MOD and node.ty.dtype.is_int:
         return _mod(a, b, const)
+    if fn is BinaryFn.DIV and node.ty.dtype.is_int:
+        return AxisInfo(ones, _exact_quotient(a, constant(node.args[1])), const)
     return AxisInfo(ones, ones, const)
+
+
+def _exact_quotient(a: AxisInfo, divisor: object) -> tuple[int, ...]:
+    """What divides ``x // c`` for a constant power of two c (Triton's rule): a multiple of d
+    (d a multiple of c) divides exactly into a multiple of d / c; that holds for every element
+    only where x has no runs (``pid_k * (K // SPLIT_K)`` keeps 8-byte accesses)."""
+    if not isinstance(divisor, int) or isinstance(divisor, bool) or divisor < 1 or divisor & (divisor - 1):
+        return tuple(1 for _ in a.divisibility)
+    return tuple(d // divisor if c == 1 and d % divisor == 0 else 1 for d, c in zip(a.divisibility, a.contiguity))
 
 
 def _mod(a: AxisInfo, b: AxisInfo, const: tuple[int, ...]) -> AxisInfo:

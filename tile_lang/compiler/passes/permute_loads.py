@@ -1,0 +1,42 @@
+"""A load read only through a permutation loads permuted addresses instead.
+
+``tl.trans(tl.load(p, mask, other))`` and ``tl.load(tl.trans(p), tl.trans(mask), tl.trans(other))``
+read the same elements into the same places. The second form is what the layouts and pipelining
+passes recognise: ``B`` stored as [N, K] (a linear layer's weight) is then copied as it lies in
+memory, into the K-major panels wgmma reads, instead of loaded into registers and transposed
+through shared memory every iteration.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from tile_lang.compiler.ir import Function, MemAttr, Node, Op, PermuteAttr, walk
+from tile_lang.compiler.passes.rebuild import rebuild
+
+
+def permute_loads(fn: Function) -> Function:
+    uses = Counter(arg for node in walk(fn.body) for arg in node.args)
+    uses.update(result for node in walk(fn.body) for region in node.regions for result in region.results)
+    uses.update(fn.body.results)
+
+    def rule(node: Node, body: list[Node]) -> Node:
+        load = node.args[0] if node.op is Op.PERMUTE and node.args else None
+        if (load is None or load.op is not Op.LOAD or uses[load] != 1 or not isinstance(load.attr, MemAttr)
+                or load.attr.box or load.attr.volatile or not isinstance(node.attr, PermuteAttr)):
+            return node
+        dims = node.attr.dims
+        operands = []
+        for operand in load.args:
+            if operand.op is Op.SPLAT:  # a splat stays one (``other=0.0`` is still seen as zero)
+                operand = replace(operand, type=operand.ty.with_shape(node.ty.shape))
+                body.append(operand)
+            elif operand.ty.shape:
+                operand = Node(Op.PERMUTE, operand.ty.with_shape(node.ty.shape), (operand,), PermuteAttr(dims),
+                               loc=node.loc)
+                body.append(operand)
+            operands.append(operand)
+        return replace(load, type=node.type, args=tuple(operands), loc=node.loc)
+
+    return rebuild(fn, rule)
