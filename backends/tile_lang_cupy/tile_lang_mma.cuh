@@ -296,6 +296,8 @@ template <int BYTES>
 __device__ __forceinline__ void cp_async(void* dst, const void* src, bool pred) {
 #if defined(TL_EMULATOR)
   if (pred) {
+    check_aligned<BYTES>(src);
+    check_aligned<BYTES>(dst);
     std::memcpy(dst, src, BYTES);
   } else {
     std::memset(dst, 0, BYTES);
