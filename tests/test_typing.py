@@ -339,7 +339,7 @@ def test_optional_pointer_takes_none(case_modules: dict[str, object], backend: s
 def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> None:
     """Each class good_ported.py accepts runs on the reference and the emulator and matches float64
     NumPy: dtype constructors, a float joined with a block, constexpr dtypes, mixed int widths,
-    tl.cast of Python ints, x.shape and rank-0 zeros."""
+    tl.cast of Python ints, x.shape and rank-0 zeros, atomics generic over a constrained width."""
     cases = case_modules["good_ported"]
     rng = np.random.default_rng(17)
     x = rng.standard_normal(100).astype(np.float32)
@@ -367,6 +367,9 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
         out = _nan((8, 8))
         getattr(cases, "shape_of_a_block")[(1,)](tl.to_device(tile, tl.f32), out, BLOCK=8)
         np.testing.assert_allclose(out.numpy(), np.where(tile > 0.5, tile, 0.0) + (tile > 0.5).sum(), rtol=1e-6)
+        acc = tl.to_device(np.zeros(8, np.float32), tl.f32)
+        getattr(cases, "generic_atomic_accumulate")[(4,)](dx, acc, 100, BLOCK=32)
+        np.testing.assert_allclose(acc.numpy(), [x64[j::8].sum() for j in range(8)], rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- the tutorial-shaped kernels run

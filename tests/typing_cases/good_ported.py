@@ -12,7 +12,7 @@ from typing import TypeVar
 from typing_extensions import assert_type
 
 import tile_lang as tl
-from tile_lang import R0, R1, R2, Float, Pointer, Tensor, constexpr, f32, i64
+from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f32, i64
 
 W = TypeVar("W", bound=tl.Width)
 
@@ -99,3 +99,15 @@ def shape_of_a_block(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: constexp
     count = tl.zeros((), tl.float32)
     count += tl.sum(tl.sum(tl.where(x > 0.5, 1.0, zero), axis=1), axis=0)
     tl.store(out_ptr + offs, tl.where(x > 0.5, x, zero) + count)
+
+
+AtomicWidth = TypeVar("AtomicWidth", W16, WBF16, W32, W64)  # the float widths atomic_add takes
+
+
+@tl.kernel
+def generic_atomic_accumulate(x_ptr: Pointer[Float[AtomicWidth]], acc_ptr: Pointer[Float[AtomicWidth]], n: int,
+                              BLOCK: constexpr) -> None:
+    """A kernel generic over float widths that accumulates with ``tl.atomic_add``: its width variable
+    is constrained to the widths the atomic takes (a bound to every ``Width`` would admit fp8)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(acc_ptr + offs % 8, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
