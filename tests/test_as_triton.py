@@ -5,6 +5,7 @@ outputs, poisoned with NaN first, against float64 NumPy, and prints ``ok``."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -226,20 +227,61 @@ check(out, 2 * x.astype(np.float64))
 assert len(twice_kernel.cache) == 1
 
 
-def set_block(nargs):
-    nargs["BLOCK"] = 32
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+desc = TensorDescriptor(x, shape=[100], strides=[1], block_shape=[1])
+hooked = []
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 32}, pre_hook=set_block)], key=["n"])  # made: the module imports
+def set_block_shape(nargs):  # tutorial 06's pre_hook: the host descriptor's block shape from the config
+    hooked.append((nargs["n"], nargs["BLOCK"], nargs["num_warps"]))
+    desc.block_shape = [nargs["BLOCK"]]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}, num_warps=1, pre_hook=set_block_shape),
+                          triton.Config({"BLOCK": 16}, num_warps=1)], key=["n"])
 @triton.jit
-def hooked_kernel(x_ptr, n, BLOCK: tl.constexpr):
-    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+def narrow_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK >= 32)  # the second config does not fit: skipped, as Triton skips it
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, 3 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+out = np.full(100, np.nan, np.float32)
+narrow_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, out, 100)
+check(out, 3 * x.astype(np.float64))
+assert hooked == [(100, 32, 1)] and desc.block_shape == [32] and narrow_kernel.best_config.kwargs == {"BLOCK": 32}
+''',
+    "dtype_names_and_fp8_variants": '''
+from triton.language import dtype
+from triton.runtime.errors import InterpreterError
+
+# Triton's tables of its dtype names, and a dtype made from its name (test_core's parametrisations)
+assert list(map(tl.dtype, tl.dtype.SINT_TYPES + tl.dtype.UINT_TYPES + tl.dtype.STANDARD_FP_TYPES)) == [
+    tl.int8, tl.int16, tl.int32, tl.int64, tl.int1, tl.uint8, tl.uint16, tl.uint32, tl.uint64,
+    tl.float16, tl.bfloat16, tl.float32, tl.float64]
+assert tl.dtype("fp8e4b15") is tl.float8e4b15 and dtype.OTHER_TYPES == ["void"] and len(dtype.FP_TYPES) == 9
+# the fp8 variants tile_lang cannot compute in exist, compare and answer Triton's attributes
+for variant, name, mantissa, bias in ((tl.float8e4b15, "fp8e4b15", 3, 15), (tl.float8e4b8, "fp8e4b8", 3, 8),
+                                      (tl.float8e5b16, "fp8e5b16", 2, 16)):
+    assert isinstance(variant, tl.dtype) and variant == variant and variant not in [tl.float8e4nv, tl.float8e5]
+    assert (variant.name, variant.primitive_bitwidth, variant.fp_mantissa_width, variant.exponent_bias) == (
+        name, 8, mantissa, bias)
+    assert variant.is_fp8() and variant.is_floating() and not variant.is_standard_floating()
+    assert getattr(variant, f"is_{name}")() and not getattr(tl.float8e4nv, f"is_{name}")()
+    assert tl.str_to_ty(name) is variant
+
+
+@triton.jit
+def to_variant(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.float8e4b15).to(tl.float32))
 
 
 try:
-    hooked_kernel[(1,)](x, 100)
-except AttributeError as e:  # refused when launched
-    assert "triton.Config(pre_hook=...) on the configs of kernel hooked_kernel is not provided" in str(e)
+    to_variant[(1,)](rng.standard_normal(16).astype(np.float32), np.full(16, np.nan, np.float32), BLOCK=16)
+except triton.CompilationError as e:  # at the line that uses it
+    assert "tl.float8e4b15 is not supported yet" in str(e) and ".to(tl.float8e4b15)" in str(e), str(e)
 else:
     raise AssertionError("no error")
 ''',
@@ -380,3 +422,76 @@ def test_reinterpret_of_a_torch_tensor(tmp_path: Path) -> None:
     result = _run(tmp_path, script.name)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_reinterpreted_fp8_and_wrapper_accessors(tmp_path: Path) -> None:
+    """A TensorWrapper has the torch accessors Triton's tests call (``stride``, ``numel``,
+    ``element_size``...); one holding fp8 bits launches as fp8 (``|x|`` checked against float64);
+    one of a Triton fp8 variant is a LaunchError naming the parameter; ``torch.cuda.device`` of a
+    CPU tensor's index (None) switches nothing on the reference."""
+    pytest.importorskip("torch")
+    script = tmp_path / "fp8.py"
+    script.write_text(HEADER + textwrap.dedent('''
+        import torch
+        from triton.runtime.jit import TensorWrapper
+
+        @triton.jit
+        def abs_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.abs(tl.load(x_ptr + offs)))
+
+        bits = torch.from_numpy(rng.integers(-128, 128, (4, 64)).astype(np.int8))
+        bits[(bits & 0x7F) == 0x7F] = 1  # no NaN bit patterns
+        x = triton.reinterpret(bits, tl.float8e4nv)
+        assert isinstance(x, TensorWrapper) and x.shape == (4, 64) and x.stride() == (64, 1) and x.stride(0) == 64
+        assert (x.numel(), x.element_size(), x.dim(), x.data_ptr()) == (256, 1, 2, bits.data_ptr())
+        assert x.cpu().base is not None and x.to("cpu").dtype is tl.float8e4nv and x.clone().base is not bits
+        out = triton.reinterpret(torch.full((4, 64), 0x7F, dtype=torch.int8), tl.float8e4nv)  # NaN poison
+        abs_kernel[(1,)](x, out, BLOCK=256)
+        expected = np.abs(bits.view(torch.float8_e4m3fn).float().numpy().astype(np.float64))
+        check(out.base.view(torch.float8_e4m3fn).float().numpy(), expected, rtol=0, atol=0)
+
+        variant = triton.reinterpret(bits, tl.float8e4b15)
+        assert variant.dtype is tl.float8e4b15 and variant.stride(1) == 1
+        try:
+            abs_kernel[(1,)](variant, out, BLOCK=256)
+        except triton.TritonError as e:
+            assert "kernel abs_kernel, parameter x_ptr: tl.float8e4b15 is not supported yet" in str(e), str(e)
+        else:
+            raise AssertionError("no error")
+        with torch.cuda.device(bits.device.index):  # None: a CPU tensor's
+            pass
+        print("ok")
+        '''))
+    result = _run(tmp_path, script.name)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_pytest_processes_started_under_the_runner_install_the_shim(tmp_path: Path) -> None:
+    """``install()`` sets TILE_LANG_AS_TRITON=1, and tile_lang's pytest plugin installs the shim
+    in a pytest process started with it (as pytest-xdist's workers are) before conftests import
+    ``triton``; with pytest-xdist, ``-n 2`` workers run on the shim."""
+    (tmp_path / "conftest.py").write_text("import triton\n")
+    (tmp_path / "test_on_shim.py").write_text(textwrap.dedent('''
+        import os
+        import triton
+
+
+        def test_shim():
+            assert "tile_lang" in triton.__doc__ and os.environ["TILE_LANG_AS_TRITON"] == "1"
+        '''))
+    (tmp_path / "starts.py").write_text(textwrap.dedent('''
+        import os, subprocess, sys
+        assert os.environ["TILE_LANG_AS_TRITON"] == "1"
+        args = sys.argv[1:]
+        sys.exit(subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]).returncode)
+        '''))
+    result = _run(tmp_path, "starts.py", "test_on_shim.py")  # a plain pytest process, started by the runner
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+    if importlib.util.find_spec("xdist") is None:
+        return
+    result = _run(tmp_path, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "xdist", "-n", "2", "test_on_shim.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout

@@ -331,3 +331,44 @@ def test_a_malformed_disk_entry_warns_and_is_retuned(timed: list[Launch], tmp_pa
     assert len(timed) > before + len(BLOCKS)  # every config timed again
     stored = json.loads(path.read_text())
     assert stored["config"] in map(str, BLOCKS) and sorted(stored["timings"]) == sorted(map(str, BLOCKS))
+
+
+@tl.kernel
+def wide_only(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, factor: float, BLOCK: constexpr = 64) -> None:
+    """``scale``, refusing blocks under 64 at compile time (as Triton kernels refuse configs)."""
+    tl.static_assert(BLOCK >= 64, "BLOCK must be at least 64")
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * factor, mask=offs < n)
+
+
+def test_configs_failing_a_static_assert_are_skipped_on_the_reference() -> None:
+    """As in Triton, a config whose compile fails a ``tl.static_assert`` is passed over (the
+    first that fits is the choice, the others checked against it); every config failing is a
+    LaunchError listing each config's error."""
+    tuned = tl.autotune(configs=BLOCKS, key=["n"])(wide_only)
+    _run_scale(tuned, 300)  # NaN-poisoned output checked against float64 there
+    assert tuned.best_config is BLOCKS[1]
+    narrow = tl.autotune(configs=BLOCKS[:1], key=["n"])(wide_only)
+    with pytest.raises(tl.LaunchError, match=r"(?s)every config failed to launch:\n\{BLOCK: 32.*BLOCK must be at"):
+        _run_scale(narrow, 300)
+
+
+def test_configs_failing_a_static_assert_are_skipped_when_timed(timed: list[Launch]) -> None:
+    tuned = tl.autotune(configs=BLOCKS, key=["n"], warmup=1, rep=2, cache_results=False)(wide_only)
+    _run_scale(tuned, 1000)
+    assert tuned.best_config is not None and tuned.best_config.kwargs["BLOCK"] >= 64
+    assert timed[-1].constexprs["BLOCK"] >= 64  # the launch after the timing runs the winner
+
+
+def test_a_config_pre_hook_sees_each_launch_of_its_config(launches: list[Launch]) -> None:
+    """``Config(pre_hook=)`` is called before every launch of that config with the launch's
+    arguments by name and the config's constexprs and options (Triton's ``nargs``)."""
+    seen: list[dict[str, Any]] = []
+    hooked = tl.Config({"BLOCK": 128}, num_warps=2, pre_hook=lambda nargs: seen.append(dict(nargs)))
+    tuned = tl.autotune(configs=[BLOCKS[0], hooked], key=["n"])(scale)
+    _run_scale(tuned, 300)
+    _run_scale(tuned, 300, seed=1)  # the cached choice (BLOCKS[0]): the hook's config does not run
+    assert len(launches) == 3 and len(seen) == 1
+    assert {k: v for k, v in seen[0].items() if k not in ("x_ptr", "out_ptr")} == {
+        "n": 300, "factor": 1.5, "BLOCK": 128, "num_warps": 2, "num_stages": 3, "num_ctas": 1}
+    assert isinstance(seen[0]["out_ptr"], tl.Buffer)

@@ -84,3 +84,24 @@ def test_tensor_a_pointer_cannot_take_names_what_is_wrong(tensor: Any, message: 
     out = torch.zeros(4, 4)
     with tl.backend("numpy"), pytest.raises(tl.LaunchError, match=f"kernel affine_and_negate, parameter x_ptr .*: {message}"):
         affine_and_negate[(4,)](tensor(), out, 4, 4, 1, BLOCK=32)
+
+
+@tl.kernel
+def add_one_u(x_ptr: Pointer[tl.UInt[W]], out_ptr: Pointer[tl.UInt[W]], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+@pytest.mark.parametrize("width", [16, 32, 64])
+def test_unsigned_tensors_are_the_unsigned_dtypes(width: int) -> None:
+    """torch's uint16/uint32/uint64 tensors launch as tl.u16/u32/u64 (their top bit set, so a
+    signed reading would differ), the output poisoned first."""
+    dtype = getattr(torch, f"uint{width}")
+    values = np.random.default_rng(width).integers(0, 2 ** width - 1, 50, dtype=np.uint64, endpoint=False)
+    values[:5] = 2 ** width - 2  # the top bit set; + 1 stays in range
+    x = torch.from_numpy(values.astype(f"uint{width}"))
+    out = torch.full((50,), 7, dtype=dtype)
+    with tl.backend("numpy"):
+        add_one_u[(1,)](x, out, 50, BLOCK=64)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out.numpy().astype(np.uint64), values.astype(f"uint{width}").astype(np.uint64) + 1)

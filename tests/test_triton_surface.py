@@ -347,3 +347,42 @@ def test_a_descriptor_under_an_if_checks_only_the_programs_that_take_it(backend:
         for pid in range(live):
             np.testing.assert_array_equal(got[pid], x[:, pid * BN:(pid + 1) * BN])
         assert np.isnan(got[live:]).all()
+
+
+@tl.kernel
+def narrow_descriptor(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], BN: constexpr) -> None:
+    desc = tl.make_tensor_descriptor(x_ptr, shape=[8, 8], strides=[8, 1], block_shape=[8, BN])
+    tl.store(out_ptr + tl.arange(0, BN), tl.sum(desc.load([0, 0]), 0))
+
+
+def test_a_descriptor_narrower_than_16_bytes_says_what_triton_says(backend: str) -> None:
+    """Triton's words ("Descriptor block shape must have at least 16 bytes", which its tests
+    assert), then the widths, on both backends; 4 floats (16 bytes) are fine."""
+    x = np.random.default_rng(5).standard_normal((8, 8)).astype(np.float32)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(4, np.nan, np.float32), tl.f32)
+        narrow_descriptor[(1,)](tl.to_device(x.ravel(), tl.f32), out, BN=4)
+        np.testing.assert_allclose(out.numpy(), x[:, :4].astype(np.float64).sum(0), rtol=1e-5)
+        with pytest.raises(KernelError, match=r"Descriptor block shape must have at least 16 bytes in the last "
+                                              r"dimension .*, got 2 x 4 bytes"):
+            narrow_descriptor[(1,)](tl.to_device(x.ravel(), tl.f32), out, BN=2)
+
+
+def test_triton_fp8_variants_exist_and_a_kernel_using_one_is_an_error_at_its_line(backend: str) -> None:
+    """``tl.float8e4b15`` (``e4b8``, ``e5b16``) exist with Triton's attributes for host code, but
+    tile_lang cannot compute in them: a kernel converting to one is a KernelError at that line."""
+    assert (tl.float8e4b15.name, tl.float8e4b15.fp_mantissa_width, tl.float8e4b15.exponent_bias) == ("fp8e4b15", 3, 15)
+    assert tl.float8e5b16.exponent_bias == 16 and tl.float8e4b8.is_fp8() and tl.float8e4b15 is not tl.float8e4b8
+    kernel = load("through_fp8e4b15", textwrap.dedent("""
+        import tile_lang as tl
+        from tile_lang import Pointer, constexpr
+
+
+        @tl.kernel
+        def through_fp8e4b15(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], B: constexpr) -> None:
+            offs = tl.arange(0, B)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.float8e4b15).to(tl.float32))
+        """).lstrip())  # kept from mypy, which refuses the conversion too
+    with tl.backend(backend), pytest.raises(KernelError, match="tl.float8e4b15 is not supported yet") as err:
+        kernel[(1,)](tl.to_device(np.ones(8, np.float32), tl.f32), tl.empty(8, tl.f32), B=8)
+    assert ".to(tl.float8e4b15)" in str(err.value)

@@ -8,7 +8,9 @@ without them; the wrapper always passes its own value, and passing one at the la
 On a timed backend (CUDA) the autotuner benchmarks every config per distinct value of ``key`` and
 caches the winner in memory and on disk. On the NumPy reference nothing is timed: every config runs
 on the call's inputs, which must agree with the first config's results (a config that breaks the
-masks fails here, on the CPU), and the first config is used.
+masks fails here, on the CPU), and the first config is used. As in Triton, a config that does not
+fit (a failed ``tl.static_assert``, or more resources than the device has) is skipped, on both;
+only when every config is skipped is the launch an error.
 """
 
 from __future__ import annotations
@@ -46,9 +48,16 @@ class Config:
     num_warps: int = 4
     num_stages: int = 3
     num_ctas: int = 1
+    pre_hook: Callable[[dict[str, Any]], Any] | None = None
+    """Called before each launch of this config with the launch's arguments by name, the config's
+    constexprs and options included (Triton's ``nargs``): e.g. to set host descriptors' block shapes."""
 
     def options(self, stream: Any = None) -> Options:
         return Options(num_warps=self.num_warps, num_stages=self.num_stages, num_ctas=self.num_ctas, stream=stream)
+
+    def all_kwargs(self) -> dict[str, Any]:
+        """The constexprs and the launch options by name (Triton's ``Config.all_kwargs``)."""
+        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages, "num_ctas": self.num_ctas}
 
     def __str__(self) -> str:
         return ", ".join([f"{k}: {v}" for k, v in self.kwargs.items()]
@@ -223,6 +232,8 @@ class Autotuner(Wrapper[P]):
 
     def _run(self, config: Config, grid: Any, options: Options, named: dict[str, Any],
              buffers: Mapping[str, Buffer[Any]]) -> None:
+        if config.pre_hook is not None:
+            config.pre_hook({**named, **config.all_kwargs()})
         for name in self.reset_to_zero:
             _native(buffers[name])[...] = 0
         _launch(self.inner, grid, config.options(options.stream), {**named, **config.kwargs})
@@ -250,15 +261,17 @@ class Autotuner(Wrapper[P]):
 
     def _bench(self, config: Config, grid: Any, options: Options, named: dict[str, Any],
                buffers: Mapping[str, Buffer[Any]], saved: Mapping[str, Any]) -> float:
-        """Milliseconds per launch of ``config``; infinite if it cannot launch here (resources)."""
+        """Milliseconds per launch of ``config``; infinite if it does not fit (:func:`misfits`)."""
         try:
             with _on_buffers_device(buffers):  # CUDA events time the stream of the current device
                 return float(testing.do_bench(lambda: self._run(config, grid, options, named, buffers),
                                               warmup=self.warmup, rep=self.rep))
-        except OutOfResources:
-            return float("inf")
-        except (KernelError, LaunchError, CompilerBug):
-            raise  # a bug in the kernel, the launch or the compiler, not a config that does not fit
+        except (KernelError, LaunchError) as exc:
+            if misfits(exc):
+                return float("inf")
+            raise  # a bug in the kernel or the launch, not a config that does not fit
+        except CompilerBug:
+            raise  # a bug in the compiler, not a config that does not fit
         except Exception:
             return float("inf")
         finally:
@@ -267,31 +280,41 @@ class Autotuner(Wrapper[P]):
 
     def _check_agreement(self, configs: list[Config], grid: Any, options: Options, named: dict[str, Any],
                          buffers: Mapping[str, Buffer[Any]]) -> _Tuned:
-        """Run every config from the same inputs; each must give the first config's results,
-        which the buffers hold afterwards. The first config is the choice."""
+        """Run every config from the same inputs; each must give the results of the first that
+        fits, which the buffers hold afterwards and which is the choice."""
         inputs = {name: _snapshot(b) for name, b in buffers.items()}
         first: dict[str, Any] = {}
+        chosen: Config | None = None
+        skipped: list[str] = []
         for config in progress(configs, f"autotuning {self.kernel.name} (checking configs agree)", str):
             for name, values in inputs.items():
                 _native(buffers[name])[...] = values
             try:
                 self._run(config, grid, options, named, buffers)
-            except KernelError as exc:
-                raise KernelError(f"autotune config {{{config}}}: {exc.message}", exc.filename, exc.lineno,
-                                  exc.col, exc.kernel) from exc
+            except (KernelError, LaunchError) as exc:
+                if misfits(exc):
+                    skipped.append(f"{{{config}}}: {exc}")
+                    continue
+                if isinstance(exc, KernelError):
+                    raise KernelError(f"autotune config {{{config}}}: {exc.message}", exc.filename, exc.lineno,
+                                      exc.col, exc.kernel) from exc
+                raise
             results = {name: testing.to_numpy(b) for name, b in buffers.items()}
-            if not first:
-                first = results
+            if chosen is None:
+                first, chosen = results, config
                 continue
             for name, result in results.items():
                 rtol, atol = testing.default_tolerance(result)
                 report = testing.mismatch(result, first[name], rtol * AGREEMENT_SLACK, atol * AGREEMENT_SLACK)
                 if report is not None:
-                    raise self.error(f"autotune config {{{config}}} disagrees with config {{{configs[0]}}} "
+                    raise self.error(f"autotune config {{{config}}} disagrees with config {{{chosen}}} "
                                      f"on {name!r}:\n{report}")
+        if chosen is None:
+            raise LaunchError(f"autotune of kernel {self.kernel.name}: every config failed to launch:\n"
+                              + "\n".join(skipped))
         for name, values in first.items():
             _native(buffers[name])[...] = values
-        return _Tuned(configs[0])
+        return _Tuned(chosen)
 
     def _pruned(self, named: dict[str, Any]) -> list[Config]:
         configs = list(self.configs)
@@ -337,6 +360,18 @@ def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: Pr
     after each timed run (data updated in place). ``warmup``/``rep`` are ``do_bench``'s budgets."""
     return AutotuneDecorator(lambda inner: Autotuner(inner, configs, key, prune_configs_by, reset_to_zero or (),
                                                      restore_value or (), warmup, rep, cache_results))
+
+
+STATIC_ASSERT = "static_assert failed"
+"""How the message of a failed ``tl.static_assert`` begins (on both backends)."""
+
+
+def misfits(error: KernelError | LaunchError) -> bool:
+    """Whether a config's error means it does not fit (skipped, as Triton's autotuner skips it)
+    rather than a bug: more resources than the device has, or a failed ``tl.static_assert``."""
+    if isinstance(error, OutOfResources):
+        return True
+    return isinstance(error, KernelError) and error.message.startswith(STATIC_ASSERT)
 
 
 def _buffers(kernel: Kernel[Any], named: Mapping[str, Any], backend: registry.Backend) -> dict[str, Buffer[Any]]:

@@ -64,7 +64,8 @@ def native_dtype(dtype: np.dtype[Any]) -> DType:
 TORCH_DTYPES: dict[str, DType] = {
     "torch.float32": dtypes.F32, "torch.float64": dtypes.F64, "torch.float16": dtypes.F16,
     "torch.bfloat16": dtypes.BF16, "torch.int8": dtypes.I8, "torch.int16": dtypes.I16, "torch.int32": dtypes.I32,
-    "torch.int64": dtypes.I64, "torch.uint8": dtypes.U8, "torch.bool": dtypes.BOOL,
+    "torch.int64": dtypes.I64, "torch.uint8": dtypes.U8, "torch.uint16": dtypes.U16, "torch.uint32": dtypes.U32,
+    "torch.uint64": dtypes.U64, "torch.bool": dtypes.BOOL,
     "torch.float8_e4m3fn": dtypes.F8E4M3, "torch.float8_e5m2": dtypes.F8E5M2,
 }
 """Each torch dtype a pointer can take, by its ``str`` (so reading it needs no torch import)."""

@@ -17,6 +17,8 @@ from typing import Generic, TypeAlias, TypeVar
 import ml_dtypes
 import numpy as np
 
+from tile_lang.errors import Unsupported
+
 
 class Dtype:
     """Marker base of every element type; used only as a type argument. Each marker (``tl.f32``)
@@ -40,6 +42,9 @@ class Dtype:
         is_fp8: typing.ClassVar[Query]
         is_fp8e4nv: typing.ClassVar[Query]
         is_fp8e5: typing.ClassVar[Query]
+        is_fp8e4b15: typing.ClassVar[Query]
+        is_fp8e4b8: typing.ClassVar[Query]
+        is_fp8e5b16: typing.ClassVar[Query]
         is_fp16: typing.ClassVar[Query]
         is_bf16: typing.ClassVar[Query]
         is_fp32: typing.ClassVar[Query]
@@ -217,6 +222,8 @@ def dtype_of(marker: object) -> DType:
         return marker
     found = _BY_MARKER.get(marker)
     if found is None:
+        if isinstance(marker, UnsupportedFloat):
+            raise marker.error()
         raise TypeError(f"{marker!r} is not a tile_lang dtype (expected e.g. tl.f32, tl.i32, tl.bf16)")
     return found
 
@@ -350,37 +357,77 @@ _TRITON_NAMES = {"bool_": "int1", "i8": "int8", "i16": "int16", "i32": "int32", 
                  "u16": "uint16", "u32": "uint32", "u64": "uint64", "f16": "fp16", "bf16": "bf16", "f32": "fp32",
                  "f64": "fp64", "f8e4m3": "fp8e4nv", "f8e5m2": "fp8e5"}
 _INTEGERS = ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-_FLOATS = ("fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+_FLOATS = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64")
 # each float's mantissa bits and exponent bias
-_FLOAT_FORMATS = {"fp8e4nv": (3, 7), "fp8e5": (2, 15), "fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127),
-                  "fp64": (52, 1023)}
+_FLOAT_FORMATS = {"fp8e4nv": (3, 7), "fp8e5": (2, 15), "fp8e4b15": (3, 15), "fp8e4b8": (3, 8), "fp8e5b16": (2, 16),
+                  "fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127), "fp64": (52, 1023)}
+
+
+class UnsupportedFloat:
+    """One of Triton's fp8 variants tile_lang cannot compute in (``tl.float8e4b15``): it exists,
+    compares by identity and answers Triton's dtype attributes (so host code and test tables
+    naming it work), and using it in a kernel or a launch is an :class:`Unsupported` error."""
+
+    if typing.TYPE_CHECKING:  # set by _attach_triton_attributes, as on the markers
+        name: str
+        primitive_bitwidth: int
+        fp_mantissa_width: int
+        exponent_bias: int
+        is_floating: Query
+        is_standard_floating: Query
+        is_fp8: Query
+        is_fp8e4b15: Query
+        is_fp8e4b8: Query
+        is_fp8e5b16: Query
+
+    def __init__(self, spelling: str) -> None:
+        self.spelling = spelling  # the name in tl: "float8e4b15"
+
+    def error(self) -> Unsupported:
+        return Unsupported(f"tl.{self.spelling} is not supported yet")
+
+    def __repr__(self) -> str:
+        return f"tl.{self.spelling}"
+
+
+float8e4b15 = UnsupportedFloat("float8e4b15")
+float8e4b8 = UnsupportedFloat("float8e4b8")
+float8e5b16 = UnsupportedFloat("float8e5b16")
+UNSUPPORTED_FLOATS = {"fp8e4b15": float8e4b15, "fp8e4b8": float8e4b8, "fp8e5b16": float8e5b16}
+"""Triton's fp8 variants by their Triton names."""
 
 
 def triton_attributes(d: DType) -> dict[str, object]:
     """What Triton's ``tl.dtype`` of ``d`` answers: its name, widths and ``is_*()`` queries
     (``int1`` counts as an unsigned integer, as in Triton)."""
-    name = _TRITON_NAMES[d.name]
-    unsigned = d.kind is Kind.UINT or d.is_bool
+    return _attributes(_TRITON_NAMES[d.name], d.kind, d.bits, marker_of(d))
+
+
+def _attributes(name: str, kind: Kind, bits: int, scalar: object) -> dict[str, object]:
+    is_float, is_bool = kind is Kind.FLOAT, kind is Kind.BOOL
     attrs: dict[str, object] = {
-        "name": name, "primitive_bitwidth": d.bits, "scalar": marker_of(d),
-        "is_floating": Query(d.is_float), "is_standard_floating": Query(d.is_float and d.bits >= 16),
-        "is_int": Query(d.is_int or d.is_bool), "is_int_signed": Query(d.is_signed),
-        "is_int_unsigned": Query(unsigned), "is_bool": Query(d.is_bool), "is_ptr": Query(False),
-        "is_block": Query(False), "is_fp8": Query(d.is_fp8),
+        "name": name, "primitive_bitwidth": bits, "scalar": scalar,
+        "is_floating": Query(is_float), "is_standard_floating": Query(is_float and bits >= 16),
+        "is_int": Query(kind in (Kind.INT, Kind.UINT, Kind.BOOL)), "is_int_signed": Query(kind is Kind.INT),
+        "is_int_unsigned": Query(kind is Kind.UINT or is_bool), "is_bool": Query(is_bool), "is_ptr": Query(False),
+        "is_block": Query(False), "is_fp8": Query(is_float and bits == 8),
         **{f"is_{n}": Query(n == name) for n in (*_INTEGERS, *_FLOATS)},
     }
-    if d.is_float:
+    if is_float:
         attrs["fp_mantissa_width"], attrs["exponent_bias"] = _FLOAT_FORMATS[name]
     else:
-        attrs["int_bitwidth"] = d.bits
+        attrs["int_bitwidth"] = bits
     return attrs
 
 
 def _attach_triton_attributes() -> None:
-    """Give each marker (``tl.f32``, a typing alias; ``tl.bool_``, a class) its Triton attributes."""
+    """Give each marker (``tl.f32``, a typing alias; ``tl.bool_``, a class) and each fp8 variant
+    its Triton attributes."""
     for marker, d in _BY_MARKER.items():
         for attr, value in triton_attributes(d).items():
             (setattr if isinstance(marker, type) else object.__setattr__)(marker, attr, value)
+    for name, variant in UNSUPPORTED_FLOATS.items():
+        variant.__dict__.update(_attributes(name, Kind.FLOAT, 8, variant))
 
 
 _attach_triton_attributes()

@@ -7,6 +7,10 @@ at the end of every run; an unknown backend name is a usage error before any tes
 
 With ``-rs`` (or ``-ra``) all skips are summarised once per reason, with a count and the files,
 instead of one near-identical line per test location.
+
+Under ``python -m tile_lang.as_triton -m pytest`` the Triton shim is installed in every pytest
+process, pytest-xdist's workers too (new processes, which inherit the environment variable
+:data:`tile_lang.as_triton.ENV_VAR` that ``install()`` sets).
 """
 
 from __future__ import annotations
@@ -34,6 +38,15 @@ def selected(config: pytest.Config) -> list[str]:
     """The backends chosen on the command line, by environment, or the default."""
     raw = config.getoption(OPTION) or os.environ.get(registry.ENV_VAR) or registry.DEFAULT
     return [name.strip() for name in str(raw).split(",") if name.strip()]
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Install the Triton shim before any conftest imports ``triton`` when the process was
+    started under it (see :mod:`tile_lang.as_triton`)."""
+    if os.environ.get("TILE_LANG_AS_TRITON") == "1":
+        from tile_lang.as_triton import install
+
+        install()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

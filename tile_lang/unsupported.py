@@ -13,7 +13,7 @@ from tile_lang.errors import Unsupported
 TRITON_LANGUAGE = frozenset({
     "PropagateNan", "load_tensor_descriptor", "store_tensor_descriptor", "tensor_descriptor", "add",
     "async_task", "bitonic_merge", "block_type", "condition", "const", "constexpr_type", "dtype",
-    "float8e4b15", "float8e4b8", "float8e5b16", "map_elementwise", "mul", "pair_uniform_to_normal",
+    "map_elementwise", "mul", "pair_uniform_to_normal",
     "philox", "philox_impl", "rand4x", "randn4x", "reduce_or", "slice",
     "squeeze", "sub", "target_info", "tensor", "tuple", "unsqueeze", "void",
 })

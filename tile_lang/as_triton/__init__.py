@@ -11,6 +11,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +22,11 @@ from tile_lang.as_triton import device, shim, tools
 from tile_lang.as_triton.shim import TritonNameError, missing
 from tile_lang.errors import TileLangError
 
-__all__ = ["TritonNameError", "install"]
+__all__ = ["ENV_VAR", "TritonNameError", "install"]
+
+ENV_VAR = "TILE_LANG_AS_TRITON"
+"""Set to ``1`` by :func:`install`, so that new Python processes started from this one (pytest-xdist's
+workers) install the shim too, through tile_lang's pytest plugin."""
 
 
 class Namespace(types.ModuleType):
@@ -67,7 +72,7 @@ def _top() -> types.ModuleType:
         "jit": shim.jit, "autotune": shim.autotune, "heuristics": shim.heuristics, "Config": shim.Config,
         "cdiv": tile_lang.cdiv, "next_power_of_2": shim.next_power_of_2, "set_allocator": shim.set_allocator,
         "CompilationError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources,
-        "JITFunction": shim.JITFunction, "TritonError": TileLangError, "reinterpret": shim.reinterpret,
+        "JITFunction": shim.JITFunction, "TritonError": TileLangError, "reinterpret": tools.reinterpret,
     })
 
 
@@ -109,7 +114,7 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton.testing": _alias("triton.testing", lambda: tile_lang.testing),
     "triton.runtime": _runtime,
     "triton.runtime.jit": _names("triton.runtime.jit", {
-        "JITFunction": shim.JITFunction, "TensorWrapper": shim.TensorWrapper, "reinterpret": shim.reinterpret,
+        "JITFunction": shim.JITFunction, "TensorWrapper": tools.TensorWrapper, "reinterpret": tools.reinterpret,
         "type_canonicalisation_dict": shim.type_canonicalisation_dict}),
     "triton.runtime.errors": _names("triton.runtime.errors", {
         "InterpreterError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources}),
@@ -147,7 +152,9 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def install() -> None:
     """Make ``import triton...`` resolve to the shim from now on in this process (a real Triton
     imported before is dropped from ``sys.modules``), and on the NumPy reference let a torch without
-    CUDA answer ``torch.cuda``'s device queries for the stand-in device (:mod:`.device`). Idempotent."""
+    CUDA answer ``torch.cuda``'s device queries for the stand-in device (:mod:`.device`); set
+    :data:`ENV_VAR` so that pytest processes started from this one install it too. Idempotent."""
+    os.environ[ENV_VAR] = "1"
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
     device.install_torch_hook()

@@ -18,7 +18,7 @@ from typing import Any
 
 from tile_lang import registry
 from tile_lang.as_triton import device
-from tile_lang.as_triton.tools import refuse_host_descriptors
+from tile_lang.as_triton.tools import launch_arguments
 from tile_lang.buffer import Buffer
 from tile_lang.compiler.inspect import Compiled, Metadata, compile_kernel
 from tile_lang.kernel import Launcher
@@ -97,7 +97,7 @@ class TritonLauncher:
 
     def __call__(self, *args: Any, **kwargs: Any) -> CompiledKernel:
         __tracebackhide__ = True
-        refuse_host_descriptors(self.launcher.kernel.name, (*args, *kwargs.values()))
-        kept = without_ignored(kwargs)
+        kernel = self.launcher.kernel
+        args, kept = launch_arguments(kernel.name, [p.name for p in kernel.params], args, without_ignored(kwargs))
         self.launcher(*args, **kept)
         return CompiledKernel(self.launcher, args, kept)

@@ -95,14 +95,27 @@ def _torch_capability(device: Any = None) -> tuple[int, int]:
     return STAND_IN.major, STAND_IN.minor
 
 
+def _exchange_device(device: int | None) -> int:
+    """``with torch.cuda.device(d):``'s switch on the reference: nothing to switch for ``None`` (a
+    CPU tensor's ``.device.index``, which torch without CUDA fails to compare), a negative index
+    or the stand-in's 0; any other index is torch's error."""
+    if device is None or device < 0:
+        return -1
+    if device != 0:
+        raise RuntimeError(f"the NumPy reference's stand-in CUDA device is device 0, not device {device}")
+    return 0
+
+
 def answer_torch_cuda(torch: types.ModuleType) -> None:
     """On the NumPy reference with a torch that has no CUDA, ``torch.cuda.get_device_capability``
-    and ``get_device_properties`` answer for :data:`STAND_IN` (they would raise); ``is_available()``
-    stays False. A torch with CUDA, or the CUDA backend, is left alone."""
+    and ``get_device_properties`` answer for :data:`STAND_IN` (they would raise) and
+    ``torch.cuda.device(d)`` switches nothing; ``is_available()`` stays False. A torch with CUDA,
+    or the CUDA backend, is left alone."""
     if registry.current_name() != "numpy" or torch.cuda.is_available():
         return
     torch.cuda.get_device_capability = _torch_capability
     torch.cuda.get_device_properties = _torch_properties
+    torch.cuda._exchange_device = torch.cuda._maybe_exchange_device = _exchange_device
 
 
 class TorchHook(importlib.abc.MetaPathFinder):

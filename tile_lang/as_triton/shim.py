@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-import numpy as np
 
 from tile_lang import dtypes, registry
 from tile_lang.as_triton import device
@@ -82,23 +81,10 @@ Launchable = JITFunction | Kernel[Any] | Wrapper[Any]
 @dataclass(frozen=True)
 class Config(TlConfig):
     """``triton.Config(kwargs, num_warps=, num_stages=, num_ctas=, maxnreg=, pre_hook=)``: tile_lang's
-    Config; ``maxnreg`` (a register cap) is accepted and ignored, ``pre_hook`` kept: an autotuned
-    kernel whose configs have one is refused at launch (tile_lang's autotuner runs no hooks)."""
+    Config (which runs ``pre_hook(nargs)`` before each launch of the config); ``maxnreg`` (a
+    register cap) is accepted and ignored."""
 
     maxnreg: int | None = None
-    pre_hook: Callable[..., Any] | None = None
-
-
-class Hooked:
-    """An autotuned kernel whose configs carry ``pre_hook``s: made (so the module imports), refused
-    when launched."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __getitem__(self, grid: Any) -> NoReturn:
-        missing(f"triton.Config(pre_hook=...) on the configs of kernel {self.name}",
-                "tile_lang's autotuner runs no hooks")
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
@@ -129,17 +115,16 @@ def autotune(configs: Sequence[Any], key: Sequence[str], prune_configs_by: Prune
              pre_hook: Callable[..., Any] | None = None, post_hook: Callable[..., Any] | None = None,
              warmup: float = 25, rep: float = 100, use_cuda_graph: bool = False,
              do_bench: Callable[..., Any] | None = None,
-             cache_results: bool = False) -> Callable[[Launchable], Autotuner[Any] | Hooked]:
+             cache_results: bool = False) -> Callable[[Launchable], Autotuner[Any]]:
     """``@triton.autotune``: tile_lang's autotuner (on the NumPy reference every config runs and
-    must agree with the first, which is used; on CUDA the fastest is timed and cached). A ``key``
+    must agree with the first that fits, which is used; on CUDA the fastest is timed and cached; a
+    config that fails a ``tl.static_assert`` or runs out of resources is skipped). A ``key``
     naming no parameter of the kernel is ignored, as Triton ignores it."""
     for name, value in (("pre_hook", pre_hook), ("post_hook", post_hook), ("do_bench", do_bench)):
         if value is not None:
             missing(f"triton.autotune({name}=...)", "tile_lang's autotuner has no hooks or custom timers")
     if use_cuda_graph:
         missing("triton.autotune(use_cuda_graph=True)", "tile_lang does not launch through CUDA graphs")
-    if any(getattr(c, "pre_hook", None) is not None for c in configs):
-        return lambda fn: Hooked(_kernel_of(fn).name)
 
     def decorate(fn: Launchable) -> Autotuner[Any]:
         names = {p.name for p in _kernel_of(fn).params}
@@ -257,6 +242,8 @@ class Ptxas:
 
 class _DtypeCheck(type):
     def __instancecheck__(cls, obj: object) -> bool:
+        if isinstance(obj, dtypes.UnsupportedFloat):
+            return True
         try:
             dtypes.dtype_of(obj)
         except (TypeError, AttributeError):  # unhashable or not a dtype
@@ -265,52 +252,23 @@ class _DtypeCheck(type):
 
 
 class dtype(metaclass=_DtypeCheck):  # noqa: N801 (Triton's name)
-    """``triton.language.dtype`` for ``isinstance(x, tl.dtype)`` checks: tile_lang's dtypes
-    (``tl.float32``...) are instances; it makes no dtypes of its own."""
+    """``triton.language.dtype``: ``isinstance(x, tl.dtype)`` holds for tile_lang's dtypes
+    (``tl.float32``...) and Triton's fp8 variants; ``tl.dtype("int8")`` is the dtype of that
+    Triton name; the class lists Triton's names by kind (``tl.dtype.SINT_TYPES``...)."""
 
-    def __new__(cls, *args: Any) -> NoReturn:
-        missing("triton.language.dtype(...)", "use the dtypes themselves (tl.float32, ...)")
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
 
-
-class TensorWrapper:
-    """``triton.reinterpret(tensor, dtype)``: a torch tensor's memory seen as another dtype of
-    the same width, passed to launches as that dtype (through DLPack, as torch tensors are)."""
-
-    def __init__(self, base: Any, dtype: Any) -> None:
-        import torch
-
-        self.base = base
-        self.dtype = dtype
-        self.shape = base.shape
-        self.device = base.device
-        self._view = base.view(getattr(torch, dtypes.dtype_of(dtype).numpy.name))
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self._view.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> Any:
-        return self._view.__dlpack_device__()
-
-    def data_ptr(self) -> int:
-        return int(self.base.data_ptr())
-
-    def numel(self) -> int:
-        return int(self.base.numel())
+    def __new__(cls, name: str) -> Any:  # Triton's constructor: the dtype of that name
+        return str_to_ty(name)
 
 
-def reinterpret(tensor: Any, dtype: Any) -> Any:
-    """``triton.reinterpret``: a NumPy array's ``view`` as that dtype; for a torch tensor a
-    TensorWrapper (the tensor itself when it already has that dtype; a TensorWrapper's base is
-    unwrapped first)."""
-    numpy = dtypes.dtype_of(dtype).numpy
-    if isinstance(tensor, np.ndarray):
-        return tensor.view(numpy)
-    base = tensor.base if isinstance(tensor, TensorWrapper) else tensor
-    return base if str(base.dtype).removeprefix("torch.") == numpy.name else TensorWrapper(base, dtype)
-
-
-TRITON_NAMES: dict[str, Any] = {str(dtypes.triton_attributes(d)["name"]): dtypes.marker_of(d) for d in dtypes.ALL}
-"""Each dtype by its Triton name (``"fp32"``, ``"int1"``, ``"bf16"``...)."""
+TRITON_NAMES: dict[str, Any] = {**{str(dtypes.triton_attributes(d)["name"]): dtypes.marker_of(d) for d in dtypes.ALL},
+                                 **dtypes.UNSUPPORTED_FLOATS}
+"""Each dtype by its Triton name (``"fp32"``, ``"int1"``, ``"bf16"``, ``"fp8e4b15"``...)."""
 
 type_canonicalisation_dict = {d.numpy.name: str(dtypes.triton_attributes(d)["name"]) for d in dtypes.ALL}
 """``triton.runtime.jit.type_canonicalisation_dict``: a torch/NumPy dtype name to its Triton name."""

@@ -1,5 +1,7 @@
-"""``triton.tools.tensor_descriptor.TensorDescriptor`` (host-side descriptors) and an inert
-``triton.profiler`` (proton), as the tutorials import them."""
+"""Host-side objects of Triton's that a launch treats specially: ``triton.reinterpret``'s
+``TensorWrapper`` (launched as the tensor it views) and
+``triton.tools.tensor_descriptor.TensorDescriptor`` (refused); and an inert ``triton.profiler``
+(proton), as the tutorials import them."""
 
 from __future__ import annotations
 
@@ -8,7 +10,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from tile_lang import dtypes
 from tile_lang.as_triton.errors import missing
+from tile_lang.errors import LaunchError, Unsupported
 
 
 @dataclass
@@ -28,11 +34,85 @@ class TensorDescriptor:
         return TensorDescriptor(tensor, list(tensor.shape), list(tensor.stride()), list(block_shape), padding)
 
 
-def refuse_host_descriptors(kernel_name: str, args: Sequence[Any]) -> None:
-    """A TritonNameError if a launch passes a host TensorDescriptor."""
-    if any(isinstance(a, TensorDescriptor) for a in args):
-        missing(f"a host TensorDescriptor passed to kernel {kernel_name}",
+class TensorWrapper:
+    """``triton.reinterpret(tensor, dtype)``: a torch tensor's memory seen as another dtype of the
+    same width, with Triton's ``.base``, ``.dtype`` (the Triton dtype) and the tensor accessors
+    its tests call; a launch passes :meth:`tensor` in its place."""
+
+    def __init__(self, base: Any, dtype: Any) -> None:
+        self.base = base
+        self.dtype = dtype
+        self.data = base.data
+        self.shape = base.shape
+        self.device = base.device
+
+    def tensor(self) -> Any:
+        """The torch view of the memory as the dtype (an Unsupported for Triton's fp8 variants)."""
+        import torch
+
+        return self.base.view(getattr(torch, dtypes.dtype_of(self.dtype).numpy.name))
+
+    def data_ptr(self) -> int:
+        return int(self.base.data_ptr())
+
+    def stride(self, *dim: int) -> Any:
+        return self.base.stride(*dim)
+
+    def numel(self) -> int:
+        return int(self.base.numel())
+
+    def dim(self) -> int:
+        return int(self.base.dim())
+
+    def element_size(self) -> int:
+        return int(self.base.element_size())
+
+    def cpu(self) -> TensorWrapper:
+        return TensorWrapper(self.base.cpu(), self.dtype)
+
+    def to(self, device: Any) -> TensorWrapper:
+        return TensorWrapper(self.base.to(device), self.dtype)
+
+    def clone(self) -> TensorWrapper:
+        return TensorWrapper(self.base.clone(), self.dtype)
+
+    def copy_(self, other: TensorWrapper) -> None:
+        self.base.copy_(other.base)
+
+    def __str__(self) -> str:
+        return f"TensorWrapper[{self.dtype}]({self.base})"
+
+
+def reinterpret(tensor: Any, dtype: Any) -> Any:
+    """``triton.reinterpret``: a NumPy array's ``view`` as that dtype; for a torch tensor a
+    TensorWrapper (the tensor itself when it already has that dtype; a TensorWrapper's base is
+    unwrapped first)."""
+    if isinstance(tensor, np.ndarray):
+        return tensor.view(dtypes.dtype_of(dtype).numpy)
+    base = tensor.base if isinstance(tensor, TensorWrapper) else tensor
+    same = not isinstance(dtype, dtypes.UnsupportedFloat) and str(base.dtype) == f"torch.{dtypes.dtype_of(dtype).numpy.name}"
+    return base if same else TensorWrapper(base, dtype)
+
+
+def launch_arguments(kernel: str, names: Sequence[str], args: Sequence[Any],
+                     kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A launch's arguments as tile_lang takes them: each TensorWrapper replaced by its view (a
+    LaunchError naming the parameter for a dtype tile_lang lacks); a host TensorDescriptor is a
+    TritonNameError. ``names`` are the kernel's parameters in order."""
+    if any(isinstance(a, TensorDescriptor) for a in (*args, *kwargs.values())):
+        missing(f"a host TensorDescriptor passed to kernel {kernel}",
                 "kernels on tile_lang take the tensor and build the descriptor with tl.make_tensor_descriptor")
+
+    def passed(name: str, value: Any) -> Any:
+        if not isinstance(value, TensorWrapper):
+            return value
+        try:
+            return value.tensor()
+        except Unsupported as exc:
+            raise LaunchError(f"kernel {kernel}, parameter {name}: {exc}") from None
+
+    return (tuple(passed(n, a) for n, a in zip(names, args)) + tuple(args[len(names):]),
+            {k: passed(k, v) for k, v in kwargs.items()})
 
 
 _session = [0]

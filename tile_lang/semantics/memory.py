@@ -97,8 +97,9 @@ def descriptor_block(block: tuple[int, ...], element: DType) -> None:
     if len(block) > MAX_DESCRIPTOR_RANK:
         raise SemanticError(f"a tensor descriptor has 1 to {MAX_DESCRIPTOR_RANK} dims, got {len(block)}")
     if block[-1] * element.itemsize < DESCRIPTOR_ALIGN:
-        raise SemanticError(f"the last block dim of a tensor descriptor must span at least {DESCRIPTOR_ALIGN} "
-                            f"bytes, got {block[-1]} x {element.itemsize} bytes")
+        raise SemanticError(f"Descriptor block shape must have at least {DESCRIPTOR_ALIGN} bytes in the last "
+                            f"dimension (the TMA moves whole 16-byte pieces of a row), got {block[-1]} x "
+                            f"{element.itemsize} bytes")
 
 
 def descriptor_strides(strides: tuple[int | None, ...], element: DType) -> None:
