@@ -417,6 +417,10 @@ def test_reinterpret_of_a_torch_tensor(tmp_path: Path) -> None:
         halve[(1,)](x, out, BLOCK=64)
         assert x.base is signed and x.dtype is tl.uint32 and triton.reinterpret(x, tl.int32) is signed
         assert (out.base.numpy().view(np.uint32) == signed.numpy().view(np.uint32) // 2).all()
+        tuned = triton.autotune([triton.Config({}, num_warps=1), triton.Config({}, num_warps=2)], key=[])(halve)
+        out.base.fill_(7)
+        tuned[(1,)](x, out, BLOCK=64)  # an autotuned launch takes the wrappers too
+        assert (out.base.numpy().view(np.uint32) == signed.numpy().view(np.uint32) // 2).all()
         print("ok")
         '''))
     result = _run(tmp_path, script.name)

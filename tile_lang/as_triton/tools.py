@@ -52,6 +52,14 @@ class TensorWrapper:
 
         return self.base.view(getattr(torch, dtypes.dtype_of(self.dtype).numpy.name))
 
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """DLPack of :meth:`tensor`, for launches the shim does not see (an autotuned kernel's):
+        it carries every dtype but bf16 and fp8."""
+        return self.tensor().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.base.__dlpack_device__()
+
     def data_ptr(self) -> int:
         return int(self.base.data_ptr())
 
