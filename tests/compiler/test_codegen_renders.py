@@ -4,11 +4,14 @@ software-pipelining pass records its decisions (carried steps, held copy address
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from benchmarks import dot_kernels as D
+from benchmarks import form_kernels as F
+from tests.compiler.test_tensor_cores import _aligned_spec
 from tile_lang import dtypes
 from tile_lang.compiler import compile_ir, static_spec
 from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Function, LoopAttr, MemAttr, Node, Op, walk
@@ -48,9 +51,15 @@ def _loop(fn: Function) -> Node:
     return loop
 
 
-@pytest.mark.parametrize("arch", [80, 90])
-def test_a_pipelined_loop_records_its_carried_steps_and_held_addresses(arch: int) -> None:
-    loop = _loop(_matmul(3, arch))
+def _grouped(arch: int) -> Function:
+    """The grouped matmul whose operand rows and columns wrap with ``% M`` / ``% N``."""
+    spec = _aligned_spec(F.mm_grouped, 4096, 4, 3, dtypes.F16, ("stride_ak", "stride_bn", "stride_cn"),
+                         BM=128, BN=128, BK=32, GROUP_M=8)
+    return compile_ir(F.mm_grouped, replace(spec, arch=arch), verify_each=True)
+
+
+def _copies_and_steps(fn: Function) -> tuple[Node, list[Node]]:
+    loop = _loop(fn)
     assert isinstance(loop.attr, LoopAttr) and loop.attr.stages == 3 and loop.attr.steps
     body = loop.regions[0]
     for i in loop.attr.steps:  # each a carried scalar yielded as itself plus a step
@@ -58,13 +67,28 @@ def test_a_pipelined_loop_records_its_carried_steps_and_held_addresses(arch: int
         assert body.params[1 + i].ty.is_scalar and out.op is Op.BINARY and isinstance(out.attr, BinaryAttr)
         assert out.attr.fn is BinaryFn.ADD and out.args[0] is body.params[1 + i]
     copies = [n for n in body.body if n.op is Op.ASYNC_COPY and isinstance(n.attr, MemAttr) and not n.attr.box]
-    assert copies and all(isinstance(c.attr, MemAttr) and c.attr.hold is not None for c in copies)
-    for copy in copies:  # ``a_ptrs + offset``, the offset one of the carried steps
-        assert isinstance(copy.attr, MemAttr) and copy.attr.hold is not None
-        advance = copy.attr.hold.advance
-        assert advance in loop.attr.steps
+    assert copies
+    for copy in copies:  # ``a_ptrs + offset``, the offset one of the carried values
         moved = [a for a in copy.args[0].args if a.op is Op.SPLAT]
-        assert [m.args[0] for m in moved] == [body.params[1 + advance]]
+        assert len(moved) == 1 and moved[0].args[0] in body.params[1:]
+    return loop, copies
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_stepped_addresses_that_cost_a_division_are_held_and_stepped(arch: int) -> None:
+    loop, copies = _copies_and_steps(_grouped(arch))
+    assert isinstance(loop.attr, LoopAttr) and len(copies) == 2
+    for copy in copies:
+        assert isinstance(copy.attr, MemAttr) and copy.attr.hold is not None
+        assert copy.attr.hold.advance in loop.attr.steps
+        moved = [a for a in copy.args[0].args if a.op is Op.SPLAT]
+        assert moved[0].args[0] is loop.regions[0].params[1 + copy.attr.hold.advance]
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_stepped_addresses_without_a_division_are_recomputed_at_each_copy(arch: int) -> None:
+    _, copies = _copies_and_steps(_matmul(3, arch))
+    assert all(isinstance(c.attr, MemAttr) and c.attr.hold is None for c in copies)
 
 
 def test_a_loop_left_unpipelined_records_nothing() -> None:

@@ -164,10 +164,17 @@ def _atomic(em: Emitter, node: Node) -> None:
         if em.uses.get(node):
             em.line(f"{name} = tl::broadcast({name}, tl_smem);")
         return
+    # The operands are read into registers first: an ``atom`` is an asm statement with a memory
+    # clobber, so an operand read from shared memory between two of them would wait each time.
+    values = []
+    for operand in operands:
+        values.append(em.fresh("av"))
+        em.line(f"{ctype(operand.ty.dtype)} {values[-1]}[{em.layout(node).per_thread}];")
+        with em.each(node) as idx:
+            em.line(f"{values[-1]}[k] = {em.elem(operand, idx)};")
     name = em.declare(node)
     with em.each(node) as idx:
         guard = _guard(em.owner(node), em.elem(mask, idx) if mask is not None else None)
         em.line(f"{name}[k] = {literal(0, node.ty.dtype)};")
-        update = atomic_update(node.attr, node.ty.dtype, f"{name}[k]", em.elem(ptr, idx),
-                               [em.elem(o, idx) for o in operands])
+        update = atomic_update(node.attr, node.ty.dtype, f"{name}[k]", em.elem(ptr, idx), [f"{v}[k]" for v in values])
         em.line(f"if ({guard}) {update}" if guard else update)
