@@ -69,6 +69,7 @@ DECORATORS = frozenset({"tile_lang.kernel.kernel", "tile_lang.func.func"})
 CONSTEXPR_CALL = "builtins.int"  # what mypy calls for ``constexpr(v)``, the alias's target
 AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functions typed by a literal ``axis``
 STORE = "tile_lang.ops.memory.store"
+WHERE = "tile_lang.ops.math.where"
 AUTOTUNE, CONFIG = "tile_lang.autotune.autotune", "tile_lang.autotune.Config"
 WRAPPER_DECORATORS = {"tile_lang.autotune.AutotuneDecorator": AUTOTUNE,  # what each decorator class is made by
                       "tile_lang.autotune.HeuristicsDecorator": "tile_lang.autotune.heuristics"}
@@ -131,6 +132,8 @@ class TileLangPlugin(Plugin):
             return dtype_constructor
         if not fullname.startswith(OPS):
             return None
+        if fullname == WHERE:
+            return lambda ctx: where_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         if fullname == STORE:
             return lambda ctx: store_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         if fullname.startswith(AXIS_MODULES):
@@ -405,6 +408,30 @@ def store_checked(ctx: FunctionSigContext) -> FunctionLike:
     ctx.api.fail(f"tl.store: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
     anything = AnyType(TypeOfAny.from_error)
     return signature.copy_modified(arg_types=[pointer, anything, *signature.arg_types[2:]])
+
+
+def where_checked(ctx: FunctionSigContext) -> FunctionLike:
+    """``tl.where(c, x, y)`` as declared, unless ``x`` and ``y`` are blocks of two known dtypes: then
+    ``tl.where: x is f32 but y is f16`` here (mypy's own "cannot infer" names neither), and the
+    overload taking what was given."""
+    signature = ctx.default_signature
+    if len(ctx.args) < 3 or any(len(arg) != 1 for arg in ctx.args[1:3]) or not isinstance(signature, CallableType):
+        return signature
+    given = [ctx.api.get_expression_type(arg[0]) for arg in ctx.args[1:3]]
+    found = [f for f in map(_element_and_rank, given) if f is not None and isinstance(f[1], Instance)]
+    if len(found) != 2:
+        return signature
+    (x, x_rank), (y, y_rank) = found
+    assert isinstance(x_rank, Instance) and isinstance(y_rank, Instance)
+    if not (_unknown(x) or _unknown(y) or is_same_type(x, y)):
+        problem = f"x is {_dtype_name(x)} but y is {_dtype_name(y)}; convert one with .to()"
+    elif "R0" not in (x_rank.type.name, y_rank.type.name) and x_rank.type.fullname != y_rank.type.fullname:
+        problem = f"x is rank {x_rank.type.name[1:]} but y is rank {y_rank.type.name[1:]}; add an axis with [None, :] or [:, None]"
+    else:
+        return signature
+    ctx.api.fail(f"tl.where: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+    condition = ctx.api.get_expression_type(ctx.args[0][0]) if len(ctx.args[0]) == 1 else AnyType(TypeOfAny.from_error)
+    return signature.copy_modified(arg_types=[condition, *given], ret_type=AnyType(TypeOfAny.from_error), variables=[])
 
 
 def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:

@@ -260,7 +260,7 @@ def where_across_widths(a_ptr: Pointer[f16], b_ptr: Pointer[f32], BLOCK: constex
     offs = tl.arange(0, BLOCK)
     a = tl.load(a_ptr + offs)
     b = tl.load(b_ptr + offs)
-    tl.where(offs < 4, a, b)  # E: misc
+    tl.where(offs < 4, a, b)  # E: arg-type tl.where: x is f16 but y is f32
 
 
 @tl.kernel
@@ -547,7 +547,7 @@ def builtin_min_of_row_and_scalar(x_ptr: Pointer[f32], n: int, BLOCK: constexpr)
 def where_constexpr_condition_mixed_dtypes(x_ptr: Pointer[f32], h_ptr: Pointer[f16], C: constexpr, BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     x, h = tl.load(x_ptr + offs), tl.load(h_ptr + offs)
-    tl.store(x_ptr + offs, tl.where(C == 1, x, h))  # E: misc Cannot infer value of type parameter "D" of "where"
+    tl.store(x_ptr + offs, tl.where(C == 1, x, h))  # E: arg-type tl.where: x is f32 but y is f16
 
 
 # ---------------------------------------------------------------- other people's kernels: axes, scaled formats
