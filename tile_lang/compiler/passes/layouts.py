@@ -217,8 +217,17 @@ def _elementwise_fragment(node: Node, operands: list[Layout | None], target: Tar
     return next((lay for lay in operands if isinstance(lay, (Mma, MmaRows))), None)
 
 
+def _atomic_fragment(node: Node, operands: list[Layout | None], target: Target) -> Fragment | None:
+    """An atomic on a dot's result (split-K's ``tl.atomic_add(c_ptrs, acc)``) runs on its
+    fragments, each thread updating the elements it holds, as a store from fragments does,
+    instead of moving them through shared memory first."""
+    if node.op is not Op.ATOMIC:
+        return None
+    return next((lay for lay in operands[1:] if isinstance(lay, Mma)), None)
+
+
 FRAGMENT_RULES: tuple[FragmentRule, ...] = (_dot_fragment, _row_reduction, _row_view, _row_broadcast,
-                                            _elementwise_fragment)
+                                            _elementwise_fragment, _atomic_fragment)
 
 
 def fragment(node: Node, operands: list[Layout | None], target: Target) -> Fragment | None:

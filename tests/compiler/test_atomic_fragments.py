@@ -1,0 +1,67 @@
+"""An atomic on a dot's result runs on the dot's fragments (layouts' ``_atomic_fragment``): split-K
+partial products added into C, masked ragged edges, the old values returned and stored, on the
+reference and the generated CUDA against float64."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, dtypes, registry
+from tile_lang.compiler import compile_ir
+from tile_lang.compiler.ir import Mma, Op, walk
+
+from tests.compiler.test_tensor_cores import _aligned_spec
+
+
+@tl.kernel
+def split_k_add(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], c_ptr: Pointer[tl.f32], old_ptr: Pointer[tl.f32],
+                M: int, N: int, K: int, BM: constexpr, BN: constexpr, BK: constexpr, SPLIT: constexpr) -> None:
+    """C += A[:, slice] @ B[slice, :] for K slice ``program_id(2)``; the values C held before each
+    slice's add land in old[slice]."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    part = tl.program_id(2)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.f32)
+    for k in range(part * BK, K, SPLIT * BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & ((k + rk)[None, :] < K),
+                    other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :], mask=((k + rk)[:, None] < K) & (rn[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(a, b, acc)
+    inside = (rm[:, None] < M) & (rn[None, :] < N)
+    old = tl.atomic_add(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=inside)
+    tl.store(old_ptr + part * M * N + rm[:, None] * N + rn[None, :], old, mask=inside)
+
+
+@pytest.mark.parametrize(("m", "n", "k"), [(32, 32, 64), (45, 37, 70)])
+def test_split_k_adds_every_slice_and_returns_the_old_values(backend: str, m: int, n: int, k: int) -> None:
+    rng = np.random.default_rng(m * n + k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    start = rng.standard_normal((m, n)).astype(np.float32)
+    split, bk = 2, 16
+    with registry.backend(backend):
+        c, old = tl.to_device(start.copy()), tl.to_device(np.full((split, m, n), np.nan, np.float32))
+        split_k_add[(-(-m // 32), -(-n // 32), split)](tl.to_device(a), tl.to_device(b), c, old, m, n, k,
+                                                       BM=32, BN=32, BK=bk, SPLIT=split)
+        got, olds = c.numpy(), old.numpy()
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    parts = [sum(a64[:, s:s + bk] @ b64[s:s + bk] for s in range(p * bk, k, split * bk)) for p in range(split)]
+    np.testing.assert_allclose(got, start + parts[0] + parts[1], rtol=1e-3, atol=1e-3)
+    for p in range(split):  # each slice saw the start, or the start plus the other slice's part
+        assert np.all(np.isclose(olds[p], start, atol=1e-3) | np.isclose(olds[p], start + parts[1 - p], atol=1e-3))
+
+
+def test_the_atomic_takes_the_dot_fragments() -> None:
+    spec = _aligned_spec(split_k_add, 4096, 8, 3, dtypes.F16, pointees={"c_ptr": dtypes.F32, "old_ptr": dtypes.F32},
+                         BM=128, BN=128, BK=64, SPLIT=2)
+    for arch in (80, 90):
+        fn = compile_ir(split_k_add, replace(spec, arch=arch))
+        (atomic,) = [n for n in walk(fn.body) if n.op is Op.ATOMIC]
+        assert isinstance(atomic.layout, Mma)
+        assert not [n for n in walk(fn.body) if n.op is Op.CONVERT and n.args[0].op is Op.DOT]
