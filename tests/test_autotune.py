@@ -343,13 +343,13 @@ def wide_only(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, factor: 
 
 def test_configs_failing_a_static_assert_are_skipped_on_the_reference() -> None:
     """As in Triton, a config whose compile fails a ``tl.static_assert`` is passed over (the
-    first that fits is the choice, the others checked against it); every config failing is a
-    LaunchError listing each config's error."""
+    first that fits is the choice, the others checked against it); when none fits, the launch
+    raises the first config's error, as Triton's does."""
     tuned = tl.autotune(configs=BLOCKS, key=["n"])(wide_only)
     _run_scale(tuned, 300)  # NaN-poisoned output checked against float64 there
     assert tuned.best_config is BLOCKS[1]
     narrow = tl.autotune(configs=BLOCKS[:1], key=["n"])(wide_only)
-    with pytest.raises(tl.LaunchError, match=r"(?s)every config failed to launch:\n\{BLOCK: 32.*BLOCK must be at"):
+    with pytest.raises(tl.KernelError, match=r"autotune config \{BLOCK: 32, .*\}: static_assert failed: BLOCK must be at"):
         _run_scale(narrow, 300)
 
 
@@ -358,6 +358,10 @@ def test_configs_failing_a_static_assert_are_skipped_when_timed(timed: list[Laun
     _run_scale(tuned, 1000)
     assert tuned.best_config is not None and tuned.best_config.kwargs["BLOCK"] >= 64
     assert timed[-1].constexprs["BLOCK"] >= 64  # the launch after the timing runs the winner
+    narrow = tl.autotune(configs=[tl.Config({"BLOCK": 16}), BLOCKS[0]], key=["n"], warmup=1, rep=2,
+                         cache_results=False)(wide_only)
+    with pytest.raises(tl.KernelError, match="static_assert failed: BLOCK must be at least 64"):
+        _run_scale(narrow, 1000)  # none fits: the first config's own error
 
 
 def test_a_config_pre_hook_sees_each_launch_of_its_config(launches: list[Launch]) -> None:

@@ -252,10 +252,8 @@ class Autotuner(Wrapper[P]):
         timings: dict[str, float] = {}
         for config in progress(configs, f"autotuning {self.kernel.name}", str):
             timings[str(config)] = self._bench(config, grid, options, named, buffers, saved)
-        best = min(configs, key=lambda c: timings[str(c)])
-        if not timings[str(best)] < float("inf"):
-            raise LaunchError(f"autotune of kernel {self.kernel.name}: every config failed to launch")
-        if entry is not None:
+        best = min(configs, key=lambda c: timings[str(c)])  # every config infinite: the first, whose launch
+        if entry is not None and timings[str(best)] < float("inf"):  # then raises its error, as in Triton
             _write_winner(*entry, best, timings)
         return _Tuned(best, timings)
 
@@ -281,24 +279,19 @@ class Autotuner(Wrapper[P]):
     def _check_agreement(self, configs: list[Config], grid: Any, options: Options, named: dict[str, Any],
                          buffers: Mapping[str, Buffer[Any]]) -> _Tuned:
         """Run every config from the same inputs; each must give the results of the first that
-        fits, which the buffers hold afterwards and which is the choice."""
+        fits, which the buffers hold afterwards and which is the choice (when none fits, the first
+        config's error)."""
         inputs = {name: _snapshot(b) for name, b in buffers.items()}
         first: dict[str, Any] = {}
         chosen: Config | None = None
-        skipped: list[str] = []
+        misfit: KernelError | LaunchError | None = None  # the first config's that did not fit
         for config in progress(configs, f"autotuning {self.kernel.name} (checking configs agree)", str):
             for name, values in inputs.items():
                 _native(buffers[name])[...] = values
-            try:
-                self._run(config, grid, options, named, buffers)
-            except (KernelError, LaunchError) as exc:
-                if misfits(exc):
-                    skipped.append(f"{{{config}}}: {exc}")
-                    continue
-                if isinstance(exc, KernelError):
-                    raise KernelError(f"autotune config {{{config}}}: {exc.message}", exc.filename, exc.lineno,
-                                      exc.col, exc.kernel) from exc
-                raise
+            error = self._misfit(config, grid, options, named, buffers)
+            if error is not None:
+                misfit = misfit or error
+                continue
             results = {name: testing.to_numpy(b) for name, b in buffers.items()}
             if chosen is None:
                 first, chosen = results, config
@@ -309,12 +302,30 @@ class Autotuner(Wrapper[P]):
                 if report is not None:
                     raise self.error(f"autotune config {{{config}}} disagrees with config {{{chosen}}} "
                                      f"on {name!r}:\n{report}")
-        if chosen is None:
-            raise LaunchError(f"autotune of kernel {self.kernel.name}: every config failed to launch:\n"
-                              + "\n".join(skipped))
+        if chosen is None:  # no config fits: the first one's error, as in Triton
+            assert misfit is not None
+            raise misfit
         for name, values in first.items():
             _native(buffers[name])[...] = values
         return _Tuned(chosen)
+
+    def _misfit(self, config: Config, grid: Any, options: Options, named: dict[str, Any],
+                buffers: Mapping[str, Buffer[Any]]) -> KernelError | LaunchError | None:
+        """Run ``config``: None if it ran, its error if it does not fit (:func:`misfits`); any
+        other error is raised, a KernelError naming the config."""
+        try:
+            self._run(config, grid, options, named, buffers)
+        except KernelError as exc:
+            error = KernelError(f"autotune config {{{config}}}: {exc.message}", exc.filename, exc.lineno,
+                                exc.col, exc.kernel)
+            if misfits(exc):
+                return error
+            raise error from exc
+        except LaunchError as exc:
+            if misfits(exc):
+                return exc
+            raise
+        return None
 
     def _pruned(self, named: dict[str, Any]) -> list[Config]:
         configs = list(self.configs)
