@@ -54,7 +54,7 @@ from mypy.nodes import (
     ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, RefExpr,
     SymbolNode, TypeInfo,
 )
-from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
+from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatExpr, ListExpr, StrExpr, TupleExpr, UnaryExpr
 from mypy.plugin import AnalyzeTypeContext, AttributeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
 from mypy.subtypes import is_same_type
 from mypy.types import (
@@ -200,7 +200,9 @@ def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
     types = list(signature.arg_types)
     changed = False
     for index, actuals in enumerate(ctx.args[:len(types)]):
-        actual = ctx.api.get_expression_type(actuals[0]) if len(actuals) == 1 else None
+        # a join is a variable's type, a float constant a literal: other arguments are not re-checked
+        simple = len(actuals) == 1 and isinstance(actuals[0], (NameExpr, FloatExpr, UnaryExpr))
+        actual = ctx.api.get_expression_type(actuals[0]) if simple else None
         if actual is not None and _joins_scalar(actual):
             types[index] = UnionType([types[index], ctx.api.named_generic_type("builtins.float", [])])
             changed = True
@@ -403,11 +405,25 @@ def store_checked(ctx: FunctionSigContext) -> FunctionLike:
     declared = _element_and_rank(signature.arg_types[0])
     actual = _element_and_rank(pointer)
     problem = _store_mismatch(pointer, value)
-    if problem is None or declared is None or actual is None or (declared[1] is None) != (actual[1] is None):
+    if declared is None or actual is None or (declared[1] is None) != (actual[1] is None):
         return signature
-    ctx.api.fail(f"tl.store: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
-    anything = AnyType(TypeOfAny.from_error)
+    if problem is not None:
+        ctx.api.fail(f"tl.store: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+    elif not _failed(value):
+        return signature
+    anything = AnyType(TypeOfAny.from_error)  # reported here, or where the value failed to type
+    if problem is None:  # nothing left to infer: the overload's type variables are Any
+        fixed = expand_type(signature, {v.id: anything for v in signature.variables})
+        assert isinstance(fixed, CallableType)
+        return fixed.copy_modified(arg_types=[pointer, anything, *fixed.arg_types[2:]], variables=[])
     return signature.copy_modified(arg_types=[pointer, anything, *signature.arg_types[2:]])
+
+
+def _failed(typ: Type) -> bool:
+    """Whether ``typ`` is a block whose type argument inference failed (a Never), already reported."""
+    proper = get_proper_type(typ)
+    return isinstance(proper, Instance) and any(isinstance(get_proper_type(a), UninhabitedType) or (
+        isinstance(get_proper_type(a), Instance) and _failed(a)) for a in proper.args)
 
 
 def where_checked(ctx: FunctionSigContext) -> FunctionLike:
