@@ -114,3 +114,29 @@ def test_sliced_rows_match_numpy(backend: str, n: int, parts: int) -> None:
         s, d = tl.to_device(src), tl.to_device(np.full(parts * bn, np.nan, np.float32))
         sliced_rows[(parts,)](s, d, n, PARTS=parts, BN=bn)
         np.testing.assert_array_equal(d.numpy(), want)
+
+
+@tl.kernel
+def half_rows(src: Pointer[tl.f16], dst: Pointer[tl.f16], BLOCK: constexpr) -> None:
+    """A row of f16 computed in f32 (softmax's shape of code): load, convert, math, store."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(src + offs).to(tl.f32)
+    tl.store(dst + offs, (x * 2.0 + 1.0).to(tl.f16))
+
+
+def test_sixteen_bit_rows_use_128_bit_accesses_in_one_layout() -> None:
+    """16 bytes of the narrowest element a kernel moves (8 f16), for the whole kernel: the f32
+    values between the f16 load and store share their layout (no conversion through shared)."""
+    fn = compile_ir(half_rows, _aligned(static_spec(half_rows, {"BLOCK": 2048}, num_warps=4)))
+    assert fn.vector == 8 and _widths(fn) == [8, 8]
+    assert not [n for n in walk(fn.body) if n.op is Op.CONVERT]
+    assert compile_ir(tile_copy, _aligned(static_spec(tile_copy, {"BM": 16, "BN": 32}))).vector == 4  # f32: 4
+
+
+def test_half_rows_match_numpy(backend: str) -> None:
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal(4 * 2048).astype(np.float16)
+    with registry.backend(backend):
+        d = tl.to_device(np.full(src.shape, np.nan, np.float16))
+        half_rows[(4,)](tl.to_device(src), d, BLOCK=2048)
+        np.testing.assert_array_equal(d.numpy(), (src.astype(np.float32) * 2 + 1).astype(np.float16))

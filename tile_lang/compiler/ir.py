@@ -544,10 +544,11 @@ class Blocked:
 MAX_VECTOR = 4  # elements a thread holds consecutively in the default register layout
 
 
-def blocked(numel: int, threads: int) -> Blocked:
-    """The default register layout of a block of ``numel`` elements over ``threads`` threads."""
+def blocked(numel: int, threads: int, vector: int = MAX_VECTOR) -> Blocked:
+    """The default register layout of a block of ``numel`` elements over ``threads`` threads, each
+    holding runs of up to ``vector`` consecutive elements (:attr:`Function.vector`)."""
     used = min(threads, numel)
-    vector = min(MAX_VECTOR, numel // used)
+    vector = min(vector, numel // used)
     return Blocked(used, vector, numel // (used * vector))
 
 
@@ -716,6 +717,7 @@ class Function:
     reads: tuple[Read, ...] = ()  # every Python value the front end read: caches key by them
     num_stages: int = 3  # software-pipelining depth of loops that feed tensor cores
     arch: int = 80  # target compute capability: which tensor-core instructions codegen may use
+    vector: int = MAX_VECTOR  # the default register layouts' runs (the layouts pass sets it)
 
     @property
     def threads(self) -> int:

@@ -224,7 +224,7 @@ class Emitter:
         """The register layout ``node`` is held in, or walked in when it has no registers."""
         if isinstance(node.layout, REGISTER_LAYOUTS):
             return node.layout
-        return blocked(node.ty.numel, self.fn.threads)
+        return blocked(node.ty.numel, self.fn.threads, self.fn.vector)
 
     def elem(self, node: Node, index: Index) -> str:
         """The C++ expression of ``node``'s element at ``index``."""

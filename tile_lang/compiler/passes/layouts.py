@@ -21,8 +21,8 @@ from typing import Union
 
 from tile_lang import dtypes
 from tile_lang.compiler.ir import (
-    REGISTER_LAYOUTS, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, MmaRows, Node, Op, Precision,
-    ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, blocked, walk,
+    MAX_VECTOR, REGISTER_LAYOUTS, Blocked, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, MmaRows, Node,
+    Op, Precision, ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, blocked, walk,
 )
 from tile_lang.compiler.passes.rebuild import rebuild
 
@@ -164,10 +164,23 @@ class Target:
     num_warps: int
     arch: int = 80
     rowwise: bool = False
+    vector: int = MAX_VECTOR  # runs of the default register layout (:func:`default_vector`)
 
     @property
     def threads(self) -> int:
         return self.num_warps * 32
+
+    def blocked(self, numel: int) -> Blocked:
+        return blocked(numel, self.threads, self.vector)
+
+
+def default_vector(fn: Function) -> int:
+    """Elements a thread holds consecutively in the default register layout: 16 bytes of the
+    narrowest element the kernel's blocks load or store (Triton's choice: 128-bit accesses), 4 to
+    8; one width for the whole kernel, so an f16 load and its f32 conversion share a layout."""
+    sizes = [n.args[0].ty.dtype.element.itemsize for n in walk(fn.body)
+             if n.op in (Op.LOAD, Op.STORE) and not n.args[0].ty.is_scalar and n.args[0].ty.dtype.element is not None]
+    return max(MAX_VECTOR, min(8, 16 // min(sizes))) if sizes else MAX_VECTOR
 
 
 FragmentRule = Callable[[Node, list[Layout | None], Target], Fragment | None]
@@ -314,19 +327,19 @@ def _result_layout(node: Node) -> Layout | None:
 
 
 def assign_layouts(fn: Function) -> Function:
-    target = Target(fn.num_warps, fn.arch, reduces_rows(fn))
+    target = Target(fn.num_warps, fn.arch, reduces_rows(fn), default_vector(fn))
     carried = _carried_fragments(fn, target)
 
     def rule(node: Node, body: list[Node]) -> Node:
         if node.op is Op.PARAM and node.type is not None and not node.ty.is_scalar:
-            return replace(node, layout=carried.get(node) or blocked(node.ty.numel, target.threads))
+            return replace(node, layout=carried.get(node) or target.blocked(node.ty.numel))
         if node.op is Op.RESULT and node.type is not None and not node.ty.is_scalar:
-            return replace(node, layout=_result_layout(node) or blocked(node.ty.numel, target.threads))
+            return replace(node, layout=_result_layout(node) or target.blocked(node.ty.numel))
         if node.type is not None and node.ty.is_scalar and node.op is not Op.STORE:
             return node
         return _place(node, body, target)
 
-    return rebuild(fn, rule)
+    return replace(rebuild(fn, rule), vector=target.vector)
 
 
 def _place(node: Node, body: list[Node], target: Target) -> Node:
@@ -341,8 +354,8 @@ def _place(node: Node, body: list[Node], target: Target) -> Node:
         if staged is not None:
             args[i] = _convert(args[i], body, staged)
     node = _with_args(node, args)
-    layout = _layout(node, own, target.threads)
-    walked = _iteration(node, layout, target.threads)
+    layout = _layout(node, own, target)
+    walked = _iteration(node, layout, target)
     if walked is not None and _reads_own(node):
         for i, arg in enumerate(args):
             mine = registers(arg)
@@ -350,7 +363,7 @@ def _place(node: Node, body: list[Node], target: Target) -> Node:
                 args[i] = _convert(arg, body)  # held in another register layout than the reader's
         node = _with_args(node, args)
         if layout is not None and not isinstance(layout, Shared) and node.op is not Op.CONVERT:
-            layout = _layout(node, own, target.threads)  # a converted operand may make it computable
+            layout = _layout(node, own, target)  # a converted operand may make it computable
     return node if layout is None else replace(node, layout=layout)
 
 
@@ -385,41 +398,41 @@ def _staging(node: Node, i: int, own: Fragment | None, target: Target) -> Shared
     return None if random_access(arg) else Shared()
 
 
-LayoutRule = Callable[[Node, Fragment | None, int], Layout | None]
+LayoutRule = Callable[[Node, Fragment | None, Target], Layout | None]
 """Given a valued block node (operands placed), the tensor-core layout its operands give it and
-the thread count: its layout, or None where the rule does not apply."""
+the target: its layout, or None where the rule does not apply."""
 
 
-def _converted(node: Node, own: Fragment | None, threads: int) -> Layout | None:
+def _converted(node: Node, own: Fragment | None, target: Target) -> Layout | None:
     """A conversion lands in shared memory (in the layout its creator chose)."""
     if node.op is not Op.CONVERT:
         return None
     return node.layout if isinstance(node.layout, Shared) else Shared()
 
 
-def _computed(node: Node, own: Fragment | None, threads: int) -> Layout | None:
+def _computed(node: Node, own: Fragment | None, target: Target) -> Layout | None:
     """A cheap function of its coordinates on random-access operands is recomputed where read."""
     return Computed() if _computable(node) else None
 
 
-def _on_fragments(node: Node, own: Fragment | None, threads: int) -> Layout | None:
+def _on_fragments(node: Node, own: Fragment | None, target: Target) -> Layout | None:
     """A value on tensor-core fragments stays on them."""
     return own
 
 
-def _default_registers(node: Node, own: Fragment | None, threads: int) -> Layout | None:
-    return blocked(node.ty.numel, threads)
+def _default_registers(node: Node, own: Fragment | None, target: Target) -> Layout | None:
+    return target.blocked(node.ty.numel)
 
 
 LAYOUT_RULES: tuple[LayoutRule, ...] = (_converted, _computed, _on_fragments, _default_registers)
 
 
-def _layout(node: Node, own: Fragment | None, threads: int) -> Layout | None:
+def _layout(node: Node, own: Fragment | None, target: Target) -> Layout | None:
     """The first of :data:`LAYOUT_RULES` that applies; None for a scalar or a node without a value."""
     if node.type is None or node.ty.is_scalar:
         return None
     for rule in LAYOUT_RULES:
-        found = rule(node, own, threads)
+        found = rule(node, own, target)
         if found is not None:
             return found
     return None
@@ -431,11 +444,11 @@ def _reads_own(node: Node) -> bool:
             or node.op in (Op.RESHAPE, Op.DOT))
 
 
-def _iteration(node: Node, layout: Layout | None, threads: int) -> Registers | None:
+def _iteration(node: Node, layout: Layout | None, target: Target) -> Registers | None:
     """The register layout whose elements the node's code walks: its own, or for a store the
     stored value's (else the pointers' default blocked layout)."""
     if isinstance(layout, REGISTER_LAYOUTS):
         return layout
     if node.op is Op.STORE and not node.args[0].ty.is_scalar:
-        return registers(node.args[1]) or blocked(node.args[0].ty.numel, threads)
+        return registers(node.args[1]) or target.blocked(node.args[0].ty.numel)
     return None

@@ -17,18 +17,18 @@ def vectorize(fn: Function) -> Function:
     def rule(node: Node, body: list[Node]) -> Node:
         if node.op not in (Op.LOAD, Op.STORE) or not isinstance(node.attr, MemAttr):
             return node
-        return replace(node, attr=replace(node.attr, vector=_width(node, info, fn.threads)))
+        return replace(node, attr=replace(node.attr, vector=_width(node, info, fn)))
 
     return rebuild(fn, rule)
 
 
-def _width(node: Node, info: dict[Node, AxisInfo], threads: int) -> int:
+def _width(node: Node, info: dict[Node, AxisInfo], fn: Function) -> int:
     ptr = node.args[0]
     element = ptr.ty.dtype.element
     if ptr.ty.is_scalar or element is None:
         return 1
     value = node.args[1] if node.op is Op.STORE else node
-    layout = value.layout if isinstance(value.layout, REGISTER_LAYOUTS) else blocked(ptr.ty.numel, threads)
+    layout = value.layout if isinstance(value.layout, REGISTER_LAYOUTS) else blocked(ptr.ty.numel, fn.threads, fn.vector)
     facts = info.get(ptr)
     if facts is None:
         return 1
