@@ -61,6 +61,8 @@ class FlashAttention(torch.autograd.Function):
         A.forward(_f16(q), _f16(k), _f16(v), _f16(o), _f32(lse), shape, causal, sm_scale, _config(shape.head))
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.causal, ctx.sm_scale, ctx.shape = causal, sm_scale, shape
+        # torch runs a CUDA backward in a thread of its own, outside the caller's `with tl.backend(...)`
+        ctx.backend = tl.registry.current_name()
         return o
 
     @staticmethod
@@ -69,8 +71,9 @@ class FlashAttention(torch.autograd.Function):
         (do,) = tensor_args(do.to(torch.float16))
         dq, dk, dv = (torch.empty_like(q) for _ in range(3))
         delta = torch.empty_like(lse)
-        A.backward(_f16(q), _f16(k), _f16(v), _f16(o), _f16(do), _f32(lse), _f32(delta), _f16(dq), _f16(dk),
-                   _f16(dv), ctx.shape, ctx.causal, ctx.sm_scale, _config(ctx.shape.head))
+        with tl.backend(ctx.backend):
+            A.backward(_f16(q), _f16(k), _f16(v), _f16(o), _f16(do), _f32(lse), _f32(delta), _f16(dq), _f16(dk),
+                       _f16(dv), ctx.shape, ctx.causal, ctx.sm_scale, _config(ctx.shape.head))
         return dq, dk, dv, None, None
 
 

@@ -18,6 +18,7 @@ import pytest
 import tile_lang as tl
 from examples import flash_attention as A
 from tests.compiler.conftest import NVCC
+from tests.compiler.emulator import EMULATOR, NAME as EMU
 from tests.test_form_kernels import BENCHMARKS, _statements
 from tile_lang import dtypes, registry
 from tile_lang.compiler import compile_ir, static_spec
@@ -107,6 +108,32 @@ def test_autograd_op_matches_sdpa_gradients(causal: bool, seq: int, head: int) -
         assert got.dtype == torch.float16, name
         err = float((got.detach().double() - exp.detach()).norm() / exp.detach().norm())
         assert err < 1e-2, (name, err)
+
+
+def test_backward_runs_on_the_forwards_backend_from_another_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch runs a CUDA backward in a thread of its own, outside the caller's ``with
+    tl.backend(...)``: the op's backward launches on the backend its forward ran on, not on the
+    thread's default (here the emulator, by TILE_LANG_BACKEND, which cannot take torch tensors)."""
+    torch = pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
+    import threading
+
+    from examples.torch_attention import attention
+
+    gen = torch.Generator().manual_seed(3)
+    q, k, v, do = (torch.randn(1, 1, 32, 16, generator=gen).half() for _ in range(4))
+    ins = [x.clone().requires_grad_() for x in (q, k, v)]
+    with tl.backend("numpy"):
+        out = attention(ins[0], ins[1], ins[2], False, 0.25)
+        want = torch.autograd.grad(out, ins, do, retain_graph=True)
+    registry.register(EMULATOR)
+    monkeypatch.setenv(registry.ENV_VAR, EMU)
+    grads: list[Any] = []
+    thread = threading.Thread(target=lambda: grads.extend(torch.autograd.grad(out, ins, do)))
+    thread.start()
+    thread.join()
+    assert len(grads) == 3
+    for got, exp in zip(grads, want):
+        assert torch.equal(got, exp)
 
 
 def test_autograd_op_refuses_other_dtypes() -> None:
