@@ -4,7 +4,9 @@ reference and the generated CUDA against float64."""
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +14,11 @@ import pytest
 import tile_lang as tl
 from tile_lang import Pointer, constexpr, dtypes, registry
 from tile_lang.compiler import compile_ir
-from tile_lang.compiler.ir import Mma, Op, walk
+from tile_lang.compiler.ir import AtomicAttr, Mma, Op, walk
+from tile_lang_cupy.codegen import generate
+from tile_lang_cupy.headers import INCLUDE_DIR
 
+from tests.compiler.conftest import NVCC
 from tests.compiler.test_tensor_cores import _aligned_spec
 
 
@@ -65,3 +70,42 @@ def test_the_atomic_takes_the_dot_fragments() -> None:
         (atomic,) = [n for n in walk(fn.body) if n.op is Op.ATOMIC]
         assert isinstance(atomic.layout, Mma)
         assert not [n for n in walk(fn.body) if n.op is Op.CONVERT and n.args[0].op is Op.DOT]
+
+
+@tl.kernel
+def vector_adds(x: Pointer[tl.f16], y: Pointer[tl.bf16], z: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    """Atomic adds of f16, bf16 (masked) and f32 (old values stored) blocks, contiguous."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(x + offs, tl.load(x + offs))
+    tl.atomic_add(y + offs, tl.load(y + offs), mask=offs < 1000)
+    old = tl.atomic_add(z + offs, tl.load(z + offs))
+    tl.store(z + offs, old)
+
+
+def _atomic_widths(arch: int) -> tuple[list[int], str]:
+    spec = replace(_aligned_spec(vector_adds, 4096, 4, 1, dtypes.F16, BLOCK=1024), arch=arch)
+    fn = compile_ir(vector_adds, spec)
+    widths = [n.attr.vector for n in walk(fn.body) if n.op is Op.ATOMIC and isinstance(n.attr, AtomicAttr)]
+    return widths, generate(fn).source
+
+
+def test_hopper_adds_several_contiguous_elements_with_one_atom() -> None:
+    """16 bytes an ``atom`` on sm_90 (f16/bf16 .v8, f32 .v4; a mask constant over 8 elements
+    allows it), one element before sm_90; split-K's fragments hold column pairs: .v2."""
+    widths, source = _atomic_widths(90)
+    assert widths == [8, 8, 4]
+    assert ".add.noftz.v8.f16 " in source and ".add.noftz.v8.bf16 " in source and ".add.v4.f32 " in source
+    assert _atomic_widths(80)[0] == [1, 1, 1]
+    spec = _aligned_spec(split_k_add, 4096, 8, 3, dtypes.F16, pointees={"c_ptr": dtypes.F32, "old_ptr": dtypes.F32},
+                         BM=128, BN=128, BK=64, SPLIT=2)
+    (atomic,) = [n for n in walk(compile_ir(split_k_add, replace(spec, arch=90)).body) if n.op is Op.ATOMIC]
+    assert isinstance(atomic.attr, AtomicAttr) and atomic.attr.vector == 2
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: ptxas cannot check the sm_90a code")
+def test_hopper_vector_atomics_pass_ptxas(tmp_path: Path) -> None:
+    path = tmp_path / "k.cu"
+    path.write_text(_atomic_widths(90)[1])
+    assert NVCC is not None
+    subprocess.run([NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
+                    str(path), "-o", str(tmp_path / "k.cubin")], check=True, capture_output=True, text=True)

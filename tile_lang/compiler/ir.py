@@ -478,9 +478,10 @@ class AtomicAttr:
     sem: Sem
     scope: Scope
     has_mask: bool
+    vector: int = 1  # elements one ``atom`` updates (Hopper's vector adds; the vectorize pass sets it)
 
     def __str__(self) -> str:
-        return f"{self.fn.value} {self.sem.value} {self.scope.value}"
+        return f"{self.fn.value} {self.sem.value} {self.scope.value}" + (f" vec={self.vector}" if self.vector > 1 else "")
 
 
 @dataclass(frozen=True)

@@ -125,6 +125,25 @@ def atomic_update(attr: AtomicAttr, dtype: DType, old: str, ptr: str, operands: 
     return f"{{ {ptx.ctype} r; {asm} {old} = tl::bitcast<{ctype(dtype)}>(r); }}"
 
 
+def vector_add(attr: AtomicAttr, dtype: DType, olds: list[str], ptr: str, values: list[str]) -> str:
+    """One Hopper vector ``atom.add`` (``.v2``/``.v4`` f32, up to ``.v8`` f16/bf16) updating
+    ``len(values)`` consecutive elements at ``ptr`` (each element atomically, as Triton's), the
+    old values into ``olds``."""
+    ptx, w = _PTX_TYPES[dtype], len(values)
+    kind = f"noftz.v{w}.{ptx.arith.removeprefix('noftz.')}" if ptx.arith.startswith("noftz.") else f"v{w}.{ptx.arith}"
+    outs = "{" + ", ".join(f"%{i}" for i in range(w)) + "}"
+    ins = "{" + ", ".join(f"%{w + 1 + i}" for i in range(w)) + "}"
+    regs = [f"r{i}" for i in range(w)] if ptx.ctype != ctype(dtype) else olds
+    operands = values if ptx.ctype == ctype(dtype) else [f"tl::bitcast<{ptx.ctype}>({v})" for v in values]
+    asm = (f'asm volatile("atom.{attr.sem.value}.{attr.scope.value}.global.add.{kind} {outs}, [%{w}], {ins};" : '
+           + ", ".join(f'"={ptx.reg}"({r})' for r in regs) + f' : "l"({ptr}), '
+           + ", ".join(f'"{ptx.reg}"({o})' for o in operands) + ' : "memory");')
+    if regs is olds:
+        return asm
+    back = " ".join(f"{old} = tl::bitcast<{ctype(dtype)}>({r});" for old, r in zip(olds, regs))
+    return f"{{ {ptx.ctype} {', '.join(regs)}; {asm} {back} }}"
+
+
 def _atom_lambda(attr: AtomicAttr, fn: AtomicFn, ptx: PtxType, ptr: str, count: int) -> str:
     """A C++ lambda running one ``atom`` on ``ptr`` with ``count`` register operands."""
     names = [f"a{i}" for i in range(count)]
@@ -173,8 +192,14 @@ def _atomic(em: Emitter, node: Node) -> None:
         with em.each(node) as idx:
             em.line(f"{values[-1]}[k] = {em.elem(operand, idx)};")
     name = em.declare(node)
-    with em.each(node) as idx:
+    w = node.attr.vector
+    with em.each(node, w) as idx:
         guard = _guard(em.owner(node), em.elem(mask, idx) if mask is not None else None)
-        em.line(f"{name}[k] = {literal(0, node.ty.dtype)};")
-        update = atomic_update(node.attr, node.ty.dtype, f"{name}[k]", em.elem(ptr, idx), [f"{v}[k]" for v in values])
+        em.line(" ".join(f"{name}[k + {i}] = {literal(0, node.ty.dtype)};" for i in range(w)))
+        if w > 1:
+            update = vector_add(node.attr, node.ty.dtype, [f"{name}[k + {i}]" for i in range(w)], em.elem(ptr, idx),
+                                [f"{values[0]}[k + {i}]" for i in range(w)])
+        else:
+            update = atomic_update(node.attr, node.ty.dtype, f"{name}[k]", em.elem(ptr, idx),
+                                   [f"{v}[k]" for v in values])
         em.line(f"if ({guard}) {update}" if guard else update)

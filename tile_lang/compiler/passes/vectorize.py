@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from tile_lang.compiler.ir import REGISTER_LAYOUTS, Function, MemAttr, Node, Op, blocked
+from tile_lang import dtypes
+from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, Function, MemAttr, Node, Op, blocked
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.rebuild import rebuild
 
@@ -15,11 +16,21 @@ def vectorize(fn: Function) -> Function:
     info = analyze(fn)
 
     def rule(node: Node, body: list[Node]) -> Node:
+        if node.op is Op.ATOMIC and isinstance(node.attr, AtomicAttr) and _vector_atomic(node, fn):
+            return replace(node, attr=replace(node.attr, vector=_width(node, info, fn)))
         if node.op not in (Op.LOAD, Op.STORE) or not isinstance(node.attr, MemAttr):
             return node
         return replace(node, attr=replace(node.attr, vector=_width(node, info, fn)))
 
     return rebuild(fn, rule)
+
+
+def _vector_atomic(node: Node, fn: Function) -> bool:
+    """Whether ``node`` may update several elements with one ``atom``: an add of f32, f16 or bf16
+    blocks on sm_90 (Hopper's ``atom.add.v2/v4/v8``; Triton uses them too)."""
+    assert isinstance(node.attr, AtomicAttr)
+    return (fn.arch >= 90 and node.attr.fn is AtomicFn.ADD and not node.args[0].ty.is_scalar
+            and node.ty.dtype in (dtypes.F32, dtypes.F16, dtypes.BF16))
 
 
 def _width(node: Node, info: dict[Node, AxisInfo], fn: Function) -> int:
@@ -41,7 +52,7 @@ def _width(node: Node, info: dict[Node, AxisInfo], fn: Function) -> int:
 
 
 def _mask(node: Node) -> Node | None:
-    assert isinstance(node.attr, MemAttr)
+    assert isinstance(node.attr, (MemAttr, AtomicAttr))
     if not node.attr.has_mask:
         return None
-    return node.args[1] if node.op is Op.LOAD else node.args[2]
+    return node.args[1] if node.op is Op.LOAD else node.args[2]  # a store's or an add's third operand
