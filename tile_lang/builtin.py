@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
+from tile_lang.errors import UsageError
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -75,7 +77,7 @@ def builtin(fn: F) -> F:
     def dispatch(*args: Any, **kwargs: Any) -> Any:
         active = _ENGINE.get()
         if active is None:
-            raise RuntimeError(f"{op!r} can only be called inside a @tl.kernel or @tl.func being run")
+            raise UsageError(f"{op!r} can only be called inside a @tl.kernel or @tl.func being run")
         return active.call(op, bind(args, kwargs))
 
     setattr(dispatch, "__tile_builtin__", op)
@@ -94,7 +96,7 @@ def _binder(op: Builtin) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str
         try:
             bound = op.signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise TypeError(f"{op!r}: {exc}") from None
+            raise UsageError(f"{op!r}: {exc}") from None
         bound.apply_defaults()
         return dict(bound.arguments)
 

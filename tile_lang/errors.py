@@ -1,8 +1,11 @@
 """Errors that point at the user's code: the kernel, the parameter, or the source line.
 
-Every error tile_lang raises on purpose is a :class:`TileLangError`. An exception escaping the
-compiler's own code (a front-end assertion, a pass or code generator failing) is a
-:class:`CompilerBug` chained from the original. A launch raises its errors without tile_lang's
+Every error tile_lang raises on purpose is a :class:`TileLangError` (``tests/test_error_model.py``
+checks every ``raise`` of the package): a bad host call a :class:`UsageError`, a launch that cannot
+run a :class:`LaunchError`, a kernel breaking an op's rule a ``SemanticError``
+(``tile_lang.semantics``) that each backend re-raises as a :class:`KernelError` at the line. Any
+other exception escaping the compiler's own code (an internal assertion, a pass or code generator
+failing) is a :class:`CompilerBug` chained from the original. A launch raises its errors without tile_lang's
 frames (the message names the kernel line). ``TILE_LANG_DEBUG=1``, the one debugging switch, shows
 everything: the original of an internal error, and every frame of a launch's error.
 """
@@ -23,6 +26,13 @@ class TileLangError(Exception):
 
 class BackendError(TileLangError, RuntimeError):
     """A backend that cannot be loaded, cannot run here, or lacks a capability (source generation)."""
+
+
+class UsageError(TileLangError, TypeError, ValueError):
+    """A call tile_lang refuses outside a kernel's rules: a host function given a bad argument
+    (``tl.empty((-1,), tl.f32)``, an unknown backend or device), a builtin called outside a kernel
+    or with arguments its signature does not bind. The message names the function, the parameter
+    and the value; it is also the TypeError and the ValueError the builtins would raise."""
 
 
 class LaunchError(TileLangError, TypeError):

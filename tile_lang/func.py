@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic, ParamSpec, TypeVar
 
+from tile_lang.errors import UsageError
+
 P = ParamSpec("P")
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., object])
@@ -30,7 +32,7 @@ class Func(Generic[P, T]):
     def __init__(self, fn: Callable[P, T]) -> None:
         captured = fn.__code__.co_freevars
         if captured:
-            raise TypeError(
+            raise UsageError(
                 f"@tl.func {fn.__qualname__} ({fn.__code__.co_filename}:{fn.__code__.co_firstlineno}) "
                 f"captures local variable(s) {', '.join(captured)}; pass them as arguments or "
                 "make them module-level constants"

@@ -12,7 +12,7 @@ import numpy as np
 
 from tile_lang import dtypes, registry
 from tile_lang.buffer import Buffer
-from tile_lang.errors import LaunchError
+from tile_lang.errors import LaunchError, UsageError
 from tile_lang.tensor import D
 
 Device: TypeAlias = int | str | None
@@ -42,14 +42,14 @@ def device_index(what: str, device: object) -> int | None:
     if isinstance(device, str):
         match = _CUDA_DEVICE.fullmatch(device)
         if match is None:
-            raise ValueError(f"{what}: device={device!r} is not a device; give an index (1) or 'cuda:1' "
+            raise UsageError(f"{what}: device={device!r} is not a device; give an index (1) or 'cuda:1' "
                              "('cuda' or None: the current device)")
         return None if match.group(1) is None else int(match.group(1))
     if not isinstance(device, numbers.Integral) or isinstance(device, (bool, np.bool_)):
-        raise TypeError(f"{what}: device must be an int index, a string like 'cuda:1', or None; "
-                        f"got {device!r} ({type(device).__name__})")
+        raise UsageError(f"{what}: device must be an int index, a string like 'cuda:1', or None; "
+                         f"got {device!r} ({type(device).__name__})")
     if device < 0:
-        raise ValueError(f"{what}: device={device!r} is negative; devices are indexed from 0")
+        raise UsageError(f"{what}: device={device!r} is negative; devices are indexed from 0")
     return int(device)
 
 
@@ -63,13 +63,21 @@ def _on_device(what: str, device: Device, make: Callable[[registry.Backend], Buf
     if not isinstance(backend, MultiDeviceBackend):
         if index == 0:
             return make(backend)
-        raise ValueError(f"{what}: backend {backend.name!r} has one device, 0; got device={device!r}")
+        raise UsageError(f"{what}: backend {backend.name!r} has one device, 0; got device={device!r}")
     count = backend.device_count()
     if index >= count:
-        raise ValueError(f"{what}: device={device!r} does not exist; backend {backend.name!r} has {count} "
+        raise UsageError(f"{what}: device={device!r} does not exist; backend {backend.name!r} has {count} "
                          f"device(s), 0 to {count - 1}")
     with backend.on_device(index):
         return make(backend)
+
+
+def element_type(what: str, dtype: object) -> dtypes.DType:
+    """The dtype ``dtype=`` names (``tl.f32``), or a UsageError prefixed with ``what`` (the function)."""
+    try:
+        return dtypes.dtype_of(dtype)
+    except TypeError as exc:  # e.g. the string "f32"
+        raise UsageError(f"{what}: dtype={exc}") from None
 
 
 @overload
@@ -82,19 +90,19 @@ def to_device(array: Any, dtype: Any = None, device: Device = None) -> Buffer[An
     checked against it at run time."""
     host = np.asarray(array)
     found = dtypes.from_numpy(host.dtype)
-    if dtype is not None and dtypes.dtype_of(dtype) != found:
-        raise TypeError(f"to_device: the array holds {host.dtype} ({found!r}) but dtype={dtypes.dtype_of(dtype)!r} "
-                        "was asked for; convert it first, e.g. array.astype(np.float32)")
+    if dtype is not None and element_type("to_device", dtype) != found:
+        raise UsageError(f"to_device: the array holds {host.dtype} ({found!r}) but dtype={dtypes.dtype_of(dtype)!r} "
+                         "was asked for; convert it first, e.g. array.astype(np.float32)")
     contiguous = np.ascontiguousarray(host)
     return _on_device("to_device", device, lambda backend: backend.to_device(contiguous, found))
 
 
 def empty(shape: int | tuple[int, ...], dtype: type[D], device: Device = None) -> Buffer[D]:
     """An uninitialised buffer of ``shape`` on the current backend, on ``device`` (see :data:`Device`)."""
-    dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    if any(d < 0 for d in dims):
-        raise ValueError(f"empty: negative extent in shape {dims}")
-    element = dtypes.dtype_of(dtype)
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if any(not isinstance(d, numbers.Integral) or isinstance(d, (bool, np.bool_)) or d < 0 for d in dims):
+        raise UsageError(f"empty: shape={shape!r} is not a shape; give ints >= 0, e.g. (1024,) or (M, N)")
+    element = element_type("empty", dtype)
     return _on_device("empty", device, lambda backend: backend.empty(dims, element))
 
 
@@ -113,7 +121,7 @@ def wrap(array: Any, dtype: Any = None) -> Buffer[Any]:
     except LaunchError as exc:  # a dtype or layout no pointer can take
         raise LaunchError(f"wrap: {exc}") from None
     if buffer is None:
-        raise TypeError(f"wrap: {type(array).__name__} is not a native array of backend {backend.name!r}")
-    if dtype is not None and dtypes.dtype_of(dtype) != buffer.type:
-        raise TypeError(f"wrap: the array holds {buffer.type!r} but dtype={dtypes.dtype_of(dtype)!r} was asked for")
+        raise UsageError(f"wrap: {type(array).__name__} is not a native array of backend {backend.name!r}")
+    if dtype is not None and element_type("wrap", dtype) != buffer.type:
+        raise UsageError(f"wrap: the array holds {buffer.type!r} but dtype={dtypes.dtype_of(dtype)!r} was asked for")
     return buffer

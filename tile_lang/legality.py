@@ -21,11 +21,11 @@ from typing import Any
 
 from tile_lang import dtypes
 from tile_lang.builtin import builtin_of
-from tile_lang.errors import KernelError, Unsupported
+from tile_lang.errors import KernelError, Unsupported, UsageError
 from tile_lang.func import Func, inlinable
 from tile_lang.ops import creation, debug, iterators
 from tile_lang.reads import closure_vars, source_of
-from tile_lang.semantics import elementwise
+from tile_lang.semantics import SemanticError, elementwise
 from tile_lang.tensor import FORWARDED_METHODS, pointer_type
 
 # Python builtins a kernel may call on compile-time values, and tl's type makers (tl.pointer_type).
@@ -54,7 +54,7 @@ def parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, str, int]:
     source, filename, offset = source_of(fn)
     fdef = ast.parse(textwrap.dedent(source)).body[0]
     if not isinstance(fdef, ast.FunctionDef):
-        raise TypeError(f"{fn!r} is not a plain function")
+        raise UsageError(f"{fn!r} is not a plain function: a kernel or @tl.func is a def statement")
     return fdef, filename, offset
 
 
@@ -72,7 +72,7 @@ def kernel_isinstance(value: object, classinfo: object, runtime: bool) -> bool:
     if classinfo is _constexpr():
         return not runtime
     if not isinstance(classinfo, (type, types.UnionType)):
-        raise TypeError(f"isinstance() arg 2 must be a type, a tuple of types, or a union, got {classinfo!r}")
+        raise SemanticError(f"isinstance() arg 2 must be a type, a tuple of types, or a union, got {classinfo!r}")
     return not runtime and isinstance(value, classinfo)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from tile_lang.dtypes import DType
-from tile_lang.errors import BackendError
+from tile_lang.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
     from tile_lang.buffer import Buffer
@@ -104,7 +104,7 @@ def _target(name: str) -> str:
     targets = _targets()
     if name not in targets:
         known = ", ".join(sorted(targets))
-        raise ValueError(f"unknown tile_lang backend {name!r} (registered: {known})")
+        raise UsageError(f"unknown tile_lang backend {name!r} (registered: {known})")
     return targets[name]
 
 

@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from tile_lang.buffer import Buffer
 
 from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W32, Width, marker_of
+from tile_lang.errors import UsageError
 from tile_lang.operators import BinaryOp, UnaryOp, binary as _binary, index as _index
 from tile_lang.operators import subscript as _subscript, truth as _truth, unary as _unary
+from tile_lang.semantics.base import SemanticError
 
 
 class Shape(tuple[int, ...]):
@@ -39,7 +41,7 @@ def permute_dims(dims: tuple[int | tuple[int, ...] | list[int], ...]) -> tuple[i
     flat = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
     axes = tuple(d for d in flat if isinstance(d, int))
     if len(axes) != len(flat):
-        raise TypeError(f"a tensor method takes axes or sizes as ints or one tuple of ints, got {dims!r}")
+        raise SemanticError(f"a tensor method takes axes or sizes as ints or one tuple of ints, got {dims!r}")
     return axes
 
 
@@ -119,7 +121,7 @@ class Pointer(Dtype, Generic[D]):
     @overload
     def __add__(self, offsets: int) -> Pointer[D]: ...
     def __add__(self, offsets: Any) -> Any:
-        raise TypeError("pointer arithmetic happens inside a kernel")
+        raise UsageError("pointer arithmetic (a pointer parameter + offsets) happens inside a kernel")
 
     @overload
     def __sub__(self, offsets: Tensor[Int[W], R0]) -> Pointer[D]: ...  # type: ignore[overload-overlap]
@@ -128,7 +130,7 @@ class Pointer(Dtype, Generic[D]):
     @overload
     def __sub__(self, offsets: int) -> Pointer[D]: ...
     def __sub__(self, offsets: Any) -> Any:
-        raise TypeError("pointer arithmetic happens inside a kernel")
+        raise UsageError("pointer arithmetic (a pointer parameter - offsets) happens inside a kernel")
 
     def add_offsets(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]:
         """Rust-book spelling of ``ptr + offsets``."""
@@ -169,7 +171,7 @@ class Converts:
     ``eps.to(tl.float32)``. Never built: when a kernel runs, such a scalar is a rank-0 block."""
 
     def to(self, dtype: type[E], fp_downcast_rounding: Rounding | None = None, bitcast: bool = False) -> Tensor[E, R0]:
-        raise TypeError("a scalar's .to(...) is only meaningful inside a kernel")
+        raise UsageError("a scalar's .to(...) is only meaningful inside a kernel")
 
     cast = to  # Triton's other spelling of .to (``tl.program_id(0).cast(tl.int64)``)
 
@@ -222,7 +224,7 @@ class Tensor(Generic[D, R]):
             return abs(self)
 
     def __iter__(self) -> NoReturn:
-        raise TypeError("a tile_lang tensor is not iterable; use tl.static_range over its indices")
+        raise SemanticError("a tile_lang tensor is not iterable; use tl.static_range over its indices")
 
     @overload
     def __add__(self: Tensor[Pointer[E], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Pointer[E], R]: ...

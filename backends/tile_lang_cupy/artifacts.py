@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tile_lang.errors import TileLangError
 from tile_lang.kernel import Kernel
 from tile_lang.reads import Read, ReadKind, current, source_digest
 
@@ -49,6 +50,10 @@ class Toolchain:
         return f"sm_{self.arch}|nvrtc {self.version}|{' '.join(self.options)}"
 
 
+class CorruptEntry(TileLangError):
+    """A disk-cache entry that does not read back; the cache drops it and compiles again."""
+
+
 @dataclass(frozen=True)
 class Generated:
     """A specialisation's generated CUDA and how to launch it (a generated-source entry)."""
@@ -63,20 +68,20 @@ class Generated:
     @classmethod
     def from_json(cls, data: dict[str, Any], arity: int, smem_limit: int | None) -> Generated:
         """The entry of a kernel with ``arity`` runtime parameters on a device giving a block at
-        most ``smem_limit`` bytes of shared memory (None: unknown); a ValueError saying what is
-        wrong if a field is missing, of the wrong type or out of range (a corrupt entry)."""
+        most ``smem_limit`` bytes of shared memory (None: unknown); a CorruptEntry saying what is
+        wrong if a field is missing, of the wrong type or out of range."""
         name, source, threads, smem, params, map_bytes = (data.get(f.name) for f in fields(cls))
         if not (isinstance(name, str) and name.isidentifier() and isinstance(source, str)
                 and isinstance(params, list) and all(p is None or _scalar_type(p) for p in params)):
-            raise ValueError("a field is missing or of the wrong type")
+            raise CorruptEntry("a field is missing or of the wrong type")
         if len(params) != arity:
-            raise ValueError(f"{len(params)} parameters, the kernel has {arity}")
+            raise CorruptEntry(f"{len(params)} parameters, the kernel has {arity}")
         if not (type(threads) is int and 32 <= threads <= 1024 and threads % 32 == 0):
-            raise ValueError(f"threads {threads!r} is not a multiple of 32 from 32 to 1024")
+            raise CorruptEntry(f"threads {threads!r} is not a multiple of 32 from 32 to 1024")
         if not (type(smem) is int and 0 <= smem <= (smem_limit if smem_limit is not None else smem)):
-            raise ValueError(f"smem_bytes {smem!r} is not from 0 to the device's {smem_limit}")
+            raise CorruptEntry(f"smem_bytes {smem!r} is not from 0 to the device's {smem_limit}")
         if not (type(map_bytes) is int and map_bytes >= 0):
-            raise ValueError(f"map_bytes {map_bytes!r} is not a size")
+            raise CorruptEntry(f"map_bytes {map_bytes!r} is not a size")
         return cls(name, source, threads, smem, tuple(params), map_bytes)
 
 
@@ -143,7 +148,7 @@ def _cached(kernel: Kernel[Any], front: str, disk: DiskCache, smem_limit: int | 
         return None
     try:
         return Generated.from_json(data, len(kernel.runtime_params), smem_limit)
-    except ValueError as exc:
+    except CorruptEntry as exc:
         disk.corrupt(f"{entry}.json", str(exc))
         return None
 

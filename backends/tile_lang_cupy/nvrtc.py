@@ -7,6 +7,8 @@ import importlib
 import os
 from pathlib import Path
 
+from tile_lang.errors import BackendError
+
 from tile_lang_cupy.artifacts import Toolchain
 from tile_lang_cupy.headers import INCLUDE_DIR
 
@@ -65,7 +67,7 @@ def compile_cubin(source: str, name: str, arch: str) -> bytes:
             nvrtc.compileProgram(prog, list(options(arch)))
         except Exception as exc:
             log = nvrtc.getProgramLog(prog)
-            raise RuntimeError(f"NVRTC failed to compile kernel {name}:\n{log}") from exc
+            raise BackendError(f"NVRTC failed to compile kernel {name}:\n{log}") from exc
         return bytes(nvrtc.getCUBIN(prog))
     finally:
         nvrtc.destroyProgram(prog)

@@ -23,7 +23,7 @@ from tile_lang.semantics import SemanticError, memory as rules
 from tile_lang_numpy import addresses, values
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.memory import lanes, poison
+from tile_lang_numpy.memory import lanes, poison, shaped
 from tile_lang_numpy.values import Array, Pointers
 
 # For each read-modify-write op: the ufunc combining memory with a value
@@ -44,6 +44,9 @@ class Runs:
 
     @staticmethod
     def of(index: Array) -> Runs:
+        if index.size <= 1:  # a scalar atomic of one program (a lock's): nothing to sort
+            first = np.zeros(index.size, np.intp)
+            return Runs(first, first, np.ones(index.size, np.intp), index)
         order = np.argsort(index, kind="stable")
         ordered = index[order]
         first = np.ones(ordered.shape, dtype=bool)
@@ -153,8 +156,8 @@ def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object
     p, offs, live = lanes(engine, pointer, mask, f"tl.{name}", extra)
     full = (engine.nprograms,) + offs.shape[1:]
     rank = len(full) - 1
-    data = [np.broadcast_to(values.align(convert(values.array(t), t.type, dtype), t.ndim, rank), full) for t in given]
-    return p, np.broadcast_to(offs, full), np.broadcast_to(live, full), data
+    data = [shaped(values.align(convert(values.array(t), t.type, dtype), t.ndim, rank), full) for t in given]
+    return p, shaped(offs, full), shaped(live, full), data
 
 
 def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[object, ...], fold: Fold) -> Tensor[Any, Any]:

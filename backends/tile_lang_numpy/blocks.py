@@ -22,7 +22,7 @@ from tile_lang.dtypes import BOOL, DType
 from tile_lang.ops import memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import memory as rules
+from tile_lang.semantics import SemanticError, memory as rules
 
 from tile_lang_numpy import addresses, values
 from tile_lang_numpy.elementwise import convert
@@ -160,7 +160,7 @@ def _padding(engine: Engine, padding: object, dtype: DType, allowed: tuple[str, 
     """The fill for out-of-bounds elements; None means poison."""
     try:
         fill = padding_fill(padding, dtype, allowed)
-    except ValueError as exc:
+    except SemanticError as exc:
         raise engine.error(str(exc)) from None
     return None if fill is None else np.array(fill).astype(dtype.numpy)
 

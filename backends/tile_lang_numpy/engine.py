@@ -152,12 +152,12 @@ class Engine:
             raise self.error(f"{op!r} is not supported by the numpy backend")
         try:
             return impl(self, args)
-        except SemanticError as exc:  # a rule of tile_lang.semantics, located at the user's line
-            raise self.error(str(exc)) from exc
-        except Exception:
+        except Exception as exc:
             stale = next((v for v in args.values() if isinstance(v, Stale)), None)
             if stale is not None:  # the argument is the error, not what the builtin made of it
                 raise self.error(str(stale.error)) from None
+            if isinstance(exc, SemanticError):  # a rule of tile_lang.semantics, located at the user's line
+                raise self.error(str(exc)) from exc
             raise
 
     def uniform(self, values: Array, what: str) -> Any:
@@ -246,9 +246,7 @@ class Engine:
         """Note an atomic's lanes for race detection (against plain stores of the same program);
         a ``scalar`` one's old value reaches every lane through a barrier."""
         if self.races is not None:
-            runs = Runs.of(offs, live, self.nprograms)
-            if runs.start.size:
-                self.races.atomic(memory, runs, self.first, self.site(), self.error)
+            self.races.atomic(memory, lambda: Runs.of(offs, live, self.nprograms), self.first, self.site(), self.error)
             if scalar:
                 self.note_barrier()
 

@@ -28,7 +28,7 @@ import numpy as np
 from tile_lang import builtin, legality
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import scalar_dtype
-from tile_lang.errors import KernelError
+from tile_lang.errors import KernelError, LaunchError
 from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
@@ -274,7 +274,7 @@ def flat_view(buffer: Buffer[Any]) -> values.Array:
     if data.flags.c_contiguous:
         return data.reshape(-1)
     if any(s < 0 for s in data.strides) or any(s % data.itemsize for s in data.strides):
-        raise ValueError("arrays with negative or unaligned strides cannot be kernel arguments")
+        raise LaunchError(f"an array with strides {data.strides} (negative or unaligned) cannot be a kernel argument")
     span = 1 + sum((n - 1) * s // data.itemsize for n, s in zip(data.shape, data.strides)) if data.size else 0
     raw = data.view(np.dtype(f"u{data.itemsize}"))  # as_strided loses ml_dtypes' fp8 dtypes: unsigned, then back
     flat: values.Array = np.lib.stride_tricks.as_strided(raw, shape=(span,), strides=(data.itemsize,)).view(data.dtype)

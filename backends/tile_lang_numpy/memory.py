@@ -50,14 +50,20 @@ def lanes(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str,
     except SemanticError as exc:
         raise engine.error(f"{what}: {exc}") from None
     r = len(shape)
-    offs, live = np.broadcast_arrays(values.align(p.offsets, ptr.ndim, r), values.align(values.array(m), m.ndim, r))
-    live = engine.only_active(live)
-    lead = max(offs.shape[0], live.shape[0])
-    offs = np.broadcast_to(offs, (lead,) + shape)
-    live = np.broadcast_to(live, (lead,) + shape)
+    offs, live = values.align(p.offsets, ptr.ndim, r), values.align(values.array(m), m.ndim, r)
+    full = np.broadcast_shapes(offs.shape, live.shape) if offs.shape != live.shape else offs.shape
+    live = engine.only_active(shaped(live, full))
+    full = (max(full[0], live.shape[0]),) + shape
+    offs, live = shaped(offs, full), shaped(live, full)
     engine.note_block(math.prod(shape))
     check_bounds(engine, p, offs, live, what)
     return p, offs, live
+
+
+def shaped(a: Array, shape: tuple[int, ...]) -> Array:
+    """``a`` broadcast to ``shape`` for reading (``a`` itself when it has that shape, so one
+    program's scalar atomic costs no call)."""
+    return a if a.shape == shape else np.broadcast_to(a, shape)
 
 
 def check_bounds(engine: Engine, p: Pointers, offs: Array, live: Array, what: str, rows: Array | None = None,

@@ -447,7 +447,7 @@ class Races:
         """Programs that executed an atomic (a possible synchronisation point)."""
         if self.atomics is None:
             self.atomics = np.zeros(self.grid[0] * self.grid[1] * self.grid[2], np.int32)
-        np.add.at(self.atomics, programs, 1)
+        self.atomics[programs] += 1  # a group's programs are distinct
 
     def note_barrier(self, programs: Array) -> None:
         """Programs that executed ``tl.debug_barrier()``: their lanes' earlier stores are settled."""
@@ -586,7 +586,7 @@ class Races:
             return
         shadow.scan(lambda load: not Span(*load.offsets.span()).meets(*span) or load.same(mine))
         if shadow.written.meets(*span) or shadow.read.meets(*span):
-            if not self._plain(shadow, views_of, programs, live):
+            if not self._plain(shadow, views_of, programs, live, barriers, place):
                 slow()
                 return
             enter(shadow)
@@ -603,22 +603,42 @@ class Races:
         if shadow.held() > HELD_BYTES:
             shadow.settle()
 
-    @staticmethod
-    def _plain(shadow: Shadow, views_of: Callable[[Array], list[Array]], programs: list[Array],
-               live: list[Array | None]) -> bool:
-        """Whether a strided store meets no earlier store and only its own programs' loads."""
-        writer = views_of(shadow.writers()[0])
-        readers = [views_of(who) for who in shadow.readers()[::2]] if shadow.loaded or shadow.reader else []
-        for k, (me, lv) in enumerate(zip(programs, live)):
-            for suspect in [writer[k] != NOBODY] + [(views[k] != NOBODY) & (views[k] != me) for views in readers]:
+    def _plain(self, shadow: Shadow, views_of: Callable[[Array], list[Array]], programs: list[Array],
+               live: list[Array | None], barriers: list[Array], place: Array) -> bool:
+        """Whether a strided store provably races with nothing it meets: each earlier store is by
+        this lane itself or since a barrier of its program, or by another program with an atomic
+        between them, and each earlier load is by its own program or one synchronised so (a lock
+        handing elements from program to program). False sends it lane by lane, to name a race."""
+        writer, writer_tag, writer_at = (views_of(a) for a in shadow.writers())
+        readers = [views_of(a) for a in shadow.readers()] if shadow.loaded or shadow.reader else []
+        for k, (me, lv, barrier) in enumerate(zip(programs, live, barriers)):
+            at = writer_at[k]
+            lane = at & LANE_MASK
+            suspects = [self._unsynced(writer[k], writer_tag[k], me) |
+                        ((writer[k] == me) & (lane != place) & (lane != BROADCAST) & ((at >> LANE_BITS) == barrier))]
+            suspects += [self._unsynced(readers[s][k], readers[s + 1][k], me) for s in (0, 2) if readers]
+            for suspect in suspects:
                 if bool((suspect if lv is None else suspect & lv).any()):
                     return False
         return True
 
-    def atomic(self, memory: Memory, runs: Runs, first: int, site: Site, report: Report) -> None:
-        """An atomic's lanes: a race with a plain store of another lane of the same program."""
+    def _unsynced(self, who: Array, tag: Array, me: Array) -> Array:
+        """Where another program accessed (``who``, with its ``tag``) with no atomic between that
+        access and program ``me`` (which has executed one since the other's access, after its own)."""
+        other: Array = (who != NOBODY) & (who != me)
+        if self.atomics is None or not bool(other.any()):
+            return other
+        synced: Array = (self.atomics[np.maximum(who, 0)] > (tag & EPOCH_MASK)) & (self.atomics[me] > 0)
+        return other & ~synced
+
+    def atomic(self, memory: Memory, make: Callable[[], Runs], first: int, site: Site, report: Report) -> None:
+        """An atomic's lanes (``make`` gives them, needed only where plain stores went): a race
+        with a plain store of another lane of the same program."""
         shadow = self.shadows.get(id(memory))
-        if shadow is None or not runs.start.size or not shadow.written.meets(*runs.span()):
+        if shadow is None or (shadow.writer is None and not shadow.deferred):
+            return
+        runs = make()
+        if not runs.start.size or not shadow.written.meets(*runs.span()):
             return
         lanes = Lanes.of(self.keep(runs, first, site))
         self._check_writer(shadow, lanes, memory, Access.ATOMIC, site, report, between_programs=False)

@@ -20,7 +20,7 @@ import tile_lang as tl
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
 from tile_lang.semantics import base, reduction, shape as rules
-from tile_lang.semantics.base import Block
+from tile_lang.semantics.base import Block, SemanticError
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -60,7 +60,7 @@ def operand(engine: Engine, x: object, what: str, like: Tensor[Any, Any] | None 
     """``x`` as a tensor (a Python scalar typed next to ``like``), or a clear error."""
     try:
         return values.lift(x, None if like is None else like.type)
-    except TypeError:
+    except SemanticError:
         raise engine.error(f"{what}: expected a block, got {type(x).__name__}") from None
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import broadcast
+from tile_lang.semantics.base import SemanticError, broadcast
 from tile_lang.semantics.elementwise import constant_fits
 from tile_lang.tensor import Tensor
 
@@ -92,7 +92,7 @@ def array(x: Tensor[Any, Any]) -> Array:
     if isinstance(handle, (Affine, Box, Tiles)):  # lazy and compact handles: one value per program
         return handle.materialize()
     if isinstance(handle, Pointers):
-        raise TypeError("expected a value, got a pointer block")
+        raise SemanticError("expected a value, got a pointer block")
     assert isinstance(handle, np.ndarray)
     return handle
 
@@ -101,7 +101,7 @@ def pointers(x: object, what: str) -> Pointers:
     """The pointer block of ``x``, or a clear error naming the parameter ``what``."""
     handle = x.handle if isinstance(x, Tensor) else None
     if not isinstance(handle, Pointers):
-        raise TypeError(f"{what} must be a pointer or a block of pointers, got {_describe(x)}")
+        raise SemanticError(f"{what} must be a pointer or a block of pointers, got {_describe(x)}")
     return handle
 
 
@@ -124,7 +124,7 @@ def lift(value: object, like: DType | None = None) -> Tensor[Any, Any]:
         if like is not None and dtype.is_int and not isinstance(py, bool):
             check_fits(py, dtype)
         return scalar(py, dtype)
-    raise TypeError(f"expected a tensor or a scalar, got {type(value).__name__}")
+    raise SemanticError(f"expected a tensor or a scalar, got {type(value).__name__}")
 
 
 def check_fits(value: bool | int | float, dtype: DType) -> None:

@@ -2,7 +2,8 @@
 
 The front end hands Python values (nodes or compile-time constants) to these methods; every
 rule (which operands an operator takes, promotion, result dtypes) comes from
-:mod:`tile_lang.semantics`, shared with the NumPy reference.
+:mod:`tile_lang.semantics`, shared with the NumPy reference, and is checked before a method
+is called: the asserts here are the compiler's own invariants (a failure is a CompilerBug).
 """
 
 from __future__ import annotations
@@ -87,8 +88,7 @@ class Builder:
         """A node for ``value``; a Python scalar becomes a constant of ``dtype`` (or its own type)."""
         if isinstance(value, Node):
             return value if dtype is None or value.ty.dtype == dtype else self.cast(value, dtype)
-        if not is_scalar_value(value):
-            raise TypeError(f"expected a tensor or a number, got {type(value).__name__} {value!r}")
+        assert is_scalar_value(value), f"expected a tensor or a number, got {type(value).__name__} {value!r}"
         return self.const(value, dtype or dtypes.scalar_dtype(value))
 
     def splat(self, node: Node, shape: tuple[int, ...]) -> Node:
@@ -106,15 +106,13 @@ class Builder:
             return self.splat(node, shape)
         if len(src) < len(shape):
             node = self.reshape(node, (1,) * (len(shape) - len(src)) + src)
-        if broadcast_shapes(node.ty.shape, shape) != shape:
-            raise TypeError(f"cannot broadcast block shape {list(src)} to {list(shape)}")
+        assert broadcast_shapes(node.ty.shape, shape) == shape, f"cannot broadcast block shape {list(src)} to {list(shape)}"
         return self.emit(Op.BROADCAST, node.ty.with_shape(shape), (node,))
 
     def reshape(self, node: Node, shape: tuple[int, ...]) -> Node:
         if node.ty.shape == shape:
             return node
-        if node.ty.numel != _prod(shape):
-            raise TypeError(f"cannot reshape block {list(node.ty.shape)} to {list(shape)}")
+        assert node.ty.numel == _prod(shape), f"cannot reshape block {list(node.ty.shape)} to {list(shape)}"
         return self.emit(Op.RESHAPE, node.ty.with_shape(shape), (node,))
 
     def expand_dims(self, node: Node, axis: int) -> Node:
@@ -127,14 +125,12 @@ class Builder:
         if node.ty.dtype == dtype:
             return node
         elementwise.pointer_cast(node.ty.dtype, dtype)  # an address reinterpreted (also a stored pointer's)
-        if bitcast and node.ty.dtype.bits != dtype.bits:
-            raise TypeError(f"bitcast needs equal widths, got {node.ty.dtype!r} to {dtype!r}")
+        assert not bitcast or node.ty.dtype.bits == dtype.bits, f"bitcast of {node.ty.dtype!r} to {dtype!r}"
         return self.emit(Op.CAST, Type(dtype, node.ty.shape), (node,), CastAttr(bitcast, round_to_zero))
 
     def arange(self, start: int, end: int) -> Node:
         n = end - start
-        if n <= 0 or n & (n - 1):
-            raise TypeError(f"arange({start}, {end}): the length must be a positive power of two")
+        assert n > 0 and not n & (n - 1), f"arange({start}, {end}): the length must be a positive power of two"
         return self.emit(Op.ARANGE, Type(dtypes.I32, (n,)), attr=RangeAttr(start, end))
 
     def program_id(self, op: Op, axis: int) -> Node:
@@ -210,8 +206,7 @@ class Builder:
     def math(self, fn: UnaryFn, x: Value) -> Node:
         """A float function (exp, sqrt...): integers are not accepted, as in Triton."""
         node = self.to_node(x)
-        if not node.ty.dtype.is_float:
-            raise TypeError(f"{fn.value} needs a float operand, got {node.ty.dtype!r}")
+        assert node.ty.dtype.is_float, f"{fn.value} needs a float operand, got {node.ty.dtype!r}"
         return self.emit(Op.UNARY, node.ty, (node,), UnaryAttr(fn))
 
     def truth(self, x: Node) -> Node:

@@ -6,6 +6,7 @@ value first bound to a Python number takes the type the body gives it (as Triton
 
 from __future__ import annotations
 
+import abc
 import ast
 import builtins
 import contextlib
@@ -53,24 +54,24 @@ def read_after_loops(tree: ast.FunctionDef, name: str) -> bool:
 _Built = tuple[list[Node], tuple[Node, ...], dict[str, Any], bool]
 
 
-class ControlFlow:
+class ControlFlow(abc.ABC):
     """Mixin of the front end's visitor: ``if``, ``for`` and ``while``."""
 
     _runtime_depth = 0
     b: Builder
 
     # provided by the front end's visitor
-    def visit(self, node: ast.AST) -> Any:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def visit(self, node: ast.AST) -> Any: ...
 
-    def block(self, stmts: list[ast.stmt]) -> bool:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def block(self, stmts: list[ast.stmt]) -> bool: ...
 
-    def error(self, message: str) -> Exception:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def error(self, message: str) -> Exception: ...
 
-    def assign(self, target: ast.expr, value: Any) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def assign(self, target: ast.expr, value: Any) -> None: ...
 
     @property
     def in_runtime_branch(self) -> bool:

@@ -17,7 +17,7 @@ from tile_lang.dtypes import DType
 from tile_lang.ops import memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.operators import BinaryOp
-from tile_lang.semantics import base, elementwise, memory as rules
+from tile_lang.semantics import SemanticError, base, elementwise, memory as rules
 
 
 
@@ -184,7 +184,7 @@ def _padding(c: Context, padding: Any, dtype: DType, allowed: tuple[str, ...] = 
     """The fill of out-of-bounds elements; None leaves them undefined."""
     try:
         return padding_fill(padding, dtype, allowed)
-    except ValueError as exc:
+    except SemanticError as exc:
         raise c.error(str(exc)) from None
 
 

@@ -6,6 +6,7 @@ from typing import Any, Generic, Literal, overload
 
 from tile_lang.builtin import builtin
 from tile_lang.dtypes import Bool, DType, Float
+from tile_lang.semantics.base import SemanticError
 from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor, W
 
 PaddingOption = Literal["", "zero", "nan"]
@@ -16,11 +17,11 @@ DESCRIPTOR_PADDINGS: tuple[str, ...] = ("zero", "nan")
 
 def padding_fill(padding: object, dtype: DType, allowed: tuple[str, ...] = PADDINGS) -> float | None:
     """The value out-of-bounds elements read as under ``padding_option`` (None: undefined, the
-    reference's poison); raises ValueError with the message both backends report."""
+    reference's poison); a SemanticError with the message both backends report."""
     if padding not in allowed:
-        raise ValueError(f"padding_option must be one of {', '.join(map(repr, allowed))}, got {padding!r}")
+        raise SemanticError(f"padding_option must be one of {', '.join(map(repr, allowed))}, got {padding!r}")
     if padding == "nan" and not dtype.is_float:
-        raise ValueError(f"padding_option 'nan' needs floating-point elements, not {dtype!r}")
+        raise SemanticError(f"padding_option 'nan' needs floating-point elements, not {dtype!r}")
     return None if padding == "" else float("nan") if padding == "nan" else 0.0
 CacheModifier = Literal["", ".ca", ".cg", ".cv", ".wb", ".cs", ".wt"]
 EvictionPolicy = Literal["", "evict_first", "evict_last", "evict_normal"]

@@ -36,7 +36,7 @@ def range_call(callee: object, args: tuple[Any, ...], kwargs: Mapping[str, Any])
     keywords (``num_stages`` is accepted, the launch's applies), as in Python and Triton."""
     if callee is builtins.range:
         if kwargs or not 1 <= len(args) <= 3:
-            raise TypeError(f"range expected 1 to 3 positional arguments, got {len(args) + len(kwargs)}")
+            raise SemanticError(f"range expected 1 to 3 positional arguments, got {len(args) + len(kwargs)}")
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
         return RangeCall(start, stop, step, False)
     if callee is iterators.range or callee is iterators.static_range:
