@@ -383,3 +383,27 @@ def test_a_rule_broken_in_the_kernel_is_a_kernel_error_at_its_line() -> None:
             doubled[(1,)](x, out, BLOCK=12)
     assert ran.value.lineno == line("tl.arange")
     assert np.isnan(out.numpy()).all()  # nothing ran
+
+
+@tl.kernel
+def misspelt(x: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs, masks=None))  # type: ignore[call-overload]
+
+
+def test_a_builtin_call_that_does_not_bind_is_a_kernel_error_on_both_backends() -> None:
+    """The binder's UsageError, raised in the kernel, reads as the user's line and the message
+    alone (not 'UsageError: ...'), as the compiler reports it."""
+    lines, first = inspect.getsourcelines(misspelt.fn)
+    at = first + next(i for i, source in enumerate(lines) if "masks=None" in source)
+    message = r"got an unexpected keyword argument 'masks'"  # the reference's also names tl.load
+    with pytest.raises(KernelError, match=message) as compiled:
+        misspelt.inspect(BLOCK=8)
+    with tl.backend("numpy"):
+        host = np.random.default_rng(2).standard_normal(8).astype(np.float32)
+        x = tl.to_device(host)
+        with pytest.raises(KernelError, match=message) as ran:
+            misspelt[(1,)](x, BLOCK=8)
+        assert x.numpy().tobytes() == host.tobytes()
+    assert compiled.value.lineno == ran.value.lineno == at
+    assert "UsageError" not in str(ran.value)

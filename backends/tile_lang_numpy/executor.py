@@ -28,7 +28,7 @@ import numpy as np
 from tile_lang import builtin, legality
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import scalar_dtype
-from tile_lang.errors import KernelError, LaunchError
+from tile_lang.errors import KernelError, LaunchError, TileLangError
 from tile_lang.kernel import Launch
 from tile_lang.signature import ParamKind
 
@@ -203,8 +203,9 @@ def _execute(engine: Engine, fn: Callable[..., Any], args: dict[str, Any], maske
                 fn(**args)
     except (KernelError, Divergent):
         raise
-    except Exception as exc:
-        raise error_at(_user_site(exc), f"{type(exc).__name__}: {exc}", engine.kernel) from exc
+    except Exception as exc:  # a TileLangError's message is written for the user; anything else is named
+        message = str(exc) if isinstance(exc, TileLangError) else f"{type(exc).__name__}: {exc}"
+        raise error_at(_user_site(exc), message, engine.kernel) from exc
 
 
 def _user_site(exc: BaseException) -> Site:
