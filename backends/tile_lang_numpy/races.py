@@ -499,10 +499,15 @@ class Races:
             return
         low, high = access.runs.span()
         shadow.read.widen(low, high)
-        if shadow.written.meets(low, high):
-            self._check_writer(shadow, Lanes.of(access), memory, Access.LOAD, site, report)
+        stored = shadow.written.meets(low, high)
+        if not stored and shadow.reader is None:
+            shadow.loaded.append((int(access.program[0]), access))
+            return
+        lanes = Lanes.of(access)
+        if stored:
+            self._check_writer(shadow, lanes, memory, Access.LOAD, site, report)
         if shadow.reader is not None:
-            _note_readers(shadow.reader, Lanes.of(access))
+            _note_readers(shadow.reader, lanes)
         else:
             shadow.loaded.append((int(access.program[0]), access))
 
@@ -617,9 +622,9 @@ class Races:
             suspects = [self._unsynced(writer[k], writer_tag[k], me) |
                         ((writer[k] == me) & (lane != place) & (lane != BROADCAST) & ((at >> LANE_BITS) == barrier))]
             suspects += [self._unsynced(readers[s][k], readers[s + 1][k], me) for s in (0, 2) if readers]
-            for suspect in suspects:
-                if bool((suspect if lv is None else suspect & lv).any()):
-                    return False
+            suspect = np.logical_or.reduce(suspects) if len(suspects) > 1 else suspects[0]
+            if bool((suspect if lv is None else suspect & lv).any()):
+                return False
         return True
 
     def _unsynced(self, who: Array, tag: Array, me: Array) -> Array:
