@@ -22,8 +22,11 @@ from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
 from tile_lang.errors import KernelError, LaunchError, TileLangError, trimmed
 from tile_lang.launch_cache import GRID_LIMITS, FastBackend, LastLaunch, LaunchCache, plain_grid
+from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
+from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, padding_fill
+from tile_lang.semantics import SemanticError, memory as memory_rules
 from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, match_pointee, plain,
-                                 read_params, show_dtype, specialise, typed_by_class)
+                                 read_params, runtime_parts, show_dtype, specialise, typed_by_class)
 
 if TYPE_CHECKING:
     from tile_lang.compiler.inspect import Compiled
@@ -148,10 +151,12 @@ class Kernel(Generic[P]):
         self.params: tuple[Param, ...] = read_params(fn) if params is None else params
         self.unannotated = tuple((i, p) for i, p in enumerate(self.params) if p.kind is ParamKind.UNANNOTATED)
         self.specialising = tuple((i, p) for i, p in enumerate(self.params)  # typed by each launch's argument
-                                  if p.kind is ParamKind.UNANNOTATED or (p.optional and p.kind is ParamKind.POINTER))
+                                  if p.kind in (ParamKind.UNANNOTATED, ParamKind.DESCRIPTOR)
+                                  or (p.optional and p.kind is ParamKind.POINTER))
         self._specialised: dict[tuple[tuple[ParamKind, Any], ...], Kernel[P]] = {}
         self._by_classes: dict[tuple[type, ...], Kernel[P]] = {}  # the same, by the arguments' classes
-        self.runtime_params = tuple(p for p in self.params if p.kind in (ParamKind.POINTER, ParamKind.SCALAR))
+        self.runtime_params = tuple(part for p in self.params for part in runtime_parts(p))
+        self.descriptors = tuple(p for p in self.params if isinstance(p.annotation, Layout))  # specialised ones
         self.constexpr_params = tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
         self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
         self.lineno = fn.__code__.co_firstlineno
@@ -330,8 +335,11 @@ class Kernel(Generic[P]):
         missing = [p.name for p in self.params if p.name not in by_name]
         if missing:
             raise LaunchError(f"kernel {self.name}: missing argument(s) {', '.join(missing)}")
-        runtime = tuple(by_name[p.name] for p in self.runtime_params)
+        runtime = tuple(part for p in self.params for part in _passed(self, p, by_name[p.name]))
         constexprs = {p.name: _check_constexpr(self, p, by_name[p.name]) for p in self.constexpr_params}
+        for param in self.descriptors:  # the block shape and padding are compile-time
+            assert isinstance(param.annotation, Layout)
+            constexprs[param.name] = param.annotation.static()
         return runtime, constexprs
 
 
@@ -404,6 +412,7 @@ class Launcher(Generic[P]):
                                                  if k not in _OPTION_NAMES or k in kernel.option_params})
         backend = backend or registry.current()
         checked = _check_runtime_args(kernel, runtime, backend)
+        _check_descriptors(kernel, checked)
         grid = _resolve_grid(kernel, self.grid, constexprs)
         return Launch(kernel, grid, checked, constexprs, launch_options)
 
@@ -456,6 +465,65 @@ def _check_runtime_args(kernel: Kernel[Any], values: tuple[Any, ...], backend: r
                 raise LaunchError(f"{_where(kernel, param)}: got a buffer of {show_dtype(value.type)}")
         kernel.matched_pointees.add(pointees)
     return checked
+
+
+def _passed(kernel: Kernel[Any], param: Param, value: Any) -> tuple[Any, ...]:
+    """The runtime arguments ``value`` is passed as for ``param`` (see ``signature.runtime_parts``):
+    a host descriptor as its base, shape and strides, after the checks that need no dtype."""
+    if param.kind in (ParamKind.POINTER, ParamKind.SCALAR):
+        return (value,)
+    if param.kind is not ParamKind.DESCRIPTOR:
+        return ()
+    if not isinstance(value, HostTensorDescriptor):
+        raise LaunchError(f"{_where(kernel, param)}: expected a host tensor descriptor (tl.HostTensorDescriptor, "
+                          f"Triton's TensorDescriptor), got {type(value).__name__}")
+    layout = param.annotation
+    assert isinstance(layout, Layout)
+    try:
+        block = memory_rules.block_shape(value.block_shape, "its block_shape")
+    except SemanticError as exc:
+        raise LaunchError(f"{_where(kernel, param)}: {exc}") from None
+    shape, strides = list(value.shape), list(value.strides)
+    if not len(shape) == len(strides) == len(block):
+        raise LaunchError(f"{_where(kernel, param)}: shape {shape}, strides {strides} and block_shape "
+                          f"{list(block)} must have one entry per dim")
+    if block != layout.block_shape:
+        raise LaunchError(f"{_where(kernel, param)}: block_shape changed during the launch")
+    return (value.base, *shape, *strides)
+
+
+def _check_descriptors(kernel: Kernel[Any], checked: tuple[Any, ...]) -> None:
+    """The rules Triton's host descriptors follow, checked on the adopted arguments: a 16-byte
+    aligned base, a last stride of 1, the others multiples of 16 bytes, a block at least 16 bytes
+    wide (``semantics.memory``); a LaunchError naming the parameter."""
+    at = {p.name: i for i, p in enumerate(kernel.runtime_params)}
+    for param in kernel.descriptors:
+        assert isinstance(param.annotation, Layout)
+        first = at[part_names(param.name, param.annotation.ndim)[0]]
+        base, rest = checked[first], checked[first + 1:first + 1 + 2 * param.annotation.ndim]
+        assert isinstance(base, Buffer)
+        try:
+            memory_rules.descriptor_block(param.annotation.block_shape, base.type)
+            memory_rules.descriptor_strides(tuple(rest[param.annotation.ndim:]), base.type)
+            padding_fill(param.annotation.padding, base.type, DESCRIPTOR_PADDINGS)
+        except (SemanticError, ValueError) as exc:
+            raise LaunchError(f"{_where(kernel, param)}: {exc}") from None
+        address = _address(base)
+        if address is not None and address % memory_rules.DESCRIPTOR_ALIGN:
+            raise LaunchError(f"{_where(kernel, param)}: its base must be {memory_rules.DESCRIPTOR_ALIGN}-byte "
+                              f"aligned, got address {address:#x}")
+
+
+def _address(buffer: Buffer[Any]) -> int | None:
+    """The device address of a buffer's first element, read through the array interfaces (None
+    when its array has neither)."""
+    data = buffer.data
+    for name in ("__cuda_array_interface__", "__array_interface__"):
+        interface = getattr(data, name, None)
+        if isinstance(interface, dict):
+            return int(interface["data"][0])
+    ptr = getattr(data, "ptr", None)
+    return ptr if isinstance(ptr, int) else None
 
 
 def _check_one_device(kernel: Kernel[Any], checked: tuple[Any, ...]) -> None:

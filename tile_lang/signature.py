@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 import numpy as np
 
 from tile_lang import dtypes
+from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.dtypes import DType
+from tile_lang.ops.memory import TensorDescriptor
 from tile_lang.tensor import Converts, Pointer
 
 T = TypeVar("T")
@@ -127,6 +129,7 @@ class ParamKind(enum.Enum):
     POINTER = "pointer"
     SCALAR = "scalar"
     CONSTEXPR = "constexpr"
+    DESCRIPTOR = "descriptor"  # a host tensor descriptor: a Layout once a launch specialises it (:func:`runtime_parts`)
     UNANNOTATED = "unannotated"  # typed at each launch by its argument (:func:`infer`)
 
 
@@ -148,6 +151,9 @@ class Param:
     def describe(self) -> str:
         if self.inferred:
             return f"unannotated, a {'pointer' if self.kind is ParamKind.POINTER else self.kind.value} here"
+        if self.kind is ParamKind.DESCRIPTOR:
+            pointee = self.annotation.pointee if isinstance(self.annotation, Layout) else self.annotation
+            return f"TensorDescriptor[{_show(pointee)}]"
         if self.kind is ParamKind.POINTER:
             return f"Pointer[{_show(self.annotation)}]" + (" | None" if self.optional else "")
         name = getattr(self.annotation, "__name__", repr(self.annotation))
@@ -182,6 +188,8 @@ def infer(param: Param, value: object) -> Param:
         return replace(param, kind=ParamKind.SCALAR, annotation=float, inferred=True)
     if value is None or isinstance(value, (str, tuple, DType, Constant)) or _is_dtype(value):
         return replace(param, kind=ParamKind.CONSTEXPR, annotation=CONSTANT, inferred=True)
+    if isinstance(value, HostTensorDescriptor):
+        return described(replace(param, kind=ParamKind.DESCRIPTOR, annotation=ANY_POINTEE, inferred=True), value)
     return replace(param, kind=ParamKind.POINTER, annotation=ANY_POINTEE, inferred=True)
 
 
@@ -190,8 +198,9 @@ _MARKER_CLASSES = frozenset(type(dtypes.marker_of(d)) for d in dtypes.ALL)
 
 def typed_by_class(cls: type) -> bool:
     """Whether :func:`specialise` types every argument of class ``cls`` alike: so for every class
-    but those of dtype markers (classes, typing aliases), whose instances may or may not be dtypes."""
-    return cls not in _MARKER_CLASSES
+    but those of dtype markers (classes, typing aliases), whose instances may or may not be dtypes,
+    and host descriptors, whose block shapes specialise."""
+    return cls not in _MARKER_CLASSES and cls is not HostTensorDescriptor
 
 
 def specialise(param: Param, value: object) -> Param:
@@ -199,7 +208,33 @@ def specialise(param: Param, value: object) -> Param:
     pointer given None as a compile-time None (``if bias_ptr is not None:`` folds), else a pointer."""
     if param.kind is ParamKind.UNANNOTATED:
         return infer(param, value)
+    if param.kind is ParamKind.DESCRIPTOR:
+        return described(param, value)
     return replace(param, kind=ParamKind.CONSTEXPR, annotation=CONSTANT) if value is None else param
+
+
+def described(param: Param, value: object) -> Param:
+    """A descriptor parameter specialised by a host descriptor argument: its :class:`Layout`
+    (anything else is left for the launch to refuse, naming the parameter)."""
+    if not isinstance(value, HostTensorDescriptor):
+        return param
+    pointee = param.annotation.pointee if isinstance(param.annotation, Layout) else param.annotation
+    block = value.block_shape
+    shape = tuple(block) if isinstance(block, (list, tuple)) and all(type(d) is int for d in block) else ()
+    return replace(param, annotation=Layout(pointee, shape, str(value.padding)))
+
+
+def runtime_parts(param: Param) -> tuple[Param, ...]:
+    """The runtime parameters ``param`` is passed as: itself for a pointer or scalar; for a
+    specialised descriptor its base (a pointer), then its shape and strides (ints), named by
+    ``descriptor.part_names``."""
+    if param.kind in (ParamKind.POINTER, ParamKind.SCALAR):
+        return (param,)
+    if param.kind is not ParamKind.DESCRIPTOR or not isinstance(param.annotation, Layout):
+        return ()
+    base, shapes, strides = part_names(param.name, param.annotation.ndim)
+    return (Param(base, ParamKind.POINTER, param.annotation.pointee),
+            *(Param(n, ParamKind.SCALAR, int) for n in (*shapes, *strides)))
 
 
 def _is_dtype(value: object) -> bool:
@@ -227,10 +262,13 @@ def _classify(kernel: str, name: str, hint: Any) -> Param:
             return replace(pointer, optional=True)
     if typing.get_origin(hint) is Pointer:
         return Param(name, ParamKind.POINTER, typing.get_args(hint)[0])
+    if typing.get_origin(hint) is TensorDescriptor:  # launched with a host descriptor
+        return Param(name, ParamKind.DESCRIPTOR, typing.get_args(hint)[0])
     if hint in (int, float, bool):
         return Param(name, ParamKind.SCALAR, hint)
     raise TypeError(f"kernel {kernel}: parameter {name!r} has unsupported annotation {hint!r} "
-                    "(expected Pointer[D], Pointer[D] | None, int, float, bool, constexpr or Constexpr[T])")
+                    "(expected Pointer[D], Pointer[D] | None, TensorDescriptor[D, R], int, float, bool, constexpr or "
+                    "Constexpr[T])")
 
 
 def match_pointee(pattern: Any, dtype: DType, bindings: dict[Any, Any]) -> bool:

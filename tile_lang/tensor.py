@@ -146,6 +146,35 @@ class PointerType(Generic[D]):
 
     element_ty: type[D]
 
+    @property
+    def scalar(self) -> PointerType[D]:
+        """Triton's ``scalar`` of a non-block type: the type itself."""
+        return self
+
+
+@dataclass(frozen=True)
+class BlockType:
+    """``x.type`` of a block, as Triton's ``block_type``: ``element_ty`` (also ``scalar``) is what
+    ``x.dtype`` is, ``shape`` the block shape, ``numel`` its element count."""
+
+    element_ty: object
+    shape: Shape
+
+    @property
+    def scalar(self) -> object:
+        return self.element_ty
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+def type_value(kind: DType, block_shape: tuple[int, ...]) -> object:
+    """What ``x.type`` is for a value of ``kind`` and ``block_shape`` (both backends answer with
+    this), as in Triton: a scalar's is its dtype (``x.dtype``: a pointer parameter's ``.type.element_ty``
+    is its pointee), a block's a :class:`BlockType`."""
+    return BlockType(dtype_value(kind), Shape(block_shape)) if block_shape else dtype_value(kind)
+
 
 class _DtypeOf:
     """``x.dtype``: the element type (``type[D]``, e.g. ``tl.f32``) of a value block, the

@@ -27,7 +27,7 @@ from tile_lang.dtypes import BOOL
 from tile_lang.func import MAX_DEPTH, Func, too_deep
 from tile_lang.semantics import creation, operators as semantics
 from tile_lang.signature import plain
-from tile_lang.tensor import Tensor, dtype_value
+from tile_lang.tensor import Tensor, dtype_value, type_value
 
 from tile_lang_numpy import debug, program, rewrite, values
 from tile_lang_numpy.engine import Divergent, Engine
@@ -207,6 +207,27 @@ def dtype_(x: object) -> object:
     if isinstance(x, (bool, int, float)):
         return dtype_value(program.ruled(_engine(), creation.constant_dtype, x))
     return getattr(x, "dtype")
+
+
+def type_(x: object) -> object:
+    """``x.type``: a tensor's Triton type (``tensor.type_value``; the tensor's own ``type`` slot
+    is its DType, which tile_lang's code reads), anything else's ``type`` attribute."""
+    return type_value(x.type, x.block_shape) if isinstance(x, Tensor) else getattr(x, "type")
+
+
+def discarded_hint(f: object) -> Callable[..., None]:
+    """A hint called as a statement, its result discarded: its arguments are checked, its promise
+    is not, as in Triton (``semantics.hints.discarded``)."""
+    op = builtin.builtin_of(f)
+    assert op is not None
+
+    def call(*args: object, **kwargs: object) -> None:
+        bound = op.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        engine = _engine()
+        program.ruled(engine, debug.hint_arguments, engine, op.name, bound.arguments)
+
+    return call
 
 
 def constant(x: object) -> object:

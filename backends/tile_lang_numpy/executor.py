@@ -27,12 +27,14 @@ import numpy as np
 
 from tile_lang import builtin, legality
 from tile_lang.buffer import Buffer
+from tile_lang.descriptor import Layout, part_names
 from tile_lang.dtypes import scalar_dtype
 from tile_lang.errors import KernelError, LaunchError, TileLangError
 from tile_lang.kernel import Launch
+from tile_lang.semantics import SemanticError
 from tile_lang.signature import ParamKind
 
-from tile_lang_numpy import checked, races, simt, values
+from tile_lang_numpy import blocks, checked, races, simt, values
 from tile_lang_numpy.addresses import Book
 from tile_lang_numpy.engine import INTERNAL_DIRS, Divergent, DivergenceWarning, Engine, error_at
 from tile_lang_numpy.races import Site
@@ -80,7 +82,7 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
     while start < total:
         count = 1 if sequential else _box_prefix(launch.grid, start, min(group, total - start))
         engine = _engine(launch, start, count, journal, tracker, book)
-        args = _kernel_args(launch, memories)
+        args = _kernel_args(launch, memories, engine)
         mark = journal.mark()
         try:
             _execute(engine, unmasked if sequential or masked is None else masked, args, masked is not None and not sequential)
@@ -227,8 +229,9 @@ def _user_site(exc: BaseException) -> Site:
 _POINTERS: weakref.WeakKeyDictionary[Buffer[Any], tuple[object, str, Any]] = weakref.WeakKeyDictionary()
 
 
-def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:
-    """Kernel-visible arguments: rank-0 pointer and scalar tensors, constexprs as Python values."""
+def _kernel_args(launch: Launch, memories: dict[int, Memory], engine: Engine) -> dict[str, Any]:
+    """Kernel-visible arguments: rank-0 pointer and scalar tensors, constexprs as Python values,
+    host descriptors as the tensor descriptors they describe."""
     out: dict[str, Any] = dict(launch.constexprs)
     for param, value in zip(launch.kernel.runtime_params, launch.args):
         if param.kind is ParamKind.POINTER:
@@ -247,7 +250,23 @@ def _kernel_args(launch: Launch, memories: dict[int, Memory]) -> dict[str, Any]:
             out[param.name] = pointer
         else:
             out[param.name] = _scalar(value)
+    for param in launch.kernel.descriptors:
+        assert isinstance(param.annotation, Layout)
+        out[param.name] = _descriptor(engine, param.name, param.annotation, out)
     return out
+
+
+def _descriptor(engine: Engine, name: str, layout: Layout, args: dict[str, Any]) -> Any:
+    """``tl.make_tensor_descriptor`` of the arguments a host descriptor is passed as (removed from
+    ``args``), as the kernel would make it at its entry."""
+    base, shapes, strides = part_names(name, layout.ndim)
+    made = {"base": args.pop(base), "shape": tuple(args.pop(s) for s in shapes),
+            "strides": tuple(args.pop(s) for s in strides), "block_shape": layout.block_shape,
+            "padding_option": layout.padding}
+    try:
+        return blocks.make_tensor_descriptor(engine, made)
+    except SemanticError as exc:
+        raise engine.error(f"parameter {name}: {exc}") from exc
 
 
 _INTS: dict[int, Any] = {}  # int arguments as kernel-visible read-only tensors (an `n` repeats between launches)

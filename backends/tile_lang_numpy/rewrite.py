@@ -27,6 +27,7 @@ from typing import TypeVar
 
 from tile_lang.func import Func
 from tile_lang.legality import UNKNOWN, alias_of, resolve
+from tile_lang.semantics import hints
 from tile_lang.signature import Constant
 
 RUNTIME = "_tl_runtime"
@@ -203,7 +204,9 @@ class _Checks(ast.NodeTransformer):
     compile-time operand that decides ends them), ``assert`` (a device assertion on a runtime
     scalar), calls whose callee may be a @tl.func (it runs its own version, made by
     ``RUNTIME.fn``), loops without ``else`` (see :mod:`loops`), reads of a module-level
-    ``tl.constexpr(v)`` (``RUNTIME.constant``: read as ``v``, as the compiler does), and reads of
+    ``tl.constexpr(v)`` (``RUNTIME.constant``: read as ``v``, as the compiler does), ``.dtype``
+    and ``.type`` (``RUNTIME.dtype_``, ``RUNTIME.type_``: Triton's), hints whose result is
+    discarded (``RUNTIME.discarded_hint``: its arguments checked, not its promise), and reads of
     a local name that may be unbound there (``RUNTIME.read(x, "x")``: Python's UnboundLocalError,
     for a name the preamble binds to UNBOUND); the rest as written."""
 
@@ -290,6 +293,18 @@ class _Checks(ast.NodeTransformer):
             self.changed = True
         return node
 
+    def visit_Expr(self, node: ast.Expr) -> ast.stmt:
+        discarded = self.discarded_hint(node)
+        self.generic_visit(node)
+        if discarded and isinstance(node.value, ast.Call):  # RUNTIME.discarded_hint(tl.multiple_of)(x, 16)
+            self.changed = True
+            node.value.func = ast.copy_location(_call(RUNTIME, "discarded_hint", node.value.func), node.value.func)
+        return node
+
+    def discarded_hint(self, s: ast.Expr) -> bool:
+        """Whether ``s`` is a hint whose result is discarded, which has no effect (``hints.discarded``)."""
+        return isinstance(s.value, ast.Call) and hints.discarded(self.resolve(s.value.func))
+
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if self.reads_constant(node):
             return self.constant(node)
@@ -307,9 +322,9 @@ class _Checks(ast.NodeTransformer):
         if self.reads_constant(node):
             return self.constant(node)
         self.generic_visit(node)
-        if node.attr == "dtype" and isinstance(node.ctx, ast.Load):  # a Python number's too (RUNTIME.dtype_)
+        if node.attr in ("dtype", "type") and isinstance(node.ctx, ast.Load):  # RUNTIME.dtype_, RUNTIME.type_
             self.changed = True
-            return ast.copy_location(_call(RUNTIME, "dtype_", node.value), node)
+            return ast.copy_location(_call(RUNTIME, f"{node.attr}_", node.value), node)
         return node
 
     def reads_constant(self, e: ast.Name | ast.Attribute) -> bool:
@@ -388,6 +403,8 @@ class _Rewriter(_Checks):
                 returned = self.expr(value) if value is not None else ast.Constant(None)
                 result = ast.Attribute(ast.Name(FRAME, ast.Load()), "result", ast.Load())
                 return [ast.If(_call(FRAME, "ret", returned), [ast.Return(result)], [])]
+            case ast.Expr() if self.discarded_hint(s):
+                return [self.visit_Expr(s)]
             case ast.Expr(value=value):
                 return [ast.Expr(self.expr(value))]
             case ast.Assert():

@@ -39,7 +39,8 @@ from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
 from tile_lang_numpy.checked import legal_callee
 from tile_lang_numpy.checked import assert_ as assert_  # SIMT versions assert as checked ones do
 from tile_lang_numpy.checked import constant as constant  # SIMT versions read constants as checked ones do
-from tile_lang_numpy.checked import dtype_ as dtype_, isinstance_ as isinstance_  # and answer these alike
+from tile_lang_numpy.checked import dtype_ as dtype_, isinstance_ as isinstance_, type_ as type_  # and answer these alike
+from tile_lang_numpy.checked import discarded_hint as discarded_hint
 from tile_lang_numpy.checked import read as checked_read
 from tile_lang_numpy.checked import boolean, flags, nested
 from tile_lang_numpy.engine import Divergent, Engine, Stale
@@ -120,7 +121,7 @@ def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
             isinstance(theirs, blocks.BlockHandle) else None
         if handle is not None:
             return type(new)(handle)
-    elif _mergeable(new) and _mergeable(old):
+    elif _mergeable(new) and _mergeable(old) and not _retyped(new, old):
         if not isinstance(new, Tensor) and not isinstance(old, Tensor) and type(new) is type(old) and new == old:
             return new
         if _selectable(new, old):
@@ -129,6 +130,14 @@ def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
         return new
     raise Divergent(f"a variable holding {_kind(new)} for some programs and {_kind(old)} for others",
                     engine.site())
+
+
+def _retyped(new: object, old: object) -> bool:
+    """Value blocks of two dtypes (``p = p.to(tl.float16)`` in a loop some programs have left):
+    ``tl.where`` would promote the executing programs' value, so none merges them (the programs
+    run one at a time)."""
+    return isinstance(new, Tensor) and isinstance(old, Tensor) and new.type is not old.type and \
+        not new.type.is_pointer and not old.type.is_pointer
 
 
 def _mergeable(x: object) -> bool:

@@ -61,22 +61,23 @@ def test_broken_multiple_of() -> None:
 
 @tl.kernel
 def promise_kernel(x: Pointer[i32], WHAT: Constexpr[str], BLOCK: constexpr) -> None:
-    """Each WHAT breaks one promise in program 2 only."""
+    """Each WHAT breaks one promise in program 2 only (a hint's result bound: a discarded one promises
+    nothing, but its arguments are still checked, as the arity case's are)."""
     pid = tl.program_id(0)
     i = tl.arange(0, BLOCK)
     bump = tl.where((i == 5) & (pid == 2), 100, 0)
     if WHAT == "contiguous":
-        tl.max_contiguous(i + bump, BLOCK)  # contiguous
+        _ = tl.max_contiguous(i + bump, BLOCK)  # contiguous
     elif WHAT == "constancy":
-        tl.max_constancy(i // 8 + bump, 8)  # constancy
+        _ = tl.max_constancy(i // 8 + bump, 8)  # constancy
     elif WHAT == "scalar":
-        tl.multiple_of(pid * 8 + 2 * (pid == 2), 8)  # scalar
+        _ = tl.multiple_of(pid * 8 + 2 * (pid == 2), 8)  # scalar
     elif WHAT == "assume":
         tl.assume(i + bump < BLOCK)  # assume
     elif WHAT == "literal":
-        tl.multiple_of(BLOCK + 4, 8)  # literal
+        _ = tl.multiple_of(BLOCK + 4, 8)  # literal
     elif WHAT == "2d":
-        tl.max_contiguous(i[None, :] + bump[None, :] + 0 * i[:, None], (1, BLOCK))  # 2d
+        _ = tl.max_contiguous(i[None, :] + bump[None, :] + 0 * i[:, None], (1, BLOCK))  # 2d
     else:
         tl.multiple_of(i, (4, 4))  # arity
 

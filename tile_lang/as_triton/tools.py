@@ -1,37 +1,25 @@
 """Host-side objects of Triton's that a launch treats specially: ``triton.reinterpret``'s
 ``TensorWrapper`` (launched as the tensor it views) and
-``triton.tools.tensor_descriptor.TensorDescriptor`` (refused); and an inert ``triton.profiler``
+``triton.tools.tensor_descriptor.TensorDescriptor`` (tile_lang's host descriptor); and an inert ``triton.profiler``
 (proton), as the tutorials import them."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tile_lang import dtypes
-from tile_lang.as_triton.errors import missing
+from tile_lang.descriptor import HostTensorDescriptor
 from tile_lang.errors import LaunchError, Unsupported
 
 
-@dataclass
-class TensorDescriptor:
-    """Triton's host-side tensor descriptor: a tensor with a shape, strides and a block shape.
-    It can be made and inspected (``block_shape`` may be set later, as autotune pre-hooks do), but
-    a launch refuses it: tile_lang's kernels make descriptors inside, with ``tl.make_tensor_descriptor``."""
-
-    base: Any
-    shape: list[int]
-    strides: list[int]
-    block_shape: list[int]
-    padding: str = "zero"
-
-    @staticmethod
-    def from_tensor(tensor: Any, block_shape: Sequence[int], padding: str = "zero") -> TensorDescriptor:
-        return TensorDescriptor(tensor, list(tensor.shape), list(tensor.stride()), list(block_shape), padding)
+TensorDescriptor = HostTensorDescriptor
+"""Triton's host-side tensor descriptor (``TensorDescriptor(tensor, shape, strides, block_shape)``,
+``.from_tensor``): tile_lang's, which kernel parameters take (``block_shape`` may be set until the
+launch, as autotune pre-hooks do)."""
 
 
 class TensorWrapper:
@@ -105,12 +93,8 @@ def reinterpret(tensor: Any, dtype: Any) -> Any:
 def launch_arguments(kernel: str, names: Sequence[str], args: Sequence[Any],
                      kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """A launch's arguments as tile_lang takes them: each TensorWrapper replaced by its view (a
-    LaunchError naming the parameter for a dtype tile_lang lacks); a host TensorDescriptor is a
-    TritonNameError. ``names`` are the kernel's parameters in order."""
-    if any(isinstance(a, TensorDescriptor) for a in (*args, *kwargs.values())):
-        missing(f"a host TensorDescriptor passed to kernel {kernel}",
-                "kernels on tile_lang take the tensor and build the descriptor with tl.make_tensor_descriptor")
-
+    LaunchError naming the parameter for a dtype tile_lang lacks). ``names`` are the kernel's
+    parameters in order."""
     def passed(name: str, value: Any) -> Any:
         if not isinstance(value, TensorWrapper):
             return value

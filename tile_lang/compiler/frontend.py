@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tile_lang.dtypes import Query
-from tile_lang.tensor import FORWARDED_METHODS, SHAPE_METHODS, Shape, dtype_value, permute_dims
+from tile_lang.tensor import FORWARDED_METHODS, SHAPE_METHODS, Shape, dtype_value, permute_dims, type_value
 from tile_lang.builtin import builtin_of
 from tile_lang.compiler import lowering
 from tile_lang.compiler.builder import Builder, is_scalar_value
 from tile_lang.compiler.controlflow import ControlFlow, Stale
 from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
+from tile_lang.descriptor import Layout, part_names
 from tile_lang.errors import CompilerBug, KernelError, debugging
 from tile_lang.func import MAX_DEPTH, Func, inlinable, too_deep
 from tile_lang import legality
@@ -93,6 +94,10 @@ def build(kernel: Any, spec: Spec) -> Function:
     scope = Scope(kernel.name, filename, offset, ChainMap(closure_vars(kernel.fn), kernel.fn.__globals__), env,
                   tree=fdef)
     with front.enter(scope):
+        front.b.loc = Loc(filename, kernel.lineno, 0)
+        for param in kernel.descriptors:
+            env[param.name] = front.descriptor(param.name, param.annotation)
+        front.b.loc = None
         front.block(_body(fdef))
     body = Region((), tuple(front.b.bodies[0]), ())
     return Function(kernel.name, tuple(params), body, spec.num_warps, (filename, kernel.lineno),
@@ -157,6 +162,23 @@ class Frontend(ControlFlow):
             raise CompilerBug("the front end", exc, loc.filename, loc.line, loc.col, self.kernel) from exc
         finally:
             self.b.loc = saved
+
+    def descriptor(self, name: str, layout: Layout) -> Any:
+        """A host descriptor parameter inside the kernel: ``tl.make_tensor_descriptor`` of the
+        arguments it is passed as (``signature.runtime_parts``), made at the kernel's entry."""
+        import tile_lang as tl
+
+        env = self.scope.env
+        base, shapes, strides = part_names(name, layout.ndim)
+        try:
+            return self.call(tl.make_tensor_descriptor, (env[base], tuple(env[s] for s in shapes),
+                                                          tuple(env[s] for s in strides), layout.block_shape),
+                             {"padding_option": layout.padding})
+        except (KernelError, CompilerBug):
+            raise
+        except Exception as exc:
+            loc = self.b.loc or Loc(self.scope.filename, 0)
+            raise KernelError(f"parameter {name}: {exc}", loc.filename, loc.line, loc.col, self.kernel) from exc
 
     def error(self, message: str) -> Exception:
         return TypeError(message)
@@ -266,6 +288,8 @@ class Frontend(ControlFlow):
                 return math.prod(base.ty.shape)
             if node.attr == "dtype":
                 return dtype_value(base.ty.dtype)
+            if node.attr == "type":
+                return type_value(base.ty.dtype, base.ty.shape)
             if node.attr == "ndim":
                 return len(base.ty.shape)
             if node.attr == "T":

@@ -4,7 +4,19 @@ the promise on the values; the compiler trusts it."""
 
 from __future__ import annotations
 
+from tile_lang.builtin import builtin_of
 from tile_lang.semantics.base import Block, SemanticError, int_tuple
+
+HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy"})
+
+
+def discarded(callee: object) -> bool:
+    """Whether a call of ``callee`` as an expression statement (its result discarded) is a hint,
+    which then promises nothing, as in Triton: the reference checks its arguments (:func:`hint`)
+    but not the promise (tutorial 08's ``tl.multiple_of(a_ptrs, [16, 16])``); a hint whose result
+    is used keeps its check. The compiler trusts no hint's promise (its analysis is its own)."""
+    op = builtin_of(callee)
+    return op is not None and op.name in HINTS
 
 
 def hint(name: str, x: Block, given: object) -> tuple[int, ...]:
