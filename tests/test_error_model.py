@@ -407,3 +407,27 @@ def test_a_builtin_call_that_does_not_bind_is_a_kernel_error_on_both_backends() 
         assert x.numpy().tobytes() == host.tobytes()
     assert compiled.value.lineno == ran.value.lineno == at
     assert "UsageError" not in str(ran.value)
+
+
+@tl.kernel
+def str_operand(x: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.where(offs > 2, "a", tl.load(x + offs)))  # type: ignore[call-overload]
+
+
+def test_an_operand_neither_tensor_nor_number_is_one_kernel_error_on_both_backends() -> None:
+    """The rule (semantics.base.not_an_operand) the builder and the reference share: not a
+    CompilerBug although the builder meets it, and nothing is written."""
+    lines, first = inspect.getsourcelines(str_operand.fn)
+    at = first + next(i for i, source in enumerate(lines) if '"a"' in source)
+    message = "in kernel str_operand: expected a tensor or a scalar, got str"
+    with pytest.raises(KernelError, match=message) as compiled:
+        str_operand.inspect(BLOCK=8)
+    assert not isinstance(compiled.value, CompilerBug)
+    with tl.backend("numpy"):
+        host = np.random.default_rng(3).standard_normal(8).astype(np.float32)
+        x = tl.to_device(host)
+        with pytest.raises(KernelError, match=message) as ran:
+            str_operand[(1,)](x, BLOCK=8)
+        assert x.numpy().tobytes() == host.tobytes()
+    assert compiled.value.lineno == ran.value.lineno == at

@@ -17,7 +17,7 @@ from tile_lang.dtypes import BOOL, F64, I32, DType
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops import math as tl_math
 from tile_lang.semantics import creation, elementwise as semantics, operators as rules
-from tile_lang.semantics.base import Block, SemanticError
+from tile_lang.semantics.base import Block, not_an_operand
 from tile_lang.semantics.operators import OPERATORS
 from tile_lang.tensor import Tensor
 
@@ -106,7 +106,7 @@ def rule_operand(x: object) -> rules.Operand:
         return number
     if isinstance(x, (bool, int, float)):
         return x
-    raise SemanticError(f"expected a tensor or a scalar, got {type(x).__name__}")
+    raise not_an_operand(x)
 
 
 def _reference(op: BinaryOp) -> Callable[[Array, Array], Array]:

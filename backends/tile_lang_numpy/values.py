@@ -17,7 +17,7 @@ import numpy as np
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import SemanticError, broadcast
+from tile_lang.semantics.base import SemanticError, broadcast, not_an_operand
 from tile_lang.semantics.elementwise import constant_fits
 from tile_lang.tensor import Tensor
 
@@ -124,7 +124,7 @@ def lift(value: object, like: DType | None = None) -> Tensor[Any, Any]:
         if like is not None and dtype.is_int and not isinstance(py, bool):
             check_fits(py, dtype)
         return scalar(py, dtype)
-    raise SemanticError(f"expected a tensor or a scalar, got {type(value).__name__}")
+    raise not_an_operand(value)
 
 
 def check_fits(value: bool | int | float, dtype: DType) -> None:

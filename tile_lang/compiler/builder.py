@@ -88,7 +88,8 @@ class Builder:
         """A node for ``value``; a Python scalar becomes a constant of ``dtype`` (or its own type)."""
         if isinstance(value, Node):
             return value if dtype is None or value.ty.dtype == dtype else self.cast(value, dtype)
-        assert is_scalar_value(value), f"expected a tensor or a number, got {type(value).__name__} {value!r}"
+        if not is_scalar_value(value):
+            raise base.not_an_operand(value)
         return self.const(value, dtype or dtypes.scalar_dtype(value))
 
     def splat(self, node: Node, shape: tuple[int, ...]) -> Node:

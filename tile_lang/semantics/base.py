@@ -15,6 +15,12 @@ class SemanticError(TileLangError):
     rule re-raises it as a KernelError at the user's line."""
 
 
+def not_an_operand(value: object) -> SemanticError:
+    """The error for a kernel operand that is neither a tensor nor a number (a str, a list), as
+    both backends report it."""
+    return SemanticError(f"expected a tensor or a scalar, got {type(value).__name__}")
+
+
 def constexpr_int(value: object, what: str, arg: str) -> int:
     """A compile-time integer argument ``arg`` of the builtin ``what`` (a Python or NumPy int,
     not a bool, a float or str constexpr, or a runtime scalar), or an error naming both."""
