@@ -172,45 +172,77 @@ def _combine_fn(engine: Engine, fn: object, what: str) -> Func[..., Any]:
     return fn
 
 
-def _combine(engine: Engine, fn: Func[..., Any], dtype: DType, left: Array, right: Array) -> Array:
-    """``fn`` applied to every pair ``(left[i], right[i])`` in one call.
+def _operands(engine: Engine, given: object, what: str) -> tuple[tuple[Tensor[Any, Any], ...], bool]:
+    """The input of ``tl.reduce``/``tl.associative_scan``: its blocks (checked by
+    :func:`rules.combine_operands`), and whether it came as a tuple (the result then does too)."""
+    items = given if isinstance(given, tuple) else (given,)
+    xs = tuple(operand(engine, x, what) for x in items)
+    rules.combine_operands([block(x) for x in xs], what)
+    data = [values.array(x) for x in xs]
+    lead = max(d.shape[0] for d in data)  # a block the same in every program has one row
+    spread = tuple(values.make(np.broadcast_to(d, (lead,) + d.shape[1:]), x.type) for d, x in zip(data, xs))
+    return spread, isinstance(given, tuple)
+
+
+def _result(value: object, dtype: DType) -> Tensor[Any, Any] | str:
+    """One value a combine function returned, as a tensor (a Python number typed as ``dtype``),
+    or the name of its type when it is none."""
+    if not isinstance(value, (Tensor, bool, int, float)):
+        return type(value).__name__
+    return values.lift(value, dtype)
+
+
+def _combine(engine: Engine, fn: Func[..., Any], kinds: tuple[DType, ...], what: str,
+             left: list[Array], right: list[Array]) -> list[Array]:
+    """``fn`` applied to every pair of tuples ``(left[.][i], right[.][i])`` in one call.
 
     All axes are folded into the program axis, so ``fn`` sees genuine rank-0 tensors (as on
     the GPU) whose every lane is one independent combine."""
-    shape, lanes = left.shape, left.size
-    lhs = values.make(np.ascontiguousarray(left).reshape(-1), dtype)
-    rhs = values.make(np.ascontiguousarray(right).reshape(-1), dtype)
+    rules.combine_arity(fn, fn.fn, len(kinds), what)
+    shape, lanes = left[0].shape, left[0].size
+
+    def lane_values(arrays: list[Array]) -> list[Tensor[Any, Any]]:
+        return [values.make(np.ascontiguousarray(a).reshape(-1), d) for a, d in zip(arrays, kinds)]
+
     try:
         with engine.lanes_as_programs():
-            out = fn(lhs, rhs)
+            out = fn(*lane_values(left), *lane_values(right))
     except Divergent:
         raise engine.error(f"{fn!r} branches on its arguments with Python control flow; "
                            "a combine function must be branch-free (use tl.where)") from None
-    if isinstance(out, tuple) or not isinstance(out, (Tensor, bool, int, float)):
-        raise engine.error(f"{fn!r} must return one rank-0 tensor, got {type(out).__name__}")
-    t = values.lift(out, dtype)
-    if t.type != dtype or t.ndim != 0:
-        raise engine.error(f"{fn!r} must return a rank-0 {dtype!r} tensor (its arguments' type), got {t!r}")
-    result = values.array(t)
-    if result.shape[0] not in (1, lanes):
+    outs = out if isinstance(out, tuple) else (out,)
+    rules.combine_count(fn, len(outs), len(kinds), what)
+    got = [_result(v, d) for v, d in zip(outs, kinds)]
+    rules.combine_results(fn, [g if isinstance(g, str) else block(g) for g in got], kinds, what)
+    results = [values.array(t) for t in got if not isinstance(t, str)]
+    if any(r.shape[0] not in (1, lanes) for r in results):
         raise engine.error(f"{fn!r} mixes its arguments with per-program values; a combine function "
                            "may only use its arguments and constants")
-    return np.broadcast_to(result, (lanes,)).reshape(shape)
+    return [np.broadcast_to(r, (lanes,)).reshape(shape) for r in results]
+
+
+def _rebuilt(xs: tuple[Tensor[Any, Any], ...], data: list[Array], as_tuple: bool) -> Any:
+    """The result blocks (dtypes of ``xs``), a tuple when the input was one."""
+    out = tuple(values.make(d, x.type) for d, x in zip(data, xs))
+    return out if as_tuple else out[0]
 
 
 @implements(tl.reduce)
-def reduce(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+def reduce(engine: Engine, a: Mapping[str, Any]) -> Any:
     """A tree of in-order pairwise combines: ``(x0 . x1) . (x2 . x3)``..., one ``combine_fn``
-    call per level; equal to a left fold for any associative function."""
-    x = value_operand(engine, a["input"], "tl.reduce")
+    call per level (a tuple input's blocks combined together, element by element); equal to a
+    left fold for any associative function."""
+    xs, as_tuple = _operands(engine, a["input"], "tl.reduce")
     fn = _combine_fn(engine, a["combine_fn"], "tl.reduce")
-    r = along(x, a["axis"], a["keep_dims"], "tl.reduce")
-    data = np.moveaxis(r.data, r.axis, -1)
-    while data.shape[-1] > 1:
-        n = data.shape[-1]
-        paired = _combine(engine, fn, x.type, data[..., 0:n - 1:2], data[..., 1:n:2])
-        data = paired if n % 2 == 0 else np.concatenate([paired, data[..., n - 1:]], axis=-1)
-    return values.make(r.finish(np.moveaxis(data, -1, r.axis)), x.type)
+    kinds = tuple(x.type for x in xs)
+    rs = [along(x, a["axis"], a["keep_dims"], "tl.reduce") for x in xs]
+    data = [np.moveaxis(r.data, r.axis, -1) for r in rs]
+    while data[0].shape[-1] > 1:
+        n = data[0].shape[-1]
+        paired = _combine(engine, fn, kinds, "tl.reduce", [d[..., 0:n - 1:2] for d in data],
+                          [d[..., 1:n:2] for d in data])
+        data = paired if n % 2 == 0 else [np.concatenate([p, d[..., n - 1:]], axis=-1) for p, d in zip(paired, data)]
+    return _rebuilt(xs, [r.finish(np.moveaxis(d, -1, r.axis)) for r, d in zip(rs, data)], as_tuple)
 
 
 def _flipped(data: Array, reverse: bool) -> Array:
@@ -219,20 +251,23 @@ def _flipped(data: Array, reverse: bool) -> Array:
 
 
 @implements(tl.associative_scan)
-def associative_scan(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+def associative_scan(engine: Engine, a: Mapping[str, Any]) -> Any:
     """Hillis-Steele: at step ``d`` every element combines with the one ``d`` before it (the
-    earlier one as the left operand), ``log2(n)`` calls in all. ``reverse`` scans from the end:
-    ``out[i] = x[n-1] . x[n-2] . ... . x[i]``, the mirror image of the forward scan."""
-    x = value_operand(engine, a["input"], "tl.associative_scan")
+    earlier one as the left operand), ``log2(n)`` calls in all; a tuple input's blocks are
+    scanned together. ``reverse`` scans from the end: ``out[i] = x[n-1] . x[n-2] . ... . x[i]``,
+    the mirror image of the forward scan."""
+    xs, as_tuple = _operands(engine, a["input"], "tl.associative_scan")
     fn = _combine_fn(engine, a["combine_fn"], "tl.associative_scan")
-    k = rules.scan_axis(x.ndim, a["axis"], "tl.associative_scan")
-    data = _flipped(moved_last(values.array(x), k), a["reverse"])
-    n, d = data.shape[-1], 1
+    k = rules.scan_axis(xs[0].ndim, a["axis"], "tl.associative_scan")
+    kinds = tuple(x.type for x in xs)
+    data = [_flipped(moved_last(values.array(x), k), a["reverse"]) for x in xs]
+    n, d = data[0].shape[-1], 1
     while d < n:
-        tail = _combine(engine, fn, x.type, data[..., :n - d], data[..., d:])
-        data = np.concatenate([data[..., :d], tail], axis=-1)
+        tail = _combine(engine, fn, kinds, "tl.associative_scan", [x[..., :n - d] for x in data],
+                        [x[..., d:] for x in data])
+        data = [np.concatenate([x[..., :d], t], axis=-1) for x, t in zip(data, tail)]
         d *= 2
-    return values.make(moved_back(_flipped(data, a["reverse"]), k), x.type)
+    return _rebuilt(xs, [moved_back(_flipped(x, a["reverse"]), k) for x in data], as_tuple)
 
 
 # ------------------------------------------------------------------------------ cumsum, cumprod

@@ -90,8 +90,8 @@ def lambda_and_plain_combine(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
     tl.reduce(x, 0, lambda a, b: a + b)  # E: call-overload "Callable[[Any, Any], Any]"
     tl.reduce(x, 0, plain_add)  # E: call-overload No overload variant of "reduce"
-    tl.associative_scan(x, 0, lambda a, b: a + b)  # E: arg-type expected "Func[
-    tl.associative_scan(x, 0, plain_add)  # E: arg-type expected "Func[
+    tl.associative_scan(x, 0, lambda a, b: a + b)  # E: call-overload No overload variant of "associative_scan"
+    tl.associative_scan(x, 0, plain_add)  # E: call-overload No overload variant of "associative_scan"
 
 
 # ---------------------------------------------------------------- (e) op not defined for the dtype

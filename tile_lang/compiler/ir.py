@@ -371,13 +371,15 @@ class HistogramAttr:
 
 @dataclass(frozen=True)
 class CombineAttr:
-    """A reduction (axis None: every axis) or scan whose combine function is the node's region."""
+    """A reduction (axis None: every axis) or scan whose combine function is the node's region;
+    of a tuple of operands, the node yields result ``index`` (one node per result)."""
 
     axis: int | None
     reverse: bool = False
+    index: int = 0
 
     def __str__(self) -> str:
-        return f"axis={self.axis}" + (" reverse" if self.reverse else "")
+        return f"axis={self.axis}" + (" reverse" if self.reverse else "") + (f" result={self.index}" if self.index else "")
 
 
 @dataclass(frozen=True)

@@ -112,43 +112,63 @@ lowers(tl.cumsum)(_scan(ReduceFn.SUM, True, "tl.cumsum"))
 lowers(tl.cumprod)(_scan(ReduceFn.PROD, False, "tl.cumprod"))
 
 
-def _combine_region(c: Context, fn: Any, dtype: DType, what: str) -> Region:
-    """The combine function inlined on two scalar parameters: ``(lhs, rhs) -> result``."""
+def _combine_inputs(c: Context, given: Any, what: str) -> tuple[tuple[Node, ...], bool]:
+    """The input of ``tl.reduce``/``tl.associative_scan``: its blocks (checked by
+    :func:`reduction.combine_operands`), and whether it came as a tuple (the result then does too)."""
+    items = given if isinstance(given, tuple) else (given,)
+    xs = tuple(node_arg(c.b, x) for x in items)
+    reduction.combine_operands([block(x) for x in xs], what)
+    return xs, isinstance(given, tuple)
+
+
+def _combine_region(c: Context, fn: Any, kinds: tuple[DType, ...], what: str) -> Region:
+    """The combine function inlined on scalar parameters, the N left values then the N right
+    values: ``(lhs..., rhs...) -> (result...)``."""
     if not isinstance(fn, Func):
         raise c.error(f"{what}: combine_fn must be a @tl.func, got {fn!r}")
-    lhs = Node(Op.PARAM, Type(dtype), attr=ParamAttr(0, "lhs"))
-    rhs = Node(Op.PARAM, Type(dtype), attr=ParamAttr(1, "rhs"))
+    n = len(kinds)
+    reduction.combine_arity(fn, fn.fn, n, what)
+    params = tuple(Node(Op.PARAM, Type(d), attr=ParamAttr(i, f"{'rhs' if i >= n else 'lhs'}{i % n}"))
+                   for i, d in enumerate(kinds * 2))
     body: list[Node] = []
     with c.b.region(body):
-        out = c.inline(fn.fn, (lhs, rhs), {})
-        if isinstance(out, (bool, int, float)):
-            out = c.b.to_node(out, dtype)
-    if not isinstance(out, Node) or out.ty != Type(dtype):
-        shown = out.ty if isinstance(out, Node) else type(out).__name__
-        raise c.error(f"{what}: {fn!r} must return one rank-0 {dtype!r} tensor (its arguments' type), got {shown}")
-    return Region((lhs, rhs), tuple(body), (out,))
+        out = c.inline(fn.fn, params, {})
+        outs = out if isinstance(out, tuple) else (out,)
+        reduction.combine_count(fn, len(outs), len(kinds), what)
+        results = [c.b.to_node(o, d) if isinstance(o, (bool, int, float)) else o for o, d in zip(outs, kinds)]
+    reduction.combine_results(fn, [block(r) if isinstance(r, Node) else type(r).__name__ for r in results], kinds, what)
+    return Region(params, tuple(body), tuple(results))
+
+
+def _combined(outs: list[Node], as_tuple: bool) -> Any:
+    """One node per input block, a tuple when the input was one."""
+    return tuple(outs) if as_tuple else outs[0]
 
 
 @lowers(tl.reduce)
-def _reduce_with(c: Context, a: Args) -> Node:
-    """A tree of in-order combines, ``(x0 . x1) . (x2 . x3)``..., as the reference."""
-    x = _values(c, a["input"], "tl.reduce")
-    region = _combine_region(c, a["combine_fn"], x.ty.dtype, "tl.reduce")
-    axis = _axis(x, a, "tl.reduce")
-    if x.ty.is_scalar:
-        return x
-    shape = () if axis is None else x.ty.shape[:axis] + x.ty.shape[axis + 1:]
-    out = c.b.emit(Op.COMBINE_REDUCE, Type(x.ty.dtype, shape), (x,), CombineAttr(axis), (region,))
-    return _kept(c, out, x, axis, a["keep_dims"])
+def _reduce_with(c: Context, a: Args) -> Any:
+    """A tree of in-order combines, ``(x0 . x1) . (x2 . x3)``..., as the reference. A tuple input
+    gives one node per block, each running the whole combine and keeping its own result."""
+    xs, as_tuple = _combine_inputs(c, a["input"], "tl.reduce")
+    region = _combine_region(c, a["combine_fn"], tuple(x.ty.dtype for x in xs), "tl.reduce")
+    axis = _axis(xs[0], a, "tl.reduce")
+    if xs[0].ty.is_scalar:
+        return _combined(list(xs), as_tuple)
+    shape = () if axis is None else xs[0].ty.shape[:axis] + xs[0].ty.shape[axis + 1:]
+    outs = [c.b.emit(Op.COMBINE_REDUCE, Type(x.ty.dtype, shape), xs, CombineAttr(axis, index=i), (region,))
+            for i, x in enumerate(xs)]
+    return _combined([_kept(c, out, xs[0], axis, a["keep_dims"]) for out in outs], as_tuple)
 
 
 @lowers(tl.associative_scan)
-def _scan_with(c: Context, a: Args) -> Node:
-    """Hillis-Steele along the axis (the earlier element on the left), as the reference."""
-    x = _values(c, a["input"], "tl.associative_scan")
-    region = _combine_region(c, a["combine_fn"], x.ty.dtype, "tl.associative_scan")
-    axis = reduction.scan_axis(len(x.ty.shape), a["axis"], "tl.associative_scan")
-    return c.b.emit(Op.COMBINE_SCAN, x.ty, (x,), CombineAttr(axis, bool(a["reverse"])), (region,))
+def _scan_with(c: Context, a: Args) -> Any:
+    """Hillis-Steele along the axis (the earlier element on the left), as the reference; a tuple
+    input as :func:`_reduce_with`'s."""
+    xs, as_tuple = _combine_inputs(c, a["input"], "tl.associative_scan")
+    region = _combine_region(c, a["combine_fn"], tuple(x.ty.dtype for x in xs), "tl.associative_scan")
+    axis = reduction.scan_axis(len(xs[0].ty.shape), a["axis"], "tl.associative_scan")
+    return _combined([c.b.emit(Op.COMBINE_SCAN, x.ty, xs, CombineAttr(axis, bool(a["reverse"]), i), (region,))
+                      for i, x in enumerate(xs)], as_tuple)
 
 
 # ---------------------------------------------------------------- sort, histogram, gather

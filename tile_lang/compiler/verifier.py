@@ -72,11 +72,11 @@ def _node(node: Node) -> None:
                "gather: the result is not index-shaped values of src")
     if node.op in (Op.COMBINE_REDUCE, Op.COMBINE_SCAN):
         (combine,) = node.regions
-        element = Type(node.args[0].ty.dtype)
-        _check(len(combine.params) == 2 and all(p.type == element for p in combine.params), node,
-               "combine region takes two scalars of the operand's dtype")
-        _check(len(combine.results) == 1 and combine.results[0].type == element, node,
-               "combine region yields one scalar of the operand's dtype")
+        elements = [Type(x.ty.dtype) for x in node.args]
+        _check([p.type for p in combine.params] == elements * 2, node,
+               "combine region takes two scalars of each operand's dtype")
+        _check([r.type for r in combine.results] == elements, node,
+               "combine region yields one scalar of each operand's dtype")
     if node.op is Op.IF:
         then, other = node.regions
         _check(len(then.results) == len(other.results), node, "if: branches yield different counts")

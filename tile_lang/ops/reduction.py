@@ -119,14 +119,23 @@ def reduce(input: Tensor[D, R3], axis: Literal[0, 1, 2, -1], combine_fn: Combine
 def reduce(input: Tensor[D, R], axis: int | None, combine_fn: Combine[D], keep_dims: Literal[True]) -> Tensor[D, R]: ...
 @overload
 def reduce(input: Tensor[D, R], axis: None, combine_fn: Combine[D], keep_dims: Literal[False] = False) -> Tensor[D, R0]: ...
+@overload
+def reduce(input: tuple[Tensor[Any, R], ...], axis: int | None, combine_fn: Func[..., Any], keep_dims: bool = False) -> tuple[Any, ...]: ...
 @builtin
 def reduce(input: Any, axis: int | None, combine_fn: Any, keep_dims: bool = False) -> Any:
-    """Reduce along ``axis`` with an associative, commutative ``@tl.func`` combine function."""
+    """Reduce along ``axis`` with an associative, commutative ``@tl.func`` combine function. A
+    tuple of N same-shaped blocks reduces together: ``combine_fn`` takes the N left values then
+    the N right values and returns N; the result is an N-tuple."""
 
 
+@overload
+def associative_scan(input: Tensor[D, R], axis: int, combine_fn: Combine[D], reverse: bool = False) -> Tensor[D, R]: ...
+@overload
+def associative_scan(input: tuple[Tensor[Any, R], ...], axis: int, combine_fn: Func[..., Any], reverse: bool = False) -> tuple[Tensor[Any, R], ...]: ...
 @builtin
-def associative_scan(input: Tensor[D, R], axis: int, combine_fn: Combine[D], reverse: bool = False) -> Tensor[D, R]:
-    """Inclusive scan along ``axis`` with an associative ``@tl.func`` combine function."""
+def associative_scan(input: Any, axis: int, combine_fn: Any, reverse: bool = False) -> Any:
+    """Inclusive scan along ``axis`` with an associative ``@tl.func`` combine function; a tuple
+    of blocks scans together, as :func:`reduce`'s."""
 
 
 @builtin

@@ -3,6 +3,10 @@ gather arguments."""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from tile_lang import dtypes
@@ -58,6 +62,49 @@ def reduce_axis(rank: int, axis: object, what: str, twin: str | None = None) -> 
     if twin:
         advice += f"; for the elementwise {twin.removeprefix('tl.')} of two values write {twin}(a, b)"
     return scan_axis(rank, axis, what, advice)
+
+
+def combine_operands(blocks: Sequence[Block], what: str) -> tuple[int, ...]:
+    """The operands of ``tl.reduce``/``tl.associative_scan`` with a combine function: one block,
+    or (as in Triton) a tuple of value blocks of one shape, whose combine function then takes the
+    N left values and the N right values and returns N. Returns the shape."""
+    if not blocks:
+        raise SemanticError(f"{what}: needs at least one block, got an empty tuple")
+    for b in blocks:
+        values(b.dtype, what)
+    if any(b.shape != blocks[0].shape for b in blocks):
+        raise SemanticError(f"{what}: the input tuple's blocks must have one shape, got "
+                            + ", ".join(map(str, blocks)))
+    return blocks[0].shape
+
+
+def combine_arity(fn: object, body: Callable[..., Any], n: int, what: str) -> None:
+    """A combine function (``fn``, whose Python function is ``body``) of N input blocks takes 2N
+    values: the N left ones, then the N right ones."""
+    try:
+        inspect.signature(body).bind(*range(2 * n))
+    except TypeError:
+        raise SemanticError(f"{what}: {fn!r} must take {2 * n} arguments (the {n} left value{'s' * (n > 1)}, "
+                            f"then the {n} right), one pair per input block") from None
+
+
+def combine_count(fn: object, got: int, want: int, what: str) -> None:
+    """A combine function returns one value per input block."""
+    if got != want:
+        raise SemanticError(f"{what}: {fn!r} must return {want} value{'s' * (want > 1)} "
+                            f"(one per input block), got {got}")
+
+
+def combine_results(fn: object, got: Sequence[Block | str], want: Sequence[DType], what: str) -> None:
+    """A combine function's results (as many as :func:`combine_count` checked): rank-0 values of
+    the input blocks' dtypes, in order (a ``str`` stands for a returned value that is no tensor:
+    its type's name)."""
+    for i, (g, dtype) in enumerate(zip(got, want)):
+        if isinstance(g, str) or g.dtype != dtype or g.shape:
+            place = f"result {i} " if len(want) > 1 else ""
+            shown_got = f"a {g}" if isinstance(g, str) else str(g)
+            raise SemanticError(f"{what}: {fn!r} {place}must be a rank-0 {dtype!r} tensor (its arguments' type), "
+                                f"got {shown_got}")
 
 
 def sort_axis(rank: int, dim: object) -> int:

@@ -99,15 +99,27 @@ def _histogram(em: Emitter, node: Node) -> None:
 
 
 def _combine_fn(em: Emitter, region: Region) -> str:
-    """The combine region as a C++ lambda ``(lhs, rhs) -> value``; returns its name."""
-    lhs, rhs = region.params
-    t = ctype(lhs.ty.dtype)
+    """The combine region as a C++ lambda ``(lhs..., rhs..., &out...)``: the N left and N right
+    values (copies, so an output may alias an input) and a reference to each of the N results;
+    returns its name."""
+    n = len(region.results)
+    decls: list[str] = []
+    for p in region.params:
+        em.names[p] = em.fresh("rhs" if len(decls) >= n else "lhs")
+        decls.append(f"{ctype(p.ty.dtype)} {em.names[p]}")
+    outs = [em.fresh("out") for _ in range(n)]
+    decls += [f"{ctype(r.ty.dtype)}& {o}" for r, o in zip(region.results, outs)]
     fn = em.fresh("combine")
-    em.names[lhs], em.names[rhs] = em.fresh("lhs"), em.fresh("rhs")
-    with em.block(f"auto {fn} = [&]({t} {em.names[lhs]}, {t} {em.names[rhs]}) -> {t}", close="};"):
+    with em.block(f"auto {fn} = [&]({', '.join(decls)})", close="};"):
         em.region(region)
-        em.line(f"return {em.elem(region.results[0], SCALAR)};")
+        for r, o in zip(region.results, outs):
+            em.line(f"{o} = {em.elem(r, SCALAR)};")
     return fn
+
+
+def _call(fn: str, lhs: list[str], rhs: list[str], out: list[str]) -> str:
+    """One combine: ``out... = lhs... . rhs...``."""
+    return f"{fn}({', '.join(lhs + rhs + out)});"
 
 
 def _extents(node: Node, axis: int | None) -> tuple[int, int, int]:
@@ -121,11 +133,12 @@ def _extents(node: Node, axis: int | None) -> tuple[int, int, int]:
 @emits(Op.COMBINE_REDUCE)
 def _combine_reduce(em: Emitter, node: Node) -> None:
     """A balanced tree of in-order combines along the axis, in place: at step ``s`` position
-    ``r`` (a multiple of ``2s``) takes ``buf[r] . buf[r + s]``, so ``(x0 . x1) . (x2 . x3)``..."""
+    ``r`` (a multiple of ``2s``) takes ``buf[r] . buf[r + s]``, so ``(x0 . x1) . (x2 . x3)``...
+    Of a tuple of operands every buffer moves together; the node reads back its own result."""
     assert isinstance(node.attr, CombineAttr)
     x = node.args[0]
     outer, n, inner = _extents(x, node.attr.axis)
-    buf = em.stage(x)
+    bufs = [em.stage(a) for a in node.args]
     fn = _combine_fn(em, node.regions[0])
     step = 1
     while step < n:
@@ -133,22 +146,23 @@ def _combine_reduce(em: Emitter, node: Node) -> None:
         with em.strided(f"{lanes * (n // (2 * step))}u") as item:
             em.line(f"const unsigned oi = {item} % {lanes}u, r = {item} / {lanes}u * {2 * step}u;")
             em.line(f"const unsigned at = (oi / {inner}u * {n}u + r) * {inner}u + oi % {inner}u;")
-            em.line(f"{buf}[at] = {fn}({buf}[at], {buf}[at + {step * inner}u]);")
+            here = [f"{b}[at]" for b in bufs]
+            em.line(_call(fn, here, [f"{b}[at + {step * inner}u]" for b in bufs], here))
         em.line("__syncthreads();")
         step *= 2
-    _read_back(em, node, buf, f"({{0}} / {inner}u * {n * inner}u + {{0}} % {inner}u)")
+    _read_back(em, node, bufs[node.attr.index], f"({{0}} / {inner}u * {n * inner}u + {{0}} % {inner}u)")
 
 
 @emits(Op.COMBINE_SCAN)
 def _combine_scan(em: Emitter, node: Node) -> None:
-    """Hillis-Steele with two buffers: at distance ``d`` each element combines with the one
-    ``d`` earlier (later when reversed), the earlier one in scan order on the left."""
+    """Hillis-Steele with two buffers an operand: at distance ``d`` each element combines with
+    the one ``d`` earlier (later when reversed), the earlier one in scan order on the left."""
     assert isinstance(node.attr, CombineAttr) and node.attr.axis is not None
     x = node.args[0]
     _, n, inner = _extents(x, node.attr.axis)
     reverse = node.attr.reverse
-    current = em.stage(x)
-    spare = em.scratch(x.ty.dtype, x.ty.numel)
+    current = [em.stage(a) for a in node.args]
+    spare = [em.scratch(a.ty.dtype, a.ty.numel) for a in node.args]
     fn = _combine_fn(em, node.regions[0])
     distance = 1
     while distance < n:
@@ -156,9 +170,10 @@ def _combine_scan(em: Emitter, node: Node) -> None:
             em.line(f"const unsigned r = {item} / {inner}u % {n}u;")
             has, partner = (f"r + {distance}u < {n}u", f"{item} + {distance * inner}u") if reverse else (
                 f"r >= {distance}u", f"{item} - {distance * inner}u")
-            em.line(f"{spare}[{item}] = {has} ? {fn}({current}[{partner}], {current}[{item}]) : {current}[{item}];")
+            mine, into = [f"{b}[{item}]" for b in current], [f"{b}[{item}]" for b in spare]
+            copy = " ".join(f"{t} = {v};" for t, v in zip(into, mine))
+            em.line(f"if ({has}) {_call(fn, [f'{b}[{partner}]' for b in current], mine, into)} else {{ {copy} }}")
         em.line("__syncthreads();")
         current, spare = spare, current
         distance *= 2
-    _read_back(em, node, current)
-
+    _read_back(em, node, current[node.attr.index])
