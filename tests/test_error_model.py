@@ -431,3 +431,27 @@ def test_an_operand_neither_tensor_nor_number_is_one_kernel_error_on_both_backen
             str_operand[(1,)](x, BLOCK=8)
         assert x.numpy().tobytes() == host.tobytes()
     assert compiled.value.lineno == ran.value.lineno == at
+
+
+@tl.kernel
+def other_widens(x: Pointer[tl.f32], out: Pointer[tl.f32], n: int, BLOCK: constexpr) -> None:
+    cols = tl.arange(0, BLOCK)[None, :]
+    rows = tl.arange(0, 2)[:, None]
+    fill = rows.to(tl.f32) * 10.0 + cols.to(tl.f32)
+    wide = tl.load(x + cols, mask=cols < n, other=fill)  # pointers [1, BLOCK] broadcast to other's [2, BLOCK]
+    tl.store(out + rows * BLOCK + cols, wide)
+
+
+def test_a_load_broadcasts_its_pointers_with_other_on_both_backends(backend: str) -> None:
+    """A block ``other`` wider than the pointers widens the load, as in Triton and the reference
+    (the compiler broadcast ``other`` down to the pointers: a failed internal assert)."""
+    rng = np.random.default_rng(4)
+    host = rng.standard_normal(16).astype(np.float32)
+    n = 11
+    cols, rows = np.arange(16), np.arange(2)
+    fill = rows[:, None] * 10.0 + cols[None, :]
+    expected = np.where(cols[None, :] < n, host.astype(np.float64)[None, :], fill)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(32, np.nan, np.float32))
+        other_widens[(1,)](tl.to_device(host), out, n, BLOCK=16)
+        np.testing.assert_array_equal(out.numpy().reshape(2, 16), expected.astype(np.float32))

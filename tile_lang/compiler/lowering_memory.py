@@ -80,8 +80,9 @@ def _load(c: Context, a: Args) -> Node:
     block = info(a["pointer"])
     if block is not None:
         return _load_block(c, block, a)
-    ptr = _pointer(c, a["pointer"], a["mask"], "load")
-    elementwise.scalar_fits(a["other"], _element(ptr), "other")
+    other = a["other"]  # as in Triton and the reference, the pointers broadcast with it too
+    ptr = _pointer(c, a["pointer"], a["mask"], "load", other.ty.shape if isinstance(other, Node) else ())
+    elementwise.scalar_fits(other, _element(ptr), "other")
     return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]))
 
 
