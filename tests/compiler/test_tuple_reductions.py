@@ -14,7 +14,10 @@ import pytest
 
 import tile_lang as tl
 from tile_lang import registry
+from tile_lang.compiler import compile_ir, static_spec
+from tile_lang.compiler.ir import Op, walk
 from tile_lang.errors import KernelError
+from tile_lang_cupy.codegen import generate
 
 from tests.compiler.emulator import EMULATOR, NAME
 from tests.fuzz.runner import load
@@ -84,6 +87,20 @@ def row_recurrence(a_ptr: Pointer[tl.f32], b_ptr: Pointer[tl.f32], h_ptr: Pointe
     b = tl.load(b_ptr + offs)
     _, h = tl.associative_scan((a, b), 1, linear_recurrence, reverse=REVERSE)
     tl.store(h_ptr + offs, h)
+
+
+@tl.kernel
+def in_a_loop(x_ptr: Pointer[tl.f32], v_ptr: Pointer[tl.f32], i_ptr: Pointer[tl.i32], h_ptr: Pointer[tl.f32],
+              R: constexpr, C: constexpr) -> None:
+    offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    one = tl.zeros((1, 1), tl.i32)
+    for k in range(3):
+        x = tl.load(x_ptr + k * R * C + offs)
+        v, i = tl.reduce((x, offs), None, argmax_pair, keep_dims=True)
+        tl.store(v_ptr + k + one, v)
+        tl.store(i_ptr + k + one, i)
+        _, h = tl.associative_scan((x * 0.5, x), 0, linear_recurrence)
+        tl.store(h_ptr + k * R * C + offs, h)
 
 
 @tl.func
@@ -171,6 +188,30 @@ def test_linear_recurrence_scan_over_rows(backend: str, reverse: bool) -> None:
         _kernel("row_recurrence")[(1,)](tl.to_device(a.ravel(), tl.f32), tl.to_device(b.ravel(), tl.f32), h,
                                         R=ROWS, C=COLS, REVERSE=reverse)
     np.testing.assert_allclose(h.numpy().reshape(ROWS, COLS), _recurrence(a, b, reverse), rtol=1e-4, atol=1e-5)
+
+
+def test_whole_block_keep_dims_and_column_scans_in_a_loop(backend: str) -> None:
+    """axis=None with keep_dims, a scan along axis 0, and the shared-memory buffers reused by
+    each iteration of a loop."""
+    rng = np.random.default_rng(13)
+    x = rng.integers(-3, 3, (3, ROWS, COLS)).astype(np.float32)
+    with tl.backend(backend):
+        v, i, h = _poisoned(3), _poisoned(3, np.int32), _poisoned(3 * ROWS * COLS)
+        _kernel("in_a_loop")[(1,)](tl.to_device(x.ravel()), v, i, h, R=ROWS, C=COLS)
+    flat = x.reshape(3, -1)
+    np.testing.assert_array_equal(v.numpy(), flat.max(axis=1))
+    np.testing.assert_array_equal(i.numpy(), np.argmax(flat, axis=1))
+    ref = np.stack([_recurrence(0.5 * t.T, t.T, False).T for t in x])
+    np.testing.assert_allclose(h.numpy().reshape(3, ROWS, COLS), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_the_n_results_of_one_tuple_combine_share_one_run() -> None:
+    """The three nodes of Welford's (mean, m2, weight) emit one combine (one lambda, one round of
+    barriers), the later two reading the first's shared-memory buffers."""
+    kernel = _kernel("row_var_mean")
+    fn = compile_ir(kernel, static_spec(kernel, {"C": COLS}))
+    assert len([n for n in walk(fn.body) if n.op is Op.COMBINE_REDUCE]) == 3
+    assert generate(fn).source.count("auto combine") == 1
 
 
 def _compose(p: np.ndarray[Any, Any], q: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

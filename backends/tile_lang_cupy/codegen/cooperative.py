@@ -10,6 +10,7 @@ results match it bit for bit even for non-associative floating-point functions.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from tile_lang.compiler.ir import AxisAttr, CombineAttr, HistogramAttr, Node, Op, Region, SortAttr
 
@@ -130,6 +131,23 @@ def _extents(node: Node, axis: int | None) -> tuple[int, int, int]:
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
 
 
+def _combined(em: Emitter, node: Node, run: Callable[[], list[str]]) -> list[str]:
+    """The shared-memory buffers holding a combine's N results. The N nodes of one tuple combine
+    (the same operands and region) emit it once: the first runs it, the others read its buffers
+    while they are in scope (no line has left the C++ block they were declared in) - nothing
+    else writes them."""
+    key = (*node.args, *node.regions[0].results)
+    found = em.combined.get(key)
+    if found is not None:
+        buffers, start = found
+        indent = "  " * em.depth
+        if all(line.startswith(indent) or line.startswith("#") for line in em.lines[start:]):
+            return buffers
+    buffers = run()
+    em.combined[key] = (buffers, len(em.lines))
+    return buffers
+
+
 @emits(Op.COMBINE_REDUCE)
 def _combine_reduce(em: Emitter, node: Node) -> None:
     """A balanced tree of in-order combines along the axis, in place: at step ``s`` position
@@ -138,19 +156,24 @@ def _combine_reduce(em: Emitter, node: Node) -> None:
     assert isinstance(node.attr, CombineAttr)
     x = node.args[0]
     outer, n, inner = _extents(x, node.attr.axis)
-    bufs = [em.stage(a) for a in node.args]
-    fn = _combine_fn(em, node.regions[0])
-    step = 1
-    while step < n:
-        lanes = outer * inner
-        with em.strided(f"{lanes * (n // (2 * step))}u") as item:
-            em.line(f"const unsigned oi = {item} % {lanes}u, r = {item} / {lanes}u * {2 * step}u;")
-            em.line(f"const unsigned at = (oi / {inner}u * {n}u + r) * {inner}u + oi % {inner}u;")
-            here = [f"{b}[at]" for b in bufs]
-            em.line(_call(fn, here, [f"{b}[at + {step * inner}u]" for b in bufs], here))
-        em.line("__syncthreads();")
-        step *= 2
-    _read_back(em, node, bufs[node.attr.index], f"({{0}} / {inner}u * {n * inner}u + {{0}} % {inner}u)")
+
+    def run() -> list[str]:
+        bufs = [em.stage(a) for a in node.args]
+        fn = _combine_fn(em, node.regions[0])
+        step = 1
+        while step < n:
+            lanes = outer * inner
+            with em.strided(f"{lanes * (n // (2 * step))}u") as item:
+                em.line(f"const unsigned oi = {item} % {lanes}u, r = {item} / {lanes}u * {2 * step}u;")
+                em.line(f"const unsigned at = (oi / {inner}u * {n}u + r) * {inner}u + oi % {inner}u;")
+                here = [f"{b}[at]" for b in bufs]
+                em.line(_call(fn, here, [f"{b}[at + {step * inner}u]" for b in bufs], here))
+            em.line("__syncthreads();")
+            step *= 2
+        return bufs
+
+    buffer = _combined(em, node, run)[node.attr.index]
+    _read_back(em, node, buffer, f"({{0}} / {inner}u * {n * inner}u + {{0}} % {inner}u)")
 
 
 @emits(Op.COMBINE_SCAN)
@@ -161,19 +184,23 @@ def _combine_scan(em: Emitter, node: Node) -> None:
     x = node.args[0]
     _, n, inner = _extents(x, node.attr.axis)
     reverse = node.attr.reverse
-    current = [em.stage(a) for a in node.args]
-    spare = [em.scratch(a.ty.dtype, a.ty.numel) for a in node.args]
-    fn = _combine_fn(em, node.regions[0])
-    distance = 1
-    while distance < n:
-        with em.strided(f"{x.ty.numel}u") as item:
-            em.line(f"const unsigned r = {item} / {inner}u % {n}u;")
-            has, partner = (f"r + {distance}u < {n}u", f"{item} + {distance * inner}u") if reverse else (
-                f"r >= {distance}u", f"{item} - {distance * inner}u")
-            mine, into = [f"{b}[{item}]" for b in current], [f"{b}[{item}]" for b in spare]
-            copy = " ".join(f"{t} = {v};" for t, v in zip(into, mine))
-            em.line(f"if ({has}) {_call(fn, [f'{b}[{partner}]' for b in current], mine, into)} else {{ {copy} }}")
-        em.line("__syncthreads();")
-        current, spare = spare, current
-        distance *= 2
-    _read_back(em, node, current[node.attr.index])
+
+    def run() -> list[str]:
+        current = [em.stage(a) for a in node.args]
+        spare = [em.scratch(a.ty.dtype, a.ty.numel) for a in node.args]
+        fn = _combine_fn(em, node.regions[0])
+        distance = 1
+        while distance < n:
+            with em.strided(f"{x.ty.numel}u") as item:
+                em.line(f"const unsigned r = {item} / {inner}u % {n}u;")
+                has, partner = (f"r + {distance}u < {n}u", f"{item} + {distance * inner}u") if reverse else (
+                    f"r >= {distance}u", f"{item} - {distance * inner}u")
+                mine, into = [f"{b}[{item}]" for b in current], [f"{b}[{item}]" for b in spare]
+                copy = " ".join(f"{t} = {v};" for t, v in zip(into, mine))
+                em.line(f"if ({has}) {_call(fn, [f'{b}[{partner}]' for b in current], mine, into)} else {{ {copy} }}")
+            em.line("__syncthreads();")
+            current, spare = spare, current
+            distance *= 2
+        return current
+
+    _read_back(em, node, _combined(em, node, run)[node.attr.index])

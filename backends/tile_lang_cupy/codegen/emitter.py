@@ -173,6 +173,7 @@ class Emitter:
         self.last_line: tuple[str, int] | None = None
         self.uses: dict[Node, int] = {}
         self.results: dict[Node, list[str]] = {}
+        self.combined: dict[tuple[Node, ...], tuple[list[str], int]] = {}  # see cooperative._combined
         self.helpers: dict[str, str] = {}  # device functions the kernel calls, emitted before it
         self.fenced: set[Node] = set()  # shared-memory operands already visible to the tensor cores' proxy
         self.inplace: dict[Node, str] = {}  # dots accumulating into a loop's carried variable (its name)
