@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -19,6 +20,7 @@ from tile_lang_cupy.codegen import generate
 from tile_lang_cupy.headers import INCLUDE_DIR
 
 from tests.compiler.conftest import NVCC
+from tests.compiler.emulator import EMULATOR, NAME as EMU
 from tests.compiler.test_tensor_cores import _aligned_spec
 
 
@@ -109,3 +111,26 @@ def test_hopper_vector_atomics_pass_ptxas(tmp_path: Path) -> None:
     assert NVCC is not None
     subprocess.run([NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
                     str(path), "-o", str(tmp_path / "k.cubin")], check=True, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(EMULATOR.unavailable_reason() is not None, reason=str(EMULATOR.unavailable_reason()))
+def test_hopper_vector_atomics_on_the_sm90_emulator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The .v8/.v4/.v2 atomics the sm_90 code issues, run by the emulator (each element added
+    atomically), masked and unmasked, old values returned, against NumPy."""
+    registry.register(EMULATOR)
+    monkeypatch.setattr(EMULATOR, "arch", 90)
+    rng = np.random.default_rng(9)
+    n = 4096
+    x = rng.standard_normal(n).astype(np.float16)
+    z = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(ml_dtypes.bfloat16)
+    with registry.backend(EMU):
+        bx, by, bz = tl.to_device(x), tl.to_device(y), tl.to_device(z)
+        vector_adds[(n // 1024,)](bx, by, bz, BLOCK=1024)
+        want_y = y.astype(np.float32)
+        want_y[:1000] *= 2
+        np.testing.assert_array_equal(bx.numpy(), (x.astype(np.float32) * 2).astype(np.float16))
+        np.testing.assert_array_equal(by.numpy().astype(np.float32),
+                                      want_y.astype(ml_dtypes.bfloat16).astype(np.float32))
+        np.testing.assert_array_equal(bz.numpy(), z)  # the old values, stored over the sums
+    test_split_k_adds_every_slice_and_returns_the_old_values(EMU, 45, 37, 70)

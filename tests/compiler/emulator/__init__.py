@@ -45,9 +45,42 @@ _UPDATES = {"add": "o + a", "max": "o > a ? o : a", "min": "o < a ? o : a", "and
             "xor": "o ^ a", "exch": "a"}
 
 
+# Hopper's vector add (``atom...add.v4.f32 {%0, ..}, [%4], {%5, ..}``): each element atomically
+_VATOM = re.compile(
+    r'asm volatile\("atom\.\w+\.\w+\.global\.add\.(?:noftz\.)?v\d\.(?P<type>\w+) \{[^}]*\}, \[%\d+\], \{[^}]*\};" '
+    r': (?P<olds>.*?) : "l"\((?P<ptr>.*?)\), (?P<vals>"\w"\(.*?\)) : "memory"\);')
+
+
+def _operands(text: str) -> list[str]:
+    """The expressions of a list of asm operands ``"=f"(x), "f"(tl::bitcast<T>(y[k]))``."""
+    out, depth, start = [], 0, None
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+            if depth == 1:
+                start = i + 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and start is not None:
+                out.append(text[start:i])
+    return out
+
+
+def _vector_atomic(match: re.Match[str]) -> str:
+    olds, values = _operands(match.group("olds")), _operands(match.group("vals"))
+    ptr = match.group("ptr")
+    updates = " ".join(_update("add", match.group("type"), old, f"(({ptr}) + {i})", a, None)
+                       for i, (old, a) in enumerate(zip(olds, values)))
+    return f"{{ {updates} }}"  # one statement, as the asm was (it may be an if's body)
+
+
 def _atomic(match: re.Match[str]) -> str:
     """One PTX ``atom`` as a CAS loop on the CPU (bitwise compare for cas, as the GPU)."""
-    op, ptx_type, old, ptr, a, b = (match.group(k) for k in ("op", "type", "old", "ptr", "a", "b"))
+    return _update(*(match.group(k) for k in ("op", "type", "old", "ptr", "a", "b")))
+
+
+def _update(op: str, ptx_type: str, old: str, ptr: str, a: str, b: str | None) -> str:
+    """The CPU statement of one element's atomic ``op`` on ``ptr``, its old value into ``old``."""
     cell = {"s32": "int", "u32": "unsigned", "s64": "long long", "u64": "unsigned long long", "f32": "float",
             "f64": "double", "b32": "unsigned", "b64": "unsigned long long", "b16": "unsigned short",
             "f16": "__half", "bf16": "__nv_bfloat16"}[ptx_type]
@@ -65,7 +98,7 @@ def _atomic(match: re.Match[str]) -> str:
 
 def emulated_source(source: str) -> str:
     """The generated CUDA with PTX atomics replaced by CPU equivalents."""
-    return _ATOM.sub(_atomic, source)
+    return _VATOM.sub(_vector_atomic, _ATOM.sub(_atomic, source))
 
 
 def _launcher(name: str, params: list[str]) -> str:
