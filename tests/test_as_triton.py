@@ -503,3 +503,25 @@ def test_pytest_processes_started_under_the_runner_install_the_shim(tmp_path: Pa
     result = _run(tmp_path, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "xdist", "-n", "2", "test_on_shim.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+
+
+def test_cublas_stand_in_multiplies_through_torch(tmp_path: Path) -> None:
+    """``triton._C.libtriton.nvidia.cublas.CublasLt`` (tutorial 09's comparison): ``matmul(a, b, c)``
+    writes ``a @ b.T`` into c, here on random CPU tensors against float64."""
+    pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
+    script = tmp_path / "cublas.py"
+    script.write_text(textwrap.dedent('''
+        import torch
+        from triton._C.libtriton import nvidia
+        gen = torch.Generator().manual_seed(0)
+        a = torch.randn(64, 32, generator=gen).half()
+        b = torch.randn(48, 32, generator=gen).half()
+        c = torch.full((64, 48), float("nan"), dtype=torch.float16)
+        nvidia.cublas.CublasLt(torch.empty(16, dtype=torch.uint8)).matmul(a, b, c)
+        err = (c.double() - a.double() @ b.double().T).abs().max().item()
+        assert err < 0.05, err
+        print("ok")
+    '''))
+    result = _run(tmp_path, script.name)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import tile_lang
-from tile_lang.as_triton import device, shim, tools
+from tile_lang.as_triton import cublas, device, shim, tools
 from tile_lang.as_triton.shim import TritonNameError, missing
 from tile_lang.errors import TileLangError
 
@@ -126,6 +126,8 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton.tools.experimental_descriptor": _names("triton.tools.experimental_descriptor", {}),
     "triton.profiler": _names("triton.profiler", tools.PROFILER),
     "triton.profiler.viewer": _names("triton.profiler.viewer", {}),
+    "triton._C": _names("triton._C", {}),
+    "triton._C.libtriton": _names("triton._C.libtriton", {"nvidia": cublas.NVIDIA}),
 }
 """Each ``triton`` module the shim provides, made when first imported."""
 
