@@ -23,6 +23,8 @@ import pytest
 
 import tile_lang as tl
 from tile_lang import Pointer, constexpr
+from tile_lang.as_triton.shim import next_power_of_2
+from tile_lang.check import check
 from tile_lang.compiler.builder import Builder
 from tile_lang.errors import DEBUG_ENV_VAR, CompilerBug, KernelError, TileLangError, UsageError
 
@@ -49,28 +51,6 @@ ALLOWED = {
     ("tile_lang.as_triton", "*", "ModuleNotFoundError"): "the import hook's answer for a missing module",
     ("tile_lang.as_triton", "Namespace.__getattr__", "AttributeError"): "__getattr__'s protocol (hasattr)",
 }
-
-# Raises in files others own now, with the class each should become (issue 18's error model):
-# an entry that no longer matches fails the test, so converting one means deleting it here.
-PENDING = {
-    ("tile_lang.signature", "*", "TypeError"): "LaunchError (kernel.py catches TypeError around constant())",
-    ("tile_lang.dtypes", "*", "TypeError"): "UsageError (a TypeError still: callers catch it)",
-    ("tile_lang.dtypes", "*", "OverflowError"): "LaunchError or SemanticError naming the value",
-    ("tile_lang.kernel", "Kernel.__call__", "TypeError"): "UsageError",
-    ("tile_lang.autotune", "*", "NotImplementedError"): "abc.abstractmethod",
-    ("tile_lang.compiler.controlflow", "*", "ControlFlow.error"): "-> SemanticError, once Frontend.error returns one",
-    ("tile_lang.compiler.frontend", "*", "Frontend.error"): "Frontend.error returning SemanticError, not TypeError",
-    ("tile_lang.compiler.frontend", "Frontend.visit", "SyntaxError"): "SemanticError",
-    ("tile_lang.compiler.frontend", "Frontend.visit_Name", "NameError"): "SemanticError",
-    ("tile_lang.compiler.frontend", "_python_binop", "TypeError"): "SemanticError",
-    ("tile_lang.compiler.lowering*", "*", "Context.error"): "-> SemanticError, once Frontend.error returns one",
-    ("tile_lang.check", "*", "TargetNotFound"): "UsageError (tile-lang check's target not found)",
-    ("tile_lang.as_triton.*", "*", "ValueError"): "UsageError",
-    ("tile_lang.as_triton.*", "*", "RuntimeError"): "UsageError (a device index the reference lacks)",
-    ("tile_lang_cupy.codegen.*", "*", "NotImplementedError"): "BackendError: a capability the CUDA backend lacks",
-    ("tile_lang_numpy.engine", "*", "TypeError"): "UsageError",
-}
-
 
 @dataclass(frozen=True)
 class Raise:
@@ -275,13 +255,13 @@ def raises(fn: ast.AST) -> Iterator[ast.Raise]:
 
 
 def failures() -> tuple[list[Raise], set[tuple[str, str, str]]]:
-    """The raises of a non-TileLangError that no table lists, and the table entries used."""
+    """The raises of a non-TileLangError that ALLOWED does not list, and its entries used."""
     bad: list[Raise] = []
     used: set[tuple[str, str, str]] = set()
     for name, path in modules():
         module = imported(name)
         if module is None:  # not scanned here: its entries count as used
-            used.update(key for key in (*ALLOWED, *PENDING) if matches(key[0], name))
+            used.update(key for key in ALLOWED if matches(key[0], name))
             continue
         tree = ast.parse(path.read_text())
         for qualname, fn, cls in [("<module>", tree, None), *functions(tree)]:
@@ -293,7 +273,7 @@ def failures() -> tuple[list[Raise], set[tuple[str, str, str]]]:
                 if classes is not None and all(issubclass(c, TileLangError) for c in classes):
                     continue
                 site = Raise(name, qualname, node.lineno, made)
-                key = listed(ALLOWED, site) or listed(PENDING, site)
+                key = listed(ALLOWED, site)
                 if key is None:
                     bad.append(site)
                 else:
@@ -305,7 +285,7 @@ def test_every_raise_is_a_tile_lang_error() -> None:
     bad, used = failures()
     assert not bad, "raises of a non-TileLangError:\n" + "\n".join(
         f"  {s.module}:{s.line} in {s.function}: {s.raised}" for s in bad)
-    stale = (ALLOWED.keys() | PENDING.keys()) - used
+    stale = ALLOWED.keys() - used
     assert not stale, f"entries that match no raise any more (delete them): {sorted(stale)}"
 
 
@@ -328,6 +308,13 @@ def no_debug(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(DEBUG_ENV_VAR, raising=False)
 
 
+@tl.kernel
+def doubled(x: Pointer[tl.f32], out: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    y = tl.load(x + offs) * 2.0
+    tl.store(out + offs, y)
+
+
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: tl.empty((-1,), tl.f32), r"empty: shape=\(-1,\) is not a shape; give ints >= 0"),
     (lambda: tl.empty((2.5,), tl.f32), r"empty: shape=\(2.5,\) is not a shape"),  # type: ignore[arg-type]
@@ -336,19 +323,17 @@ def no_debug(monkeypatch: pytest.MonkeyPatch) -> None:
     (lambda: tl.to_device(np.zeros(2, np.float32), tl.f32, device=-1), r"to_device: device=-1 is negative"),
     (lambda: tl.backend("nope").__enter__(), r"unknown tile_lang backend 'nope' \(registered: .*numpy"),
     (lambda: tl.load(None), r"tl.load can only be called inside a @tl.kernel"),  # type: ignore[call-overload]
+    (lambda: tl.to_device(np.zeros(2, np.complex64)), r"NumPy dtype complex64 has no tile_lang equivalent"),
+    (lambda: tl.constexpr([1]), r"tl.constexpr takes an int, float, bool, str, None, a dtype .*got list"),
+    (lambda: doubled(None, None, BLOCK=8), r"kernel doubled is not called directly: launch it with doubled\[grid\]"),  # type: ignore[operator]
+    (lambda: check("/no/such/kernels.py"), r"no such file or directory: '/no/such/kernels.py'"),
+    (lambda: next_power_of_2(-1), r"next_power_of_2 takes an int >= 0, got -1"),
 ])
 def test_a_bad_host_call_is_a_usage_error_naming_function_and_value(call: Any, message: str) -> None:
-    with tl.backend("numpy"), pytest.raises(UsageError, match=message) as info:
+    with tl.backend("numpy"), pytest.raises(tl.UsageError, match=message) as info:
         call()
-    assert isinstance(info.value, TileLangError)
+    assert tl.UsageError is UsageError and isinstance(info.value, TileLangError)
     assert isinstance(info.value, (TypeError, ValueError))  # what these calls raised before: still caught
-
-
-@tl.kernel
-def doubled(x: Pointer[tl.f32], out: Pointer[tl.f32], BLOCK: constexpr) -> None:
-    offs = tl.arange(0, BLOCK)
-    y = tl.load(x + offs) * 2.0
-    tl.store(out + offs, y)
 
 
 def line(text: str) -> int:
@@ -356,8 +341,6 @@ def line(text: str) -> int:
     return first + next(i for i, source in enumerate(lines) if text in source)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18: Frontend.visit still reports any exception but AssertionError/"
-                   "KeyError as the user's; with its user errors TileLangErrors, it can make the rest CompilerBugs")
 def test_an_internal_error_of_the_builder_is_a_compiler_bug_chained_from_it(monkeypatch: pytest.MonkeyPatch) -> None:
     cause = IndexError("list index out of range")
 
@@ -455,3 +438,72 @@ def test_a_load_broadcasts_its_pointers_with_other_on_both_backends(backend: str
         out = tl.to_device(np.full(32, np.nan, np.float32))
         other_widens[(1,)](tl.to_device(host), out, n, BLOCK=16)
         np.testing.assert_array_equal(out.numpy().reshape(2, 16), expected.astype(np.float32))
+
+
+SIZES = (4, 8)
+TABLE = {"scale": 2.0}
+
+
+@tl.kernel
+def past_the_tuple(x: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs) * SIZES[BLOCK // 8])
+
+
+@tl.kernel
+def missing_key(x: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs) * TABLE["shift"])
+
+
+@tl.kernel
+def by_zero(x: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs) * (BLOCK // (BLOCK - 16)))
+
+
+@tl.kernel
+def unknown_name(x: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs) * undefined_scale)  # type: ignore[name-defined]  # noqa: F821
+
+
+@pytest.mark.parametrize(("kernel", "message"), [
+    (past_the_tuple, "IndexError: tuple index out of range"),
+    (missing_key, "KeyError: 'shift'"),
+    (by_zero, "ZeroDivisionError: integer division or modulo by zero"),  # the builder's constant folding
+    (unknown_name, "NameError: name 'undefined_scale' is not defined"),
+])
+def test_pythons_error_on_a_compile_time_value_is_one_kernel_error_on_both_backends(kernel: Any,
+                                                                                     message: str) -> None:
+    """Python's own error where the front end evaluates the kernel's values is the kernel's (a
+    SemanticError naming it), not a CompilerBug: the message the reference gives, at the line."""
+    lines, first = inspect.getsourcelines(kernel.fn)
+    at = first + next(i for i, source in enumerate(lines) if "tl.store" in source)
+    with pytest.raises(KernelError, match=f"in kernel {kernel.name}: {message}") as compiled:
+        kernel.inspect(BLOCK=16)
+    assert not isinstance(compiled.value, CompilerBug)
+    with tl.backend("numpy"):
+        host = np.random.default_rng(5).standard_normal(16).astype(np.float32)
+        x = tl.to_device(host)
+        with pytest.raises(KernelError, match=f"in kernel {kernel.name}: {message}") as ran:
+            kernel[(1,)](x, BLOCK=16)
+        assert x.numpy().tobytes() == host.tobytes()  # nothing ran
+    assert compiled.value.lineno == ran.value.lineno == at
+
+
+@tl.kernel
+def unknown_constraint(x: Pointer[tl.f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=q,r", [tl.load(x + offs)], dtype=tl.f32, is_pure=True, pack=1)
+    tl.store(x + offs, y)
+
+
+def test_a_capability_the_cuda_backend_lacks_is_a_kernel_error_at_its_line() -> None:
+    """The code generator's BackendError (an inline-asm constraint it does not know), not a CompilerBug."""
+    lines, first = inspect.getsourcelines(unknown_constraint.fn)
+    at = first + next(i for i, source in enumerate(lines) if "inline_asm" in source)
+    with pytest.raises(KernelError, match="inline asm constraint '=q' is not supported by the CUDA backend") as info:
+        unknown_constraint.cuda_source(BLOCK=16)
+    assert not isinstance(info.value, CompilerBug)
+    assert info.value.lineno == at

@@ -88,7 +88,7 @@ def test_debug_raises_the_code_generators_own_exception(monkeypatch: pytest.Monk
 
 
 def test_a_feature_the_cuda_backend_lacks_is_a_kernel_error_at_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(emitter.STATEMENTS, Op.STORE, broken(NotImplementedError("stores of f32 are not supported")))
+    monkeypatch.setitem(emitter.STATEMENTS, Op.STORE, broken(BackendError("stores of f32 are not supported")))
     with pytest.raises(KernelError, match="in kernel scale_kernel: stores of f32 are not supported") as info:
         scale_kernel.cuda_source(BLOCK=128)
     assert info.value.lineno == line_of("tl.store")

@@ -15,7 +15,9 @@ from tile_lang.dtypes import (
     float16, float32, float64, i1, i8,
     i16, i32, i64, int1, int8, int16, int32, int64, u8, u16, u32, u64, uint8, uint16, uint32, uint64,
 )
-from tile_lang.errors import BackendError, CompilerBug, KernelError, LaunchError, OutOfResources, TileLangError
+from tile_lang.errors import (
+    BackendError, CompilerBug, KernelError, LaunchError, OutOfResources, TileLangError, UsageError,
+)
 from tile_lang.func import Func, func
 from tile_lang.host import empty, to_device, wrap
 from tile_lang.kernel import Grid, Kernel, Launcher, Options, kernel
@@ -59,7 +61,7 @@ from tile_lang.tensor import (
 
 __all__ = [
     "Autotuner", "Config", "Heuristics", "autotune", "heuristics", "testing",
-    "BackendError", "CompilerBug", "TileLangError",
+    "BackendError", "CompilerBug", "TileLangError", "UsageError",
     "Bool", "BoolTensor", "BackendInfo", "BlockPointer", "Buffer", "Constexpr", "Dtype", "Float", "Func",
     "Grid", "HostTensorDescriptor", "I32Tensor", "Int", "Kernel", "KernelError", "LaunchError", "Launcher", "Options", "OutOfResources", "Pointer",
     "FloatScalar", "IntScalar",

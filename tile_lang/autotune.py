@@ -15,6 +15,7 @@ only when every config is skipped is the launch an error.
 
 from __future__ import annotations
 
+import abc
 import inspect
 import json
 import os
@@ -74,7 +75,7 @@ class PruneConfigs(TypedDict, total=False):
     top_k: int | float
 
 
-class Wrapper(Generic[P]):
+class Wrapper(abc.ABC, Generic[P]):
     """A kernel behind ``autotune`` or ``heuristics``: launched like the kernel, ``w[grid](...)``."""
 
     def __init__(self, inner: Kernel[P] | Wrapper[P], supplies: Sequence[str], what: str) -> None:
@@ -100,9 +101,9 @@ class Wrapper(Generic[P]):
             return TunedLauncher(self, key[0], key[1])
         return TunedLauncher(self, key, Options())
 
+    @abc.abstractmethod
     def run(self, grid: Any, options: Options, named: dict[str, Any]) -> None:
         """Launch with the arguments by name, adding what this wrapper supplies."""
-        raise NotImplementedError
 
     def supplied(self) -> frozenset[str]:
         """Every name this wrapper and the ones inside it set."""

@@ -31,6 +31,16 @@ class Builtin:
     def __repr__(self) -> str:
         return f"tl.{self.name}"
 
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The arguments by name with the defaults, or a UsageError naming the builtin (both
+        backends' binding of a call)."""
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise UsageError(f"{self!r}: {exc}") from None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
 
 class Engine(Protocol):
     """What executes builtins: the NumPy reference's interpreter implements this."""
@@ -92,14 +102,7 @@ def _binder(op: Builtin) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str
     names = [p.name for p in params]
     defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
-    def slow(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        try:
-            bound = op.signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise UsageError(f"{op!r}: {exc}") from None
-        bound.apply_defaults()
-        return dict(bound.arguments)
-
+    slow = op.bind
     count = len(names)
     later = [frozenset(names[given:]) for given in range(count + 1)]  # what keywords may name after `given` positionals
 

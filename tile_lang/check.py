@@ -22,7 +22,7 @@ from typing import Any
 
 from tile_lang import dtypes
 from tile_lang.autotune import Autotuner, Wrapper
-from tile_lang.errors import CompilerBug, KernelError, LaunchError, TileLangError, at_line
+from tile_lang.errors import CompilerBug, KernelError, LaunchError, TileLangError, UsageError, at_line
 from tile_lang.kernel import Kernel
 from tile_lang.progress import progress
 from tile_lang.signature import NO_DEFAULT
@@ -73,7 +73,7 @@ class Report:
     specialization: Specialization | None = None
 
 
-class TargetNotFound(Exception):
+class TargetNotFound(UsageError):
     """The module, package or file named on the command line does not exist (a usage error)."""
 
 

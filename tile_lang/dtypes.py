@@ -17,7 +17,7 @@ from typing import Generic, TypeAlias, TypeVar
 import ml_dtypes
 import numpy as np
 
-from tile_lang.errors import Unsupported
+from tile_lang.errors import SemanticError, Unsupported, UsageError
 
 
 class Dtype:
@@ -224,7 +224,7 @@ def dtype_of(marker: object) -> DType:
     if found is None:
         if isinstance(marker, UnsupportedFloat):
             raise marker.error()
-        raise TypeError(f"{marker!r} is not a tile_lang dtype (expected e.g. tl.f32, tl.i32, tl.bf16)")
+        raise UsageError(f"{marker!r} is not a tile_lang dtype (expected e.g. tl.f32, tl.i32, tl.bf16)")
     return found
 
 
@@ -245,7 +245,7 @@ def from_numpy(dtype: np.dtype[typing.Any]) -> DType:
     """The tile_lang dtype holding a NumPy (or ml_dtypes) array's elements."""
     found = _BY_NUMPY.get(np.dtype(dtype))
     if found is None:
-        raise TypeError(f"NumPy dtype {np.dtype(dtype)} has no tile_lang equivalent")
+        raise UsageError(f"NumPy dtype {np.dtype(dtype)} has no tile_lang equivalent")
     return found
 
 
@@ -277,7 +277,7 @@ def promote(a: DType, b: DType) -> DType:
 
 
 def scalar_dtype(value: bool | int | float) -> DType:
-    """The dtype Triton gives a Python scalar standing alone."""
+    """The dtype Triton gives a Python scalar standing alone (an int beyond 64 bits is the kernel's error)."""
     if isinstance(value, bool):
         return BOOL
     if isinstance(value, int):
@@ -287,7 +287,7 @@ def scalar_dtype(value: bool | int | float) -> DType:
             return I64
         if 0 <= value < 2**64:
             return U64
-        raise OverflowError(f"integer {value} does not fit in 64 bits")
+        raise SemanticError(f"integer {value} does not fit in 64 bits")
     return F32
 
 

@@ -2,8 +2,8 @@
 
 Every error tile_lang raises on purpose is a :class:`TileLangError` (``tests/test_error_model.py``
 checks every ``raise`` of the package): a bad host call a :class:`UsageError`, a launch that cannot
-run a :class:`LaunchError`, a kernel breaking an op's rule a ``SemanticError``
-(``tile_lang.semantics``) that each backend re-raises as a :class:`KernelError` at the line. Any
+run a :class:`LaunchError`, a kernel breaking an op's rule (or Python's, on a compile-time value)
+a :class:`SemanticError` that each backend re-raises as a :class:`KernelError` at the line. Any
 other exception escaping the compiler's own code (an internal assertion, a pass or code generator
 failing) is a :class:`CompilerBug` chained from the original. A launch raises its errors without tile_lang's
 frames (the message names the kernel line). ``TILE_LANG_DEBUG=1``, the one debugging switch, shows
@@ -33,6 +33,17 @@ class UsageError(TileLangError, TypeError, ValueError):
     (``tl.empty((-1,), tl.f32)``, an unknown backend or device), a builtin called outside a kernel
     or with arguments its signature does not bind. The message names the function, the parameter
     and the value; it is also the TypeError and the ValueError the builtins would raise."""
+
+
+class SemanticError(TileLangError):
+    """A kernel breaks a rule (an op's, in ``tile_lang.semantics``, or Python's on a compile-time
+    value). It carries only the message: the backend that met it re-raises it as a KernelError
+    at the user's line."""
+
+
+class SourceUnavailable(TileLangError, OSError):
+    """A kernel's or helper's Python source cannot be read (one defined by ``exec`` or in an
+    interactive session): the compiler reads it. Also the OSError ``inspect`` raises for it."""
 
 
 class LaunchError(TileLangError, TypeError):

@@ -20,7 +20,7 @@ import numpy as np
 from tile_lang import dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
-from tile_lang.errors import KernelError, LaunchError, TileLangError, trimmed
+from tile_lang.errors import KernelError, LaunchError, TileLangError, UsageError, trimmed
 from tile_lang.launch_cache import GRID_LIMITS, FastBackend, LastLaunch, LaunchCache, plain_grid
 from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, padding_fill
@@ -229,7 +229,7 @@ class Kernel(Generic[P]):
 
     if not typing.TYPE_CHECKING:  # mypy keeps reporting a call as an error; at run time it says what to write
         def __call__(self, *args: Any, **kwargs: Any) -> None:
-            raise TypeError(f"kernel {self.name} is not called directly: launch it with {self.name}[grid](...), "
+            raise UsageError(f"kernel {self.name} is not called directly: launch it with {self.name}[grid](...), "
                             "the grid a tuple of program counts such as (tl.cdiv(n, BLOCK),)")
 
     def inspect(self, num_warps: int = 4, optimized: bool = True, arch: str = "80", num_stages: int = 3,
@@ -440,7 +440,7 @@ def _check_constexpr(kernel: Kernel[Any], param: Param, value: Any) -> Any:
     if expected is CONSTANT:
         try:
             return constant(value)
-        except TypeError as exc:
+        except UsageError as exc:
             raise LaunchError(f"kernel {kernel.name}: constexpr {param.name} must be {exc} {value!r}") from None
     takes = typing.get_args(expected) if isinstance(expected, types.UnionType) else (expected,)
     if int in takes and isinstance(value, np.integer):
@@ -568,7 +568,7 @@ def _check_scalar(kernel: Kernel[Any], param: Param, value: Any) -> Any:
         if expected is int:
             dtypes.scalar_dtype(int(value))  # passed as i32, i64 or u64, the first that holds it (Triton's rule)
         return expected(value)
-    except OverflowError:
+    except (OverflowError, SemanticError):  # float() of a huge int; an int beyond 64 bits
         fits = "i64 or u64 (-2**63 to 2**64 - 1)" if expected is int else "a float"
         raise LaunchError(f"kernel {kernel.name}, parameter {param.name}: {value} does not fit in {fits}") from None
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tile_lang.errors import SourceUnavailable
 from tile_lang.func import inlinable
 
 _SCALARS: frozenset[type] = frozenset({type(None), bool, int, float, complex, str, bytes})
@@ -50,8 +51,13 @@ class Read:
 def source_of(fn: Callable[..., Any]) -> tuple[str, str, int]:
     """The function's source text as read once per process (the front end compiles exactly this
     text and caches key by its digest, so a file edited later cannot mix old and new), its file,
-    and the line offset that makes lines of the text real."""
-    lines, first = inspect.getsourcelines(fn)
+    and the line offset that makes lines of the text real; a SourceUnavailable if it has none."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except OSError as exc:
+        raise SourceUnavailable(f"{exc} of {fn.__qualname__}: the compiler reads the Python source of kernels and "
+                                "helpers, which a function defined by exec or in an interactive session lacks; "
+                                "define it in a .py module") from None
     return "".join(lines), inspect.getsourcefile(fn) or fn.__code__.co_filename, first - 1
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from tile_lang import dtypes
 from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.dtypes import DType
+from tile_lang.errors import LaunchError, UsageError
 from tile_lang.ops.memory import TensorDescriptor
 from tile_lang.tensor import Converts, Pointer
 
@@ -50,8 +51,8 @@ class Constant:
         made = super().__new__(cls)
         try:
             made.value = constant(value)
-        except TypeError as exc:
-            raise TypeError(f"tl.constexpr takes {exc}") from None
+        except UsageError as exc:
+            raise UsageError(f"tl.constexpr takes {exc}") from None
         return made
 
     def __repr__(self) -> str:
@@ -66,7 +67,7 @@ class Constant:
 
 def constant(value: object) -> object:
     """``value`` as a compile-time constant holds it (a NumPy scalar as the Python one, a tuple
-    element by element), or a TypeError saying what a constant may be."""
+    element by element), or a UsageError saying what a constant may be."""
     if isinstance(value, np.generic):
         return value.item()
     if value is None or isinstance(value, (bool, int, float, str, DType)):
@@ -74,7 +75,7 @@ def constant(value: object) -> object:
     if isinstance(value, tuple):
         return tuple(constant(v) for v in value)
     if not _is_dtype(value):
-        raise TypeError(f"an int, float, bool, str, None, a dtype or a tuple of these, got {type(value).__name__}")
+        raise UsageError(f"an int, float, bool, str, None, a dtype or a tuple of these, got {type(value).__name__}")
     return value
 
 
@@ -165,7 +166,7 @@ def read_params(fn: Callable[..., object]) -> tuple[Param, ...]:
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception as exc:
-        raise TypeError(f"kernel {fn.__qualname__}: cannot resolve its annotations ({exc})") from None
+        raise LaunchError(f"kernel {fn.__qualname__}: cannot resolve its annotations ({exc})") from None
     params = []
     defaults = {name: p.default for name, p in inspect.signature(fn).parameters.items()}
     for name in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
@@ -266,7 +267,7 @@ def _classify(kernel: str, name: str, hint: Any) -> Param:
         return Param(name, ParamKind.DESCRIPTOR, typing.get_args(hint)[0])
     if hint in (int, float, bool):
         return Param(name, ParamKind.SCALAR, hint)
-    raise TypeError(f"kernel {kernel}: parameter {name!r} has unsupported annotation {hint!r} "
+    raise LaunchError(f"kernel {kernel}: parameter {name!r} has unsupported annotation {hint!r} "
                     "(expected Pointer[D], Pointer[D] | None, TensorDescriptor[D, R], int, float, bool, constexpr or "
                     "Constexpr[T])")
 

@@ -18,7 +18,7 @@ import numpy as np
 
 import tile_lang
 from tile_lang.builtin import Builtin, active_engine, builtin_of
-from tile_lang.errors import KernelError
+from tile_lang.errors import KernelError, UsageError
 from tile_lang.semantics import SemanticError
 
 from tile_lang_numpy.affine import Affine
@@ -40,7 +40,7 @@ def implements(*functions: Callable[..., Any]) -> Callable[[Impl], Impl]:
         for fn in functions:
             op = builtin_of(fn)
             if op is None:
-                raise TypeError(f"{fn!r} is not a tile_lang builtin")
+                raise UsageError(f"{fn!r} is not a tile_lang builtin")
             IMPLS[op] = impl
         return impl
 

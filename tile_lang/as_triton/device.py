@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tile_lang import registry
+from tile_lang.errors import BackendError
 
 
 @dataclass(frozen=True)
@@ -98,11 +99,11 @@ def _torch_capability(device: Any = None) -> tuple[int, int]:
 def _exchange_device(device: int | None) -> int:
     """``with torch.cuda.device(d):``'s switch on the reference: nothing to switch for ``None`` (a
     CPU tensor's ``.device.index``, which torch without CUDA fails to compare), a negative index
-    or the stand-in's 0; any other index is torch's error."""
+    or the stand-in's 0; any other index is a BackendError (a RuntimeError, as torch's would be)."""
     if device is None or device < 0:
         return -1
     if device != 0:
-        raise RuntimeError(f"the NumPy reference's stand-in CUDA device is device 0, not device {device}")
+        raise BackendError(f"the NumPy reference's stand-in CUDA device is device 0, not device {device}")
     return 0
 
 

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 
 from tile_lang import dtypes, registry
+from tile_lang.errors import UsageError
 from tile_lang.as_triton import device
 from tile_lang.as_triton.compiled import CompiledKernel, TritonLauncher, without_ignored
 from tile_lang.as_triton.errors import DOCS, TritonNameError, missing
@@ -143,7 +144,7 @@ def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callabl
 def next_power_of_2(n: int) -> int:
     """The smallest power of two >= ``n`` (0 for 0, as in Triton)."""
     if n < 0:
-        raise ValueError(f"next_power_of_2 takes an int >= 0, got {n}")
+        raise UsageError(f"next_power_of_2 takes an int >= 0, got {n}")
     return 0 if n == 0 else 1 << (n - 1).bit_length()
 
 

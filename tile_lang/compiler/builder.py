@@ -238,7 +238,7 @@ def _prod(shape: tuple[int, ...]) -> int:
 
 
 def _fold(op: BinaryOp, a: Scalar, b: Scalar) -> Scalar:
-    """Constant arithmetic is Python's, as for Triton constexprs."""
+    """Constant arithmetic is Python's, as for Triton constexprs (its errors the kernel's)."""
     import operator
 
     table = {
@@ -249,5 +249,5 @@ def _fold(op: BinaryOp, a: Scalar, b: Scalar) -> Scalar:
         BinaryOp.LE: operator.le, BinaryOp.GT: operator.gt, BinaryOp.GE: operator.ge, BinaryOp.EQ: operator.eq,
         BinaryOp.NE: operator.ne,
     }
-    result: Scalar = table[op](a, b)
+    result: Scalar = base.python(table[op], a, b)
     return result

@@ -2,7 +2,9 @@
 
 Runtime control flow becomes structured regions; constexprs are evaluated here (``if FLAG:``
 keeps one branch, ``tl.static_range`` unrolls); ``@tl.func`` and library helpers are inlined.
-Every failure surfaces as a :class:`KernelError` at the user's own file and line.
+The kernel's errors (a :class:`~tile_lang.errors.TileLangError`: a broken rule, Python's own
+error on a compile-time value) surface as a :class:`KernelError` at the user's own file and line;
+any other exception is the front end's own failure, a :class:`CompilerBug` there.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ from tile_lang.compiler.controlflow import ControlFlow, Stale
 from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
 from tile_lang.descriptor import Layout, part_names
-from tile_lang.errors import CompilerBug, KernelError, debugging
+from tile_lang.errors import CompilerBug, KernelError, SemanticError, TileLangError, debugging
 from tile_lang.func import MAX_DEPTH, Func, inlinable, too_deep
 from tile_lang import legality
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
 from tile_lang.semantics import creation, elementwise, operators, shape as shape_rules
+from tile_lang.semantics.base import python
 from tile_lang.signature import Constant, plain
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner
 
@@ -111,11 +114,6 @@ def _body(fdef: ast.FunctionDef) -> list[ast.stmt]:
     return body
 
 
-# Exceptions the front end's own code raises when it is wrong (a compiler bug); any other
-# exception at a kernel line is the kernel's error (a TypeError from the builder's checks...).
-_INTERNAL = (AssertionError, KeyError)
-
-
 class Frontend(ControlFlow):
     """The AST visitor. ``visit`` is the single place errors are converted and located."""
 
@@ -146,22 +144,31 @@ class Frontend(ControlFlow):
         if line is not None:
             self.b.loc = Loc(scope.filename, line + scope.line_offset, getattr(node, "col_offset", 0))
         try:
-            method = getattr(self, f"visit_{type(node).__name__}", None)
-            if method is None:
-                raise SyntaxError(f"unsupported Python in a kernel: {type(node).__name__} "
-                                  f"({ast.unparse(node)[:60]!r})")
-            return method(node)
+            with self.located():
+                method = getattr(self, f"visit_{type(node).__name__}", None)
+                if method is None:
+                    raise self.error(f"unsupported Python in a kernel: {type(node).__name__} "
+                                     f"({ast.unparse(node)[:60]!r})")
+                return method(node)
+        finally:
+            self.b.loc = saved
+
+    @contextlib.contextmanager
+    def located(self, prefix: str = "") -> Iterator[None]:
+        """The block's TileLangError (the kernel's: a SemanticError, a builtin's UsageError) as a
+        KernelError at the builder's location, ``prefix`` before its message; any other
+        exception as a CompilerBug there, chained from it."""
+        try:
+            yield
         except (KernelError, CompilerBug):
             raise
         except Exception as exc:
-            loc = self.b.loc or Loc(scope.filename, 0)
-            if not isinstance(exc, _INTERNAL):
-                raise KernelError(str(exc), loc.filename, loc.line, loc.col, self.kernel) from exc
+            loc = self.b.loc or Loc(self.scope.filename, 0)
+            if isinstance(exc, TileLangError):
+                raise KernelError(prefix + str(exc), loc.filename, loc.line, loc.col, self.kernel) from exc
             if debugging():
                 raise
             raise CompilerBug("the front end", exc, loc.filename, loc.line, loc.col, self.kernel) from exc
-        finally:
-            self.b.loc = saved
 
     def descriptor(self, name: str, layout: Layout) -> Any:
         """A host descriptor parameter inside the kernel: ``tl.make_tensor_descriptor`` of the
@@ -170,18 +177,14 @@ class Frontend(ControlFlow):
 
         env = self.scope.env
         base, shapes, strides = part_names(name, layout.ndim)
-        try:
+        with self.located(f"parameter {name}: "):
             return self.call(tl.make_tensor_descriptor, (env[base], tuple(env[s] for s in shapes),
                                                           tuple(env[s] for s in strides), layout.block_shape),
                              {"padding_option": layout.padding})
-        except (KernelError, CompilerBug):
-            raise
-        except Exception as exc:
-            loc = self.b.loc or Loc(self.scope.filename, 0)
-            raise KernelError(f"parameter {name}: {exc}", loc.filename, loc.line, loc.col, self.kernel) from exc
 
-    def error(self, message: str) -> Exception:
-        return TypeError(message)
+    def error(self, message: str) -> SemanticError:
+        """The kernel's error at the node being visited (``visit`` locates it)."""
+        return SemanticError(message)
 
     def note(self, kind: ReadKind, owner: str | None, name: str, value: Any) -> Any:
         """Record a value read from Python (compiled code depends on it), and return it."""
@@ -269,7 +272,7 @@ class Frontend(ControlFlow):
             return self.note(ReadKind.NAME, scope.owner, node.id, plain(scope.globals[node.id]))
         if hasattr(builtins, node.id):
             return self.note(ReadKind.NAME, scope.owner, node.id, getattr(builtins, node.id))
-        raise NameError(f"name {node.id!r} is not defined")
+        raise self.error(f"NameError: name {node.id!r} is not defined")  # Python's words, as the reference's
 
     def visit_Tuple(self, node: ast.Tuple) -> tuple[Any, ...]:
         return tuple(self.visit(e) for e in node.elts)
@@ -298,10 +301,10 @@ class Frontend(ControlFlow):
                 return self.call(tl.trans, (base,), {})
             return BoundMethod(base, node.attr)
         if isinstance(base, (types.ModuleType, type)):
-            return self.note(ReadKind.ATTR, location(base), node.attr, plain(getattr(base, node.attr)))
+            return self.note(ReadKind.ATTR, location(base), node.attr, plain(python(getattr, base, node.attr)))
         if node.attr == "dtype" and isinstance(base, (bool, int, float)):  # `value = 1; value.dtype`
             return dtype_value(creation.constant_dtype(base))
-        return getattr(base, node.attr)
+        return python(getattr, base, node.attr)
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         return self.binop(type(node.op), self.visit(node.left), self.visit(node.right))
@@ -322,7 +325,7 @@ class Frontend(ControlFlow):
             against_none = isinstance(op, (ast.Is, ast.IsNot)) and (left is None or right is None)
             if (isinstance(left, Node) or isinstance(right, Node)) and not against_none:
                 raise self.error(f"{type(op).__name__} on a tensor")
-            return _python_compare(op, left, right)
+            return python(_python_compare, op, left, right)
         return self.binop(type(op), left, right)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
@@ -330,7 +333,7 @@ class Frontend(ControlFlow):
         if not isinstance(operand, Node):
             table: dict[type[ast.AST], Callable[[Any], Any]] = {
                 ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x, ast.Invert: lambda x: ~x}
-            return table[type(node.op)](operand)
+            return python(table[type(node.op)], operand)
         if isinstance(node.op, ast.Not):
             return self.b.unary(UnaryFn.NOT, self.truth(operand))
         ops = {ast.USub: UnaryOp.NEG, ast.UAdd: UnaryOp.POS, ast.Invert: UnaryOp.INVERT}
@@ -346,7 +349,7 @@ class Frontend(ControlFlow):
         base = self.visit(node.value)
         key = self.visit(node.slice)
         if not isinstance(base, Node):
-            return base[key]
+            return python(operator.getitem, base, key)
         shape: list[int] = []
         dims = iter(base.ty.shape)
         for k in shape_rules.index_parts(key):
@@ -383,9 +386,7 @@ class Frontend(ControlFlow):
             lower = lowering.LOWERINGS.get(op)
             if lower is None:
                 raise self.error(f"tl.{op.name} is not supported by the CUDA compiler yet")
-            bound = op.signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            return lower(self, bound.arguments)
+            return lower(self, op.bind(args, kwargs))
         fn = inlinable(callee)
         if fn is not None:
             return self.inline(fn, args, kwargs, isinstance(callee, Func))
@@ -396,15 +397,15 @@ class Frontend(ControlFlow):
         if (tl_builtin := legality.alias_of(callee)) is not None:  # print(...): tl.device_print(...)
             return self.call(tl_builtin, args, kwargs)
         if isinstance(callee, Query):  # tl.float32.is_floating(): a compile-time bool
-            return callee()
+            return python(callee, *args, **kwargs)
         if callee is Constant:  # tl.constexpr(v) in a kernel: v, a compile-time value
             if any(isinstance(v, Node) for v in (*args, *kwargs.values())):
                 raise self.error("tl.constexpr takes a compile-time value, not a runtime tensor")
-            return Constant(*args, **kwargs).value
+            return python(Constant, *args, **kwargs).value
         if callee is builtins.isinstance and len(args) == 2 and not kwargs:  # a compile-time bool
             return legality.kernel_isinstance(args[0], args[1], isinstance(args[0], Node))
         if callee in legality.PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
-            return callee(*args, **kwargs)
+            return python(callee, *args, **kwargs)
         if callee in elementwise.PYTHON_BUILTINS:
             shapes = tuple(v.ty.shape if isinstance(v, Node) else () for v in args)
             return self.call(elementwise.python_builtin(callee, shapes, bool(kwargs)), args, {})
@@ -431,7 +432,7 @@ class Frontend(ControlFlow):
             raise self.error(too_deep(fn.__qualname__))
         legality.check(fn, self.kernel, False)
         fdef, filename, offset = legality.parse(fn)
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = python(inspect.signature(fn).bind, *args, **kwargs)
         bound.apply_defaults()
         scope = Scope(fn.__qualname__, filename, offset, fn.__globals__, dict(bound.arguments), inlined=True,
                       owner=module_owner(fn.__globals__), func=func, tree=fdef)
@@ -461,8 +462,8 @@ _PY_OPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
 def _python_binop(op: type[ast.AST], a: Any, b: Any) -> Any:
     """An operator on compile-time Python values (numbers, tuples, dtype markers, strings)."""
     if op not in _PY_OPS:
-        raise TypeError(f"unsupported operator {op.__name__}")
-    return _PY_OPS[op](a, b)
+        raise SemanticError(f"unsupported operator {op.__name__}")
+    return python(_PY_OPS[op], a, b)
 
 
 def _python_compare(op: ast.cmpop, a: Any, b: Any) -> bool:

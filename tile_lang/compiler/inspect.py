@@ -28,7 +28,7 @@ from tile_lang.compiler.passes import run_passes
 from tile_lang.compiler.printer import print_function
 from tile_lang.compiler.spec import static_spec
 from tile_lang.dtypes import DType
-from tile_lang.errors import BackendError, KernelError
+from tile_lang.errors import BackendError, KernelError, SourceUnavailable
 from tile_lang.registry import GeneratedSource
 
 CUDA_BACKEND = "cupy"  # the registered backend whose generated source ``cuda_source`` shows
@@ -226,7 +226,6 @@ def _build(kernel: Any, constexprs: Mapping[str, Any], num_warps: int, num_stage
     try:
         return build(kernel, static_spec(kernel, constexprs, num_warps, num_stages=num_stages, arch=arch,
                                          pointees=pointees, divisible=divisible))
-    except OSError as exc:  # what inspect.getsourcelines raises for a function without a source file
-        raise KernelError(f"its source is unavailable ({exc}): the compiler reads a kernel's Python source, which "
-                          "a kernel defined in an interactive session or by exec does not have; define it in a .py "
-                          "module", kernel.filename, kernel.lineno, kernel=kernel.name) from None
+    except SourceUnavailable as exc:
+        raise KernelError(f"its source is unavailable ({exc})", kernel.filename, kernel.lineno,
+                          kernel=kernel.name) from None

@@ -23,7 +23,7 @@ from tile_lang.compiler.ir import (
 )
 from tile_lang.dtypes import DType
 from tile_lang.ops import debug, math as tlmath, random as tlrandom
-from tile_lang.semantics import base, creation, elementwise, hints, random, shape as shapes
+from tile_lang.semantics import SemanticError, base, creation, elementwise, hints, random, shape as shapes
 from tile_lang.semantics.base import Block
 
 
@@ -32,7 +32,7 @@ class Context(Protocol):
 
     b: Builder
 
-    def error(self, message: str) -> Exception: ...
+    def error(self, message: str) -> SemanticError: ...
 
     def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
 

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
 from tile_lang.dtypes import DType
+from tile_lang.errors import SemanticError as SemanticError  # the rules' error, defined with the others
 from tile_lang.errors import TileLangError
 
+T = TypeVar("T")
 
-class SemanticError(TileLangError):
-    """A kernel breaks an op's rule. It carries only the message: the backend that called the
-    rule re-raises it as a KernelError at the user's line."""
+
+def python(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``: Python's own work on a kernel's compile-time values (``t[5]`` of a
+    pair, ``1 // 0``, a helper called with too few arguments), whose exception is the kernel's
+    error: a SemanticError naming it as Python does (as the reference, which runs it, reports it)."""
+    try:
+        return fn(*args, **kwargs)
+    except TileLangError:
+        raise
+    except Exception as exc:
+        raise SemanticError(f"{type(exc).__name__}: {exc}") from exc
 
 
 def not_an_operand(value: object) -> SemanticError:

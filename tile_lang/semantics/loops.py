@@ -11,7 +11,7 @@ from typing import Any
 
 from tile_lang.dtypes import I32, DType, promote
 from tile_lang.ops import iterators
-from tile_lang.semantics.base import SemanticError
+from tile_lang.semantics.base import SemanticError, python
 
 ZERO_STEP = "range() arg 3 must not be zero"
 """Python's message for a zero step, which both backends give: at compile time for a constant
@@ -40,7 +40,7 @@ def range_call(callee: object, args: tuple[Any, ...], kwargs: Mapping[str, Any])
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
         return RangeCall(start, stop, step, False)
     if callee is iterators.range or callee is iterators.static_range:
-        r = iterators.range(*args, **kwargs)  # a bound may be a tensor here
+        r = python(iterators.range, *args, **kwargs)  # a bound may be a tensor here
         unroll = r.loop_unroll_factor
         if unroll is not None and (isinstance(unroll, bool) or not isinstance(unroll, int)):
             raise SemanticError(f"loop_unroll_factor must be a compile-time int, got {unroll!r}")

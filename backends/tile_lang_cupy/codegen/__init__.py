@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tile_lang.compiler.ir import Function, ParamAttr
-from tile_lang.errors import KernelError, internal_errors
+from tile_lang.errors import BackendError, KernelError, internal_errors
 
 # Importing the op modules registers their emitters.
 from tile_lang_cupy.codegen import collective, control, cooperative, debug, elementwise, memory, pipeline  # noqa: F401
@@ -37,7 +37,7 @@ def generate(fn: Function) -> CudaKernel:
     with internal_errors("CUDA code generation", fn.name, where):
         try:
             return _generate(em, fn)
-        except NotImplementedError as exc:
+        except BackendError as exc:
             raise KernelError(str(exc), *where(), kernel=fn.name) from None
 
 

@@ -8,6 +8,7 @@ import re
 from tile_lang import dtypes
 from tile_lang.compiler.ir import AsmAttr, AssertAttr, Node, Op, PrintAttr
 from tile_lang.dtypes import DType
+from tile_lang.errors import BackendError
 
 from tile_lang_cupy.codegen.ctypes_ import c_string, ctype
 from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, Index, coords_of, emits, flat_index
@@ -106,7 +107,7 @@ def ptx_template(asm: str) -> str:
 def _register(code: str, dtype: DType) -> tuple[str, int]:
     letter = code.lstrip("=&+")
     if letter not in _REGISTERS:
-        raise NotImplementedError(f"inline asm constraint {code!r} is not supported by the CUDA backend")
+        raise BackendError(f"inline asm constraint {code!r} is not supported by the CUDA backend")
     return _REGISTERS[letter]
 
 
@@ -138,8 +139,8 @@ def _asm(em: Emitter, node: Node) -> None:
     n_out = sum(_operand_count(d, attr.pack) for d in attr.outputs)
     n_in = sum(_operand_count(a.ty.dtype, attr.pack) for a in node.args)
     if len(codes) != n_out + n_in or not all(c.startswith("=") for c in codes[:n_out]):
-        raise NotImplementedError(f"inline asm: {len(codes)} constraints for {n_out} output and {n_in} input "
-                                  f"registers (pack={attr.pack})")
+        raise BackendError(f"inline asm: {len(codes)} constraints for {n_out} output and {n_in} input "
+                           f"registers (pack={attr.pack})")
     name = em.declare(node)
     held = em.layout(node).per_thread  # fewer than pack: the group is padded with repeats
     with em.each(node, min(attr.pack, held)) as first:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from tile_lang import dtypes
 from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, MemAttr, Node, Op
 from tile_lang.dtypes import DType
+from tile_lang.errors import BackendError
 
 from tile_lang_cupy.codegen.ctypes_ import const_decl, ctype, literal
 from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, emits
@@ -112,7 +113,7 @@ def atomic_asm(attr: AtomicAttr, fn: AtomicFn, ptx: PtxType, old: str, ptr: str,
 def atomic_update(attr: AtomicAttr, dtype: DType, old: str, ptr: str, operands: list[str]) -> str:
     """The statement that applies one lane's atomic to ``*ptr`` and sets ``old`` (of ``dtype``)."""
     if dtype not in _PTX_TYPES:
-        raise NotImplementedError(f"atomics on {dtype!r} are not supported by the CUDA backend")
+        raise BackendError(f"atomics on {dtype!r} are not supported by the CUDA backend")
     if attr.fn in (AtomicFn.MAX, AtomicFn.MIN) and dtype.is_float:
         return _float_extreme(attr, dtype, old, ptr, operands[0])
     if attr.fn is AtomicFn.ADD and dtype == dtypes.BF16:
