@@ -280,11 +280,14 @@ def _torch_allocations() -> Iterator[_Allocation]:
         return
     for obj in gc.get_objects():
         if isinstance(obj, torch.Tensor) and obj.device.type == "cpu" and obj.layout == torch.strided:
-            storage = obj.untyped_storage()
-            if storage.nbytes():
-                raw = torch.empty(0, dtype=torch.uint8).set_(storage).numpy()
-                yield _Allocation(storage.data_ptr(), storage.nbytes(), raw,
-                                  f"the torch tensor at {storage.data_ptr():#x}")
+            try:  # fake, functional and other tensor subclasses without real storage refuse this
+                storage = obj.untyped_storage()
+                size, base = storage.nbytes(), storage.data_ptr()
+                raw = torch.empty(0, dtype=torch.uint8).set_(storage).numpy() if size else None
+            except (RuntimeError, NotImplementedError, TypeError):
+                continue
+            if raw is not None:
+                yield _Allocation(base, size, raw, f"the torch tensor at {base:#x}")
 
 
 def _numpy_allocations() -> Iterator[_Allocation]:

@@ -359,10 +359,17 @@ def test_lanes_pointing_into_different_buffers(backend: str) -> None:
             np.testing.assert_allclose(bufs[b].numpy(), want, rtol=1e-6)
 
 
-def test_addresses_of_torch_tensors_on_the_reference() -> None:
+@pytest.mark.parametrize("fake_alive", [False, True])
+def test_addresses_of_torch_tensors_on_the_reference(fake_alive: bool) -> None:
     """Grouped GEMM's host side: ``torch.tensor([t.data_ptr() for t in A])``, the tensors not
-    passed to the launch (one a view into a larger tensor); the reference finds each."""
+    passed to the launch (one a view into a larger tensor); the reference finds each, also while
+    tensors without real storage are alive (a FakeTensor, as torch.library's fake kernels leave:
+    asking its storage raises, and the lookup passes over it)."""
     torch = pytest.importorskip("torch")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        fakes = [torch.empty(8)] if fake_alive else []
     gen = torch.Generator().manual_seed(11)
     big = torch.randn(64, generator=gen).to(torch.float16)
     a = [torch.randn(n, generator=gen).to(torch.float16) for n in (16, 5)] + [big[10:]]
@@ -376,6 +383,7 @@ def test_addresses_of_torch_tensors_on_the_reference() -> None:
         want = x[:n].double().numpy() * 3.0 + g
         np.testing.assert_allclose(out[:n].numpy(), want, rtol=1e-6)
         assert bool(torch.isnan(out[n:]).all())
+    assert len(fakes) == int(fake_alive)
 
 
 masked_table = _kernel("masked_table", """
