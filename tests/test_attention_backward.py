@@ -17,7 +17,7 @@ import pytest
 
 import tile_lang as tl
 from examples import flash_attention as A
-from tests.compiler.conftest import NVCC
+from tests.compiler.conftest import NVCC, sm90a_report
 from tests.compiler.emulator import EMULATOR, NAME as EMU
 from tests.test_form_kernels import BENCHMARKS, _statements
 from tile_lang import dtypes, registry
@@ -25,7 +25,6 @@ from tile_lang.compiler import compile_ir, static_spec
 from tile_lang.compiler.ir import LoopAttr, Op, walk
 from tile_lang.compiler.spec import Spec, int_spec
 from tile_lang_cupy.codegen import generate
-from tile_lang_cupy.headers import INCLUDE_DIR
 
 Array = np.ndarray[Any, Any]
 SMALL = A.Config(A.Tiles(16, 16, 1), A.Tiles(16, 32, 1), A.Tiles(32, 16, 1), stages=2)  # one warp: emulator-sized
@@ -179,14 +178,7 @@ def test_benchmark_configs_pass_ptxas_for_sm_90a(tmp_path: Path, name: str, head
     assert not [n for n in nodes if n.op is Op.LOAD and len(n.ty.shape) == 2]
     source = generate(fn).source
     assert "wgmma.mma_async" in source and "tl::cp_async<" in source
-    path = tmp_path / "k.cu"
-    path.write_text(source)
-    assert NVCC is not None
-    report = subprocess.run([NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
-                             "-Xptxas", "-v", str(path), "-o", str(tmp_path / "k.cubin")],
-                            check=True, capture_output=True, text=True).stderr
-    assert "(C75" not in report, report
-    assert " 0 bytes spill stores" in report, report
+    report = sm90a_report(source, tmp_path)
     registers = re.search(r"Used (\d+) registers", report)
     assert registers is not None, report
     print(f"{name} d{head}{' causal' if causal else ''} {tiles}: {registers.group(1)} registers")

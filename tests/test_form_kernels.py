@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -19,12 +18,11 @@ import pytest
 
 import tile_lang as tl
 from benchmarks import form_kernels as F
-from tests.compiler.conftest import NVCC
+from tests.compiler.conftest import NVCC, sm90a_report
 from tests.compiler.test_tensor_cores import _aligned_spec
 from tile_lang import dtypes, registry
 from tile_lang.compiler import compile_ir
 from tile_lang_cupy.codegen import generate
-from tile_lang_cupy.headers import INCLUDE_DIR
 
 pytestmark = pytest.mark.filterwarnings("ignore::tile_lang_numpy.engine.DivergenceWarning")  # the grouped form's min() on numpy
 
@@ -229,14 +227,7 @@ def test_benchmark_configs_pass_ptxas_for_sm_90a(tmp_path: Path, name: str, warp
         assert re.search(r"tl::tma_load_2d\(" if name == "mm_block_ptr" else r"tl::cp_async<", source)
     if name == "mm_bt":  # B's [BN, BK] tile copied as stored, read by wgmma K-major
         assert "_kb(" in source and source.count("tl::cp_async<16>") == 6
-    path = tmp_path / "k.cu"
-    path.write_text(source)
-    assert NVCC is not None
-    report = subprocess.run([NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
-                             "-Xptxas", "-v", str(path), "-o", str(tmp_path / "k.cubin")],
-                            check=True, capture_output=True, text=True).stderr
-    assert "(C75" not in report, report
-    assert " 0 bytes spill stores" in report, report
+    sm90a_report(source, tmp_path)
 
 
 def _statements(path: Path, prefix: str) -> dict[str, str]:

@@ -60,16 +60,27 @@ def record_example(name: str) -> list[Launch]:
     return seen
 
 
-def nvcc_cubin(source: str, arch: str, workdir: Any) -> subprocess.CompletedProcess[str]:
+def nvcc_cubin(source: str, arch: str, workdir: Any, verbose: bool = False) -> subprocess.CompletedProcess[str]:
     """Compile generated CUDA down to machine code for ``arch``: ptxas checks the PTX too (inline
-    atomics, asm), as NVRTC does when a kernel is loaded."""
+    atomics, asm), as NVRTC does when a kernel is loaded; ``verbose``: its resource report."""
     from tile_lang_cupy.headers import INCLUDE_DIR
 
     path = workdir / f"k_{arch}.cu"
     path.write_text(source)
     assert NVCC is not None
-    return subprocess.run([NVCC, "-cubin", f"-arch={arch}", "-std=c++17", f"-I{INCLUDE_DIR}", str(path),
-                           "-o", str(path.with_suffix(".cubin"))], capture_output=True, text=True, check=False)
+    return subprocess.run([NVCC, "-cubin", f"-arch={arch}", "-std=c++17", f"-I{INCLUDE_DIR}",
+                           *(["-Xptxas", "-v"] if verbose else []), str(path), "-o", str(path.with_suffix(".cubin"))],
+                          capture_output=True, text=True, check=False)
+
+
+def sm90a_report(source: str, workdir: Any) -> str:
+    """ptxas's report on ``source`` for sm_90a, which must compile with no serialised wgmma
+    (warning C75xx) and no spills."""
+    done = nvcc_cubin(source, "sm_90a", workdir, verbose=True)
+    assert done.returncode == 0, done.stderr
+    assert "(C75" not in done.stderr, done.stderr
+    assert " 0 bytes spill stores" in done.stderr, done.stderr
+    return done.stderr
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ reference and the generated CUDA against float64."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,9 +16,8 @@ from tile_lang import Pointer, constexpr, dtypes, registry
 from tile_lang.compiler import compile_ir
 from tile_lang.compiler.ir import AtomicAttr, Mma, Op, walk
 from tile_lang_cupy.codegen import generate
-from tile_lang_cupy.headers import INCLUDE_DIR
 
-from tests.compiler.conftest import NVCC
+from tests.compiler.conftest import NVCC, sm90a_report
 from tests.compiler.emulator import EMULATOR, NAME as EMU
 from tests.compiler.test_tensor_cores import _aligned_spec
 
@@ -106,11 +104,7 @@ def test_hopper_adds_several_contiguous_elements_with_one_atom() -> None:
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: ptxas cannot check the sm_90a code")
 def test_hopper_vector_atomics_pass_ptxas(tmp_path: Path) -> None:
-    path = tmp_path / "k.cu"
-    path.write_text(_atomic_widths(90)[1])
-    assert NVCC is not None
-    subprocess.run([NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
-                    str(path), "-o", str(tmp_path / "k.cubin")], check=True, capture_output=True, text=True)
+    sm90a_report(_atomic_widths(90)[1], tmp_path)
 
 
 @pytest.mark.skipif(EMULATOR.unavailable_reason() is not None, reason=str(EMULATOR.unavailable_reason()))
