@@ -1,7 +1,7 @@
 """Run Triton's own language tests on tile_lang and tally the results by cause.
 
     python scripts/triton_tests.py DIR [--backend numpy|cupy|triton] [--sample 20] [--seed 0] [--timeout 60]
-        [--workers N] [--all-tests] [--json out.json] [--markdown out.md] [--compare base.json] [FILE...]
+        [--workers N] [--budget S] [--all-tests] [--json out.json] [--markdown out.md] [--compare base.json] [FILE...]
 
 It runs the tests Triton's CI runs on its interpreter (those marked ``interpreter``; ``--all-tests``
 for every test). DIR holds Triton's test files (test_core.py, test_standard.py, test_random.py by default) and
@@ -86,8 +86,11 @@ def main(argv: list[str]) -> int:
                "--rootdir", str(args.dir), *(["-k", args.keyword] if args.keyword else []),
                *([] if args.all_tests else ["-m", "interpreter"]),
                *(["-n", str(args.workers)] if args.workers > 1 else []), *[str(args.dir / f) for f in args.files]]
-        subprocess.run(cmd, env=env, cwd=args.dir, check=False)
-        results = [r for part in sorted(Path(tmp).glob("results*.json")) for r in json.loads(part.read_text())]
+        try:
+            subprocess.run(cmd, env=env, cwd=args.dir, check=False, timeout=args.budget or None)
+        except subprocess.TimeoutExpired:  # the outcomes so far are on disk: summarise those
+            print(f"stopped after the budget of {args.budget} s", file=sys.stderr)
+        results = list(_read_outcomes(Path(tmp)).values())
     summary = summarize(results, args)
     if args.compare:
         summary += "\n" + compare(results, json.loads(args.compare.read_text()), args.compare.name)
@@ -116,6 +119,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--all-tests", action="store_true",
                         help="also the tests Triton does not run on its interpreter (default: only @pytest.mark.interpreter)")
     parser.add_argument("--workers", type=int, default=1, help="pytest-xdist processes (needs pytest-xdist)")
+    parser.add_argument("--budget", type=int, default=0,
+                        help="stop the run after this many seconds and summarise the cases finished (0: no limit)")
     parser.add_argument("--compare", type=Path, help="a --json file of a baseline run (--backend triton) to compare with")
     return parser.parse_args(argv)
 
@@ -266,12 +271,29 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         _results[report.nodeid] = {"test": report.nodeid, "outcome": "failed", "cause": "missing name"
                                    if "triton" in message else "host error", "type": "CollectionError",
                                    "message": message}
+        pytest_runtest_logfinish(report.nodeid, ("", None, ""))
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write this process's outcomes (one file a pytest-xdist worker; the driver reads them all)."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    Path(f'{_settings()["out"]}.{worker}.json').write_text(json.dumps(list(_results.values())))
+def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    """Append the finished case's outcome to this process's file (one a pytest-xdist worker), so
+    a run stopped by the driver's budget keeps every case finished before it."""
+    if nodeid in _results:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(f'{_settings()["out"]}.{worker}.jsonl', "a") as out:
+            out.write(json.dumps(_results[nodeid]) + "\n")
+
+
+def _read_outcomes(folder: Path) -> dict[str, dict[str, str]]:
+    """Every process's outcomes, by test (a collection error is recorded before any case runs)."""
+    outcomes = {}
+    for part in sorted(folder.glob("results*.jsonl")):
+        for line in part.read_text().splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:  # a line cut by the budget's kill
+                continue
+            outcomes[record["test"]] = record
+    return outcomes
 
 
 def _record(item: pytest.Item, outcome: str, excinfo: pytest.ExceptionInfo[BaseException] | None) -> dict[str, str]:

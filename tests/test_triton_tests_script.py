@@ -74,3 +74,13 @@ def test_compare_counts_the_baselines_passes_and_times(script: ModuleType) -> No
     assert "1 were less than 10x faster here" in text and "- b: 0.500 s there, 0.200 s here" in text
     assert "- a:" not in text and "- c:" not in text  # 20x faster; under 100 ms on the baseline
     assert "- 1 x unsupported: KernelError: tl.foo N is not supported yet" in text
+
+
+def test_outcomes_are_read_from_every_process_file_and_a_cut_line_is_dropped(script: ModuleType, tmp_path: Path) -> None:
+    """Each process appends one line a finished case; the driver reads all (the last line of a
+    test wins) and drops a line the budget's kill cut short, so a stopped run keeps its cases."""
+    (tmp_path / "results.gw0.jsonl").write_text(
+        json.dumps({"test": "a", "outcome": "failed"}) + "\n" + json.dumps({"test": "a", "outcome": "passed"}) + "\n")
+    (tmp_path / "results.gw1.jsonl").write_text(json.dumps({"test": "b", "outcome": "skipped"}) + '\n{"test": "c", "outc')
+    assert script._read_outcomes(tmp_path) == {"a": {"test": "a", "outcome": "passed"},
+                                               "b": {"test": "b", "outcome": "skipped"}}
