@@ -129,7 +129,7 @@ class Box:
 
     def materialize(self) -> Array:
         """Each program's lanes along an axis, ``start <= i < limit``, as a row copied from a
-        view of steps (:func:`_steps`): one copy per bound instead of comparing every lane."""
+        table of steps (:func:`_steps`): one copy per bound instead of comparing every lane."""
         if self._array is None:
             live: Array | None = None
             rank = len(self.block)
@@ -137,13 +137,27 @@ class Box:
                 for bound, below in ((lim, True), (start, False)):
                     if bound is None:
                         continue
-                    rows = _steps(n, below)[n - clamp(bound, n)]
+                    rows = _steps(n, below).take(n - clamp(bound, n), axis=0)
                     rows = rows.reshape((-1,) + tuple(n if d == axis else 1 for d in range(rank)))
                     live = rows if live is None else live & rows
             full = np.ones(self.shape, dtype=bool) if live is None else np.broadcast_to(live, self.shape)
             self._array = full if full.flags.writeable else np.ascontiguousarray(full)
         return self._array
 
+
+    def live_lanes(self) -> tuple[int, int]:
+        """Of a block of one axis: the lanes ``lo:hi`` outside which no program has a live lane
+        (``0, 0`` when none has), from the bounds: a load of a mirrored edge asks before it
+        reads, and scanning the materialised lanes costs a pass over every lane."""
+        n = self.block[0]
+        start, limit = self.starts[0], self.limits[0]
+        lows = np.zeros(1, np.int64) if start is None else clamp(start.reshape(-1), n)
+        highs = np.full(1, n) if limit is None else clamp(limit.reshape(-1), n)
+        lows, highs = np.broadcast_arrays(lows, highs)
+        some = highs > lows
+        if not bool(some.any()):
+            return 0, 0
+        return int(lows[some].min()), int(highs[some].max())
 
     def gated(self, flags: Array) -> Box:
         """``self & flags`` for a per-program (or shared) bool: no lane of a program whose flag is false."""
@@ -154,12 +168,22 @@ class Box:
 
 @functools.lru_cache(maxsize=64)
 def _steps(n: int, below: bool) -> Array:
-    """A view whose row ``n - k`` (``0 <= k <= n``) is the ``n`` lanes ``i < k`` (``below``) or
-    ``i >= k``: windows of ``n`` ones then ``n`` zeros (or the reverse)."""
+    """A table whose row ``n - k`` (``0 <= k <= n``) is the ``n`` lanes ``i < k`` (``below``) or
+    ``i >= k``: windows of ``n`` ones then ``n`` zeros (or the reverse). Copied contiguous for
+    short rows, whose gather is several times faster than from the sliding view (which longer
+    rows keep: the table grows as ``n**2``)."""
     step = np.zeros(2 * n, bool)
     step[:n] = below
     step[n:] = not below
-    return np.lib.stride_tricks.sliding_window_view(step, n)
+    slid = np.lib.stride_tricks.sliding_window_view(step, n)
+    if n > CONTIGUOUS_STEPS:
+        return slid
+    table: Array = np.ascontiguousarray(slid)
+    table.flags.writeable = False  # shared by every Box of this extent
+    return table
+
+
+CONTIGUOUS_STEPS = 256  # the longest rows :func:`_steps` copies into a table (64 KiB)
 
 
 def clamp(values: Array, high: int) -> Array:
@@ -303,9 +327,9 @@ class Tiles:
 # ------------------------------------------------------------------------------ memory views
 
 
-def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None) -> Array | Tiles | None:
-    """A ``(P|1, *block)`` array read through strided views of ``flat`` (caller checked bounds),
-    or None when the programs' bases are too irregular for views to pay off. ``grid`` is given
+def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None) -> Array | Tiles:
+    """A ``(P|1, *block)`` array read through strided views of ``flat`` (caller checked bounds,
+    so :func:`windows` serves any bases: a program's lanes span no more than ``flat``). ``grid`` is given
     when the programs are the whole launch grid, in order (then bases affine in the program
     coordinates, as in a tiled matmul, read as one view)."""
     step = flat.strides[0]
@@ -327,14 +351,13 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
         compact = _strided(flat, first, (*extents, *shape), (sz, sy, sx, *strides)).copy()  # never aliases memory
         compacted = math.prod(extents) < base.shape[0]  # some grid axis the block does not depend on
         return Tiles(compact, (gx, gy, gz)) if compacted else compact.reshape((base.shape[0], *shape))
-    if math.prod(shape) <= GATHER_LANES:  # tiny blocks (a scalar per program): a gather beats sorting the bases
+    if math.prod(shape) <= GATHER_LANES:  # tiny blocks (a scalar per program): a gather of lanes
         gathered: Array = flat[offsets.materialize()]
         return gathered
-    distinct, inverse = np.unique(base, return_inverse=True)
-    if distinct.shape[0] > MAX_VIEWS:
-        return None
-    stacked = np.stack([_strided(flat, int(b), shape, strides) for b in distinct])
-    return stacked[inverse.reshape(-1)]
+    made = windows(flat, offsets)  # irregular bases: each program's lanes copied as one row
+    assert made is not None  # the lanes are in bounds
+    copied: Array = made[0][made[1]]
+    return copied
 
 
 def reach(offsets: Affine) -> tuple[int, int]:

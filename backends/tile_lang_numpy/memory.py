@@ -20,7 +20,7 @@ from tile_lang.semantics import SemanticError, elementwise, memory as rules
 
 from tile_lang_numpy import addresses, affine, values
 from tile_lang_numpy.affine import Box
-from tile_lang_numpy.elementwise import convert
+from tile_lang_numpy.elementwise import convert, select
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.races import Place, Runs, held
 from tile_lang_numpy.values import Array, Pointers
@@ -96,7 +96,16 @@ def gather(engine: Engine, p: Pointers, offs: Array, live: Array, fill: Array | 
     if bool(live.all()):
         return memory.flat.take(offs)
     got = memory.flat.take(np.where(live, offs, 0))
-    return np.where(live, got, poison(dtype, offs.shape) if fill is None else fill)
+    return _filled(got, live, poison(dtype, ()) if fill is None else fill)
+
+
+def _filled(got: Array, live: Array, fill: Array) -> Array:
+    """``got``, a fresh copy of the lanes a load read, with ``fill`` in its masked-off lanes: in
+    place when it has the result's shape (a masked copy into it costs half a new ``np.where``)."""
+    if np.broadcast_shapes(got.shape, live.shape, fill.shape) != got.shape:
+        return select(live, got, fill)
+    np.copyto(got, fill, where=~live)
+    return got
 
 
 def _in_bounds(p: Pointers) -> bool:
@@ -176,8 +185,6 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
         return None
     assert p.affine is not None
     got = affine.view(p.memory.flat, p.affine, engine.whole_grid)
-    if got is None:
-        return None
     dtype = p.memory.dtype
     live = _live(engine, ptr, mask, "load")
     base, strides, block, n = p.affine.base, p.affine.strides, p.affine.block, engine.nprograms  # pins no lanes
@@ -188,7 +195,7 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
     fill = poison(dtype, ()) if other is None else \
         values.align(convert(values.array(other), other.type, dtype), other.ndim, ptr.ndim)
     loaded = got.materialize() if isinstance(got, affine.Tiles) else got
-    return values.make(np.where(live, loaded, fill), dtype)
+    return values.make(_filled(loaded, live, fill), dtype)
 
 
 def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tensor[Any, Any] | None
@@ -203,7 +210,7 @@ def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Ten
     if a is None or not (_fits(ptr, mask) and _fits(ptr, other)):
         return None
     live = _live(engine, ptr, mask, "load")
-    lo, hi = _live_lanes(a.block, live)
+    lo, hi = _live_lanes(engine, a.block, live, mask)
     part = a if (lo, hi) == (0, a.block[0] if a.block else 1) else \
         affine.Affine(a.base + a.strides[0] * lo, a.strides, (hi - lo,), a.dtype)
     made = affine.windows(p.memory.flat, part) if hi > lo else None
@@ -223,24 +230,27 @@ def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Ten
         values.align(convert(values.array(other), other.type, dtype), other.ndim, ptr.ndim)
     if part is a:
         assert got is not None
-        return values.make(np.where(live, got, fill), dtype)
+        return values.make(_filled(got, live, fill), dtype)
     out = np.empty((max(live.shape[0], a.base.shape[0]), *a.block), dtype.numpy)
     out[...] = fill
     if got is not None and some is not None:
-        out[:, lo:hi] = np.where(some, got, fill[:, lo:hi] if fill.ndim == 2 and fill.shape[1] > 1 else fill)
+        out[:, lo:hi] = select(some, got, fill[:, lo:hi] if fill.ndim == 2 and fill.shape[1] > 1 else fill)
     return values.make(out, dtype)
 
 
-def _live_lanes(block: tuple[int, ...], live: Array | None) -> tuple[int, int]:
+def _live_lanes(engine: Engine, block: tuple[int, ...], live: Array | None, mask: object) -> tuple[int, int]:
     """The lanes ``lo:hi`` outside which no program has a live lane (for a block of one axis;
-    its whole extent otherwise, or when every lane is live)."""
+    its whole extent otherwise, or when every lane is live); read from the bounds of a lazy
+    mask ``live`` was made of when no program is masked off."""
     whole = (0, block[0] if block else 1)
     if live is None or len(block) != 1 or live.shape[1] != block[0]:
         return whole
-    lanes = np.flatnonzero(live.any(axis=0))
-    if not lanes.size:
-        return 0, 0
-    lo, hi = int(lanes[0]), int(lanes[-1]) + 1
+    box = mask.handle if isinstance(mask, Tensor) else None
+    if isinstance(box, Box) and box.block == block and engine.active is None:
+        lo, hi = box.live_lanes()
+    else:
+        lanes = np.flatnonzero(live.any(axis=0))
+        lo, hi = (int(lanes[0]), int(lanes[-1]) + 1) if lanes.size else (0, 0)
     return (lo, hi) if 2 * (hi - lo) <= block[0] else whole  # narrower by half at least: worth another copy
 
 

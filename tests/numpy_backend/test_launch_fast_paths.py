@@ -173,3 +173,78 @@ def test_a_launch_reuses_the_previous_launchs_undo_copies(monkeypatch: pytest.Mo
         again = [a.ctypes.data for a in journal._SPARE[(n, np.dtype(np.float32))]]
     assert len(kept) == 1 and again == kept
     np.testing.assert_allclose(out.numpy(), xh.astype(np.float64) * 2 + yh, rtol=1e-6)
+
+
+@tl.kernel
+def per_program_int_ops(out_ptr: Pointer[tl.i32], k_ptr: Pointer[tl.i32], SHIFT: constexpr) -> None:
+    """A per-program i32 scalar with Python ints (the int takes the block's dtype): run on the
+    block's array, it must give what Python's arithmetic gives."""
+    pid = tl.program_id(0)
+    k = tl.load(k_ptr + pid)
+    results = (k + 7, k - 7, k * 3, 7 - k, 3 * k, k >> SHIFT, k & 5, (k < 5).to(tl.int32), (5 <= k).to(tl.int32))
+    for i in tl.static_range(9):
+        tl.store(out_ptr + pid * 9 + i, results[i])
+
+
+def test_per_program_scalars_with_python_ints_match_python() -> None:
+    ks = np.random.default_rng(9).integers(-10**8, 10**8, 96).astype(np.int32)
+    out = tl.to_device(np.full(9 * ks.size, -99, np.int32), tl.i32)
+    with tl.backend("numpy"):
+        per_program_int_ops[(ks.size,)](out, tl.to_device(ks, tl.i32), SHIFT=3)
+    k = ks.astype(np.int64)[:, None]
+    want = np.concatenate([k + 7, k - 7, k * 3, 7 - k, 3 * k, k >> 3, k & 5, k < 5, 5 <= k], axis=1)
+    np.testing.assert_array_equal(out.numpy(), want.reshape(-1))
+
+
+@pytest.mark.parametrize("big, match", [(2**30, "signed integer overflow: .* \\* 3 does not fit in i32"),
+                                        (-(2**31) + 5, "signed integer overflow: .* - 7 does not fit in i32")])
+def test_per_program_scalars_with_python_ints_still_overflow(big: int, match: str) -> None:
+    ks = np.zeros(64, np.int32)
+    ks[37] = big
+    out = tl.to_device(np.full(9 * ks.size, -99, np.int32), tl.i32)
+    with tl.backend("numpy"), pytest.raises(KernelError, match=match):
+        per_program_int_ops[(ks.size,)](out, tl.to_device(ks, tl.i32), SHIFT=3)
+    assert (out.numpy() == -99).all()
+
+
+@tl.kernel
+def below_count(x_ptr: Pointer[f32], k_ptr: Pointer[tl.i32], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    """Lanes below a per-program count read forward and mirrored (row 0's mirrored lanes past
+    the start of ``x`` are masked off), the rest poison; and a choice between the two."""
+    row = tl.program_id(0)
+    k = tl.load(k_ptr + row)
+    lanes = tl.arange(0, BLOCK)
+    ahead = tl.load(x_ptr + row * BLOCK + lanes, mask=lanes < k)
+    back = tl.load(x_ptr + row * BLOCK - lanes, mask=lanes < k)
+    chosen = tl.where(lanes % 3 == 0, ahead, back)
+    tl.store(out_ptr + row * 3 * BLOCK + lanes, ahead)
+    tl.store(out_ptr + (row * 3 + 1) * BLOCK + lanes, back)
+    tl.store(out_ptr + (row * 3 + 2) * BLOCK + lanes, chosen)
+
+
+@pytest.mark.parametrize("rows, block, most", [(8, 16, 16), (512, 256, 3), (512, 256, 256), (300, 512, 40)])
+def test_loads_below_a_per_program_count_are_poison_beyond_it(rows: int, block: int, most: int) -> None:
+    """Narrow counts (a few lanes live: only those read), wide ones, and blocks past the size
+    from which a masked load fills its copy in place and ``tl.where`` selects by copies."""
+    rng = np.random.default_rng(rows + block + most)
+    xh = rng.standard_normal(rows * block).astype(np.float32)
+    ks = rng.integers(0, most + 1, rows).astype(np.int32)
+    ks[0] = min(ks[0], 1)  # row 0 mirrored: lane i > 0 would read x[-i]
+    out = poisoned(3 * rows * block, tl.f32)
+    with tl.backend("numpy"):
+        below_count[(rows,)](tl.to_device(xh, tl.f32), tl.to_device(ks, tl.i32), out, BLOCK=block)
+    lanes, starts = np.arange(block), np.arange(rows)[:, None] * block
+    live = lanes < ks[:, None]
+    ahead = np.where(live, xh[np.where(live, starts + lanes, 0)], np.nan)
+    back = np.where(live, xh[np.where(live, starts - lanes, 0)], np.nan)
+    chosen = np.where(lanes % 3 == 0, ahead, back)
+    np.testing.assert_array_equal(out.numpy().reshape(rows, 3, block), np.stack([ahead, back, chosen], axis=1))
+
+
+def test_a_live_lane_before_memory_is_still_out_of_bounds() -> None:
+    ks = np.zeros(512, np.int32)
+    ks[0] = 3
+    out = poisoned(3 * 512 * 256, tl.f32)
+    with tl.backend("numpy"), pytest.raises(KernelError, match=r"out-of-bounds load through x_ptr: program \(0,\), lane 1, offset -1"):
+        below_count[(512,)](tl.to_device(np.ones(512 * 256, np.float32), tl.f32), tl.to_device(ks, tl.i32), out,
+                            BLOCK=256)
