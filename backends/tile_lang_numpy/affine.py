@@ -140,8 +140,12 @@ class Box:
                     rows = _steps(n, below).take(n - clamp(bound, n), axis=0)
                     rows = rows.reshape((-1,) + tuple(n if d == axis else 1 for d in range(rank)))
                     live = rows if live is None else live & rows
-            full = np.ones(self.shape, dtype=bool) if live is None else np.broadcast_to(live, self.shape)
-            self._array = full if full.flags.writeable else np.ascontiguousarray(full)
+            shape = self.shape
+            if live is None:
+                live = np.ones(shape, dtype=bool)
+            elif live.shape != shape:  # bounds on some axes only: broadcast, and copied to be writable
+                live = np.ascontiguousarray(np.broadcast_to(live, shape))
+            self._array = live
         return self._array
 
 

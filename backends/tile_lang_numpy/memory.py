@@ -135,8 +135,8 @@ def _live(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str) -> Arr
     m = values.lift(mask)
     if not m.type.is_bool:
         raise engine.error(f"the mask of {what} must be a bool block (a comparison), got {m!r}")
-    if isinstance(m.handle, Box) and m.handle.all_live and engine.active is None:
-        return None
+    if isinstance(m.handle, Box) and engine.active is None:  # whether every lane is live, from the bounds
+        return None if m.handle.all_live else values.align(m.handle.materialize(), m.ndim, ptr.ndim)
     live = engine.only_active(values.align(values.array(m), m.ndim, ptr.ndim))
     return None if bool(live.all()) else live
 
