@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from tile_lang.errors import UsageError
 
@@ -22,6 +22,18 @@ def too_deep(name: str) -> str:
             f"constexpr, e.g. `if N == 0:`, within {MAX_DEPTH} calls)")
 
 
+def refuse_captures(fn: Callable[..., Any]) -> None:
+    """A device function's names are the module's: one capturing local variables is refused
+    (their values would be invisible to the kernel cache's key)."""
+    captured = fn.__code__.co_freevars
+    if captured:
+        raise UsageError(
+            f"@tl.func {fn.__qualname__} ({fn.__code__.co_filename}:{fn.__code__.co_firstlineno}) "
+            f"captures local variable(s) {', '.join(captured)}; pass them as arguments or "
+            "make them module-level constants"
+        )
+
+
 class Func(Generic[P, T]):
     """A device function: inlined by the compiler, called directly by the NumPy reference.
 
@@ -30,13 +42,10 @@ class Func(Generic[P, T]):
     """
 
     def __init__(self, fn: Callable[P, T]) -> None:
-        captured = fn.__code__.co_freevars
-        if captured:
-            raise UsageError(
-                f"@tl.func {fn.__qualname__} ({fn.__code__.co_filename}:{fn.__code__.co_firstlineno}) "
-                f"captures local variable(s) {', '.join(captured)}; pass them as arguments or "
-                "make them module-level constants"
-            )
+        refuse_captures(fn)
+        self._wrap(fn)
+
+    def _wrap(self, fn: Callable[P, T]) -> None:
         self.fn = fn
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__

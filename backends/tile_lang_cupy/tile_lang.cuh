@@ -308,6 +308,76 @@ __device__ __forceinline__ void store(T* p, const T* src) {
   *reinterpret_cast<Vec<W, T>*>(p) = t;
 }
 
+// A load or store with a cache operator or an L1 eviction priority (Triton's cache_modifier and
+// eviction_policy), in PTX: Q is the qualifier (".cg", ".L1::evict_first"...); the W elements move
+// as one access of 1, 2, 4, 8 or 16 bytes (the vector width chose an aligned size). The emulator
+// (no PTX) makes the plain access.
+#if defined(TL_EMULATOR)
+#define TL_HINTED(NAME, Q)                                                                          \
+  template <int W, class T> __device__ __forceinline__ void load##NAME(T* dst, const T* p) { load<W>(dst, p); } \
+  template <int W, class T> __device__ __forceinline__ void store##NAME(T* p, const T* src) { store<W>(p, src); }
+#else
+#define TL_HINTED(NAME, Q)                                                                          \
+  template <int W, class T>                                                                         \
+  __device__ __forceinline__ void load##NAME(T* dst, const T* p) {                                  \
+    constexpr int B = sizeof(T) * W;                                                                \
+    static_assert(B == 1 || B == 2 || B == 4 || B == 8 || B == 16, "access size");                  \
+    if constexpr (B == 16) {                                                                        \
+      uint4 r;                                                                                      \
+      asm volatile("ld.global" Q ".v4.b32 {%0, %1, %2, %3}, [%4];"                                \
+                   : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p) : "memory");               \
+      __builtin_memcpy(dst, &r, B);                                                                           \
+    } else if constexpr (B == 8) {                                                                  \
+      uint2 r;                                                                                      \
+      asm volatile("ld.global" Q ".v2.b32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p) : "memory"); \
+      __builtin_memcpy(dst, &r, B);                                                                           \
+    } else if constexpr (B == 4) {                                                                  \
+      unsigned r;                                                                                   \
+      asm volatile("ld.global" Q ".b32 %0, [%1];" : "=r"(r) : "l"(p) : "memory");                 \
+      __builtin_memcpy(dst, &r, B);                                                                           \
+    } else {                                                                                        \
+      unsigned short r;                                                                             \
+      if constexpr (B == 2) asm volatile("ld.global" Q ".b16 %0, [%1];" : "=h"(r) : "l"(p) : "memory"); \
+      else asm volatile("ld.global" Q ".u8 %0, [%1];" : "=h"(r) : "l"(p) : "memory");              \
+      __builtin_memcpy(dst, &r, B);                                                                           \
+    }                                                                                               \
+  }                                                                                                 \
+  template <int W, class T>                                                                         \
+  __device__ __forceinline__ void store##NAME(T* p, const T* src) {                                 \
+    constexpr int B = sizeof(T) * W;                                                                \
+    static_assert(B == 1 || B == 2 || B == 4 || B == 8 || B == 16, "access size");                  \
+    if constexpr (B == 16) {                                                                        \
+      uint4 r;                                                                                      \
+      __builtin_memcpy(&r, src, B);                                                                           \
+      asm volatile("st.global" Q ".v4.b32 [%0], {%1, %2, %3, %4};"                                \
+                   :: "l"(p), "r"(r.x), "r"(r.y), "r"(r.z), "r"(r.w) : "memory");                   \
+    } else if constexpr (B == 8) {                                                                  \
+      uint2 r;                                                                                      \
+      __builtin_memcpy(&r, src, B);                                                                           \
+      asm volatile("st.global" Q ".v2.b32 [%0], {%1, %2};" :: "l"(p), "r"(r.x), "r"(r.y) : "memory"); \
+    } else if constexpr (B == 4) {                                                                  \
+      unsigned r;                                                                                   \
+      __builtin_memcpy(&r, src, B);                                                                           \
+      asm volatile("st.global" Q ".b32 [%0], %1;" :: "l"(p), "r"(r) : "memory");                  \
+    } else {                                                                                        \
+      unsigned short r = 0;                                                                         \
+      __builtin_memcpy(&r, src, B);                                                                           \
+      if constexpr (B == 2) asm volatile("st.global" Q ".b16 [%0], %1;" :: "l"(p), "h"(r) : "memory"); \
+      else asm volatile("st.global" Q ".u8 [%0], %1;" :: "l"(p), "h"(r) : "memory");               \
+    }                                                                                               \
+  }
+#endif
+TL_HINTED(_ca, ".ca")
+TL_HINTED(_cg, ".cg")
+TL_HINTED(_cv, ".cv")
+TL_HINTED(_wb, ".wb")
+TL_HINTED(_cs, ".cs")
+TL_HINTED(_wt, ".wt")
+TL_HINTED(_evict_first, ".L1::evict_first")
+TL_HINTED(_evict_last, ".L1::evict_last")
+TL_HINTED(_evict_normal, ".L1::evict_normal")
+#undef TL_HINTED
+
 // ---------------------------------------------------------------- reductions
 struct Sum {
   template <class T>

@@ -149,6 +149,7 @@ def _scalar_fits(ptr: object, value: object, what: str) -> None:
 
 @implements(tl.load)
 def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    rules.cache_hints("load", a["cache_modifier"], a["eviction_policy"])  # checked; they change no value
     ptr = a["pointer"]
     if isinstance(ptr, tl.BlockPointer):
         from tile_lang_numpy.blocks import load_block
@@ -345,6 +346,7 @@ def _rows_as(a: Array, rows: slice, shape: tuple[int, ...], block: tuple[int, ..
 
 @implements(tl.store)
 def store(engine: Engine, a: Mapping[str, Any]) -> None:
+    rules.cache_hints("store", a["cache_modifier"], a["eviction_policy"])
     ptr = a["pointer"]
     if isinstance(ptr, tl.BlockPointer):
         from tile_lang_numpy.blocks import store_block

@@ -208,8 +208,7 @@ def _combine(engine: Engine, fn: Func[..., Any], kinds: tuple[DType, ...], what:
         with engine.lanes_as_programs():
             out = fn(*lane_values(left), *lane_values(right))
     except Divergent:
-        raise engine.error(f"{fn!r} branches on its arguments with Python control flow; "
-                           "a combine function must be branch-free (use tl.where)") from None
+        raise engine.error(str(rules.combine_branches(fn))) from None
     outs = out if isinstance(out, tuple) else (out,)
     rules.combine_count(fn, len(outs), len(kinds), what)
     got = [_result(v, d) for v, d in zip(outs, kinds)]

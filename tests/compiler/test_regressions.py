@@ -515,3 +515,58 @@ def test_casts_between_narrow_types(backend: str, src: str, dst: str) -> None:
         got = out.numpy()
     want = _cast_on_host(_cast_on_host(host, src).astype(np.float32), dst).astype(np.float32)
     np.testing.assert_array_equal(got, want)
+
+
+@tl.kernel
+def return_on_one_branch(x_ptr: Pointer[f32], flags_ptr: Pointer[i32], o_ptr: Pointer[f32], B: constexpr) -> None:
+    pid = tl.program_id(0)
+    offs = pid * B + tl.arange(0, B)
+    scale = 1.0
+    if tl.load(flags_ptr + pid) > 0:
+        if tl.load(flags_ptr + pid) > 1:
+            row = tl.load(x_ptr + offs) * 2.0  # bound only on the branch that goes on
+            where = o_ptr + offs
+            scale = 3.0
+        else:
+            return
+    else:
+        row = tl.load(x_ptr + offs) - 1.0
+        where = o_ptr + offs
+    tl.store(where, row * scale)
+
+
+def test_values_bound_beside_a_returning_branch_flow_out_of_the_if(backend: str) -> None:
+    """`if c: v = ... else: return`: v (a block, a pointer block, a rebound scalar) is read after the
+    if; the compiler referred to the branch's own variable outside it (an nvcc error, Triton's
+    test_nested_if_else_return). Programs with flag 1 return: their outputs stay poisoned."""
+    rng = np.random.default_rng(4)
+    x, flags = rng.random(4 * 16, dtype=np.float32), rng.permutation(np.array([0, 1, 2, 2], np.int32))
+    want = x.astype(np.float64).reshape(4, 16)
+    want = np.where(flags[:, None] == 2, want * 6.0, np.where(flags[:, None] == 0, want - 1.0, np.nan))
+    with tl.backend(backend):
+        out = _poisoned(4 * 16)
+        return_on_one_branch[(4,)](tl.to_device(x, tl.f32), tl.to_device(flags, tl.i32), out, B=16)
+        np.testing.assert_allclose(out.numpy().reshape(4, 16), want, rtol=1e-6)
+
+
+@tl.kernel
+def conditional_expressions(x_ptr: Pointer[f32], o_ptr: Pointer[f32], p_ptr: Pointer[f32], n: int, B: constexpr) -> None:
+    pid = tl.program_id(0)
+    offs = tl.arange(0, B)
+    # the untaken side's load would read past the end of x: only the side taken may run
+    v = tl.load(x_ptr + pid * B + offs) if pid < n else tl.full((B,), -1.0, tl.f32)
+    tl.store(o_ptr + pid * B + offs, v) if pid % 2 == 0 else tl.store(p_ptr + pid * B + offs, v + 0.5)
+
+
+def test_a_conditional_expression_runs_only_the_side_taken(backend: str) -> None:
+    """`a if c else b` with a runtime c evaluated both sides (as tl.where): both stores of
+    `store(...) if c else store(...)` happened, and a load the condition guards read out of bounds."""
+    n, grid, B = 3, 5, 16
+    x = np.random.default_rng(5).random(n * B, dtype=np.float32)
+    v = np.concatenate([x.astype(np.float64), np.full((grid - n) * B, -1.0)]).reshape(grid, B)
+    even = (np.arange(grid) % 2 == 0)[:, None]
+    with tl.backend(backend):
+        out, other = _poisoned(grid * B), _poisoned(grid * B)
+        conditional_expressions[(grid,)](tl.to_device(x, tl.f32), out, other, n, B=B)
+        np.testing.assert_allclose(out.numpy().reshape(grid, B), np.where(even, v, np.nan), rtol=1e-6)
+        np.testing.assert_allclose(other.numpy().reshape(grid, B), np.where(even, np.nan, v + 0.5), rtol=1e-6)

@@ -29,7 +29,7 @@ from tile_lang.autotune import Autotuner, Heuristics, PruneConfigs, Wrapper
 from tile_lang.autotune import Config as TlConfig
 from tile_lang.autotune import autotune as tl_autotune
 from tile_lang.autotune import heuristics as tl_heuristics
-from tile_lang.func import Func
+from tile_lang.func import Func, refuse_captures
 from tile_lang.kernel import Kernel
 from tile_lang.reads import source_of
 
@@ -37,6 +37,15 @@ __all__ = ["DOCS", "TritonNameError", "missing"]
 
 class JITFunction(Func[..., Any]):
     """``@triton.jit``: a device function kernels call, launched as a kernel by ``fn[grid](...)``."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        """Made on a closure too (Triton's tests wrap a closure kernel in ``triton.JITFunction`` and
+        replace its text, :meth:`_unsafe_update_src`); called from a kernel it must not capture."""
+        self._wrap(fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        refuse_captures(self.fn)
+        return self.fn(*args, **kwargs)
 
     @functools.cached_property
     def kernel(self) -> Kernel[...]:

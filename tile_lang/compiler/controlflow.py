@@ -18,8 +18,8 @@ from typing import Any
 from tile_lang import dtypes, legality
 from tile_lang.compiler import aggregates
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
-from tile_lang.compiler.ir import AssertAttr, IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
-from tile_lang.semantics import SemanticError, loops, operators
+from tile_lang.compiler.ir import AssertAttr, Category, IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
+from tile_lang.semantics import SemanticError, loops, operators, reduction
 
 
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
@@ -109,6 +109,9 @@ class ControlFlow(abc.ABC):
         test = self.visit(node.test)
         if not isinstance(test, Node):
             return self._returned_marker() if self.block(node.body if test else node.orelse) else None
+        combine = getattr(self, "scope").combine
+        if combine is not None:
+            raise reduction.combine_branches(combine)
         cond = self.truth(test)
         before = self._env()
         branches = []
@@ -118,16 +121,68 @@ class ControlFlow(abc.ABC):
             with self.b.region(body), self.runtime_branch(True):
                 returned = self.block(stmts)
             env = self._env()  # a nested `if` that returns rebinds the scope to its other branch's env
-            if returned and self._inlined():
-                raise self.error("`return` inside a runtime `if` of a @tl.func is not supported (a combine "
-                                 "function must be branch-free: use tl.where)")
             branches.append((body, env, returned))
         self._set_env(before)
+        if self._inlined() and (branches[0][2] or branches[1][2]):
+            return self._returning_if(cond, branches[0][0], branches[1][0], branches[0][2] and branches[1][2])
         return self._merge_if(cond, branches)
+
+    def _returning_if(self, cond: Node, then_body: list[Node], else_body: list[Node], both: bool) -> object:
+        """A runtime ``if`` of a @tl.func that returns on both sides: the function's value is the
+        ``if``'s result, each side yielding what it returned (one value, or a tuple of them)."""
+        if not both:
+            raise self.error("a runtime `if` of a @tl.func that returns on one side only is not supported yet "
+                             "(return on both sides, or compute the value with tl.where)")
+        returned: list[Any] = getattr(self, "scope").returned
+        else_value, then_value = returned.pop(), returned.pop()
+        tupled = isinstance(then_value, tuple) and isinstance(else_value, tuple)
+        thens, elses = (then_value, else_value) if tupled else ((then_value,), (else_value,))
+        if len(thens) != len(elses):
+            raise self.error(f"the two sides of a runtime `if` return {len(thens)} and {len(elses)} values")
+        types = [self._common_type(a, b, "the returned value") for a, b in zip(thens, elses)]
+        yields = []
+        for body, values in ((then_body, thens), (else_body, elses)):
+            with self.b.region(body):
+                yields.append(tuple(self._as(v, t) for v, t in zip(values, types)))
+        regions = (Region((), tuple(then_body), yields[0]), Region((), tuple(else_body), yields[1]))
+        if_node = self.b.emit(Op.IF, None, (cond,), regions=regions)
+        results = tuple(self.b.emit(Op.RESULT, t, (if_node,), IndexAttr(i)) for i, t in enumerate(types))
+        returned.append(results if tupled else results[0])
+        return self._returned_marker()
+
+    def visit_IfExp(self, node: ast.IfExp) -> object:
+        """``a if c else b``: a compile-time ``c`` picks a side; for a runtime ``c`` only the side
+        taken runs, as in Python and Triton (a ``tl.where`` where neither side touches memory)."""
+        test = self.visit(node.test)
+        if not isinstance(test, Node):
+            return self.visit(node.body if test else node.orelse)
+        cond = self.truth(test)
+        bodies: tuple[list[Node], list[Node]] = ([], [])
+        values = []
+        for body, side in zip(bodies, (node.body, node.orelse)):
+            with self.b.region(body), self.runtime_branch(True):
+                values.append(self.visit(side))
+        if all(_pure(n) for body in bodies for n in body) and None not in values:
+            self.b.bodies[-1].extend(bodies[0] + bodies[1])
+            return self.b.where(cond, values[0], values[1])
+        if values == [None, None]:  # two calls made for their effects: `store(...) if c else store(...)`
+            self.b.emit(Op.IF, None, (cond,), regions=tuple(Region((), tuple(body), ()) for body in bodies))
+            return None
+        t = self._common_type(values[0], values[1], "the conditional expression")
+        yields = []
+        for body, value in zip(bodies, values):
+            with self.b.region(body):
+                yields.append((self._as(value, t),))
+        if_node = self.b.emit(Op.IF, None, (cond,), regions=tuple(Region((), tuple(b), y) for b, y in zip(bodies, yields)))
+        return self.b.emit(Op.RESULT, t, (if_node,), IndexAttr(0))
 
     def _merge_if(self, cond: Node, branches: list[tuple[list[Node], dict[str, Any], bool]]) -> object:
         (then_body, then_env, then_ret), (else_body, else_env, else_ret) = branches
-        keys = [] if then_ret or else_ret else self._differing(then_env, else_env)
+        if then_ret != else_ret:  # what the branch that goes on binds flows out as the if's results
+            live = else_env if then_ret else then_env
+            dead = _unreached(self._env(), live)
+            then_env, else_env = (dead, live) if then_ret else (live, dead)
+        keys = [] if then_ret and else_ret else self._differing(then_env, else_env)
         types = [self._common_type(self._get(then_env, k), self._get(else_env, k), _slot_name(k)) for k in keys]
         yields = []
         for body, env in ((then_body, then_env), (else_body, else_env)):
@@ -154,6 +209,9 @@ class ControlFlow(abc.ABC):
         return keys
 
     def _common_type(self, a: Any, b: Any, name: str) -> Type:
+        if isinstance(a, Unreached) or isinstance(b, Unreached):
+            known = b if isinstance(a, Unreached) else a
+            return known.ty if isinstance(known, Node) else Type(dtypes.scalar_dtype(known))
         if isinstance(a, Node) and isinstance(b, Node):
             if a.ty != b.ty:
                 raise self.error(f"{name!r} is {a.ty} on one branch and {b.ty} on the other")
@@ -167,7 +225,10 @@ class ControlFlow(abc.ABC):
             raise self.error(f"{name!r} takes different compile-time values on runtime branches")
         return Type(dtypes.promote(dtypes.scalar_dtype(a), dtypes.scalar_dtype(b)))
 
-    def _as(self, value: Value, t: Type) -> Node:
+    def _as(self, value: Value | Unreached, t: Type) -> Node:
+        if isinstance(value, Unreached):  # never read: any value of the type (a pointer from int 0)
+            zero = self.b.const(0, dtypes.I64 if t.dtype.is_pointer else t.dtype)
+            value = self.b.cast(zero, t.dtype) if t.dtype.is_pointer else zero
         return self.b.splat(self.b.to_node(value, t.dtype), t.shape)
 
     def _returned_marker(self) -> object:
@@ -383,6 +444,31 @@ class Stale:
 
     def message(self) -> str:
         return str(self.error)
+
+
+class Unreached:
+    """A name's value on the branch of an ``if`` that returns, for a name the other branch binds
+    to a runtime value: the ``if`` yields it on both, and the returning side's is never read."""
+
+
+UNREACHED = Unreached()
+
+
+def _unreached(before: dict[str, Any], live: dict[str, Any]) -> dict[str, Any]:
+    """The scope of an ``if``'s returning branch, as its results see it: each name as it was
+    before the ``if``, and :data:`UNREACHED` for the runtime values the other branch introduces."""
+    def stand_in(value: Any) -> Any:
+        parts = aggregates.leaves(value)
+        if parts is not None:
+            return aggregates.rebuild(value, [UNREACHED if isinstance(p, Node) else p for p in parts])
+        return UNREACHED if isinstance(value, Node) else value
+    return {**{n: stand_in(v) for n, v in live.items()},
+            **{n: v for n, v in before.items() if not isinstance(v, Stale)}}
+
+
+def _pure(node: Node) -> bool:
+    """Whether evaluating ``node`` where its branch is not taken changes nothing (no memory, no control flow)."""
+    return node.op.info.pure and node.op.info.category not in (Category.MEMORY, Category.CONTROL)
 
 
 def _agreed(then_env: dict[str, Any], else_env: dict[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr
 from tile_lang.compiler.spec import Spec
 from tile_lang.descriptor import Layout, part_names
 from tile_lang.errors import CompilerBug, KernelError, SemanticError, TileLangError, debugging
-from tile_lang.func import MAX_DEPTH, Func, inlinable, too_deep
+from tile_lang.func import refuse_captures, MAX_DEPTH, Func, inlinable, too_deep
 from tile_lang import legality
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
@@ -65,6 +65,7 @@ class Scope:
     owner: str | None = ""  # where its names resolve, as a Read records it: "" for the kernel
     func: bool = False  # a @tl.func's body (they nest at most MAX_DEPTH deep)
     tree: ast.FunctionDef | None = None  # its source (a loop asks whether its variable is read after it)
+    combine: object = None  # the combine function of a reduce or scan this body is (no runtime control flow)
 
 
 @dataclass(frozen=True)
@@ -339,12 +340,6 @@ class Frontend(ControlFlow):
         ops = {ast.USub: UnaryOp.NEG, ast.UAdd: UnaryOp.POS, ast.Invert: UnaryOp.INVERT}
         return self.b.unary_op(ops[type(node.op)], operand)
 
-    def visit_IfExp(self, node: ast.IfExp) -> Any:
-        test = self.visit(node.test)
-        if not isinstance(test, Node):
-            return self.visit(node.body if test else node.orelse)
-        return self.b.where(self.truth(test), self.visit(node.body), self.visit(node.orelse))
-
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
         key = self.visit(node.slice)
@@ -425,17 +420,21 @@ class Frontend(ControlFlow):
             return self.call(tl.store, (bound.receiver, *args), kwargs)
         raise self.error(f"tensors have no method {bound.name!r} in kernels")
 
-    def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], func: bool = True) -> Any:
+    def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], func: bool = True,
+               combine: object = None) -> Any:
         """Visit a helper's body with its parameters bound to the caller's values; ``func``: a
-        @tl.func's (recursion ended by a constexpr unrolls, to :data:`MAX_DEPTH` nested calls)."""
+        @tl.func's (recursion ended by a constexpr unrolls, to :data:`MAX_DEPTH` nested calls);
+        ``combine``: the reduce's or scan's combine function this is."""
         if func and sum(s.func for s in self.scopes) >= MAX_DEPTH:
             raise self.error(too_deep(fn.__qualname__))
+        if func:
+            refuse_captures(fn)  # as the reference's call of a capturing triton.JITFunction does
         legality.check(fn, self.kernel, False)
         fdef, filename, offset = legality.parse(fn)
         bound = python(inspect.signature(fn).bind, *args, **kwargs)
         bound.apply_defaults()
         scope = Scope(fn.__qualname__, filename, offset, fn.__globals__, dict(bound.arguments), inlined=True,
-                      owner=module_owner(fn.__globals__), func=func, tree=fdef)
+                      owner=module_owner(fn.__globals__), func=func, tree=fdef, combine=combine)
         with self.enter(scope), self.runtime_branch(False):
             self.block(_body(fdef))
         return scope.returned[0] if scope.returned else None

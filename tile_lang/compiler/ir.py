@@ -434,10 +434,13 @@ class MemAttr:
     volatile: bool = False
     box: int = 0
     hold: Hold | None = None  # an ASYNC_COPY of a pipelined loop: its addresses held in registers
+    cache: str = ""  # Triton's cache_modifier (".cg"...), checked by semantics.memory.cache_hints
+    evict: str = ""  # Triton's eviction_policy ("evict_first"...)
 
     def __str__(self) -> str:
         return (f"vec={self.vector}" + (" volatile" if self.volatile else "") + (f" box{self.box}d" if self.box else "")
-                + ("" if self.hold is None else f" {self.hold}"))
+                + ("" if self.hold is None else f" {self.hold}") + (f" cache={self.cache}" if self.cache else "")
+                + (f" evict={self.evict}" if self.evict else ""))
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ class Context(Protocol):
 
     def error(self, message: str) -> SemanticError: ...
 
-    def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+    def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], func: bool = True,
+               combine: object = None) -> Any: ...
 
 
 Args = Mapping[str, Any]

@@ -12,7 +12,7 @@ import tile_lang as tl
 from tile_lang import dtypes
 from tile_lang.compiler.builder import Value
 from tile_lang.compiler.ir import (
-    BinaryFn, CombineAttr, DotAttr, HistogramAttr, Node, Op, ParamAttr, Precision, ReduceAttr, ReduceFn, Region,
+    BinaryFn, Category, CombineAttr, DotAttr, HistogramAttr, Node, Op, ParamAttr, Precision, ReduceAttr, ReduceFn, Region,
     ScanAttr, SortAttr, Type, UnaryFn,
 )
 from tile_lang.compiler.lowering import (
@@ -132,10 +132,12 @@ def _combine_region(c: Context, fn: Any, kinds: tuple[DType, ...], what: str) ->
                    for i, d in enumerate(kinds * 2))
     body: list[Node] = []
     with c.b.region(body):
-        out = c.inline(fn.fn, params, {})
+        out = c.inline(fn.fn, params, {}, combine=fn)
         outs = out if isinstance(out, tuple) else (out,)
         reduction.combine_count(fn, len(outs), len(kinds), what)
         results = [c.b.to_node(o, d) if isinstance(o, (bool, int, float)) else o for o, d in zip(outs, kinds)]
+    if any(n.op.info.category is Category.CONTROL for n in body):
+        raise reduction.combine_branches(fn)
     reduction.combine_results(fn, [block(r) if isinstance(r, Node) else type(r).__name__ for r in results], kinds, what)
     return Region(params, tuple(body), tuple(results))
 

@@ -46,7 +46,7 @@ def _element(ptr: Node) -> DType:
 
 
 def load(c: Context, ptr: Node, mask: Node | None, other: Value | None, volatile: bool = False,
-         box: BlockInfo | None = None) -> Node:
+         box: BlockInfo | None = None, hints: tuple[str, str] = ("", "")) -> Node:
     """A load of ``ptr``'s block; masked-off lanes read ``other`` (undefined without one).
     ``box``: the tensor block ``ptr`` and ``mask`` were built from, kept as operands so that the
     copy engine can read the block whole (:class:`~tile_lang.compiler.ir.Box`)."""
@@ -56,7 +56,8 @@ def load(c: Context, ptr: Node, mask: Node | None, other: Value | None, volatile
     args = tuple(x for x in (ptr, mask, fill) if x is not None)
     if box is not None:
         args += tuple(_scalar(c, x) for x in box.parts())
-    attr = MemAttr(mask is not None, fill is not None, volatile=volatile, box=0 if box is None else box.ndim)
+    attr = MemAttr(mask is not None, fill is not None, volatile=volatile, box=0 if box is None else box.ndim,
+                   cache=hints[0], evict=hints[1])
     return c.b.emit(Op.LOAD, Type(element, ptr.ty.shape), args, attr)
 
 
@@ -67,12 +68,12 @@ def _scalar(c: Context, part: Part) -> Node:
     return c.b.to_node(part, dtypes.I32 if -(2**31) <= part < 2**31 else dtypes.I64)
 
 
-def store(c: Context, ptr: Node, value: Value, mask: Node | None) -> None:
+def store(c: Context, ptr: Node, value: Value, mask: Node | None, hints: tuple[str, str] = ("", "")) -> None:
     node = c.b.to_node(value, _element(ptr))
     rules.stored(ptr.ty.shape, node.ty.shape)
     stored = c.b.broadcast_to(node, ptr.ty.shape)
     args = (ptr, stored) if mask is None else (ptr, stored, mask)
-    c.b.emit(Op.STORE, None, args, MemAttr(mask is not None))
+    c.b.emit(Op.STORE, None, args, MemAttr(mask is not None, cache=hints[0], evict=hints[1]))
 
 
 @lowers(tl.load)
@@ -83,7 +84,7 @@ def _load(c: Context, a: Args) -> Node:
     other = a["other"]  # as in Triton and the reference, the pointers broadcast with it too
     ptr = _pointer(c, a["pointer"], a["mask"], "load", other.ty.shape if isinstance(other, Node) else ())
     elementwise.scalar_fits(other, _element(ptr), "other")
-    return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]))
+    return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]), hints=_hints("load", a))
 
 
 @lowers(tl.store)
@@ -94,7 +95,7 @@ def _store(c: Context, a: Args) -> None:
         return
     ptr = _pointer(c, a["pointer"], a["mask"], "store")
     elementwise.scalar_fits(a["value"], _element(ptr), "value")
-    store(c, ptr, a["value"], _mask(c.b, a["mask"], ptr.ty.shape))
+    store(c, ptr, a["value"], _mask(c.b, a["mask"], ptr.ty.shape), _hints("store", a))
 
 
 # ---------------------------------------------------------------- atomics
@@ -220,7 +221,7 @@ def _load_block(c: Context, block: BlockInfo, a: Args) -> Node:
     checked = rules.boundary_dims( a["boundary_check"], block.ndim)
     fill = _padding(c, a["padding_option"], _element(block.base))
     ptrs, mask = _resolve(c, block, checked)
-    return load(c, ptrs, mask, fill, bool(a["volatile"]), block)
+    return load(c, ptrs, mask, fill, bool(a["volatile"]), block, _hints("load", a))
 
 
 def _store_block(c: Context, block: BlockInfo, a: Args) -> None:
@@ -229,7 +230,11 @@ def _store_block(c: Context, block: BlockInfo, a: Args) -> None:
     given, shape = (value.ty.dtype, value.ty.shape) if isinstance(value, Node) else (None, ())
     rules.block_store(a["mask"], _element(block.base), given, shape, block.block_shape)
     ptrs, mask = _resolve(c, block, rules.boundary_dims(a["boundary_check"], block.ndim))
-    store(c, ptrs, value, mask)
+    store(c, ptrs, value, mask, _hints("store", a))
+
+
+def _hints(what: str, a: Args) -> tuple[str, str]:
+    return rules.cache_hints(what, a["cache_modifier"], a["eviction_policy"])
 
 
 def _check_descriptor(c: Context, base: Node, strides: tuple[Part, ...], block_shape: tuple[int, ...]) -> None:

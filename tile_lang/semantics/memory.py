@@ -39,6 +39,20 @@ def ordering(name: str, sem: object, scope: object) -> tuple[str, str]:
     return str(sem or "acq_rel"), str(scope or "gpu")
 
 
+LOAD_CACHE = (".ca", ".cg", ".cv")  # Triton's cache modifiers of a load, of a store
+STORE_CACHE = (".wb", ".cg", ".cs", ".wt")
+EVICTION = ("evict_first", "evict_last", "evict_normal")
+
+
+def cache_hints(what: str, cache_modifier: object, eviction_policy: object) -> tuple[str, str]:
+    """A load's or store's cache modifier and eviction policy (``""``: none), as Triton accepts them."""
+    allowed = LOAD_CACHE if what == "load" else STORE_CACHE
+    for name, value, choices in (("cache_modifier", cache_modifier, allowed), ("eviction_policy", eviction_policy, EVICTION)):
+        if value != "" and value not in choices:
+            raise SemanticError(f"tl.{what}: {name} {value!r} is not one of {', '.join(map(repr, choices))} (or '')")
+    return str(cache_modifier), str(eviction_policy)
+
+
 def stored(pointer: Shape, value: Shape) -> None:
     """A stored value broadcasts to the pointer block without growing it (Triton broadcasts the
     value to the pointers' shape)."""

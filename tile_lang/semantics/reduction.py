@@ -95,6 +95,13 @@ def combine_count(fn: object, got: int, want: int, what: str) -> None:
                             f"(one per input block), got {got}")
 
 
+def combine_branches(fn: object) -> SemanticError:
+    """A combine function runs once per pair of elements, every lane in step: Python control flow
+    on its arguments is refused (both backends), and ``tl.where`` says the same."""
+    return SemanticError(f"{fn!r} branches on its arguments with Python control flow; "
+                         "a combine function must be branch-free (use tl.where)")
+
+
 def combine_results(fn: object, got: Sequence[Block | str], want: Sequence[DType], what: str) -> None:
     """A combine function's results (as many as :func:`combine_count` checked): rank-0 values of
     the input blocks' dtypes, in order (a ``str`` stands for a returned value that is no tensor:

@@ -14,6 +14,12 @@ from tile_lang_cupy.codegen.ctypes_ import const_decl, ctype, literal
 from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, emits
 
 
+def _hint(attr: MemAttr) -> str:
+    """The suffix of the header's access with this cache modifier or eviction policy (``_cg``,
+    ``_evict_first``; PTX has no access with both: the cache modifier is kept), or ``""``."""
+    return f"_{attr.cache[1:]}" if attr.cache else f"_{attr.evict}" if attr.evict else ""
+
+
 def _guard(*conds: str | None) -> str | None:
     parts = [c for c in conds if c]
     return " && ".join(f"({c})" for c in parts) if parts else None
@@ -31,6 +37,14 @@ def _load(em: Emitter, node: Node) -> None:
     def deref(p: str) -> str:
         return f"*(volatile {t}*)({p})" if volatile else f"*({p})"
 
+    hint = "" if volatile else _hint(node.attr)
+    if node.ty.is_scalar and hint:
+        name = em.name(node)
+        em.line(f"{t} {name};")
+        fill = em.elem(other, SCALAR) if other is not None else literal(0, node.ty.dtype)
+        load = f"tl::load{hint}<1>(&{name}, {em.elem(ptr, SCALAR)});"
+        em.line(load if mask is None else f"if ({em.elem(mask, SCALAR)}) {load} else {name} = {fill};")
+        return
     if node.ty.is_scalar:
         value = deref(em.elem(ptr, SCALAR))
         if mask is not None:
@@ -43,7 +57,7 @@ def _load(em: Emitter, node: Node) -> None:
     with em.each(node, width) as idx:
         p = em.elem(ptr, idx)
         m = em.elem(mask, idx) if mask is not None else None
-        load = f"{name}[k] = {deref(p)};" if width == 1 else f"tl::load<{width}>(&{name}[k], {p});"
+        load = f"{name}[k] = {deref(p)};" if width == 1 and not hint else f"tl::load{hint}<{width}>(&{name}[k], {p});"
         em.line(load if m is None else f"if ({m}) {load}")
         if m is not None and other is not None:
             fills = " ".join(f"{name}[k + {j}] = {em.elem(other, idx.at(j, node.ty.shape))};"
@@ -56,9 +70,12 @@ def _store(em: Emitter, node: Node) -> None:
     assert isinstance(node.attr, MemAttr)
     ptr, value = node.args[0], node.args[1]
     mask = node.args[2] if node.attr.has_mask else None
+    hint = _hint(node.attr)
     if ptr.ty.is_scalar:
         guard = _guard("tid == 0", em.elem(mask, SCALAR) if mask is not None else None)
-        em.line(f"if ({guard}) *({em.elem(ptr, SCALAR)}) = {em.elem(value, SCALAR)};")
+        p, v = em.elem(ptr, SCALAR), em.elem(value, SCALAR)
+        stmt = f"{{ const {ctype(value.ty.dtype)} t = {v}; tl::store{hint}<1>({p}, &t); }}" if hint else f"*({p}) = {v};"
+        em.line(f"if ({guard}) {stmt}")
         return
     width = node.attr.vector
     t = ctype(value.ty.dtype)
@@ -66,13 +83,13 @@ def _store(em: Emitter, node: Node) -> None:
     with em.each(walked, width) as idx:
         guard = _guard(em.owner(walked), em.elem(mask, idx) if mask is not None else None)
         p = em.elem(ptr, idx)
-        if width == 1:
+        if width == 1 and not hint:
             stmt = f"*({p}) = {em.elem(value, idx)};"
         elif walked is value:
-            stmt = f"tl::store<{width}>({p}, &{em.names[value]}[k]);"
+            stmt = f"tl::store{hint}<{width}>({p}, &{em.names[value]}[k]);"
         else:
             parts = ", ".join(em.elem(value, idx.at(j, ptr.ty.shape)) for j in range(width))
-            stmt = f"{{ const {t} t[{width}] = {{{parts}}}; tl::store<{width}>({p}, t); }}"
+            stmt = f"{{ const {t} t[{width}] = {{{parts}}}; tl::store{hint}<{width}>({p}, t); }}"
         em.line(f"if ({guard}) {stmt}" if guard else stmt)
 
 
@@ -106,8 +123,16 @@ def atomic_asm(attr: AtomicAttr, fn: AtomicFn, ptx: PtxType, old: str, ptr: str,
                 AtomicFn.MIN: ptx.arith}.get(fn, ptx.bits)
     placeholders = ", ".join(f"%{i + 2}" for i in range(len(operands)))
     ins = ", ".join(f'"{ptx.reg}"({o})' for o in operands)
-    return (f'asm volatile("atom.{attr.sem.value}.{attr.scope.value}.global.{fn.value}.{ptx_type} %0, [%1], '
+    return (f'asm volatile("{_atom(attr, fn)}.{fn.value}.{ptx_type} %0, [%1], '
             f'{placeholders};" : "={ptx.reg}"({old}) : "l"({ptr}), {ins} : "memory");')
+
+
+def _atom(attr: AtomicAttr, fn: AtomicFn) -> str:
+    """``atom`` with its state space, scope and semantics, ordered as Triton's PTX spells them
+    (``atom.global.gpu.acq_rel.add``, ``atom.global.acq_rel.gpu.cas``), so tools and tests that
+    read the PTX find the same text; ptxas takes the qualifiers in either order."""
+    scope, sem = attr.scope.value, attr.sem.value
+    return f"atom.global.{sem}.{scope}" if fn is AtomicFn.CAS else f"atom.global.{scope}.{sem}"
 
 
 def atomic_update(attr: AtomicAttr, dtype: DType, old: str, ptr: str, operands: list[str]) -> str:
@@ -136,7 +161,7 @@ def vector_add(attr: AtomicAttr, dtype: DType, olds: list[str], ptr: str, values
     ins = "{" + ", ".join(f"%{w + 1 + i}" for i in range(w)) + "}"
     regs = [f"r{i}" for i in range(w)] if ptx.ctype != ctype(dtype) else olds
     operands = values if ptx.ctype == ctype(dtype) else [f"tl::bitcast<{ptx.ctype}>({v})" for v in values]
-    asm = (f'asm volatile("atom.{attr.sem.value}.{attr.scope.value}.global.add.{kind} {outs}, [%{w}], {ins};" : '
+    asm = (f'asm volatile("{_atom(attr, AtomicFn.ADD)}.add.{kind} {outs}, [%{w}], {ins};" : '
            + ", ".join(f'"={ptx.reg}"({r})' for r in regs) + f' : "l"({ptr}), '
            + ", ".join(f'"{ptx.reg}"({o})' for o in operands) + ' : "memory");')
     if regs is olds:

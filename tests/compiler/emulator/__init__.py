@@ -38,7 +38,7 @@ CACHE = Path(tempfile.gettempdir()) / f"tile_lang_emu-{os.getuid()}"  # per user
 NAME = "emu"
 
 _ATOM = re.compile(
-    r'asm volatile\("atom\.\w+\.\w+\.global\.(?P<op>\w+)\.(?:noftz\.)?(?P<type>\w+) %0, \[%1\], %2(?:, %3)?;" '
+    r'asm volatile\("atom\.global\.\w+\.\w+\.(?P<op>\w+)\.(?:noftz\.)?(?P<type>\w+) %0, \[%1\], %2(?:, %3)?;" '
     r': "=\w"\((?P<old>[^()]*(?:\([^()]*\))?[^()]*)\) : "l"\((?P<ptr>.*?)\), "\w"\((?P<a>.*?)\)'
     r'(?:, "\w"\((?P<b>.*?)\))? : "memory"\);')
 _UPDATES = {"add": "o + a", "max": "o > a ? o : a", "min": "o < a ? o : a", "and": "o & a", "or": "o | a",
@@ -47,7 +47,7 @@ _UPDATES = {"add": "o + a", "max": "o > a ? o : a", "min": "o < a ? o : a", "and
 
 # Hopper's vector add (``atom...add.v4.f32 {%0, ..}, [%4], {%5, ..}``): each element atomically
 _VATOM = re.compile(
-    r'asm volatile\("atom\.\w+\.\w+\.global\.add\.(?:noftz\.)?v\d\.(?P<type>\w+) \{[^}]*\}, \[%\d+\], \{[^}]*\};" '
+    r'asm volatile\("atom\.global\.\w+\.\w+\.add\.(?:noftz\.)?v\d\.(?P<type>\w+) \{[^}]*\}, \[%\d+\], \{[^}]*\};" '
     r': (?P<olds>.*?) : "l"\((?P<ptr>.*?)\), (?P<vals>"\w"\(.*?\)) : "memory"\);')
 
 
