@@ -308,6 +308,12 @@ __device__ __forceinline__ void store(T* p, const T* src) {
   *reinterpret_cast<Vec<W, T>*>(p) = t;
 }
 
+// B bytes from `from` to `to` (as bitcast: NVRTC has no __builtin_memcpy).
+template <int B>
+__device__ __forceinline__ void copy_bytes(void* to, const void* from) {
+#pragma unroll
+  for (int i = 0; i < B; ++i) static_cast<unsigned char*>(to)[i] = static_cast<const unsigned char*>(from)[i];
+}
 // A load or store with a cache operator or an L1 eviction priority (Triton's cache_modifier and
 // eviction_policy), in PTX: Q is the qualifier (".cg", ".L1::evict_first"...); the W elements move
 // as one access of 1, 2, 4, 8 or 16 bytes (the vector width chose an aligned size). The emulator
@@ -326,20 +332,20 @@ __device__ __forceinline__ void store(T* p, const T* src) {
       uint4 r;                                                                                      \
       asm volatile("ld.global" Q ".v4.b32 {%0, %1, %2, %3}, [%4];"                                \
                    : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p) : "memory");               \
-      __builtin_memcpy(dst, &r, B);                                                                           \
+      copy_bytes<B>(dst, &r);                                                                     \
     } else if constexpr (B == 8) {                                                                  \
       uint2 r;                                                                                      \
       asm volatile("ld.global" Q ".v2.b32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p) : "memory"); \
-      __builtin_memcpy(dst, &r, B);                                                                           \
+      copy_bytes<B>(dst, &r);                                                                     \
     } else if constexpr (B == 4) {                                                                  \
       unsigned r;                                                                                   \
       asm volatile("ld.global" Q ".b32 %0, [%1];" : "=r"(r) : "l"(p) : "memory");                 \
-      __builtin_memcpy(dst, &r, B);                                                                           \
+      copy_bytes<B>(dst, &r);                                                                     \
     } else {                                                                                        \
       unsigned short r;                                                                             \
       if constexpr (B == 2) asm volatile("ld.global" Q ".b16 %0, [%1];" : "=h"(r) : "l"(p) : "memory"); \
       else asm volatile("ld.global" Q ".u8 %0, [%1];" : "=h"(r) : "l"(p) : "memory");              \
-      __builtin_memcpy(dst, &r, B);                                                                           \
+      copy_bytes<B>(dst, &r);                                                                     \
     }                                                                                               \
   }                                                                                                 \
   template <int W, class T>                                                                         \
@@ -348,20 +354,20 @@ __device__ __forceinline__ void store(T* p, const T* src) {
     static_assert(B == 1 || B == 2 || B == 4 || B == 8 || B == 16, "access size");                  \
     if constexpr (B == 16) {                                                                        \
       uint4 r;                                                                                      \
-      __builtin_memcpy(&r, src, B);                                                                           \
+      copy_bytes<B>(&r, src);                                                                     \
       asm volatile("st.global" Q ".v4.b32 [%0], {%1, %2, %3, %4};"                                \
                    :: "l"(p), "r"(r.x), "r"(r.y), "r"(r.z), "r"(r.w) : "memory");                   \
     } else if constexpr (B == 8) {                                                                  \
       uint2 r;                                                                                      \
-      __builtin_memcpy(&r, src, B);                                                                           \
+      copy_bytes<B>(&r, src);                                                                     \
       asm volatile("st.global" Q ".v2.b32 [%0], {%1, %2};" :: "l"(p), "r"(r.x), "r"(r.y) : "memory"); \
     } else if constexpr (B == 4) {                                                                  \
       unsigned r;                                                                                   \
-      __builtin_memcpy(&r, src, B);                                                                           \
+      copy_bytes<B>(&r, src);                                                                     \
       asm volatile("st.global" Q ".b32 [%0], %1;" :: "l"(p), "r"(r) : "memory");                  \
     } else {                                                                                        \
       unsigned short r = 0;                                                                         \
-      __builtin_memcpy(&r, src, B);                                                                           \
+      copy_bytes<B>(&r, src);                                                                     \
       if constexpr (B == 2) asm volatile("st.global" Q ".b16 [%0], %1;" :: "l"(p), "h"(r) : "memory"); \
       else asm volatile("st.global" Q ".u8 [%0], %1;" :: "l"(p), "h"(r) : "memory");               \
     }                                                                                               \

@@ -16,7 +16,7 @@ from tile_lang import Constexpr, Pointer, constexpr, f32, i32
 from tile_lang.ops.atomic import Sem
 from tile_lang.ops.memory import CacheModifier, EvictionPolicy
 
-from tests.compiler.conftest import NVCC
+from tests.compiler.conftest import NVCC, NVRTC, nvrtc_compile
 
 
 @tl.kernel
@@ -97,3 +97,13 @@ def test_atomics_spell_scope_and_semantics_as_triton(sem: Sem) -> None:
     assert f"atom.global.{sem}.gpu.cas.b32" in seen, seen
     assert any(a.startswith(f"atom.global.gpu.{sem}.add") for a in seen), seen
     assert "atom.global.gpu.acq_rel.exch.b32" in seen, seen  # xchg's default semantics
+
+
+@pytest.mark.skipif(NVRTC is None, reason="libnvrtc (the nvidia-cuda-nvrtc wheel) is not installed")
+@pytest.mark.parametrize(("load", "store", "evict"), HINTS)
+def test_hinted_accesses_compile_with_nvrtc(load: CacheModifier, store: CacheModifier, evict: EvictionPolicy) -> None:
+    """As the cupy backend compiles them (NVRTC lacks builtins nvcc has: the first version failed there)."""
+    for B in (1, 64, 512):
+        ok, log = nvrtc_compile(hinted_copy.cuda_source(LOAD=load, STORE=store, EVICT=evict, B=B, arch="90a"),
+                                "hinted_copy", "90a")
+        assert ok, log
