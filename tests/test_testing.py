@@ -23,6 +23,20 @@ def test_do_bench_measures_wall_clock_on_numpy() -> None:
     assert len(every) >= 1 and min(every) >= 0
 
 
+def test_do_bench_resets_the_gradients_named_before_each_call() -> None:
+    """Triton's ``grad_to_none`` (tutorial 05 times a backward with it): each call sees ``.grad`` None."""
+    class Leaf:
+        grad: object = None
+    leaves, seen = [Leaf(), Leaf()], []
+
+    def backward() -> None:
+        seen.append(all(leaf.grad is None for leaf in leaves))
+        for leaf in leaves:
+            leaf.grad = 1.0
+    testing.do_bench(backward, warmup=1, rep=2, grad_to_none=leaves)
+    assert len(seen) > 5 and all(seen)
+
+
 def test_do_bench_times_a_launch() -> None:
     from examples.vector_add import vector_add
 

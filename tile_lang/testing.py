@@ -30,21 +30,24 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024
 # --- do_bench ------------------------------------------------------------------------------------
 
 @overload
-def do_bench(fn: Callable[[], object], warmup: float = ..., rep: float = ..., quantiles: None = None,
-             return_mode: Literal["min", "max", "mean", "median"] = ...) -> float: ...
+def do_bench(fn: Callable[[], object], warmup: float = ..., rep: float = ..., grad_to_none: Sequence[Any] | None = ...,
+             quantiles: None = None, return_mode: Literal["min", "max", "mean", "median"] = ...) -> float: ...
 @overload
-def do_bench(fn: Callable[[], object], warmup: float = ..., rep: float = ..., *, quantiles: Sequence[float],
-             return_mode: ReturnMode = ...) -> list[float]: ...
+def do_bench(fn: Callable[[], object], warmup: float = ..., rep: float = ..., grad_to_none: Sequence[Any] | None = ...,
+             *, quantiles: Sequence[float], return_mode: ReturnMode = ...) -> list[float]: ...
 @overload
-def do_bench(fn: Callable[[], object], warmup: float = ..., rep: float = ..., quantiles: None = None, *,
-             return_mode: Literal["all"]) -> list[float]: ...
-def do_bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100,
+def do_bench(fn: Callable[[], object], warmup: float = ..., rep: float = ..., grad_to_none: Sequence[Any] | None = ...,
+             quantiles: None = None, *, return_mode: Literal["all"]) -> list[float]: ...
+def do_bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100, grad_to_none: Sequence[Any] | None = None,
              quantiles: Sequence[float] | None = None, return_mode: ReturnMode = "median") -> float | list[float]:
     """Milliseconds per call of ``fn``: about ``warmup`` ms of untimed calls, then about ``rep`` ms
     of timed ones (budgets, as in Triton, not counts). On the cupy backend each call is timed
     with CUDA events after a 256 MB write that flushes L2; elsewhere by the wall clock.
+    ``grad_to_none``: tensors whose ``.grad`` is reset before each call (a backward's benchmark);
     ``quantiles`` gives those quantiles of the times instead; ``return_mode`` picks the statistic."""
     timer = _cuda_timer() if registry.current_name() == "cupy" else _wall_timer
+    if grad_to_none:
+        fn = functools.partial(_without_grads, fn, grad_to_none)
     estimate = statistics.median(timer(fn, 5)) or 1e-6
     timer(fn, max(1, int(warmup / estimate)))
     times = timer(fn, max(1, int(rep / estimate)))
@@ -55,6 +58,12 @@ def do_bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100,
     pick: dict[str, Callable[[list[float]], float]] = {
         "min": min, "max": max, "mean": statistics.fmean, "median": statistics.median}
     return pick[return_mode](times)
+
+
+def _without_grads(fn: Callable[[], object], tensors: Sequence[Any]) -> object:
+    for t in tensors:
+        t.grad = None
+    return fn()
 
 
 def _wall_timer(fn: Callable[[], object], n: int) -> list[float]:
