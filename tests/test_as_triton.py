@@ -46,6 +46,30 @@ for kernel, factor in ((patched, -3.0), (scale_kernel, 2.0)):  # the template it
     check(out[:n], x.astype(np.float64) * factor + 1.0)
     assert np.isnan(out[n:]).all()
 ''',
+    "patched_closure": '''
+# Triton's test_scan2d: the template names a local of the test function (`z`) that its patched text
+# binds; triton.JITFunction(template.fn) takes the closure and the launch compiles the new text
+def make(n, factor):
+    @triton.jit
+    def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        GENERATE_TEST_HERE
+        tl.store(out_ptr + offs, z, mask=offs < n)
+
+    z = None  # noqa: F841 (what the template's `z` names before the patch)
+    patched = triton.JITFunction(kernel.fn)
+    patched._unsafe_update_src(patched.src.replace("GENERATE_TEST_HERE", f"z = x * {factor}"))
+    return patched
+
+
+n = 40
+x = rng.standard_normal(n).astype(np.float32)
+out = np.full(64, np.nan, np.float32)
+make(n, 5.0)[(1,)](x, out, n, BLOCK=64)
+check(out[:n], x.astype(np.float64) * 5.0)
+assert np.isnan(out[n:]).all()
+''',
     "vector_add": '''
 @triton.jit
 def leaky(x):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Float, Pointer, Width, constexpr, dtypes, f32, i32, registry, u32
+from tile_lang import R0, Float, Pointer, Tensor, Width, constexpr, dtypes, f32, i32, registry, u32
 from tile_lang.errors import KernelError
 
 from tests.compiler.emulator import EMULATOR, NAME
@@ -570,3 +570,24 @@ def test_a_conditional_expression_runs_only_the_side_taken(backend: str) -> None
         conditional_expressions[(grid,)](tl.to_device(x, tl.f32), out, other, n, B=B)
         np.testing.assert_allclose(out.numpy().reshape(grid, B), np.where(even, v, np.nan), rtol=1e-6)
         np.testing.assert_allclose(other.numpy().reshape(grid, B), np.where(even, np.nan, v + 0.5), rtol=1e-6)
+
+
+@tl.func
+def branchy_max(a: Tensor[f32, R0], b: Tensor[f32, R0]) -> Tensor[f32, R0]:
+    if a > b:
+        return a
+    return b
+
+
+@tl.kernel
+def reduce_with_branchy_max(x_ptr: Pointer[f32], o_ptr: Pointer[f32], B: constexpr) -> None:
+    tl.store(o_ptr, tl.reduce(tl.load(x_ptr + tl.arange(0, B)), 0, branchy_max))
+
+
+def test_a_combine_function_with_runtime_control_flow_is_refused_alike(backend: str) -> None:
+    """The compiler inlined the branch into the combine region (a helper's early `return` is
+    supported now); the reference refuses it: both say the combine function must be branch-free."""
+    x = np.random.default_rng(7).standard_normal(16).astype(np.float32)
+    with tl.backend(backend):
+        with pytest.raises(tl.KernelError, match="a combine function must be branch-free"):
+            reduce_with_branchy_max[(1,)](tl.to_device(x, tl.f32), _poisoned(1), B=16)
