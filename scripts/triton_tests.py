@@ -105,7 +105,7 @@ def main(argv: list[str]) -> int:
 def parse(argv: list[str]) -> argparse.Namespace:
     """The driver's command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dir", type=Path, help="folder with Triton's test files and _internal_testing.py")
+    parser.add_argument("dir", type=lambda s: Path(s).resolve(), help="folder with Triton's test files and _internal_testing.py")
     parser.add_argument("files", nargs="*", default=list(FILES), help=f"test files in DIR (default {' '.join(FILES)})")
     parser.add_argument("--backend", choices=BACKENDS, default="numpy",
                         help="numpy: the reference on CPU tensors (default); cupy: the CUDA backend on CUDA tensors; "
