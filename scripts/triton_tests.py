@@ -36,6 +36,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,19 +170,27 @@ def compare(results: list[dict[str, Any]], base: list[dict[str, Any]], name: str
     lines = [f"## Against {name}", "",
              f"Of the {len(passed)} cases {name} passed (and this run selected), {len(ok)} passed here "
              f"({100 * len(ok) / max(len(passed), 1):.1f}%)."]
-    timed = [(b["test"], float(b.get("seconds", 0)), float(here[b["test"]].get("seconds", 0))) for b in ok]
-    if timed:
-        base_total, total = sum(t[1] for t in timed), sum(t[2] for t in timed)
-        slow = [t for t in timed if t[1] > 0.1 and t[2] * 10 > t[1]]
-        lines += [f"Time on the {len(timed)} cases both passed: {total:.1f} s here, {base_total:.1f} s there "
-                  f"({base_total / max(total, 1e-9):.1f}x); of the cases that took {name} over 100 ms, "
-                  f"{len(slow)} were less than 10x faster here:"]
-        lines += [f"- {test}: {there:.3f} s there, {mine:.3f} s here" for test, there, mine in
-                  sorted(slow, key=lambda t: t[2] / t[1], reverse=True)[:20]]
+    for key, what in (("seconds", "whole test"), ("launch_seconds", "in kernel launches")):
+        lines += _timing(ok, here, key, what, name)
     lost = collections.Counter(f'{here[b["test"]]["cause"] or here[b["test"]]["outcome"]}: {here[b["test"]]["type"]}: '
                                f'{_shape(here[b["test"]]["message"])}' for b in passed if b not in ok)
     lines += ["", "Passed there, not here:"] + [f"- {n} x {msg}" for msg, n in lost.most_common()]
     return "\n".join(lines) + "\n"
+
+
+def _timing(ok: list[dict[str, Any]], here: dict[str, dict[str, Any]], key: str, what: str, name: str) -> list[str]:
+    """The time both runs took on the cases both passed, measured as ``key``, and the cases over
+    100 ms there that were not 10x faster here (the slowest relative to the baseline first)."""
+    timed = [(b["test"], float(b[key]), float(here[b["test"]][key])) for b in ok if key in b and key in here[b["test"]]]
+    if not timed:
+        return []
+    base_total, total = sum(t[1] for t in timed), sum(t[2] for t in timed)
+    slow = [t for t in timed if t[1] > 0.1 and t[2] * 10 > t[1]]
+    return ["", f"Time ({what}) on the {len(timed)} cases both passed: {total:.1f} s here, {base_total:.1f} s there "
+                f"({base_total / max(total, 1e-9):.1f}x); of the cases that took {name} over 100 ms, "
+                f"{len(slow)} were less than 10x faster here:"] + \
+           [f"- {test}: {there:.3f} s there, {mine:.3f} s here" for test, there, mine in
+            sorted(slow, key=lambda t: t[2] / t[1], reverse=True)[:20]]
 
 
 def _shape(message: str) -> str:
@@ -213,6 +222,56 @@ def pytest_configure(config: pytest.Config) -> None:
         install()
     sys.meta_path.insert(0, _Helpers())
     config.addinivalue_line("markers", "interpreter: runs on Triton's interpreter")
+    _time_launches()
+    _warm_up()
+
+
+_launching = {"seconds": 0.0, "depth": 0}  # time inside kernel launches during the current case
+
+
+def _time_launches() -> None:
+    """Wrap the launch entry (tile_lang's ``Launcher.__call__``, or Triton's interpreter's
+    ``GridExecutor.__call__``) so each case also records the time spent in launches: the part of
+    a test the backend is responsible for, apart from the test's own torch and Python code."""
+    if _settings()["runner"]:
+        from tile_lang.kernel import Launcher as entry
+    else:
+        try:
+            from triton.runtime.interpreter import GridExecutor as entry  # type: ignore[no-redef]
+        except ImportError:  # another Triton: its cases record no launch time
+            return
+    inner = entry.__call__
+
+    def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _launching["depth"] += 1  # an autotuner's launches run inside its own: counted once
+        start = time.perf_counter()
+        try:
+            return inner(self, *args, **kwargs)
+        finally:
+            _launching["depth"] -= 1
+            if not _launching["depth"]:
+                _launching["seconds"] += time.perf_counter() - start
+
+    setattr(entry, "__call__", timed)
+
+
+def _warm_up() -> None:
+    """Launch a small kernel once in this process (each pytest-xdist worker is one), so the first
+    case a process runs is not charged with importing and starting the backend, on either side."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit  # type: ignore[untyped-decorator]
+    def copy(src, dst, BLOCK: tl.constexpr):  # type: ignore[no-untyped-def]
+        offsets = tl.arange(0, BLOCK)
+        tl.store(dst + offsets, tl.load(src + offsets) + 1)
+
+    src = torch.arange(16, dtype=torch.float32, device=_settings()["device"])
+    dst = torch.empty_like(src)
+    copy[(1,)](src, dst, BLOCK=16)
+    assert torch.equal(dst, src + 1), "the warm-up kernel gave a wrong result"
+    _launching["seconds"] = 0.0
 
 
 @pytest.fixture
@@ -249,10 +308,15 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(_settings()["timeout"])
+    _launching["seconds"] = 0.0
     try:
         return (yield)
     finally:
         signal.alarm(0)
+        _launch_seconds[item.nodeid] = _launching["seconds"]
+
+
+_launch_seconds: dict[str, float] = {}
 
 
 @pytest.hookimpl(wrapper=True)
@@ -262,6 +326,7 @@ def pytest_runtest_makereport(item: pytest.Item,
     if report.when == "call" or report.outcome != "passed":
         record = _results.setdefault(item.nodeid, _record(item, report.outcome, call.excinfo))
         record["seconds"] = f"{report.duration:.4f}"
+        record["launch_seconds"] = f"{_launch_seconds.get(item.nodeid, 0.0):.4f}"
     return report
 
 

@@ -219,6 +219,11 @@ out[:] = np.nan
 ran = normalise_kernel[(rows,)](out, x, n, BLOCK=64, extern_libs={"libdevice": "/nowhere.bc"}, maxnreg=128)
 check(out, expected)
 assert ran.name == "normalise_kernel" and ran.metadata.shared == handle.metadata.shared
+# a warmup repeated for one specialisation (tutorial 02 warms up before every launch) is compiled once
+again = normalise_kernel.warmup(out, x, n, BLOCK=64, num_warps=2, grid=(1,))
+assert again.compiled is handle.compiled
+assert normalise_kernel.warmup(out, x, n, BLOCK=128, num_warps=2, grid=(1,)).compiled is not handle.compiled
+assert normalise_kernel.warmup(out, x, n, BLOCK=64, num_warps=4, grid=(1,)).compiled is not handle.compiled
 ''',
     "device_queries": '''
 from triton.runtime import driver

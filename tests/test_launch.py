@@ -175,3 +175,21 @@ def test_inspect_takes_the_pointee_of_generic_pointers() -> None:
         generic_copy.cuda_source(src=tl.f16, dst=tl.f32, BLOCK=64)
     with pytest.raises(tl.LaunchError, match="src takes a dtype here"):
         generic_copy.inspect(src=3, BLOCK=64)
+
+
+def test_annotations_may_name_an_alias_the_kernel_captures() -> None:
+    """A kernel made inside a function, under ``from __future__ import annotations``, may name an
+    alias imported there (``import tile_lang as tl`` in a test): its string annotations resolve in
+    its module and in the variables its body captures."""
+    import tile_lang as tlx
+
+    @tlx.kernel
+    def shift(x_ptr: tlx.Pointer[tlx.f32], out_ptr: tlx.Pointer[tlx.f32], BLOCK: tlx.constexpr) -> None:
+        offs = tlx.arange(0, BLOCK)
+        tlx.store(out_ptr + offs, tlx.load(x_ptr + offs) + 1.0)
+
+    x = np.random.default_rng(7).standard_normal(16).astype(np.float32)
+    out = tl.to_device(np.full(16, np.nan, np.float32))
+    shift[(1,)](tl.to_device(x), out, BLOCK=16)
+    np.testing.assert_allclose(out.numpy(), x.astype(np.float64) + 1.0, rtol=1e-6)
+    assert [p.kind.name for p in shift.params] == ["POINTER", "POINTER", "CONSTEXPR"]

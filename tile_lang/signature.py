@@ -163,8 +163,12 @@ class Param:
 
 def read_params(fn: Callable[..., object]) -> tuple[Param, ...]:
     """Classify ``fn``'s parameters from its annotations (``from __future__ import annotations`` ok)."""
+    # a kernel defined in a function may name an alias bound there (``import tile_lang as tl`` in a
+    # test): its string annotations resolve in its module and in the variables its body captures
+    captured = {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())
+                if _filled(cell)}
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = typing.get_type_hints(fn, localns=captured, include_extras=True)
     except Exception as exc:
         raise LaunchError(f"kernel {fn.__qualname__}: cannot resolve its annotations ({exc})") from None
     params = []
@@ -174,6 +178,15 @@ def read_params(fn: Callable[..., object]) -> tuple[Param, ...]:
             name, ParamKind.UNANNOTATED, None)
         params.append(replace(param, default=defaults[name]))
     return tuple(params)
+
+
+def _filled(cell: Any) -> bool:
+    """Whether a closure cell holds a value yet (a name assigned after the function is made does not)."""
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def infer(param: Param, value: object) -> Param:

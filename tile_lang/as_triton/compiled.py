@@ -54,8 +54,12 @@ class CompiledKernel:
         launch = self._launcher.prepare(self._args, self._kwargs)
         pointees = {p.name: a.type for p, a in zip(launch.kernel.runtime_params, launch.args) if isinstance(a, Buffer)}
         facts = device.facts()
-        return compile_kernel(launch.kernel, launch.constexprs, launch.options.num_warps, launch.options.num_stages,
-                              10 * facts.major + facts.minor, pointees)
+        spec = (launch.options.num_warps, launch.options.num_stages, 10 * facts.major + facts.minor)
+        try:
+            return _compiled(launch.kernel, tuple(sorted(launch.constexprs.items())), *spec,
+                             tuple(sorted(pointees.items())))
+        except TypeError:  # an unhashable constexpr: compiled for this handle alone
+            return compile_kernel(launch.kernel, launch.constexprs, *spec, pointees)
 
     @property
     def asm(self) -> Mapping[str, str]:
@@ -82,6 +86,14 @@ class CompiledKernel:
     def __getitem__(self, grid: Any) -> TritonLauncher:
         given = {k: self._kwargs[k] for k in ("num_warps", "num_stages", "num_ctas") if k in self._kwargs}
         return TritonLauncher(self._launcher.kernel[grid, replace(self._launcher.options, **given)])
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(kernel: Any, constexprs: tuple[tuple[str, Any], ...], num_warps: int, num_stages: int, arch: int,
+              pointees: tuple[tuple[str, Any], ...]) -> Compiled:
+    """One specialisation compiled once in a process, its toolkit outputs (``n_regs``...) with it, as
+    Triton's cache does: tutorial 02 calls ``warmup`` and reads ``n_regs`` before every launch."""
+    return compile_kernel(kernel, dict(constexprs), num_warps, num_stages, arch, dict(pointees))
 
 
 def _on_reference() -> bool:
