@@ -358,3 +358,20 @@ def test_threads_launching_one_runner_each_pass_their_own_arguments() -> None:
     for worker in workers:
         worker.join()
     assert sorted(seen) == sorted((4096 * (t + 1), 1000 * t + n) for t in range(2) for n in range(40))
+
+
+def test_a_repeated_warmup_finds_its_compile_without_the_checks(noop: NoopBackend, checked: list[int],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Triton's ``fn.warmup(...)`` repeated for one specialisation (tutorial 02 warms up before every
+    launch it times) finds the compile by the fast path's key: no checks, the same handle inside;
+    another specialisation (a new constexpr) is checked and compiled anew."""
+    from tile_lang.as_triton import device, shim
+
+    monkeypatch.setattr(device, "facts", lambda index=None: device.STAND_IN)
+    warm = shim.JITFunction(copy_kernel.fn).warmup
+    first = warm(array(), array(address=2 << 20), 100, BLOCK=64, grid=(1,)).compiled
+    before = checked[0]
+    assert warm(array(address=3 << 20), array(address=4 << 20), 100, BLOCK=64, grid=(1,)).compiled is first
+    assert checked[0] == before
+    assert warm(array(), array(), 100, BLOCK=128, grid=(1,)).compiled is not first
+    assert checked[0] == before + 1

@@ -38,25 +38,37 @@ def test_do_bench_resets_the_gradients_named_before_each_call() -> None:
     assert len(seen) > 5 and all(seen)
 
 
-def test_do_bench_on_cuda_repeats_a_call_by_its_cost_with_the_flush(monkeypatch: pytest.MonkeyPatch) -> None:
+class _Event:
+    """A CUDA event stood in for by the wall clock (CuPy's and torch's spellings)."""
+
+    def record(self) -> None:
+        self.at = time.perf_counter()
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end: _Event) -> float:
+        return (end.at - self.at) * 1e3
+
+
+def _slow_flush(*args: object, **kwargs: object) -> SimpleNamespace:
+    """A stand-in for the L2 flush buffer whose every flush takes 2 ms."""
+    return SimpleNamespace(fill=lambda value: time.sleep(0.002), zero_=lambda: time.sleep(0.002))
+
+
+@pytest.mark.parametrize("events", ["cupy", "torch"])
+def test_do_bench_on_cuda_repeats_a_call_by_its_cost_with_the_flush(monkeypatch: pytest.MonkeyPatch,
+                                                                    events: str) -> None:
     """As Triton's: a call much shorter than the L2 flush before it is repeated about
     ``rep / (call + flush)`` times, not ``rep / call`` (tutorial 02's benchmark ran for minutes);
-    each call's time still leaves the flush out. CuPy's events are stood in for by the wall clock."""
-    class Event:
-        def record(self) -> None:
-            self.at = time.perf_counter()
-
-        def synchronize(self) -> None:
-            pass
-
-    def elapsed(start: Event, end: Event) -> float:
-        return (end.at - start.at) * 1e3
-
-    def empty(n: int, dtype: object) -> SimpleNamespace:
-        return SimpleNamespace(fill=lambda value: time.sleep(0.002))  # a 2 ms flush
-
-    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(empty=empty, cuda=SimpleNamespace(
-        Event=Event, get_elapsed_time=elapsed)))
+    each call's time still leaves the flush out. Timed with torch's events where torch has CUDA
+    started (Triton times on torch's current stream), else CuPy's."""
+    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(empty=_slow_flush, cuda=SimpleNamespace(
+        Event=_Event, get_elapsed_time=_Event.elapsed_time)))
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(empty=_slow_flush, int32=None, cuda=SimpleNamespace(
+        is_initialized=lambda: events == "torch", Event=lambda enable_timing: _Event())))
+    if events == "torch":  # the CuPy path would fail
+        monkeypatch.setitem(sys.modules, "cupy", None)
     monkeypatch.setattr(registry, "current_name", lambda: "cupy")
     calls: list[int] = []
     ms = testing.do_bench(lambda: calls.append(1), warmup=10, rep=40)

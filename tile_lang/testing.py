@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -88,32 +89,43 @@ PerCall = Callable[[Callable[[], object], int], float]
 def _cuda_timers() -> tuple[Timer, PerCall]:
     """CUDA-event timers: each of ``n`` calls after an L2 flush (the flush not counted), and the
     milliseconds a call takes over ``n`` calls with their flushes (what a repetition costs)."""
-    import cupy
-
-    flush = cupy.empty(L2_FLUSH_BYTES // 4, dtype=np.int32)
+    event, elapsed, flush = _cuda_events()
 
     def timer(fn: Callable[[], object], n: int) -> list[float]:
-        starts = [cupy.cuda.Event() for _ in range(n)]
-        ends = [cupy.cuda.Event() for _ in range(n)]
+        starts = [event() for _ in range(n)]
+        ends = [event() for _ in range(n)]
         for start, end in zip(starts, ends):
-            flush.fill(0)
+            flush()
             start.record()
             fn()
             end.record()
         ends[-1].synchronize()
-        return [float(cupy.cuda.get_elapsed_time(s, e)) for s, e in zip(starts, ends)]
+        return [elapsed(s, e) for s, e in zip(starts, ends)]
 
     def per_call(fn: Callable[[], object], n: int) -> float:
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start, end = event(), event()
         start.record()
         for _ in range(n):
-            flush.fill(0)
+            flush()
             fn()
         end.record()
         end.synchronize()
-        return float(cupy.cuda.get_elapsed_time(start, end)) / n
+        return elapsed(start, end) / n
 
     return timer, per_call
+
+
+def _cuda_events() -> tuple[Callable[[], Any], Callable[[Any, Any], float], Callable[[], object]]:
+    """(new event, milliseconds between two, L2 flush), on torch's current stream where torch has
+    CUDA started (as Triton times: tutorial 02 benchmarks on a stream of its own), else CuPy's."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        buffer = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+        return (lambda: torch.cuda.Event(enable_timing=True)), (lambda s, e: float(s.elapsed_time(e))), buffer.zero_
+    import cupy
+
+    flush = cupy.empty(L2_FLUSH_BYTES // 4, dtype=np.int32)
+    return cupy.cuda.Event, (lambda s, e: float(cupy.cuda.get_elapsed_time(s, e))), (lambda: flush.fill(0))
 
 
 # --- assert_close --------------------------------------------------------------------------------
