@@ -8,6 +8,7 @@ an A100 and every path they take runs on the reference.
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.machinery
 import sys
@@ -59,7 +60,15 @@ def facts(device: int | None = None) -> DeviceFacts:
         return STAND_IN
     import cupy
 
-    index = cupy.cuda.Device().id if device is None else int(device)
+    return _gpu(cupy.cuda.Device().id if device is None else int(device))
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu(index: int) -> DeviceFacts:
+    """GPU ``index``'s facts, read once (the query costs about a millisecond, and tutorial 02's
+    warmup before each launch it times asks for them)."""
+    import cupy
+
     p = cupy.cuda.runtime.getDeviceProperties(index)
     name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
     return DeviceFacts(name=name, major=int(p["major"]), minor=int(p["minor"]),
