@@ -141,6 +141,40 @@ def test_no_module_of_tile_lang_imports_itself_through_others() -> None:
                         "count; docs/compiler.md, Layering):\n" + "\n".join(" -> ".join(c) for c in found)
 
 
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("core", ("tile_lang.errors", "tile_lang.dtypes", "tile_lang.operators", "tile_lang.builtin", "tile_lang.func",
+              "tile_lang.reads", "tile_lang.unsupported", "tile_lang.progress", "tile_lang.diskcache",
+              "tile_lang.semantics.base", "tile_lang.compiler.ir")),
+    ("types", ("tile_lang.tensor",)),
+    ("op declarations", ("tile_lang.ops", "tile_lang.signature", "tile_lang.descriptor", "tile_lang.math",
+                         "tile_lang.extra")),
+    ("rules", ("tile_lang.semantics", "tile_lang.legality")),
+    ("backend contract", ("tile_lang.launch", "tile_lang.buffer", "tile_lang.registry", "tile_lang.host",
+                          "tile_lang.launch_cache")),
+    ("compiler", ("tile_lang.compiler",)),
+    ("user surface", ("tile_lang",)),
+)
+"""tile_lang's layers, bottom first (docs/compiler.md, Layering). A name places a module and its
+submodules, the longest name deciding; anything not listed is user surface, the top."""
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of ``module``'s layer."""
+    placed = [(len(name), i) for i, (_, names) in enumerate(LAYERS) for name in names
+              if module == name or module.startswith(name + ".")]
+    return max(placed)[1]
+
+
+def test_each_module_imports_only_its_layer_and_those_below() -> None:
+    graph = import_graph(ROOT / "tile_lang")
+    upward = [f"{m} ({LAYERS[layer_of(m)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})"
+              for m, targets in sorted(graph.items()) for t in sorted(targets) if layer_of(t) > layer_of(m)]
+    assert upward == [], "imports from a higher layer (move the definition down, or place the module in LAYERS):\n" \
+                         + "\n".join(upward)
+    assert LAYERS[layer_of("tile_lang.compiler.lowering_base")][0] == "compiler"
+    assert LAYERS[layer_of("tile_lang.semantics.elementwise")][0] == "rules"
+
+
 def test_the_cycle_check_sees_lazy_type_checking_and_package_imports(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     (package / "sub").mkdir(parents=True)
