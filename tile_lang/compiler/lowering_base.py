@@ -1,7 +1,7 @@
 """What every lowering family builds on: the table of lowerings (:data:`LOWERINGS`, filled by
 ``@lowers``), the :class:`Context` a lowering sees of the front end, and the helpers the
-families share. The families (:mod:`lowering`, :mod:`lowering_memory`, :mod:`lowering_collective`)
-import this module and never each other.
+families share. :mod:`lowering_memory` and :mod:`lowering_collective` import this module, never
+:mod:`lowering` or each other; :mod:`lowering` imports both, so its ``LOWERINGS`` is complete.
 """
 
 from __future__ import annotations
