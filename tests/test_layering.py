@@ -1,6 +1,7 @@
-"""The import graph is acyclic: the language (``tile_lang``) never imports a backend; backends are
-reached only through the registry. Each check runs in a fresh interpreter with CuPy blocked, so it
-holds on a GPU machine too."""
+"""The import graph is acyclic: no two of tile_lang's modules import each other, even through
+imports inside functions or under ``TYPE_CHECKING`` (docs/compiler.md, "Layering"); the language
+(``tile_lang``) never imports a backend; backends are reached only through the registry. The checks
+that import run in a fresh interpreter with CuPy blocked, so they hold on a GPU machine too."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping, Set
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,164 @@ def run_python(code: str) -> str:
                           env=env, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def module_names(package: Path) -> dict[str, Path]:
+    """Each module of ``package`` (a folder) by dotted name; a package is its ``__init__.py``."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imported(module: str, is_package: bool, node: ast.Import | ast.ImportFrom, modules: Set[str]) -> set[str]:
+    """The modules of ``modules`` that ``node`` names: ``import a.b`` names ``a.b``; ``from a import
+    b`` names ``a``, and ``a.b`` too where that is a module. The parent packages Python imports
+    first are not counted: importing ``a.b`` does not make ``a.b`` depend on what ``a`` imports."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names} & modules
+    base = module if is_package else module.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        base = base.rpartition(".")[0]
+    source = (node.module or "") if not node.level else ".".join(filter(None, (base, node.module)))
+    return ({source} | {f"{source}.{alias.name}" for alias in node.names}) & modules
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports anywhere: at module level, inside functions
+    and under ``if TYPE_CHECKING:`` alike."""
+    modules = module_names(package)
+    graph = {}
+    for name, path in modules.items():
+        nodes = [n for n in ast.walk(ast.parse(path.read_text(), str(path))) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        found = set().union(*(imported(name, path.name == "__init__.py", n, modules.keys()) for n in nodes))
+        graph[name] = found - {name}
+    return graph
+
+
+def cycles(graph: Mapping[str, Set[str]]) -> list[list[str]]:
+    """One cycle through each strongly connected component of more than one module (Tarjan's
+    algorithm, iterative), as the modules in import order with the first repeated at the end."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, successors = work[-1]
+            step = next((s for s in successors if s not in index or s in stack), None)
+            if step is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = stack[stack.index(node):]
+                    del stack[stack.index(node):]
+                    if len(component) > 1:
+                        found.append(cycle_in(graph, set(component)))
+            elif step in index:
+                low[node] = min(low[node], index[step])
+            else:
+                index[step] = low[step] = len(index)
+                stack.append(step)
+                work.append((step, iter(sorted(graph[step]))))
+    return found
+
+
+def cycle_in(graph: Mapping[str, Set[str]], component: set[str]) -> list[str]:
+    """A shortest cycle from the first module of ``component`` back to it (breadth first)."""
+    start = min(component)
+    came_from: dict[str, str] = {}  # module -> the module it was first reached from
+    frontier = [start]
+    while start not in came_from:
+        reached = []
+        for node in frontier:
+            for successor in sorted(graph[node] & component - came_from.keys()):
+                came_from[successor] = node
+                reached.append(successor)
+        frontier = reached
+    path = [start]
+    while len(path) == 1 or path[-1] != start:
+        path.append(came_from[path[-1]])
+    return path[::-1]
+
+
+def test_no_module_of_tile_lang_imports_itself_through_others() -> None:
+    graph = import_graph(ROOT / "tile_lang")
+    assert len(graph) > 80 and "tile_lang.as_triton.shim" in graph  # every module, tile_lang.as_triton's too
+    assert graph["tile_lang.compiler.frontend"] >= {"tile_lang.compiler.lowering", "tile_lang.legality"}
+    found = cycles(graph)
+    assert found == [], "import cycles among tile_lang's modules (imports in functions and under TYPE_CHECKING " \
+                        "count; docs/compiler.md, Layering):\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("core", ("tile_lang.errors", "tile_lang.dtypes", "tile_lang.operators", "tile_lang.builtin", "tile_lang.func",
+              "tile_lang.reads", "tile_lang.unsupported", "tile_lang.progress", "tile_lang.diskcache",
+              "tile_lang.semantics.base", "tile_lang.compiler.ir")),
+    ("types", ("tile_lang.tensor",)),
+    ("op declarations", ("tile_lang.ops", "tile_lang.signature", "tile_lang.descriptor", "tile_lang.math",
+                         "tile_lang.extra")),
+    ("rules", ("tile_lang.semantics", "tile_lang.legality")),
+    ("backend contract", ("tile_lang.launch", "tile_lang.buffer", "tile_lang.registry", "tile_lang.host",
+                          "tile_lang.launch_cache")),
+    ("compiler", ("tile_lang.compiler",)),
+    ("user surface", ("tile_lang",)),
+)
+"""tile_lang's layers, bottom first (docs/compiler.md, Layering). A name places a module and its
+submodules, the longest name deciding; anything not listed is user surface, the top."""
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of ``module``'s layer."""
+    placed = [(len(name), i) for i, (_, names) in enumerate(LAYERS) for name in names
+              if module == name or module.startswith(name + ".")]
+    return max(placed)[1]
+
+
+def test_each_module_imports_only_its_layer_and_those_below() -> None:
+    graph = import_graph(ROOT / "tile_lang")
+    upward = [f"{m} ({LAYERS[layer_of(m)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})"
+              for m, targets in sorted(graph.items()) for t in sorted(targets) if layer_of(t) > layer_of(m)]
+    assert upward == [], "imports from a higher layer (move the definition down, or place the module in LAYERS):\n" \
+                         + "\n".join(upward)
+    assert LAYERS[layer_of("tile_lang.compiler.lowering_base")][0] == "compiler"
+    assert LAYERS[layer_of("tile_lang.semantics.elementwise")][0] == "rules"
+
+
+def test_the_cycle_check_sees_lazy_type_checking_and_package_imports(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "from pkg.a import A\n",  # the facade: every module below must not import it
+        "a.py": "from pkg.sub import b\nA = 1\n",
+        "sub/__init__.py": "",
+        "sub/b.py": "def f():\n    from pkg import c\n",  # lazy, and `from pkg import c` is pkg and pkg.c
+        "c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..pkg import a\n",
+        "d.py": "import pkg.a\n",  # importing a.b does not count the parent package a
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    graph = import_graph(package)
+    assert graph["pkg.sub.b"] == {"pkg", "pkg.c"} and graph["pkg.d"] == {"pkg.a"}
+    assert cycles(graph) == [["pkg", "pkg.a", "pkg.sub.b", "pkg"]]
+    del graph["pkg.sub.b"]
+    assert cycles({m: s - {"pkg.sub.b"} for m, s in graph.items()}) == []
+
+
+def test_tensor_methods_are_the_ops_that_register_them() -> None:
+    """``tile_lang.tensor`` imports no op: each ops module registers the ops behind tensor methods."""
+    import tile_lang as tl
+    from tile_lang.tensor import FORWARDED_METHODS, member
+
+    for name in sorted(FORWARDED_METHODS | {"cast", "trans", "store", "abs"}):
+        assert member(name) is getattr(tl, name), name
 
 
 def test_no_language_module_imports_a_backend() -> None:

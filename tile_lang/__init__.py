@@ -20,7 +20,8 @@ from tile_lang.errors import (
 )
 from tile_lang.func import Func, func
 from tile_lang.host import empty, to_device, wrap
-from tile_lang.kernel import Grid, Kernel, Launcher, Options, kernel
+from tile_lang.kernel import Grid, Kernel, Launcher, kernel
+from tile_lang.launch import Options
 from tile_lang.ops.aliases import (
     eq, eq_scalar, ge, ge_scalar, gt, gt_scalar, le, le_scalar, lt, lt_scalar, max_with_indices, ne,
     ne_scalar, where_,

@@ -25,12 +25,14 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypedDict, overload
 
-from tile_lang import registry, testing
+import tile_lang.registry as registry
+import tile_lang.testing as testing
 from tile_lang.diskcache import DiskCache, code_version, digest, open_cache
 from tile_lang.buffer import Buffer
 from tile_lang.errors import CompilerBug, KernelError, LaunchError, OutOfResources
 from tile_lang.host import MultiDeviceBackend
-from tile_lang.kernel import Grid, Kernel, Options, P
+from tile_lang.kernel import Grid, Kernel, P
+from tile_lang.launch import Options
 from tile_lang.progress import progress
 from tile_lang.signature import ParamKind
 

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.errors import LaunchError
 from tile_lang.tensor import D, Pointer
 
-if TYPE_CHECKING:
-    from tile_lang.registry import Backend
+
+class Owner(Protocol):
+    """What a buffer uses of the backend owning it (a :class:`~tile_lang.registry.Backend`, whose
+    protocol hands out buffers, so it sits above this module)."""
+
+    name: str
+
+    def to_host(self, buffer: Buffer[Any]) -> np.ndarray[Any, Any]: ...
 
 
 class Buffer(Pointer[D]):
@@ -23,7 +29,7 @@ class Buffer(Pointer[D]):
     ``device`` is the index of the device holding the memory (a CUDA device's ordinal; always 0
     on the NumPy reference): a launch runs on the device of its buffers."""
 
-    def __init__(self, backend: Backend, data: Any, dtype: DType, shape: tuple[int, ...],
+    def __init__(self, backend: Owner, data: Any, dtype: DType, shape: tuple[int, ...],
                  strides: tuple[int, ...] | None = None, device: int = 0) -> None:
         self.backend = backend
         self.data = data
@@ -80,7 +86,7 @@ def torch_dtype(tensor: Any) -> DType:
     return found
 
 
-def native_buffer(backend: Backend, data: Any, dtype: DType, shape: tuple[int, ...], byte_strides: tuple[int, ...],
+def native_buffer(backend: Owner, data: Any, dtype: DType, shape: tuple[int, ...], byte_strides: tuple[int, ...],
                   address: int, device: int = 0) -> Buffer[Any]:
     """A Buffer of a native array adopted without copying. A pointer addresses memory upwards from
     the array's first element, in whole elements, so the array must be aligned to its element size

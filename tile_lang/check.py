@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.autotune import Autotuner, Wrapper
 from tile_lang.errors import CompilerBug, KernelError, LaunchError, TileLangError, UsageError, at_line
 from tile_lang.kernel import Kernel

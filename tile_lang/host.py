@@ -10,7 +10,8 @@ from typing import Any, Protocol, TypeAlias, overload, runtime_checkable
 
 import numpy as np
 
-from tile_lang import dtypes, registry
+import tile_lang.dtypes as dtypes
+import tile_lang.registry as registry
 from tile_lang.buffer import Buffer
 from tile_lang.errors import LaunchError, UsageError
 from tile_lang.tensor import D

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import inspect
 import numbers
-import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeAlias, overload
 
 import numpy as np
 
-from tile_lang import dtypes, registry
+import tile_lang.dtypes as dtypes
+import tile_lang.registry as registry
 from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
 from tile_lang.errors import KernelError, LaunchError, TileLangError, UsageError, trimmed
+from tile_lang.launch import DEFAULT_OPTIONS, OPTION_NAMES, Launch as Launch, Options as Options
 from tile_lang.launch_cache import GRID_LIMITS, FastBackend, LastLaunch, LaunchCache, plain_grid
 from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, padding_fill
@@ -36,109 +37,6 @@ P = ParamSpec("P")
 Grid: TypeAlias = (
     tuple[int] | tuple[int, int] | tuple[int, int, int] | Callable[[dict[str, Any]], tuple[int, ...]]
 )
-
-
-MAX_WARPS = 32
-"""The most warps a program may have: 32 warps of 32 threads is CUDA's limit of 1024 threads per block."""
-
-
-@dataclass(frozen=True)
-class Options:
-    """Launch options, Triton's spelling: ``kernel[grid, tl.Options(num_warps=8)](...)``.
-
-    The same names are accepted as extra keywords at run time (``kernel[grid](..., num_warps=8)``),
-    which mypy rejects because they are not kernel parameters; this spelling type-checks.
-    ``num_warps`` is a power of two from 1 to 32, ``num_stages`` at least 1, ``num_ctas`` (programs
-    per thread-block cluster) 1, as Triton's default (a launch refuses more), ``launch_cooperative_grid``
-    False (Triton's option for grids whose programs wait on each other; a launch refuses True), and ``stream`` where
-    the CUDA backend launches: None (CuPy's current stream at each launch), a ``cupy.cuda.Stream``
-    or ``ExternalStream``, a ``torch.cuda.Stream``, or a raw ``cudaStream_t`` handle as an int.
-    Each is checked here, so a bad option fails where it is written.
-    """
-
-    num_warps: int = 4
-    num_stages: int = 3
-    num_ctas: int = 1
-    launch_cooperative_grid: int = False  # a bool (or 0 / 1): int lets a launch's ``**dict[str, int]`` type-check
-    stream: Any = None
-    _hash: int = field(default=0, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        warps = _count(self.num_warps)
-        if warps is None or warps > MAX_WARPS or warps & (warps - 1):
-            raise LaunchError(f"num_warps must be an int power of two from 1 to {MAX_WARPS} ({MAX_WARPS} warps are "
-                              f"1024 threads, CUDA's most per block), got {_show(self.num_warps)}")
-        stages = _count(self.num_stages)
-        if stages is None:
-            raise LaunchError(f"num_stages must be an int >= 1, got {_show(self.num_stages)}")
-        ctas = _count(self.num_ctas)
-        if ctas is None:
-            raise LaunchError(f"num_ctas must be an int >= 1, got {_show(self.num_ctas)}")
-        cooperative = self.launch_cooperative_grid
-        if not isinstance(cooperative, (bool, np.bool_, numbers.Integral)) or cooperative not in (0, 1):
-            raise LaunchError(f"launch_cooperative_grid must be a bool, got {_show(cooperative)}")
-        if not _is_stream(self.stream):
-            raise LaunchError("stream must be None, a cupy.cuda.Stream or ExternalStream, a torch.cuda.Stream, or a "
-                              f"cudaStream_t handle as an int >= 0, got {_show(self.stream)}")
-        object.__setattr__(self, "num_warps", warps)
-        object.__setattr__(self, "num_stages", stages)
-        object.__setattr__(self, "num_ctas", ctas)
-        object.__setattr__(self, "launch_cooperative_grid", bool(self.launch_cooperative_grid))
-        # hashed on every launch (it is part of the fast path's key), so hashed once here
-        object.__setattr__(self, "_hash", hash((warps, stages, ctas, self.launch_cooperative_grid, self.stream)))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-
-def _count(value: Any) -> int | None:
-    """``value`` as an int >= 1, or None if it is not one (a bool is not)."""
-    if type(value) is int:  # the usual case, without the slower checks below
-        return value if value >= 1 else None
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and int(value) >= 1:
-        return int(value)
-    return None
-
-
-def _is_stream(stream: Any) -> bool:
-    if stream is None:
-        return True
-    if isinstance(stream, int) and not isinstance(stream, bool):
-        return 0 <= stream < 1 << 64
-    return isinstance(stream, _stream_classes())
-
-
-def _stream_classes() -> tuple[type, ...]:
-    """The stream classes of CuPy and torch, if they are loaded (an object of a class that
-    is not loaded cannot be passed, so neither is imported here)."""
-    found: list[type] = []
-    cupy = sys.modules.get("cupy")
-    if cupy is not None:
-        found += [cupy.cuda.Stream, cupy.cuda.ExternalStream]
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        found.append(torch.cuda.Stream)
-    return tuple(found)
-
-
-def _show(value: Any) -> str:
-    """A value as an error message shows it: ``True (bool)``, ``'4' (str)``."""
-    return f"{value!r} ({type(value).__name__})"
-
-
-_OPTION_NAMES = frozenset(f.name for f in fields(Options) if f.init)
-_DEFAULT_OPTIONS = Options()
-
-
-@dataclass(frozen=True)
-class Launch:
-    """A checked launch as a backend receives it."""
-
-    kernel: Kernel[...]
-    grid: tuple[int, int, int]
-    args: tuple[Any, ...]  # one per runtime parameter: Buffer, int, float or bool
-    constexprs: Mapping[str, Any] = field(default_factory=dict)
-    options: Options = _DEFAULT_OPTIONS
 
 
 class Kernel(Generic[P]):
@@ -162,7 +60,7 @@ class Kernel(Generic[P]):
         self.lineno = fn.__code__.co_firstlineno
         # A parameter named like a launch option takes the keyword too (Triton's rule: tutorial 02's
         # `num_stages: tl.constexpr` is also the launch's num_stages); a stream cannot be a parameter.
-        self.option_params = frozenset(p.name for p in self.params if p.name in _OPTION_NAMES)
+        self.option_params = frozenset(p.name for p in self.params if p.name in OPTION_NAMES)
         if "stream" in self.option_params:
             raise KernelError("parameter 'stream' is the name of a launch option (the CUDA stream a launch runs on); "
                               "rename the parameter", self.filename, self.lineno, kernel=self.name)
@@ -210,8 +108,8 @@ class Kernel(Generic[P]):
         the last checked launch."""
         known = self._launch_caches.get(backend.name)
         if known is None or known[0] is not backend:
-            cache: LaunchCache | LastLaunch = (LaunchCache(self, backend, _OPTION_NAMES) if isinstance(backend, FastBackend)
-                                               else LastLaunch(self, _OPTION_NAMES))
+            cache: LaunchCache | LastLaunch = (LaunchCache(self, backend, OPTION_NAMES) if isinstance(backend, FastBackend)
+                                               else LastLaunch(self, OPTION_NAMES))
             known = self._launch_caches[backend.name] = (backend, cache)
         return known[1]
 
@@ -222,7 +120,7 @@ class Kernel(Generic[P]):
     def __getitem__(self, key: Any) -> Launcher[P]:
         if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Options):
             return Launcher(self, key[0], key[1])
-        return Launcher(self, key, _DEFAULT_OPTIONS)
+        return Launcher(self, key, DEFAULT_OPTIONS)
 
     def __repr__(self) -> str:
         return f"<tl.kernel {self.name} at {self.filename}:{self.lineno}>"
@@ -400,7 +298,7 @@ class Launcher(Generic[P]):
                 backend: registry.Backend | None = None) -> Launch:
         """Bind, check and adopt the arguments; the grid is resolved against the constexprs."""
         kernel = self.kernel.specialised(args, kwargs)
-        option_kw = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
+        option_kw = {k: v for k, v in kwargs.items() if k in OPTION_NAMES}
         launch_options = checked_options(kernel, option_kw, self.options) if option_kw else self.options
         if launch_options.num_ctas != 1:
             raise LaunchError(f"kernel {kernel.name}: num_ctas={launch_options.num_ctas}: clusters are not supported "
@@ -409,7 +307,7 @@ class Launcher(Generic[P]):
             raise LaunchError(f"kernel {kernel.name}: launch_cooperative_grid=True: cooperative launches (all programs "
                               "resident at once, so they may wait on each other) are not supported yet")
         runtime, constexprs = kernel.bind(args, {k: v for k, v in kwargs.items()
-                                                 if k not in _OPTION_NAMES or k in kernel.option_params})
+                                                 if k not in OPTION_NAMES or k in kernel.option_params})
         backend = backend or registry.current()
         checked = _check_runtime_args(kernel, runtime, backend)
         _check_descriptors(kernel, checked)
@@ -424,7 +322,7 @@ def kernel(fn: Callable[P, None]) -> Kernel[P]:
     return Kernel(fn)
 
 
-def checked_options(kernel: Kernel[Any], given: Mapping[str, Any], base: Options = _DEFAULT_OPTIONS) -> Options:
+def checked_options(kernel: Kernel[Any], given: Mapping[str, Any], base: Options = DEFAULT_OPTIONS) -> Options:
     """``base`` with the options given as keywords, checked, a bad one named with the kernel."""
     try:
         return replace(base, **given)

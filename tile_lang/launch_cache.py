@@ -18,12 +18,10 @@ import operator
 import weakref
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from tile_lang.launch import Launch, LaunchedKernel
 from tile_lang.signature import ParamKind
-
-if TYPE_CHECKING:
-    from tile_lang.kernel import Kernel, Launch
 
 Probe: TypeAlias = Callable[[Any], tuple[Hashable, int]]
 """An array -> (validation token, device address). The token holds everything adoption and the
@@ -130,7 +128,7 @@ where to store a new entry (a plain tuple: it is built on every launch)."""
 class LaunchCache:
     """The fast path of one kernel on one backend."""
 
-    def __init__(self, kernel: Kernel[Any], backend: FastBackend, option_names: frozenset[str]) -> None:
+    def __init__(self, kernel: LaunchedKernel, backend: FastBackend, option_names: frozenset[str]) -> None:
         self.kernel = kernel
         self.backend = backend
         self.option_names = option_names
@@ -208,7 +206,7 @@ class LastLaunch:
     (an ``int`` of the same passing width; a ``float`` as a float), equal constexprs and options,
     and a grid of plain ints: everything its checks depended on."""
 
-    def __init__(self, kernel: Kernel[Any], option_names: frozenset[str]) -> None:
+    def __init__(self, kernel: LaunchedKernel, option_names: frozenset[str]) -> None:
         self.kernel = kernel
         self.option_names = option_names
         self.kinds = tuple(_kind(p.kind, p.annotation) for p in kernel.runtime_params)
@@ -247,7 +245,7 @@ class LastLaunch:
         shape = plain_grid(grid, last.constexprs)
         if shape is None:
             return None
-        return last.launch_type(self.kernel, shape, tuple(checked), last.constexprs, last.launch_options)
+        return Launch(self.kernel, shape, tuple(checked), last.constexprs, last.launch_options)
 
     def remember(self, options: object, args: tuple[Any, ...], kwargs: dict[str, Any], launch: Launch) -> None:
         """Keep ``launch``, checked from this call, for the calls like it that follow."""
@@ -263,7 +261,7 @@ class LastLaunch:
                 return
             buffers.append(weakref.ref(value) if kind == _POINTER else None)
         self._last = _Last(len(args), names, options, static_key(binding.statics(flat)), binding, tuple(buffers),
-                           type(launch), launch.constexprs, launch.options)
+                           launch.constexprs, launch.options)
 
 
 @dataclass(frozen=True)
@@ -276,7 +274,6 @@ class _Last:
     statics: tuple[tuple[Any, ...], tuple[Hashable, ...]]
     binding: _Binding
     buffers: tuple[weakref.ref[Any] | None, ...]  # by runtime parameter, for the pointers
-    launch_type: type[Launch]  # Launch itself (tile_lang.kernel imports this module)
     constexprs: Mapping[str, Any]
     launch_options: Any
 
@@ -293,7 +290,7 @@ def static_key(statics: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Hashabl
     return statics, kinds
 
 
-def bind(kernel: Kernel[Any], option_names: frozenset[str], n_args: int, names: tuple[str, ...]) -> _Binding | None:
+def bind(kernel: LaunchedKernel, option_names: frozenset[str], n_args: int, names: tuple[str, ...]) -> _Binding | None:
     """How calls with ``n_args`` positional arguments and keywords ``names`` bind (as
     ``Kernel.bind`` would bind them), or None if ``Kernel.bind`` would reject them or the kernel
     takes a host descriptor (passed as several arguments: its launches take the checked path)."""

@@ -19,14 +19,17 @@ from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.builtin import builtin_of
 from tile_lang.errors import KernelError, Unsupported, UsageError
 from tile_lang.func import Func, inlinable
 from tile_lang.ops import creation, debug, iterators
 from tile_lang.reads import closure_vars, source_of
 from tile_lang.semantics import SemanticError, elementwise
-from tile_lang.tensor import FORWARDED_METHODS, pointer_type
+import tile_lang.tensor as tensor
+from tile_lang.ops.memory import TensorDescriptor
+from tile_lang.signature import constexpr
+from tile_lang.tensor import FORWARDED_METHODS, Tensor, pointer_type
 
 # Python builtins a kernel may call on compile-time values, and tl's type makers (tl.pointer_type).
 PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builtins.len, builtins.abs,
@@ -65,11 +68,9 @@ def kernel_isinstance(value: object, classinfo: object, runtime: bool) -> bool:
     the runtime values, ``tl.constexpr`` the compile-time ones; any other class asks Python."""
     if isinstance(classinfo, tuple):
         return any(kernel_isinstance(value, c, runtime) for c in classinfo)
-    from tile_lang import tensor
-
     if classinfo is tensor or classinfo is tensor.Tensor:
         return runtime
-    if classinfo is _constexpr():
+    if classinfo is constexpr:
         return not runtime
     if not isinstance(classinfo, (type, types.UnionType)):
         raise SemanticError(f"isinstance() arg 2 must be a type, a tuple of types, or a union, got {classinfo!r}")
@@ -99,7 +100,7 @@ def call_refusal(callee: object) -> str | None:
         return None
     if isinstance(callee, dtypes.Query):  # tl.float32.is_floating(): a compile-time bool
         return None
-    if callee in elementwise.PYTHON_BUILTINS or callee in TYPING_ONLY or callee is _constexpr():
+    if callee in elementwise.PYTHON_BUILTINS or callee in TYPING_ONLY or callee is constexpr:
         return None
     if getattr(callee, "__name__", None) in METHODS and _is_value(getattr(callee, "__self__", None)):
         return None
@@ -113,17 +114,8 @@ def refused_call(callee: object) -> str:
             "(Python functions run on the host)")
 
 
-def _constexpr() -> object:
-    import tile_lang
-
-    return tile_lang.constexpr
-
-
 def _is_value(receiver: object) -> bool:
     """A kernel value whose :data:`METHODS` a kernel calls: a tensor or a tensor descriptor."""
-    from tile_lang.ops.memory import TensorDescriptor
-    from tile_lang.tensor import Tensor
-
     return isinstance(receiver, (Tensor, TensorDescriptor))
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tile_lang import registry
+import tile_lang.registry as registry
 
 OPTION = "--tile-backend"
 

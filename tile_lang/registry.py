@@ -19,7 +19,7 @@ from tile_lang.errors import BackendError, UsageError
 if TYPE_CHECKING:
     from tile_lang.buffer import Buffer
     from tile_lang.compiler.ir import Function
-    from tile_lang.kernel import Launch
+    from tile_lang.launch import Launch
 
 ENTRY_POINT_GROUP = "tile_lang.backends"
 DEFAULT = "numpy"

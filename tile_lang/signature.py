@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 
 import numpy as np
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.dtypes import DType
 from tile_lang.errors import LaunchError, UsageError

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import math
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias, TypeVar, final, overload
-
-if TYPE_CHECKING:
-    from tile_lang.buffer import Buffer
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, Protocol, TypeAlias, TypeVar, final, overload
 
 from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W32, Width, marker_of
 from tile_lang.errors import UsageError
@@ -89,6 +87,16 @@ class _Unsupported:
     rather than an extra "Invalid self argument" ``[misc]`` error from mypy."""
 
 
+class HostPointer(Protocol[E]):
+    """A pointer that exists on the host, a ``Buffer[E]`` (a ``Pointer[E]`` with a shape), seen
+    through its structure so that this module needs nothing above it."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    def __add__(self, offsets: int, /) -> Pointer[E]: ...
+
+
 class _PointerDtype:
     """``ptr.dtype``: in a kernel (a ``Pointer[D]`` parameter) the :class:`PointerType` whose
     ``element_ty`` is ``D``, as Triton's; on the host (a ``Buffer[D]``) the element type ``type[D]``,
@@ -96,7 +104,7 @@ class _PointerDtype:
     kernel's pointer parameters are rank-0 pointer tensors, answered by ``Tensor.dtype``)."""
 
     @overload
-    def __get__(self, obj: Buffer[E], owner: object) -> type[E]: ...
+    def __get__(self, obj: HostPointer[E], owner: object) -> type[E]: ...
     @overload
     def __get__(self, obj: Pointer[E], owner: object) -> PointerType[E]: ...
     @overload
@@ -248,9 +256,7 @@ class Tensor(Generic[D, R]):
 
         def __abs__(self):
             """``abs(pid - 3)``: a scalar mypy sees as ``int`` is a tensor when the kernel runs."""
-            from tile_lang.ops.math import abs
-
-            return abs(self)
+            return _forward("abs", self)
 
     def __iter__(self) -> NoReturn:
         raise SemanticError("a tile_lang tensor is not iterable; use tl.static_range over its indices")
@@ -668,17 +674,15 @@ class Tensor(Generic[D, R]):
     # ---- methods (Triton and Rust-book spellings) ----
     def to(self, dtype: type[E], fp_downcast_rounding: Rounding | None = None, bitcast: bool = False) -> Tensor[E, R]:
         """Convert to ``dtype`` (round to nearest even), or reinterpret the bits with ``bitcast``."""
-        from tile_lang.ops.creation import cast
-
-        return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+        out: Tensor[E, R] = _forward("cast", self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+        return out
 
     cast = to  # Triton's other spelling of .to
 
     def permute(self, *dims: int | tuple[int, ...]) -> Tensor[D, R]:
         """Reorder the axes, as ``tl.permute``: ``x.permute(1, 0)`` or ``x.permute((1, 0))``."""
-        from tile_lang.ops.shape import permute
-
-        return permute(self, permute_dims(dims))
+        out: Tensor[D, R] = _forward("permute", self, permute_dims(dims))
+        return out
 
     @overload
     def reshape(self, d0: int | tuple[int], /, *, can_reorder: bool = False) -> Tensor[D, R1]: ...
@@ -782,9 +786,8 @@ class Tensor(Generic[D, R]):
     @property
     def T(self: Tensor[E, R2]) -> Tensor[E, R2]:
         """The transpose of a 2-D block, as ``tl.trans``."""
-        from tile_lang.ops.shape import trans
-
-        return trans(self)
+        out: Tensor[E, R2] = _forward("trans", self)
+        return out
 
     def add_offsets(self: Tensor[Pointer[E], R], offsets: Tensor[Int[W], R] | int) -> Tensor[Pointer[E], R]:
         """Rust-book spelling of ``ptrs + offsets``."""
@@ -792,16 +795,28 @@ class Tensor(Generic[D, R]):
 
     def store(self: Tensor[Pointer[E], R], value: Tensor[E, R], mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None) -> None:
         """Rust-book spelling of ``tl.store(ptrs, value, mask)``."""
-        from tile_lang.ops.memory import store
+        _forward("store", self, value, mask=mask)
 
-        store(self, value, mask=mask)
+
+_MEMBERS: dict[str, Callable[..., Any]] = {}
+"""The op behind each tensor method, by name, registered by the ops module that declares it (as
+Triton's ``_tensor_member_fn``), so that this module, below the ops, imports none of them."""
+
+
+def tensor_members(*ops: Callable[..., Any]) -> None:
+    """Register ``ops`` as what the tensor methods of their names compute (``x.sum()`` is ``tl.sum(x)``)."""
+    _MEMBERS.update((op.__name__, op) for op in ops)
+
+
+def member(name: str) -> Callable[..., Any]:
+    """The op the tensor method ``name`` computes: one of :data:`FORWARDED_METHODS`, or ``cast``,
+    ``trans``, ``store``, ``abs``."""
+    return _MEMBERS[name]
 
 
 def _forward(name: str, *args: Any, **kwargs: Any) -> Any:
-    """``tl.name(*args)``: what a tensor method of :data:`FORWARDED_METHODS` computes."""
-    import tile_lang
-
-    return getattr(tile_lang, name)(*args, **kwargs)
+    """``tl.name(*args)``: what the tensor method ``name`` computes."""
+    return member(name)(*args, **kwargs)
 
 
 pi32_t: TypeAlias = Pointer[Int[W32]]

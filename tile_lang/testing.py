@@ -18,7 +18,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from tile_lang import registry
+import tile_lang.registry as registry
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import from_numpy
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tile_lang.errors import TileLangError
-from tile_lang.kernel import Kernel
+from tile_lang.launch import LaunchedKernel
 from tile_lang.reads import Read, ReadKind, current, source_digest
 
 from tile_lang_cupy.cache import DiskCache, compiler_version, digest
@@ -93,14 +93,14 @@ def _scalar_type(text: object) -> bool:
         return False
 
 
-def source_key(kernel: Kernel[Any], spec_text: str) -> str:
+def source_key(kernel: LaunchedKernel, spec_text: str) -> str:
     """The key of everything a compile depends on that is known before compiling."""
     fn = kernel.fn
     return digest(_FORMAT, fn.__module__, fn.__qualname__, f"{kernel.filename}:{kernel.lineno}",
                   source_digest(fn), spec_text, compiler_version())
 
 
-def generated(kernel: Kernel[Any], spec: Callable[[], Spec], spec_text: str | None, disk: DiskCache,
+def generated(kernel: LaunchedKernel, spec: Callable[[], Spec], spec_text: str | None, disk: DiskCache,
               smem_limit: int | None = None) -> Generated:
     """The generated CUDA for the specialisation ``spec()`` (called only to compile: building a
     ``Spec`` imports the compiler) described by ``spec_text`` (None: no stable key, nothing is
@@ -131,7 +131,7 @@ def generated(kernel: Kernel[Any], spec: Callable[[], Spec], spec_text: str | No
     return result
 
 
-def _cached(kernel: Kernel[Any], front: str, disk: DiskCache, smem_limit: int | None) -> Generated | None:
+def _cached(kernel: LaunchedKernel, front: str, disk: DiskCache, smem_limit: int | None) -> Generated | None:
     manifest = disk.read_json(f"{front}.reads.json")
     if manifest is None:
         return None

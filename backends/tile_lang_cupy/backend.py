@@ -11,7 +11,7 @@ import numpy as np
 
 from tile_lang.buffer import TORCH_DTYPES, Buffer, native_buffer, native_dtype, torch_dtype
 from tile_lang.dtypes import DType
-from tile_lang.kernel import Launch
+from tile_lang.launch import Launch
 from tile_lang.launch_cache import Probe, Runner
 from tile_lang.registry import GeneratedSource
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from tile_lang.buffer import Buffer
 from tile_lang.errors import OutOfResources
-from tile_lang.kernel import Launch
+from tile_lang.launch import Launch
 from tile_lang.launch_cache import Runner, int_class, typed
 from tile_lang.reads import fingerprint
 

@@ -16,7 +16,7 @@ import numpy as np
 from tile_lang.buffer import Buffer, native_buffer, native_dtype, torch_dtype
 from tile_lang.errors import LaunchError
 from tile_lang.dtypes import DType
-from tile_lang.kernel import Launch
+from tile_lang.launch import Launch
 
 # importing the op families registers their implementations
 from tile_lang_numpy import atomic, blocks, debug, elementwise, linalg, memory, program, random, reduction, shape  # noqa: F401

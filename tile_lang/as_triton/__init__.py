@@ -18,7 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import tile_lang
-from tile_lang.as_triton import cublas, device, shim, tools
+import tile_lang.as_triton.cublas as cublas
+import tile_lang.as_triton.device as device
+import tile_lang.as_triton.shim as shim
+import tile_lang.as_triton.tools as tools
 from tile_lang.as_triton.shim import TritonNameError, missing
 from tile_lang.errors import TileLangError
 

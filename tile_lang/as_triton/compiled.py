@@ -16,8 +16,8 @@ from dataclasses import replace
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from tile_lang import registry
-from tile_lang.as_triton import device
+import tile_lang.registry as registry
+import tile_lang.as_triton.device as device
 from tile_lang.as_triton.tools import launch_arguments
 from tile_lang.buffer import Buffer
 from tile_lang.compiler.inspect import Compiled, Metadata, compile_kernel

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tile_lang import registry
+import tile_lang.registry as registry
 from tile_lang.errors import BackendError
 
 

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 
-from tile_lang import dtypes, registry
+import tile_lang.dtypes as dtypes
+import tile_lang.registry as registry
 from tile_lang.errors import UsageError
-from tile_lang.as_triton import device
+import tile_lang.as_triton.device as device
 from tile_lang.as_triton.compiled import CompiledKernel, TritonLauncher, without_ignored
 from tile_lang.as_triton.errors import DOCS, TritonNameError, missing
 from tile_lang.autotune import Autotuner, Heuristics, PruneConfigs, Wrapper

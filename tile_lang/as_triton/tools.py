@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.descriptor import HostTensorDescriptor
 from tile_lang.errors import LaunchError, Unsupported
 

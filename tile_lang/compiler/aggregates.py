@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Union
 
-import tile_lang as tl
 from tile_lang.compiler.ir import Node
+from tile_lang.ops.memory import BlockPointer, TensorDescriptor
 
 Part = Union[Node, bool, int, float]
 
@@ -48,7 +48,7 @@ class BlockInfo:
 
 def info(value: object) -> BlockInfo | None:
     """The block behind a block pointer or descriptor made by the compiler, else None."""
-    if isinstance(value, (tl.BlockPointer, tl.TensorDescriptor)) and isinstance(value.handle, BlockInfo):
+    if isinstance(value, (BlockPointer, TensorDescriptor)) and isinstance(value.handle, BlockInfo):
         return value.handle
     return None
 
@@ -64,4 +64,4 @@ def rebuild(value: object, parts: Sequence[Any]) -> object:
     found = info(value)
     assert found is not None
     block = found.with_parts(parts)
-    return tl.BlockPointer(block) if isinstance(value, tl.BlockPointer) else tl.TensorDescriptor(block)
+    return BlockPointer(block) if isinstance(value, BlockPointer) else TensorDescriptor(block)

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Union
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import (
     NO_ATTR, Attr, AxisAttr, BinaryAttr, BinaryFn, CastAttr, ConstAttr, Loc, Node, Op, RangeAttr, Region, Type,
     UnaryAttr, UnaryFn,

@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tile_lang import dtypes, legality
-from tile_lang.compiler import aggregates
+import tile_lang.dtypes as dtypes
+import tile_lang.legality as legality
+import tile_lang.compiler.aggregates as aggregates
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
 from tile_lang.compiler.ir import AssertAttr, Category, IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
 from tile_lang.semantics import SemanticError, loops, operators, reduction
@@ -50,6 +51,9 @@ def read_after_loops(tree: ast.FunctionDef, name: str) -> bool:
 
     return reads(tree)
 
+
+RETURNED = object()
+"""What visiting a statement that ends its block in a ``return`` gives."""
 
 _Built = tuple[list[Node], tuple[Node, ...], dict[str, Any], bool]
 
@@ -108,7 +112,7 @@ class ControlFlow(abc.ABC):
     def visit_If(self, node: ast.If) -> object:
         test = self.visit(node.test)
         if not isinstance(test, Node):
-            return self._returned_marker() if self.block(node.body if test else node.orelse) else None
+            return RETURNED if self.block(node.body if test else node.orelse) else None
         combine = getattr(self, "scope").combine
         if combine is not None:
             raise reduction.combine_branches(combine)
@@ -148,7 +152,7 @@ class ControlFlow(abc.ABC):
         if_node = self.b.emit(Op.IF, None, (cond,), regions=regions)
         results = tuple(self.b.emit(Op.RESULT, t, (if_node,), IndexAttr(i)) for i, t in enumerate(types))
         returned.append(results if tupled else results[0])
-        return self._returned_marker()
+        return RETURNED
 
     def visit_IfExp(self, node: ast.IfExp) -> object:
         """``a if c else b``: a compile-time ``c`` picks a side; for a runtime ``c`` only the side
@@ -195,7 +199,7 @@ class ControlFlow(abc.ABC):
             env.update(_agreed(then_env, else_env))
         self._set_env(env)
         _bind(env, keys, [self.b.emit(Op.RESULT, t, (if_node,), IndexAttr(i)) for i, t in enumerate(types)])
-        return self._returned_marker() if then_ret and else_ret else None
+        return RETURNED if then_ret and else_ret else None
 
     def _differing(self, then_env: dict[str, Any], else_env: dict[str, Any]) -> list[Slot]:
         """The slots whose values the two branches leave different."""
@@ -230,10 +234,6 @@ class ControlFlow(abc.ABC):
             zero = self.b.const(0, dtypes.I64 if t.dtype.is_pointer else t.dtype)
             value = self.b.cast(zero, t.dtype) if t.dtype.is_pointer else zero
         return self.b.splat(self.b.to_node(value, t.dtype), t.shape)
-
-    def _returned_marker(self) -> object:
-        from tile_lang.compiler.frontend import _RETURNED
-        return _RETURNED
 
     # ---------------------------------------------------------------- and, or
 
@@ -286,7 +286,7 @@ class ControlFlow(abc.ABC):
         for i in builtins.range(start, end, loops.constant_step(operators.constant_index(call.step))):
             self.assign(node.target, i)
             if self.block(node.body):
-                return self._returned_marker()
+                return RETURNED
         return None
 
     def _runtime_for(self, node: ast.For, call: loops.RangeCall) -> object:

@@ -23,19 +23,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tile_lang.dtypes import Query
-from tile_lang.tensor import FORWARDED_METHODS, SHAPE_METHODS, Shape, dtype_value, permute_dims, type_value
+from tile_lang.tensor import FORWARDED_METHODS, SHAPE_METHODS, Shape, dtype_value, member, permute_dims, type_value
 from tile_lang.builtin import builtin_of
-from tile_lang.compiler import lowering
+import tile_lang.compiler.lowering as lowering
 from tile_lang.compiler.builder import Builder, is_scalar_value
-from tile_lang.compiler.controlflow import ControlFlow, Stale
+from tile_lang.compiler.controlflow import RETURNED, ControlFlow, Stale
 from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
 from tile_lang.descriptor import Layout, part_names
 from tile_lang.errors import CompilerBug, KernelError, SemanticError, TileLangError, debugging
 from tile_lang.func import refuse_captures, MAX_DEPTH, Func, inlinable, too_deep
-from tile_lang import legality
+import tile_lang.legality as legality
 from tile_lang.operators import BinaryOp, UnaryOp
-from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store
+from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store, make_tensor_descriptor
 from tile_lang.semantics import creation, elementwise, operators, shape as shape_rules
 from tile_lang.semantics.base import python
 from tile_lang.signature import Constant, plain
@@ -174,12 +174,10 @@ class Frontend(ControlFlow):
     def descriptor(self, name: str, layout: Layout) -> Any:
         """A host descriptor parameter inside the kernel: ``tl.make_tensor_descriptor`` of the
         arguments it is passed as (``signature.runtime_parts``), made at the kernel's entry."""
-        import tile_lang as tl
-
         env = self.scope.env
         base, shapes, strides = part_names(name, layout.ndim)
         with self.located(f"parameter {name}: "):
-            return self.call(tl.make_tensor_descriptor, (env[base], tuple(env[s] for s in shapes),
+            return self.call(make_tensor_descriptor, (env[base], tuple(env[s] for s in shapes),
                                                           tuple(env[s] for s in strides), layout.block_shape),
                              {"padding_option": layout.padding})
 
@@ -198,7 +196,7 @@ class Frontend(ControlFlow):
     def block(self, stmts: list[ast.stmt]) -> bool:
         """Visit statements in order; True when the block ended in a ``return``."""
         for stmt in stmts:
-            if self.visit(stmt) is _RETURNED:
+            if self.visit(stmt) is RETURNED:
                 return True
         return False
 
@@ -255,7 +253,7 @@ class Frontend(ControlFlow):
             raise self.error("a kernel cannot return a value")
         elif self.in_runtime_branch:
             self.b.emit(Op.RETURN, None)
-        return _RETURNED
+        return RETURNED
 
     # ---------------------------------------------------------------- expressions
 
@@ -297,9 +295,7 @@ class Frontend(ControlFlow):
             if node.attr == "ndim":
                 return len(base.ty.shape)
             if node.attr == "T":
-                import tile_lang as tl
-
-                return self.call(tl.trans, (base,), {})
+                return self.call(member("trans"), (base,), {})
             return BoundMethod(base, node.attr)
         if isinstance(base, (types.ModuleType, type)):
             return self.note(ReadKind.ATTR, location(base), node.attr, plain(python(getattr, base, node.attr)))
@@ -407,17 +403,15 @@ class Frontend(ControlFlow):
         raise self.error(legality.refused_call(callee))
 
     def method(self, bound: BoundMethod, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        import tile_lang as tl
-
         if bound.name in _METHOD_OPS:
             return self.b.binary_op(_METHOD_OPS[bound.name], bound.receiver, *args)
         if bound.name in ("to", "cast"):
-            return self.call(tl.cast, (bound.receiver, *args), kwargs)
+            return self.call(member("cast"), (bound.receiver, *args), kwargs)
         if bound.name in FORWARDED_METHODS:  # x.reshape(2, 4): tl.reshape(x, (2, 4))
             shaped = (permute_dims(args),) if bound.name in SHAPE_METHODS else args
-            return self.call(getattr(tl, bound.name), (bound.receiver, *shaped), kwargs)
+            return self.call(member(bound.name), (bound.receiver, *shaped), kwargs)
         if bound.name == "store":
-            return self.call(tl.store, (bound.receiver, *args), kwargs)
+            return self.call(member("store"), (bound.receiver, *args), kwargs)
         raise self.error(f"tensors have no method {bound.name!r} in kernels")
 
     def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], func: bool = True,
@@ -439,8 +433,6 @@ class Frontend(ControlFlow):
             self.block(_body(fdef))
         return scope.returned[0] if scope.returned else None
 
-
-_RETURNED = object()
 # desc.load(...) and desc.store(...) on a tensor descriptor are these builtins with desc first.
 _DESCRIPTOR_METHODS: dict[str, Callable[..., Any]] = {"load": descriptor_load, "store": descriptor_store}
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tile_lang import registry
+import tile_lang.registry as registry
 from tile_lang.compiler.frontend import build
 from tile_lang.compiler.ir import Function
 from tile_lang.compiler.passes import run_passes

@@ -1,105 +1,53 @@
 """Builtins to IR: one function per ``tl.*`` builtin, registered with ``@lowers(tl.x)``.
 
-This module holds the registry and the elementwise, shape, random and debugging builtins;
+This module holds the elementwise, shape, random and debugging builtins;
 :mod:`lowering_memory` (loads, stores, atomics, block pointers, descriptors) and
-:mod:`lowering_collective` (reductions, scans, sort, histogram, dot) register the rest.
+:mod:`lowering_collective` (reductions, scans, sort, histogram, dot) register the rest, and
+importing this module imports them, so its :data:`LOWERINGS` is complete. The registry and the
+helpers the three share live below them in :mod:`lowering_base`.
 Each lowering checks its arguments as the NumPy reference does, so misuse is a KernelError at
 the user's line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
-import tile_lang as tl
-from tile_lang import dtypes, operators
-from tile_lang.builtin import Builtin, builtin_of
-from tile_lang.compiler import builder
+import tile_lang.compiler.lowering_collective  # noqa: F401 (registers its lowerings)
+import tile_lang.compiler.lowering_memory  # noqa: F401 (registers its lowerings)
+import tile_lang.dtypes as dtypes
+import tile_lang.operators as operators
+import tile_lang.compiler.builder as builder
 from tile_lang.compiler.builder import Builder, Value, broadcast_shapes
+from tile_lang.compiler.lowering_base import (
+    LOWERINGS as LOWERINGS, Args, Context, Lowering, block, block_axis, constant, dtype_arg, gather, lowers, node_arg,
+    permute,
+)
 from tile_lang.compiler.ir import (
-    AssertAttr, AsmAttr, AxisAttr, BinaryFn, Node, Op, PermuteAttr, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
+    AssertAttr, AsmAttr, BinaryFn, Node, Op, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
 from tile_lang.dtypes import DType
-from tile_lang.ops import debug, math as tlmath, random as tlrandom
-from tile_lang.semantics import SemanticError, base, creation, elementwise, hints, random, shape as shapes
-from tile_lang.semantics.base import Block
-
-
-class Context(Protocol):
-    """What a lowering sees of the front end: the builder, errors, and inlining of a @tl.func."""
-
-    b: Builder
-
-    def error(self, message: str) -> SemanticError: ...
-
-    def inline(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], func: bool = True,
-               combine: object = None) -> Any: ...
-
-
-Args = Mapping[str, Any]
-Lowering = Callable[[Context, Args], Any]
-LOWERINGS: dict[Builtin, Lowering] = {}
-
-
-def lowers(*functions: Callable[..., Any]) -> Callable[[Lowering], Lowering]:
-    def register(impl: Lowering) -> Lowering:
-        for fn in functions:
-            LOWERINGS[builtin_op(fn)] = impl
-        return impl
-    return register
-
-
-def builtin_op(fn: object) -> Builtin:
-    op = builtin_of(fn)
-    assert op is not None, fn
-    return op
-
-
-def dtype_arg(marker: Any) -> DType:
-    """The dtype a marker such as ``tl.f32`` names."""
-    return dtypes.dtype_of(marker)
-
-
-def node_arg(b: Builder, value: Value) -> Node:
-    """A tensor argument as a node (a Python number becomes a constant)."""
-    return b.to_node(value)
-
-
-def constant(c: Context, value: Any, what: str, arg: str) -> int:
-    """A compile-time integer argument ``arg`` of ``what``, or an error naming both."""
-    return base.constexpr_int(value, what, arg)
-
-
-def block_axis(c: Context, x: Node, axis: Any, what: str) -> int:
-    """``axis`` (a constexpr, negative from the end) as an axis of ``x``'s block."""
-    return base.block_axis(len(x.ty.shape), axis, what)
-
-
-def pow2_shape(c: Context, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
-    return base.pow2_shape(shape, what)
-
-
-def block(x: Node) -> Block:
-    """What the rules of :mod:`tile_lang.semantics` see of ``x``."""
-    return Block(x.ty.dtype, x.ty.shape)
+from tile_lang.ops import creation as tlcreation, debug, math as tlmath, random as tlrandom, reduction as tlreduction
+from tile_lang.ops import shape as tlshape
+from tile_lang.semantics import base, creation, elementwise, hints, random, shape as shapes
 
 
 # ---------------------------------------------------------------- creation
 
 
-@lowers(tl.program_id)
+@lowers(tlcreation.program_id)
 def _program_id(c: Context, a: Args) -> Node:
     return c.b.program_id(Op.PROGRAM_ID, creation.program_axis(a["axis"], "tl.program_id"))
 
 
-@lowers(tl.num_programs)
+@lowers(tlcreation.num_programs)
 def _num_programs(c: Context, a: Args) -> Node:
     return c.b.program_id(Op.NUM_PROGRAMS, creation.program_axis(a["axis"], "tl.num_programs"))
 
 
-@lowers(tl.arange)
+@lowers(tlcreation.arange)
 def _arange(c: Context, a: Args) -> Node:
     return c.b.arange(*creation.arange(a["start"], a["end"]))
 
@@ -110,24 +58,24 @@ def _full(b: Builder, shape: tuple[int, ...], value: Value, dtype: DType, what: 
     return b.splat(b.to_node(value, dtype) if constant is None else b.const(constant, dtype), tuple(shape))
 
 
-@lowers(tl.zeros)
+@lowers(tlcreation.zeros)
 def _zeros(c: Context, a: Args) -> Node:
     return _full(c.b, creation.block_shape(a["shape"], "tl.zeros"), 0, dtype_arg(a["dtype"]), "tl.zeros")
 
 
-@lowers(tl.full)
+@lowers(tlcreation.full)
 def _full_builtin(c: Context, a: Args) -> Node:
     shape = creation.block_shape(a["shape"], "tl.full") if a["shape"] != () else ()
     return _full(c.b, shape, a["value"], dtype_arg(a["dtype"]), "tl.full")
 
 
-@lowers(tl.full_like)
+@lowers(tlcreation.full_like)
 def _full_like(c: Context, a: Args) -> Node:
     like: Node = a["input"]
     return _full(c.b, like.ty.shape, a["value"], like.ty.dtype, "tl.full_like")
 
 
-@lowers(tl.cast)
+@lowers(tlcreation.cast)
 def _cast(c: Context, a: Args) -> Node:
     to_zero = elementwise.cast_rounding(a["fp_downcast_rounding"])
     x, dtype = node_arg(c.b, a["input"]), elementwise.cast_target(a["dtype"])
@@ -168,7 +116,7 @@ for _op in elementwise.MATH:
     lowers(_op.builtin)(_math_lowering(_op))
 
 
-@lowers(tl.abs)
+@lowers(tlmath.abs)
 def _abs(c: Context, a: Args) -> Node:
     return c.b.unary(UnaryFn.ABS, node_arg(c.b, a["x"]))
 
@@ -177,17 +125,17 @@ def _minmax(c: Context, a: Args, fn: BinaryFn, nan_fn: BinaryFn) -> Node:
     return c.b.binary(nan_fn if a["propagate_nan"] else fn, a["x"], a["y"])
 
 
-@lowers(tl.maximum)
+@lowers(tlmath.maximum)
 def _maximum(c: Context, a: Args) -> Node:
     return _minmax(c, a, BinaryFn.MAX, BinaryFn.MAX_NAN)
 
 
-@lowers(tl.minimum)
+@lowers(tlmath.minimum)
 def _minimum(c: Context, a: Args) -> Node:
     return _minmax(c, a, BinaryFn.MIN, BinaryFn.MIN_NAN)
 
 
-@lowers(tl.clamp)
+@lowers(tlmath.clamp)
 def _clamp(c: Context, a: Args) -> Node:
     float_node(c, a["x"], "clamp")
     nan = a["propagate_nan"]
@@ -195,31 +143,31 @@ def _clamp(c: Context, a: Args) -> Node:
     return c.b.binary(BinaryFn.MIN_NAN if nan else BinaryFn.MIN, low, a["max"])
 
 
-@lowers(tl.fma)
+@lowers(tlmath.fma)
 def _fma(c: Context, a: Args) -> Node:
     x = float_node(c, a["x"], "fma")
     return c.b.elementwise(Op.FMA, (x, a["y"], a["z"]), x.ty.dtype)
 
 
-@lowers(tl.fdiv)
+@lowers(tlmath.fdiv)
 def _fdiv(c: Context, a: Args) -> Node:
     float_node(c, a["x"], "fdiv")
     return c.b.binary(BinaryFn.DIV_RN if a["ieee_rounding"] else BinaryFn.DIV, a["x"], a["y"], true_div=True)
 
 
-@lowers(tl.div_rn)
+@lowers(tlmath.div_rn)
 def _div_rn(c: Context, a: Args) -> Node:
     float_node(c, a["x"], "fdiv")
     return c.b.binary(BinaryFn.DIV_RN, a["x"], a["y"], true_div=True)
 
 
-@lowers(tl.umulhi)
+@lowers(tlmath.umulhi)
 def _umulhi(c: Context, a: Args) -> Node:
     elementwise.integer_operands(builder.common_dtype(a["x"], a["y"]), "umulhi")
     return c.b.binary(BinaryFn.UMULHI, a["x"], a["y"])
 
 
-@lowers(tl.where)
+@lowers(tlmath.where)
 def _where(c: Context, a: Args) -> Node:
     return c.b.where(a["condition"], a["x"], a["y"])
 
@@ -236,13 +184,13 @@ def _min_int(c: Context, a: Args) -> Value:
 # ---------------------------------------------------------------- shapes
 
 
-@lowers(tl.broadcast_to)
+@lowers(tlshape.broadcast_to)
 def _broadcast_to(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
     return c.b.broadcast_to(x, shapes.broadcast_to(block(x), a["shape"]))
 
 
-@lowers(tl.broadcast)
+@lowers(tlshape.broadcast)
 def _broadcast(c: Context, a: Args) -> tuple[Node, Node]:
     x = node_arg(c.b, a["input"])
     y = c.b.to_node(a["other"], None if isinstance(a["other"], Node) else x.ty.dtype)
@@ -250,7 +198,7 @@ def _broadcast(c: Context, a: Args) -> tuple[Node, Node]:
     return c.b.broadcast_to(x, shape), c.b.broadcast_to(y, shape)
 
 
-@lowers(tl.expand_dims)
+@lowers(tlshape.expand_dims)
 def _expand_dims(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
     shape = shapes.expanded(x.ty.shape, shapes.expand_dims(block(x), a["axis"]))
@@ -261,46 +209,34 @@ def _reshaped(c: Context, x: Node, shape: tuple[int, ...]) -> Node:
     return c.b.reshape(x, shape) if x.ty.shape else c.b.splat(x, shape)
 
 
-@lowers(tl.reshape)
+@lowers(tlshape.reshape)
 def _reshape(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
     return _reshaped(c, x, shapes.reshape(block(x), a["shape"], "tl.reshape"))
 
 
-@lowers(tl.view)
+@lowers(tlshape.view)
 def _view(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
     return _reshaped(c, x, shapes.reshape(block(x), a["shape"], "tl.view"))
 
 
-@lowers(tl.ravel)
+@lowers(tlshape.ravel)
 def _ravel(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["x"])
     return _reshaped(c, x, shapes.ravel(block(x)))
 
 
-def permute(c: Context, x: Node, dims: tuple[int, ...]) -> Node:
-    """``x`` with its axes reordered (out axis i is x's axis dims[i], a checked permutation)."""
-    if dims == tuple(range(len(dims))):
-        return x
-    return c.b.emit(Op.PERMUTE, x.ty.with_shape(shapes.permuted(x.ty.shape, dims)), (x,), PermuteAttr(dims))
-
-
-@lowers(tl.permute)
+@lowers(tlshape.permute)
 def _permute(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
     return permute(c, x, shapes.permute(block(x), a["dims"]))
 
 
-@lowers(tl.trans)
+@lowers(tlshape.trans)
 def _trans(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
     return permute(c, x, shapes.trans(block(x), a["dims"]))
-
-
-def gather(c: Context, src: Node, index: Node, axis: int) -> Node:
-    """``out[..i..] = src[.. index[..i..] at axis ..]``: the result has index's shape."""
-    return c.b.emit(Op.GATHER, Type(src.ty.dtype, index.ty.shape), (src, index), AxisAttr(axis))
 
 
 def _positions(c: Context, shape: tuple[int, ...], axis: int, value: Callable[[Node], Value]) -> Node:
@@ -310,7 +246,7 @@ def _positions(c: Context, shape: tuple[int, ...], axis: int, value: Callable[[N
     return c.b.broadcast_to(c.b.reshape(along, dims), shape)
 
 
-@lowers(tl.flip)
+@lowers(tlreduction.flip)
 def _flip(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["x"])
     if x.ty.is_scalar:
@@ -336,12 +272,12 @@ def join(c: Context, x: Node, y: Node) -> Node:
     return c.b.emit(Op.WHERE, Type(x.ty.dtype, shape), (c.b.truth(first), parts[0], parts[1]))
 
 
-@lowers(tl.join)
+@lowers(tlshape.join)
 def _join(c: Context, a: Args) -> Node:
     return join(c, *_pair(c, a, "tl.join"))
 
 
-@lowers(tl.interleave)
+@lowers(tlshape.interleave)
 def _interleave(c: Context, a: Args) -> Node:
     joined = join(c, *_pair(c, a, "tl.interleave"))
     if len(joined.ty.shape) == 1:
@@ -349,7 +285,7 @@ def _interleave(c: Context, a: Args) -> Node:
     return c.b.reshape(joined, joined.ty.shape[:-2] + (2 * joined.ty.shape[-2],))
 
 
-@lowers(tl.split)
+@lowers(tlshape.split)
 def _split(c: Context, a: Args) -> tuple[Node, Node]:
     x = node_arg(c.b, a["a"])
     shapes.split(block(x))
@@ -363,7 +299,7 @@ def _split(c: Context, a: Args) -> tuple[Node, Node]:
     return half(0), half(1)
 
 
-@lowers(tl.cat)
+@lowers(tlshape.cat)
 def _cat(c: Context, a: Args) -> Node:
     """Concatenation along the first axis: join, move the new axis first, merge it in."""
     x = node_arg(c.b, a["input"])
@@ -502,6 +438,3 @@ def _inline_asm(c: Context, a: Args) -> Any:
                     for i, d in enumerate(outs))
     return results if many else results[0]
 
-
-# Importing these registers the memory and collective lowerings.
-from tile_lang.compiler import lowering_collective, lowering_memory  # noqa: E402,F401

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import tile_lang as tl
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.compiler.builder import Value
 from tile_lang.compiler.ir import (
     BinaryFn, Category, CombineAttr, DotAttr, HistogramAttr, Node, Op, ParamAttr, Precision, ReduceAttr, ReduceFn, Region,
     ScanAttr, SortAttr, Type, UnaryFn,
 )
-from tile_lang.compiler.lowering import (
+from tile_lang.compiler.lowering_base import (
     Args, Context, Lowering, block, dtype_arg, gather, lowers, node_arg, permute,
 )
 from tile_lang.dtypes import DType
 from tile_lang.func import Func
+from tile_lang.ops import linalg as tllinalg, reduction as tlreduction
 from tile_lang.semantics import linalg, reduction
 
 # ---------------------------------------------------------------- reductions and scans
@@ -57,14 +57,14 @@ def _axis(x: Node, a: Args, what: str, twin: str | None = None) -> int | None:
     return reduction.reduce_axis(len(x.ty.shape), a["axis"], what, twin)
 
 
-@lowers(tl.sum)
+@lowers(tlreduction.sum)
 def _sum(c: Context, a: Args) -> Node:
     x = _values(c, a["input"], "tl.sum")
     dtype = dtype_arg(a["dtype"]) if a["dtype"] is not None else reduction.sum_dtype(x.ty.dtype)
     return _reduce(c, x, ReduceFn.SUM, _axis(x, a, "tl.sum"), a["keep_dims"], dtype)
 
 
-@lowers(tl.xor_sum)
+@lowers(tlreduction.xor_sum)
 def _xor_sum(c: Context, a: Args) -> Node:
     x = _values(c, a["input"], "tl.xor_sum")
     reduction.integer_block(x.ty.dtype, "tl.xor_sum")
@@ -83,8 +83,8 @@ def _extreme(fn: ReduceFn, arg_fn: ReduceFn, what: str, twin: str) -> Lowering:
     return lower
 
 
-lowers(tl.max)(_extreme(ReduceFn.MAX, ReduceFn.ARGMAX, "tl.max", "tl.maximum"))
-lowers(tl.min)(_extreme(ReduceFn.MIN, ReduceFn.ARGMIN, "tl.min", "tl.minimum"))
+lowers(tlreduction.max)(_extreme(ReduceFn.MAX, ReduceFn.ARGMAX, "tl.max", "tl.maximum"))
+lowers(tlreduction.min)(_extreme(ReduceFn.MIN, ReduceFn.ARGMIN, "tl.min", "tl.minimum"))
 
 
 def _arg(fn: ReduceFn, what: str) -> Lowering:
@@ -94,8 +94,8 @@ def _arg(fn: ReduceFn, what: str) -> Lowering:
     return lower
 
 
-lowers(tl.argmax)(_arg(ReduceFn.ARGMAX, "tl.argmax"))
-lowers(tl.argmin)(_arg(ReduceFn.ARGMIN, "tl.argmin"))
+lowers(tlreduction.argmax)(_arg(ReduceFn.ARGMAX, "tl.argmax"))
+lowers(tlreduction.argmin)(_arg(ReduceFn.ARGMIN, "tl.argmin"))
 
 
 def _scan(fn: ReduceFn, widen: bool, what: str) -> Lowering:
@@ -108,8 +108,8 @@ def _scan(fn: ReduceFn, widen: bool, what: str) -> Lowering:
     return lower
 
 
-lowers(tl.cumsum)(_scan(ReduceFn.SUM, True, "tl.cumsum"))
-lowers(tl.cumprod)(_scan(ReduceFn.PROD, False, "tl.cumprod"))
+lowers(tlreduction.cumsum)(_scan(ReduceFn.SUM, True, "tl.cumsum"))
+lowers(tlreduction.cumprod)(_scan(ReduceFn.PROD, False, "tl.cumprod"))
 
 
 def _combine_inputs(c: Context, given: Any, what: str) -> tuple[tuple[Node, ...], bool]:
@@ -147,7 +147,7 @@ def _combined(outs: list[Node], as_tuple: bool) -> Any:
     return tuple(outs) if as_tuple else outs[0]
 
 
-@lowers(tl.reduce)
+@lowers(tlreduction.reduce)
 def _reduce_with(c: Context, a: Args) -> Any:
     """A tree of in-order combines, ``(x0 . x1) . (x2 . x3)``..., as the reference. A tuple input
     gives one node per block, each running the whole combine and keeping its own result."""
@@ -162,7 +162,7 @@ def _reduce_with(c: Context, a: Args) -> Any:
     return _combined([_kept(c, out, xs[0], axis, a["keep_dims"]) for out in outs], as_tuple)
 
 
-@lowers(tl.associative_scan)
+@lowers(tlreduction.associative_scan)
 def _scan_with(c: Context, a: Args) -> Any:
     """Hillis-Steele along the axis (the earlier element on the left), as the reference; a tuple
     input as :func:`_reduce_with`'s."""
@@ -176,7 +176,7 @@ def _scan_with(c: Context, a: Args) -> Any:
 # ---------------------------------------------------------------- sort, histogram, gather
 
 
-@lowers(tl.sort)
+@lowers(tlreduction.sort)
 def _sort(c: Context, a: Args) -> Node:
     """Along the last axis only; NaN sorts last (first when descending)."""
     x = _values(c, a["x"], "tl.sort")
@@ -184,7 +184,7 @@ def _sort(c: Context, a: Args) -> Node:
     return c.b.emit(Op.SORT, x.ty, (x,), SortAttr(bool(a["descending"])))
 
 
-@lowers(tl.histogram)
+@lowers(tlreduction.histogram)
 def _histogram(c: Context, a: Args) -> Node:
     """Counts per value in [0, num_bins); other values and masked-off lanes are ignored."""
     x = node_arg(c.b, a["input"])
@@ -196,7 +196,7 @@ def _histogram(c: Context, a: Args) -> Node:
     return c.b.emit(Op.HISTOGRAM, Type(dtypes.I32, (bins,)), args, HistogramAttr(bins, len(args) == 2))
 
 
-@lowers(tl.gather)
+@lowers(tlreduction.gather)
 def _gather(c: Context, a: Args) -> Node:
     """``out[..i..] = src[..index[..i..]..]`` along ``axis``; an index outside the axis is undefined."""
     src, index = node_arg(c.b, a["src"]), node_arg(c.b, a["index"])
@@ -238,7 +238,7 @@ def _tf32x3(c: Context, x: Node, y: Node, shape: tuple[int, ...]) -> Node:
     return dot(c, x_big, y_big, partial, Precision.TF32)
 
 
-@lowers(tl.dot)
+@lowers(tllinalg.dot)
 def _dot(c: Context, a: Args) -> Node:
     """``x @ y + acc``; for f32 operands ``input_precision`` says what the tensor cores see."""
     x, y, shape = _dot_operands(c, a)
@@ -287,7 +287,7 @@ def _scaled_operand(c: Context, x: Any, scale: Any, fmt: Any, k_pack: Any, side:
     return c.b.cast(decoded, dtypes.F64)
 
 
-@lowers(tl.dot_scaled)
+@lowers(tllinalg.dot_scaled)
 def _dot_scaled(c: Context, a: Args) -> Node:
     """``(lhs * 2**(lhs_scale-127)) @ (rhs * 2**(rhs_scale-127)) + acc``: products exact and summed
     in f64, rounded once to f32 (as the reference)."""

@@ -7,14 +7,13 @@ import functools
 from dataclasses import replace
 from typing import Any
 
-import tile_lang as tl
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.compiler.aggregates import BlockInfo, Part, info
 from tile_lang.compiler.builder import Builder, Value
 from tile_lang.compiler.ir import AtomicAttr, AtomicFn, BinaryFn, MemAttr, Node, Op, Scope, Sem, Type, constant
-from tile_lang.compiler.lowering import LOWERINGS, Args, Context, Lowering, builtin_op, lowers
+from tile_lang.compiler.lowering_base import LOWERINGS, Args, Context, Lowering, builtin_op, lowers
 from tile_lang.dtypes import DType
-from tile_lang.ops import memory as tl_memory
+from tile_lang.ops import atomic as tl_atomic, memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.operators import BinaryOp
 from tile_lang.semantics import SemanticError, base, elementwise, memory as rules
@@ -76,7 +75,7 @@ def store(c: Context, ptr: Node, value: Value, mask: Node | None, hints: tuple[s
     c.b.emit(Op.STORE, None, args, MemAttr(mask is not None, cache=hints[0], evict=hints[1]))
 
 
-@lowers(tl.load)
+@lowers(tl_memory.load)
 def _load(c: Context, a: Args) -> Node:
     block = info(a["pointer"])
     if block is not None:
@@ -87,7 +86,7 @@ def _load(c: Context, a: Args) -> Node:
     return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]), hints=_hints("load", a))
 
 
-@lowers(tl.store)
+@lowers(tl_memory.store)
 def _store(c: Context, a: Args) -> None:
     block = info(a["pointer"])
     if block is not None:
@@ -121,8 +120,8 @@ def _atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
 
 
 _ATOMICS: dict[object, AtomicFn] = {
-    tl.atomic_add: AtomicFn.ADD, tl.atomic_max: AtomicFn.MAX, tl.atomic_min: AtomicFn.MIN, tl.atomic_and: AtomicFn.AND,
-    tl.atomic_or: AtomicFn.OR, tl.atomic_xor: AtomicFn.XOR, tl.atomic_xchg: AtomicFn.XCHG, tl.atomic_cas: AtomicFn.CAS,
+    tl_atomic.atomic_add: AtomicFn.ADD, tl_atomic.atomic_max: AtomicFn.MAX, tl_atomic.atomic_min: AtomicFn.MIN, tl_atomic.atomic_and: AtomicFn.AND,
+    tl_atomic.atomic_or: AtomicFn.OR, tl_atomic.atomic_xor: AtomicFn.XOR, tl_atomic.atomic_xchg: AtomicFn.XCHG, tl_atomic.atomic_cas: AtomicFn.CAS,
 }
 for _atomic, _atomic_fn in _ATOMICS.items():
     LOWERINGS[builtin_op(_atomic)] = _atomic_lowering(builtin_op(_atomic).name, _atomic_fn)
@@ -190,12 +189,12 @@ def _padding(c: Context, padding: Any, dtype: DType, allowed: tuple[str, ...] = 
         raise c.error(str(exc)) from None
 
 
-@lowers(tl.make_block_ptr)
-def _make_block_ptr(c: Context, a: Args) -> tl.BlockPointer[Any, Any]:
+@lowers(tl_memory.make_block_ptr)
+def _make_block_ptr(c: Context, a: Args) -> tl_memory.BlockPointer[Any, Any]:
     block_shape = rules.block_shape(a["block_shape"], "tl.make_block_ptr")
     ndim = len(block_shape)
     rules.order(a["order"], ndim)
-    return tl.BlockPointer(BlockInfo(
+    return tl_memory.BlockPointer(BlockInfo(
         _base(c, a["base"], "tl.make_block_ptr"), _integers(c, a["shape"], ndim, "shape"),
         _integers(c, a["strides"], ndim, "strides"), _integers(c, a["offsets"], ndim, "offsets"), block_shape))
 
@@ -207,13 +206,13 @@ def _block_arg(c: Context, value: Any, kind: type[Any], what: str) -> BlockInfo:
     return block
 
 
-@lowers(tl.advance)
-def _advance(c: Context, a: Args) -> tl.BlockPointer[Any, Any]:
-    block = _block_arg(c, a["base"], tl.BlockPointer, "tl.advance")
+@lowers(tl_memory.advance)
+def _advance(c: Context, a: Args) -> tl_memory.BlockPointer[Any, Any]:
+    block = _block_arg(c, a["base"], tl_memory.BlockPointer, "tl.advance")
     deltas = _integers(c, a["offsets"], block.ndim, "offsets")
     moved = tuple(o if isinstance(d, int) and d == 0 else c.b.binary_op(BinaryOp.ADD, o, d)
                   for o, d in zip(block.offsets, deltas))
-    return tl.BlockPointer(BlockInfo(block.base, block.shape, block.strides, moved, block.block_shape))
+    return tl_memory.BlockPointer(BlockInfo(block.base, block.shape, block.strides, moved, block.block_shape))
 
 
 def _load_block(c: Context, block: BlockInfo, a: Args) -> Node:
@@ -252,8 +251,8 @@ def _known_int(part: Part) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@lowers(tl.make_tensor_descriptor)
-def _make_tensor_descriptor(c: Context, a: Args) -> tl.TensorDescriptor[Any, Any]:
+@lowers(tl_memory.make_tensor_descriptor)
+def _make_tensor_descriptor(c: Context, a: Args) -> tl_memory.TensorDescriptor[Any, Any]:
     block_shape = rules.block_shape(a["block_shape"], "tl.make_tensor_descriptor")
     ndim = len(block_shape)
     base = _base(c, a["base"], "tl.make_tensor_descriptor")
@@ -262,13 +261,13 @@ def _make_tensor_descriptor(c: Context, a: Args) -> tl.TensorDescriptor[Any, Any
     element = base.ty.dtype.element
     assert element is not None
     fill = _padding(c, a["padding_option"], element, DESCRIPTOR_PADDINGS)
-    return tl.TensorDescriptor(BlockInfo(base, _integers(c, a["shape"], ndim, "shape"), strides, (0,) * ndim,
+    return tl_memory.TensorDescriptor(BlockInfo(base, _integers(c, a["shape"], ndim, "shape"), strides, (0,) * ndim,
                                          block_shape, fill or 0))
 
 
 def _at(c: Context, a: Args, what: str) -> BlockInfo:
     """The descriptor's block moved to ``offsets`` (32-bit integers, as Triton requires)."""
-    block = _block_arg(c, a["desc"], tl.TensorDescriptor, what)
+    block = _block_arg(c, a["desc"], tl_memory.TensorDescriptor, what)
     offsets = _integers(c, a["offsets"], block.ndim, "offsets")
     rules.descriptor_offsets(tuple(o.ty.dtype.bits for o in offsets if isinstance(o, Node)), what)
     return replace(block, offsets=offsets)

@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.signature import ParamKind
 

@@ -9,6 +9,7 @@ from tile_lang.func import helper
 from tile_lang.dtypes import Int, W32
 from tile_lang.signature import IntScalar
 from tile_lang.tensor import R0, R1, R2, R3, D, E, R, Rounding, Tensor
+from tile_lang.tensor import tensor_members
 
 
 @builtin
@@ -83,3 +84,6 @@ def cast(
     input: Tensor[Any, R] | float, dtype: type[E], fp_downcast_rounding: Rounding | None = None, bitcast: bool = False
 ) -> Tensor[E, R] | Tensor[E, R0]:
     """Convert ``input`` to ``dtype`` (round to nearest even; ``bitcast`` reinterprets bits)."""
+
+
+tensor_members(cast)

@@ -8,6 +8,7 @@ from tile_lang.builtin import builtin
 from tile_lang.dtypes import W32, Bool, Float, Int, UInt
 from tile_lang.func import helper
 from tile_lang.tensor import R0, D, R, Tensor, W
+from tile_lang.tensor import tensor_members
 
 NumT = TypeVar("NumT", bound=Float[Any] | Int[Any] | UInt[Any])
 IntT = TypeVar("IntT", bound=Int[Any] | UInt[Any])
@@ -270,3 +271,6 @@ def swizzle2d(i: int, j: int, size_i: int, size_j: int, size_g: int) -> tuple[in
 @builtin
 def _min_int(a: int, b: int) -> int:
     """Minimum of two scalars (used by swizzle2d)."""
+
+
+tensor_members(abs)

@@ -8,6 +8,7 @@ from tile_lang.builtin import builtin
 from tile_lang.dtypes import Bool, DType, Float
 from tile_lang.semantics.base import SemanticError
 from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor, W
+from tile_lang.tensor import tensor_members
 
 PaddingOption = Literal["", "zero", "nan"]
 DescriptorPadding = Literal["zero", "nan"]
@@ -263,3 +264,6 @@ def descriptor_load(desc: TensorDescriptor[D, R], offsets: list[int] | tuple[int
 @builtin
 def descriptor_store(desc: TensorDescriptor[D, R], offsets: list[int] | tuple[int, ...], value: Tensor[D, R]) -> None:
     """``desc.store(offsets, value)``."""
+
+
+tensor_members(store)

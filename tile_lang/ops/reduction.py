@@ -11,6 +11,7 @@ from tile_lang.ops.debug import static_assert
 from tile_lang.ops.math import IntT, NumT, exp, fdiv
 from tile_lang.ops.shape import reshape
 from tile_lang.tensor import R0, R1, R2, R3, D, R, Tensor, W
+from tile_lang.tensor import tensor_members
 
 Combine = Func[[Tensor[D, R0], Tensor[D, R0]], Tensor[D, R0]]
 
@@ -189,3 +190,6 @@ def softmax(x: Tensor[Float[W], R], dim: int | None = None, keep_dims: bool = Fa
     z = x - max(x, axis, keep_dims=True)
     num = exp(z)
     return fdiv(num, sum(num, axis, keep_dims=True), ieee_rounding=ieee_rounding)
+
+
+tensor_members(sum, max, min, argmax, argmin, xor_sum, cumsum, cumprod, sort, flip, topk)

@@ -6,6 +6,7 @@ from typing import Any, overload
 
 from tile_lang.builtin import builtin
 from tile_lang.tensor import R0, R1, R2, R3, D, E, R, Tensor
+from tile_lang.tensor import tensor_members
 
 
 @builtin
@@ -104,3 +105,4 @@ def cat(input: Tensor[D, R], other: Tensor[D, R], can_reorder: bool = False) -> 
     """Concatenate along the first axis."""
 
 
+tensor_members(permute, trans, reshape, view, broadcast_to, expand_dims, ravel, split)

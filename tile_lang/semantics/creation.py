@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.semantics.base import Block, SemanticError, block_numel, constexpr_int, pow2_shape, shown
 from tile_lang.semantics.elementwise import constant_fits

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-import tile_lang as tl
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
+from tile_lang.ops import math as tlmath
 from tile_lang.semantics.base import SemanticError
 from tile_lang.tensor import pointee
 
@@ -59,13 +59,13 @@ def _erfc_of(v: Array) -> Array:
 
 
 MATH: tuple[MathOp, ...] = (
-    MathOp(tl.exp, np.exp), MathOp(tl.exp2, np.exp2), MathOp(tl.log, np.log), MathOp(tl.log2, np.log2),
-    MathOp(tl.sin, np.sin), MathOp(tl.cos, np.cos), MathOp(tl.sqrt, np.sqrt), MathOp(tl.sqrt_rn, np.sqrt),
-    MathOp(tl.rsqrt, _rsqrt), MathOp(tl.erf, _erf_of), MathOp(tl.atan, np.arctan), MathOp(tl.ceil, np.ceil),
-    MathOp(tl.floor, np.floor), MathOp(tl.tanh, np.tanh), MathOp(tl.tan, np.tan), MathOp(tl.asin, np.arcsin),
-    MathOp(tl.acos, np.arccos), MathOp(tl.sinh, np.sinh), MathOp(tl.cosh, np.cosh), MathOp(tl.asinh, np.arcsinh),
-    MathOp(tl.acosh, np.arccosh), MathOp(tl.atanh, np.arctanh), MathOp(tl.erfc, _erfc_of), MathOp(tl.expm1, np.expm1),
-    MathOp(tl.log1p, np.log1p), MathOp(tl.log10, np.log10), MathOp(tl.trunc, np.trunc), MathOp(tl.rint, np.rint),
+    MathOp(tlmath.exp, np.exp), MathOp(tlmath.exp2, np.exp2), MathOp(tlmath.log, np.log), MathOp(tlmath.log2, np.log2),
+    MathOp(tlmath.sin, np.sin), MathOp(tlmath.cos, np.cos), MathOp(tlmath.sqrt, np.sqrt), MathOp(tlmath.sqrt_rn, np.sqrt),
+    MathOp(tlmath.rsqrt, _rsqrt), MathOp(tlmath.erf, _erf_of), MathOp(tlmath.atan, np.arctan), MathOp(tlmath.ceil, np.ceil),
+    MathOp(tlmath.floor, np.floor), MathOp(tlmath.tanh, np.tanh), MathOp(tlmath.tan, np.tan), MathOp(tlmath.asin, np.arcsin),
+    MathOp(tlmath.acos, np.arccos), MathOp(tlmath.sinh, np.sinh), MathOp(tlmath.cosh, np.cosh), MathOp(tlmath.asinh, np.arcsinh),
+    MathOp(tlmath.acosh, np.arccosh), MathOp(tlmath.atanh, np.arctanh), MathOp(tlmath.erfc, _erfc_of), MathOp(tlmath.expm1, np.expm1),
+    MathOp(tlmath.log1p, np.log1p), MathOp(tlmath.log10, np.log10), MathOp(tlmath.trunc, np.trunc), MathOp(tlmath.rint, np.rint),
 )
 
 
@@ -138,7 +138,7 @@ def scalar_fits(value: object, dtype: DType, what: str) -> None:
 
 # Python's min, max and abs on runtime scalars are these builtins, as in Triton.
 PYTHON_BUILTINS: dict[Callable[..., Any], Callable[..., Any]] = {
-    builtins.min: tl.minimum, builtins.max: tl.maximum, builtins.abs: tl.abs,
+    builtins.min: tlmath.minimum, builtins.max: tlmath.maximum, builtins.abs: tlmath.abs,
 }
 
 

@@ -3,7 +3,7 @@ accumulator dtypes, precision, microscaling formats."""
 
 from __future__ import annotations
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.semantics.base import SemanticError
 

@@ -6,7 +6,7 @@ sees them; a stride unknown when compiling is checked per program by the referen
 
 from __future__ import annotations
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.semantics.base import SemanticError, Shape, broadcast, constexpr_int, pow2_shape, shown
 

@@ -15,7 +15,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.semantics.base import SemanticError, shown

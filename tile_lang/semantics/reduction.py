@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.semantics.base import Block, SemanticError, block_axis, constexpr_int, pow2_shape, shown
 

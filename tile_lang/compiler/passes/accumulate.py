@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Function, Node, Op, Region, is_zero, walk
 
 

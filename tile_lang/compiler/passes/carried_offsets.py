@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import (
     BinaryAttr, BinaryFn, CastAttr, ConstAttr, Function, IndexAttr, Node, Op, ParamAttr, Region, Type,
 )

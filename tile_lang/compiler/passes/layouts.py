@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Union
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import (
     MAX_VECTOR, REGISTER_LAYOUTS, Blocked, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, MmaRows, Node,
     Op, Precision, ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, blocked, walk,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, Function, MemAttr, Node, Op, blocked
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.rebuild import rebuild
