@@ -365,7 +365,8 @@ def test_a_repeated_warmup_finds_its_compile_without_the_checks(noop: NoopBacken
     """Triton's ``fn.warmup(...)`` repeated for one specialisation (tutorial 02 warms up before every
     launch it times) finds the compile by the fast path's key: no checks, the same handle inside;
     another specialisation (a new constexpr) is checked and compiled anew."""
-    from tile_lang.as_triton import device, shim
+    import tile_lang.as_triton.device as device
+    import tile_lang.as_triton.shim as shim
 
     monkeypatch.setattr(device, "facts", lambda index=None: device.STAND_IN)
     warm = shim.JITFunction(copy_kernel.fn).warmup

@@ -130,6 +130,7 @@ class LaunchedKernel(Protocol):
     def constexpr_params(self) -> tuple[Param, ...]: ...
     @property
     def descriptors(self) -> tuple[Param, ...]: ...
+    def __hash__(self) -> int: ...  # caches of compiled specialisations are keyed by the kernel
 
 
 @dataclass(frozen=True)
