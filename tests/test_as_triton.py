@@ -341,19 +341,38 @@ out = np.full(16, np.nan, np.float32)
 desc_copy_kernel[(1,)](desc, out, BLOCK=16)
 check(out, x.astype(np.float64))
 assert not hasattr(experimental, "create_2d_tma_descriptor")
+
+
+def copy_metadata(grid, kernel, args):
+    return {"name": f"{kernel.name} [BLOCK={args['BLOCK']}]", "bytes": 8 * args["BLOCK"]}
+
+
+@triton.jit(launch_metadata=copy_metadata)
+def hooked_copy(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+
 session = proton.start("matmul", hook="triton")
-ran = []
-with proton.scope("copy", {"bytes": 128}):
-    out = np.full(16, np.nan, np.float32)
-    copy_kernel[(1,)](x, out, BLOCK=16)
-    ran.append(True)
-proton.activate(session)
+for _ in range(3):
+    with proton.scope("copy", {"bytes": 128, "flops32": 16}):
+        out = np.full(16, np.nan, np.float32)
+        copy_kernel[(1,)](x, out, BLOCK=16)  # no launch metadata: inside its scope only
+    check(out, x.astype(np.float64))
+    out[:] = np.nan
+    hooked_copy[(1,)](x, out, BLOCK=16)  # a scope of its own, named by its metadata
+    check(out, x.astype(np.float64))
 proton.deactivate(session)
+with proton.scope("not recorded"):
+    hooked_copy[(1,)](x, out, BLOCK=16)
+proton.activate(session)
 proton.finalize()
-check(out, x.astype(np.float64))
-assert ran == [True] and session == 0 and not os.path.exists("matmul.hatchet")
 import triton.profiler.viewer as viewer
-assert not hasattr(viewer, "parse")
+tree, metrics = viewer.parse(["count", "time/ms", "gbyte/s", "tflop32/s"], "matmul.hatchet")
+assert sorted(tree) == ["copy", "hooked_copy [BLOCK=16]"], tree
+copy, hooked = tree["copy"], tree["hooked_copy [BLOCK=16]"]
+assert copy["count"] == 3 and copy["bytes"] == 3 * 128 and copy["flops32"] == 48 and copy["time/ms"] > 0
+assert hooked["count"] == 3 and hooked["bytes"] == 3 * 128
+viewer.print_tree(tree, metrics)
 ''',
 }
 

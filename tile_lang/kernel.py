@@ -6,6 +6,7 @@ kernel and the parameter, with nothing executed.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import numbers
 import types
@@ -241,6 +242,14 @@ class Kernel(Generic[P]):
         return runtime, constexprs
 
 
+LaunchHook: TypeAlias = Callable[["Launcher[Any]", tuple[Any, ...], dict[str, Any]],
+                                 contextlib.AbstractContextManager[object] | None]
+LAUNCH_HOOKS: list[LaunchHook] = []
+"""Called with each launch (the launcher, its positional and keyword arguments) before it runs; a
+context manager returned is entered around the launch (a profiler times it: see Triton's proton,
+:mod:`tile_lang.as_triton.proton`)."""
+
+
 class Launcher(Generic[P]):
     """``kernel[grid]``: calling it checks the arguments and launches on the current backend."""
 
@@ -253,7 +262,15 @@ class Launcher(Generic[P]):
         """Launch; an error is raised from here without tile_lang's frames (:func:`~tile_lang.errors.trimmed`)."""
         __tracebackhide__ = True  # pytest's traceback starts at the user's launch line
         try:
-            self._launch(args, kwargs)
+            if LAUNCH_HOOKS:
+                with contextlib.ExitStack() as around:
+                    for hook in LAUNCH_HOOKS:
+                        entered = hook(self, args, kwargs)
+                        if entered is not None:
+                            around.enter_context(entered)
+                    self._launch(args, kwargs)
+            else:
+                self._launch(args, kwargs)
         except TileLangError as error:
             raise trimmed(error)
 

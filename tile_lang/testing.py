@@ -89,7 +89,7 @@ PerCall = Callable[[Callable[[], object], int], float]
 def _cuda_timers() -> tuple[Timer, PerCall]:
     """CUDA-event timers: each of ``n`` calls after an L2 flush (the flush not counted), and the
     milliseconds a call takes over ``n`` calls with their flushes (what a repetition costs)."""
-    event, elapsed, flush = _cuda_events()
+    (event, elapsed), flush = event_clock(), _l2_flush()
 
     def timer(fn: Callable[[], object], n: int) -> list[float]:
         starts = [event() for _ in range(n)]
@@ -115,17 +115,33 @@ def _cuda_timers() -> tuple[Timer, PerCall]:
     return timer, per_call
 
 
-def _cuda_events() -> tuple[Callable[[], Any], Callable[[Any, Any], float], Callable[[], object]]:
-    """(new event, milliseconds between two, L2 flush), on torch's current stream where torch has
-    CUDA started (as Triton times: tutorial 02 benchmarks on a stream of its own), else CuPy's."""
+def _torch_cuda() -> Any:
+    """torch, where it has CUDA started (then Triton's code times on its current stream), else None."""
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_initialized():
-        buffer = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-        return (lambda: torch.cuda.Event(enable_timing=True)), (lambda s, e: float(s.elapsed_time(e))), buffer.zero_
+    return torch if torch is not None and torch.cuda.is_initialized() else None
+
+
+def event_clock() -> tuple[Callable[[], Any], Callable[[Any, Any], float]]:
+    """(a new CUDA event, the milliseconds between two recorded ones), on torch's current stream
+    where torch has CUDA started (as Triton times: tutorial 02 benchmarks on a stream of its own),
+    else on CuPy's."""
+    torch = _torch_cuda()
+    if torch is not None:
+        return (lambda: torch.cuda.Event(enable_timing=True)), (lambda s, e: float(s.elapsed_time(e)))
+    import cupy
+
+    return cupy.cuda.Event, (lambda s, e: float(cupy.cuda.get_elapsed_time(s, e)))
+
+
+def _l2_flush() -> Callable[[], object]:
+    """Writes :data:`L2_FLUSH_BYTES`, so a timed call starts with a cold L2, as Triton's do_bench does."""
+    torch = _torch_cuda()
+    if torch is not None:
+        return torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda").zero_  # type: ignore[no-any-return]
     import cupy
 
     flush = cupy.empty(L2_FLUSH_BYTES // 4, dtype=np.int32)
-    return cupy.cuda.Event, (lambda s, e: float(cupy.cuda.get_elapsed_time(s, e))), (lambda: flush.fill(0))
+    return lambda: flush.fill(0)
 
 
 # --- assert_close --------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any
 import tile_lang
 import tile_lang.as_triton.cublas as cublas
 import tile_lang.as_triton.device as device
+import tile_lang.as_triton.proton as proton
 import tile_lang.as_triton.shim as shim
 import tile_lang.as_triton.tools as tools
 from tile_lang.as_triton.shim import TritonNameError, missing
@@ -127,8 +128,9 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton.tools": _names("triton.tools", {}),
     "triton.tools.tensor_descriptor": _names("triton.tools.tensor_descriptor", {"TensorDescriptor": tools.TensorDescriptor}),
     "triton.tools.experimental_descriptor": _names("triton.tools.experimental_descriptor", {}),
-    "triton.profiler": _names("triton.profiler", tools.PROFILER),
-    "triton.profiler.viewer": _names("triton.profiler.viewer", {}),
+    "triton.profiler": _names("triton.profiler", {name: getattr(proton, name) for name in (
+        "start", "finalize", "activate", "deactivate", "scope", "enter_scope", "exit_scope")}),
+    "triton.profiler.viewer": _names("triton.profiler.viewer", {"parse": proton.parse, "print_tree": proton.print_tree}),
     "triton._C": _names("triton._C", {}),
     "triton._C.libtriton": _names("triton._C.libtriton", {"nvidia": cublas.NVIDIA}),
 }

@@ -24,6 +24,7 @@ import tile_lang.dtypes as dtypes
 import tile_lang.registry as registry
 from tile_lang.errors import UsageError
 import tile_lang.as_triton.device as device
+import tile_lang.as_triton.proton as proton
 from tile_lang.as_triton.compiled import CompiledKernel, TritonLauncher, without_ignored
 from tile_lang.as_triton.errors import DOCS, TritonNameError, missing
 from tile_lang.autotune import Autotuner, Heuristics, PruneConfigs, Wrapper
@@ -101,13 +102,17 @@ class Config(TlConfig):
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     """``@triton.jit`` or ``@triton.jit(do_not_specialize=..., debug=..., ...)``: the options tune
     Triton's compilation and are accepted and ignored (a tile_lang launch specialises ints by
-    their width and the ``== 1``/``% 16`` facts, which changes no result)."""
+    their width and the ``== 1``/``% 16`` facts, which changes no result), but for ``launch_metadata``,
+    which names and measures each launch for proton (:mod:`tile_lang.as_triton.proton`)."""
+    metadata = options.get("launch_metadata")
     if fn is None:
-        return lambda f: _jit(f)
-    return _jit(fn)
+        return lambda f: _jit(f, metadata)
+    return _jit(fn, metadata)
 
 
-def _jit(fn: Callable[..., Any]) -> JITFunction | Kernel[Any]:
+def _jit(fn: Callable[..., Any], launch_metadata: proton.Metadata | None = None) -> JITFunction | Kernel[Any]:
+    if launch_metadata is not None:  # what proton's hook names and measures each launch with
+        proton.LAUNCH_METADATA[fn] = launch_metadata
     # a function capturing local variables cannot be a tl.Func; it can still be launched
     return Kernel(fn) if fn.__code__.co_freevars else JITFunction(fn)
 

@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -107,40 +106,3 @@ def launch_arguments(kernel: str, names: Sequence[str], args: Sequence[Any],
             {k: passed(k, v) for k, v in kwargs.items()})
 
 
-_session = [0]
-
-
-def start(name: str | None = None, **options: Any) -> int:
-    """``proton.start``: profiling is not done on tile_lang; the session id is 0 and nothing is recorded."""
-    return _session[0]
-
-
-def finalize(session: int | None = None, output_format: str = "hatchet") -> None:
-    """``proton.finalize``: nothing was recorded, so no profile file is written."""
-
-
-def activate(session: int | None = None) -> None:
-    """``proton.activate``: inert."""
-
-
-def deactivate(session: int | None = None) -> None:
-    """``proton.deactivate``: inert."""
-
-
-@contextlib.contextmanager
-def scope(name: str, metrics: dict[str, Any] | None = None) -> Iterator[None]:
-    """``with proton.scope(name, metrics):``: runs the block, records nothing."""
-    yield
-
-
-def enter_scope(name: str, metrics: dict[str, Any] | None = None) -> None:
-    """``proton.enter_scope``: inert."""
-
-
-def exit_scope(name: str | None = None, metrics: dict[str, Any] | None = None) -> None:
-    """``proton.exit_scope``: inert."""
-
-
-PROFILER = {"start": start, "finalize": finalize, "activate": activate, "deactivate": deactivate, "scope": scope,
-            "enter_scope": enter_scope, "exit_scope": exit_scope}
-"""``triton.profiler``'s names: an inert proton (``triton.profiler.viewer``'s readers are missing names)."""
