@@ -183,6 +183,7 @@ class Driver:
     layouts: list[tuple[str | None, ...]] = field(default_factory=list)
     loads: list[str | None] = field(default_factory=list)
     seen: list[tuple[tuple[int, int, int], tuple[Any, ...]]] = field(default_factory=list)
+    streams: list[int] = field(default_factory=list)
 
     def load(self, launch: Launch, spec_text: str | None, capability: int) -> launching.Compiled:
         self.layouts.append(tuple(None if a.dtype.is_pointer else a.dtype.numpy.str
@@ -194,6 +195,7 @@ class Driver:
     def launch_kernel(self, function: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int,
                       stream: int, params: int, extra: int) -> None:
         self.seen.append(((gx, gy, gz), read_params(self.layouts[function], params)))
+        self.streams.append(stream)
 
 
 @pytest.fixture
@@ -376,3 +378,29 @@ def test_a_repeated_warmup_finds_its_compile_without_the_checks(noop: NoopBacken
     assert checked[0] == before
     assert warm(array(), array(), 100, BLOCK=128, grid=(1,)).compiled is not first
     assert checked[0] == before + 1
+
+
+def test_a_launch_given_no_stream_runs_on_cupys_then_torchs_current_stream(cuda: Driver,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the stream the code made current in CuPy; else on torch's current stream where torch has
+    CUDA started, as Triton launches (tutorial 02 benchmarks on a torch stream of its own, which
+    does not wait for the default stream); else on the default stream. Repeats take the fast path."""
+    from types import SimpleNamespace
+
+    src, dst = device_array(), device_array()
+    for _ in range(2):
+        launch_untyped(scaled_copy, (1,), src, dst, 100, 1.0, False, BLOCK=64)
+    asked: list[int] = []
+
+    def current_raw_stream(device: int) -> int:
+        asked.append(device)
+        return 0x7000
+
+    torch = SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: True),
+                            _C=SimpleNamespace(_cuda_getCurrentRawStream=current_raw_stream))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    for _ in range(2):
+        launch_untyped(scaled_copy, (1,), src, dst, 100, 1.0, False, BLOCK=64)
+    monkeypatch.setattr(sys.modules["cupy"].cuda.get_current_stream(), "ptr", 0x5000)
+    launch_untyped(scaled_copy, (1,), src, dst, 100, 1.0, False, BLOCK=64)
+    assert cuda.streams == [0, 0, 0x7000, 0x7000, 0x5000] and asked == [0, 0]

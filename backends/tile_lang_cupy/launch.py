@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -78,7 +79,7 @@ class Compiled:
     _runners: dict[Any, Runner] = field(default_factory=dict, repr=False)  # by Options.stream
 
     def runner(self, stream: Any) -> Runner:
-        """The launcher of this kernel on ``stream`` (an ``Options.stream``; None: CuPy's current
+        """The launcher of this kernel on ``stream`` (an ``Options.stream``; None: the current
         stream at each launch), made once per stream (:func:`_runner`)."""
         found = self._runners.get(stream)
         if found is None:
@@ -105,6 +106,7 @@ def _runner(compiled: Compiled, stream: Any) -> Runner:
         current_stream = current_stream or cupy.cuda.get_current_stream
     on = _stream(stream) if stream is not None else None
     fixed = on.ptr if on is not None else None
+    ambient = _ambient_stream(current_stream, device)
     local = threading.local()  # cuLaunchKernel reads the arguments without the GIL: one memory per thread
 
     def run(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> None:
@@ -116,18 +118,36 @@ def _runner(compiled: Compiled, stream: Any) -> Runner:
             values, address, _ = local.slots
         except AttributeError:
             values, address, _ = local.slots = _slots(count)
-        if per_program:
-            maps, maps_address = scratch(per_program * x * y * z, on)  # held until the launch is queued
+        where = ambient() if fixed is None else fixed
+        if per_program:  # held until the launch on its stream is queued
+            maps, maps_address = scratch(per_program * x * y * z, on if on is not None or not where else
+                                         _stream(where))
             raw = (*raw, maps_address)
         try:
             pack_into(values, 0, *raw)
         except OverflowError:  # the checks and the fast-path key fix each int's width: a float beyond f32's range
             pack_into(values, 0, *numpy_values(raw))  # converted as NumPy converts it, to inf
-        launch_kernel(handle, x, y, z, threads, 1, 1, smem, current_stream().ptr if fixed is None else fixed,
-                      address, 0)
+        launch_kernel(handle, x, y, z, threads, 1, 1, smem, where, address, 0)
         return None
 
     return run
+
+
+def _ambient_stream(current_stream: Callable[[], Any], device: int) -> Callable[[], int]:
+    """The stream of a launch given none (``Options.stream``): CuPy's current stream where the code
+    made one current; else torch's current stream on the kernel's device where torch has CUDA
+    started, as Triton launches (torch's streams do not wait for the default stream, so work
+    queued on one, tutorial 02's benchmark, would race a kernel on another); else the default."""
+    def ptr() -> int:
+        own = int(current_stream().ptr)
+        if own:
+            return own
+        torch = sys.modules.get("torch")
+        if torch is None or not torch.cuda.is_initialized():
+            return 0
+        return int(torch._C._cuda_getCurrentRawStream(device))
+
+    return ptr
 
 
 def _slots(count: int) -> tuple[Any, int, Any]:
