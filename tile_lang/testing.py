@@ -49,8 +49,10 @@ def do_bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100, gra
     timer, per_call = _cuda_timers() if registry.current_name() == "cupy" else (_wall_timer, _wall_per_call)
     if grad_to_none:
         fn = functools.partial(_without_grads, fn, grad_to_none)
-    # as Triton: the counts come from what a call costs with its L2 flush and the host's gaps, so a
-    # call much shorter than the flush is not repeated thousands of times over the budget
+    # as Triton: a first call (compiling, autotuning) is not part of the estimate; the counts come
+    # from what a call costs with its L2 flush and the host's gaps, so a call much shorter than
+    # the flush is not repeated thousands of times over the budget
+    per_call(fn, 1)
     estimate = per_call(fn, 5) or 1e-6
     timer(fn, max(1, int(warmup / estimate)))
     times = timer(fn, max(1, int(rep / estimate)))
