@@ -404,3 +404,16 @@ def test_a_launch_given_no_stream_runs_on_cupys_then_torchs_current_stream(cuda:
     monkeypatch.setattr(sys.modules["cupy"].cuda.get_current_stream(), "ptr", 0x5000)
     launch_untyped(scaled_copy, (1,), src, dst, 100, 1.0, False, BLOCK=64)
     assert cuda.streams == [0, 0, 0x7000, 0x7000, 0x5000] and asked == [0, 0]
+
+
+def test_a_parameter_named_like_an_option_takes_the_fast_path(noop: NoopBackend, checked: list[int]) -> None:
+    """``num_stages=`` naming both a constexpr parameter and the option (tutorial 02) repeats on the
+    fast path, each value its own entry; a launch binding it twice still fails."""
+    from tests.test_option_names import staged_copy
+
+    src, dst = array(), array(address=2 << 20)
+    for stages in (2, 2, 3, 3, 2):
+        staged_copy[(1,)](src, dst, 50, BLOCK=64, num_stages=stages)
+    assert checked[0] == 2 and noop.runners == 2 and noop.calls.count == 5
+    with pytest.raises(tl.LaunchError, match="given twice"):
+        launch_untyped(staged_copy, (1,), src, dst, 50, 64, 2, num_stages=2)

@@ -300,12 +300,14 @@ def bind(kernel: LaunchedKernel, option_names: frozenset[str], n_args: int, name
     slot = {p.name: i for i, p in enumerate(params[:n_args])}
     options = []
     for i, name in enumerate(names, start=n_args):
+        is_param = any(p.name == name for p in params)
         if name in option_names:
             options.append(i)
-        elif name in slot or all(p.name != name for p in params):
+            if not is_param:
+                continue  # a parameter named like an option takes the keyword too (tutorial 02's num_stages)
+        if name in slot or not is_param:
             return None
-        else:
-            slot[name] = i
+        slot[name] = i
     if len(slot) != len(params):
         return None
     runtime = [slot[p.name] for p in kernel.runtime_params]
