@@ -57,7 +57,7 @@ struct Same<A, A> {
 };
 
 // K of one instruction per operand type: m16n8k16 for 16-bit floats, m16n8k8 for tf32,
-// m16n8k32 for int8: always 16 bytes of K per half of a fragment.
+// m16n8k32 for int8 and fp8: always 16 bytes of K per half of a fragment.
 template <class T>
 struct MmaK {
   static constexpr unsigned value = 16;
@@ -70,6 +70,17 @@ template <>
 struct MmaK<signed char> {
   static constexpr unsigned value = 32;
 };
+#if defined(TL_USE_FP8)
+// fp8 (sm_89 on): m16n8k32 with f32 accumulators, the fragments of int8's
+template <>
+struct MmaK<__nv_fp8_e4m3> {
+  static constexpr unsigned value = 32;
+};
+template <>
+struct MmaK<__nv_fp8_e5m2> {
+  static constexpr unsigned value = 32;
+};
+#endif
 
 // N 8x8 matrices of 16-bit elements from shared memory, each lane giving one row's address
 // (lanes 8i..8i+7 the rows of matrix i); TRANS delivers them transposed.
@@ -97,17 +108,30 @@ __device__ __forceinline__ void ldmatrix(unsigned* r, const void* p) {
 }
 
 // d += a * b for one 16x8 tile: a, b and d in the PTX fragment layouts of mma.sync (d: f32, or
-// s32 for int8 operands, whose products wrap around as the instruction's do).
+// s32 for int8 operands, whose products wrap around as the instruction's do; fp8 ones, sm_89 on,
+// take int8's fragments with f32 sums).
 template <class T, class D>
 __device__ __forceinline__ void mma(D* d, const unsigned* a, const unsigned* b) {
 #if defined(TL_EMULATOR)
   tl_emu::mma<T>(d, a, b);
 #else
-  if constexpr (MmaK<T>::value == 32) {
+  if constexpr (Same<T, signed char>::value) {
     asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
                  "{%8, %9}, {%0, %1, %2, %3};"
                  : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#if defined(TL_USE_FP8)
+  } else if constexpr (Same<T, __nv_fp8_e4m3>::value) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else if constexpr (Same<T, __nv_fp8_e5m2>::value) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
   } else if constexpr (MmaK<T>::value == 8) {
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
                  "{%8, %9}, {%0, %1, %2, %3};"

@@ -22,9 +22,10 @@ from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, MmaRows, Node, Op, Sha
 from tile_lang.compiler.spec import Spec, int_spec, pointer_spec
 from tile_lang.compiler.passes.layouts import operand_pad
 from tile_lang_cupy.codegen import generate
+from tile_lang_cupy.codegen.ctypes_ import ctype
 from tile_lang_cupy.headers import INCLUDE_DIR
 
-from tests.compiler.conftest import NVCC
+from tests.compiler.conftest import NVCC, sm90a_report
 from tests.compiler.emulator import NAME, EmuBackend
 from tests.compiler.kernels import Precision, matmul_kernel
 
@@ -611,6 +612,57 @@ def test_hopper_fp8_matmul_on_the_emulator_matches_float64(fp8: Any, warps: int,
     _on_emulator(launch, arch=90)
     want = a.astype(np.float64) @ bt.astype(np.float64).T
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-2, atol=5e-2)
+
+
+@_EMULATED
+@pytest.mark.parametrize("fp8, bk, transposed", [(tl.f8e5m2, 32, True), (tl.f8e4m3, 64, True), (tl.f8e5m2, 64, False)])
+def test_fp8_dots_wgmma_cannot_take_run_on_mma_sync_and_match_float64(fp8: Any, bk: int, transposed: bool) -> None:
+    """An fp8 dot whose K is under wgmma's 128-byte panel (tutorial 03's fp8 configs with BLOCK_K
+    32 or 64) runs on mma.sync m16n8k32 (sm_89 on: int8's fragments, f32 sums), B K-major or
+    N-major, not on CUDA cores (about 70x slower on the H200); sm_80 has no fp8 tensor cores."""
+    from benchmarks.dot_kernels import matmul
+
+    rng = np.random.default_rng(bk + transposed)
+    warps, bm, bn, m, n, k = 4, 64, 64, 80, 96, 3 * bk + 32
+    dtype = dtypes.dtype_of(fp8)
+    a = rng.standard_normal((m, k)).astype(dtype.numpy)
+    b = rng.standard_normal((k, n)).astype(dtype.numpy)
+    held = np.ascontiguousarray(b.T) if transposed else b  # K-major: B's transpose row-major
+    strides = (1, k) if transposed else (n, 1)
+    c = np.full((m, n), np.nan, np.float16)
+    spec = _aligned_spec(matmul, 16, warps, 3, dtype, ("stride_bk",) if transposed else ("stride_bn",),
+                         {"c_ptr": dtypes.F16}, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=2)
+    source = generate(compile_ir(matmul, replace(spec, arch=90), verify_each=True)).source
+    assert f"tl::mma_block<{ctype(dtype)}" in source and "wgmma.mma_async" not in source
+    assert "tl::mma_block" not in generate(compile_ir(matmul, spec)).source  # sm_80: CUDA cores
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f16)
+        grid = (tl.cdiv(m, bm) * tl.cdiv(n, bn),)
+        matmul[grid, tl.Options(num_warps=warps, num_stages=3)](
+            tl.to_device(a, fp8), tl.to_device(held, fp8), out, m, n, k, k, *strides, n,
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=2)
+        c[...] = out.numpy()
+
+    _on_emulator(launch, arch=90)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-2, atol=5e-2)
+
+
+@pytest.mark.skipif(NVCC is None, reason="needs nvcc (the CUDA toolkit) to compile for sm_90a")
+def test_ptxas_takes_the_fp8_mma_sync(tmp_path: Path) -> None:
+    """ptxas (sm_90a) accepts the fp8 m16n8k32 mma.sync of a dot wgmma cannot take, unspilled."""
+    from benchmarks.dot_kernels import matmul
+
+    spec = _aligned_spec(matmul, 16, 4, 3, dtypes.F8E5M2, ("stride_bk",), {"c_ptr": dtypes.F16},
+                         BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, GROUP_M=2)
+    source = generate(compile_ir(matmul, replace(spec, arch=90))).source
+    sm90a_report(source, tmp_path)
+    (tmp_path / "k.cu").write_text(source)
+    assert NVCC is not None
+    subprocess.run([NVCC, "--ptx", "-arch=sm_90a", "-std=c++17", f"-I{INCLUDE_DIR}", str(tmp_path / "k.cu"), "-o",
+                    str(tmp_path / "k.ptx")], check=True, capture_output=True)
+    assert "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32" in (tmp_path / "k.ptx").read_text()
 
 
 @pytest.mark.parametrize("stages, fits", [(3, True), (5, False)])

@@ -29,7 +29,8 @@ from tile_lang.compiler.passes.rebuild import rebuild
 _CHEAP_UNARY = frozenset({UnaryFn.NEG, UnaryFn.INVERT, UnaryFn.NOT, UnaryFn.ABS})
 _COMPUTABLE = frozenset({Op.ARANGE, Op.SPLAT, Op.BINARY, Op.CAST, Op.WHERE, Op.UNARY, Op.BROADCAST, Op.RESHAPE,
                          Op.PERMUTE})
-_MMA_K = {dtypes.F16: 16, dtypes.BF16: 16, dtypes.F32: 8, dtypes.I8: 32}  # K of one mma.sync per operand dtype
+# K of one mma.sync per operand dtype (fp8 from sm_89 on, both operands of one fp8 type)
+_MMA_K = {dtypes.F16: 16, dtypes.BF16: 16, dtypes.F32: 8, dtypes.I8: 32, dtypes.F8E4M3: 32, dtypes.F8E5M2: 32}
 _MMA_ACC = {dtypes.I8: dtypes.I32}  # the accumulator of mma.sync per operand dtype, f32 where not named
 
 
@@ -72,18 +73,20 @@ def wgmma_operands(node: Node, num_warps: int, arch: int, a_layout: Layout | Non
 def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80,
                a_layout: Layout | None = None) -> Mma | None:
     """The tensor-core layout of a ``dot`` result, or None when the dot stays on CUDA cores: 2-D,
-    f16/bf16 operands or f32 ones in tf32 with f32 accumulation, or i8 ones with i32 (mma.sync on
-    sm_90 too), M and N multiples of 16 and 8 and K of the instruction's K. Warps split the block to keep each warp's tile square, or with
+    f16/bf16 operands or f32 ones in tf32 with f32 accumulation, i8 ones with i32, or fp8 ones of
+    one type with f32 from sm_89 on, where wgmma cannot take them (mma.sync on sm_90 too), M and N multiples of 16 and 8 and K of the instruction's K. Warps split the block to keep each warp's tile square, or with
     ``rowwise`` (kernels that reduce dot results along rows, as attention's softmax does) along
     the rows first, so that every row lives in one warp and its reduction is a shuffle."""
     if node.op is not Op.DOT or not isinstance(node.attr, DotAttr):
         return None
     a = node.args[0]
     operand = a.ty.dtype
-    if wgmma_operands(node, num_warps, arch, a_layout) is not None:  # fp8 runs on nothing else
+    if wgmma_operands(node, num_warps, arch, a_layout) is not None:
         tiles = a.ty.shape[0] // (16 * num_warps)  # wgmma's accumulator: 16 rows a warp and m64 tile
         return Mma(num_warps, 1, tiles, node.ty.shape[1] // 8, interleaved=tiles > 1)
     if len(node.ty.shape) != 2 or operand not in _MMA_K or node.ty.dtype != _MMA_ACC.get(operand, dtypes.F32):
+        return None
+    if operand.is_fp8 and (arch < 89 or node.args[1].ty.dtype != operand):
         return None
     (m, k), n = a.ty.shape, node.ty.shape[1]
     if operand == dtypes.F32 and node.attr.precision is not Precision.TF32:
