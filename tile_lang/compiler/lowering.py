@@ -31,7 +31,7 @@ from tile_lang.compiler.ir import (
 from tile_lang.dtypes import DType
 from tile_lang.ops import creation as tlcreation, debug, math as tlmath, random as tlrandom, reduction as tlreduction
 from tile_lang.ops import shape as tlshape
-from tile_lang.semantics import base, creation, elementwise, hints, random, shape as shapes
+from tile_lang.semantics import creation, elementwise, hints, random, shape as shapes
 
 
 # ---------------------------------------------------------------- creation
@@ -187,21 +187,20 @@ def _min_int(c: Context, a: Args) -> Value:
 @lowers(tlshape.broadcast_to)
 def _broadcast_to(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return c.b.broadcast_to(x, shapes.broadcast_to(block(x), a["shape"]))
+    return c.b.broadcast_to(x, a["shape"])
 
 
 @lowers(tlshape.broadcast)
 def _broadcast(c: Context, a: Args) -> tuple[Node, Node]:
     x = node_arg(c.b, a["input"])
     y = c.b.to_node(a["other"], None if isinstance(a["other"], Node) else x.ty.dtype)
-    shape = base.broadcast(x.ty.shape, y.ty.shape, "tl.broadcast")
-    return c.b.broadcast_to(x, shape), c.b.broadcast_to(y, shape)
+    return c.b.broadcast_to(x, a["shape"]), c.b.broadcast_to(y, a["shape"])
 
 
 @lowers(tlshape.expand_dims)
 def _expand_dims(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    shape = shapes.expanded(x.ty.shape, shapes.expand_dims(block(x), a["axis"]))
+    shape = shapes.expanded(x.ty.shape, a["axis"])
     return c.b.reshape(x, shape) if x.ty.shape else c.b.splat(x, shape)
 
 
@@ -212,31 +211,31 @@ def _reshaped(c: Context, x: Node, shape: tuple[int, ...]) -> Node:
 @lowers(tlshape.reshape)
 def _reshape(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return _reshaped(c, x, shapes.reshape(block(x), a["shape"], "tl.reshape"))
+    return _reshaped(c, x, a["shape"])
 
 
 @lowers(tlshape.view)
 def _view(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return _reshaped(c, x, shapes.reshape(block(x), a["shape"], "tl.view"))
+    return _reshaped(c, x, a["shape"])
 
 
 @lowers(tlshape.ravel)
 def _ravel(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["x"])
-    return _reshaped(c, x, shapes.ravel(block(x)))
+    return _reshaped(c, x, a["shape"])
 
 
 @lowers(tlshape.permute)
 def _permute(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return permute(c, x, shapes.permute(block(x), a["dims"]))
+    return permute(c, x, a["dims"])
 
 
 @lowers(tlshape.trans)
 def _trans(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return permute(c, x, shapes.trans(block(x), a["dims"]))
+    return permute(c, x, a["dims"])
 
 
 def _positions(c: Context, shape: tuple[int, ...], axis: int, value: Callable[[Node], Value]) -> Node:
@@ -256,12 +255,11 @@ def _flip(c: Context, a: Args) -> Node:
     return gather(c, x, _positions(c, x.ty.shape, axis, lambda i: c.b.binary_op(operators.BinaryOp.SUB, last, i)), axis)
 
 
-def _pair(c: Context, a: Args, what: str) -> tuple[Node, Node]:
+def _pair(c: Context, a: Args) -> tuple[Node, Node]:
     """``a`` and ``b`` of join/interleave: one dtype, broadcast together."""
     x = node_arg(c.b, a["a"])
     y = c.b.to_node(a["b"], None if isinstance(a["b"], Node) else x.ty.dtype)
-    shape = shapes.join(block(x), block(y), what)
-    return c.b.broadcast_to(x, shape), c.b.broadcast_to(y, shape)
+    return c.b.broadcast_to(x, a["shape"]), c.b.broadcast_to(y, a["shape"])
 
 
 def join(c: Context, x: Node, y: Node) -> Node:
@@ -274,12 +272,12 @@ def join(c: Context, x: Node, y: Node) -> Node:
 
 @lowers(tlshape.join)
 def _join(c: Context, a: Args) -> Node:
-    return join(c, *_pair(c, a, "tl.join"))
+    return join(c, *_pair(c, a))
 
 
 @lowers(tlshape.interleave)
 def _interleave(c: Context, a: Args) -> Node:
-    joined = join(c, *_pair(c, a, "tl.interleave"))
+    joined = join(c, *_pair(c, a))
     if len(joined.ty.shape) == 1:
         return joined
     return c.b.reshape(joined, joined.ty.shape[:-2] + (2 * joined.ty.shape[-2],))
@@ -288,7 +286,6 @@ def _interleave(c: Context, a: Args) -> Node:
 @lowers(tlshape.split)
 def _split(c: Context, a: Args) -> tuple[Node, Node]:
     x = node_arg(c.b, a["a"])
-    shapes.split(block(x))
     axis = len(x.ty.shape) - 1
     pick = x.ty.shape[:-1] + (1,)
 
@@ -304,7 +301,7 @@ def _cat(c: Context, a: Args) -> Node:
     """Concatenation along the first axis: join, move the new axis first, merge it in."""
     x = node_arg(c.b, a["input"])
     y = c.b.to_node(a["other"], None if isinstance(a["other"], Node) else x.ty.dtype)
-    shape = shapes.cat(block(x), block(y))
+    shape = a["shape"]
     joined = join(c, x, y)
     rank = len(joined.ty.shape)
     moved = permute(c, joined, (rank - 1, *range(rank - 1)))

@@ -77,6 +77,11 @@ def block(x: Node) -> Block:
     return Block(x.ty.dtype, x.ty.shape)
 
 
+def block_of(value: object) -> Block | None:
+    """What the rules see of a front-end value (None: not a runtime value)."""
+    return Block(value.ty.dtype, value.ty.shape) if isinstance(value, Node) else None
+
+
 def permute(c: Context, x: Node, dims: tuple[int, ...]) -> Node:
     """``x`` with its axes reordered (out axis i is x's axis dims[i], a checked permutation)."""
     if dims == tuple(range(len(dims))):

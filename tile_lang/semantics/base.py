@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
+import tile_lang.dtypes as dtypes
+from tile_lang.builtin import Builtin, Family, builtin_of
 from tile_lang.dtypes import DType
 from tile_lang.errors import SemanticError as SemanticError  # the rules' error, defined with the others
 from tile_lang.errors import TileLangError
@@ -119,3 +121,52 @@ def broadcast(a: Shape, b: Shape, what: str | None = None) -> Shape:
     if any(x != y and 1 not in (x, y) for x, y in zip(pa, pb)):
         raise SemanticError(f"{what + ': ' if what else ''}cannot broadcast block shapes {list(a)} and {list(b)}")
     return block_numel(tuple(max(x, y) for x, y in zip(pa, pb)), what)
+
+
+Args = Mapping[str, Any]
+# An op's rule: its bound arguments as the rules see them (each runtime value a Block, a tuple of
+# them a tuple of Blocks, anything else as given) -> the checked, normalised arguments (a new
+# value for a parameter, or a derived one such as a result dtype) the implementations then read.
+Rule = Callable[[Args], dict[str, Any]]
+RULES: dict[Builtin, Rule] = {}
+FAMILY_RULES: dict[Family, Rule] = {}
+
+
+def rule(*functions: Callable[..., Any]) -> Callable[[Rule], Rule]:
+    """Register the decorated function as the rule of these builtins (``tl.*`` functions)."""
+
+    def register(fn: Rule) -> Rule:
+        for builtin in functions:
+            op = builtin_of(builtin)
+            assert op is not None, builtin
+            RULES[op] = fn
+        return fn
+
+    return register
+
+
+def family_rule(family: Family) -> Callable[[Rule], Rule]:
+    """Register the decorated function as the rule of every member of ``family`` without its own."""
+
+    def register(fn: Rule) -> Rule:
+        FAMILY_RULES[family] = fn
+        return fn
+
+    return register
+
+
+def rule_of(op: Builtin) -> Rule | None:
+    """The rule the dispatcher applies to ``op``: its own, else its family's, else none."""
+    own = RULES.get(op)
+    return own if own is not None or op.family is None else FAMILY_RULES.get(op.family)
+
+
+def operand(value: object, what: str, like: Block | None = None) -> Block:
+    """A block argument of ``what``: a runtime value's Block, or a Python number as the block it
+    becomes (typed as Triton types it next to ``like``)."""
+    if isinstance(value, Block):
+        return value
+    if isinstance(value, (bool, int, float, np.generic)):
+        py = value.item() if isinstance(value, np.generic) else value
+        return Block(dtypes.scalar_dtype(py) if like is None else dtypes.promote_scalar(like.dtype, py), ())
+    raise SemanticError(f"{what}: expected a block, got {type(value).__name__}")
