@@ -22,7 +22,7 @@ import tile_lang.operators as operators
 import tile_lang.compiler.builder as builder
 from tile_lang.compiler.builder import Builder, Value, broadcast_shapes
 from tile_lang.compiler.lowering_base import (
-    LOWERINGS as LOWERINGS, Args, Context, Lowering, block, block_axis, constant, dtype_arg, gather, lowers, node_arg,
+    LOWERINGS as LOWERINGS, Args, Context, Lowering, block, constant, dtype_arg, gather, lowers, node_arg,
     permute,
 )
 from tile_lang.compiler.ir import (
@@ -247,10 +247,7 @@ def _positions(c: Context, shape: tuple[int, ...], axis: int, value: Callable[[N
 
 @lowers(tlreduction.flip)
 def _flip(c: Context, a: Args) -> Node:
-    x = node_arg(c.b, a["x"])
-    if x.ty.is_scalar:
-        raise c.error("tl.flip needs a block")
-    axis = block_axis(c, x, len(x.ty.shape) - 1 if a["dim"] is None else a["dim"], "tl.flip")
+    x, axis = node_arg(c.b, a["x"]), a["dim"]
     last = x.ty.shape[axis] - 1
     return gather(c, x, _positions(c, x.ty.shape, axis, lambda i: c.b.binary_op(operators.BinaryOp.SUB, last, i)), axis)
 

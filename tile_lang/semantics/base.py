@@ -129,7 +129,8 @@ Args = Mapping[str, Any]
 # value for a parameter, or a derived one such as a result dtype) the implementations then read.
 Rule = Callable[[Args], dict[str, Any]]
 RULES: dict[Builtin, Rule] = {}
-FAMILY_RULES: dict[Family, Rule] = {}
+FamilyRule = Callable[[str, Args], dict[str, Any]]  # a family's rule, told the op's name ("tl.sum")
+FAMILY_RULES: dict[Family, FamilyRule] = {}
 
 
 def rule(*functions: Callable[..., Any]) -> Callable[[Rule], Rule]:
@@ -145,10 +146,10 @@ def rule(*functions: Callable[..., Any]) -> Callable[[Rule], Rule]:
     return register
 
 
-def family_rule(family: Family) -> Callable[[Rule], Rule]:
+def family_rule(family: Family) -> Callable[[FamilyRule], FamilyRule]:
     """Register the decorated function as the rule of every member of ``family`` without its own."""
 
-    def register(fn: Rule) -> Rule:
+    def register(fn: FamilyRule) -> FamilyRule:
         FAMILY_RULES[family] = fn
         return fn
 
@@ -158,7 +159,10 @@ def family_rule(family: Family) -> Callable[[Rule], Rule]:
 def rule_of(op: Builtin) -> Rule | None:
     """The rule the dispatcher applies to ``op``: its own, else its family's, else none."""
     own = RULES.get(op)
-    return own if own is not None or op.family is None else FAMILY_RULES.get(op.family)
+    if own is not None or op.family is None or op.family not in FAMILY_RULES:
+        return own
+    shared = FAMILY_RULES[op.family]
+    return lambda a: shared(repr(op), a)
 
 
 def operand(value: object, what: str, like: Block | None = None) -> Block:
