@@ -54,16 +54,18 @@ def test_every_binary_fn_has_a_cuda_spelling(fn: BinaryFn) -> None:
 
 
 def test_the_math_table_drives_both_backends_and_the_ir() -> None:
-    """Each row of semantics.MATH is implemented and lowered from the table, to the IR function
-    of its name; every float function of the IR has a row (the others are operators)."""
-    from tile_lang.builtin import builtin_of
-    from tile_lang.semantics.elementwise import MATH
+    """Each builtin of the UNARY_MATH family has a row in the reference's and the compiler's
+    MATH table, and is implemented and lowered from it; every float function of the IR has a
+    row (the others are operators)."""
+    from tile_lang.builtin import Family, builtin_of
+    from tile_lang.compiler.lowering import MATH as LOWERED
+    from tile_lang_numpy.elementwise import MATH as EVALUATED
 
-    rows = {row.name: builtin_of(row.builtin) for row in MATH}
-    assert all(op in IMPLS and op in LOWERINGS for op in rows.values())
-    assert all(UnaryFn(name) for name in rows)
+    family = {op for op in BUILTINS.values() if op.family is Family.UNARY_MATH}
+    assert {builtin_of(fn) for fn in EVALUATED} == family == {builtin_of(fn) for fn in LOWERED}
+    assert all(op in IMPLS and op in LOWERINGS for op in family)
     operators = {UnaryFn.NEG, UnaryFn.INVERT, UnaryFn.NOT, UnaryFn.ABS, UnaryFn.ROUND_TF32}
-    assert sorted(fn.value for fn in UnaryFn if fn not in operators) == sorted(rows)
+    assert sorted(fn.value for fn in UnaryFn if fn not in operators) == sorted(fn.value for fn in LOWERED.values())
 
 
 def test_the_operator_table_covers_every_operator_and_reaches_cuda() -> None:

@@ -93,6 +93,11 @@ def family(member_of: Family) -> Callable[[F], F]:
     return declare
 
 
+# A unary float function (``tl.exp``): semantics' UNARY_MATH rule checks it; each backend has one
+# row for it (the reference's NumPy function, the compiler's IR function).
+unary_math = family(Family.UNARY_MATH)
+
+
 def builtin(fn: F, member_of: Family | None = None) -> F:
     """Declare ``fn`` (a typed signature with a docstring) as the builtin ``tl.<name>``."""
     signature = inspect.signature(fn)

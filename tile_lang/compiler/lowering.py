@@ -19,7 +19,6 @@ import tile_lang.compiler.lowering_collective  # noqa: F401 (registers its lower
 import tile_lang.compiler.lowering_memory  # noqa: F401 (registers its lowerings)
 import tile_lang.dtypes as dtypes
 import tile_lang.operators as operators
-import tile_lang.compiler.builder as builder
 from tile_lang.compiler.builder import Builder, Value, broadcast_shapes
 from tile_lang.compiler.lowering_base import (
     LOWERINGS as LOWERINGS, Args, Context, Lowering, block, constant, dtype_arg, gather, lowers, node_arg,
@@ -31,7 +30,7 @@ from tile_lang.compiler.ir import (
 from tile_lang.dtypes import DType
 from tile_lang.ops import creation as tlcreation, debug, math as tlmath, random as tlrandom, reduction as tlreduction
 from tile_lang.ops import shape as tlshape
-from tile_lang.semantics import creation, elementwise, hints, random, shape as shapes
+from tile_lang.semantics import creation, hints, random, shape as shapes
 
 
 # ---------------------------------------------------------------- creation
@@ -77,11 +76,7 @@ def _full_like(c: Context, a: Args) -> Node:
 
 @lowers(tlcreation.cast)
 def _cast(c: Context, a: Args) -> Node:
-    to_zero = elementwise.cast_rounding(a["fp_downcast_rounding"])
-    x, dtype = node_arg(c.b, a["input"]), elementwise.cast_target(a["dtype"])
-    if a["bitcast"]:
-        elementwise.bitcast(x.ty.dtype, dtype)
-    return c.b.cast(x, dtype, a["bitcast"], to_zero)
+    return c.b.cast(node_arg(c.b, a["input"]), a["dtype"], a["bitcast"], a["to_zero"])
 
 
 # ---------------------------------------------------------------- operators (used by library helpers)
@@ -99,21 +94,25 @@ def _unary(c: Context, a: Args) -> Value:
 
 # ---------------------------------------------------------------- math
 
-def float_node(c: Context, value: Value, name: str) -> Node:
-    """A float operand of ``tl.<name>`` as a node."""
-    x = node_arg(c.b, value)
-    elementwise.float_operand(x.ty.dtype, name)
-    return x
+# The UNARY_MATH family (semantics checks the operand is a float block): each builtin's IR function.
+MATH: dict[Callable[..., Any], UnaryFn] = {
+    tlmath.exp: UnaryFn.EXP, tlmath.exp2: UnaryFn.EXP2, tlmath.log: UnaryFn.LOG, tlmath.log2: UnaryFn.LOG2,
+    tlmath.sin: UnaryFn.SIN, tlmath.cos: UnaryFn.COS, tlmath.sqrt: UnaryFn.SQRT, tlmath.sqrt_rn: UnaryFn.SQRT_RN,
+    tlmath.rsqrt: UnaryFn.RSQRT, tlmath.erf: UnaryFn.ERF, tlmath.atan: UnaryFn.ATAN, tlmath.ceil: UnaryFn.CEIL,
+    tlmath.floor: UnaryFn.FLOOR, tlmath.tanh: UnaryFn.TANH, tlmath.tan: UnaryFn.TAN, tlmath.asin: UnaryFn.ASIN,
+    tlmath.acos: UnaryFn.ACOS, tlmath.sinh: UnaryFn.SINH, tlmath.cosh: UnaryFn.COSH, tlmath.asinh: UnaryFn.ASINH,
+    tlmath.acosh: UnaryFn.ACOSH, tlmath.atanh: UnaryFn.ATANH, tlmath.erfc: UnaryFn.ERFC, tlmath.expm1: UnaryFn.EXPM1,
+    tlmath.log1p: UnaryFn.LOG1P, tlmath.log10: UnaryFn.LOG10, tlmath.trunc: UnaryFn.TRUNC, tlmath.rint: UnaryFn.RINT,
+}
 
 
-def _math_lowering(op: elementwise.MathOp) -> Lowering:
-    """A row of the math table: the IR function of the builtin's name."""
-    fn = UnaryFn(op.name)
-    return lambda c, a: c.b.math(fn, float_node(c, a["x"], op.name))
+def unary_math(fn: UnaryFn) -> Lowering:
+    """The lowering of a row of :data:`MATH`."""
+    return lambda c, a: c.b.math(fn, node_arg(c.b, a["x"]))
 
 
-for _op in elementwise.MATH:
-    lowers(_op.builtin)(_math_lowering(_op))
+for _math_fn, _ir_fn in MATH.items():
+    lowers(_math_fn)(unary_math(_ir_fn))
 
 
 @lowers(tlmath.abs)
@@ -137,7 +136,6 @@ def _minimum(c: Context, a: Args) -> Node:
 
 @lowers(tlmath.clamp)
 def _clamp(c: Context, a: Args) -> Node:
-    float_node(c, a["x"], "clamp")
     nan = a["propagate_nan"]
     low = c.b.binary(BinaryFn.MAX_NAN if nan else BinaryFn.MAX, a["x"], a["min"])
     return c.b.binary(BinaryFn.MIN_NAN if nan else BinaryFn.MIN, low, a["max"])
@@ -145,25 +143,22 @@ def _clamp(c: Context, a: Args) -> Node:
 
 @lowers(tlmath.fma)
 def _fma(c: Context, a: Args) -> Node:
-    x = float_node(c, a["x"], "fma")
+    x = node_arg(c.b, a["x"])
     return c.b.elementwise(Op.FMA, (x, a["y"], a["z"]), x.ty.dtype)
 
 
 @lowers(tlmath.fdiv)
 def _fdiv(c: Context, a: Args) -> Node:
-    float_node(c, a["x"], "fdiv")
     return c.b.binary(BinaryFn.DIV_RN if a["ieee_rounding"] else BinaryFn.DIV, a["x"], a["y"], true_div=True)
 
 
 @lowers(tlmath.div_rn)
 def _div_rn(c: Context, a: Args) -> Node:
-    float_node(c, a["x"], "fdiv")
     return c.b.binary(BinaryFn.DIV_RN, a["x"], a["y"], true_div=True)
 
 
 @lowers(tlmath.umulhi)
 def _umulhi(c: Context, a: Args) -> Node:
-    elementwise.integer_operands(builder.common_dtype(a["x"], a["y"]), "umulhi")
     return c.b.binary(BinaryFn.UMULHI, a["x"], a["y"])
 
 

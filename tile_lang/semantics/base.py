@@ -165,12 +165,12 @@ def rule_of(op: Builtin) -> Rule | None:
     return lambda a: shared(repr(op), a)
 
 
-def operand(value: object, what: str, like: Block | None = None) -> Block:
-    """A block argument of ``what``: a runtime value's Block, or a Python number as the block it
-    becomes (typed as Triton types it next to ``like``)."""
+def operand(value: object, like: Block | None = None) -> Block:
+    """A block argument: a runtime value's Block, or a Python number as the block it becomes
+    (typed as Triton types it next to ``like``); anything else is :func:`not_an_operand`."""
     if isinstance(value, Block):
         return value
     if isinstance(value, (bool, int, float, np.generic)):
         py = value.item() if isinstance(value, np.generic) else value
         return Block(dtypes.scalar_dtype(py) if like is None else dtypes.promote_scalar(like.dtype, py), ())
-    raise SemanticError(f"{what}: expected a block, got {type(value).__name__}")
+    raise not_an_operand(value)

@@ -161,7 +161,7 @@ def gather(src: Block, index: Block, axis: object) -> int:
 
 def _values_of(a: Args, what: str, arg: str = "input") -> Block:
     """The block argument ``arg`` of ``what``, of values (not pointers)."""
-    x = operand(a[arg], what)
+    x = operand(a[arg])
     values(x.dtype, what)
     return x
 
@@ -222,7 +222,7 @@ def _combined(a: Args, what: str) -> tuple[Block, ...]:
     """The blocks of ``tl.reduce``/``tl.associative_scan``'s input, with a @tl.func combine
     function taking two values per block."""
     given = a["input"]
-    blocks = tuple(operand(x, what) for x in (given if isinstance(given, tuple) else (given,)))
+    blocks = tuple(operand(x) for x in (given if isinstance(given, tuple) else (given,)))
     combine_operands(blocks, what)
     fn = a["combine_fn"]
     if not isinstance(fn, Func):
@@ -251,7 +251,7 @@ def _sort(a: Args) -> dict[str, Any]:
 @rule(tlreduction.flip)
 def _flip(a: Args) -> dict[str, Any]:
     """``dim``: the axis reversed (None: the last)."""
-    x = operand(a["x"], "tl.flip")
+    x = operand(a["x"])
     if not x.shape:
         raise SemanticError("tl.flip needs a block")
     return {"dim": block_axis(x.rank, x.rank - 1 if a["dim"] is None else a["dim"], "tl.flip")}
@@ -259,10 +259,10 @@ def _flip(a: Args) -> dict[str, Any]:
 
 @rule(tlreduction.histogram)
 def _histogram(a: Args) -> dict[str, Any]:
-    mask = None if a["mask"] is None else operand(a["mask"], "tl.histogram")
-    return {"num_bins": histogram(operand(a["input"], "tl.histogram"), a["num_bins"], mask)}
+    mask = None if a["mask"] is None else operand(a["mask"])
+    return {"num_bins": histogram(operand(a["input"]), a["num_bins"], mask)}
 
 
 @rule(tlreduction.gather)
 def _gather(a: Args) -> dict[str, Any]:
-    return {"axis": gather(operand(a["src"], "tl.gather"), operand(a["index"], "tl.gather: index"), a["axis"])}
+    return {"axis": gather(operand(a["src"]), operand(a["index"]), a["axis"])}

@@ -119,50 +119,50 @@ def cat(x: Block, y: Block) -> Shape:
 
 @rule(tlshape.broadcast)
 def _broadcast(a: Args) -> dict[str, Any]:
-    x = operand(a["input"], "tl.broadcast")
-    return {"shape": broadcast(x.shape, operand(a["other"], "tl.broadcast", x).shape, "tl.broadcast")}
+    x = operand(a["input"])
+    return {"shape": broadcast(x.shape, operand(a["other"], x).shape, "tl.broadcast")}
 
 
 @rule(tlshape.broadcast_to)
 def _broadcast_to(a: Args) -> dict[str, Any]:
-    return {"shape": broadcast_to(operand(a["input"], "tl.broadcast_to"), a["shape"])}
+    return {"shape": broadcast_to(operand(a["input"]), a["shape"])}
 
 
 @rule(tlshape.expand_dims)
 def _expand_dims(a: Args) -> dict[str, Any]:
     """``axis``: the new unit axes, sorted axes of the result."""
-    return {"axis": expand_dims(operand(a["input"], "tl.expand_dims"), a["axis"])}
+    return {"axis": expand_dims(operand(a["input"]), a["axis"])}
 
 
 @rule(tlshape.permute)
 def _permute(a: Args) -> dict[str, Any]:
-    return {"dims": permute(operand(a["input"], "tl.permute"), a["dims"])}
+    return {"dims": permute(operand(a["input"]), a["dims"])}
 
 
 @rule(tlshape.trans)
 def _trans(a: Args) -> dict[str, Any]:
-    return {"dims": trans(operand(a["input"], "tl.trans"), a["dims"])}
+    return {"dims": trans(operand(a["input"]), a["dims"])}
 
 
 @rule(tlshape.reshape)
 def _reshape(a: Args) -> dict[str, Any]:
-    return {"shape": reshape(operand(a["input"], "tl.reshape"), a["shape"], "tl.reshape")}
+    return {"shape": reshape(operand(a["input"]), a["shape"], "tl.reshape")}
 
 
 @rule(tlshape.view)
 def _view(a: Args) -> dict[str, Any]:
-    return {"shape": reshape(operand(a["input"], "tl.view"), a["shape"], "tl.view")}
+    return {"shape": reshape(operand(a["input"]), a["shape"], "tl.view")}
 
 
 @rule(tlshape.ravel)
 def _ravel(a: Args) -> dict[str, Any]:
-    return {"shape": ravel(operand(a["x"], "tl.ravel"))}
+    return {"shape": ravel(operand(a["x"]))}
 
 
 def _joined(a: Args, what: str) -> dict[str, Any]:
     """``shape``: the one both operands broadcast to (the result adds an axis of 2)."""
-    x = operand(a["a"], what)
-    return {"shape": join(x, operand(a["b"], what, x), what)}
+    x = operand(a["a"])
+    return {"shape": join(x, operand(a["b"], x), what)}
 
 
 rule(tlshape.join)(lambda a: _joined(a, "tl.join"))
@@ -171,10 +171,10 @@ rule(tlshape.interleave)(lambda a: _joined(a, "tl.interleave"))
 
 @rule(tlshape.split)
 def _split(a: Args) -> dict[str, Any]:
-    return {"shape": split(operand(a["a"], "tl.split"))}
+    return {"shape": split(operand(a["a"]))}
 
 
 @rule(tlshape.cat)
 def _cat(a: Args) -> dict[str, Any]:
-    x = operand(a["input"], "tl.cat")
-    return {"shape": cat(x, operand(a["other"], "tl.cat", x))}
+    x = operand(a["input"])
+    return {"shape": cat(x, operand(a["other"], x))}
