@@ -93,9 +93,11 @@ def family(member_of: Family) -> Callable[[F], F]:
     return declare
 
 
-# A unary float function (``tl.exp``): semantics' UNARY_MATH rule checks it; each backend has one
-# row for it (the reference's NumPy function, the compiler's IR function).
-unary_math = family(Family.UNARY_MATH)
+# The families' declarations; semantics holds each family's rule, and each backend one row per
+# member (the reference's NumPy function, ufunc or fold; the compiler's IR function).
+unary_math = family(Family.UNARY_MATH)  # tl.exp
+reduction = family(Family.REDUCTION)  # tl.xor_sum
+read_modify_write = family(Family.ATOMIC)  # tl.atomic_add
 
 
 def builtin(fn: F, member_of: Family | None = None) -> F:

@@ -76,22 +76,24 @@ def _accumulator(dtype: DType) -> np.dtype[Any]:
 # ------------------------------------------------------------------------------ sum, xor_sum
 
 
-@implements(tl.sum)
-def sum_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    """With ``dtype`` the input is converted to it and the sum has exactly that dtype (Triton);
-    otherwise see the module docstring."""
-    x, out = operand(engine, a["input"], "tl.sum"), a["dtype"]
-    x = values.make(convert(values.array(x), x.type, out), out)
-    r = along(x, a["axis"], a["keep_dims"])
-    total = np.add.reduce(r.data, axis=r.axis, dtype=_accumulator(out), keepdims=True)
-    return values.make(r.finish(total).astype(out.numpy), out)
+# The REDUCTION family and tl.sum (semantics checks the axis and gives the result dtype): each
+# builtin's ufunc. The input is converted to the result dtype first (sum's ``dtype=``: exactly that).
+REDUCTIONS: dict[Callable[..., Any], np.ufunc] = {tl.sum: np.add, tl.xor_sum: np.bitwise_xor}
 
 
-@implements(tl.xor_sum)
-def xor_sum(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = operand(engine, a["input"], "tl.xor_sum")
-    r = along(x, a["axis"], a["keep_dims"])
-    return values.make(r.finish(np.bitwise_xor.reduce(r.data, axis=r.axis, keepdims=True)), x.type)
+def reduction(name: str, ufunc: np.ufunc) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+    """The implementation of a row of :data:`REDUCTIONS` (``name``: the builtin's)."""
+    def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+        x, out = operand(engine, a["input"], name), a["dtype"]
+        x = values.make(convert(values.array(x), x.type, out), out)
+        r = along(x, a["axis"], a["keep_dims"])
+        total = ufunc.reduce(r.data, axis=r.axis, dtype=_accumulator(out), keepdims=True)
+        return values.make(r.finish(total).astype(out.numpy), out)
+    return impl
+
+
+for _reduced, _ufunc in REDUCTIONS.items():
+    implements(_reduced)(reduction(f"tl.{_reduced.__name__}", _ufunc))
 
 
 # ------------------------------------------------------------------------------ max, min, argmax, argmin

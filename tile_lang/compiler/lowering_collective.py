@@ -51,15 +51,20 @@ def _reduce(c: Context, x: Node, fn: ReduceFn, axis: int | None, keep_dims: bool
     return _kept(c, out, x, axis, keep_dims)
 
 
-def _reduction(fn: ReduceFn) -> Lowering:
-    """A reduction whose rule gave its ``axis`` and result ``dtype``."""
+# The REDUCTION family and tl.sum (semantics checks the axis and gives the result dtype): each
+# builtin's IR function.
+REDUCTIONS: dict[Any, ReduceFn] = {tlreduction.sum: ReduceFn.SUM, tlreduction.xor_sum: ReduceFn.XOR}
+
+
+def reduction_lowering(fn: ReduceFn) -> Lowering:
+    """The lowering of a row of :data:`REDUCTIONS`."""
     def lower(c: Context, a: Args) -> Node:
         return _reduce(c, node_arg(c.b, a["input"]), fn, a["axis"], a["keep_dims"], a["dtype"])
     return lower
 
 
-lowers(tlreduction.sum)(_reduction(ReduceFn.SUM))
-lowers(tlreduction.xor_sum)(_reduction(ReduceFn.XOR))
+for _reduced, _reduce_fn in REDUCTIONS.items():
+    lowers(_reduced)(reduction_lowering(_reduce_fn))
 
 
 def _extreme(fn: ReduceFn, arg_fn: ReduceFn) -> Lowering:

@@ -106,8 +106,6 @@ def _atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
     def lower(c: Context, a: Args) -> Node:
         what = f"tl.{name}"
         element = _element(_pointer(c, a["pointer"], None, what))
-        rules.atomic_element(name, element)
-        sem, scope = rules.ordering(name, a["sem"], a["scope"])
         values = [c.b.to_node(a[k], element) for k in (("cmp", "val") if fn is AtomicFn.CAS else ("val",))]
         extra = functools.reduce(lambda x, y: base.broadcast(x, y, what), (v.ty.shape for v in values))
         ptr = _pointer(c, a["pointer"], a.get("mask"), what, extra)
@@ -115,15 +113,17 @@ def _atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
         operands = [c.b.broadcast_to(v, shape) for v in values]
         mask = _mask(c.b, a.get("mask"), ptr.ty.shape)
         args = (ptr, *operands) + ((mask,) if mask is not None else ())
-        return c.b.emit(Op.ATOMIC, Type(element, ptr.ty.shape), args, AtomicAttr(fn, Sem(sem), Scope(scope), mask is not None))
+        return c.b.emit(Op.ATOMIC, Type(element, ptr.ty.shape), args, AtomicAttr(fn, Sem(a["sem"]), Scope(a["scope"]), mask is not None))
     return lower
 
 
-_ATOMICS: dict[object, AtomicFn] = {
+# The ATOMIC family and atomic_cas (semantics checks the element type and the ordering): each
+# builtin's IR function.
+ATOMICS: dict[object, AtomicFn] = {
     tl_atomic.atomic_add: AtomicFn.ADD, tl_atomic.atomic_max: AtomicFn.MAX, tl_atomic.atomic_min: AtomicFn.MIN, tl_atomic.atomic_and: AtomicFn.AND,
     tl_atomic.atomic_or: AtomicFn.OR, tl_atomic.atomic_xor: AtomicFn.XOR, tl_atomic.atomic_xchg: AtomicFn.XCHG, tl_atomic.atomic_cas: AtomicFn.CAS,
 }
-for _atomic, _atomic_fn in _ATOMICS.items():
+for _atomic, _atomic_fn in ATOMICS.items():
     LOWERINGS[builtin_op(_atomic)] = _atomic_lowering(builtin_op(_atomic).name, _atomic_fn)
 
 

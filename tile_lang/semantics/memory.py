@@ -6,9 +6,15 @@ sees them; a stride unknown when compiling is checked per program by the referen
 
 from __future__ import annotations
 
+from typing import Any
+
 import tile_lang.dtypes as dtypes
+from tile_lang.builtin import Family
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import SemanticError, Shape, broadcast, constexpr_int, pow2_shape, shown
+from tile_lang.ops import atomic as tlatomic
+from tile_lang.semantics.base import (
+    Args, Block, SemanticError, Shape, broadcast, constexpr_int, family_rule, pow2_shape, rule, shown,
+)
 
 SEMS = ("relaxed", "acquire", "release", "acq_rel")
 SCOPES = ("gpu", "cta", "sys")
@@ -138,3 +144,21 @@ def descriptor_offsets(widths: tuple[int, ...], what: str) -> None:
 def descriptor_store(shape: tuple[int, ...], block: tuple[int, ...]) -> None:
     if shape != block:
         raise SemanticError(f"a descriptor store needs a value of shape {list(block)}, got shape {list(shape)}")
+
+
+# ---------------------------------------------------------------- the ops' rules (see semantics.dispatch)
+
+
+@family_rule(Family.ATOMIC)
+def _atomic(what: str, a: Args) -> dict[str, Any]:
+    """An atomic's ``sem`` and ``scope`` (defaults filled in) and its pointers' element type;
+    what the pointer argument is, each backend checks as it builds its lanes."""
+    name = what.removeprefix("tl.")
+    sem, scope = ordering(name, a["sem"], a["scope"])
+    pointer = a["pointer"]
+    if isinstance(pointer, Block) and pointer.dtype.element is not None:
+        atomic_element(name, pointer.dtype.element)
+    return {"sem": sem, "scope": scope}
+
+
+rule(tlatomic.atomic_cas)(lambda a: _atomic("tl.atomic_cas", a))
