@@ -100,7 +100,7 @@ def _store(c: Context, a: Args) -> None:
 # ---------------------------------------------------------------- atomics
 
 
-def _atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
+def atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
     """Pointers, operands and mask broadcast together: a scalar pointer with a block of values
     updates the one address once per lane."""
     def lower(c: Context, a: Args) -> Node:
@@ -124,7 +124,7 @@ ATOMICS: dict[object, AtomicFn] = {
     tl_atomic.atomic_or: AtomicFn.OR, tl_atomic.atomic_xor: AtomicFn.XOR, tl_atomic.atomic_xchg: AtomicFn.XCHG, tl_atomic.atomic_cas: AtomicFn.CAS,
 }
 for _atomic, _atomic_fn in ATOMICS.items():
-    LOWERINGS[builtin_op(_atomic)] = _atomic_lowering(builtin_op(_atomic).name, _atomic_fn)
+    LOWERINGS[builtin_op(_atomic)] = atomic_lowering(builtin_op(_atomic).name, _atomic_fn)
 
 
 # ---------------------------------------------------------------- block pointers and tensor descriptors
