@@ -17,8 +17,8 @@ from tile_lang import dtypes, operators
 from tile_lang.dtypes import BOOL, F64, I32, DType
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops import math as tl_math
-from tile_lang.semantics import creation, operators as rules
-from tile_lang.semantics.base import Block, not_an_operand
+from tile_lang.semantics import operators as rules
+from tile_lang.semantics.base import not_an_operand
 from tile_lang.semantics.operators import OPERATORS
 from tile_lang.tensor import Tensor
 
@@ -703,15 +703,9 @@ def cast(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     return values.make(np.where(away, np.nextafter(out, np.zeros_like(out)), out).astype(dst.numpy), dst)
 
 
-def _shape(engine: Engine, shape: object, what: str) -> tuple[int, ...]:
-    out = creation.block_shape(shape, what)
-    engine.note_block(math.prod(out))
-    return out
-
-
 @implements(tl.arange)
 def arange(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    start, end = creation.arange(a["start"], a["end"])
+    start, end = a["start"], a["end"]
     n = end - start
     engine.note_block(n)
     return values.make(affine.Affine(_first_lane(start), (1,), (n,), I32.numpy), I32)
@@ -725,30 +719,15 @@ def _first_lane(start: int) -> Array:
     return base
 
 
-@implements(tl.zeros)
-def zeros(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    dtype = dtypes.dtype_of(a["dtype"])
-    return values.make(np.zeros((1,) + _shape(engine, a["shape"], "tl.zeros"), dtype.numpy), dtype)
-
-
-@implements(tl.full)
+@implements(tl.zeros, tl.full, tl.full_like)
 def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    shape = _shape(engine, a["shape"], "tl.full") if a["shape"] != () else ()
-    return _filled(shape, a["value"], dtypes.dtype_of(a["dtype"]), "tl.full")
-
-
-@implements(tl.full_like)
-def full_like(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = a["input"]
-    return _filled(x.block_shape, a["value"], x.type, "tl.full_like")
-
-
-def _filled(shape: tuple[int, ...], value: object, dtype: DType, what: str) -> Tensor[Any, Any]:
-    """A block of ``shape`` and ``dtype`` filled with ``value`` after the shared rule: a Python
-    number's constant, or each program's runtime scalar cast to ``dtype``."""
-    if not isinstance(value, Tensor):
-        return values.make(np.full((1,) + shape, creation.fill(value, dtype, what), dtype.numpy), dtype)
-    creation.fill(Block(value.type, value.block_shape), dtype, what)
+    """A block of the rule's ``shape`` and ``dtype`` holding its ``constant``, or each program's
+    runtime scalar ``value`` cast to ``dtype``."""
+    shape, dtype, constant = a["shape"], a["dtype"], a["constant"]
+    engine.note_block(math.prod(shape))
+    if constant is not None:
+        return values.make(np.full((1,) + shape, constant, dtype.numpy), dtype)
+    value = a["value"]
     each = convert(values.array(value), value.type, dtype)  # (P,): one per program
     return values.make(np.array(np.broadcast_to(each.reshape((-1,) + (1,) * len(shape)), each.shape[:1] + shape)), dtype)
 

@@ -19,7 +19,7 @@ import tile_lang.compiler.lowering_collective  # noqa: F401 (registers its lower
 import tile_lang.compiler.lowering_memory  # noqa: F401 (registers its lowerings)
 import tile_lang.dtypes as dtypes
 import tile_lang.operators as operators
-from tile_lang.compiler.builder import Builder, Value, broadcast_shapes
+from tile_lang.compiler.builder import Value, broadcast_shapes
 from tile_lang.compiler.lowering_base import (
     LOWERINGS as LOWERINGS, Args, Context, Lowering, block, constant, dtype_arg, gather, lowers, node_arg,
     permute,
@@ -27,10 +27,9 @@ from tile_lang.compiler.lowering_base import (
 from tile_lang.compiler.ir import (
     AssertAttr, AsmAttr, BinaryFn, Node, Op, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
-from tile_lang.dtypes import DType
 from tile_lang.ops import creation as tlcreation, debug, math as tlmath, random as tlrandom, reduction as tlreduction
 from tile_lang.ops import shape as tlshape
-from tile_lang.semantics import creation, hints, random, shape as shapes
+from tile_lang.semantics import hints, shape as shapes
 
 
 # ---------------------------------------------------------------- creation
@@ -38,40 +37,25 @@ from tile_lang.semantics import creation, hints, random, shape as shapes
 
 @lowers(tlcreation.program_id)
 def _program_id(c: Context, a: Args) -> Node:
-    return c.b.program_id(Op.PROGRAM_ID, creation.program_axis(a["axis"], "tl.program_id"))
+    return c.b.program_id(Op.PROGRAM_ID, a["axis"])
 
 
 @lowers(tlcreation.num_programs)
 def _num_programs(c: Context, a: Args) -> Node:
-    return c.b.program_id(Op.NUM_PROGRAMS, creation.program_axis(a["axis"], "tl.num_programs"))
+    return c.b.program_id(Op.NUM_PROGRAMS, a["axis"])
 
 
 @lowers(tlcreation.arange)
 def _arange(c: Context, a: Args) -> Node:
-    return c.b.arange(*creation.arange(a["start"], a["end"]))
+    return c.b.arange(a["start"], a["end"])
 
 
-def _full(b: Builder, shape: tuple[int, ...], value: Value, dtype: DType, what: str) -> Node:
-    """A block filled with ``value`` after the shared rule: a constant, or a runtime scalar cast."""
-    constant = creation.fill(block(value) if isinstance(value, Node) else value, dtype, what)
-    return b.splat(b.to_node(value, dtype) if constant is None else b.const(constant, dtype), tuple(shape))
-
-
-@lowers(tlcreation.zeros)
-def _zeros(c: Context, a: Args) -> Node:
-    return _full(c.b, creation.block_shape(a["shape"], "tl.zeros"), 0, dtype_arg(a["dtype"]), "tl.zeros")
-
-
-@lowers(tlcreation.full)
-def _full_builtin(c: Context, a: Args) -> Node:
-    shape = creation.block_shape(a["shape"], "tl.full") if a["shape"] != () else ()
-    return _full(c.b, shape, a["value"], dtype_arg(a["dtype"]), "tl.full")
-
-
-@lowers(tlcreation.full_like)
-def _full_like(c: Context, a: Args) -> Node:
-    like: Node = a["input"]
-    return _full(c.b, like.ty.shape, a["value"], like.ty.dtype, "tl.full_like")
+@lowers(tlcreation.zeros, tlcreation.full, tlcreation.full_like)
+def _full(c: Context, a: Args) -> Node:
+    """A block of the rule's ``shape`` and ``dtype`` holding its ``constant``, or the runtime
+    scalar ``value`` cast to ``dtype``."""
+    dtype, constant = a["dtype"], a["constant"]
+    return c.b.splat(c.b.to_node(a["value"], dtype) if constant is None else c.b.const(constant, dtype), tuple(a["shape"]))
 
 
 @lowers(tlcreation.cast)
@@ -305,10 +289,9 @@ def _cat(c: Context, a: Args) -> Node:
 
 def _random_operands(c: Context, a: Args) -> tuple[Node, Node, int]:
     """The seed (u64, sign-extended, splat to the offsets' shape), the offsets and the rounds."""
-    seed, offset = c.b.to_node(a["seed"]), node_arg(c.b, a["offset"])
-    shape, rounds = random.philox(block(seed), block(offset), a["n_rounds"])
+    seed, offset, shape = c.b.to_node(a["seed"]), node_arg(c.b, a["offset"]), a["shape"]
     seed = c.b.broadcast_to(c.b.cast(seed, dtypes.U64), shape)
-    return seed, c.b.broadcast_to(offset, shape), rounds
+    return seed, c.b.broadcast_to(offset, shape), a["n_rounds"]
 
 
 def _rand(fn: RandFn) -> Lowering:

@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import tile_lang.semantics.creation  # noqa: F401 (registers its rules)
 import tile_lang.semantics.elementwise  # noqa: F401 (registers its rules)
 import tile_lang.semantics.memory  # noqa: F401 (registers its rules)
+import tile_lang.semantics.random  # noqa: F401 (registers its rules)
 import tile_lang.semantics.reduction  # noqa: F401 (registers its rules)
 import tile_lang.semantics.shape  # noqa: F401 (registers its rules)
 from tile_lang.builtin import Builtin
