@@ -3,8 +3,8 @@ interleave and cat.
 
 These ops only move elements, so they are bit-exact and work on pointer blocks as well as
 values (the element offsets move instead). Axes are *block* axes: array axis ``axis + 1``,
-because every handle carries the program axis first. The helpers at the top (axis
-normalisation, constexpr and dtype arguments, power-of-two shape checks, operands) are shared
+because every handle carries the program axis first; the rules (tile_lang.semantics.shape)
+gave every shape and axis already. The helpers at the top (operands, moving data) are shared
 with ``reduction`` and ``linalg``.
 """
 
@@ -17,9 +17,6 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang import dtypes
-from tile_lang.dtypes import DType
-from tile_lang.semantics import base, reduction
 from tile_lang.semantics.base import Block, SemanticError
 from tile_lang.tensor import Tensor
 
@@ -30,30 +27,9 @@ from tile_lang_numpy.values import Array, Pointers
 # ------------------------------------------------------------------------------ shared helpers
 
 
-def dtype_arg(engine: Engine, marker: object, what: str) -> DType:
-    """The runtime dtype of a dtype argument such as ``tl.f32``, or a clear error."""
-    try:
-        return dtypes.dtype_of(marker)
-    except TypeError as exc:
-        raise engine.error(f"{what}: {exc}") from None
-
-
-def block_axis(engine: Engine, axis: object, rank: int, what: str) -> int:
-    """``axis`` as a block axis in ``[0, rank)``; negative axes count from the end."""
-    return base.block_axis(rank, axis, what)
-
-
-
 def block(x: Tensor[Any, Any]) -> Block:
     """What the rules of :mod:`tile_lang.semantics` see of ``x``."""
     return Block(x.type, x.block_shape)
-
-
-def pow2_shape(engine: Engine, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
-    """``shape`` after checking every dimension is a positive power of two, as Triton requires."""
-    base.pow2_shape(shape, what)
-    engine.note_block(math.prod(shape))
-    return shape
 
 
 def operand(engine: Engine, x: object, what: str, like: Tensor[Any, Any] | None = None) -> Tensor[Any, Any]:
@@ -62,13 +38,6 @@ def operand(engine: Engine, x: object, what: str, like: Tensor[Any, Any] | None 
         return values.lift(x, None if like is None else like.type)
     except SemanticError:
         raise engine.error(f"{what}: expected a block, got {type(x).__name__}") from None
-
-
-def value_operand(engine: Engine, x: object, what: str) -> Tensor[Any, Any]:
-    """Like :func:`operand`, refusing pointer blocks (arithmetic ops need values)."""
-    t = operand(engine, x, what)
-    reduction.values(t.type, what)
-    return t
 
 
 def data_of(x: Tensor[Any, Any]) -> Array:

@@ -15,7 +15,7 @@ from tile_lang.compiler.ir import (
     ScanAttr, SortAttr, Type, UnaryFn,
 )
 from tile_lang.compiler.lowering_base import (
-    Args, Context, Lowering, block, dtype_arg, gather, lowers, node_arg, permute,
+    Args, Context, Lowering, block, gather, lowers, node_arg, permute,
 )
 from tile_lang.dtypes import DType
 from tile_lang.ops import linalg as tllinalg, reduction as tlreduction
@@ -192,15 +192,6 @@ def _gather(c: Context, a: Args) -> Node:
 
 # ---------------------------------------------------------------- dot
 
-def _dot_operands(c: Context, a: Args) -> tuple[Node, Node, tuple[int, ...]]:
-    x, y = node_arg(c.b, a["input"]), node_arg(c.b, a["other"])
-    return x, y, linalg.dot_shape(x.ty.dtype, x.ty.shape, y.ty.dtype, y.ty.shape)
-
-
-def _out_dtype(value: Any) -> DType | None:
-    return None if value is None else dtype_arg(value)
-
-
 def _zeros(c: Context, dtype: DType, shape: tuple[int, ...]) -> Node:
     return c.b.splat(c.b.const(0, dtype), shape)
 
@@ -227,13 +218,9 @@ def _tf32x3(c: Context, x: Node, y: Node, shape: tuple[int, ...]) -> Node:
 @lowers(tllinalg.dot)
 def _dot(c: Context, a: Args) -> Node:
     """``x @ y + acc``; for f32 operands ``input_precision`` says what the tensor cores see."""
-    x, y, shape = _dot_operands(c, a)
-    out = linalg.dot_dtype(x.ty.dtype, _out_dtype(a["out_dtype"]))
-    precision = Precision(linalg.precision(a["input_precision"], a["allow_tf32"]))
-    acc: Node | None = None
-    if a["acc"] is not None:
-        acc = node_arg(c.b, a["acc"])
-        linalg.accumulator(out, shape, acc.ty.dtype, acc.ty.shape, "tl.dot")
+    x, y, shape = node_arg(c.b, a["input"]), node_arg(c.b, a["other"]), a["shape"]
+    out, precision = a["out_dtype"], Precision(a["input_precision"])
+    acc = None if a["acc"] is None else node_arg(c.b, a["acc"])
     if x.ty.dtype == dtypes.F32 and precision is Precision.TF32X3:
         total = _tf32x3(c, x, y, shape)
         if acc is not None:
@@ -245,11 +232,10 @@ def _dot(c: Context, a: Args) -> Node:
 
 # ---------------------------------------------------------------- dot_scaled
 
-def _scale_factors(c: Context, scale: Any, rows: int, k: int, side: str) -> Node:
+def _scale_factors(c: Context, scale: Any, rows: int, k: int) -> Node:
     """e8m0 scales ``2**(s - 127)`` (0 is 2**-127, 255 is NaN) as f32 ``[rows, k]``, each
     repeated over its 32 K-elements."""
-    s = _values(c, scale, f"tl.dot_scaled: {side}_scale")
-    linalg.scale(side, s.ty.dtype, s.ty.shape, rows, k)
+    s = node_arg(c.b, scale)
     bits = c.b.binary(BinaryFn.SHL, c.b.cast(s, dtypes.U32), 23)
     factor = c.b.cast(bits, dtypes.F32, bitcast=True)
     factor = c.b.where(c.b.binary(BinaryFn.EQ, s, 0), 2.0 ** -127, factor)
@@ -259,16 +245,15 @@ def _scale_factors(c: Context, scale: Any, rows: int, k: int, side: str) -> Node
     return c.b.reshape(spread, (rows, k))
 
 
-def _scaled_operand(c: Context, x: Any, scale: Any, fmt: Any, k_pack: Any, side: str) -> Node:
-    """One microscaled operand as f64 with its scales applied along K (lhs [M, K], rhs [K, N];
-    scales [M|N, K/32]). An fp8 format may come as its fp8 dtype or as raw u8 bits."""
-    t = _values(c, x, f"tl.dot_scaled: {side}")
-    dtype = linalg.scaled_operand(fmt, k_pack, side, t.ty.dtype, t.ty.shape)
+def _scaled_operand(c: Context, x: Any, scale: Any, dtype: DType, side: str) -> Node:
+    """One microscaled operand (of the format's ``dtype``) as f64 with its scales applied along K
+    (lhs [M, K], rhs [K, N]; scales [M|N, K/32]). An fp8 format may come as its fp8 dtype or as raw u8 bits."""
+    t = node_arg(c.b, x)
     decoded = c.b.cast(c.b.cast(t, dtype, bitcast=True) if t.ty.dtype == dtypes.U8 else t, dtypes.F32)
     if scale is not None:
         oriented = decoded if side == "lhs" else permute(c, decoded, (1, 0))
         rows, k = oriented.ty.shape
-        oriented = c.b.binary(BinaryFn.MUL, oriented, _scale_factors(c, scale, rows, k, side))
+        oriented = c.b.binary(BinaryFn.MUL, oriented, _scale_factors(c, scale, rows, k))
         decoded = oriented if side == "lhs" else permute(c, oriented, (1, 0))
     return c.b.cast(decoded, dtypes.F64)
 
@@ -277,14 +262,10 @@ def _scaled_operand(c: Context, x: Any, scale: Any, fmt: Any, k_pack: Any, side:
 def _dot_scaled(c: Context, a: Args) -> Node:
     """``(lhs * 2**(lhs_scale-127)) @ (rhs * 2**(rhs_scale-127)) + acc``: products exact and summed
     in f64, rounded once to f32 (as the reference)."""
-    lhs = _scaled_operand(c, a["lhs"], a["lhs_scale"], a["lhs_format"], a["lhs_k_pack"], "lhs")
-    rhs = _scaled_operand(c, a["rhs"], a["rhs_scale"], a["rhs_format"], a["rhs_k_pack"], "rhs")
-    shape = linalg.dot_scaled_shape(lhs.ty.shape, rhs.ty.shape, _out_dtype(a["out_dtype"]))
-    acc: Value = 0.0
-    if a["acc"] is not None:
-        given = node_arg(c.b, a["acc"])
-        linalg.accumulator(dtypes.F32, shape, given.ty.dtype, given.ty.shape, "tl.dot_scaled")
-        acc = given
+    lhs = _scaled_operand(c, a["lhs"], a["lhs_scale"], a["lhs_dtype"], "lhs")
+    rhs = _scaled_operand(c, a["rhs"], a["rhs_scale"], a["rhs_dtype"], "rhs")
+    shape = a["shape"]
+    acc: Value = 0.0 if a["acc"] is None else node_arg(c.b, a["acc"])
     total = dot(c, lhs, rhs, c.b.broadcast_to(c.b.to_node(acc, dtypes.F64), shape), Precision.IEEE)
     return c.b.cast(total, dtypes.F32)
 

@@ -165,6 +165,14 @@ def rule_of(op: Builtin) -> Rule | None:
     return lambda a: shared(repr(op), a)
 
 
+def dtype_arg(marker: object, what: str) -> DType:
+    """The dtype a marker argument of ``what`` names (``tl.f32``), or an error naming ``what``."""
+    try:
+        return dtypes.dtype_of(marker)
+    except TypeError as exc:
+        raise SemanticError(f"{what}: {exc}") from None
+
+
 def operand(value: object, like: Block | None = None) -> Block:
     """A block argument: a runtime value's Block, or a Python number as the block it becomes
     (typed as Triton types it next to ``like``); anything else is :func:`not_an_operand`."""

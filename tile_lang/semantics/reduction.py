@@ -15,7 +15,7 @@ from tile_lang.dtypes import DType
 from tile_lang.func import Func
 from tile_lang.ops import reduction as tlreduction
 from tile_lang.semantics.base import (
-    Args, Block, SemanticError, block_axis, constexpr_int, family_rule, operand, pow2_shape, rule, shown,
+    Args, Block, SemanticError, block_axis, constexpr_int, dtype_arg, family_rule, operand, pow2_shape, rule, shown,
 )
 
 
@@ -166,13 +166,6 @@ def _values_of(a: Args, what: str, arg: str = "input") -> Block:
     return x
 
 
-def _dtype_arg(marker: object, what: str) -> DType:
-    try:
-        return dtypes.dtype_of(marker)
-    except TypeError as exc:
-        raise SemanticError(f"{what}: {exc}") from None
-
-
 def _reduction(what: str, a: Args, twin: str | None = None) -> dict[str, Any]:
     """A reduction of a block of values: ``axis`` checked (None: every axis), the result's
     ``dtype`` the input's (the rule of the REDUCTION family, which the others build on)."""
@@ -186,7 +179,7 @@ family_rule(Family.REDUCTION)(_reduction)
 @rule(tlreduction.sum)
 def _sum(a: Args) -> dict[str, Any]:
     x = _values_of(a, "tl.sum")
-    out = sum_dtype(x.dtype) if a["dtype"] is None else _dtype_arg(a["dtype"], "tl.sum")
+    out = sum_dtype(x.dtype) if a["dtype"] is None else dtype_arg(a["dtype"], "tl.sum")
     return {"axis": reduce_axis(x.rank, a["axis"], "tl.sum"), "dtype": out}
 
 
