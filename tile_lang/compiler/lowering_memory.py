@@ -16,7 +16,7 @@ from tile_lang.dtypes import DType
 from tile_lang.ops import atomic as tl_atomic, memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.operators import BinaryOp
-from tile_lang.semantics import SemanticError, base, elementwise, memory as rules
+from tile_lang.semantics import SemanticError, base, memory as rules
 
 
 
@@ -69,7 +69,6 @@ def _scalar(c: Context, part: Part) -> Node:
 
 def store(c: Context, ptr: Node, value: Value, mask: Node | None, hints: tuple[str, str] = ("", "")) -> None:
     node = c.b.to_node(value, _element(ptr))
-    rules.stored(ptr.ty.shape, node.ty.shape)
     stored = c.b.broadcast_to(node, ptr.ty.shape)
     args = (ptr, stored) if mask is None else (ptr, stored, mask)
     c.b.emit(Op.STORE, None, args, MemAttr(mask is not None, cache=hints[0], evict=hints[1]))
@@ -82,8 +81,7 @@ def _load(c: Context, a: Args) -> Node:
         return _load_block(c, block, a)
     other = a["other"]  # as in Triton and the reference, the pointers broadcast with it too
     ptr = _pointer(c, a["pointer"], a["mask"], "load", other.ty.shape if isinstance(other, Node) else ())
-    elementwise.scalar_fits(other, _element(ptr), "other")
-    return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]), hints=_hints("load", a))
+    return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]), hints=_hints(a))
 
 
 @lowers(tl_memory.store)
@@ -93,8 +91,7 @@ def _store(c: Context, a: Args) -> None:
         _store_block(c, block, a)
         return
     ptr = _pointer(c, a["pointer"], a["mask"], "store")
-    elementwise.scalar_fits(a["value"], _element(ptr), "value")
-    store(c, ptr, a["value"], _mask(c.b, a["mask"], ptr.ty.shape), _hints("store", a))
+    store(c, ptr, a["value"], _mask(c.b, a["mask"], ptr.ty.shape), _hints(a))
 
 
 # ---------------------------------------------------------------- atomics
@@ -220,7 +217,7 @@ def _load_block(c: Context, block: BlockInfo, a: Args) -> Node:
     checked = rules.boundary_dims( a["boundary_check"], block.ndim)
     fill = _padding(c, a["padding_option"], _element(block.base))
     ptrs, mask = _resolve(c, block, checked)
-    return load(c, ptrs, mask, fill, bool(a["volatile"]), block, _hints("load", a))
+    return load(c, ptrs, mask, fill, bool(a["volatile"]), block, _hints(a))
 
 
 def _store_block(c: Context, block: BlockInfo, a: Args) -> None:
@@ -229,11 +226,12 @@ def _store_block(c: Context, block: BlockInfo, a: Args) -> None:
     given, shape = (value.ty.dtype, value.ty.shape) if isinstance(value, Node) else (None, ())
     rules.block_store(a["mask"], _element(block.base), given, shape, block.block_shape)
     ptrs, mask = _resolve(c, block, rules.boundary_dims(a["boundary_check"], block.ndim))
-    store(c, ptrs, value, mask, _hints("store", a))
+    store(c, ptrs, value, mask, _hints(a))
 
 
-def _hints(what: str, a: Args) -> tuple[str, str]:
-    return rules.cache_hints(what, a["cache_modifier"], a["eviction_policy"])
+def _hints(a: Args) -> tuple[str, str]:
+    """The cache hints, as the rule checked them."""
+    return a["cache_modifier"], a["eviction_policy"]
 
 
 def _check_descriptor(c: Context, base: Node, strides: tuple[Part, ...], block_shape: tuple[int, ...]) -> None:

@@ -11,10 +11,11 @@ from typing import Any
 import tile_lang.dtypes as dtypes
 from tile_lang.builtin import Family
 from tile_lang.dtypes import DType
-from tile_lang.ops import atomic as tlatomic
+from tile_lang.ops import atomic as tlatomic, memory as tlmemory
 from tile_lang.semantics.base import (
-    Args, Block, SemanticError, Shape, broadcast, constexpr_int, family_rule, pow2_shape, rule, shown,
+    Args, Block, SemanticError, Shape, broadcast, constexpr_int, family_rule, operand, pow2_shape, rule, shown,
 )
+from tile_lang.semantics.elementwise import scalar_fits
 
 SEMS = ("relaxed", "acquire", "release", "acq_rel")
 SCOPES = ("gpu", "cta", "sys")
@@ -162,3 +163,36 @@ def _atomic(what: str, a: Args) -> dict[str, Any]:
 
 
 rule(tlatomic.atomic_cas)(lambda a: _atomic("tl.atomic_cas", a))
+
+
+def _hints(what: str, a: Args) -> dict[str, Any]:
+    cache_modifier, eviction_policy = cache_hints(what, a["cache_modifier"], a["eviction_policy"])
+    return {"cache_modifier": cache_modifier, "eviction_policy": eviction_policy}
+
+
+def _elements(a: Args) -> tuple[Block, DType] | None:
+    """The pointer block of a load or store and its element type (None: a block pointer, or what
+    the backend refuses as no pointer)."""
+    pointer = a["pointer"]
+    element = pointer.dtype.element if isinstance(pointer, Block) else None
+    return None if element is None else (pointer, element)
+
+
+@rule(tlmemory.load)
+def _load(a: Args) -> dict[str, Any]:
+    """The cache hints; a Python number ``other`` must be a value of the elements."""
+    hints = _hints("load", a)
+    if (found := _elements(a)) is not None:
+        scalar_fits(a["other"], found[1], "other")
+    return hints
+
+
+@rule(tlmemory.store)
+def _store(a: Args) -> dict[str, Any]:
+    """The cache hints; the value is of the elements (a Python number) and fits the pointers."""
+    hints = _hints("store", a)
+    if (found := _elements(a)) is not None:
+        pointer, element = found
+        scalar_fits(a["value"], element, "value")
+        stored(pointer.shape, operand(a["value"]).shape)
+    return hints
