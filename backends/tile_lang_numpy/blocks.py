@@ -93,8 +93,8 @@ def _vector(engine: Engine, items: object, ndim: int, what: str) -> Array:
     return np.stack([np.broadcast_to(c, (lead,)) for c in columns], axis=1).reshape(lead, ndim)
 
 
-def _block_shape(engine: Engine, block_shape: object, what: str) -> tuple[int, ...]:
-    dims = rules.block_shape(block_shape, what)
+def _block_shape(engine: Engine, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The rule's block shape, noted as a block of the launch."""
     engine.note_block(math.prod(dims))
     return dims
 
@@ -186,10 +186,10 @@ def _write(engine: Engine, h: BlockHandle, checked: tuple[int, ...], value: Tens
 
 @implements(tl.make_block_ptr)
 def make_block_ptr(engine: Engine, a: Mapping[str, Any]) -> tl.BlockPointer[Any, Any]:
-    block_shape = _block_shape(engine, a["block_shape"], "tl.make_block_ptr")
+    block_shape = _block_shape(engine, a["block_shape"])
     ndim = len(block_shape)
     p, base = _base(engine, a["base"], "tl.make_block_ptr")
-    order = rules.order(a["order"], ndim)
+    order = a["order"]
     return tl.BlockPointer(BlockHandle(
         p.memory, base, _vector(engine, a["shape"], ndim, "shape"), _vector(engine, a["strides"], ndim, "strides"),
         _vector(engine, a["offsets"], ndim, "offsets"), block_shape, tuple(order)))
@@ -232,11 +232,10 @@ def _active_rows(engine: Engine, rows: Array) -> Array:
     return rows[live]
 
 
-def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array, block_shape: tuple[int, ...]) -> None:
-    """The TMA rules: 16-byte aligned base, unit last stride, 16-byte multiple other strides,
-    and at least 16 bytes along the last block dim."""
+def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array) -> None:
+    """The TMA rules on runtime values: 16-byte aligned base, unit last stride, 16-byte multiple
+    other strides (the block shape's, the rule checked)."""
     element = p.memory.dtype
-    rules.descriptor_block(block_shape, element)
     for row in np.unique(_active_rows(engine, strides), axis=0).tolist():  # as the compiler checks one program's
         rules.descriptor_strides(tuple(int(s) for s in row), element)
     address = p.memory.flat.ctypes.data + base * element.itemsize
@@ -250,11 +249,11 @@ def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array, 
 
 @implements(tl.make_tensor_descriptor)
 def make_tensor_descriptor(engine: Engine, a: Mapping[str, Any]) -> tl.TensorDescriptor[Any, Any]:
-    block_shape = _block_shape(engine, a["block_shape"], "tl.make_tensor_descriptor")
+    block_shape = _block_shape(engine, a["block_shape"])
     ndim = len(block_shape)
     p, base = _base(engine, a["base"], "tl.make_tensor_descriptor")
     strides = _vector(engine, a["strides"], ndim, "strides")
-    _check_descriptor(engine, p, base, strides, block_shape)
+    _check_descriptor(engine, p, base, strides)
     fill = _padding(engine, a["padding_option"], p.memory.dtype, DESCRIPTOR_PADDINGS)
     return tl.TensorDescriptor(BlockHandle(
         p.memory, base, _vector(engine, a["shape"], ndim, "shape"), strides,
@@ -262,12 +261,9 @@ def make_tensor_descriptor(engine: Engine, a: Mapping[str, Any]) -> tl.TensorDes
 
 
 def _at(engine: Engine, a: Mapping[str, Any], what: str) -> BlockHandle:
-    """The descriptor's handle moved to ``offsets`` (i32, as Triton requires)."""
+    """The descriptor's handle moved to ``offsets`` (i32, as the rule checked)."""
     h = handle_of(engine, a["desc"], tl.TensorDescriptor, what)
-    offsets = a["offsets"]
-    if isinstance(offsets, (tuple, list)):
-        rules.descriptor_offsets(tuple(o.type.bits for o in offsets if isinstance(o, Tensor)), what)
-    return replace(h, offsets=_vector(engine, offsets, h.ndim, "offsets"))
+    return replace(h, offsets=_vector(engine, a["offsets"], h.ndim, "offsets"))
 
 
 @implements(tl_memory.descriptor_load)

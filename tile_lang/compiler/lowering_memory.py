@@ -188,9 +188,8 @@ def _padding(c: Context, padding: Any, dtype: DType, allowed: tuple[str, ...] = 
 
 @lowers(tl_memory.make_block_ptr)
 def _make_block_ptr(c: Context, a: Args) -> tl_memory.BlockPointer[Any, Any]:
-    block_shape = rules.block_shape(a["block_shape"], "tl.make_block_ptr")
+    block_shape = a["block_shape"]
     ndim = len(block_shape)
-    rules.order(a["order"], ndim)
     return tl_memory.BlockPointer(BlockInfo(
         _base(c, a["base"], "tl.make_block_ptr"), _integers(c, a["shape"], ndim, "shape"),
         _integers(c, a["strides"], ndim, "strides"), _integers(c, a["offsets"], ndim, "offsets"), block_shape))
@@ -234,13 +233,11 @@ def _hints(a: Args) -> tuple[str, str]:
     return a["cache_modifier"], a["eviction_policy"]
 
 
-def _check_descriptor(c: Context, base: Node, strides: tuple[Part, ...], block_shape: tuple[int, ...]) -> None:
+def _check_strides(base: Node, strides: tuple[Part, ...]) -> None:
     """The TMA rules that are known when compiling: unit last stride, 16-byte multiple other
-    strides, at least 16 bytes along the last block dim (the base's alignment is the caller's).
-    A stride is known when it is a constant, an int argument specialised to 1 included."""
-    element = _element(base)
-    rules.descriptor_block(block_shape, element)
-    rules.descriptor_strides(tuple(_known_int(s) for s in strides), element)
+    strides (the block shape's, the rule checked; the base's alignment is the caller's). A stride
+    is known when it is a constant, an int argument specialised to 1 included."""
+    rules.descriptor_strides(tuple(_known_int(s) for s in strides), _element(base))
 
 
 def _known_int(part: Part) -> int | None:
@@ -251,11 +248,11 @@ def _known_int(part: Part) -> int | None:
 
 @lowers(tl_memory.make_tensor_descriptor)
 def _make_tensor_descriptor(c: Context, a: Args) -> tl_memory.TensorDescriptor[Any, Any]:
-    block_shape = rules.block_shape(a["block_shape"], "tl.make_tensor_descriptor")
+    block_shape = a["block_shape"]
     ndim = len(block_shape)
     base = _base(c, a["base"], "tl.make_tensor_descriptor")
     strides = _integers(c, a["strides"], ndim, "strides")
-    _check_descriptor(c, base, strides, block_shape)
+    _check_strides(base, strides)
     element = base.ty.dtype.element
     assert element is not None
     fill = _padding(c, a["padding_option"], element, DESCRIPTOR_PADDINGS)
@@ -264,11 +261,9 @@ def _make_tensor_descriptor(c: Context, a: Args) -> tl_memory.TensorDescriptor[A
 
 
 def _at(c: Context, a: Args, what: str) -> BlockInfo:
-    """The descriptor's block moved to ``offsets`` (32-bit integers, as Triton requires)."""
+    """The descriptor's block moved to ``offsets`` (32-bit integers, as the rule checked)."""
     block = _block_arg(c, a["desc"], tl_memory.TensorDescriptor, what)
-    offsets = _integers(c, a["offsets"], block.ndim, "offsets")
-    rules.descriptor_offsets(tuple(o.ty.dtype.bits for o in offsets if isinstance(o, Node)), what)
-    return replace(block, offsets=offsets)
+    return replace(block, offsets=_integers(c, a["offsets"], block.ndim, "offsets"))
 
 
 @lowers(tl_memory.descriptor_load)

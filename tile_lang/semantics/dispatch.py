@@ -30,8 +30,10 @@ def checked(op: Builtin, args: Mapping[str, Any], view: View) -> Mapping[str, An
 
 
 def _seen(value: object, view: View) -> object:
-    """What a rule sees of one argument: Blocks for runtime values, also inside a tuple."""
+    """What a rule sees of one argument: Blocks for runtime values, also inside a tuple or list."""
     if isinstance(value, tuple):
         return tuple(_seen(v, view) for v in value)
+    if isinstance(value, list):
+        return [_seen(v, view) for v in value]
     block = view(value)
     return value if block is None else block

@@ -196,3 +196,31 @@ def _store(a: Args) -> dict[str, Any]:
         scalar_fits(a["value"], element, "value")
         stored(pointer.shape, operand(a["value"]).shape)
     return hints
+
+
+@rule(tlmemory.make_block_ptr)
+def _make_block_ptr(a: Args) -> dict[str, Any]:
+    dims = block_shape(a["block_shape"], "tl.make_block_ptr")
+    return {"block_shape": dims, "order": order(a["order"], len(dims))}
+
+
+@rule(tlmemory.make_tensor_descriptor)
+def _make_tensor_descriptor(a: Args) -> dict[str, Any]:
+    """The block shape, spanning a whole TMA piece of the base's elements; the strides, runtime
+    values on the reference, each backend checks as far as it knows them."""
+    dims = block_shape(a["block_shape"], "tl.make_tensor_descriptor")
+    base = a["base"]
+    if isinstance(base, Block) and base.dtype.element is not None and not base.shape:
+        descriptor_block(dims, base.dtype.element)
+    return {"block_shape": dims}
+
+
+def _descriptor_offsets(a: Args, what: str) -> dict[str, Any]:
+    offsets = a["offsets"]
+    if isinstance(offsets, (tuple, list)):
+        descriptor_offsets(tuple(o.dtype.bits for o in offsets if isinstance(o, Block)), what)
+    return {}
+
+
+rule(tlmemory.descriptor_load)(lambda a: _descriptor_offsets(a, "descriptor load"))
+rule(tlmemory.descriptor_store)(lambda a: _descriptor_offsets(a, "descriptor store"))
