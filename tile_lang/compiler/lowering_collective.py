@@ -24,13 +24,6 @@ from tile_lang.semantics import linalg, reduction
 # ---------------------------------------------------------------- reductions and scans
 
 
-def _values(c: Context, value: Any, what: str) -> Node:
-    """A block of values (not pointers)."""
-    x = node_arg(c.b, value)
-    reduction.values(x.ty.dtype, what)
-    return x
-
-
 def _kept(c: Context, out: Node, x: Node, axis: int | None, keep_dims: bool) -> Node:
     """A reduction result with the reduced axes kept as size 1 when ``keep_dims``."""
     if not keep_dims:
