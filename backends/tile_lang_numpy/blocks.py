@@ -23,6 +23,7 @@ from tile_lang.ops import memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.tensor import Tensor
 from tile_lang.semantics import SemanticError, memory as rules
+from tile_lang.semantics.base import Tiled
 
 from tile_lang_numpy import addresses, values
 from tile_lang_numpy.elementwise import convert
@@ -49,6 +50,10 @@ class BlockHandle:
     @property
     def ndim(self) -> int:
         return len(self.block_shape)
+
+    def seen(self) -> Tiled:
+        """What the rules see of this block."""
+        return Tiled(self.memory.dtype, self.block_shape)
 
 
 def merge_handles(mask: Array, new: BlockHandle, old: BlockHandle) -> BlockHandle | None:
@@ -204,20 +209,14 @@ def advance(engine: Engine, a: Mapping[str, Any]) -> tl.BlockPointer[Any, Any]:
 def load_block(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """``tl.load`` through a block pointer."""
     h = handle_of(engine, a["pointer"], tl.BlockPointer, "tl.load")
-    rules.block_load(a["mask"], a["other"])
-    checked = rules.boundary_dims(a["boundary_check"], h.ndim)
-    return _read(engine, h, checked, _padding(engine, a["padding_option"], h.memory.dtype), "block-pointer load")
+    return _read(engine, h, a["boundary_check"], _padding(engine, a["padding_option"], h.memory.dtype), "block-pointer load")
 
 
 def store_block(engine: Engine, a: Mapping[str, Any]) -> None:
     """``tl.store`` through a block pointer: the value has the block's shape (or is a scalar)
-    and its dtype exactly, as in Triton."""
+    and its dtype exactly, as in Triton (the rule checked)."""
     h = handle_of(engine, a["pointer"], tl.BlockPointer, "tl.store")
-    dtype = h.memory.dtype
-    value = values.lift(a["value"], dtype)
-    rules.block_store(a["mask"], dtype, value.type if isinstance(a["value"], Tensor) else None, value.block_shape,
-                      h.block_shape)
-    _write(engine, h, rules.boundary_dims(a["boundary_check"], h.ndim), value, "block-pointer store")
+    _write(engine, h, a["boundary_check"], values.lift(a["value"], h.memory.dtype), "block-pointer store")
 
 
 # ------------------------------------------------------------------------------ tensor descriptors
@@ -275,6 +274,4 @@ def descriptor_load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl_memory.descriptor_store)
 def descriptor_store(engine: Engine, a: Mapping[str, Any]) -> None:
     h = _at(engine, a, "descriptor store")
-    value = values.lift(a["value"], h.memory.dtype)
-    rules.descriptor_store(value.block_shape, h.block_shape)
-    _write(engine, h, tuple(range(h.ndim)), value, "descriptor store")
+    _write(engine, h, tuple(range(h.ndim)), values.lift(a["value"], h.memory.dtype), "descriptor store")

@@ -212,20 +212,16 @@ def _advance(c: Context, a: Args) -> tl_memory.BlockPointer[Any, Any]:
 
 
 def _load_block(c: Context, block: BlockInfo, a: Args) -> Node:
-    rules.block_load(a["mask"], a["other"])
-    checked = rules.boundary_dims( a["boundary_check"], block.ndim)
     fill = _padding(c, a["padding_option"], _element(block.base))
-    ptrs, mask = _resolve(c, block, checked)
+    ptrs, mask = _resolve(c, block, a["boundary_check"])
     return load(c, ptrs, mask, fill, bool(a["volatile"]), block, _hints(a))
 
 
 def _store_block(c: Context, block: BlockInfo, a: Args) -> None:
-    """The value has the block's shape (or is a scalar) and exactly its dtype, as in Triton."""
-    value = a["value"]
-    given, shape = (value.ty.dtype, value.ty.shape) if isinstance(value, Node) else (None, ())
-    rules.block_store(a["mask"], _element(block.base), given, shape, block.block_shape)
-    ptrs, mask = _resolve(c, block, rules.boundary_dims(a["boundary_check"], block.ndim))
-    store(c, ptrs, value, mask, _hints(a))
+    """The value has the block's shape (or is a scalar) and exactly its dtype, as in Triton (the
+    rule checked)."""
+    ptrs, mask = _resolve(c, block, a["boundary_check"])
+    store(c, ptrs, a["value"], mask, _hints(a))
 
 
 def _hints(a: Args) -> tuple[str, str]:
@@ -277,7 +273,5 @@ def _descriptor_load(c: Context, a: Args) -> Node:
 @lowers(tl_memory.descriptor_store)
 def _descriptor_store(c: Context, a: Args) -> None:
     block = _at(c, a, "descriptor store")
-    value = a["value"]
-    rules.descriptor_store(value.ty.shape if isinstance(value, Node) else (), block.block_shape)
     ptrs, mask = _resolve(c, block, tuple(range(block.ndim)))
-    store(c, ptrs, value, mask)
+    store(c, ptrs, a["value"], mask)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -105,6 +105,25 @@ class Block:
 
     def __str__(self) -> str:
         return f"a {self.dtype!r} scalar" if not self.shape else f"a {self.dtype!r} block of shape {list(self.shape)}"
+
+
+@dataclass(frozen=True)
+class Tiled:
+    """What a rule sees of a block pointer or a tensor descriptor: its element type and block shape."""
+
+    element: DType
+    shape: Shape
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@runtime_checkable
+class Seen(Protocol):
+    """A backend's handle of a block pointer or descriptor, as its rules see it."""
+
+    def seen(self) -> Tiled: ...
 
 
 def int_tuple(dims: object, what: str, arg: str) -> Shape:

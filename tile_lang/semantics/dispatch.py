@@ -15,7 +15,8 @@ import tile_lang.semantics.random  # noqa: F401 (registers its rules)
 import tile_lang.semantics.reduction  # noqa: F401 (registers its rules)
 import tile_lang.semantics.shape  # noqa: F401 (registers its rules)
 from tile_lang.builtin import Builtin
-from tile_lang.semantics.base import Block, rule_of
+from tile_lang.ops.memory import BlockPointer, TensorDescriptor
+from tile_lang.semantics.base import Block, Seen, rule_of
 
 View = Callable[[object], Block | None]  # a backend's runtime value as a Block (None: not one)
 
@@ -30,7 +31,12 @@ def checked(op: Builtin, args: Mapping[str, Any], view: View) -> Mapping[str, An
 
 
 def _seen(value: object, view: View) -> object:
-    """What a rule sees of one argument: Blocks for runtime values, also inside a tuple or list."""
+    """What a rule sees of one argument: Blocks for runtime values, also inside a tuple or list,
+    and a block pointer's or descriptor's :class:`~tile_lang.semantics.base.Tiled` (its handle,
+    each backend's own, says it)."""
+    if isinstance(value, (BlockPointer, TensorDescriptor)):
+        handle: object = value.handle
+        return handle.seen() if isinstance(handle, Seen) else value
     if isinstance(value, tuple):
         return tuple(_seen(v, view) for v in value)
     if isinstance(value, list):

@@ -13,7 +13,8 @@ from tile_lang.builtin import Family
 from tile_lang.dtypes import DType
 from tile_lang.ops import atomic as tlatomic, memory as tlmemory
 from tile_lang.semantics.base import (
-    Args, Block, SemanticError, Shape, broadcast, constexpr_int, family_rule, operand, pow2_shape, rule, shown,
+    Args, Block, SemanticError, Shape, Tiled, broadcast, constexpr_int, family_rule, operand, pow2_shape, rule,
+    shown,
 )
 from tile_lang.semantics.elementwise import scalar_fits
 
@@ -180,8 +181,13 @@ def _elements(a: Args) -> tuple[Block, DType] | None:
 
 @rule(tlmemory.load)
 def _load(a: Args) -> dict[str, Any]:
-    """The cache hints; a Python number ``other`` must be a value of the elements."""
+    """The cache hints; a Python number ``other`` must be a value of the elements; through a
+    block pointer, no mask or other, and ``boundary_check``: the checked dims."""
     hints = _hints("load", a)
+    pointer = a["pointer"]
+    if isinstance(pointer, Tiled):
+        block_load(a["mask"], a["other"])
+        return {**hints, "boundary_check": boundary_dims(a["boundary_check"], pointer.rank)}
     if (found := _elements(a)) is not None:
         scalar_fits(a["other"], found[1], "other")
     return hints
@@ -189,12 +195,18 @@ def _load(a: Args) -> dict[str, Any]:
 
 @rule(tlmemory.store)
 def _store(a: Args) -> dict[str, Any]:
-    """The cache hints; the value is of the elements (a Python number) and fits the pointers."""
+    """The cache hints; the value is of the elements (a Python number) and fits the pointers;
+    through a block pointer, exactly the block's shape (or a scalar) and dtype, no mask, and
+    ``boundary_check``: the checked dims."""
     hints = _hints("store", a)
+    pointer, value = a["pointer"], a["value"]
+    if isinstance(pointer, Tiled):
+        given, shape = (value.dtype, value.shape) if isinstance(value, Block) else (None, ())
+        block_store(a["mask"], pointer.element, given, shape, pointer.shape)
+        return {**hints, "boundary_check": boundary_dims(a["boundary_check"], pointer.rank)}
     if (found := _elements(a)) is not None:
-        pointer, element = found
-        scalar_fits(a["value"], element, "value")
-        stored(pointer.shape, operand(a["value"]).shape)
+        scalar_fits(value, found[1], "value")
+        stored(found[0].shape, operand(value).shape)
     return hints
 
 
@@ -223,4 +235,13 @@ def _descriptor_offsets(a: Args, what: str) -> dict[str, Any]:
 
 
 rule(tlmemory.descriptor_load)(lambda a: _descriptor_offsets(a, "descriptor load"))
-rule(tlmemory.descriptor_store)(lambda a: _descriptor_offsets(a, "descriptor store"))
+
+
+@rule(tlmemory.descriptor_store)
+def _descriptor_store(a: Args) -> dict[str, Any]:
+    """The offsets' widths; the value has the block's shape (or is a scalar)."""
+    checked = _descriptor_offsets(a, "descriptor store")
+    desc, value = a["desc"], a["value"]
+    if isinstance(desc, Tiled):
+        descriptor_store(value.shape if isinstance(value, Block) else (), desc.shape)
+    return checked
