@@ -154,7 +154,7 @@ class Engine:
         if impl is None:
             raise self.error(f"{op!r} is not supported by the numpy backend")
         try:
-            return impl(self, checked(op, args, _block))
+            return impl(self, checked(op, args, view))
         except Exception as exc:
             stale = next((v for v in args.values() if isinstance(v, Stale)), None)
             if stale is not None:  # the argument is the error, not what the builtin made of it
@@ -266,7 +266,7 @@ class Engine:
             self.races.note_barrier(self.linear if self.active is None else self.linear[self.active])
 
 
-def _block(value: object) -> Block | None:
+def view(value: object) -> Block | None:
     """What the rules see of a reference value (None: not a runtime value)."""
     return Block(value.type, value.block_shape) if isinstance(value, Tensor) else None
 

@@ -21,7 +21,7 @@ import tile_lang.dtypes as dtypes
 import tile_lang.operators as operators
 from tile_lang.compiler.builder import Value, broadcast_shapes
 from tile_lang.compiler.lowering_base import (
-    LOWERINGS as LOWERINGS, Args, Context, Lowering, block, constant, dtype_arg, gather, lowers, node_arg,
+    LOWERINGS as LOWERINGS, Args, Context, Lowering, constant, dtype_arg, gather, lowers, node_arg,
     permute,
 )
 from tile_lang.compiler.ir import (
@@ -29,7 +29,7 @@ from tile_lang.compiler.ir import (
 )
 from tile_lang.ops import creation as tlcreation, debug, math as tlmath, random as tlrandom, reduction as tlreduction
 from tile_lang.ops import shape as tlshape
-from tile_lang.semantics import hints, shape as shapes
+from tile_lang.semantics import shape as shapes
 
 
 # ---------------------------------------------------------------- creation
@@ -317,16 +317,10 @@ def _randint4x(c: Context, a: Args) -> tuple[Node, ...]:
 # ---------------------------------------------------------------- hints and debugging
 
 
-def _hint(name: str) -> Callable[[Context, Args], Any]:
-    """The lowering of one hint: its rule, then the input unchanged (the compiler trusts it)."""
-    def lower(c: Context, a: Args) -> Any:
-        hints.hint(name, block(c.b.to_node(a["input"])), a["values"])
-        return a["input"]
-    return lower
-
-
-for _fn in (debug.multiple_of, debug.max_contiguous, debug.max_constancy):
-    lowers(_fn)(_hint(_fn.__name__))
+@lowers(debug.multiple_of, debug.max_contiguous, debug.max_constancy)
+def _hint(c: Context, a: Args) -> Any:
+    """The input unchanged: the rule checked the hint, and the compiler trusts its promise."""
+    return a["input"]
 
 
 @lowers(debug.assume)
