@@ -175,15 +175,6 @@ def family_rule(family: Family) -> Callable[[FamilyRule], FamilyRule]:
     return register
 
 
-def rule_of(op: Builtin) -> Rule | None:
-    """The rule the dispatcher applies to ``op``: its own, else its family's, else none."""
-    own = RULES.get(op)
-    if own is not None or op.family is None or op.family not in FAMILY_RULES:
-        return own
-    shared = FAMILY_RULES[op.family]
-    return lambda a: shared(repr(op), a)
-
-
 def dtype_arg(marker: object, what: str) -> DType:
     """The dtype a marker argument of ``what`` names (``tl.f32``), or an error naming ``what``."""
     try:

@@ -17,7 +17,7 @@ import tile_lang.semantics.reduction  # noqa: F401 (registers its rules)
 import tile_lang.semantics.shape  # noqa: F401 (registers its rules)
 from tile_lang.builtin import Builtin
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
-from tile_lang.semantics.base import Block, Seen, rule_of
+from tile_lang.semantics.base import FAMILY_RULES, RULES, Block, Seen
 
 View = Callable[[object], Block | None]  # a backend's runtime value as a Block (None: not one)
 
@@ -25,16 +25,26 @@ View = Callable[[object], Block | None]  # a backend's runtime value as a Block 
 def checked(op: Builtin, args: Mapping[str, Any], view: View) -> Mapping[str, Any]:
     """``args`` with what ``op``'s rule made of them (unchanged for an op without a rule); a
     broken rule raises its SemanticError, which each dispatcher reports at the user's line."""
-    fn = rule_of(op)
-    if fn is None:
+    own = RULES.get(op)  # its own rule, else its family's
+    shared = None if own is not None or op.family is None else FAMILY_RULES.get(op.family)
+    if own is None and shared is None:
         return args
-    return {**args, **fn({name: _seen(value, view) for name, value in args.items()})}
+    seen = {name: _seen(value, view) for name, value in args.items()}
+    if own is not None:
+        made = own(seen)
+    else:
+        assert shared is not None
+        made = shared(repr(op), seen)
+    return {**args, **made} if made else args
 
 
 def _seen(value: object, view: View) -> object:
     """What a rule sees of one argument: Blocks for runtime values, also inside a tuple or list,
     and a block pointer's or descriptor's :class:`~tile_lang.semantics.base.Tiled` (its handle,
     each backend's own, says it)."""
+    block = view(value)
+    if block is not None:
+        return block
     if isinstance(value, (BlockPointer, TensorDescriptor)):
         handle: object = value.handle
         return handle.seen() if isinstance(handle, Seen) else value
@@ -42,5 +52,4 @@ def _seen(value: object, view: View) -> object:
         return tuple(_seen(v, view) for v in value)
     if isinstance(value, list):
         return [_seen(v, view) for v in value]
-    block = view(value)
-    return value if block is None else block
+    return value
