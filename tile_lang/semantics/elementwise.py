@@ -145,11 +145,12 @@ def _umulhi(a: Args) -> dict[str, Any]:
 @rule(tlcreation.cast)
 def _cast(a: Args) -> dict[str, Any]:
     """``dtype``: the target (an element or pointer type); ``to_zero``: a float downcast rounds
-    toward zero. A cast with a pointer on a side reinterprets the address whatever ``bitcast``
-    says, checked by :func:`pointer_cast` where each backend converts (stored pointers too)."""
+    toward zero. A cast with a pointer on a side reinterprets the address, whatever ``bitcast``."""
     x = operand(a["input"])
     dst = cast_target(a["dtype"])
     to_zero = cast_rounding(a["fp_downcast_rounding"])
-    if a["bitcast"] and not (x.dtype.is_pointer or dst.is_pointer):
+    if x.dtype.is_pointer or dst.is_pointer:
+        pointer_cast(x.dtype, dst)
+    elif a["bitcast"]:
         bitcast(x.dtype, dst)
     return {"dtype": dst, "to_zero": to_zero}

@@ -16,7 +16,7 @@ from tile_lang.semantics.base import (
     Args, Block, SemanticError, Shape, Tiled, broadcast, constexpr_int, family_rule, operand, pow2_shape, rule,
     shown,
 )
-from tile_lang.semantics.elementwise import scalar_fits
+from tile_lang.semantics.elementwise import pointer_cast, scalar_fits
 
 SEMS = ("relaxed", "acquire", "release", "acq_rel")
 SCOPES = ("gpu", "cta", "sys")
@@ -195,9 +195,9 @@ def _load(a: Args) -> dict[str, Any]:
 
 @rule(tlmemory.store)
 def _store(a: Args) -> dict[str, Any]:
-    """The cache hints; the value is of the elements (a Python number) and fits the pointers;
-    through a block pointer, exactly the block's shape (or a scalar) and dtype, no mask, and
-    ``boundary_check``: the checked dims."""
+    """The cache hints; the value is of the elements (a Python number, or a pointer's address)
+    and fits the pointers; through a block pointer, exactly the block's shape (or a scalar) and
+    dtype, no mask, and ``boundary_check``: the checked dims."""
     hints = _hints("store", a)
     pointer, value = a["pointer"], a["value"]
     if isinstance(pointer, Tiled):
@@ -205,8 +205,12 @@ def _store(a: Args) -> dict[str, Any]:
         block_store(a["mask"], pointer.element, given, shape, pointer.shape)
         return {**hints, "boundary_check": boundary_dims(a["boundary_check"], pointer.rank)}
     if (found := _elements(a)) is not None:
-        scalar_fits(value, found[1], "value")
-        stored(found[0].shape, operand(value).shape)
+        pointers, element = found
+        scalar_fits(value, element, "value")
+        block = operand(value)
+        if block.dtype.is_pointer:  # its address, into 64-bit integer elements
+            pointer_cast(block.dtype, element)
+        stored(pointers.shape, block.shape)
     return hints
 
 
