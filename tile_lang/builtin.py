@@ -9,6 +9,7 @@ compiler front end never calls builtins, it recognises them by identity in the A
 from __future__ import annotations
 
 import contextvars
+import enum
 import functools
 import inspect
 from collections.abc import Callable, Mapping
@@ -20,13 +21,23 @@ from tile_lang.errors import UsageError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class Family(enum.Enum):
+    """A family of builtins that share one rule (``tile_lang.semantics`` holds it) and one row
+    shape in each backend's table, so adding a member is its declaration plus one row per backend."""
+
+    UNARY_MATH = "unary math"  # f(x) on a float block, elementwise, the result x's dtype
+    REDUCTION = "reduction"  # f(input, axis=None, keep_dims=False) on a block of values, result its dtype
+    ATOMIC = "atomic"  # f(pointer, val, mask=None, sem=None, scope=None): a read-modify-write
+
+
 @dataclass(frozen=True, eq=False)
 class Builtin:
-    """Identity and signature of one ``tl.*`` operation."""
+    """Identity and signature of one ``tl.*`` operation, and its family (None: an op of its own)."""
 
     name: str
     signature: inspect.Signature
     doc: str
+    family: Family | None = None
 
     def __repr__(self) -> str:
         return f"tl.{self.name}"
@@ -75,10 +86,24 @@ def active_engine() -> Engine | None:
     return _ENGINE.get()
 
 
-def builtin(fn: F) -> F:
+def family(member_of: Family) -> Callable[[F], F]:
+    """Declare a builtin as :func:`builtin` does, as a member of ``member_of``."""
+    def declare(fn: F) -> F:
+        return builtin(fn, member_of)
+    return declare
+
+
+# The families' declarations; semantics holds each family's rule, and each backend one row per
+# member (the reference's NumPy function, ufunc or fold; the compiler's IR function).
+unary_math = family(Family.UNARY_MATH)  # tl.exp
+reduction = family(Family.REDUCTION)  # tl.xor_sum
+read_modify_write = family(Family.ATOMIC)  # tl.atomic_add
+
+
+def builtin(fn: F, member_of: Family | None = None) -> F:
     """Declare ``fn`` (a typed signature with a docstring) as the builtin ``tl.<name>``."""
     signature = inspect.signature(fn)
-    op = Builtin(name=fn.__name__, signature=signature, doc=(fn.__doc__ or "").strip())
+    op = Builtin(name=fn.__name__, signature=signature, doc=(fn.__doc__ or "").strip(), family=member_of)
     BUILTINS[op.name] = op
 
     bind = _binder(op)

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tile_lang.dtypes import BOOL, I64, DType
-from tile_lang.semantics import elementwise as rules
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -85,8 +84,8 @@ def pointers_at(addresses: Array, kind: DType) -> Tensor[Any, Any]:
 
 
 def cast(engine: Engine, x: Tensor[Any, Any], dst: DType) -> Tensor[Any, Any]:
-    """``x.to(dst)`` with a pointer on a side (the shared rule first): an address reinterpreted."""
-    rules.pointer_cast(x.type, dst)
+    """``x.to(dst)`` with a pointer on a side (as the cast's or store's rule allowed): an address
+    reinterpreted."""
     found = addresses_of(values.pointers(x, "the cast")) if x.type.is_pointer else values.array(x).view(_INDEX)
     if dst.is_pointer:
         return _homed(engine, found, dst)

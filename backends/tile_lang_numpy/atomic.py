@@ -18,20 +18,13 @@ import numpy as np
 
 import tile_lang as tl
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import SemanticError, memory as rules
+from tile_lang.semantics import SemanticError
 
 from tile_lang_numpy import addresses, values
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.memory import lanes, poison, shaped
 from tile_lang_numpy.values import Array, Pointers
-
-# For each read-modify-write op: the ufunc combining memory with a value
-SCANS: dict[str, np.ufunc] = {
-    "add": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
-    "max": np.maximum, "min": np.minimum,
-}
-
 
 @dataclass(frozen=True)
 class Runs:
@@ -127,12 +120,12 @@ def order_key(x: Array) -> Array:
 Fold = Callable[[Array, list[Array], Runs], tuple[Array, Array]]
 
 
-def _scan_fold(op: str) -> Fold:
-    """The fold of a read-modify-write op; float max and min fold order keys."""
-    ufunc = SCANS[op]
+def scan_fold(ufunc: np.ufunc, ordered: bool = False) -> Fold:
+    """The fold of a read-modify-write op combining memory with a value by ``ufunc``; an
+    ``ordered`` one (max, min) folds floats' order keys."""
 
     def fold(init: Array, data: list[Array], runs: Runs) -> tuple[Array, Array]:
-        if op not in ("max", "min") or init.dtype.kind != "f":
+        if not ordered or init.dtype.kind != "f":
             return scan(ufunc, init, data[0], runs)
         before, final = scan(ufunc, order_key(init), order_key(data[0]), runs)
         return order_key(before).view(init.dtype), order_key(final).view(init.dtype)
@@ -147,7 +140,6 @@ def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object
     """Offsets, mask and operands (converted to the element type) for every program of the
     group: an atomic happens once per program even when all programs share its operands."""
     dtype = values.pointers(pointer, f"the pointer of tl.{name}").memory.dtype
-    rules.atomic_element(name, dtype)
     given = [values.lift(v, dtype) for v in operands]
     if any(t.type.is_pointer for t in given):
         raise engine.error(f"tl.{name} cannot store pointers")
@@ -165,7 +157,6 @@ def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object
 def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[object, ...], fold: Fold) -> Tensor[Any, Any]:
     """Run one atomic: fold each address's lanes in order, journal and write the final values,
     return the old value of every lane (poison where masked off)."""
-    rules.ordering(name, a["sem"], a["scope"])
     if addresses.through(a["pointer"]):  # pointers made from integers: by the allocation each lane is in
         return addresses.loaded(engine, a, lambda e, parts: _apply(e, name, parts, operands, fold))
     p, offs, live, data = _operands(engine, name, a["pointer"], a.get("mask"), operands)
@@ -183,25 +174,25 @@ def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[obje
     return values.make(old, p.memory.dtype)
 
 
-def _read_modify_write(op: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
-    name, fold = f"atomic_{op}", _scan_fold(op)
+# The ATOMIC family (semantics checks the element type and the ordering): each builtin's fold of
+# one address's lanes, in order, into memory.
+ATOMICS: dict[Callable[..., Any], Fold] = {
+    tl.atomic_add: scan_fold(np.add), tl.atomic_and: scan_fold(np.bitwise_and), tl.atomic_or: scan_fold(np.bitwise_or),
+    tl.atomic_xor: scan_fold(np.bitwise_xor), tl.atomic_max: scan_fold(np.maximum, ordered=True),
+    tl.atomic_min: scan_fold(np.minimum, ordered=True),
+    tl.atomic_xchg: lambda init, data, runs: exchange(init, data[0], runs),
+}
 
+
+def read_modify_write(name: str, fold: Fold) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+    """The implementation of a row of :data:`ATOMICS` (``name``: the builtin's)."""
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         return _apply(engine, name, a, (a["val"],), fold)
     return impl
 
 
-_READ_MODIFY_WRITE: list[tuple[str, Callable[..., Any]]] = [
-    ("add", tl.atomic_add), ("and", tl.atomic_and), ("or", tl.atomic_or), ("xor", tl.atomic_xor),
-    ("max", tl.atomic_max), ("min", tl.atomic_min),
-]
-for _op, _fn in _READ_MODIFY_WRITE:
-    implements(_fn)(_read_modify_write(_op))
-
-
-@implements(tl.atomic_xchg)
-def atomic_xchg(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    return _apply(engine, "atomic_xchg", a, (a["val"],), lambda init, data, runs: exchange(init, data[0], runs))
+for _atomic, _fold in ATOMICS.items():
+    implements(_atomic)(read_modify_write(_atomic.__name__, _fold))
 
 
 @implements(tl.atomic_cas)

@@ -23,6 +23,7 @@ from tile_lang.ops import memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.tensor import Tensor
 from tile_lang.semantics import SemanticError, memory as rules
+from tile_lang.semantics.base import Tiled
 
 from tile_lang_numpy import addresses, values
 from tile_lang_numpy.elementwise import convert
@@ -49,6 +50,10 @@ class BlockHandle:
     @property
     def ndim(self) -> int:
         return len(self.block_shape)
+
+    def seen(self) -> Tiled:
+        """What the rules see of this block."""
+        return Tiled(self.memory.dtype, self.block_shape)
 
 
 def merge_handles(mask: Array, new: BlockHandle, old: BlockHandle) -> BlockHandle | None:
@@ -93,8 +98,8 @@ def _vector(engine: Engine, items: object, ndim: int, what: str) -> Array:
     return np.stack([np.broadcast_to(c, (lead,)) for c in columns], axis=1).reshape(lead, ndim)
 
 
-def _block_shape(engine: Engine, block_shape: object, what: str) -> tuple[int, ...]:
-    dims = rules.block_shape(block_shape, what)
+def _block_shape(engine: Engine, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The rule's block shape, noted as a block of the launch."""
     engine.note_block(math.prod(dims))
     return dims
 
@@ -186,10 +191,10 @@ def _write(engine: Engine, h: BlockHandle, checked: tuple[int, ...], value: Tens
 
 @implements(tl.make_block_ptr)
 def make_block_ptr(engine: Engine, a: Mapping[str, Any]) -> tl.BlockPointer[Any, Any]:
-    block_shape = _block_shape(engine, a["block_shape"], "tl.make_block_ptr")
+    block_shape = _block_shape(engine, a["block_shape"])
     ndim = len(block_shape)
     p, base = _base(engine, a["base"], "tl.make_block_ptr")
-    order = rules.order(a["order"], ndim)
+    order = a["order"]
     return tl.BlockPointer(BlockHandle(
         p.memory, base, _vector(engine, a["shape"], ndim, "shape"), _vector(engine, a["strides"], ndim, "strides"),
         _vector(engine, a["offsets"], ndim, "offsets"), block_shape, tuple(order)))
@@ -204,20 +209,14 @@ def advance(engine: Engine, a: Mapping[str, Any]) -> tl.BlockPointer[Any, Any]:
 def load_block(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """``tl.load`` through a block pointer."""
     h = handle_of(engine, a["pointer"], tl.BlockPointer, "tl.load")
-    rules.block_load(a["mask"], a["other"])
-    checked = rules.boundary_dims(a["boundary_check"], h.ndim)
-    return _read(engine, h, checked, _padding(engine, a["padding_option"], h.memory.dtype), "block-pointer load")
+    return _read(engine, h, a["boundary_check"], _padding(engine, a["padding_option"], h.memory.dtype), "block-pointer load")
 
 
 def store_block(engine: Engine, a: Mapping[str, Any]) -> None:
     """``tl.store`` through a block pointer: the value has the block's shape (or is a scalar)
-    and its dtype exactly, as in Triton."""
+    and its dtype exactly, as in Triton (the rule checked)."""
     h = handle_of(engine, a["pointer"], tl.BlockPointer, "tl.store")
-    dtype = h.memory.dtype
-    value = values.lift(a["value"], dtype)
-    rules.block_store(a["mask"], dtype, value.type if isinstance(a["value"], Tensor) else None, value.block_shape,
-                      h.block_shape)
-    _write(engine, h, rules.boundary_dims(a["boundary_check"], h.ndim), value, "block-pointer store")
+    _write(engine, h, a["boundary_check"], values.lift(a["value"], h.memory.dtype), "block-pointer store")
 
 
 # ------------------------------------------------------------------------------ tensor descriptors
@@ -232,11 +231,10 @@ def _active_rows(engine: Engine, rows: Array) -> Array:
     return rows[live]
 
 
-def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array, block_shape: tuple[int, ...]) -> None:
-    """The TMA rules: 16-byte aligned base, unit last stride, 16-byte multiple other strides,
-    and at least 16 bytes along the last block dim."""
+def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array) -> None:
+    """The TMA rules on runtime values: 16-byte aligned base, unit last stride, 16-byte multiple
+    other strides (the block shape's, the rule checked)."""
     element = p.memory.dtype
-    rules.descriptor_block(block_shape, element)
     for row in np.unique(_active_rows(engine, strides), axis=0).tolist():  # as the compiler checks one program's
         rules.descriptor_strides(tuple(int(s) for s in row), element)
     address = p.memory.flat.ctypes.data + base * element.itemsize
@@ -250,11 +248,11 @@ def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array, 
 
 @implements(tl.make_tensor_descriptor)
 def make_tensor_descriptor(engine: Engine, a: Mapping[str, Any]) -> tl.TensorDescriptor[Any, Any]:
-    block_shape = _block_shape(engine, a["block_shape"], "tl.make_tensor_descriptor")
+    block_shape = _block_shape(engine, a["block_shape"])
     ndim = len(block_shape)
     p, base = _base(engine, a["base"], "tl.make_tensor_descriptor")
     strides = _vector(engine, a["strides"], ndim, "strides")
-    _check_descriptor(engine, p, base, strides, block_shape)
+    _check_descriptor(engine, p, base, strides)
     fill = _padding(engine, a["padding_option"], p.memory.dtype, DESCRIPTOR_PADDINGS)
     return tl.TensorDescriptor(BlockHandle(
         p.memory, base, _vector(engine, a["shape"], ndim, "shape"), strides,
@@ -262,12 +260,9 @@ def make_tensor_descriptor(engine: Engine, a: Mapping[str, Any]) -> tl.TensorDes
 
 
 def _at(engine: Engine, a: Mapping[str, Any], what: str) -> BlockHandle:
-    """The descriptor's handle moved to ``offsets`` (i32, as Triton requires)."""
+    """The descriptor's handle moved to ``offsets`` (i32, as the rule checked)."""
     h = handle_of(engine, a["desc"], tl.TensorDescriptor, what)
-    offsets = a["offsets"]
-    if isinstance(offsets, (tuple, list)):
-        rules.descriptor_offsets(tuple(o.type.bits for o in offsets if isinstance(o, Tensor)), what)
-    return replace(h, offsets=_vector(engine, offsets, h.ndim, "offsets"))
+    return replace(h, offsets=_vector(engine, a["offsets"], h.ndim, "offsets"))
 
 
 @implements(tl_memory.descriptor_load)
@@ -279,6 +274,4 @@ def descriptor_load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl_memory.descriptor_store)
 def descriptor_store(engine: Engine, a: Mapping[str, Any]) -> None:
     h = _at(engine, a, "descriptor store")
-    value = values.lift(a["value"], h.memory.dtype)
-    rules.descriptor_store(value.block_shape, h.block_shape)
-    _write(engine, h, tuple(range(h.ndim)), value, "descriptor store")
+    _write(engine, h, tuple(range(h.ndim)), values.lift(a["value"], h.memory.dtype), "descriptor store")

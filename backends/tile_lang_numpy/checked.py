@@ -26,11 +26,12 @@ from tile_lang import builtin, legality
 from tile_lang.dtypes import BOOL
 from tile_lang.func import MAX_DEPTH, Func, too_deep
 from tile_lang.semantics import creation, operators as semantics
+from tile_lang.semantics.dispatch import checked
 from tile_lang.signature import plain
 from tile_lang.tensor import Tensor, dtype_value, type_value
 
 from tile_lang_numpy import debug, program, rewrite, values
-from tile_lang_numpy.engine import Divergent, Engine
+from tile_lang_numpy.engine import Divergent, Engine, view
 from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
 from tile_lang_numpy.program import scalar_values
 from tile_lang_numpy.values import Array
@@ -225,7 +226,7 @@ def discarded_hint(f: object) -> Callable[..., None]:
         bound = op.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         engine = _engine()
-        program.ruled(engine, debug.hint_arguments, engine, op.name, bound.arguments)
+        program.ruled(engine, checked, op, bound.arguments, view)
 
     return call
 

@@ -19,12 +19,10 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang.semantics import hints
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import addresses, values
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.shape import block
 from tile_lang_numpy.values import Array, Pointers
 
 # ------------------------------------------------------------------------------ locating a failure
@@ -91,10 +89,10 @@ def _hint(name: str, check: Check, describe: str) -> Callable[[Engine, Mapping[s
     """The implementation of one hint: check the promise on every program, return the input."""
     def impl(engine: Engine, a: Mapping[str, Any]) -> Any:
         given = a["input"]
-        x, per_axis = hint_arguments(engine, name, a)
+        x = values.lift(given) if isinstance(given, int) else given  # as the rule checked it
         arr, unit = _hint_values(x)
         blocks = arr if x.ndim else arr[:, None]  # a scalar is checked as a block of one
-        for axis, v in enumerate(per_axis):
+        for axis, v in enumerate(a["per_axis"]):
             bad = engine.only_active(check(blocks, axis, v, unit))
             if bool(bad.any()):
                 at, where = element(engine, bad if x.ndim else bad[:, 0])
@@ -104,16 +102,6 @@ def _hint(name: str, check: Check, describe: str) -> Callable[[Engine, Mapping[s
                                    f"{along}, {describe.format(v)}")
         return given
     return impl
-
-
-def hint_arguments(engine: Engine, name: str, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], tuple[int, ...]]:
-    """The hint ``tl.<name>``'s input as a block and its per-axis values, checked by the shared
-    rule (what a hint whose result is discarded still checks: ``semantics.hints.discarded``)."""
-    given = a["input"]
-    x = values.lift(given) if isinstance(given, int) and not isinstance(given, bool) else given
-    if not isinstance(x, Tensor):
-        raise engine.error(f"tl.{name} needs an integer or pointer block, got {type(x).__name__}")
-    return x, hints.hint(name, block(x), a["values"])
 
 
 implements(tl.multiple_of)(_hint(

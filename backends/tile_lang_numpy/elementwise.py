@@ -17,8 +17,8 @@ from tile_lang import dtypes, operators
 from tile_lang.dtypes import BOOL, F64, I32, DType
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops import math as tl_math
-from tile_lang.semantics import creation, elementwise as semantics, operators as rules
-from tile_lang.semantics.base import Block, not_an_operand
+from tile_lang.semantics import operators as rules
+from tile_lang.semantics.base import not_an_operand
 from tile_lang.semantics.operators import OPERATORS
 from tile_lang.tensor import Tensor
 
@@ -541,22 +541,45 @@ def unary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 # ------------------------------------------------------------------------------ math
 
 
-def _float_input(x: object, name: str) -> Tensor[Any, Any]:
-    t = values.lift(x)
-    semantics.float_operand(t.type, name)
-    return t
+_erf = np.frompyfunc(math.erf, 1, 1)
+_erfc = np.frompyfunc(math.erfc, 1, 1)
 
 
-def _unary_math(op: semantics.MathOp) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+def _rsqrt(v: Array) -> Array:
+    out: Array = 1.0 / np.sqrt(v)
+    return out
+
+
+def _erf_of(v: Array) -> Array:
+    return np.asarray(_erf(v), dtype=v.dtype)
+
+
+def _erfc_of(v: Array) -> Array:
+    return np.asarray(_erfc(v), dtype=v.dtype)
+
+
+# The UNARY_MATH family (semantics checks the operand is a float block): each builtin's NumPy
+# evaluation, on f32 (f64 for f64 inputs), the result rounded to the input dtype.
+MATH: dict[Callable[..., Any], Callable[[Array], Array]] = {
+    tl.exp: np.exp, tl.exp2: np.exp2, tl.log: np.log, tl.log2: np.log2, tl.sin: np.sin, tl.cos: np.cos,
+    tl.sqrt: np.sqrt, tl.sqrt_rn: np.sqrt, tl.rsqrt: _rsqrt, tl.erf: _erf_of, tl.atan: np.arctan, tl.ceil: np.ceil,
+    tl.floor: np.floor, tl.tanh: np.tanh, tl.tan: np.tan, tl.asin: np.arcsin, tl.acos: np.arccos, tl.sinh: np.sinh,
+    tl.cosh: np.cosh, tl.asinh: np.arcsinh, tl.acosh: np.arccosh, tl.atanh: np.arctanh, tl.erfc: _erfc_of,
+    tl.expm1: np.expm1, tl.log1p: np.log1p, tl.log10: np.log10, tl.trunc: np.trunc, tl.rint: np.rint,
+}
+
+
+def unary_math(reference: Callable[[Array], Array]) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+    """The implementation of a row of :data:`MATH`."""
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-        x = _float_input(a["x"], op.name)
+        x = values.lift(a["x"])
         wide = values.array(x).astype(np.float64 if x.type == F64 else np.float32)
-        return values.make(op.reference(wide).astype(x.type.numpy), x.type)
+        return values.make(reference(wide).astype(x.type.numpy), x.type)
     return impl
 
 
-for _op in semantics.MATH:
-    implements(_op.builtin)(_unary_math(_op))
+for _math_fn, _evaluation in MATH.items():
+    implements(_math_fn)(unary_math(_evaluation))
 
 
 @implements(tl.abs)
@@ -602,7 +625,7 @@ def min_int(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 @implements(tl.clamp)
 def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = _float_input(a["x"], "clamp")
+    x = values.lift(a["x"])
     lo, hi = values.lift(a["min"], x.type), values.lift(a["max"], x.type)
     low, _, dtype, _ = operands(engine, lo, x)
     high, ax, _, _ = operands(engine, hi, x)
@@ -612,7 +635,7 @@ def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 @implements(tl.fma)
 def fma(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = _float_input(a["x"], "fma")
+    x = values.lift(a["x"])
     ax, ay, dtype, _ = operands(engine, x, a["y"])
     prod = ax.astype(np.float64) * ay.astype(np.float64)
     az = values.lift(a["z"], dtype)
@@ -622,7 +645,7 @@ def fma(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 @implements(tl.fdiv, tl.div_rn)
 def divide(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = _float_input(a["x"], "fdiv")
+    x = values.lift(a["x"])
     ax, ay, dtype, _ = operands(engine, x, a["y"])
     return values.make(np.true_divide(ax, ay).astype(dtype.numpy), dtype)
 
@@ -630,7 +653,6 @@ def divide(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.umulhi)
 def umulhi(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     ax, ay, dtype, _ = operands(engine, a["x"], a["y"])
-    semantics.integer_operands(dtype, "umulhi")
     if dtype.bits <= 32:
         wide = np.int64 if dtype.is_signed else np.uint64
         return values.make(((ax.astype(wide) * ay.astype(wide)) >> dtype.bits).astype(dtype.numpy), dtype)
@@ -668,12 +690,10 @@ def where(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.cast)
 def cast(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = values.lift(a["input"])
-    dst = semantics.cast_target(a["dtype"])
-    to_zero = semantics.cast_rounding(a["fp_downcast_rounding"])
+    dst, to_zero = a["dtype"], a["to_zero"]
     if x.type.is_pointer or dst.is_pointer:
         return addresses.cast(engine, x, dst)
     if a["bitcast"]:
-        semantics.bitcast(x.type, dst)
         return _apply(engine, x, lambda arr: np.ascontiguousarray(arr).view(dst.numpy), dst)
     if not (to_zero and x.type.is_float and dst.is_float and dst.bits < x.type.bits):
         return _apply(engine, x, lambda arr: convert(arr, x.type, dst), dst)
@@ -683,15 +703,9 @@ def cast(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     return values.make(np.where(away, np.nextafter(out, np.zeros_like(out)), out).astype(dst.numpy), dst)
 
 
-def _shape(engine: Engine, shape: object, what: str) -> tuple[int, ...]:
-    out = creation.block_shape(shape, what)
-    engine.note_block(math.prod(out))
-    return out
-
-
 @implements(tl.arange)
 def arange(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    start, end = creation.arange(a["start"], a["end"])
+    start, end = a["start"], a["end"]
     n = end - start
     engine.note_block(n)
     return values.make(affine.Affine(_first_lane(start), (1,), (n,), I32.numpy), I32)
@@ -705,30 +719,15 @@ def _first_lane(start: int) -> Array:
     return base
 
 
-@implements(tl.zeros)
-def zeros(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    dtype = dtypes.dtype_of(a["dtype"])
-    return values.make(np.zeros((1,) + _shape(engine, a["shape"], "tl.zeros"), dtype.numpy), dtype)
-
-
-@implements(tl.full)
+@implements(tl.zeros, tl.full, tl.full_like)
 def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    shape = _shape(engine, a["shape"], "tl.full") if a["shape"] != () else ()
-    return _filled(shape, a["value"], dtypes.dtype_of(a["dtype"]), "tl.full")
-
-
-@implements(tl.full_like)
-def full_like(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = a["input"]
-    return _filled(x.block_shape, a["value"], x.type, "tl.full_like")
-
-
-def _filled(shape: tuple[int, ...], value: object, dtype: DType, what: str) -> Tensor[Any, Any]:
-    """A block of ``shape`` and ``dtype`` filled with ``value`` after the shared rule: a Python
-    number's constant, or each program's runtime scalar cast to ``dtype``."""
-    if not isinstance(value, Tensor):
-        return values.make(np.full((1,) + shape, creation.fill(value, dtype, what), dtype.numpy), dtype)
-    creation.fill(Block(value.type, value.block_shape), dtype, what)
+    """A block of the rule's ``shape`` and ``dtype`` holding its ``constant``, or each program's
+    runtime scalar ``value`` cast to ``dtype``."""
+    shape, dtype, constant = a["shape"], a["dtype"], a["constant"]
+    engine.note_block(math.prod(shape))
+    if constant is not None:
+        return values.make(np.full((1,) + shape, constant, dtype.numpy), dtype)
+    value = a["value"]
     each = convert(values.array(value), value.type, dtype)  # (P,): one per program
     return values.make(np.array(np.broadcast_to(each.reshape((-1,) + (1,) * len(shape)), each.shape[:1] + shape)), dtype)
 

@@ -20,6 +20,9 @@ import tile_lang
 from tile_lang.builtin import Builtin, active_engine, builtin_of
 from tile_lang.errors import KernelError, UsageError
 from tile_lang.semantics import SemanticError
+from tile_lang.semantics.base import Block
+from tile_lang.semantics.dispatch import checked
+from tile_lang.tensor import Tensor
 
 from tile_lang_numpy.affine import Affine
 from tile_lang_numpy.addresses import Book
@@ -151,7 +154,7 @@ class Engine:
         if impl is None:
             raise self.error(f"{op!r} is not supported by the numpy backend")
         try:
-            return impl(self, args)
+            return impl(self, checked(op, args, view))
         except Exception as exc:
             stale = next((v for v in args.values() if isinstance(v, Stale)), None)
             if stale is not None:  # the argument is the error, not what the builtin made of it
@@ -261,6 +264,11 @@ class Engine:
         """The executing programs passed a ``tl.debug_barrier()``."""
         if self.races is not None:
             self.races.note_barrier(self.linear if self.active is None else self.linear[self.active])
+
+
+def view(value: object) -> Block | None:
+    """What the rules see of a reference value (None: not a runtime value)."""
+    return Block(value.type, value.block_shape) if isinstance(value, Tensor) else None
 
 
 def error_at(site: Site, message: str, kernel: str) -> KernelError:

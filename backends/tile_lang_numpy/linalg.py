@@ -32,7 +32,7 @@ from tile_lang.semantics import linalg
 
 from tile_lang_numpy import affine, values
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.shape import dtype_arg, value_operand
+from tile_lang_numpy.shape import operand
 from tile_lang_numpy.values import Array
 
 TF32_MASK = np.uint32(0xFFFFE000)
@@ -41,28 +41,9 @@ TF32_MASK = np.uint32(0xFFFFE000)
 # ------------------------------------------------------------------------------ checks
 
 
-def _operands(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], Tensor[Any, Any], tuple[int, ...]]:
-    """The two operands after Triton's dtype and shape checks, and the result's block shape."""
-    x = value_operand(engine, a["input"], "tl.dot")
-    y = value_operand(engine, a["other"], "tl.dot")
-    shape = linalg.dot_shape(x.type, x.block_shape, y.type, y.block_shape)
-    *batch, m, n = shape
-    k = x.block_shape[-1]
-    engine.note_block(max(m * k, k * n, m * n) * (batch[0] if batch else 1))
-    return x, y, shape
-
-
-def _out_dtype(engine: Engine, value: object, what: str) -> DType | None:
-    return None if value is None else dtype_arg(engine, value, what)
-
-
-def _acc(engine: Engine, acc: object, dtype: DType, shape: tuple[int, ...], what: str) -> Array | None:
-    """The accumulator's array, after checking it matches the result exactly."""
-    if acc is None:
-        return None
-    t = value_operand(engine, acc, what)
-    linalg.accumulator(dtype, shape, t.type, t.block_shape, what)
-    return values.array(t)
+def _acc(engine: Engine, acc: object, what: str) -> Array | None:
+    """The accumulator's array (the rule checked it matches the result exactly)."""
+    return None if acc is None else values.array(operand(engine, acc, what))
 
 
 # ------------------------------------------------------------------------------ tf32 emulation
@@ -121,10 +102,12 @@ F32_DOTS = {"tf32": _tf32_dot, "tf32x3": _tf32x3_dot, "ieee": _ieee_dot}
 def dot(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """``max_num_imprecise_acc`` (fp8 accumulation chunks on sm_90) is accepted and ignored:
     fp8 products are accumulated exactly like every other float dot."""
-    x, y, shape = _operands(engine, a)
-    out = linalg.dot_dtype(x.type, _out_dtype(engine, a["out_dtype"], "tl.dot: out_dtype"))
-    acc = _acc(engine, a["acc"], out, shape, "tl.dot")
-    precision = linalg.precision(a["input_precision"], a["allow_tf32"])  # checked for every dtype, applied to f32 operands only
+    x, y = operand(engine, a["input"], "tl.dot"), operand(engine, a["other"], "tl.dot")
+    *batch, m, n = a["shape"]
+    k = x.block_shape[-1]
+    engine.note_block(max(m * k, k * n, m * n) * (batch[0] if batch else 1))
+    out, acc = a["out_dtype"], _acc(engine, a["acc"], "tl.dot")
+    precision = a["input_precision"]  # checked for every dtype, applied to f32 operands only
     tiled = _tiled_dot(x, y, precision, acc)
     if tiled is not None:
         return values.make(tiled.astype(out.numpy, copy=False), out)
@@ -171,26 +154,24 @@ def _grid_product(cx: Array, cy: Array, grid: tuple[int, int, int]) -> Array:
 # ------------------------------------------------------------------------------ tl.dot_scaled
 
 
-def _scaled_operand(engine: Engine, x: object, scale: object, fmt: object, k_pack: bool, side: str) -> Array:
-    """One microscaled operand decoded to float64, its e8m0 scales applied along K.
+def _scaled_operand(engine: Engine, x: object, scale: object, dtype: DType, side: str) -> Array:
+    """One microscaled operand (of the format's ``dtype``) decoded to float64, its e8m0 scales
+    applied along K.
 
     ``side`` is "lhs" (shape [M, K], scales [M, K/32]) or "rhs" (shape [K, N], scales [N, K/32]).
     An fp8 format may come as its fp8 dtype or as raw u8 bits."""
-    t = value_operand(engine, x, f"tl.dot_scaled: {side}")
-    dtype = linalg.scaled_operand(fmt, k_pack, side, t.type, t.block_shape)
+    t = operand(engine, x, f"tl.dot_scaled: {side}")
     data = values.array(t)
     decoded = (np.ascontiguousarray(data).view(dtype.numpy) if t.type == U8 else data).astype(np.float64)
     oriented = decoded if side == "lhs" else np.swapaxes(decoded, 1, 2)  # [M|N, K]
     if scale is not None:
-        oriented = oriented * _scale_factors(engine, scale, oriented.shape[1:], side)
+        oriented = oriented * _scale_factors(engine, scale, side)
     return oriented if side == "lhs" else np.swapaxes(oriented, 1, 2)
 
 
-def _scale_factors(engine: Engine, scale: object, rows_k: tuple[int, ...], side: str) -> Array:
+def _scale_factors(engine: Engine, scale: object, side: str) -> Array:
     """e8m0 scales ``2**(s - 127)`` (255 is NaN), repeated over their 32 K-elements."""
-    rows, k = rows_k
-    s = value_operand(engine, scale, f"tl.dot_scaled: {side}_scale")
-    linalg.scale(side, s.type, s.block_shape, rows, k)
+    s = operand(engine, scale, f"tl.dot_scaled: {side}_scale")
     bits = values.array(s).astype(np.int64)
     factors = np.where(bits == 255, np.nan, np.ldexp(1.0, bits - 127))
     return np.repeat(factors, linalg.SCALE_GROUP, axis=-1)
@@ -200,11 +181,10 @@ def _scale_factors(engine: Engine, scale: object, rows_k: tuple[int, ...], side:
 def dot_scaled(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """``(lhs * 2**(lhs_scale-127)) @ (rhs * 2**(rhs_scale-127)) + acc`` in f32, products summed
     exactly and rounded once (``fast_math`` changes nothing here)."""
-    lhs = _scaled_operand(engine, a["lhs"], a["lhs_scale"], a["lhs_format"], a["lhs_k_pack"], "lhs")
-    rhs = _scaled_operand(engine, a["rhs"], a["rhs_scale"], a["rhs_format"], a["rhs_k_pack"], "rhs")
-    shape = linalg.dot_scaled_shape(lhs.shape[1:], rhs.shape[1:],
-                                    _out_dtype(engine, a["out_dtype"], "tl.dot_scaled: out_dtype"))
+    lhs = _scaled_operand(engine, a["lhs"], a["lhs_scale"], a["lhs_dtype"], "lhs")
+    rhs = _scaled_operand(engine, a["rhs"], a["rhs_scale"], a["rhs_dtype"], "rhs")
+    shape = a["shape"]
     engine.note_block(max(lhs.shape[1] * lhs.shape[2], rhs.shape[1] * rhs.shape[2], shape[0] * shape[1]))
-    acc = _acc(engine, a["acc"], F32, shape, "tl.dot_scaled")
+    acc = _acc(engine, a["acc"], "tl.dot_scaled")
     with np.errstate(invalid="ignore"):
         return values.make(_matmul(lhs, rhs, acc).astype(np.float32), F32)

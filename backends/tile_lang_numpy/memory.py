@@ -16,7 +16,7 @@ import numpy as np
 import tile_lang as tl
 from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import SemanticError, elementwise, memory as rules
+from tile_lang.semantics import SemanticError
 
 from tile_lang_numpy import addresses, affine, values
 from tile_lang_numpy.affine import Box
@@ -141,15 +141,9 @@ def _live(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str) -> Arr
     return None if bool(live.all()) else live
 
 
-def _scalar_fits(ptr: object, value: object, what: str) -> None:
-    """A Python number loaded as ``other`` or stored must be a value of the element dtype."""
-    if isinstance(ptr, Tensor) and ptr.type.element is not None:
-        elementwise.scalar_fits(value, ptr.type.element, what)
-
-
 @implements(tl.load)
 def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    rules.cache_hints("load", a["cache_modifier"], a["eviction_policy"])  # checked; they change no value
+    # the cache hints (checked by the rule) change no value
     ptr = a["pointer"]
     if isinstance(ptr, tl.BlockPointer):
         from tile_lang_numpy.blocks import load_block
@@ -162,7 +156,6 @@ def load(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     other = a["other"]
     other_t = None
     if other is not None:
-        _scalar_fits(ptr, other, "other")
         other_t = values.lift(other)
     fast = _fast_load(engine, ptr, a["mask"], other_t)
     if fast is None:
@@ -346,7 +339,6 @@ def _rows_as(a: Array, rows: slice, shape: tuple[int, ...], block: tuple[int, ..
 
 @implements(tl.store)
 def store(engine: Engine, a: Mapping[str, Any]) -> None:
-    rules.cache_hints("store", a["cache_modifier"], a["eviction_policy"])
     ptr = a["pointer"]
     if isinstance(ptr, tl.BlockPointer):
         from tile_lang_numpy.blocks import store_block
@@ -356,11 +348,9 @@ def store(engine: Engine, a: Mapping[str, Any]) -> None:
     if addresses.through(ptr):  # pointers made from integers: by the allocation each lane is in
         addresses.stored(engine, a, store)
         return
-    _scalar_fits(ptr, a["value"], "value")
     value = values.lift(a["value"])
     if value.type.is_pointer:  # its address, when the elements are 64-bit integers (the shared rule)
         value = addresses.cast(engine, value, values.pointers(ptr, "store").memory.dtype)
-    rules.stored(ptr.block_shape, value.block_shape)
     if _fast_store(engine, ptr, value, a["mask"]) or _window_store(engine, ptr, value, a["mask"]):
         return
     p, offs, live = lanes(engine, ptr, a["mask"], "store", value.block_shape)

@@ -11,7 +11,7 @@ import tile_lang as tl
 from tile_lang import operators
 from tile_lang.dtypes import I32
 from tile_lang.semantics import SemanticError
-from tile_lang.semantics import creation, operators as semantics, shape as shapes
+from tile_lang.semantics import operators as semantics, shape as shapes
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import affine, tiled, values
@@ -20,12 +20,12 @@ from tile_lang_numpy.engine import Engine, implements
 
 @implements(tl.program_id)
 def program_id(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    return tiled.program_id(engine, creation.program_axis(a["axis"], "tl.program_id"))
+    return tiled.program_id(engine, a["axis"])
 
 
 @implements(tl.num_programs)
 def num_programs(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    return values.scalar(engine.grid[creation.program_axis(a["axis"], "tl.num_programs")], I32)
+    return values.scalar(engine.grid[a["axis"]], I32)
 
 
 def scalar_values(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> np.ndarray[Any, Any]:

@@ -16,8 +16,6 @@ import numpy as np
 
 import tile_lang as tl
 from tile_lang.dtypes import F32, U32
-from tile_lang.semantics import random as rules
-from tile_lang.semantics.base import Block
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -62,9 +60,7 @@ def _widened(t: Tensor[Any, Any]) -> Array:
 def _words(engine: Engine, a: Mapping[str, Any]) -> Words:
     """Triton's ``randint4x(seed, offset, n_rounds)``: four uint32 blocks."""
     seed, offset = values.lift(a["seed"]), values.lift(a["offset"])
-    shape, n_rounds = rules.philox(Block(seed.type, seed.block_shape), Block(offset.type, offset.block_shape),
-                                   a["n_rounds"])
-    rank = len(shape)
+    rank, n_rounds = len(a["shape"]), a["n_rounds"]
     s = values.align(_widened(seed), seed.ndim, rank)
     o = values.align(_widened(offset), offset.ndim, rank)
     key = ((s & LOW32).astype(np.uint32), (s >> SHIFT32).astype(np.uint32))

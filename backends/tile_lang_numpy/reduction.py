@@ -39,7 +39,7 @@ from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Divergent, Engine, implements
 from tile_lang_numpy.shape import (
     block,
-    block_axis, dtype_arg, moved_back, moved_last, operand, remap, same_lead, value_operand,
+    moved_back, moved_last, operand, remap, same_lead,
 )
 from tile_lang_numpy.values import Array
 
@@ -59,11 +59,9 @@ class Along:
         return reduced.reshape(reduced.shape[:1] + self.shape)
 
 
-def along(x: Tensor[Any, Any], axis: object, keep_dims: bool, what: str, twin: str | None = None) -> Along:
-    """Prepare ``x`` for reducing block axis ``axis`` (every block axis when None), checked by
-    :func:`rules.reduce_axis` (``twin``: the elementwise op a misplaced operand likely meant)."""
+def along(x: Tensor[Any, Any], k: int | None, keep_dims: bool) -> Along:
+    """Prepare ``x`` for reducing block axis ``k`` (every block axis when None; the rule checked it)."""
     data = values.array(x)
-    k = rules.reduce_axis(x.ndim, axis, what, twin)
     if k is None:
         return Along(data.reshape(data.shape[0], -1), 1, (1,) * x.ndim if keep_dims else ())
     shape = x.block_shape[:k] + ((1,) if keep_dims else ()) + x.block_shape[k + 1:]
@@ -78,24 +76,24 @@ def _accumulator(dtype: DType) -> np.dtype[Any]:
 # ------------------------------------------------------------------------------ sum, xor_sum
 
 
-@implements(tl.sum)
-def sum_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    """With ``dtype`` the input is converted to it and the sum has exactly that dtype (Triton);
-    otherwise see the module docstring."""
-    x = value_operand(engine, a["input"], "tl.sum")
-    out = rules.sum_dtype(x.type) if a["dtype"] is None else dtype_arg(engine, a["dtype"], "tl.sum")
-    x = values.make(convert(values.array(x), x.type, out), out)
-    r = along(x, a["axis"], a["keep_dims"], "tl.sum")
-    total = np.add.reduce(r.data, axis=r.axis, dtype=_accumulator(out), keepdims=True)
-    return values.make(r.finish(total).astype(out.numpy), out)
+# The REDUCTION family and tl.sum (semantics checks the axis and gives the result dtype): each
+# builtin's ufunc. The input is converted to the result dtype first (sum's ``dtype=``: exactly that).
+REDUCTIONS: dict[Callable[..., Any], np.ufunc] = {tl.sum: np.add, tl.xor_sum: np.bitwise_xor}
 
 
-@implements(tl.xor_sum)
-def xor_sum(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = value_operand(engine, a["input"], "tl.xor_sum")
-    rules.integer_block(x.type, "tl.xor_sum")
-    r = along(x, a["axis"], a["keep_dims"], "tl.xor_sum")
-    return values.make(r.finish(np.bitwise_xor.reduce(r.data, axis=r.axis, keepdims=True)), x.type)
+def reduction(name: str, ufunc: np.ufunc) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+    """The implementation of a row of :data:`REDUCTIONS` (``name``: the builtin's)."""
+    def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+        x, out = operand(engine, a["input"], name), a["dtype"]
+        x = values.make(convert(values.array(x), x.type, out), out)
+        r = along(x, a["axis"], a["keep_dims"])
+        total = ufunc.reduce(r.data, axis=r.axis, dtype=_accumulator(out), keepdims=True)
+        return values.make(r.finish(total).astype(out.numpy), out)
+    return impl
+
+
+for _reduced, _ufunc in REDUCTIONS.items():
+    implements(_reduced)(reduction(f"tl.{_reduced.__name__}", _ufunc))
 
 
 # ------------------------------------------------------------------------------ max, min, argmax, argmin
@@ -135,29 +133,29 @@ def _arg_extreme(r: Along, dtype: DType, largest: bool, tie_break_left: bool) ->
     return best, index.astype(np.int32)
 
 
-def _extremum(largest: bool, name: str, twin: str) -> Callable[[Engine, Mapping[str, Any]], Any]:
+def _extremum(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Any]:
     def impl(engine: Engine, a: Mapping[str, Any]) -> Any:
-        x = value_operand(engine, a["input"], name)
-        r = along(x, a["axis"], a["keep_dims"], name, twin)
+        x = operand(engine, a["input"], name)
+        r = along(x, a["axis"], a["keep_dims"])
         if a["return_indices"]:
             best, index = _arg_extreme(r, x.type, largest, a["return_indices_tie_break_left"])
             return values.make(r.finish(best), x.type), values.make(r.finish(index), I32)
-        out = rules.max_dtype(x.type)
+        out = a["dtype"]
         return values.make(r.finish(_extreme(r, x.type, largest)).astype(out.numpy), out)
     return impl
 
 
 def _arg(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-        x = value_operand(engine, a["input"], name)
-        r = along(x, a["axis"], a["keep_dims"], name)
+        x = operand(engine, a["input"], name)
+        r = along(x, a["axis"], a["keep_dims"])
         _, index = _arg_extreme(r, x.type, largest, a["tie_break_left"])
         return values.make(r.finish(index), I32)
     return impl
 
 
-implements(tl.max)(_extremum(True, "tl.max", "tl.maximum"))
-implements(tl.min)(_extremum(False, "tl.min", "tl.minimum"))
+implements(tl.max)(_extremum(True, "tl.max"))
+implements(tl.min)(_extremum(False, "tl.min"))
 implements(tl.argmax)(_arg(True, "tl.argmax"))
 implements(tl.argmin)(_arg(False, "tl.argmin"))
 
@@ -165,19 +163,11 @@ implements(tl.argmin)(_arg(False, "tl.argmin"))
 # ------------------------------------------------------------------------------ user combine functions
 
 
-def _combine_fn(engine: Engine, fn: object, what: str) -> Func[..., Any]:
-    """The combine function, which must be a ``@tl.func`` (as Triton requires a jitted one)."""
-    if not isinstance(fn, Func):
-        raise engine.error(f"{what}: combine_fn must be a @tl.func, got {fn!r}")
-    return fn
-
-
 def _operands(engine: Engine, given: object, what: str) -> tuple[tuple[Tensor[Any, Any], ...], bool]:
-    """The input of ``tl.reduce``/``tl.associative_scan``: its blocks (checked by
-    :func:`rules.combine_operands`), and whether it came as a tuple (the result then does too)."""
+    """The input of ``tl.reduce``/``tl.associative_scan``: its blocks (as the rule checked
+    them), and whether it came as a tuple (the result then does too)."""
     items = given if isinstance(given, tuple) else (given,)
     xs = tuple(operand(engine, x, what) for x in items)
-    rules.combine_operands([block(x) for x in xs], what)
     data = [values.array(x) for x in xs]
     lead = max(d.shape[0] for d in data)  # a block the same in every program has one row
     spread = tuple(values.make(np.broadcast_to(d, (lead,) + d.shape[1:]), x.type) for d, x in zip(data, xs))
@@ -198,7 +188,6 @@ def _combine(engine: Engine, fn: Func[..., Any], kinds: tuple[DType, ...], what:
 
     All axes are folded into the program axis, so ``fn`` sees genuine rank-0 tensors (as on
     the GPU) whose every lane is one independent combine."""
-    rules.combine_arity(fn, fn.fn, len(kinds), what)
     shape, lanes = left[0].shape, left[0].size
 
     def lane_values(arrays: list[Array]) -> list[Tensor[Any, Any]]:
@@ -232,9 +221,9 @@ def reduce(engine: Engine, a: Mapping[str, Any]) -> Any:
     call per level (a tuple input's blocks combined together, element by element); equal to a
     left fold for any associative function."""
     xs, as_tuple = _operands(engine, a["input"], "tl.reduce")
-    fn = _combine_fn(engine, a["combine_fn"], "tl.reduce")
+    fn: Func[..., Any] = a["combine_fn"]
     kinds = tuple(x.type for x in xs)
-    rs = [along(x, a["axis"], a["keep_dims"], "tl.reduce") for x in xs]
+    rs = [along(x, a["axis"], a["keep_dims"]) for x in xs]
     data = [np.moveaxis(r.data, r.axis, -1) for r in rs]
     while data[0].shape[-1] > 1:
         n = data[0].shape[-1]
@@ -256,8 +245,8 @@ def associative_scan(engine: Engine, a: Mapping[str, Any]) -> Any:
     scanned together. ``reverse`` scans from the end: ``out[i] = x[n-1] . x[n-2] . ... . x[i]``,
     the mirror image of the forward scan."""
     xs, as_tuple = _operands(engine, a["input"], "tl.associative_scan")
-    fn = _combine_fn(engine, a["combine_fn"], "tl.associative_scan")
-    k = rules.scan_axis(xs[0].ndim, a["axis"], "tl.associative_scan")
+    fn: Func[..., Any] = a["combine_fn"]
+    k = a["axis"]
     kinds = tuple(x.type for x in xs)
     data = [_flipped(moved_last(values.array(x), k), a["reverse"]) for x in xs]
     n, d = data[0].shape[-1], 1
@@ -272,22 +261,20 @@ def associative_scan(engine: Engine, a: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------------------ cumsum, cumprod
 
 
-def _scan(ufunc: np.ufunc, widen: bool, name: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
+def _scan(ufunc: np.ufunc, name: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
     """An inclusive prefix scan with a NumPy ufunc (cumprod keeps narrow integers: Triton 3.6
     does not widen them)."""
 
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-        x = value_operand(engine, a["input"], name)
-        k = rules.scan_axis(x.ndim, a["axis"], name)
-        out = rules.sum_dtype(x.type) if widen else x.type
+        x, k, out = operand(engine, a["input"], name), a["axis"], a["dtype"]
         data = _flipped(moved_last(values.array(x), k), a["reverse"])
         scanned = ufunc.accumulate(data, axis=-1, dtype=_accumulator(out))
         return values.make(moved_back(_flipped(scanned, a["reverse"]), k).astype(out.numpy), out)
     return impl
 
 
-implements(tl.cumsum)(_scan(np.add, True, "tl.cumsum"))
-implements(tl.cumprod)(_scan(np.multiply, False, "tl.cumprod"))
+implements(tl.cumsum)(_scan(np.add, "tl.cumsum"))
+implements(tl.cumprod)(_scan(np.multiply, "tl.cumprod"))
 
 
 # ------------------------------------------------------------------------------ sort, flip
@@ -297,8 +284,7 @@ implements(tl.cumprod)(_scan(np.multiply, False, "tl.cumprod"))
 def sort(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """Along the last axis only, as in Triton; NaNs sort last (first when descending), which
     Triton leaves unspecified."""
-    x = value_operand(engine, a["x"], "tl.sort")
-    rules.sort_axis(x.ndim, a["dim"])
+    x = operand(engine, a["x"], "tl.sort")
     ordered = np.sort(values.array(x), axis=-1)
     return values.make(ordered[..., ::-1] if a["descending"] else ordered, x.type)
 
@@ -306,8 +292,7 @@ def sort(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.flip)
 def flip(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["x"], "tl.flip")
-    k = block_axis(engine, x.ndim - 1 if a["dim"] is None else a["dim"], x.ndim, "tl.flip")
-    return remap(x, lambda arr: np.flip(arr, axis=k + 1))
+    return remap(x, lambda arr: np.flip(arr, axis=a["dim"] + 1))
 
 
 # ------------------------------------------------------------------------------ histogram, gather
@@ -320,7 +305,7 @@ def histogram(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     kernel should not rely on either)."""
     x = operand(engine, a["input"], "tl.histogram")
     mask = None if a["mask"] is None else values.lift(a["mask"])
-    bins = rules.histogram(block(x), a["num_bins"], None if mask is None else block(mask))
+    bins = a["num_bins"]
     engine.note_block(bins)
     data = values.array(x).astype(np.int64)  # u64 values >= 2**63 turn negative: out of range either way
     live = (data >= 0) & (data < bins)
@@ -339,7 +324,7 @@ def gather(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     error here (undefined on the GPU)."""
     src = operand(engine, a["src"], "tl.gather")
     index = operand(engine, a["index"], "tl.gather: index")
-    k = rules.gather(block(src), block(index), a["axis"])
+    k = a["axis"]
     idx = values.array(index).astype(np.int64)
     extent = src.block_shape[k]
     bad = (idx < 0) | (idx >= extent)

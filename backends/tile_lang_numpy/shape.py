@@ -3,8 +3,8 @@ interleave and cat.
 
 These ops only move elements, so they are bit-exact and work on pointer blocks as well as
 values (the element offsets move instead). Axes are *block* axes: array axis ``axis + 1``,
-because every handle carries the program axis first. The helpers at the top (axis
-normalisation, constexpr and dtype arguments, power-of-two shape checks, operands) are shared
+because every handle carries the program axis first; the rules (tile_lang.semantics.shape)
+gave every shape and axis already. The helpers at the top (operands, moving data) are shared
 with ``reduction`` and ``linalg``.
 """
 
@@ -17,9 +17,6 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang import dtypes
-from tile_lang.dtypes import DType
-from tile_lang.semantics import base, reduction, shape as rules
 from tile_lang.semantics.base import Block, SemanticError
 from tile_lang.tensor import Tensor
 
@@ -30,30 +27,9 @@ from tile_lang_numpy.values import Array, Pointers
 # ------------------------------------------------------------------------------ shared helpers
 
 
-def dtype_arg(engine: Engine, marker: object, what: str) -> DType:
-    """The runtime dtype of a dtype argument such as ``tl.f32``, or a clear error."""
-    try:
-        return dtypes.dtype_of(marker)
-    except TypeError as exc:
-        raise engine.error(f"{what}: {exc}") from None
-
-
-def block_axis(engine: Engine, axis: object, rank: int, what: str) -> int:
-    """``axis`` as a block axis in ``[0, rank)``; negative axes count from the end."""
-    return base.block_axis(rank, axis, what)
-
-
-
 def block(x: Tensor[Any, Any]) -> Block:
     """What the rules of :mod:`tile_lang.semantics` see of ``x``."""
     return Block(x.type, x.block_shape)
-
-
-def pow2_shape(engine: Engine, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
-    """``shape`` after checking every dimension is a positive power of two, as Triton requires."""
-    base.pow2_shape(shape, what)
-    engine.note_block(math.prod(shape))
-    return shape
 
 
 def operand(engine: Engine, x: object, what: str, like: Tensor[Any, Any] | None = None) -> Tensor[Any, Any]:
@@ -62,13 +38,6 @@ def operand(engine: Engine, x: object, what: str, like: Tensor[Any, Any] | None 
         return values.lift(x, None if like is None else like.type)
     except SemanticError:
         raise engine.error(f"{what}: expected a block, got {type(x).__name__}") from None
-
-
-def value_operand(engine: Engine, x: object, what: str) -> Tensor[Any, Any]:
-    """Like :func:`operand`, refusing pointer blocks (arithmetic ops need values)."""
-    t = operand(engine, x, what)
-    reduction.values(t.type, what)
-    return t
 
 
 def data_of(x: Tensor[Any, Any]) -> Array:
@@ -126,7 +95,7 @@ def same_lead(a: Array, b: Array) -> tuple[Array, Array]:
 def broadcast(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], Tensor[Any, Any]]:
     x = operand(engine, a["input"], "tl.broadcast")
     y = operand(engine, a["other"], "tl.broadcast", like=x)
-    shape = base.broadcast(x.block_shape, y.block_shape, "tl.broadcast")
+    shape = a["shape"]
     engine.note_block(math.prod(shape))
     return (remap(x, lambda arr: _expand(arr, x.ndim, shape)), remap(y, lambda arr: _expand(arr, y.ndim, shape)))
 
@@ -134,7 +103,7 @@ def broadcast(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], T
 @implements(tl.broadcast_to)
 def broadcast_to(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["input"], "tl.broadcast_to")
-    shape = rules.broadcast_to(block(x), a["shape"])
+    shape = a["shape"]
     engine.note_block(math.prod(shape))
     return remap(x, lambda arr: _expand(arr, x.ndim, shape))
 
@@ -142,8 +111,7 @@ def broadcast_to(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.expand_dims)
 def expand_dims(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["input"], "tl.expand_dims")
-    new = rules.expand_dims(block(x), a["axis"])
-    return remap(x, lambda arr: np.expand_dims(arr, tuple(ax + 1 for ax in new)))
+    return remap(x, lambda arr: np.expand_dims(arr, tuple(ax + 1 for ax in a["axis"])))
 
 
 # ------------------------------------------------------------------------------ axis order
@@ -156,13 +124,13 @@ def _permuted(x: Tensor[Any, Any], order: tuple[int, ...]) -> Tensor[Any, Any]:
 @implements(tl.permute)
 def permute(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["input"], "tl.permute")
-    return _permuted(x, rules.permute(block(x), a["dims"]))
+    return _permuted(x, a["dims"])
 
 
 @implements(tl.trans)
 def trans(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["input"], "tl.trans")
-    return _permuted(x, rules.trans(block(x), a["dims"]))
+    return _permuted(x, a["dims"])
 
 
 # ------------------------------------------------------------------------------ reshaping
@@ -178,19 +146,19 @@ def _reshaped(engine: Engine, x: Tensor[Any, Any], shape: tuple[int, ...]) -> Te
 def reshape(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """Row-major; ``can_reorder=True`` allows any order in Triton, and row-major is one of them."""
     x = operand(engine, a["input"], "tl.reshape")
-    return _reshaped(engine, x, rules.reshape(block(x), a["shape"], "tl.reshape"))
+    return _reshaped(engine, x, a["shape"])
 
 
 @implements(tl.view)
 def view(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["input"], "tl.view")
-    return _reshaped(engine, x, rules.reshape(block(x), a["shape"], "tl.view"))
+    return _reshaped(engine, x, a["shape"])
 
 
 @implements(tl.ravel)
 def ravel(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = operand(engine, a["x"], "tl.ravel")
-    return _reshaped(engine, x, rules.ravel(block(x)))
+    return _reshaped(engine, x, a["shape"])
 
 
 # ------------------------------------------------------------------------------ join, split, cat
@@ -200,7 +168,7 @@ def _joined(engine: Engine, a: Mapping[str, Any], what: str) -> Tensor[Any, Any]
     """``a`` and ``b`` broadcast together and stacked along a new minor axis of size 2."""
     x = operand(engine, a["a"], what)
     y = operand(engine, a["b"], what, like=x)
-    shape = rules.join(block(x), block(y), what)
+    shape = a["shape"]
     ax, ay = _pair(engine, x, y, what)
     ax, ay = same_lead(_expand(ax, x.ndim, shape), _expand(ay, y.ndim, shape))
     engine.note_block(2 * math.prod(shape))
@@ -215,7 +183,6 @@ def join(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.split)
 def split(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], Tensor[Any, Any]]:
     x = operand(engine, a["a"], "tl.split")
-    rules.split(block(x))
     return remap(x, lambda arr: arr[..., 0]), remap(x, lambda arr: arr[..., 1])
 
 
@@ -236,7 +203,6 @@ def cat(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     the plain concatenation, which is what Triton 3.9 guarantees."""
     x = operand(engine, a["input"], "tl.cat")
     y = operand(engine, a["other"], "tl.cat", like=x)
-    rules.cat(block(x), block(y))
     ax, ay = same_lead(*_pair(engine, x, y, "tl.cat"))
     engine.note_block(2 * math.prod(x.block_shape))
     return rebuild(x, np.concatenate([ax, ay], axis=1))

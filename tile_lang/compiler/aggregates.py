@@ -14,6 +14,7 @@ from typing import Any, Union
 
 from tile_lang.compiler.ir import Node
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
+from tile_lang.semantics.base import Tiled
 
 Part = Union[Node, bool, int, float]
 
@@ -34,6 +35,12 @@ class BlockInfo:
     @property
     def ndim(self) -> int:
         return len(self.block_shape)
+
+    def seen(self) -> Tiled:
+        """What the rules see of this block."""
+        element = self.base.ty.dtype.element
+        assert element is not None
+        return Tiled(element, self.block_shape)
 
     def parts(self) -> tuple[Part, ...]:
         return (self.base, *self.shape, *self.strides, *self.offsets)

@@ -26,6 +26,7 @@ from tile_lang.dtypes import Query
 from tile_lang.tensor import FORWARDED_METHODS, SHAPE_METHODS, Shape, dtype_value, member, permute_dims, type_value
 from tile_lang.builtin import builtin_of
 import tile_lang.compiler.lowering as lowering
+from tile_lang.compiler.lowering_base import block_of
 from tile_lang.compiler.builder import Builder, is_scalar_value
 from tile_lang.compiler.controlflow import RETURNED, ControlFlow, Stale
 from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
@@ -38,6 +39,7 @@ from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store, make_tensor_descriptor
 from tile_lang.semantics import creation, elementwise, operators, shape as shape_rules
 from tile_lang.semantics.base import python
+from tile_lang.semantics.dispatch import checked
 from tile_lang.signature import Constant, plain
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner
 
@@ -377,7 +379,7 @@ class Frontend(ControlFlow):
             lower = lowering.LOWERINGS.get(op)
             if lower is None:
                 raise self.error(f"tl.{op.name} is not supported by the CUDA compiler yet")
-            return lower(self, op.bind(args, kwargs))
+            return lower(self, checked(op, op.bind(args, kwargs), block_of))
         fn = inlinable(callee)
         if fn is not None:
             return self.inline(fn, args, kwargs, isinstance(callee, Func))

@@ -19,19 +19,17 @@ import tile_lang.compiler.lowering_collective  # noqa: F401 (registers its lower
 import tile_lang.compiler.lowering_memory  # noqa: F401 (registers its lowerings)
 import tile_lang.dtypes as dtypes
 import tile_lang.operators as operators
-import tile_lang.compiler.builder as builder
-from tile_lang.compiler.builder import Builder, Value, broadcast_shapes
+from tile_lang.compiler.builder import Value, broadcast_shapes
 from tile_lang.compiler.lowering_base import (
-    LOWERINGS as LOWERINGS, Args, Context, Lowering, block, block_axis, constant, dtype_arg, gather, lowers, node_arg,
+    LOWERINGS as LOWERINGS, Args, Context, Lowering, constant, dtype_arg, gather, lowers, node_arg,
     permute,
 )
 from tile_lang.compiler.ir import (
     AssertAttr, AsmAttr, BinaryFn, Node, Op, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
-from tile_lang.dtypes import DType
 from tile_lang.ops import creation as tlcreation, debug, math as tlmath, random as tlrandom, reduction as tlreduction
 from tile_lang.ops import shape as tlshape
-from tile_lang.semantics import base, creation, elementwise, hints, random, shape as shapes
+from tile_lang.semantics import shape as shapes
 
 
 # ---------------------------------------------------------------- creation
@@ -39,49 +37,30 @@ from tile_lang.semantics import base, creation, elementwise, hints, random, shap
 
 @lowers(tlcreation.program_id)
 def _program_id(c: Context, a: Args) -> Node:
-    return c.b.program_id(Op.PROGRAM_ID, creation.program_axis(a["axis"], "tl.program_id"))
+    return c.b.program_id(Op.PROGRAM_ID, a["axis"])
 
 
 @lowers(tlcreation.num_programs)
 def _num_programs(c: Context, a: Args) -> Node:
-    return c.b.program_id(Op.NUM_PROGRAMS, creation.program_axis(a["axis"], "tl.num_programs"))
+    return c.b.program_id(Op.NUM_PROGRAMS, a["axis"])
 
 
 @lowers(tlcreation.arange)
 def _arange(c: Context, a: Args) -> Node:
-    return c.b.arange(*creation.arange(a["start"], a["end"]))
+    return c.b.arange(a["start"], a["end"])
 
 
-def _full(b: Builder, shape: tuple[int, ...], value: Value, dtype: DType, what: str) -> Node:
-    """A block filled with ``value`` after the shared rule: a constant, or a runtime scalar cast."""
-    constant = creation.fill(block(value) if isinstance(value, Node) else value, dtype, what)
-    return b.splat(b.to_node(value, dtype) if constant is None else b.const(constant, dtype), tuple(shape))
-
-
-@lowers(tlcreation.zeros)
-def _zeros(c: Context, a: Args) -> Node:
-    return _full(c.b, creation.block_shape(a["shape"], "tl.zeros"), 0, dtype_arg(a["dtype"]), "tl.zeros")
-
-
-@lowers(tlcreation.full)
-def _full_builtin(c: Context, a: Args) -> Node:
-    shape = creation.block_shape(a["shape"], "tl.full") if a["shape"] != () else ()
-    return _full(c.b, shape, a["value"], dtype_arg(a["dtype"]), "tl.full")
-
-
-@lowers(tlcreation.full_like)
-def _full_like(c: Context, a: Args) -> Node:
-    like: Node = a["input"]
-    return _full(c.b, like.ty.shape, a["value"], like.ty.dtype, "tl.full_like")
+@lowers(tlcreation.zeros, tlcreation.full, tlcreation.full_like)
+def _full(c: Context, a: Args) -> Node:
+    """A block of the rule's ``shape`` and ``dtype`` holding its ``constant``, or the runtime
+    scalar ``value`` cast to ``dtype``."""
+    dtype, constant = a["dtype"], a["constant"]
+    return c.b.splat(c.b.to_node(a["value"], dtype) if constant is None else c.b.const(constant, dtype), tuple(a["shape"]))
 
 
 @lowers(tlcreation.cast)
 def _cast(c: Context, a: Args) -> Node:
-    to_zero = elementwise.cast_rounding(a["fp_downcast_rounding"])
-    x, dtype = node_arg(c.b, a["input"]), elementwise.cast_target(a["dtype"])
-    if a["bitcast"]:
-        elementwise.bitcast(x.ty.dtype, dtype)
-    return c.b.cast(x, dtype, a["bitcast"], to_zero)
+    return c.b.cast(node_arg(c.b, a["input"]), a["dtype"], a["bitcast"], a["to_zero"])
 
 
 # ---------------------------------------------------------------- operators (used by library helpers)
@@ -99,21 +78,25 @@ def _unary(c: Context, a: Args) -> Value:
 
 # ---------------------------------------------------------------- math
 
-def float_node(c: Context, value: Value, name: str) -> Node:
-    """A float operand of ``tl.<name>`` as a node."""
-    x = node_arg(c.b, value)
-    elementwise.float_operand(x.ty.dtype, name)
-    return x
+# The UNARY_MATH family (semantics checks the operand is a float block): each builtin's IR function.
+MATH: dict[Callable[..., Any], UnaryFn] = {
+    tlmath.exp: UnaryFn.EXP, tlmath.exp2: UnaryFn.EXP2, tlmath.log: UnaryFn.LOG, tlmath.log2: UnaryFn.LOG2,
+    tlmath.sin: UnaryFn.SIN, tlmath.cos: UnaryFn.COS, tlmath.sqrt: UnaryFn.SQRT, tlmath.sqrt_rn: UnaryFn.SQRT_RN,
+    tlmath.rsqrt: UnaryFn.RSQRT, tlmath.erf: UnaryFn.ERF, tlmath.atan: UnaryFn.ATAN, tlmath.ceil: UnaryFn.CEIL,
+    tlmath.floor: UnaryFn.FLOOR, tlmath.tanh: UnaryFn.TANH, tlmath.tan: UnaryFn.TAN, tlmath.asin: UnaryFn.ASIN,
+    tlmath.acos: UnaryFn.ACOS, tlmath.sinh: UnaryFn.SINH, tlmath.cosh: UnaryFn.COSH, tlmath.asinh: UnaryFn.ASINH,
+    tlmath.acosh: UnaryFn.ACOSH, tlmath.atanh: UnaryFn.ATANH, tlmath.erfc: UnaryFn.ERFC, tlmath.expm1: UnaryFn.EXPM1,
+    tlmath.log1p: UnaryFn.LOG1P, tlmath.log10: UnaryFn.LOG10, tlmath.trunc: UnaryFn.TRUNC, tlmath.rint: UnaryFn.RINT,
+}
 
 
-def _math_lowering(op: elementwise.MathOp) -> Lowering:
-    """A row of the math table: the IR function of the builtin's name."""
-    fn = UnaryFn(op.name)
-    return lambda c, a: c.b.math(fn, float_node(c, a["x"], op.name))
+def unary_math(fn: UnaryFn) -> Lowering:
+    """The lowering of a row of :data:`MATH`."""
+    return lambda c, a: c.b.math(fn, node_arg(c.b, a["x"]))
 
 
-for _op in elementwise.MATH:
-    lowers(_op.builtin)(_math_lowering(_op))
+for _math_fn, _ir_fn in MATH.items():
+    lowers(_math_fn)(unary_math(_ir_fn))
 
 
 @lowers(tlmath.abs)
@@ -137,7 +120,6 @@ def _minimum(c: Context, a: Args) -> Node:
 
 @lowers(tlmath.clamp)
 def _clamp(c: Context, a: Args) -> Node:
-    float_node(c, a["x"], "clamp")
     nan = a["propagate_nan"]
     low = c.b.binary(BinaryFn.MAX_NAN if nan else BinaryFn.MAX, a["x"], a["min"])
     return c.b.binary(BinaryFn.MIN_NAN if nan else BinaryFn.MIN, low, a["max"])
@@ -145,25 +127,22 @@ def _clamp(c: Context, a: Args) -> Node:
 
 @lowers(tlmath.fma)
 def _fma(c: Context, a: Args) -> Node:
-    x = float_node(c, a["x"], "fma")
+    x = node_arg(c.b, a["x"])
     return c.b.elementwise(Op.FMA, (x, a["y"], a["z"]), x.ty.dtype)
 
 
 @lowers(tlmath.fdiv)
 def _fdiv(c: Context, a: Args) -> Node:
-    float_node(c, a["x"], "fdiv")
     return c.b.binary(BinaryFn.DIV_RN if a["ieee_rounding"] else BinaryFn.DIV, a["x"], a["y"], true_div=True)
 
 
 @lowers(tlmath.div_rn)
 def _div_rn(c: Context, a: Args) -> Node:
-    float_node(c, a["x"], "fdiv")
     return c.b.binary(BinaryFn.DIV_RN, a["x"], a["y"], true_div=True)
 
 
 @lowers(tlmath.umulhi)
 def _umulhi(c: Context, a: Args) -> Node:
-    elementwise.integer_operands(builder.common_dtype(a["x"], a["y"]), "umulhi")
     return c.b.binary(BinaryFn.UMULHI, a["x"], a["y"])
 
 
@@ -187,21 +166,20 @@ def _min_int(c: Context, a: Args) -> Value:
 @lowers(tlshape.broadcast_to)
 def _broadcast_to(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return c.b.broadcast_to(x, shapes.broadcast_to(block(x), a["shape"]))
+    return c.b.broadcast_to(x, a["shape"])
 
 
 @lowers(tlshape.broadcast)
 def _broadcast(c: Context, a: Args) -> tuple[Node, Node]:
     x = node_arg(c.b, a["input"])
     y = c.b.to_node(a["other"], None if isinstance(a["other"], Node) else x.ty.dtype)
-    shape = base.broadcast(x.ty.shape, y.ty.shape, "tl.broadcast")
-    return c.b.broadcast_to(x, shape), c.b.broadcast_to(y, shape)
+    return c.b.broadcast_to(x, a["shape"]), c.b.broadcast_to(y, a["shape"])
 
 
 @lowers(tlshape.expand_dims)
 def _expand_dims(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    shape = shapes.expanded(x.ty.shape, shapes.expand_dims(block(x), a["axis"]))
+    shape = shapes.expanded(x.ty.shape, a["axis"])
     return c.b.reshape(x, shape) if x.ty.shape else c.b.splat(x, shape)
 
 
@@ -212,31 +190,31 @@ def _reshaped(c: Context, x: Node, shape: tuple[int, ...]) -> Node:
 @lowers(tlshape.reshape)
 def _reshape(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return _reshaped(c, x, shapes.reshape(block(x), a["shape"], "tl.reshape"))
+    return _reshaped(c, x, a["shape"])
 
 
 @lowers(tlshape.view)
 def _view(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return _reshaped(c, x, shapes.reshape(block(x), a["shape"], "tl.view"))
+    return _reshaped(c, x, a["shape"])
 
 
 @lowers(tlshape.ravel)
 def _ravel(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["x"])
-    return _reshaped(c, x, shapes.ravel(block(x)))
+    return _reshaped(c, x, a["shape"])
 
 
 @lowers(tlshape.permute)
 def _permute(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return permute(c, x, shapes.permute(block(x), a["dims"]))
+    return permute(c, x, a["dims"])
 
 
 @lowers(tlshape.trans)
 def _trans(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    return permute(c, x, shapes.trans(block(x), a["dims"]))
+    return permute(c, x, a["dims"])
 
 
 def _positions(c: Context, shape: tuple[int, ...], axis: int, value: Callable[[Node], Value]) -> Node:
@@ -248,20 +226,16 @@ def _positions(c: Context, shape: tuple[int, ...], axis: int, value: Callable[[N
 
 @lowers(tlreduction.flip)
 def _flip(c: Context, a: Args) -> Node:
-    x = node_arg(c.b, a["x"])
-    if x.ty.is_scalar:
-        raise c.error("tl.flip needs a block")
-    axis = block_axis(c, x, len(x.ty.shape) - 1 if a["dim"] is None else a["dim"], "tl.flip")
+    x, axis = node_arg(c.b, a["x"]), a["dim"]
     last = x.ty.shape[axis] - 1
     return gather(c, x, _positions(c, x.ty.shape, axis, lambda i: c.b.binary_op(operators.BinaryOp.SUB, last, i)), axis)
 
 
-def _pair(c: Context, a: Args, what: str) -> tuple[Node, Node]:
+def _pair(c: Context, a: Args) -> tuple[Node, Node]:
     """``a`` and ``b`` of join/interleave: one dtype, broadcast together."""
     x = node_arg(c.b, a["a"])
     y = c.b.to_node(a["b"], None if isinstance(a["b"], Node) else x.ty.dtype)
-    shape = shapes.join(block(x), block(y), what)
-    return c.b.broadcast_to(x, shape), c.b.broadcast_to(y, shape)
+    return c.b.broadcast_to(x, a["shape"]), c.b.broadcast_to(y, a["shape"])
 
 
 def join(c: Context, x: Node, y: Node) -> Node:
@@ -274,12 +248,12 @@ def join(c: Context, x: Node, y: Node) -> Node:
 
 @lowers(tlshape.join)
 def _join(c: Context, a: Args) -> Node:
-    return join(c, *_pair(c, a, "tl.join"))
+    return join(c, *_pair(c, a))
 
 
 @lowers(tlshape.interleave)
 def _interleave(c: Context, a: Args) -> Node:
-    joined = join(c, *_pair(c, a, "tl.interleave"))
+    joined = join(c, *_pair(c, a))
     if len(joined.ty.shape) == 1:
         return joined
     return c.b.reshape(joined, joined.ty.shape[:-2] + (2 * joined.ty.shape[-2],))
@@ -288,7 +262,6 @@ def _interleave(c: Context, a: Args) -> Node:
 @lowers(tlshape.split)
 def _split(c: Context, a: Args) -> tuple[Node, Node]:
     x = node_arg(c.b, a["a"])
-    shapes.split(block(x))
     axis = len(x.ty.shape) - 1
     pick = x.ty.shape[:-1] + (1,)
 
@@ -304,7 +277,7 @@ def _cat(c: Context, a: Args) -> Node:
     """Concatenation along the first axis: join, move the new axis first, merge it in."""
     x = node_arg(c.b, a["input"])
     y = c.b.to_node(a["other"], None if isinstance(a["other"], Node) else x.ty.dtype)
-    shape = shapes.cat(block(x), block(y))
+    shape = a["shape"]
     joined = join(c, x, y)
     rank = len(joined.ty.shape)
     moved = permute(c, joined, (rank - 1, *range(rank - 1)))
@@ -316,10 +289,9 @@ def _cat(c: Context, a: Args) -> Node:
 
 def _random_operands(c: Context, a: Args) -> tuple[Node, Node, int]:
     """The seed (u64, sign-extended, splat to the offsets' shape), the offsets and the rounds."""
-    seed, offset = c.b.to_node(a["seed"]), node_arg(c.b, a["offset"])
-    shape, rounds = random.philox(block(seed), block(offset), a["n_rounds"])
+    seed, offset, shape = c.b.to_node(a["seed"]), node_arg(c.b, a["offset"]), a["shape"]
     seed = c.b.broadcast_to(c.b.cast(seed, dtypes.U64), shape)
-    return seed, c.b.broadcast_to(offset, shape), rounds
+    return seed, c.b.broadcast_to(offset, shape), a["n_rounds"]
 
 
 def _rand(fn: RandFn) -> Lowering:
@@ -345,16 +317,10 @@ def _randint4x(c: Context, a: Args) -> tuple[Node, ...]:
 # ---------------------------------------------------------------- hints and debugging
 
 
-def _hint(name: str) -> Callable[[Context, Args], Any]:
-    """The lowering of one hint: its rule, then the input unchanged (the compiler trusts it)."""
-    def lower(c: Context, a: Args) -> Any:
-        hints.hint(name, block(c.b.to_node(a["input"])), a["values"])
-        return a["input"]
-    return lower
-
-
-for _fn in (debug.multiple_of, debug.max_contiguous, debug.max_constancy):
-    lowers(_fn)(_hint(_fn.__name__))
+@lowers(debug.multiple_of, debug.max_contiguous, debug.max_constancy)
+def _hint(c: Context, a: Args) -> Any:
+    """The input unchanged: the rule checked the hint, and the compiler trusts its promise."""
+    return a["input"]
 
 
 @lowers(debug.assume)

@@ -63,18 +63,14 @@ def constant(c: Context, value: Any, what: str, arg: str) -> int:
     return base.constexpr_int(value, what, arg)
 
 
-def block_axis(c: Context, x: Node, axis: Any, what: str) -> int:
-    """``axis`` (a constexpr, negative from the end) as an axis of ``x``'s block."""
-    return base.block_axis(len(x.ty.shape), axis, what)
-
-
-def pow2_shape(c: Context, shape: tuple[int, ...], what: str) -> tuple[int, ...]:
-    return base.pow2_shape(shape, what)
-
-
 def block(x: Node) -> Block:
     """What the rules of :mod:`tile_lang.semantics` see of ``x``."""
     return Block(x.ty.dtype, x.ty.shape)
+
+
+def block_of(value: object) -> Block | None:
+    """What the rules see of a front-end value (None: not a runtime value)."""
+    return Block(value.ty.dtype, value.ty.shape) if isinstance(value, Node) else None
 
 
 def permute(c: Context, x: Node, dims: tuple[int, ...]) -> Node:

@@ -15,21 +15,13 @@ from tile_lang.compiler.ir import (
     ScanAttr, SortAttr, Type, UnaryFn,
 )
 from tile_lang.compiler.lowering_base import (
-    Args, Context, Lowering, block, dtype_arg, gather, lowers, node_arg, permute,
+    Args, Context, Lowering, block, gather, lowers, node_arg, permute,
 )
 from tile_lang.dtypes import DType
-from tile_lang.func import Func
 from tile_lang.ops import linalg as tllinalg, reduction as tlreduction
 from tile_lang.semantics import linalg, reduction
 
 # ---------------------------------------------------------------- reductions and scans
-
-
-def _values(c: Context, value: Any, what: str) -> Node:
-    """A block of values (not pointers)."""
-    x = node_arg(c.b, value)
-    reduction.values(x.ty.dtype, what)
-    return x
 
 
 def _kept(c: Context, out: Node, x: Node, axis: int | None, keep_dims: bool) -> Node:
@@ -42,7 +34,7 @@ def _kept(c: Context, out: Node, x: Node, axis: int | None, keep_dims: bool) -> 
 
 def _reduce(c: Context, x: Node, fn: ReduceFn, axis: int | None, keep_dims: bool, dtype: DType,
             tie_break_left: bool = True) -> Node:
-    """``fn`` along ``axis``, checked by :func:`reduction.reduce_axis` (so a scalar's is None)."""
+    """``fn`` along ``axis``, as the rule checked it (so a scalar's is None)."""
     arg = fn in (ReduceFn.ARGMAX, ReduceFn.ARGMIN)
     if x.ty.is_scalar:
         return c.b.const(0, dtypes.I32) if arg else c.b.cast(x, dtype)
@@ -52,82 +44,71 @@ def _reduce(c: Context, x: Node, fn: ReduceFn, axis: int | None, keep_dims: bool
     return _kept(c, out, x, axis, keep_dims)
 
 
-def _axis(x: Node, a: Args, what: str, twin: str | None = None) -> int | None:
-    """The checked ``axis`` argument of a reduction of ``x``."""
-    return reduction.reduce_axis(len(x.ty.shape), a["axis"], what, twin)
+# The REDUCTION family and tl.sum (semantics checks the axis and gives the result dtype): each
+# builtin's IR function.
+REDUCTIONS: dict[Any, ReduceFn] = {tlreduction.sum: ReduceFn.SUM, tlreduction.xor_sum: ReduceFn.XOR}
 
 
-@lowers(tlreduction.sum)
-def _sum(c: Context, a: Args) -> Node:
-    x = _values(c, a["input"], "tl.sum")
-    dtype = dtype_arg(a["dtype"]) if a["dtype"] is not None else reduction.sum_dtype(x.ty.dtype)
-    return _reduce(c, x, ReduceFn.SUM, _axis(x, a, "tl.sum"), a["keep_dims"], dtype)
+def reduction_lowering(fn: ReduceFn) -> Lowering:
+    """The lowering of a row of :data:`REDUCTIONS`."""
+    def lower(c: Context, a: Args) -> Node:
+        return _reduce(c, node_arg(c.b, a["input"]), fn, a["axis"], a["keep_dims"], a["dtype"])
+    return lower
 
 
-@lowers(tlreduction.xor_sum)
-def _xor_sum(c: Context, a: Args) -> Node:
-    x = _values(c, a["input"], "tl.xor_sum")
-    reduction.integer_block(x.ty.dtype, "tl.xor_sum")
-    return _reduce(c, x, ReduceFn.XOR, _axis(x, a, "tl.xor_sum"), a["keep_dims"], x.ty.dtype)
+for _reduced, _reduce_fn in REDUCTIONS.items():
+    lowers(_reduced)(reduction_lowering(_reduce_fn))
 
 
-def _extreme(fn: ReduceFn, arg_fn: ReduceFn, what: str, twin: str) -> Lowering:
+def _extreme(fn: ReduceFn, arg_fn: ReduceFn) -> Lowering:
     def lower(c: Context, a: Args) -> Any:
-        x = _values(c, a["input"], what)
-        axis = _axis(x, a, what, twin)
+        x, axis = node_arg(c.b, a["input"]), a["axis"]
         if not a["return_indices"]:
-            return _reduce(c, x, fn, axis, a["keep_dims"], reduction.max_dtype(x.ty.dtype))
+            return _reduce(c, x, fn, axis, a["keep_dims"], a["dtype"])
         value = _reduce(c, x, fn, axis, a["keep_dims"], x.ty.dtype)
         index = _reduce(c, x, arg_fn, axis, a["keep_dims"], dtypes.I32, a["return_indices_tie_break_left"])
         return value, index
     return lower
 
 
-lowers(tlreduction.max)(_extreme(ReduceFn.MAX, ReduceFn.ARGMAX, "tl.max", "tl.maximum"))
-lowers(tlreduction.min)(_extreme(ReduceFn.MIN, ReduceFn.ARGMIN, "tl.min", "tl.minimum"))
+lowers(tlreduction.max)(_extreme(ReduceFn.MAX, ReduceFn.ARGMAX))
+lowers(tlreduction.min)(_extreme(ReduceFn.MIN, ReduceFn.ARGMIN))
 
 
-def _arg(fn: ReduceFn, what: str) -> Lowering:
+def _arg(fn: ReduceFn) -> Lowering:
     def lower(c: Context, a: Args) -> Node:
-        x = _values(c, a["input"], what)
-        return _reduce(c, x, fn, _axis(x, a, what), a["keep_dims"], dtypes.I32, a["tie_break_left"])
+        return _reduce(c, node_arg(c.b, a["input"]), fn, a["axis"], a["keep_dims"], dtypes.I32, a["tie_break_left"])
     return lower
 
 
-lowers(tlreduction.argmax)(_arg(ReduceFn.ARGMAX, "tl.argmax"))
-lowers(tlreduction.argmin)(_arg(ReduceFn.ARGMIN, "tl.argmin"))
+lowers(tlreduction.argmax)(_arg(ReduceFn.ARGMAX))
+lowers(tlreduction.argmin)(_arg(ReduceFn.ARGMIN))
 
 
-def _scan(fn: ReduceFn, widen: bool, what: str) -> Lowering:
-    """cumsum widens like sum; cumprod keeps the input dtype (Triton 3.6)."""
+def _scan(fn: ReduceFn) -> Lowering:
+    """A scan whose rule gave its ``axis`` and result ``dtype``."""
     def lower(c: Context, a: Args) -> Node:
-        x = _values(c, a["input"], what)
-        axis = reduction.scan_axis(len(x.ty.shape), a["axis"], what)
-        dtype = reduction.sum_dtype(x.ty.dtype) if widen else x.ty.dtype
-        return c.b.emit(Op.SCAN, Type(dtype, x.ty.shape), (c.b.cast(x, dtype),), ScanAttr(fn, axis, a["reverse"]))
+        x, dtype = node_arg(c.b, a["input"]), a["dtype"]
+        return c.b.emit(Op.SCAN, Type(dtype, x.ty.shape), (c.b.cast(x, dtype),), ScanAttr(fn, a["axis"], a["reverse"]))
     return lower
 
 
-lowers(tlreduction.cumsum)(_scan(ReduceFn.SUM, True, "tl.cumsum"))
-lowers(tlreduction.cumprod)(_scan(ReduceFn.PROD, False, "tl.cumprod"))
+lowers(tlreduction.cumsum)(_scan(ReduceFn.SUM))
+lowers(tlreduction.cumprod)(_scan(ReduceFn.PROD))
 
 
 def _combine_inputs(c: Context, given: Any, what: str) -> tuple[tuple[Node, ...], bool]:
-    """The input of ``tl.reduce``/``tl.associative_scan``: its blocks (checked by
-    :func:`reduction.combine_operands`), and whether it came as a tuple (the result then does too)."""
+    """The input of ``tl.reduce``/``tl.associative_scan``: its blocks (as the rule checked
+    them), and whether it came as a tuple (the result then does too)."""
     items = given if isinstance(given, tuple) else (given,)
     xs = tuple(node_arg(c.b, x) for x in items)
-    reduction.combine_operands([block(x) for x in xs], what)
     return xs, isinstance(given, tuple)
 
 
 def _combine_region(c: Context, fn: Any, kinds: tuple[DType, ...], what: str) -> Region:
     """The combine function inlined on scalar parameters, the N left values then the N right
     values: ``(lhs..., rhs...) -> (result...)``."""
-    if not isinstance(fn, Func):
-        raise c.error(f"{what}: combine_fn must be a @tl.func, got {fn!r}")
     n = len(kinds)
-    reduction.combine_arity(fn, fn.fn, n, what)
     params = tuple(Node(Op.PARAM, Type(d), attr=ParamAttr(i, f"{'rhs' if i >= n else 'lhs'}{i % n}"))
                    for i, d in enumerate(kinds * 2))
     body: list[Node] = []
@@ -153,7 +134,7 @@ def _reduce_with(c: Context, a: Args) -> Any:
     gives one node per block, each running the whole combine and keeping its own result."""
     xs, as_tuple = _combine_inputs(c, a["input"], "tl.reduce")
     region = _combine_region(c, a["combine_fn"], tuple(x.ty.dtype for x in xs), "tl.reduce")
-    axis = _axis(xs[0], a, "tl.reduce")
+    axis = a["axis"]
     if xs[0].ty.is_scalar:
         return _combined(list(xs), as_tuple)
     shape = () if axis is None else xs[0].ty.shape[:axis] + xs[0].ty.shape[axis + 1:]
@@ -168,7 +149,7 @@ def _scan_with(c: Context, a: Args) -> Any:
     input as :func:`_reduce_with`'s."""
     xs, as_tuple = _combine_inputs(c, a["input"], "tl.associative_scan")
     region = _combine_region(c, a["combine_fn"], tuple(x.ty.dtype for x in xs), "tl.associative_scan")
-    axis = reduction.scan_axis(len(xs[0].ty.shape), a["axis"], "tl.associative_scan")
+    axis = a["axis"]
     return _combined([c.b.emit(Op.COMBINE_SCAN, x.ty, xs, CombineAttr(axis, bool(a["reverse"]), i), (region,))
                       for i, x in enumerate(xs)], as_tuple)
 
@@ -179,8 +160,7 @@ def _scan_with(c: Context, a: Args) -> Any:
 @lowers(tlreduction.sort)
 def _sort(c: Context, a: Args) -> Node:
     """Along the last axis only; NaN sorts last (first when descending)."""
-    x = _values(c, a["x"], "tl.sort")
-    reduction.sort_axis(len(x.ty.shape), a["dim"])
+    x = node_arg(c.b, a["x"])
     return c.b.emit(Op.SORT, x.ty, (x,), SortAttr(bool(a["descending"])))
 
 
@@ -189,7 +169,7 @@ def _histogram(c: Context, a: Args) -> Node:
     """Counts per value in [0, num_bins); other values and masked-off lanes are ignored."""
     x = node_arg(c.b, a["input"])
     mask = None if a["mask"] is None else c.b.to_node(a["mask"])
-    bins = reduction.histogram(block(x), a["num_bins"], None if mask is None else block(mask))
+    bins = a["num_bins"]
     args: tuple[Node, ...] = (x,)
     if mask is not None:
         args = (x, c.b.broadcast_to(mask, x.ty.shape))
@@ -200,20 +180,10 @@ def _histogram(c: Context, a: Args) -> Node:
 def _gather(c: Context, a: Args) -> Node:
     """``out[..i..] = src[..index[..i..]..]`` along ``axis``; an index outside the axis is undefined."""
     src, index = node_arg(c.b, a["src"]), node_arg(c.b, a["index"])
-    axis = reduction.gather(block(src), block(index), a["axis"])
-    return gather(c, src, index, axis)
+    return gather(c, src, index, a["axis"])
 
 
 # ---------------------------------------------------------------- dot
-
-def _dot_operands(c: Context, a: Args) -> tuple[Node, Node, tuple[int, ...]]:
-    x, y = node_arg(c.b, a["input"]), node_arg(c.b, a["other"])
-    return x, y, linalg.dot_shape(x.ty.dtype, x.ty.shape, y.ty.dtype, y.ty.shape)
-
-
-def _out_dtype(value: Any) -> DType | None:
-    return None if value is None else dtype_arg(value)
-
 
 def _zeros(c: Context, dtype: DType, shape: tuple[int, ...]) -> Node:
     return c.b.splat(c.b.const(0, dtype), shape)
@@ -241,13 +211,9 @@ def _tf32x3(c: Context, x: Node, y: Node, shape: tuple[int, ...]) -> Node:
 @lowers(tllinalg.dot)
 def _dot(c: Context, a: Args) -> Node:
     """``x @ y + acc``; for f32 operands ``input_precision`` says what the tensor cores see."""
-    x, y, shape = _dot_operands(c, a)
-    out = linalg.dot_dtype(x.ty.dtype, _out_dtype(a["out_dtype"]))
-    precision = Precision(linalg.precision(a["input_precision"], a["allow_tf32"]))
-    acc: Node | None = None
-    if a["acc"] is not None:
-        acc = node_arg(c.b, a["acc"])
-        linalg.accumulator(out, shape, acc.ty.dtype, acc.ty.shape, "tl.dot")
+    x, y, shape = node_arg(c.b, a["input"]), node_arg(c.b, a["other"]), a["shape"]
+    out, precision = a["out_dtype"], Precision(a["input_precision"])
+    acc = None if a["acc"] is None else node_arg(c.b, a["acc"])
     if x.ty.dtype == dtypes.F32 and precision is Precision.TF32X3:
         total = _tf32x3(c, x, y, shape)
         if acc is not None:
@@ -259,11 +225,10 @@ def _dot(c: Context, a: Args) -> Node:
 
 # ---------------------------------------------------------------- dot_scaled
 
-def _scale_factors(c: Context, scale: Any, rows: int, k: int, side: str) -> Node:
+def _scale_factors(c: Context, scale: Any, rows: int, k: int) -> Node:
     """e8m0 scales ``2**(s - 127)`` (0 is 2**-127, 255 is NaN) as f32 ``[rows, k]``, each
     repeated over its 32 K-elements."""
-    s = _values(c, scale, f"tl.dot_scaled: {side}_scale")
-    linalg.scale(side, s.ty.dtype, s.ty.shape, rows, k)
+    s = node_arg(c.b, scale)
     bits = c.b.binary(BinaryFn.SHL, c.b.cast(s, dtypes.U32), 23)
     factor = c.b.cast(bits, dtypes.F32, bitcast=True)
     factor = c.b.where(c.b.binary(BinaryFn.EQ, s, 0), 2.0 ** -127, factor)
@@ -273,16 +238,15 @@ def _scale_factors(c: Context, scale: Any, rows: int, k: int, side: str) -> Node
     return c.b.reshape(spread, (rows, k))
 
 
-def _scaled_operand(c: Context, x: Any, scale: Any, fmt: Any, k_pack: Any, side: str) -> Node:
-    """One microscaled operand as f64 with its scales applied along K (lhs [M, K], rhs [K, N];
-    scales [M|N, K/32]). An fp8 format may come as its fp8 dtype or as raw u8 bits."""
-    t = _values(c, x, f"tl.dot_scaled: {side}")
-    dtype = linalg.scaled_operand(fmt, k_pack, side, t.ty.dtype, t.ty.shape)
+def _scaled_operand(c: Context, x: Any, scale: Any, dtype: DType, side: str) -> Node:
+    """One microscaled operand (of the format's ``dtype``) as f64 with its scales applied along K
+    (lhs [M, K], rhs [K, N]; scales [M|N, K/32]). An fp8 format may come as its fp8 dtype or as raw u8 bits."""
+    t = node_arg(c.b, x)
     decoded = c.b.cast(c.b.cast(t, dtype, bitcast=True) if t.ty.dtype == dtypes.U8 else t, dtypes.F32)
     if scale is not None:
         oriented = decoded if side == "lhs" else permute(c, decoded, (1, 0))
         rows, k = oriented.ty.shape
-        oriented = c.b.binary(BinaryFn.MUL, oriented, _scale_factors(c, scale, rows, k, side))
+        oriented = c.b.binary(BinaryFn.MUL, oriented, _scale_factors(c, scale, rows, k))
         decoded = oriented if side == "lhs" else permute(c, oriented, (1, 0))
     return c.b.cast(decoded, dtypes.F64)
 
@@ -291,14 +255,10 @@ def _scaled_operand(c: Context, x: Any, scale: Any, fmt: Any, k_pack: Any, side:
 def _dot_scaled(c: Context, a: Args) -> Node:
     """``(lhs * 2**(lhs_scale-127)) @ (rhs * 2**(rhs_scale-127)) + acc``: products exact and summed
     in f64, rounded once to f32 (as the reference)."""
-    lhs = _scaled_operand(c, a["lhs"], a["lhs_scale"], a["lhs_format"], a["lhs_k_pack"], "lhs")
-    rhs = _scaled_operand(c, a["rhs"], a["rhs_scale"], a["rhs_format"], a["rhs_k_pack"], "rhs")
-    shape = linalg.dot_scaled_shape(lhs.ty.shape, rhs.ty.shape, _out_dtype(a["out_dtype"]))
-    acc: Value = 0.0
-    if a["acc"] is not None:
-        given = node_arg(c.b, a["acc"])
-        linalg.accumulator(dtypes.F32, shape, given.ty.dtype, given.ty.shape, "tl.dot_scaled")
-        acc = given
+    lhs = _scaled_operand(c, a["lhs"], a["lhs_scale"], a["lhs_dtype"], "lhs")
+    rhs = _scaled_operand(c, a["rhs"], a["rhs_scale"], a["rhs_dtype"], "rhs")
+    shape = a["shape"]
+    acc: Value = 0.0 if a["acc"] is None else node_arg(c.b, a["acc"])
     total = dot(c, lhs, rhs, c.b.broadcast_to(c.b.to_node(acc, dtypes.F64), shape), Precision.IEEE)
     return c.b.cast(total, dtypes.F32)
 

@@ -16,7 +16,7 @@ from tile_lang.dtypes import DType
 from tile_lang.ops import atomic as tl_atomic, memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.operators import BinaryOp
-from tile_lang.semantics import SemanticError, base, elementwise, memory as rules
+from tile_lang.semantics import SemanticError, base, memory as rules
 
 
 
@@ -69,7 +69,6 @@ def _scalar(c: Context, part: Part) -> Node:
 
 def store(c: Context, ptr: Node, value: Value, mask: Node | None, hints: tuple[str, str] = ("", "")) -> None:
     node = c.b.to_node(value, _element(ptr))
-    rules.stored(ptr.ty.shape, node.ty.shape)
     stored = c.b.broadcast_to(node, ptr.ty.shape)
     args = (ptr, stored) if mask is None else (ptr, stored, mask)
     c.b.emit(Op.STORE, None, args, MemAttr(mask is not None, cache=hints[0], evict=hints[1]))
@@ -82,8 +81,7 @@ def _load(c: Context, a: Args) -> Node:
         return _load_block(c, block, a)
     other = a["other"]  # as in Triton and the reference, the pointers broadcast with it too
     ptr = _pointer(c, a["pointer"], a["mask"], "load", other.ty.shape if isinstance(other, Node) else ())
-    elementwise.scalar_fits(other, _element(ptr), "other")
-    return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]), hints=_hints("load", a))
+    return load(c, ptr, _mask(c.b, a["mask"], ptr.ty.shape), a["other"], bool(a["volatile"]), hints=_hints(a))
 
 
 @lowers(tl_memory.store)
@@ -93,21 +91,18 @@ def _store(c: Context, a: Args) -> None:
         _store_block(c, block, a)
         return
     ptr = _pointer(c, a["pointer"], a["mask"], "store")
-    elementwise.scalar_fits(a["value"], _element(ptr), "value")
-    store(c, ptr, a["value"], _mask(c.b, a["mask"], ptr.ty.shape), _hints("store", a))
+    store(c, ptr, a["value"], _mask(c.b, a["mask"], ptr.ty.shape), _hints(a))
 
 
 # ---------------------------------------------------------------- atomics
 
 
-def _atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
+def atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
     """Pointers, operands and mask broadcast together: a scalar pointer with a block of values
     updates the one address once per lane."""
     def lower(c: Context, a: Args) -> Node:
         what = f"tl.{name}"
         element = _element(_pointer(c, a["pointer"], None, what))
-        rules.atomic_element(name, element)
-        sem, scope = rules.ordering(name, a["sem"], a["scope"])
         values = [c.b.to_node(a[k], element) for k in (("cmp", "val") if fn is AtomicFn.CAS else ("val",))]
         extra = functools.reduce(lambda x, y: base.broadcast(x, y, what), (v.ty.shape for v in values))
         ptr = _pointer(c, a["pointer"], a.get("mask"), what, extra)
@@ -115,16 +110,18 @@ def _atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
         operands = [c.b.broadcast_to(v, shape) for v in values]
         mask = _mask(c.b, a.get("mask"), ptr.ty.shape)
         args = (ptr, *operands) + ((mask,) if mask is not None else ())
-        return c.b.emit(Op.ATOMIC, Type(element, ptr.ty.shape), args, AtomicAttr(fn, Sem(sem), Scope(scope), mask is not None))
+        return c.b.emit(Op.ATOMIC, Type(element, ptr.ty.shape), args, AtomicAttr(fn, Sem(a["sem"]), Scope(a["scope"]), mask is not None))
     return lower
 
 
-_ATOMICS: dict[object, AtomicFn] = {
+# The ATOMIC family and atomic_cas (semantics checks the element type and the ordering): each
+# builtin's IR function.
+ATOMICS: dict[object, AtomicFn] = {
     tl_atomic.atomic_add: AtomicFn.ADD, tl_atomic.atomic_max: AtomicFn.MAX, tl_atomic.atomic_min: AtomicFn.MIN, tl_atomic.atomic_and: AtomicFn.AND,
     tl_atomic.atomic_or: AtomicFn.OR, tl_atomic.atomic_xor: AtomicFn.XOR, tl_atomic.atomic_xchg: AtomicFn.XCHG, tl_atomic.atomic_cas: AtomicFn.CAS,
 }
-for _atomic, _atomic_fn in _ATOMICS.items():
-    LOWERINGS[builtin_op(_atomic)] = _atomic_lowering(builtin_op(_atomic).name, _atomic_fn)
+for _atomic, _atomic_fn in ATOMICS.items():
+    LOWERINGS[builtin_op(_atomic)] = atomic_lowering(builtin_op(_atomic).name, _atomic_fn)
 
 
 # ---------------------------------------------------------------- block pointers and tensor descriptors
@@ -191,9 +188,8 @@ def _padding(c: Context, padding: Any, dtype: DType, allowed: tuple[str, ...] = 
 
 @lowers(tl_memory.make_block_ptr)
 def _make_block_ptr(c: Context, a: Args) -> tl_memory.BlockPointer[Any, Any]:
-    block_shape = rules.block_shape(a["block_shape"], "tl.make_block_ptr")
+    block_shape = a["block_shape"]
     ndim = len(block_shape)
-    rules.order(a["order"], ndim)
     return tl_memory.BlockPointer(BlockInfo(
         _base(c, a["base"], "tl.make_block_ptr"), _integers(c, a["shape"], ndim, "shape"),
         _integers(c, a["strides"], ndim, "strides"), _integers(c, a["offsets"], ndim, "offsets"), block_shape))
@@ -216,33 +212,28 @@ def _advance(c: Context, a: Args) -> tl_memory.BlockPointer[Any, Any]:
 
 
 def _load_block(c: Context, block: BlockInfo, a: Args) -> Node:
-    rules.block_load(a["mask"], a["other"])
-    checked = rules.boundary_dims( a["boundary_check"], block.ndim)
     fill = _padding(c, a["padding_option"], _element(block.base))
-    ptrs, mask = _resolve(c, block, checked)
-    return load(c, ptrs, mask, fill, bool(a["volatile"]), block, _hints("load", a))
+    ptrs, mask = _resolve(c, block, a["boundary_check"])
+    return load(c, ptrs, mask, fill, bool(a["volatile"]), block, _hints(a))
 
 
 def _store_block(c: Context, block: BlockInfo, a: Args) -> None:
-    """The value has the block's shape (or is a scalar) and exactly its dtype, as in Triton."""
-    value = a["value"]
-    given, shape = (value.ty.dtype, value.ty.shape) if isinstance(value, Node) else (None, ())
-    rules.block_store(a["mask"], _element(block.base), given, shape, block.block_shape)
-    ptrs, mask = _resolve(c, block, rules.boundary_dims(a["boundary_check"], block.ndim))
-    store(c, ptrs, value, mask, _hints("store", a))
+    """The value has the block's shape (or is a scalar) and exactly its dtype, as in Triton (the
+    rule checked)."""
+    ptrs, mask = _resolve(c, block, a["boundary_check"])
+    store(c, ptrs, a["value"], mask, _hints(a))
 
 
-def _hints(what: str, a: Args) -> tuple[str, str]:
-    return rules.cache_hints(what, a["cache_modifier"], a["eviction_policy"])
+def _hints(a: Args) -> tuple[str, str]:
+    """The cache hints, as the rule checked them."""
+    return a["cache_modifier"], a["eviction_policy"]
 
 
-def _check_descriptor(c: Context, base: Node, strides: tuple[Part, ...], block_shape: tuple[int, ...]) -> None:
+def _check_strides(base: Node, strides: tuple[Part, ...]) -> None:
     """The TMA rules that are known when compiling: unit last stride, 16-byte multiple other
-    strides, at least 16 bytes along the last block dim (the base's alignment is the caller's).
-    A stride is known when it is a constant, an int argument specialised to 1 included."""
-    element = _element(base)
-    rules.descriptor_block(block_shape, element)
-    rules.descriptor_strides(tuple(_known_int(s) for s in strides), element)
+    strides (the block shape's, the rule checked; the base's alignment is the caller's). A stride
+    is known when it is a constant, an int argument specialised to 1 included."""
+    rules.descriptor_strides(tuple(_known_int(s) for s in strides), _element(base))
 
 
 def _known_int(part: Part) -> int | None:
@@ -253,11 +244,11 @@ def _known_int(part: Part) -> int | None:
 
 @lowers(tl_memory.make_tensor_descriptor)
 def _make_tensor_descriptor(c: Context, a: Args) -> tl_memory.TensorDescriptor[Any, Any]:
-    block_shape = rules.block_shape(a["block_shape"], "tl.make_tensor_descriptor")
+    block_shape = a["block_shape"]
     ndim = len(block_shape)
     base = _base(c, a["base"], "tl.make_tensor_descriptor")
     strides = _integers(c, a["strides"], ndim, "strides")
-    _check_descriptor(c, base, strides, block_shape)
+    _check_strides(base, strides)
     element = base.ty.dtype.element
     assert element is not None
     fill = _padding(c, a["padding_option"], element, DESCRIPTOR_PADDINGS)
@@ -266,11 +257,9 @@ def _make_tensor_descriptor(c: Context, a: Args) -> tl_memory.TensorDescriptor[A
 
 
 def _at(c: Context, a: Args, what: str) -> BlockInfo:
-    """The descriptor's block moved to ``offsets`` (32-bit integers, as Triton requires)."""
+    """The descriptor's block moved to ``offsets`` (32-bit integers, as the rule checked)."""
     block = _block_arg(c, a["desc"], tl_memory.TensorDescriptor, what)
-    offsets = _integers(c, a["offsets"], block.ndim, "offsets")
-    rules.descriptor_offsets(tuple(o.ty.dtype.bits for o in offsets if isinstance(o, Node)), what)
-    return replace(block, offsets=offsets)
+    return replace(block, offsets=_integers(c, a["offsets"], block.ndim, "offsets"))
 
 
 @lowers(tl_memory.descriptor_load)
@@ -284,7 +273,5 @@ def _descriptor_load(c: Context, a: Args) -> Node:
 @lowers(tl_memory.descriptor_store)
 def _descriptor_store(c: Context, a: Args) -> None:
     block = _at(c, a, "descriptor store")
-    value = a["value"]
-    rules.descriptor_store(value.ty.shape if isinstance(value, Node) else (), block.block_shape)
     ptrs, mask = _resolve(c, block, tuple(range(block.ndim)))
-    store(c, ptrs, value, mask)
+    store(c, ptrs, a["value"], mask)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar, overload
 
-from tile_lang.builtin import builtin
+from tile_lang.builtin import builtin, read_modify_write
 from tile_lang.dtypes import W16, W32, W64, WBF16, Bool, Float, Int, UInt
 from tile_lang.tensor import R0, D, Pointer, R, Tensor
 
@@ -21,7 +21,7 @@ IntT = TypeVar("IntT", bound=Int[W32] | Int[W64] | UInt[W32] | UInt[W64])
 def atomic_add(pointer: Tensor[Pointer[AddT], R], val: Tensor[AddT, R] | Tensor[AddT, R0] | float, mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[AddT, R]: ...
 @overload
 def atomic_add(pointer: Pointer[AddT], val: Tensor[AddT, R0] | float, mask: Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[AddT, R0]: ...
-@builtin
+@read_modify_write
 def atomic_add(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None, scope: Scope | None = None) -> Any:
     """``*pointer += val`` atomically (sem defaults to acq_rel, scope to gpu)."""
 
@@ -30,7 +30,7 @@ def atomic_add(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None,
 def atomic_max(pointer: Tensor[Pointer[NumT], R], val: Tensor[NumT, R] | Tensor[NumT, R0] | float, mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[NumT, R]: ...
 @overload
 def atomic_max(pointer: Pointer[NumT], val: Tensor[NumT, R0] | float, mask: Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[NumT, R0]: ...
-@builtin
+@read_modify_write
 def atomic_max(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None, scope: Scope | None = None) -> Any:
     """``*pointer = max(*pointer, val)`` atomically."""
 
@@ -39,7 +39,7 @@ def atomic_max(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None,
 def atomic_min(pointer: Tensor[Pointer[NumT], R], val: Tensor[NumT, R] | Tensor[NumT, R0] | float, mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[NumT, R]: ...
 @overload
 def atomic_min(pointer: Pointer[NumT], val: Tensor[NumT, R0] | float, mask: Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[NumT, R0]: ...
-@builtin
+@read_modify_write
 def atomic_min(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None, scope: Scope | None = None) -> Any:
     """``*pointer = min(*pointer, val)`` atomically."""
 
@@ -48,7 +48,7 @@ def atomic_min(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None,
 def atomic_and(pointer: Tensor[Pointer[IntT], R], val: Tensor[IntT, R] | Tensor[IntT, R0] | int, mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[IntT, R]: ...
 @overload
 def atomic_and(pointer: Pointer[IntT], val: Tensor[IntT, R0] | int, mask: Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[IntT, R0]: ...
-@builtin
+@read_modify_write
 def atomic_and(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None, scope: Scope | None = None) -> Any:
     """``*pointer &= val`` atomically."""
 
@@ -57,7 +57,7 @@ def atomic_and(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None,
 def atomic_or(pointer: Tensor[Pointer[IntT], R], val: Tensor[IntT, R] | Tensor[IntT, R0] | int, mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[IntT, R]: ...
 @overload
 def atomic_or(pointer: Pointer[IntT], val: Tensor[IntT, R0] | int, mask: Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[IntT, R0]: ...
-@builtin
+@read_modify_write
 def atomic_or(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None, scope: Scope | None = None) -> Any:
     """``*pointer |= val`` atomically."""
 
@@ -66,7 +66,7 @@ def atomic_or(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None, 
 def atomic_xor(pointer: Tensor[Pointer[IntT], R], val: Tensor[IntT, R] | Tensor[IntT, R0] | int, mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[IntT, R]: ...
 @overload
 def atomic_xor(pointer: Pointer[IntT], val: Tensor[IntT, R0] | int, mask: Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[IntT, R0]: ...
-@builtin
+@read_modify_write
 def atomic_xor(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None, scope: Scope | None = None) -> Any:
     """``*pointer ^= val`` atomically."""
 
@@ -75,7 +75,7 @@ def atomic_xor(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None,
 def atomic_xchg(pointer: Tensor[Pointer[D], R], val: Tensor[D, R] | Tensor[D, R0] | float, mask: Tensor[Bool, R] | Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[D, R]: ...
 @overload
 def atomic_xchg(pointer: Pointer[D], val: Tensor[D, R0] | float, mask: Tensor[Bool, R0] | bool | None = None, sem: Sem | None = None, scope: Scope | None = None) -> Tensor[D, R0]: ...
-@builtin
+@read_modify_write
 def atomic_xchg(pointer: Any, val: Any, mask: Any = None, sem: Sem | None = None, scope: Scope | None = None) -> Any:
     """Swap ``val`` into memory atomically."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar, overload
 
-from tile_lang.builtin import builtin
+from tile_lang.builtin import builtin, unary_math
 from tile_lang.dtypes import W32, Bool, Float, Int, UInt
 from tile_lang.func import helper
 from tile_lang.tensor import R0, D, R, Tensor, W
@@ -14,142 +14,142 @@ NumT = TypeVar("NumT", bound=Float[Any] | Int[Any] | UInt[Any])
 IntT = TypeVar("IntT", bound=Int[Any] | UInt[Any])
 
 
-@builtin
+@unary_math
 def exp(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """e ** x."""
 
 
-@builtin
+@unary_math
 def exp2(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """2 ** x."""
 
 
-@builtin
+@unary_math
 def log(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Natural logarithm."""
 
 
-@builtin
+@unary_math
 def log2(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Base-2 logarithm."""
 
 
-@builtin
+@unary_math
 def cos(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Cosine."""
 
 
-@builtin
+@unary_math
 def sin(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Sine."""
 
 
-@builtin
+@unary_math
 def sqrt(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Square root (may be approximate on the GPU, like Triton's)."""
 
 
-@builtin
+@unary_math
 def sqrt_rn(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Square root rounded to nearest even."""
 
 
-@builtin
+@unary_math
 def rsqrt(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """1 / sqrt(x)."""
 
 
-@builtin
+@unary_math
 def erf(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """The error function."""
 
 
-@builtin
+@unary_math
 def atan(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Arc tangent."""
 
 
-@builtin
+@unary_math
 def tanh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Hyperbolic tangent."""
 
 
-@builtin
+@unary_math
 def tan(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Tangent."""
 
 
-@builtin
+@unary_math
 def asin(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Arc sine."""
 
 
-@builtin
+@unary_math
 def acos(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Arc cosine."""
 
 
-@builtin
+@unary_math
 def sinh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Hyperbolic sine."""
 
 
-@builtin
+@unary_math
 def cosh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Hyperbolic cosine."""
 
 
-@builtin
+@unary_math
 def asinh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Inverse hyperbolic sine."""
 
 
-@builtin
+@unary_math
 def acosh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Inverse hyperbolic cosine."""
 
 
-@builtin
+@unary_math
 def atanh(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Inverse hyperbolic tangent."""
 
 
-@builtin
+@unary_math
 def erfc(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """The complementary error function ``1 - erf(x)``."""
 
 
-@builtin
+@unary_math
 def expm1(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """``exp(x) - 1``, accurate near zero."""
 
 
-@builtin
+@unary_math
 def log1p(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """``log(1 + x)``, accurate near zero."""
 
 
-@builtin
+@unary_math
 def log10(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Base-10 logarithm."""
 
 
-@builtin
+@unary_math
 def trunc(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Round toward zero to an integer value."""
 
 
-@builtin
+@unary_math
 def rint(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Round to the nearest integer value, ties to even."""
 
 
-@builtin
+@unary_math
 def ceil(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Round up to an integer value."""
 
 
-@builtin
+@unary_math
 def floor(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """Round down to an integer value."""
 

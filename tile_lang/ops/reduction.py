@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, overload
 
-from tile_lang.builtin import builtin
+from tile_lang.builtin import builtin, reduction
 from tile_lang.dtypes import Bool, Float, Int, W32
 from tile_lang.func import Func, helper
 from tile_lang.ops.debug import static_assert
@@ -41,7 +41,7 @@ def xor_sum(input: Tensor[IntT, R3], axis: Literal[0, 1, 2, -1], keep_dims: Lite
 def xor_sum(input: Tensor[IntT, R], axis: int | None, keep_dims: Literal[True]) -> Tensor[IntT, R]: ...
 @overload
 def xor_sum(input: Tensor[IntT, R], axis: None = None, keep_dims: Literal[False] = False) -> Tensor[IntT, R0]: ...
-@builtin
+@reduction
 def xor_sum(input: Any, axis: int | None = None, keep_dims: bool = False) -> Any:
     """Bitwise xor of all elements along ``axis``."""
 

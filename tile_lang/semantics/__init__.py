@@ -1,12 +1,12 @@
 """The rules of each op, written once: argument checks, dtype promotion and result types.
 
-Both the NumPy reference (``backends/tile_lang_numpy``) and the compiler's lowering
-(``tile_lang/compiler/lowering*.py``) call these functions on dtypes, shapes and compile-time
-arguments before they execute or lower anything, so they accept and reject exactly the same
-kernels with the same message. A broken rule raises :class:`SemanticError`; each backend
-re-raises it as a :class:`~tile_lang.errors.KernelError` at the user's line. Execution stays
-each backend's own. One module per op family; the op tables (:data:`elementwise.MATH`) drive
-the declarations' implementations and lowerings.
+Each family module registers its ops' rules (``@rule(tl.op)``, or ``@family_rule`` for every
+member of a :class:`~tile_lang.builtin.Family`); the two dispatchers, the NumPy reference's
+engine and the compiler's front end, apply them through :func:`dispatch.checked` on Blocks
+(dtype and shape) before the backend's implementation or lowering runs, and hand it the checked,
+normalised arguments. So both backends accept and reject exactly the same kernels with the same
+message: a broken rule raises :class:`SemanticError`, which each re-raises as a
+:class:`~tile_lang.errors.KernelError` at the user's line. Execution stays each backend's own.
 """
 
 from tile_lang.semantics.base import SemanticError

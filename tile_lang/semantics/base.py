@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+import tile_lang.dtypes as dtypes
+from tile_lang.builtin import Builtin, Family, builtin_of
 from tile_lang.dtypes import DType
 from tile_lang.errors import SemanticError as SemanticError  # the rules' error, defined with the others
 from tile_lang.errors import TileLangError
@@ -105,6 +107,25 @@ class Block:
         return f"a {self.dtype!r} scalar" if not self.shape else f"a {self.dtype!r} block of shape {list(self.shape)}"
 
 
+@dataclass(frozen=True)
+class Tiled:
+    """What a rule sees of a block pointer or a tensor descriptor: its element type and block shape."""
+
+    element: DType
+    shape: Shape
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@runtime_checkable
+class Seen(Protocol):
+    """A backend's handle of a block pointer or descriptor, as its rules see it."""
+
+    def seen(self) -> Tiled: ...
+
+
 def int_tuple(dims: object, what: str, arg: str) -> Shape:
     """Constexpr integers given as a tuple, a list or one integer (``arg`` of ``what``)."""
     items = dims if isinstance(dims, (tuple, list)) else (dims,)
@@ -119,3 +140,55 @@ def broadcast(a: Shape, b: Shape, what: str | None = None) -> Shape:
     if any(x != y and 1 not in (x, y) for x, y in zip(pa, pb)):
         raise SemanticError(f"{what + ': ' if what else ''}cannot broadcast block shapes {list(a)} and {list(b)}")
     return block_numel(tuple(max(x, y) for x, y in zip(pa, pb)), what)
+
+
+Args = Mapping[str, Any]
+# An op's rule: its bound arguments as the rules see them (each runtime value a Block, a tuple of
+# them a tuple of Blocks, anything else as given) -> the checked, normalised arguments (a new
+# value for a parameter, or a derived one such as a result dtype) the implementations then read.
+Rule = Callable[[Args], dict[str, Any]]
+RULES: dict[Builtin, Rule] = {}
+FamilyRule = Callable[[str, Args], dict[str, Any]]  # a family's rule, told the op's name ("tl.sum")
+FAMILY_RULES: dict[Family, FamilyRule] = {}
+
+
+def rule(*functions: Callable[..., Any]) -> Callable[[Rule], Rule]:
+    """Register the decorated function as the rule of these builtins (``tl.*`` functions)."""
+
+    def register(fn: Rule) -> Rule:
+        for builtin in functions:
+            op = builtin_of(builtin)
+            assert op is not None, builtin
+            RULES[op] = fn
+        return fn
+
+    return register
+
+
+def family_rule(family: Family) -> Callable[[FamilyRule], FamilyRule]:
+    """Register the decorated function as the rule of every member of ``family`` without its own."""
+
+    def register(fn: FamilyRule) -> FamilyRule:
+        FAMILY_RULES[family] = fn
+        return fn
+
+    return register
+
+
+def dtype_arg(marker: object, what: str) -> DType:
+    """The dtype a marker argument of ``what`` names (``tl.f32``), or an error naming ``what``."""
+    try:
+        return dtypes.dtype_of(marker)
+    except TypeError as exc:
+        raise SemanticError(f"{what}: {exc}") from None
+
+
+def operand(value: object, like: Block | None = None) -> Block:
+    """A block argument: a runtime value's Block, or a Python number as the block it becomes
+    (typed as Triton types it next to ``like``); anything else is :func:`not_an_operand`."""
+    if isinstance(value, Block):
+        return value
+    if isinstance(value, (bool, int, float, np.generic)):
+        py = value.item() if isinstance(value, np.generic) else value
+        return Block(dtypes.scalar_dtype(py) if like is None else dtypes.promote_scalar(like.dtype, py), ())
+    raise not_an_operand(value)

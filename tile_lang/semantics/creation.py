@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import Block, SemanticError, block_numel, constexpr_int, pow2_shape, shown
+from tile_lang.ops import creation as tlcreation
+from tile_lang.semantics.base import (
+    Args, Block, SemanticError, block_numel, constexpr_int, operand, pow2_shape, rule, shown,
+)
 from tile_lang.semantics.elementwise import constant_fits
 
 ARANGE_LIMIT = 2**31  # tl.arange's values are i32: 0 <= start < end <= 2**31
@@ -91,3 +95,36 @@ def fill(value: object, dtype: DType, what: str) -> bool | int | float | None:
     constant = int(value)
     constant_fits(constant, dtype)
     return constant
+
+
+# ---------------------------------------------------------------- the ops' rules (see semantics.dispatch)
+
+
+rule(tlcreation.program_id)(lambda a: {"axis": program_axis(a["axis"], "tl.program_id")})
+rule(tlcreation.num_programs)(lambda a: {"axis": program_axis(a["axis"], "tl.num_programs")})
+
+
+@rule(tlcreation.arange)
+def _arange(a: Args) -> dict[str, Any]:
+    start, end = arange(a["start"], a["end"])
+    return {"start": start, "end": end}
+
+
+@rule(tlcreation.zeros)
+def _zeros(a: Args) -> dict[str, Any]:
+    dtype = dtypes.dtype_of(a["dtype"])
+    return {"shape": block_shape(a["shape"], "tl.zeros"), "dtype": dtype, "constant": fill(0, dtype, "tl.zeros")}
+
+
+@rule(tlcreation.full)
+def _full(a: Args) -> dict[str, Any]:
+    """``value``: the constant the block holds, or None for a runtime scalar (cast to ``dtype``)."""
+    shape = block_shape(a["shape"], "tl.full") if a["shape"] != () else ()
+    dtype = dtypes.dtype_of(a["dtype"])
+    return {"shape": shape, "dtype": dtype, "constant": fill(a["value"], dtype, "tl.full")}
+
+
+@rule(tlcreation.full_like)
+def _full_like(a: Args) -> dict[str, Any]:
+    like = operand(a["input"])
+    return {"shape": like.shape, "dtype": like.dtype, "constant": fill(a["value"], like.dtype, "tl.full_like")}

@@ -1,72 +1,24 @@
-"""Elementwise rules: the math op table, float-only operands, casts, scalars that must fit a dtype.
-
-:data:`MATH` is the one list of the unary float functions (``tl.exp``, ``tl.exp2``...): each row
-names the builtin and says how the reference evaluates it; the compiler lowers a row to the IR
-function of the builtin's name (``UnaryFn("exp2")``), whose CUDA spelling the code generator
-holds. Adding such a function is its declaration in ``tile_lang/ops/math.py`` and a row here
-(plus an IR function and its spelling when it is a new one).
-"""
+"""Elementwise rules: float-only operands (the UNARY_MATH family's rule: ``tl.exp``,
+``tl.exp2``... declared ``@unary_math`` in ``tile_lang/ops/math.py``), casts, scalars that must
+fit a dtype."""
 
 from __future__ import annotations
 
 import builtins
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
-from tile_lang.ops import math as tlmath
-from tile_lang.semantics.base import SemanticError
+from tile_lang.builtin import Family
+from tile_lang.ops import creation as tlcreation, math as tlmath
+from tile_lang.semantics.base import Args, SemanticError, family_rule, operand, rule
+from tile_lang.semantics.operators import promote
 from tile_lang.tensor import pointee
 
-Array = np.ndarray[Any, Any]
-
 ROUNDINGS = ("rtne", "rtz")
-
-
-@dataclass(frozen=True)
-class MathOp:
-    """One unary float function: the ``tl.*`` builtin and its NumPy evaluation (on f32, or f64
-    for f64 inputs; the result is rounded to the input dtype)."""
-
-    builtin: Callable[..., Any]
-    reference: Callable[[Array], Array]
-
-    @property
-    def name(self) -> str:
-        return self.builtin.__name__
-
-
-_erf = np.frompyfunc(math.erf, 1, 1)
-_erfc = np.frompyfunc(math.erfc, 1, 1)
-
-
-def _rsqrt(v: Array) -> Array:
-    out: Array = 1.0 / np.sqrt(v)
-    return out
-
-
-def _erf_of(v: Array) -> Array:
-    return np.asarray(_erf(v), dtype=v.dtype)
-
-
-def _erfc_of(v: Array) -> Array:
-    return np.asarray(_erfc(v), dtype=v.dtype)
-
-
-MATH: tuple[MathOp, ...] = (
-    MathOp(tlmath.exp, np.exp), MathOp(tlmath.exp2, np.exp2), MathOp(tlmath.log, np.log), MathOp(tlmath.log2, np.log2),
-    MathOp(tlmath.sin, np.sin), MathOp(tlmath.cos, np.cos), MathOp(tlmath.sqrt, np.sqrt), MathOp(tlmath.sqrt_rn, np.sqrt),
-    MathOp(tlmath.rsqrt, _rsqrt), MathOp(tlmath.erf, _erf_of), MathOp(tlmath.atan, np.arctan), MathOp(tlmath.ceil, np.ceil),
-    MathOp(tlmath.floor, np.floor), MathOp(tlmath.tanh, np.tanh), MathOp(tlmath.tan, np.tan), MathOp(tlmath.asin, np.arcsin),
-    MathOp(tlmath.acos, np.arccos), MathOp(tlmath.sinh, np.sinh), MathOp(tlmath.cosh, np.cosh), MathOp(tlmath.asinh, np.arcsinh),
-    MathOp(tlmath.acosh, np.arccosh), MathOp(tlmath.atanh, np.arctanh), MathOp(tlmath.erfc, _erfc_of), MathOp(tlmath.expm1, np.expm1),
-    MathOp(tlmath.log1p, np.log1p), MathOp(tlmath.log10, np.log10), MathOp(tlmath.trunc, np.trunc), MathOp(tlmath.rint, np.rint),
-)
 
 
 def float_operand(dtype: DType, name: str) -> DType:
@@ -153,3 +105,52 @@ def python_builtin(fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...], 
         hint = "tl.abs" if fn is builtins.abs else f"tl.{PYTHON_BUILTINS[fn].__name__} (elementwise) or tl.{name} (a reduction)"
         raise SemanticError(f"Python's {name}() on a block: use {hint}")
     return PYTHON_BUILTINS[fn]
+
+
+# ---------------------------------------------------------------- the ops' rules (see semantics.dispatch)
+
+
+@family_rule(Family.UNARY_MATH)
+def _unary_math(what: str, a: Args) -> dict[str, Any]:
+    float_operand(operand(a["x"]).dtype, what.removeprefix("tl."))
+    return {}
+
+
+def _float_x(name: str) -> Callable[[Args], dict[str, Any]]:
+    """The rule of an op whose ``x`` must be a float block (the other operands adapt to it)."""
+    def check(a: Args) -> dict[str, Any]:
+        float_operand(operand(a["x"]).dtype, name)
+        return {}
+    return check
+
+
+rule(tlmath.clamp)(_float_x("clamp"))
+rule(tlmath.fma)(_float_x("fma"))
+rule(tlmath.fdiv, tlmath.div_rn)(_float_x("fdiv"))
+
+
+def _dtype_or_number(value: object) -> DType | bool | int | float:
+    """An operand as promotion sees it: a block's dtype, or a Python number."""
+    if isinstance(value, (bool, int, float)):
+        return value
+    return operand(value).dtype
+
+
+@rule(tlmath.umulhi)
+def _umulhi(a: Args) -> dict[str, Any]:
+    integer_operands(promote(_dtype_or_number(a["x"]), _dtype_or_number(a["y"])), "umulhi")
+    return {}
+
+
+@rule(tlcreation.cast)
+def _cast(a: Args) -> dict[str, Any]:
+    """``dtype``: the target (an element or pointer type); ``to_zero``: a float downcast rounds
+    toward zero. A cast with a pointer on a side reinterprets the address, whatever ``bitcast``."""
+    x = operand(a["input"])
+    dst = cast_target(a["dtype"])
+    to_zero = cast_rounding(a["fp_downcast_rounding"])
+    if x.dtype.is_pointer or dst.is_pointer:
+        pointer_cast(x.dtype, dst)
+    elif a["bitcast"]:
+        bitcast(x.dtype, dst)
+    return {"dtype": dst, "to_zero": to_zero}

@@ -4,8 +4,11 @@ the promise on the values; the compiler trusts it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tile_lang.builtin import builtin_of
-from tile_lang.semantics.base import Block, SemanticError, int_tuple
+from tile_lang.ops import debug as tldebug
+from tile_lang.semantics.base import Args, Block, SemanticError, int_tuple, operand, rule
 
 HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy"})
 
@@ -29,3 +32,17 @@ def hint(name: str, x: Block, given: object) -> tuple[int, ...]:
     if len(out) != max(1, x.rank) or any(v < 1 for v in out):
         raise SemanticError(f"{what}: {given!r} does not give one positive int per axis of {x}")
     return out
+
+
+def _hint(name: str, a: Args) -> dict[str, Any]:
+    """``per_axis``: the hint's values, one per axis (a Python int input is a scalar block)."""
+    given = a["input"]
+    x = operand(given) if isinstance(given, int) and not isinstance(given, bool) else given
+    if not isinstance(x, Block):
+        raise SemanticError(f"tl.{name} needs an integer or pointer block, got {type(x).__name__}")
+    return {"per_axis": hint(name, x, a["values"])}
+
+
+rule(tldebug.multiple_of)(lambda a: _hint("multiple_of", a))
+rule(tldebug.max_contiguous)(lambda a: _hint("max_contiguous", a))
+rule(tldebug.max_constancy)(lambda a: _hint("max_constancy", a))

@@ -3,9 +3,13 @@ accumulator dtypes, precision, microscaling formats."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import SemanticError
+from tile_lang.ops import linalg as tllinalg
+from tile_lang.semantics.base import Args, Block, SemanticError, dtype_arg, operand, rule
+from tile_lang.semantics.reduction import values
 
 DOT_DTYPES = (dtypes.I8, dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.F8E4M3, dtypes.F8E5M2)
 PRECISIONS = ("tf32", "tf32x3", "ieee")  # input_precision, Triton's spellings
@@ -109,3 +113,53 @@ def dot_scaled_shape(lhs: Shape, rhs: Shape, out_dtype: DType | None) -> Shape:
     if out_dtype is not None and out_dtype != dtypes.F32:
         raise SemanticError("tl.dot_scaled: out_dtype must be f32")
     return (lhs[0], rhs[1])
+
+
+# ---------------------------------------------------------------- the ops' rules (see semantics.dispatch)
+
+
+def _values(value: object, what: str) -> Block:
+    x = operand(value)
+    values(x.dtype, what)
+    return x
+
+
+def _out_dtype(marker: object, what: str) -> DType | None:
+    return None if marker is None else dtype_arg(marker, what)
+
+
+def _accumulator(a: Args, dtype: DType, shape: Shape, what: str) -> None:
+    if a["acc"] is not None:
+        acc = _values(a["acc"], what)
+        accumulator(dtype, shape, acc.dtype, acc.shape, what)
+
+
+@rule(tllinalg.dot)
+def _dot(a: Args) -> dict[str, Any]:
+    """``shape`` and ``out_dtype``: the result's; ``input_precision``: the one f32 operands use."""
+    x, y = _values(a["input"], "tl.dot"), _values(a["other"], "tl.dot")
+    shape = dot_shape(x.dtype, x.shape, y.dtype, y.shape)
+    out = dot_dtype(x.dtype, _out_dtype(a["out_dtype"], "tl.dot: out_dtype"))
+    _accumulator(a, out, shape, "tl.dot")
+    return {"shape": shape, "out_dtype": out, "input_precision": precision(a["input_precision"], a["allow_tf32"])}
+
+
+def _scaled(a: Args, side: str) -> tuple[Block, DType]:
+    """One operand of ``tl.dot_scaled`` (``side`` "lhs" [M, K] or "rhs" [K, N]) and its format's
+    dtype, its scales (when given) checked against it."""
+    x = _values(a[side], f"tl.dot_scaled: {side}")
+    dtype = scaled_operand(a[f"{side}_format"], a[f"{side}_k_pack"], side, x.dtype, x.shape)
+    if a[f"{side}_scale"] is not None:
+        s = _values(a[f"{side}_scale"], f"tl.dot_scaled: {side}_scale")
+        rows, k = x.shape if side == "lhs" else x.shape[::-1]
+        scale(side, s.dtype, s.shape, rows, k)
+    return x, dtype
+
+
+@rule(tllinalg.dot_scaled)
+def _dot_scaled(a: Args) -> dict[str, Any]:
+    """``shape``: the result's (always f32); ``lhs_dtype``/``rhs_dtype``: the operands' formats."""
+    (lhs, lhs_dtype), (rhs, rhs_dtype) = _scaled(a, "lhs"), _scaled(a, "rhs")
+    shape = dot_scaled_shape(lhs.shape, rhs.shape, _out_dtype(a["out_dtype"], "tl.dot_scaled: out_dtype"))
+    _accumulator(a, dtypes.F32, shape, "tl.dot_scaled")
+    return {"shape": shape, "lhs_dtype": lhs_dtype, "rhs_dtype": rhs_dtype}

@@ -6,9 +6,17 @@ sees them; a stride unknown when compiling is checked per program by the referen
 
 from __future__ import annotations
 
+from typing import Any
+
 import tile_lang.dtypes as dtypes
+from tile_lang.builtin import Family
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import SemanticError, Shape, broadcast, constexpr_int, pow2_shape, shown
+from tile_lang.ops import atomic as tlatomic, memory as tlmemory
+from tile_lang.semantics.base import (
+    Args, Block, SemanticError, Shape, Tiled, broadcast, constexpr_int, family_rule, operand, pow2_shape, rule,
+    shown,
+)
+from tile_lang.semantics.elementwise import pointer_cast, scalar_fits
 
 SEMS = ("relaxed", "acquire", "release", "acq_rel")
 SCOPES = ("gpu", "cta", "sys")
@@ -138,3 +146,106 @@ def descriptor_offsets(widths: tuple[int, ...], what: str) -> None:
 def descriptor_store(shape: tuple[int, ...], block: tuple[int, ...]) -> None:
     if shape != block:
         raise SemanticError(f"a descriptor store needs a value of shape {list(block)}, got shape {list(shape)}")
+
+
+# ---------------------------------------------------------------- the ops' rules (see semantics.dispatch)
+
+
+@family_rule(Family.ATOMIC)
+def _atomic(what: str, a: Args) -> dict[str, Any]:
+    """An atomic's ``sem`` and ``scope`` (defaults filled in) and its pointers' element type;
+    what the pointer argument is, each backend checks as it builds its lanes."""
+    name = what.removeprefix("tl.")
+    sem, scope = ordering(name, a["sem"], a["scope"])
+    pointer = a["pointer"]
+    if isinstance(pointer, Block) and pointer.dtype.element is not None:
+        atomic_element(name, pointer.dtype.element)
+    return {"sem": sem, "scope": scope}
+
+
+rule(tlatomic.atomic_cas)(lambda a: _atomic("tl.atomic_cas", a))
+
+
+def _hints(what: str, a: Args) -> dict[str, Any]:
+    cache_modifier, eviction_policy = cache_hints(what, a["cache_modifier"], a["eviction_policy"])
+    return {"cache_modifier": cache_modifier, "eviction_policy": eviction_policy}
+
+
+def _elements(a: Args) -> tuple[Block, DType] | None:
+    """The pointer block of a load or store and its element type (None: a block pointer, or what
+    the backend refuses as no pointer)."""
+    pointer = a["pointer"]
+    element = pointer.dtype.element if isinstance(pointer, Block) else None
+    return None if element is None else (pointer, element)
+
+
+@rule(tlmemory.load)
+def _load(a: Args) -> dict[str, Any]:
+    """The cache hints; a Python number ``other`` must be a value of the elements; through a
+    block pointer, no mask or other, and ``boundary_check``: the checked dims."""
+    hints = _hints("load", a)
+    pointer = a["pointer"]
+    if isinstance(pointer, Tiled):
+        block_load(a["mask"], a["other"])
+        return {**hints, "boundary_check": boundary_dims(a["boundary_check"], pointer.rank)}
+    if (found := _elements(a)) is not None:
+        scalar_fits(a["other"], found[1], "other")
+    return hints
+
+
+@rule(tlmemory.store)
+def _store(a: Args) -> dict[str, Any]:
+    """The cache hints; the value is of the elements (a Python number, or a pointer's address)
+    and fits the pointers; through a block pointer, exactly the block's shape (or a scalar) and
+    dtype, no mask, and ``boundary_check``: the checked dims."""
+    hints = _hints("store", a)
+    pointer, value = a["pointer"], a["value"]
+    if isinstance(pointer, Tiled):
+        given, shape = (value.dtype, value.shape) if isinstance(value, Block) else (None, ())
+        block_store(a["mask"], pointer.element, given, shape, pointer.shape)
+        return {**hints, "boundary_check": boundary_dims(a["boundary_check"], pointer.rank)}
+    if (found := _elements(a)) is not None:
+        pointers, element = found
+        scalar_fits(value, element, "value")
+        block = operand(value)
+        if block.dtype.is_pointer:  # its address, into 64-bit integer elements
+            pointer_cast(block.dtype, element)
+        stored(pointers.shape, block.shape)
+    return hints
+
+
+@rule(tlmemory.make_block_ptr)
+def _make_block_ptr(a: Args) -> dict[str, Any]:
+    dims = block_shape(a["block_shape"], "tl.make_block_ptr")
+    return {"block_shape": dims, "order": order(a["order"], len(dims))}
+
+
+@rule(tlmemory.make_tensor_descriptor)
+def _make_tensor_descriptor(a: Args) -> dict[str, Any]:
+    """The block shape, spanning a whole TMA piece of the base's elements; the strides, runtime
+    values on the reference, each backend checks as far as it knows them."""
+    dims = block_shape(a["block_shape"], "tl.make_tensor_descriptor")
+    base = a["base"]
+    if isinstance(base, Block) and base.dtype.element is not None and not base.shape:
+        descriptor_block(dims, base.dtype.element)
+    return {"block_shape": dims}
+
+
+def _descriptor_offsets(a: Args, what: str) -> dict[str, Any]:
+    offsets = a["offsets"]
+    if isinstance(offsets, (tuple, list)):
+        descriptor_offsets(tuple(o.dtype.bits for o in offsets if isinstance(o, Block)), what)
+    return {}
+
+
+rule(tlmemory.descriptor_load)(lambda a: _descriptor_offsets(a, "descriptor load"))
+
+
+@rule(tlmemory.descriptor_store)
+def _descriptor_store(a: Args) -> dict[str, Any]:
+    """The offsets' widths; the value has the block's shape (or is a scalar)."""
+    checked = _descriptor_offsets(a, "descriptor store")
+    desc, value = a["desc"], a["value"]
+    if isinstance(desc, Tiled):
+        descriptor_store(value.shape if isinstance(value, Block) else (), desc.shape)
+    return checked

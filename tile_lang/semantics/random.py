@@ -3,7 +3,10 @@ offsets (blocks or scalars, broadcast together) and a constexpr round count."""
 
 from __future__ import annotations
 
-from tile_lang.semantics.base import Block, SemanticError, Shape, broadcast, constexpr_int
+from typing import Any
+
+from tile_lang.ops import random as tlrandom
+from tile_lang.semantics.base import Args, Block, SemanticError, Shape, broadcast, constexpr_int, operand, rule
 
 
 def philox(seed: Block, offset: Block, n_rounds: object) -> tuple[Shape, int]:
@@ -15,3 +18,10 @@ def philox(seed: Block, offset: Block, n_rounds: object) -> tuple[Shape, int]:
     if rounds < 0:
         raise SemanticError(f"a random function: n_rounds must not be negative, got {rounds}")
     return broadcast(seed.shape, offset.shape), rounds
+
+
+@rule(tlrandom.randint, tlrandom.randint4x, tlrandom.rand, tlrandom.randn)
+def _random(a: Args) -> dict[str, Any]:
+    """``shape``: the result's (seed and offsets broadcast); ``n_rounds``: the checked round count."""
+    shape, rounds = philox(operand(a["seed"]), operand(a["offset"]), a["n_rounds"])
+    return {"shape": shape, "n_rounds": rounds}

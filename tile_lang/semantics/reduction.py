@@ -10,8 +10,13 @@ from typing import Any
 import numpy as np
 
 import tile_lang.dtypes as dtypes
+from tile_lang.builtin import Family
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import Block, SemanticError, block_axis, constexpr_int, pow2_shape, shown
+from tile_lang.func import Func
+from tile_lang.ops import reduction as tlreduction
+from tile_lang.semantics.base import (
+    Args, Block, SemanticError, block_axis, constexpr_int, dtype_arg, family_rule, operand, pow2_shape, rule, shown,
+)
 
 
 def values(dtype: DType, what: str) -> DType:
@@ -149,3 +154,108 @@ def gather(src: Block, index: Block, axis: object) -> int:
     if any(s != i for d, (s, i) in enumerate(zip(src.shape, index.shape)) if d != k):
         raise SemanticError(f"tl.gather: index ({index}) must match src ({src}) on every axis but {k}")
     return k
+
+
+# ---------------------------------------------------------------- the ops' rules (see semantics.dispatch)
+
+
+def _values_of(a: Args, what: str, arg: str = "input") -> Block:
+    """The block argument ``arg`` of ``what``, of values (not pointers)."""
+    x = operand(a[arg])
+    values(x.dtype, what)
+    return x
+
+
+def _reduction(what: str, a: Args, twin: str | None = None) -> dict[str, Any]:
+    """A reduction of a block of values: ``axis`` checked (None: every axis), the result's
+    ``dtype`` the input's (the rule of the REDUCTION family, which the others build on)."""
+    x = _values_of(a, what)
+    return {"axis": reduce_axis(x.rank, a["axis"], what, twin), "dtype": x.dtype}
+
+
+family_rule(Family.REDUCTION)(_reduction)
+
+
+@rule(tlreduction.sum)
+def _sum(a: Args) -> dict[str, Any]:
+    x = _values_of(a, "tl.sum")
+    out = sum_dtype(x.dtype) if a["dtype"] is None else dtype_arg(a["dtype"], "tl.sum")
+    return {"axis": reduce_axis(x.rank, a["axis"], "tl.sum"), "dtype": out}
+
+
+@rule(tlreduction.xor_sum)
+def _xor_sum(a: Args) -> dict[str, Any]:
+    integer_block(_values_of(a, "tl.xor_sum").dtype, "tl.xor_sum")
+    return _reduction("tl.xor_sum", a)
+
+
+def _extremum(a: Args, what: str, twin: str) -> dict[str, Any]:
+    """``tl.max``/``tl.min``: ``dtype`` is the values' (small integers widened without indices)."""
+    checked = _reduction(what, a, twin)
+    return checked if a["return_indices"] else {**checked, "dtype": max_dtype(checked["dtype"])}
+
+
+rule(tlreduction.max)(lambda a: _extremum(a, "tl.max", "tl.maximum"))
+rule(tlreduction.min)(lambda a: _extremum(a, "tl.min", "tl.minimum"))
+rule(tlreduction.argmax)(lambda a: {**_reduction("tl.argmax", a), "dtype": dtypes.I32})
+rule(tlreduction.argmin)(lambda a: {**_reduction("tl.argmin", a), "dtype": dtypes.I32})
+
+
+def _scan(a: Args, what: str, widen: bool) -> dict[str, Any]:
+    """cumsum widens like sum; cumprod keeps the input dtype (Triton 3.6)."""
+    x = _values_of(a, what)
+    return {"axis": scan_axis(x.rank, a["axis"], what), "dtype": sum_dtype(x.dtype) if widen else x.dtype}
+
+
+rule(tlreduction.cumsum)(lambda a: _scan(a, "tl.cumsum", True))
+rule(tlreduction.cumprod)(lambda a: _scan(a, "tl.cumprod", False))
+
+
+def _combined(a: Args, what: str) -> tuple[Block, ...]:
+    """The blocks of ``tl.reduce``/``tl.associative_scan``'s input, with a @tl.func combine
+    function taking two values per block."""
+    given = a["input"]
+    blocks = tuple(operand(x) for x in (given if isinstance(given, tuple) else (given,)))
+    combine_operands(blocks, what)
+    fn = a["combine_fn"]
+    if not isinstance(fn, Func):
+        raise SemanticError(f"{what}: combine_fn must be a @tl.func, got {fn!r}")
+    combine_arity(fn, fn.fn, len(blocks), what)
+    return blocks
+
+
+@rule(tlreduction.reduce)
+def _reduce(a: Args) -> dict[str, Any]:
+    blocks = _combined(a, "tl.reduce")
+    return {"axis": reduce_axis(blocks[0].rank, a["axis"], "tl.reduce")}
+
+
+@rule(tlreduction.associative_scan)
+def _associative_scan(a: Args) -> dict[str, Any]:
+    blocks = _combined(a, "tl.associative_scan")
+    return {"axis": scan_axis(blocks[0].rank, a["axis"], "tl.associative_scan")}
+
+
+@rule(tlreduction.sort)
+def _sort(a: Args) -> dict[str, Any]:
+    return {"dim": sort_axis(_values_of(a, "tl.sort", "x").rank, a["dim"])}
+
+
+@rule(tlreduction.flip)
+def _flip(a: Args) -> dict[str, Any]:
+    """``dim``: the axis reversed (None: the last)."""
+    x = operand(a["x"])
+    if not x.shape:
+        raise SemanticError("tl.flip needs a block")
+    return {"dim": block_axis(x.rank, x.rank - 1 if a["dim"] is None else a["dim"], "tl.flip")}
+
+
+@rule(tlreduction.histogram)
+def _histogram(a: Args) -> dict[str, Any]:
+    mask = None if a["mask"] is None else operand(a["mask"])
+    return {"num_bins": histogram(operand(a["input"]), a["num_bins"], mask)}
+
+
+@rule(tlreduction.gather)
+def _gather(a: Args) -> dict[str, Any]:
+    return {"axis": gather(operand(a["src"]), operand(a["index"]), a["axis"])}

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import math
 
-from tile_lang.semantics.base import Block, SemanticError, Shape, block_axis, broadcast, int_tuple, pow2_shape
+from typing import Any
+
+from tile_lang.ops import shape as tlshape
+from tile_lang.semantics.base import (
+    Args, Block, SemanticError, Shape, block_axis, broadcast, int_tuple, operand, pow2_shape, rule,
+)
 
 
 def broadcast_to(x: Block, shape: object) -> Shape:
@@ -107,3 +112,69 @@ def cat(x: Block, y: Block) -> Shape:
         raise SemanticError(f"tl.cat needs two blocks of the same shape (rank >= 1), got {x} and {y}")
     same_dtype(x, y, "tl.cat")
     return (2 * x.shape[0], *x.shape[1:])
+
+
+# ---------------------------------------------------------------- the ops' rules (see semantics.dispatch)
+
+
+@rule(tlshape.broadcast)
+def _broadcast(a: Args) -> dict[str, Any]:
+    x = operand(a["input"])
+    return {"shape": broadcast(x.shape, operand(a["other"], x).shape, "tl.broadcast")}
+
+
+@rule(tlshape.broadcast_to)
+def _broadcast_to(a: Args) -> dict[str, Any]:
+    return {"shape": broadcast_to(operand(a["input"]), a["shape"])}
+
+
+@rule(tlshape.expand_dims)
+def _expand_dims(a: Args) -> dict[str, Any]:
+    """``axis``: the new unit axes, sorted axes of the result."""
+    return {"axis": expand_dims(operand(a["input"]), a["axis"])}
+
+
+@rule(tlshape.permute)
+def _permute(a: Args) -> dict[str, Any]:
+    return {"dims": permute(operand(a["input"]), a["dims"])}
+
+
+@rule(tlshape.trans)
+def _trans(a: Args) -> dict[str, Any]:
+    return {"dims": trans(operand(a["input"]), a["dims"])}
+
+
+@rule(tlshape.reshape)
+def _reshape(a: Args) -> dict[str, Any]:
+    return {"shape": reshape(operand(a["input"]), a["shape"], "tl.reshape")}
+
+
+@rule(tlshape.view)
+def _view(a: Args) -> dict[str, Any]:
+    return {"shape": reshape(operand(a["input"]), a["shape"], "tl.view")}
+
+
+@rule(tlshape.ravel)
+def _ravel(a: Args) -> dict[str, Any]:
+    return {"shape": ravel(operand(a["x"]))}
+
+
+def _joined(a: Args, what: str) -> dict[str, Any]:
+    """``shape``: the one both operands broadcast to (the result adds an axis of 2)."""
+    x = operand(a["a"])
+    return {"shape": join(x, operand(a["b"], x), what)}
+
+
+rule(tlshape.join)(lambda a: _joined(a, "tl.join"))
+rule(tlshape.interleave)(lambda a: _joined(a, "tl.interleave"))
+
+
+@rule(tlshape.split)
+def _split(a: Args) -> dict[str, Any]:
+    return {"shape": split(operand(a["a"]))}
+
+
+@rule(tlshape.cat)
+def _cat(a: Args) -> dict[str, Any]:
+    x = operand(a["input"])
+    return {"shape": cat(x, operand(a["other"], x))}
