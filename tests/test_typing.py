@@ -339,7 +339,8 @@ def test_optional_pointer_takes_none(case_modules: dict[str, object], backend: s
 def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> None:
     """Each class good_ported.py accepts runs on the reference and the emulator and matches float64
     NumPy: dtype constructors, a float joined with a block, constexpr dtypes, mixed int widths,
-    tl.cast of Python ints, x.shape and rank-0 zeros, atomics generic over a constrained width."""
+    tl.cast of Python ints, x.shape and rank-0 zeros, atomics generic over a constrained width, local
+    constexprs, a dtype for a helper's constexpr, a loaded extent."""
     cases = case_modules["good_ported"]
     rng = np.random.default_rng(17)
     x = rng.standard_normal(100).astype(np.float32)
@@ -370,6 +371,11 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
         acc = tl.to_device(np.zeros(8, np.float32), tl.f32)
         getattr(cases, "generic_atomic_accumulate")[(4,)](dx, acc, 100, BLOCK=32)
         np.testing.assert_allclose(acc.numpy(), [x64[j::8].sum() for j in range(8)], rtol=1e-5, atol=1e-6)
+        out = _nan(8)
+        getattr(cases, "local_constexprs")[(1,)](dx, tl.to_device(np.array([5], np.int32), tl.i32), out,
+                                                 TALL=True, FLAT=False, BLOCK=8)
+        halves = np.where(np.arange(8) < 5, x[:8].astype(np.float16).astype(np.float64), 0.0)
+        np.testing.assert_allclose(out.numpy(), 2 * np.log(2) * halves + 32, rtol=1e-6)
 
 
 # ---------------------------------------------------------------- the tutorial-shaped kernels run

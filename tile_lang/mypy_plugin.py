@@ -55,6 +55,7 @@ from mypy.nodes import (
     SymbolNode, TypeInfo,
 )
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatExpr, ListExpr, StrExpr, TupleExpr, UnaryExpr
+from mypy.nodes import AssignmentStmt, ConditionalExpr, IntExpr
 from mypy.plugin import AnalyzeTypeContext, AttributeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
 from mypy.subtypes import is_same_type
 from mypy.types import (
@@ -77,6 +78,7 @@ SCALARS = {"tile_lang.signature.IntScalar": "builtins.int", "tile_lang.signature
 TENSOR = "tile_lang.tensor.Tensor"
 RANKS = {f"tile_lang.tensor.R{n}": n for n in range(4)}  # a block's rank type: its number of axes
 POINTER = "tile_lang.tensor.Pointer"
+DTYPE = "tile_lang.dtypes.Dtype"
 CONVERSIONS = frozenset({f"{owner}.{name}" for owner in (TENSOR, "tile_lang.tensor.Converts", "tile_lang.signature.FloatScalar",
                                                         "tile_lang.signature.IntScalar") for name in ("to", "cast")})  # typed by their dtype
 WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2"}
@@ -168,7 +170,7 @@ def dtype_constructor(ctx: FunctionSigContext) -> FunctionLike:
                                    arg_names=["value"], ret_type=Instance(tensor, [dtype, Instance(rank, [])]))
 
 
-def _class(ctx: FunctionSigContext | MethodSigContext, fullname: str) -> TypeInfo | None:
+def _class(ctx: FunctionSigContext | MethodSigContext | FunctionContext, fullname: str) -> TypeInfo | None:
     """The class ``fullname`` from the modules mypy has loaded (``named_generic_type`` finds only
     names the checked module's packages re-export)."""
     module, _, name = fullname.rpartition(".")
@@ -236,8 +238,29 @@ def _float_constant_taken(ctx: FunctionSigContext, signature: CallableType) -> C
 
 def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
     """A bare ``constexpr`` annotation as a kernel body sees it: ``int | ConstexprValue``, which takes an
-    int default (``BLOCK: constexpr = 128``), is an int in arithmetic, and compares with a str."""
+    int default (``BLOCK: constexpr = 128``), is an int in arithmetic, and compares with a str. A local
+    constant so annotated takes its value's type where the value is a float, str or tuple literal
+    (``LN2: tl.constexpr = 0.693``, ``order: tl.constexpr = (0, 1) if ... else (1, 0)``)."""
+    statement = getattr(getattr(ctx.api, "api", None), "statement", None)  # the semantic analyser's statement
+    if isinstance(statement, AssignmentStmt) and statement.type is not None:
+        literal = _literal_type(ctx, statement.rvalue)
+        if literal is not None:
+            return literal
     return UnionType([ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])])
+
+
+def _literal_type(ctx: AnalyzeTypeContext, value: Expression) -> Type | None:
+    """The type of a float, str or int-tuple literal (or a conditional of two such of one type), by its
+    syntax: a type annotation is analysed before the value is checked."""
+    if isinstance(value, ConditionalExpr):
+        first, second = _literal_type(ctx, value.if_expr), _literal_type(ctx, value.else_expr)
+        return first if first is not None and second is not None and is_same_type(first, second) else None
+    if isinstance(value, (FloatExpr, StrExpr)):
+        return ctx.api.named_type("builtins.float" if isinstance(value, FloatExpr) else "builtins.str", [])
+    if isinstance(value, TupleExpr) and all(isinstance(item, IntExpr) for item in value.items):
+        fallback = ctx.api.named_type("builtins.tuple", [ctx.api.named_type("builtins.int", [])])
+        return TupleType([ctx.api.named_type("builtins.int", [])] * len(value.items), fallback)
+    return None
 
 
 def constant_of_value(ctx: FunctionSigContext) -> FunctionLike:
@@ -254,12 +277,15 @@ def constant_of_value(ctx: FunctionSigContext) -> FunctionLike:
 
 def with_constexprs_widened(ctx: FunctionContext) -> Type:
     """``Kernel[P]`` / ``Func[P, T]`` with each ``ConstexprValue`` parameter of ``P`` taking ``int | str``
-    and each ``IntScalar`` / ``FloatScalar`` one an ``int`` / ``float``, so a launch (or a call, or code
-    forwarding ``P``) passes a plain int, float or string."""
+    or a dtype (``out_dtype=tl.float16``, a branch's ``tl.float8e5 if FP8 else tl.float16``) and each
+    ``IntScalar`` / ``FloatScalar`` one an ``int`` / ``float``, so a launch (or a call, or code
+    forwarding ``P``) passes a plain int, float, string or dtype."""
     decorated = get_proper_type(ctx.default_return_type)
     if not isinstance(decorated, Instance):
         return ctx.default_return_type
-    given = UnionType([ctx.api.named_generic_type("builtins.int", []), ctx.api.named_generic_type("builtins.str", [])])
+    dtype = _class(ctx, DTYPE)
+    given = UnionType([ctx.api.named_generic_type("builtins.int", []), ctx.api.named_generic_type("builtins.str", []),
+                       *([TypeType(Instance(dtype, []))] if dtype is not None else [])])
 
     def widen(typ: Type) -> Type:
         proper = get_proper_type(typ)

@@ -174,9 +174,9 @@ def bad_launches(n: int) -> None:
     add_kernel[(1,)](x, out, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "add_kernel"
     add_kernel[(1,)](x, out, n, BLOCK=64, num_wraps=8)  # E: call-arg Unexpected keyword argument "num_wraps" for "add_kernel"; did you mean "num_warps"?
     add_kernel[(1,)](half, out, n, BLOCK=64, num_warps=8, num_stages=3)  # E: arg-type Argument 1 to "add_kernel" has incompatible type "Buffer[Float[W16]]"
-    staged_kernel[(1,)](x, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "staged_kernel" has incompatible type "float"; expected "int | str"
+    staged_kernel[(1,)](x, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "staged_kernel" has incompatible type "float"; expected "int | str | type[Dtype]"
     # a bare constexpr takes an int, bool or str (tile_lang.mypy_plugin); a float needs Constexpr[float]
-    activation_kernel[(1,)](x, BLOCK=64, ACTIVATION=None)  # E: arg-type Argument "ACTIVATION" to "activation_kernel" has incompatible type "None"; expected "int | str"
+    activation_kernel[(1,)](x, BLOCK=64, ACTIVATION=None)  # E: arg-type Argument "ACTIVATION" to "activation_kernel" has incompatible type "None"; expected "int | str | type[Dtype]"
     activation_kernel[(1,)](x, BLOCK=64.0, ACTIVATION="relu")  # E: arg-type Argument "BLOCK" to "activation_kernel" has incompatible type "float"
     add_kernel[(1,), tl.Options(num_warps=2)](x, out, n, num_warps=4)  # E: call-arg Missing positional argument "BLOCK" in call to "add_kernel"
 
@@ -667,3 +667,36 @@ def block_as_reduction_axis(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> No
     offs = tl.arange(0, BLOCK)
     blk_max = tl.max(tl.load(x_ptr + offs, mask=offs < n), axis=0)
     tl.max(m, blk_max)  # E: arg-type tl.max: axis must be an int, got a block of f32; for the elementwise maximum
+
+
+@tl.kernel
+def float_constexpr_as_extent(x_ptr: Pointer[f32]) -> None:
+    HALF: tl.constexpr = 0.5
+    tl.store(x_ptr, tl.sum(tl.arange(0, HALF)).to(tl.float32))  # E: arg-type Argument 2 to "arange" has incompatible type "float"
+
+
+@tl.kernel
+def float_block_as_extent(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    n = tl.load(x_ptr)
+    tl.make_block_ptr(x_ptr, shape=(n,), strides=(1,), offsets=(0,), block_shape=(BLOCK,), order=(0,))  # E: arg-type expected "tuple[int | Tensor[Int[Any], R0]]"
+
+
+@tl.kernel
+def string_range_flag(x_ptr: Pointer[f32]) -> None:
+    for _ in tl.range(0, 4, flatten="yes"):  # E: call-overload
+        tl.store(x_ptr, 0.0)
+
+
+@tl.kernel
+def float_hint_values(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.multiple_of(tl.arange(0, BLOCK), [16.0])  # E: list-item
+
+
+@tl.func
+def takes_constexpr(x: Tensor0[f32], MODE: constexpr) -> Tensor0[f32]:
+    return x
+
+
+@tl.kernel
+def list_for_a_constexpr(x_ptr: Pointer[f32]) -> None:
+    takes_constexpr(tl.load(x_ptr), [1])  # E: arg-type expected "int | str | type[Dtype]"

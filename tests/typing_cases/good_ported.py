@@ -12,7 +12,7 @@ from typing import TypeVar
 from typing_extensions import assert_type
 
 import tile_lang as tl
-from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f32, i64
+from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f32, i32, i64
 
 W = TypeVar("W", bound=tl.Width)
 
@@ -111,3 +111,30 @@ def generic_atomic_accumulate(x_ptr: Pointer[Float[AtomicWidth]], acc_ptr: Point
     is constrained to the widths the atomic takes (a bound to every ``Width`` would admit fp8)."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.atomic_add(acc_ptr + offs % 8, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
+
+
+@tl.func
+def converted(x: Tensor[f32, R1], dtype: constexpr) -> Tensor[f32, R1]:
+    """A helper given a dtype for a bare constexpr (tutorial 06's ``dtype`` argument)."""
+    return x.to(dtype).to(tl.float32)
+
+
+@tl.kernel
+def local_constexprs(x_ptr: Pointer[f32], n_ptr: Pointer[i32], out_ptr: Pointer[f32], TALL: constexpr,
+                     FLAT: constexpr, BLOCK: constexpr) -> None:
+    """Local constants annotated ``tl.constexpr`` take their value's type (``LN2: tl.constexpr = 0.69``,
+    a tuple chosen by a constexpr), a dtype passed for a helper's bare constexpr, a constexpr
+    ``tl.range`` flag, a hint's list of values, and a block pointer whose shape is a loaded extent."""
+    LN2: tl.constexpr = 0.6931471805599453
+    TILE: tl.constexpr = (4, 8) if TALL else (8, 4)
+    assert_type(LN2, float)
+    n = tl.load(n_ptr)
+    rows = tl.make_block_ptr(x_ptr, shape=(n,), strides=(1,), offsets=(0,), block_shape=(BLOCK,), order=(0,))
+    x = tl.load(rows, boundary_check=(0,), padding_option="zero")
+    ones = tl.sum(tl.sum(tl.zeros(TILE, tl.float32) + 1.0, axis=1), axis=0)
+    offs = tl.arange(0, BLOCK)
+    tl.multiple_of(offs, [BLOCK])
+    total = tl.zeros((BLOCK,), tl.float32)
+    for _ in tl.range(0, 2, flatten=FLAT):
+        total += converted(x, tl.float16) * LN2
+    tl.store(out_ptr + offs, total + ones)
