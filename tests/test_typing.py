@@ -340,7 +340,8 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
     """Each class good_ported.py accepts runs on the reference and the emulator and matches float64
     NumPy: dtype constructors, a float joined with a block, constexpr dtypes, mixed int widths,
     tl.cast of Python ints, x.shape and rank-0 zeros, atomics generic over a constrained width, local
-    constexprs, a dtype for a helper's constexpr, a loaded extent."""
+    constexprs, a dtype for a helper's constexpr, a loaded extent, a bool block meeting an int in a where,
+    widening int stores and wheres."""
     cases = case_modules["good_ported"]
     rng = np.random.default_rng(17)
     x = rng.standard_normal(100).astype(np.float32)
@@ -376,6 +377,13 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
                                                  TALL=True, FLAT=False, BLOCK=8)
         halves = np.where(np.arange(8) < 5, x[:8].astype(np.float16).astype(np.float64), 0.0)
         np.testing.assert_allclose(out.numpy(), 2 * np.log(2) * halves + 32, rtol=1e-6)
+        runs = np.array([1, 1, 2, 2, 2, 3, 1, 1, 4, 5], np.float32)
+        counts = tl.to_device(np.full(16, -1, np.int64), tl.i64)
+        totals = tl.to_device(np.concatenate([[100], np.full(16, -1)]).astype(np.int64), tl.i64)
+        getattr(cases, "group_starts")[(1,)](tl.to_device(runs, tl.f32), counts, totals, 10, BLOCK=16)
+        want = np.cumsum(np.concatenate([[1], runs[1:] != runs[:-1]]))
+        np.testing.assert_array_equal(counts.numpy(), np.concatenate([want, np.full(6, -1)]))
+        np.testing.assert_array_equal(totals.numpy(), np.concatenate([[100], want[:9], [100 + want[9]], np.full(6, -1)]))
 
 
 # ---------------------------------------------------------------- the tutorial-shaped kernels run

@@ -415,7 +415,7 @@ def _store_mismatch(pointer: Type, value: Type) -> str | None:
     if (isinstance(rank, Instance) and isinstance(ptr_rank, Instance) and rank.type.name != "R0"
             and rank.type.fullname != ptr_rank.type.fullname and rank.type.fullname in RANKS):
         return f"value is rank {rank.type.name[1:]} but the pointers are rank {ptr_rank.type.name[1:]}"
-    if _unknown(given[0]) or _unknown(target) or is_same_type(given[0], target):
+    if _unknown(given[0]) or _unknown(target) or is_same_type(given[0], target) or _widens(given[0], target):
         return None
     return f"value is {_dtype_name(given[0])} but the pointer is to {_dtype_name(target)}"
 
@@ -435,7 +435,7 @@ def store_checked(ctx: FunctionSigContext) -> FunctionLike:
         return signature
     if problem is not None:
         ctx.api.fail(f"tl.store: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
-    elif not _failed(value):
+    elif not _failed(value) and not _widening_store(actual, value):
         return signature
     anything = AnyType(TypeOfAny.from_error)  # reported here, or where the value failed to type
     if problem is None:  # nothing left to infer: the overload's type variables are Any
@@ -443,6 +443,14 @@ def store_checked(ctx: FunctionSigContext) -> FunctionLike:
         assert isinstance(fixed, CallableType)
         return fixed.copy_modified(arg_types=[pointer, anything, *fixed.arg_types[2:]], variables=[])
     return signature.copy_modified(arg_types=[pointer, anything, *signature.arg_types[2:]])
+
+
+def _widening_store(pointer: tuple[ProperType, ProperType | None], value: Type) -> bool:
+    """Whether a store's value is a narrower integer block than its pointer's (lossless, accepted)."""
+    given, pointee = _element_and_rank(value), pointer[0]
+    return (given is not None and isinstance(pointee, Instance) and pointee.type.fullname == POINTER
+            and not is_same_type(given[0], get_proper_type(pointee.args[0]))
+            and _widens(given[0], get_proper_type(pointee.args[0])))
 
 
 def _failed(typ: Type) -> bool:
@@ -465,6 +473,14 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
         return signature
     (x, x_rank), (y, y_rank) = found
     assert isinstance(x_rank, Instance) and isinstance(y_rank, Instance)
+    same_rank = "R0" in (x_rank.type.name, y_rank.type.name) or x_rank.type.fullname == y_rank.type.fullname
+    if same_rank and not is_same_type(x, y) and (_widens(x, y) or _widens(y, x)):  # ints of two widths: the wider
+        wider, rank = (y if _widens(x, y) else x), (y_rank if x_rank.type.name == "R0" else x_rank)
+        condition = ctx.api.get_expression_type(ctx.args[0][0]) if len(ctx.args[0]) == 1 else AnyType(TypeOfAny.from_error)
+        tensor = get_proper_type(given[0])
+        assert isinstance(tensor, Instance)
+        return signature.copy_modified(arg_types=[condition, *given], variables=[],
+                                       ret_type=tensor.copy_modified(args=[wider, rank]))
     if not (_unknown(x) or _unknown(y) or is_same_type(x, y)):
         problem = f"x is {_dtype_name(x)} but y is {_dtype_name(y)}; convert one with .to()"
     elif "R0" not in (x_rank.type.name, y_rank.type.name) and x_rank.type.fullname != y_rank.type.fullname:
@@ -491,6 +507,21 @@ def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:
         return ctx.default_return_type
     same = all(is_same_type(block, blocks[0]) for block in blocks)
     return blocks[0] if same and not has_any_type(blocks[0]) else ctx.default_return_type
+
+
+def _int_bits(element: ProperType) -> tuple[str, int] | None:
+    """(category, bits) of an ``Int[W]`` / ``UInt[W]`` element type of a known width, else None."""
+    width = get_proper_type(element.args[0]) if isinstance(element, Instance) and element.type.name in ("Int", "UInt") else None
+    if not (isinstance(element, Instance) and isinstance(width, Instance) and width.type.name in INT_BITS):
+        return None
+    return element.type.name, INT_BITS[width.type.name]
+
+
+def _widens(narrow: ProperType, wide: ProperType) -> bool:
+    """Whether ``narrow`` converts to ``wide`` without loss as Triton converts it: two integer types of
+    one signedness, ``wide`` at least as wide (i32 into an i64 buffer, i32 meeting i64 in a where)."""
+    a, b = _int_bits(narrow), _int_bits(wide)
+    return a is not None and b is not None and a[0] == b[0] and a[1] <= b[1]
 
 
 def _int_width(typ: Type) -> tuple[Instance, int, Instance] | None:

@@ -700,3 +700,16 @@ def takes_constexpr(x: Tensor0[f32], MODE: constexpr) -> Tensor0[f32]:
 @tl.kernel
 def list_for_a_constexpr(x_ptr: Pointer[f32]) -> None:
     takes_constexpr(tl.load(x_ptr), [1])  # E: arg-type expected "int | str | type[Dtype]"
+
+
+@tl.kernel
+def mask_count_into_f32(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    i = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + i)
+    tl.store(x_ptr + i, tl.where(i > 0, a > 0.0, 1))  # E: arg-type tl.store: value is i32 but the pointer is to f32
+
+
+@tl.kernel
+def where_signed_and_unsigned(u_ptr: Pointer[u64], out_ptr: Pointer[u64], BLOCK: constexpr) -> None:
+    i = tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.where(i > 2, tl.load(u_ptr + i), i))  # E: arg-type tl.where: x is u64 but y is i32

@@ -138,3 +138,22 @@ def local_constexprs(x_ptr: Pointer[f32], n_ptr: Pointer[i32], out_ptr: Pointer[
     for _ in tl.range(0, 2, flatten=FLAT):
         total += converted(x, tl.float16) * LN2
     tl.store(out_ptr + offs, total + ones)
+
+
+@tl.kernel
+def group_starts(x_ptr: Pointer[f32], count_ptr: Pointer[i64], total_ptr: Pointer[i64], n: int, BLOCK: constexpr) -> None:
+    """A bool block meeting a Python int in ``tl.where`` is an i32 block, as at run time (FlagGems'
+    unique_consecutive counts group starts so); an i32 block stored into an i64 buffer, and a ``where``
+    of i64 and i32 blocks, widen losslessly as the run time does."""
+    i = tl.arange(0, BLOCK)
+    mask = i < n
+    a = tl.load(x_ptr + i, mask=mask, other=0.0)
+    b = tl.load(x_ptr + tl.where(i > 0, i - 1, 0), mask=mask, other=0.0)
+    starts = tl.where(i > 0, a != b, 1)
+    assert_type(starts, Tensor[i32, R1])
+    running = tl.cumsum(starts, axis=0)
+    tl.store(count_ptr + i, running, mask=mask)
+    base = tl.load(total_ptr)
+    last = tl.where(i == n - 1, base + running, running)
+    assert_type(last, Tensor[i64, R1])
+    tl.store(total_ptr + 1 + i, last, mask=mask)

@@ -233,6 +233,16 @@ def cdiv(x: Any, div: Any) -> Any:
     return (x + div - 1) // div
 
 
+# A bool block meeting a Python int is an i32 block, as at run time (dtypes.promote_scalar): Triton's
+# ``tl.where(i > 0, a != b, 1)`` counts; a Python bool keeps it a bool block.
+@overload
+def where(condition: Tensor[Bool, R], x: Tensor[Bool, R], y: bool) -> Tensor[Bool, R]: ...  # type: ignore[overload-overlap]
+@overload
+def where(condition: Tensor[Bool, R], x: Tensor[Bool, R], y: int) -> Tensor[Int[W32], R]: ...
+@overload
+def where(condition: Tensor[Bool, R], x: bool, y: Tensor[Bool, R]) -> Tensor[Bool, R]: ...  # type: ignore[overload-overlap]
+@overload
+def where(condition: Tensor[Bool, R], x: int, y: Tensor[Bool, R]) -> Tensor[Int[W32], R]: ...
 @overload
 def where(condition: Tensor[Bool, R], x: Tensor[D, R], y: Tensor[D, R] | Tensor[D, R0] | float) -> Tensor[D, R]: ...
 @overload
