@@ -450,7 +450,7 @@ def test_a_closure_variable_is_read_on_both(backend: str) -> None:
 @tl.kernel
 def pointers_from_either_side(x: Pointer[f32], y: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
-    flipped = (BLOCK - 1 - offs) + x  # type: ignore[operator]  # typing: Tensor lacks ints + Pointer
+    flipped = (BLOCK - 1 - offs) + x
     here = x + offs
     tl.store(y + offs, tl.where(flipped == here, -1.0, tl.load(flipped) * 2.0))
 

@@ -341,7 +341,8 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
     NumPy: dtype constructors, a float joined with a block, constexpr dtypes, mixed int widths,
     tl.cast of Python ints, x.shape and rank-0 zeros, atomics generic over a constrained width, local
     constexprs, a dtype for a helper's constexpr, a loaded extent, a bool block meeting an int in a where,
-    widening int stores and wheres."""
+    widening int stores and wheres, scalar arithmetic converted with .to,
+    offsets plus a pointer, tl.minimum of two ints."""
     cases = case_modules["good_ported"]
     rng = np.random.default_rng(17)
     x = rng.standard_normal(100).astype(np.float32)
@@ -377,6 +378,13 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
                                                  TALL=True, FLAT=False, BLOCK=8)
         halves = np.where(np.arange(8) < 5, x[:8].astype(np.float16).astype(np.float64), 0.0)
         np.testing.assert_allclose(out.numpy(), 2 * np.log(2) * halves + 32, rtol=1e-6)
+        out = _nan(32)
+        getattr(cases, "scalar_arithmetic_converts")[(4,)](dx, out, 2, 16, BLOCK=8)
+        np.testing.assert_allclose(out.numpy(), x64[:32] + np.repeat(2 * np.arange(4) + 1, 8), rtol=1e-6)
+        out = _nan(128)
+        getattr(cases, "offsets_first_and_scalar_extrema")[(4,)](dx, out, 100, BLOCK=32)
+        np.testing.assert_allclose(out.numpy()[:100], 2 * x64, rtol=1e-6)
+        assert np.isnan(out.numpy()[100:]).all()
         runs = np.array([1, 1, 2, 2, 2, 3, 1, 1, 4, 5], np.float32)
         counts = tl.to_device(np.full(16, -1, np.int64), tl.i64)
         totals = tl.to_device(np.concatenate([[100], np.full(16, -1)]).astype(np.int64), tl.i64)

@@ -33,6 +33,10 @@
   is unknown to mypy, so each overload taking a literal axis takes it too, and the input's rank
   picks the result's. A literal axis the input's rank lacks (``tl.cumsum(x, axis=1)`` on a rank-1
   block, also where an overload takes any ``int``) is reported as the run time does.
+- A kernel scalar's arithmetic converted, ``(tl.program_id(1) // H).to(tl.int64)``: ``pid // H`` is an
+  ``int`` to mypy, which has no ``.to``; where the result is the receiver of ``.to`` / ``.cast`` (found
+  in the file's syntax) it is typed as the ``IntScalar`` it is at run time. Elsewhere it stays an
+  ``int``, so a name bound to it (``start = pid * BLOCK``) may still be re-bound to ``0``.
 - Constexprs set by ``@tl.autotune`` configs or ``@tl.heuristics``: the wrapper's launch takes them as
   optional, so the kernel needs no dummy default for them (``BLOCK: constexpr`` rather than
   ``BLOCK: constexpr = 64``). Their names are the keys of a literal list of ``tl.Config({...})``
@@ -44,7 +48,11 @@ Enable it with ``plugins = ["tile_lang.mypy_plugin"]`` in ``[tool.mypy]`` (docs/
 
 from __future__ import annotations
 
+import ast
+import functools
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from mypy import errorcodes
 from mypy.checker import TypeChecker
@@ -93,6 +101,9 @@ INT_BITS = {"W8": 8, "W16": 16, "W32": 32, "W64": 64}
 DTYPE_CATEGORIES = frozenset({"tile_lang.dtypes.Float", "tile_lang.dtypes.Int", "tile_lang.dtypes.UInt",
                               "tile_lang.dtypes.Bool"})  # called as ``tl.float32(v)``: a scalar of that dtype
 PYTHON_SCALARS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
+INT_SCALAR = "tile_lang.signature.IntScalar"
+SCALAR_ARITHMETIC = frozenset({f"{owner}.__{op}__" for owner in ("builtins.int", INT_SCALAR) for op in (
+    "add", "radd", "sub", "rsub", "mul", "rmul", "floordiv", "rfloordiv", "mod", "rmod", "neg")})  # int operators
 
 
 class TileLangPlugin(Plugin):
@@ -101,6 +112,8 @@ class TileLangPlugin(Plugin):
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         if fullname in CONVERSIONS:
             return converted_to_argument
+        if fullname in SCALAR_ARITHMETIC:
+            return scalar_arithmetic_converted
         operator = fullname.removeprefix(TENSOR + ".")
         if operator in INT_PROMOTING:
             return lambda ctx: ints_promoted(ctx, INT_PROMOTING[operator])
@@ -554,6 +567,44 @@ def ints_promoted(ctx: MethodSigContext, comparison: bool) -> FunctionLike:
     element = Instance(boolean, []) if comparison else max(left, right, key=lambda found: found[1])[0]
     return signature.copy_modified(arg_types=[given, *signature.arg_types[1:]], variables=[],
                                    ret_type=tensor.copy_modified(args=[element, rank]))
+
+
+def _converted_operators(source: str) -> frozenset[tuple[int, int]]:
+    """(line, column) of each operator expression of ``source`` that a ``.to`` / ``.cast`` converts: the
+    call's receiver and the operators inside it (``(pid // H).to(tl.int64)``, ``(a * (b % H)).to(...)``)."""
+    found: set[tuple[int, int]] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
+            pending: list[ast.expr] = [node.func.value]
+            while pending:
+                expr = pending.pop()
+                if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
+                    found.add((expr.lineno, expr.col_offset))
+                    pending.extend([expr.left, expr.right] if isinstance(expr, ast.BinOp) else [expr.operand])
+    return frozenset(found)
+
+
+@functools.cache
+def _converted_in(path: str, modified: int) -> frozenset[tuple[int, int]]:
+    """:func:`_converted_operators` of the file at ``path`` as of its modification time ``modified``."""
+    return _converted_operators(Path(path).read_text())
+
+
+def scalar_arithmetic_converted(ctx: MethodSigContext) -> FunctionLike:
+    """Arithmetic of a kernel scalar (``tl.program_id``, an ``IntScalar`` parameter) with ints, typed as
+    an ``IntScalar`` where the result is converted (``(pid // H).to(tl.int64)``): at run time the scalar
+    is a rank-0 block and so is the result, with ``.to``. Only there: a result bound to a name stays an
+    ``int``, so ``start = pid * BLOCK`` may be re-bound to ``0`` as before."""
+    signature = ctx.default_signature
+    returned = get_proper_type(signature.ret_type) if isinstance(signature, CallableType) else None
+    path = ctx.api.path if isinstance(ctx.api, TypeChecker) else None
+    if not (isinstance(signature, CallableType) and isinstance(returned, Instance) and returned.type.fullname == "builtins.int"
+            and path is not None and os.path.exists(path)
+            and (ctx.context.line, ctx.context.column) in _converted_in(path, os.stat(path).st_mtime_ns)):
+        return signature
+    operands = [ctx.type, *(ctx.api.get_expression_type(arg) for args in ctx.args for arg in args)]
+    scalar = next((t for t in map(get_proper_type, operands) if isinstance(t, Instance) and t.type.fullname == INT_SCALAR), None)
+    return signature if scalar is None else signature.copy_modified(ret_type=scalar)
 
 
 def dtype_argument_taken(ctx: FunctionSigContext) -> FunctionLike:

@@ -713,3 +713,23 @@ def mask_count_into_f32(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
 def where_signed_and_unsigned(u_ptr: Pointer[u64], out_ptr: Pointer[u64], BLOCK: constexpr) -> None:
     i = tl.arange(0, BLOCK)
     tl.store(out_ptr + i, tl.where(i > 2, tl.load(u_ptr + i), i))  # E: arg-type tl.where: x is u64 but y is i32
+
+
+@tl.kernel
+def converted_scalar_into_i32(out_ptr: Pointer[i32], H: tl.IntScalar) -> None:
+    tl.store(out_ptr, (tl.program_id(0) // H).to(tl.int64))  # E: arg-type tl.store: value is i64 but the pointer is to i32
+
+
+@tl.kernel
+def python_int_has_no_to(out_ptr: Pointer[i64], n: int) -> None:
+    tl.store(out_ptr, (n * 2).to(tl.int64))  # E: attr-defined "int" has no attribute "to"
+
+
+@tl.kernel
+def scalar_minimum_into_f32(x_ptr: Pointer[f32], n: int) -> None:
+    tl.store(x_ptr, tl.minimum(3, n))  # E: arg-type tl.store: value is i32 but the pointer is to f32
+
+
+@tl.kernel
+def float_offsets_first(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.store(tl.arange(0, BLOCK).to(tl.float32) + x_ptr, 1.0)  # E: operator "__add__" of "Tensor"

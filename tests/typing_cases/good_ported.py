@@ -157,3 +157,32 @@ def group_starts(x_ptr: Pointer[f32], count_ptr: Pointer[i64], total_ptr: Pointe
     last = tl.where(i == n - 1, base + running, running)
     assert_type(last, Tensor[i64, R1])
     tl.store(total_ptr + 1 + i, last, mask=mask)
+
+
+@tl.kernel
+def scalar_arithmetic_converts(x_ptr: Pointer[f32], out_ptr: Pointer[f32], H: tl.IntScalar, stride: int,
+                               BLOCK: constexpr) -> None:
+    """``(tl.program_id(0) // H).to(tl.int64)``: a scalar's arithmetic converted with ``.to`` is the
+    rank-0 block it is at run time (tutorial 06's ``off_z.to(tl.int64)``, FlagGems' ``b.to(tl.int64)``);
+    unconverted it stays an ``int``, so a name bound to it may be re-bound to an int."""
+    pid = tl.program_id(0)
+    row = (pid // H).to(tl.int64) * stride + (pid % H).to(tl.int64) * BLOCK
+    assert_type(row, Tensor[i64, R0])
+    start = pid * 0
+    if start < 0:
+        start = 0
+    offs = row + start + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + (2 * pid + 1).to(tl.float32))
+
+
+@tl.kernel
+def offsets_first_and_scalar_extrema(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    """``pid + ptr`` and ``offs + ptr`` (FlagGems' ``feat_pid + mean_pointer``), and ``tl.minimum`` of two
+    Python ints (FlagGems' ``tl.minimum(k0 + PANEL, N)``), a rank-0 i32 block as at run time."""
+    pid = tl.program_id(0)
+    end = tl.minimum(pid * BLOCK + BLOCK, n)
+    assert_type(end, Tensor[i32, R0])
+    offs = tl.arange(0, BLOCK)
+    here = pid * BLOCK + offs
+    x = tl.load(here + x_ptr, mask=here < end)
+    tl.store(pid * BLOCK + out_ptr + offs, x * 2.0, mask=here < end)

@@ -170,10 +170,12 @@ def maximum(
 ) -> Tensor[NumT, R]: ...
 @overload
 def maximum(x: float, y: Tensor[NumT, R], propagate_nan: bool = False) -> Tensor[NumT, R]: ...  # a running value started as a float
+@overload
+def maximum(x: int, y: int, propagate_nan: bool = False) -> Tensor[Int[W32], R0]: ...  # two scalars: a rank-0 block
+@overload
+def maximum(x: float, y: float, propagate_nan: bool = False) -> Tensor[Float[W32], R0]: ...
 @builtin
-def maximum(
-    x: Tensor[NumT, R] | float, y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
-) -> Tensor[NumT, R]:
+def maximum(x: Any, y: Any, propagate_nan: bool = False) -> Any:
     """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not)."""
 
 
@@ -183,10 +185,12 @@ def minimum(
 ) -> Tensor[NumT, R]: ...
 @overload
 def minimum(x: float, y: Tensor[NumT, R], propagate_nan: bool = False) -> Tensor[NumT, R]: ...  # a running value started as a float
+@overload
+def minimum(x: int, y: int, propagate_nan: bool = False) -> Tensor[Int[W32], R0]: ...  # two scalars: a rank-0 block
+@overload
+def minimum(x: float, y: float, propagate_nan: bool = False) -> Tensor[Float[W32], R0]: ...
 @builtin
-def minimum(
-    x: Tensor[NumT, R] | float, y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
-) -> Tensor[NumT, R]:
+def minimum(x: Any, y: Any, propagate_nan: bool = False) -> Any:
     """Elementwise minimum."""
 
 
