@@ -34,8 +34,9 @@
   picks the result's. A literal axis the input's rank lacks (``tl.cumsum(x, axis=1)`` on a rank-1
   block, also where an overload takes any ``int``) is reported as the run time does.
 - A kernel scalar's arithmetic converted, ``(tl.program_id(1) // H).to(tl.int64)``: ``pid // H`` is an
-  ``int`` to mypy, which has no ``.to``; where the result is the receiver of ``.to`` / ``.cast`` (found
-  in the file's syntax) it is typed as the ``IntScalar`` it is at run time. Elsewhere it stays an
+  ``int`` to mypy, which has no ``.to``; where the result is the receiver of ``.to`` / ``.cast``, or is
+  assigned to a name its function converts (``off_z = off_hz // H``, then ``off_z.to(tl.int64)``; found
+  in the file's syntax), it is typed as the ``IntScalar`` it is at run time. Elsewhere it stays an
   ``int``, so a name bound to it (``start = pid * BLOCK``) may still be re-bound to ``0``.
 - Constexprs set by ``@tl.autotune`` configs or ``@tl.heuristics``: the wrapper's launch takes them as
   optional, so the kernel needs no dummy default for them (``BLOCK: constexpr`` rather than
@@ -571,16 +572,27 @@ def ints_promoted(ctx: MethodSigContext, comparison: bool) -> FunctionLike:
 
 def _converted_operators(source: str) -> frozenset[tuple[int, int]]:
     """(line, column) of each operator expression of ``source`` that a ``.to`` / ``.cast`` converts: the
-    call's receiver and the operators inside it (``(pid // H).to(tl.int64)``, ``(a * (b % H)).to(...)``)."""
+    call's receiver and the operators inside it (``(pid // H).to(tl.int64)``, ``(a * (b % H)).to(...)``),
+    and the value of an assignment to a name its function converts (``b = pid // M``, then ``b.to(...)``)."""
     found: set[tuple[int, int]] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
-            pending: list[ast.expr] = [node.func.value]
-            while pending:
-                expr = pending.pop()
-                if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
-                    found.add((expr.lineno, expr.col_offset))
-                    pending.extend([expr.left, expr.right] if isinstance(expr, ast.BinOp) else [expr.operand])
+
+    def mark(expr: ast.expr) -> None:
+        if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
+            found.add((expr.lineno, expr.col_offset))
+            for part in [expr.left, expr.right] if isinstance(expr, ast.BinOp) else [expr.operand]:
+                mark(part)
+
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        receivers = [node.func.value for node in ast.walk(function) if isinstance(node, ast.Call)
+                     and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast")]
+        names = {receiver.id for receiver in receivers if isinstance(receiver, ast.Name)}
+        for receiver in receivers:
+            mark(receiver)
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
+                mark(node.value)
     return frozenset(found)
 
 

@@ -163,10 +163,11 @@ def group_starts(x_ptr: Pointer[f32], count_ptr: Pointer[i64], total_ptr: Pointe
 def scalar_arithmetic_converts(x_ptr: Pointer[f32], out_ptr: Pointer[f32], H: tl.IntScalar, stride: int,
                                BLOCK: constexpr) -> None:
     """``(tl.program_id(0) // H).to(tl.int64)``: a scalar's arithmetic converted with ``.to`` is the
-    rank-0 block it is at run time (tutorial 06's ``off_z.to(tl.int64)``, FlagGems' ``b.to(tl.int64)``);
+    rank-0 block it is at run time (tutorial 06's ``off_z = off_hz // H``, then ``off_z.to(tl.int64)``);
     unconverted it stays an ``int``, so a name bound to it may be re-bound to an int."""
     pid = tl.program_id(0)
-    row = (pid // H).to(tl.int64) * stride + (pid % H).to(tl.int64) * BLOCK
+    group = pid // H
+    row = group.to(tl.int64) * stride + (pid % H).to(tl.int64) * BLOCK
     assert_type(row, Tensor[i64, R0])
     start = pid * 0
     if start < 0:
