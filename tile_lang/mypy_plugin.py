@@ -38,6 +38,9 @@
   assigned to a name its function converts (``off_z = off_hz // H``, then ``off_z.to(tl.int64)``; found
   in the file's syntax), it is typed as the ``IntScalar`` it is at run time. Elsewhere it stays an
   ``int``, so a name bound to it (``start = pid * BLOCK``) may still be re-bound to ``0``.
+- A combine function generic over its dtype, ``tl.reduce(x, 0, mul)`` with ``@tl.func def mul(a:
+  Tensor[Float[W], R0], ...)``: mypy leaves the helper's own type variables unsolved in the ``Func``
+  value; the plugin instantiates them from the block's element type and checks the result fits.
 - Constexprs set by ``@tl.autotune`` configs or ``@tl.heuristics``: the wrapper's launch takes them as
   optional, so the kernel needs no dummy default for them (``BLOCK: constexpr`` rather than
   ``BLOCK: constexpr = 64``). Their names are the keys of a literal list of ``tl.Config({...})``
@@ -66,9 +69,10 @@ from mypy.nodes import (
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatExpr, ListExpr, StrExpr, TupleExpr, UnaryExpr
 from mypy.nodes import AssignmentStmt, ConditionalExpr, IntExpr
 from mypy.plugin import AnalyzeTypeContext, AttributeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
-from mypy.subtypes import is_same_type
+from mypy.subtypes import is_same_type, is_subtype
 from mypy.types import (
     AnyType, CallableType, FunctionLike, Instance, LiteralType, Parameters, ProperType, Type, TypeOfAny, TypeType,
+    TypeVarId,
     TupleType, TypeVarType, UninhabitedType, UnionType, get_proper_type,
 )
 
@@ -80,6 +84,8 @@ CONSTEXPR_CALL = "builtins.int"  # what mypy calls for ``constexpr(v)``, the ali
 AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functions typed by a literal ``axis``
 STORE = "tile_lang.ops.memory.store"
 WHERE = "tile_lang.ops.math.where"
+COMBINING = frozenset({"tile_lang.ops.reduction.reduce", "tile_lang.ops.reduction.associative_scan"})  # take a combine_fn
+FUNC = "tile_lang.func.Func"
 AUTOTUNE, CONFIG = "tile_lang.autotune.autotune", "tile_lang.autotune.Config"
 WRAPPER_DECORATORS = {"tile_lang.autotune.AutotuneDecorator": AUTOTUNE,  # what each decorator class is made by
                       "tile_lang.autotune.HeuristicsDecorator": "tile_lang.autotune.heuristics"}
@@ -152,6 +158,8 @@ class TileLangPlugin(Plugin):
             return lambda ctx: where_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         if fullname == STORE:
             return lambda ctx: store_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
+        if fullname in COMBINING:
+            return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=generic_combine_taken(ctx)))
         if fullname.startswith(AXIS_MODULES):
             return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         return lambda ctx: dtype_argument_taken(ctx._replace(default_signature=scalar_joins_taken(ctx)))
@@ -617,6 +625,43 @@ def scalar_arithmetic_converted(ctx: MethodSigContext) -> FunctionLike:
     operands = [ctx.type, *(ctx.api.get_expression_type(arg) for args in ctx.args for arg in args)]
     scalar = next((t for t in map(get_proper_type, operands) if isinstance(t, Instance) and t.type.fullname == INT_SCALAR), None)
     return signature if scalar is None else signature.copy_modified(ret_type=scalar)
+
+
+def generic_combine_taken(ctx: FunctionSigContext) -> CallableType:
+    """``tl.reduce`` / ``tl.associative_scan`` given a ``@tl.func`` generic over the dtype or width
+    (``def mul(a: Tensor[Float[W], R0], b: ...) -> ...``): the ``Func`` value holds the helper's own type
+    variables, which mypy does not solve against the input's; they are taken from the input's element
+    type here, and the instantiated function must then fit as a concrete one would (a float helper
+    given an int block is still an error)."""
+    signature = ctx.default_signature
+    names = signature.arg_names
+    if "combine_fn" not in names or "input" not in names:
+        return signature
+    at, source = names.index("combine_fn"), names.index("input")
+    if len(ctx.args[at]) != 1 or len(ctx.args[source]) != 1:
+        return signature
+    combine = get_proper_type(ctx.api.get_expression_type(ctx.args[at][0]))
+    given = _element_and_rank(ctx.api.get_expression_type(ctx.args[source][0]))
+    parameters = get_proper_type(combine.args[0]) if isinstance(combine, Instance) and combine.type.fullname == FUNC else None
+    first = get_proper_type(parameters.arg_types[0]) if isinstance(parameters, Parameters) and parameters.arg_types else None
+    found = _element_and_rank(first) if first is not None else None
+    element = found[0] if found is not None else None
+    if given is None or element is None or not isinstance(combine, Instance):
+        return signature
+    mapping: dict[TypeVarId, Type] = {}
+    if isinstance(element, TypeVarType):
+        mapping[element.id] = given[0]
+    elif isinstance(element, Instance) and isinstance(given[0], Instance) and element.type == given[0].type:
+        mapping = {arg.id: actual for arg, actual in zip(map(get_proper_type, element.args), given[0].args)
+                   if isinstance(arg, TypeVarType)}
+    if not mapping:
+        return signature
+    element_of = next((v for v in signature.variables if isinstance(v, TypeVarType) and v.name == "D"), None)
+    declared = expand_type(signature.arg_types[at], {element_of.id: given[0]}) if element_of is not None else None
+    if declared is None or not is_subtype(expand_type(combine, mapping), declared):
+        return signature
+    checked = AnyType(TypeOfAny.special_form)  # fits, as checked: the Func's own variables must not meet the signature's
+    return signature.copy_modified(arg_types=[checked if i == at else t for i, t in enumerate(signature.arg_types)])
 
 
 def dtype_argument_taken(ctx: FunctionSigContext) -> FunctionLike:

@@ -733,3 +733,13 @@ def scalar_minimum_into_f32(x_ptr: Pointer[f32], n: int) -> None:
 @tl.kernel
 def float_offsets_first(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     tl.store(tl.arange(0, BLOCK).to(tl.float32) + x_ptr, 1.0)  # E: operator "__add__" of "Tensor"
+
+
+@tl.func
+def generic_int_add(a: Tensor0[tl.Int[W]], b: Tensor0[tl.Int[W]]) -> Tensor0[tl.Int[W]]:
+    return a + b
+
+
+@tl.kernel
+def int_combine_on_floats(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.store(x_ptr, tl.reduce(tl.load(x_ptr + tl.arange(0, BLOCK)), 0, generic_int_add))  # E: call-overload

@@ -187,3 +187,19 @@ def offsets_first_and_scalar_extrema(x_ptr: Pointer[f32], out_ptr: Pointer[f32],
     here = pid * BLOCK + offs
     x = tl.load(here + x_ptr, mask=here < end)
     tl.store(pid * BLOCK + out_ptr + offs, x * 2.0, mask=here < end)
+
+
+@tl.func
+def generic_max(a: Tensor[Float[W], R0], b: Tensor[Float[W], R0]) -> Tensor[Float[W], R0]:
+    """A combine function generic over the width, as FlagGems' ``_reduce_mul`` is once annotated."""
+    return tl.maximum(a, b)
+
+
+@tl.kernel
+def reduce_with_a_generic_combine(x_ptr: Pointer[Float[W]], out_ptr: Pointer[Float[W]], BLOCK: constexpr) -> None:
+    """``tl.reduce`` / ``tl.associative_scan`` with a generic ``@tl.func``: its width is the block's."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    peak = tl.reduce(x, 0, generic_max)
+    assert_type(peak, Tensor[Float[W], R0])
+    tl.store(out_ptr + offs, tl.associative_scan(x, 0, generic_max) - peak)
