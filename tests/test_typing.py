@@ -342,7 +342,7 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
     tl.cast of Python ints, x.shape and rank-0 zeros, atomics generic over a constrained width, local
     constexprs, a dtype for a helper's constexpr, a loaded extent, a bool block meeting an int in a where,
     widening int stores and wheres, scalar arithmetic converted with .to,
-    offsets plus a pointer, tl.minimum of two ints, a combine function generic over the width."""
+    offsets plus a pointer, tl.minimum of two ints, a combine function generic over the width, a constexpr out_dtype."""
     cases = case_modules["good_ported"]
     rng = np.random.default_rng(17)
     x = rng.standard_normal(100).astype(np.float32)
@@ -389,6 +389,10 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
         getattr(cases, "reduce_with_a_generic_combine")[(1,)](tl.to_device(x[:64].astype(np.float16), tl.f16), half, BLOCK=64)
         x16 = x[:64].astype(np.float16).astype(np.float64)
         np.testing.assert_array_equal(half.numpy(), np.maximum.accumulate(x16) - x16.max())
+        square = rng.standard_normal((16, 16)).astype(np.float16)
+        out = _nan((16, 16))
+        getattr(cases, "dot_into_constexpr_dtype")[(1,)](tl.to_device(square, tl.f16), out, ACC_DTYPE=tl.float32, BLOCK=16)
+        np.testing.assert_allclose(out.numpy(), square.astype(np.float64) @ square.astype(np.float64), rtol=1e-2, atol=1e-2)
         runs = np.array([1, 1, 2, 2, 2, 3, 1, 1, 4, 5], np.float32)
         counts = tl.to_device(np.full(16, -1, np.int64), tl.i64)
         totals = tl.to_device(np.concatenate([[100], np.full(16, -1)]).astype(np.int64), tl.i64)

@@ -20,7 +20,8 @@
   kernel reads.
 - ``tl.store(ptrs, value)`` with a value of another dtype or rank than the pointers: mypy can only
   say it "cannot infer" a type parameter of ``store``; the plugin reports
-  ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead.
+  ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead; likewise
+  ``tl.where: x is f32 but y is f16`` and ``tl.dot: input is f16 but other is f32``.
 - Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
   block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
 - ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
@@ -84,6 +85,7 @@ CONSTEXPR_CALL = "builtins.int"  # what mypy calls for ``constexpr(v)``, the ali
 AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functions typed by a literal ``axis``
 STORE = "tile_lang.ops.memory.store"
 WHERE = "tile_lang.ops.math.where"
+DOT = "tile_lang.ops.linalg.dot"
 COMBINING = frozenset({"tile_lang.ops.reduction.reduce", "tile_lang.ops.reduction.associative_scan"})  # take a combine_fn
 FUNC = "tile_lang.func.Func"
 AUTOTUNE, CONFIG = "tile_lang.autotune.autotune", "tile_lang.autotune.Config"
@@ -158,6 +160,8 @@ class TileLangPlugin(Plugin):
             return lambda ctx: where_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         if fullname == STORE:
             return lambda ctx: store_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
+        if fullname == DOT:
+            return dot_checked
         if fullname in COMBINING:
             return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=generic_combine_taken(ctx)))
         if fullname.startswith(AXIS_MODULES):
@@ -514,6 +518,31 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
     return signature.copy_modified(arg_types=[condition, *given], ret_type=AnyType(TypeOfAny.from_error), variables=[])
 
 
+def dot_checked(ctx: FunctionSigContext) -> FunctionLike:
+    """``tl.dot(a, b)`` as declared, unless ``a`` and ``b`` are blocks of two known dtypes or ranks: then
+    ``tl.dot: input is f16 but other is f32; convert one with .to()`` here (mypy's own "cannot infer"
+    names neither), and the overload taking what was given; a constexpr ``out_dtype`` as
+    :func:`dtype_argument_taken` takes it."""
+    signature = dtype_argument_taken(ctx)
+    if len(ctx.args) < 2 or any(len(arg) != 1 for arg in ctx.args[:2]) or not isinstance(signature, CallableType):
+        return signature
+    given = [ctx.api.get_expression_type(arg[0]) for arg in ctx.args[:2]]
+    found = [f for f in map(_element_and_rank, given) if f is not None and isinstance(f[1], Instance)]
+    if len(found) != 2:
+        return signature
+    (a, a_rank), (b, b_rank) = found
+    assert isinstance(a_rank, Instance) and isinstance(b_rank, Instance)
+    if not (_unknown(a) or _unknown(b) or is_same_type(a, b)):
+        problem = f"input is {_dtype_name(a)} but other is {_dtype_name(b)}; convert one with .to()"
+    elif a_rank.type.fullname != b_rank.type.fullname:
+        problem = f"input is rank {a_rank.type.name[1:]} but other is rank {b_rank.type.name[1:]}"
+    else:
+        return signature
+    ctx.api.fail(f"tl.dot: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+    return signature.copy_modified(arg_types=[*given, *signature.arg_types[2:]], ret_type=AnyType(TypeOfAny.from_error),
+                                   variables=[])
+
+
 def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:
     """Python's ``min``/``max`` of kernel values, which the run time reads as ``tl.minimum``/``tl.maximum``
     on rank-0 blocks: typed as the rank-0 block (``min(row_start + n, n_rows)``), an error on a block."""
@@ -665,17 +694,26 @@ def generic_combine_taken(ctx: FunctionSigContext) -> CallableType:
 
 
 def dtype_argument_taken(ctx: FunctionSigContext) -> FunctionLike:
-    """A builtin's ``dtype`` given a bare constexpr holding a dtype (``tl.cast(x, DTYPE)``,
-    ``tl.zeros((M, N), dtype=ACC_DTYPE)``): a block of that (unknown) dtype and the rank the other
-    arguments give, as ``x.to(DTYPE)`` (:func:`converted_to_argument`); other calls keep the signature."""
+    """A builtin's ``dtype`` (or ``out_dtype``) given a bare constexpr holding a dtype (``tl.cast(x, DTYPE)``,
+    ``tl.zeros((M, N), dtype=ACC_DTYPE)``, ``tl.dot(a, b, out_dtype=ACC_DTYPE)``): a block of that (unknown)
+    dtype and the rank the other arguments give, as ``x.to(DTYPE)`` (:func:`converted_to_argument`); other
+    calls keep the signature."""
     signature = ctx.default_signature
-    if not isinstance(signature, CallableType) or "dtype" not in signature.arg_names:
+    name = next((n for n in ("dtype", "out_dtype") if n in signature.arg_names), None) if isinstance(
+        signature, CallableType) else None
+    if not isinstance(signature, CallableType) or name is None:
         return signature
-    index = signature.arg_names.index("dtype")
+    index = signature.arg_names.index(name)
     given = ctx.api.get_expression_type(ctx.args[index][0]) if len(ctx.args[index]) == 1 else None
     dtype = get_proper_type(signature.arg_types[index])
-    if given is None or not _is_constexpr(given) or not isinstance(dtype, TypeType) or not isinstance(
-            variable := get_proper_type(dtype.item), TypeVarType):
+    returned = get_proper_type(signature.ret_type)
+    if given is None or not _is_constexpr(given) or not isinstance(dtype, TypeType):
+        return signature
+    if isinstance(dtype.item, Instance) and isinstance(returned, Instance) and returned.type.fullname == TENSOR:
+        # a fixed result dtype (``tl.dot``'s ``out_dtype: type[f32]``): the result's becomes unknown
+        return signature.copy_modified(arg_types=[given if i == index else t for i, t in enumerate(signature.arg_types)],
+                                       ret_type=returned.copy_modified(args=[AnyType(TypeOfAny.special_form), returned.args[1]]))
+    if not isinstance(variable := get_proper_type(dtype.item), TypeVarType):
         return signature
     fixed = expand_type(signature, {variable.id: AnyType(TypeOfAny.special_form)})
     assert isinstance(fixed, CallableType)

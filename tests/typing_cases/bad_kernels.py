@@ -42,7 +42,7 @@ def dot_mixed_dtypes(a_ptr: Pointer[f16], b_ptr: Pointer[f32], BLOCK: constexpr)
     offs = tl.arange(0, BLOCK)
     a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
     b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
-    tl.dot(a, b)  # E: misc Cannot infer value of type parameter "W" of "dot"
+    tl.dot(a, b)  # E: arg-type tl.dot: input is f16 but other is f32; convert one with .to()
 
 
 # ---------------------------------------------------------------- (b) non-bool mask
@@ -294,7 +294,7 @@ def dot_rank2_by_rank1(a_ptr: Pointer[f16], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
     v = tl.load(a_ptr + offs)
-    tl.dot(a, v)  # E: misc
+    tl.dot(a, v)  # E: arg-type tl.dot: input is rank 2 but other is rank 1
 
 
 @tl.kernel
@@ -743,3 +743,10 @@ def generic_int_add(a: Tensor0[tl.Int[W]], b: Tensor0[tl.Int[W]]) -> Tensor0[tl.
 @tl.kernel
 def int_combine_on_floats(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     tl.store(x_ptr, tl.reduce(tl.load(x_ptr + tl.arange(0, BLOCK)), 0, generic_int_add))  # E: call-overload
+
+
+@tl.kernel
+def dot_constexpr_out_dtype_mixed(a_ptr: Pointer[f16], b_ptr: Pointer[f32], ACC: constexpr, BLOCK: constexpr) -> None:
+    o = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + o[:, None] * BLOCK + o[None, :])
+    tl.dot(a, tl.load(b_ptr + o[:, None] * BLOCK + o[None, :]), out_dtype=ACC)  # E: arg-type tl.dot: input is f16 but other is f32

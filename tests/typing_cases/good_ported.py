@@ -12,7 +12,7 @@ from typing import TypeVar
 from typing_extensions import assert_type
 
 import tile_lang as tl
-from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f32, i32, i64
+from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f16, f32, i32, i64
 
 W = TypeVar("W", bound=tl.Width)
 
@@ -203,3 +203,14 @@ def reduce_with_a_generic_combine(x_ptr: Pointer[Float[W]], out_ptr: Pointer[Flo
     peak = tl.reduce(x, 0, generic_max)
     assert_type(peak, Tensor[Float[W], R0])
     tl.store(out_ptr + offs, tl.associative_scan(x, 0, generic_max) - peak)
+
+
+@tl.kernel
+def dot_into_constexpr_dtype(a_ptr: Pointer[f16], c_ptr: Pointer[f32], ACC_DTYPE: constexpr, BLOCK: constexpr) -> None:
+    """``tl.dot(a, b, out_dtype=ACC_DTYPE)`` with a bare constexpr dtype (FlagGems' scaled_mm): a block of
+    that (unknown) dtype and the inputs' rank; the inputs keep their check."""
+    o = tl.arange(0, BLOCK)
+    tile = o[:, None] * BLOCK + o[None, :]
+    a = tl.load(a_ptr + tile)
+    acc = tl.dot(a, a, out_dtype=ACC_DTYPE)
+    tl.store(c_ptr + tile, acc.to(tl.float32))
