@@ -342,7 +342,8 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
     tl.cast of Python ints, x.shape and rank-0 zeros, atomics generic over a constrained width, local
     constexprs, a dtype for a helper's constexpr, a loaded extent, a bool block meeting an int in a where,
     widening int stores and wheres, scalar arithmetic converted with .to,
-    offsets plus a pointer, tl.minimum of two ints, a combine function generic over the width, a constexpr out_dtype."""
+    offsets plus a pointer, tl.minimum of two ints, a combine function generic over the width, a constexpr out_dtype,
+    cache hints from constexprs."""
     cases = case_modules["good_ported"]
     rng = np.random.default_rng(17)
     x = rng.standard_normal(100).astype(np.float32)
@@ -393,6 +394,10 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
         out = _nan((16, 16))
         getattr(cases, "dot_into_constexpr_dtype")[(1,)](tl.to_device(square, tl.f16), out, ACC_DTYPE=tl.float32, BLOCK=16)
         np.testing.assert_allclose(out.numpy(), square.astype(np.float64) @ square.astype(np.float64), rtol=1e-2, atol=1e-2)
+        out = _nan(32)
+        getattr(cases, "cache_hints_from_constexprs")[(1,)](dx, out, LOAD_HINT=".ca", EVICTION="evict_last",
+                                                            STORE_HINT=".cs", BLOCK=32)
+        np.testing.assert_allclose(out.numpy(), x64[:32] + 1.0, rtol=1e-6)
         runs = np.array([1, 1, 2, 2, 2, 3, 1, 1, 4, 5], np.float32)
         counts = tl.to_device(np.full(16, -1, np.int64), tl.i64)
         totals = tl.to_device(np.concatenate([[100], np.full(16, -1)]).astype(np.int64), tl.i64)

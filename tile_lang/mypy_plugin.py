@@ -86,6 +86,7 @@ AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functio
 STORE = "tile_lang.ops.memory.store"
 WHERE = "tile_lang.ops.math.where"
 DOT = "tile_lang.ops.linalg.dot"
+HINT_OPTIONS = ("cache_modifier", "eviction_policy")  # string options of load/store a bare constexpr may hold
 COMBINING = frozenset({"tile_lang.ops.reduction.reduce", "tile_lang.ops.reduction.associative_scan"})  # take a combine_fn
 FUNC = "tile_lang.func.Func"
 AUTOTUNE, CONFIG = "tile_lang.autotune.autotune", "tile_lang.autotune.Config"
@@ -159,14 +160,14 @@ class TileLangPlugin(Plugin):
         if fullname == WHERE:
             return lambda ctx: where_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         if fullname == STORE:
-            return lambda ctx: store_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
+            return lambda ctx: store_checked(ctx._replace(default_signature=constexpr_hints_taken(ctx)))
         if fullname == DOT:
             return dot_checked
         if fullname in COMBINING:
             return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=generic_combine_taken(ctx)))
         if fullname.startswith(AXIS_MODULES):
             return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=scalar_joins_taken(ctx)))
-        return lambda ctx: dtype_argument_taken(ctx._replace(default_signature=scalar_joins_taken(ctx)))
+        return lambda ctx: dtype_argument_taken(ctx._replace(default_signature=constexpr_hints_taken(ctx)))
 
 
 def shape_of_rank(ctx: AttributeContext) -> Type:
@@ -237,6 +238,20 @@ def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
         elif index == 0 and actual is not None and _is_float(actual):
             return _float_constant_taken(ctx, signature) or signature
     return signature.copy_modified(arg_types=types) if changed else signature
+
+
+def constexpr_hints_taken(ctx: FunctionSigContext) -> CallableType:
+    """:func:`scalar_joins_taken`, and ``cache_modifier=`` / ``eviction_policy=`` given a bare constexpr
+    (``tl.load(p, cache_modifier=CACHE)``): mypy cannot know its value, which the run time checks, so the
+    parameter takes it. A literal keeps its check (``".cx"`` is an error), and so does a
+    ``Constexpr[str]`` (a str may be anything: declare ``Constexpr[CacheModifier]``)."""
+    signature = scalar_joins_taken(ctx)
+    types = list(signature.arg_types)
+    for name in HINT_OPTIONS:
+        at = signature.arg_names.index(name) if name in signature.arg_names else None
+        if at is not None and len(ctx.args[at]) == 1 and _is_constexpr(given := ctx.api.get_expression_type(ctx.args[at][0])):
+            types[at] = given
+    return signature.copy_modified(arg_types=types)
 
 
 def _is_float(typ: Type) -> bool:

@@ -750,3 +750,13 @@ def dot_constexpr_out_dtype_mixed(a_ptr: Pointer[f16], b_ptr: Pointer[f32], ACC:
     o = tl.arange(0, BLOCK)
     a = tl.load(a_ptr + o[:, None] * BLOCK + o[None, :])
     tl.dot(a, tl.load(b_ptr + o[:, None] * BLOCK + o[None, :]), out_dtype=ACC)  # E: arg-type tl.dot: input is f16 but other is f32
+
+
+@tl.kernel
+def str_constexpr_as_cache_hint(x_ptr: Pointer[f32], HINT: tl.Constexpr[str], BLOCK: constexpr) -> None:
+    tl.load(x_ptr + tl.arange(0, BLOCK), cache_modifier=HINT)  # E: call-overload
+
+
+@tl.kernel
+def misspelt_cache_hint(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.load(x_ptr + tl.arange(0, BLOCK), cache_modifier=".cx")  # E: call-overload

@@ -13,6 +13,7 @@ from typing_extensions import assert_type
 
 import tile_lang as tl
 from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f16, f32, i32, i64
+from tile_lang.ops.memory import CacheModifier
 
 W = TypeVar("W", bound=tl.Width)
 
@@ -214,3 +215,13 @@ def dot_into_constexpr_dtype(a_ptr: Pointer[f16], c_ptr: Pointer[f32], ACC_DTYPE
     a = tl.load(a_ptr + tile)
     acc = tl.dot(a, a, out_dtype=ACC_DTYPE)
     tl.store(c_ptr + tile, acc.to(tl.float32))
+
+
+@tl.kernel
+def cache_hints_from_constexprs(x_ptr: Pointer[f32], out_ptr: Pointer[f32], LOAD_HINT: constexpr, EVICTION: constexpr,
+                                STORE_HINT: tl.Constexpr[CacheModifier], BLOCK: constexpr) -> None:
+    """``cache_modifier=`` / ``eviction_policy=`` given a bare constexpr (Liger's ``cache_modifier=CACHE``),
+    or a ``Constexpr[CacheModifier]``, whose values the launch and the run time check."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, cache_modifier=LOAD_HINT, eviction_policy=EVICTION)
+    tl.store(out_ptr + offs, x + 1.0, cache_modifier=STORE_HINT)
