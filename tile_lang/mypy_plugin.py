@@ -515,13 +515,17 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
     (x, x_rank), (y, y_rank) = found
     assert isinstance(x_rank, Instance) and isinstance(y_rank, Instance)
     same_rank = "R0" in (x_rank.type.name, y_rank.type.name) or x_rank.type.fullname == y_rank.type.fullname
-    if same_rank and not is_same_type(x, y) and (_widens(x, y) or _widens(y, x)):  # ints of two widths: the wider
+    element = next((v for v in signature.variables if v.name == "D"), None)
+    if same_rank and not is_same_type(x, y) and (_widens(x, y) or _widens(y, x)):
+        if element is None:
+            return signature  # an overload for bool blocks: not this call's
         wider, rank = (y if _widens(x, y) else x), (y_rank if x_rank.type.name == "R0" else x_rank)
-        condition = ctx.api.get_expression_type(ctx.args[0][0]) if len(ctx.args[0]) == 1 else AnyType(TypeOfAny.from_error)
+        fixed = expand_type(signature, {element.id: wider})  # ints of two widths: the wider; the condition keeps its check
         tensor = get_proper_type(given[0])
-        assert isinstance(tensor, Instance)
-        return signature.copy_modified(arg_types=[condition, *given], variables=[],
-                                       ret_type=tensor.copy_modified(args=[wider, rank]))
+        assert isinstance(fixed, CallableType) and isinstance(tensor, Instance)
+        return fixed.copy_modified(arg_types=[fixed.arg_types[0], *given, *fixed.arg_types[3:]],
+                                   variables=[v for v in signature.variables if v.id != element.id],
+                                   ret_type=tensor.copy_modified(args=[wider, rank]))
     if not (_unknown(x) or _unknown(y) or is_same_type(x, y)):
         problem = f"x is {_dtype_name(x)} but y is {_dtype_name(y)}; convert one with .to()"
     elif "R0" not in (x_rank.type.name, y_rank.type.name) and x_rank.type.fullname != y_rank.type.fullname:

@@ -760,3 +760,9 @@ def str_constexpr_as_cache_hint(x_ptr: Pointer[f32], HINT: tl.Constexpr[str], BL
 @tl.kernel
 def misspelt_cache_hint(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     tl.load(x_ptr + tl.arange(0, BLOCK), cache_modifier=".cx")  # E: call-overload
+
+
+@tl.kernel
+def int_condition_with_two_int_widths(n_ptr: Pointer[i64], BLOCK: constexpr) -> None:
+    i = tl.arange(0, BLOCK)
+    tl.where((i > 2).to(tl.int32), tl.load(n_ptr + i), i)  # E: arg-type Argument 1 to "where" has incompatible type "Tensor[Int[W32], R1]"
