@@ -654,8 +654,12 @@ def _converted_operators(source: str) -> frozenset[tuple[int, int]]:
 
 @functools.cache
 def _converted_in(path: str, modified: int) -> frozenset[tuple[int, int]]:
-    """:func:`_converted_operators` of the file at ``path`` as of its modification time ``modified``."""
-    return _converted_operators(Path(path).read_text())
+    """:func:`_converted_operators` of the file at ``path`` as of its modification time ``modified``
+    (none for a file Python's own parser refuses, e.g. newer syntax than this interpreter's)."""
+    try:
+        return _converted_operators(Path(path).read_text(encoding="utf-8"))
+    except (SyntaxError, ValueError, UnicodeDecodeError):
+        return frozenset()
 
 
 def scalar_arithmetic_converted(ctx: MethodSigContext) -> FunctionLike:
