@@ -289,7 +289,7 @@ def load_mask_of_another_shape(x: Pointer[i32], BLOCK: constexpr) -> None:
 @tl.kernel
 def atomic_of_another_shape(x: Pointer[i32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
-    tl.atomic_add(x + offs, tl.reshape(offs, (2, BLOCK // 2)))  # type: ignore[misc]
+    tl.atomic_add(x + offs, tl.reshape(offs, (2, BLOCK // 2)))  # type: ignore[arg-type]
 
 
 def _line(kernel: Kernel[Any], needle: str) -> int:

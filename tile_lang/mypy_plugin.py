@@ -20,8 +20,9 @@
   kernel reads.
 - ``tl.store(ptrs, value)`` with a value of another dtype or rank than the pointers: mypy can only
   say it "cannot infer" a type parameter of ``store``; the plugin reports
-  ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead; likewise
-  ``tl.where: x is f32 but y is f16`` and ``tl.dot: input is f16 but other is f32``.
+  ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead; likewise the
+  atomics (``tl.atomic_add: value is ...``), ``tl.where: x is f32 but y is f16`` and
+  ``tl.dot: input is f16 but other is f32``.
 - Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
   block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
 - ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
@@ -86,6 +87,7 @@ AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functio
 STORE = "tile_lang.ops.memory.store"
 WHERE = "tile_lang.ops.math.where"
 DOT = "tile_lang.ops.linalg.dot"
+ATOMICS = frozenset(f"tile_lang.ops.atomic.atomic_{op}" for op in ("add", "max", "min", "and", "or", "xor", "xchg"))  # (ptr, val)
 HINT_OPTIONS = ("cache_modifier", "eviction_policy")  # string options of load/store a bare constexpr may hold
 COMBINING = frozenset({"tile_lang.ops.reduction.reduce", "tile_lang.ops.reduction.associative_scan"})  # take a combine_fn
 FUNC = "tile_lang.func.Func"
@@ -163,6 +165,9 @@ class TileLangPlugin(Plugin):
             return lambda ctx: store_checked(ctx._replace(default_signature=constexpr_hints_taken(ctx)))
         if fullname == DOT:
             return dot_checked
+        if fullname in ATOMICS:
+            name = fullname.rpartition(".")[2]
+            return lambda ctx: store_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)), name)
         if fullname in COMBINING:
             return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=generic_combine_taken(ctx)))
         if fullname.startswith(AXIS_MODULES):
@@ -432,14 +437,15 @@ def _unknown(t: Type) -> bool:
         isinstance(proper, Instance) and any(isinstance(get_proper_type(a), UninhabitedType) for a in proper.args))
 
 
-def _store_mismatch(pointer: Type, value: Type) -> str | None:
+def _store_mismatch(pointer: Type, value: Type, widen: bool = True) -> str | None:
     """What is wrong with ``tl.store(pointer, value)``, in words, when the element types or ranks
-    plainly disagree (both known, no type variables or Any); None otherwise."""
+    plainly disagree (both known, no type variables or Any); None otherwise. ``widen``: a narrower
+    integer value fits (a store converts it losslessly; an atomic's value must match)."""
     ptr, val = _element_and_rank(pointer), get_proper_type(value)
     if isinstance(val, UnionType):  # a loop's float joined with its block, or a name re-bound in a branch
         blocks = [item for item in map(get_proper_type, val.items) if _element_and_rank(item) is not None]
         if _joins_scalar(val) or len(blocks) == len(val.items):
-            found = [problem for block in blocks if (problem := _store_mismatch(pointer, block)) is not None]
+            found = [problem for block in blocks if (problem := _store_mismatch(pointer, block, widen)) is not None]
             return found[0].replace("value is", "value may be", 1) if found and len(blocks) > 1 else (
                 found[0] if found else None)
     pointee = ptr[0] if ptr is not None else None
@@ -456,27 +462,28 @@ def _store_mismatch(pointer: Type, value: Type) -> str | None:
     if (isinstance(rank, Instance) and isinstance(ptr_rank, Instance) and rank.type.name != "R0"
             and rank.type.fullname != ptr_rank.type.fullname and rank.type.fullname in RANKS):
         return f"value is rank {rank.type.name[1:]} but the pointers are rank {ptr_rank.type.name[1:]}"
-    if _unknown(given[0]) or _unknown(target) or is_same_type(given[0], target) or _widens(given[0], target):
+    if _unknown(given[0]) or _unknown(target) or is_same_type(given[0], target) or (widen and _widens(given[0], target)):
         return None
     return f"value is {_dtype_name(given[0])} but the pointer is to {_dtype_name(target)}"
 
 
-def store_checked(ctx: FunctionSigContext) -> FunctionLike:
-    """One overload of ``tl.store``, as declared, unless the value plainly does not fit the pointer:
-    then a readable error here, and the overload taking what was given (one error, not mypy's
-    "cannot infer" on top)."""
+def store_checked(ctx: FunctionSigContext, name: str = "store") -> FunctionLike:
+    """One overload of ``tl.store`` (or of an atomic, ``name``), as declared, unless the value plainly
+    does not fit the pointer: then a readable error here, and the overload taking what was given (one
+    error, not mypy's "cannot infer" on top)."""
     signature = ctx.default_signature
+    widen = name == "store"
     if len(ctx.args) < 2 or len(ctx.args[0]) != 1 or len(ctx.args[1]) != 1:
         return signature
     pointer, value = (ctx.api.get_expression_type(arg[0]) for arg in ctx.args[:2])
     declared = _element_and_rank(signature.arg_types[0])
     actual = _element_and_rank(pointer)
-    problem = _store_mismatch(pointer, value)
+    problem = _store_mismatch(pointer, value, widen)
     if declared is None or actual is None or (declared[1] is None) != (actual[1] is None):
         return signature
     if problem is not None:
-        ctx.api.fail(f"tl.store: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
-    elif not _failed(value) and not _widening_store(actual, value):
+        ctx.api.fail(f"tl.{name}: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+    elif not _failed(value) and not (widen and _widening_store(actual, value)):
         return signature
     anything = AnyType(TypeOfAny.from_error)  # reported here, or where the value failed to type
     if problem is None:  # nothing left to infer: the overload's type variables are Any

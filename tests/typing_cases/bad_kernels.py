@@ -267,7 +267,7 @@ def where_across_widths(a_ptr: Pointer[f16], b_ptr: Pointer[f32], BLOCK: constex
 def atomic_add_f32_into_f16(h_ptr: Pointer[f16], x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    tl.atomic_add(h_ptr + offs, x)  # E: misc
+    tl.atomic_add(h_ptr + offs, x)  # E: arg-type tl.atomic_add: value is f32 but the pointer is to f16
 
 
 @tl.kernel
@@ -766,3 +766,9 @@ def misspelt_cache_hint(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
 def int_condition_with_two_int_widths(n_ptr: Pointer[i64], BLOCK: constexpr) -> None:
     i = tl.arange(0, BLOCK)
     tl.where((i > 2).to(tl.int32), tl.load(n_ptr + i), i)  # E: arg-type Argument 1 to "where" has incompatible type "Tensor[Int[W32], R1]"
+
+
+@tl.kernel
+def atomic_add_narrower_int(n_ptr: Pointer[i64], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(n_ptr + offs, offs)  # E: arg-type tl.atomic_add: value is i32 but the pointer is to i64
