@@ -339,7 +339,11 @@ def test_optional_pointer_takes_none(case_modules: dict[str, object], backend: s
 def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> None:
     """Each class good_ported.py accepts runs on the reference and the emulator and matches float64
     NumPy: dtype constructors, a float joined with a block, constexpr dtypes, mixed int widths,
-    tl.cast of Python ints, x.shape and rank-0 zeros, atomics generic over a constrained width."""
+    tl.cast of Python ints, x.shape and rank-0 zeros, atomics generic over a constrained width, local
+    constexprs, a dtype for a helper's constexpr, a loaded extent, a bool block meeting an int in a where,
+    widening int stores and wheres, scalar arithmetic converted with .to,
+    offsets plus a pointer, tl.minimum of two ints, a combine function generic over the width, a constexpr out_dtype,
+    cache hints from constexprs."""
     cases = case_modules["good_ported"]
     rng = np.random.default_rng(17)
     x = rng.standard_normal(100).astype(np.float32)
@@ -370,6 +374,37 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
         acc = tl.to_device(np.zeros(8, np.float32), tl.f32)
         getattr(cases, "generic_atomic_accumulate")[(4,)](dx, acc, 100, BLOCK=32)
         np.testing.assert_allclose(acc.numpy(), [x64[j::8].sum() for j in range(8)], rtol=1e-5, atol=1e-6)
+        out = _nan(8)
+        getattr(cases, "local_constexprs")[(1,)](dx, tl.to_device(np.array([5], np.int32), tl.i32), out,
+                                                 TALL=True, FLAT=False, BLOCK=8)
+        halves = np.where(np.arange(8) < 5, x[:8].astype(np.float16).astype(np.float64), 0.0)
+        np.testing.assert_allclose(out.numpy(), 2 * np.log(2) * halves + 32, rtol=1e-6)
+        out = _nan(32)
+        getattr(cases, "scalar_arithmetic_converts")[(4,)](dx, out, 2, 16, BLOCK=8)
+        np.testing.assert_allclose(out.numpy(), x64[:32] + np.repeat(2 * np.arange(4) + 1, 8), rtol=1e-6)
+        out = _nan(128)
+        getattr(cases, "offsets_first_and_scalar_extrema")[(4,)](dx, out, 100, BLOCK=32)
+        np.testing.assert_allclose(out.numpy()[:100], 2 * x64, rtol=1e-6)
+        assert np.isnan(out.numpy()[100:]).all()
+        half = tl.to_device(np.full(64, np.nan, np.float16), tl.f16)
+        getattr(cases, "reduce_with_a_generic_combine")[(1,)](tl.to_device(x[:64].astype(np.float16), tl.f16), half, BLOCK=64)
+        x16 = x[:64].astype(np.float16).astype(np.float64)
+        np.testing.assert_array_equal(half.numpy(), np.maximum.accumulate(x16) - x16.max())
+        square = rng.standard_normal((16, 16)).astype(np.float16)
+        out = _nan((16, 16))
+        getattr(cases, "dot_into_constexpr_dtype")[(1,)](tl.to_device(square, tl.f16), out, ACC_DTYPE=tl.float32, BLOCK=16)
+        np.testing.assert_allclose(out.numpy(), square.astype(np.float64) @ square.astype(np.float64), rtol=1e-2, atol=1e-2)
+        out = _nan(32)
+        getattr(cases, "cache_hints_from_constexprs")[(1,)](dx, out, LOAD_HINT=".ca", EVICTION="evict_last",
+                                                            STORE_HINT=".cs", BLOCK=32)
+        np.testing.assert_allclose(out.numpy(), x64[:32] + 1.0, rtol=1e-6)
+        runs = np.array([1, 1, 2, 2, 2, 3, 1, 1, 4, 5], np.float32)
+        counts = tl.to_device(np.full(16, -1, np.int64), tl.i64)
+        totals = tl.to_device(np.concatenate([[100], np.full(16, -1)]).astype(np.int64), tl.i64)
+        getattr(cases, "group_starts")[(1,)](tl.to_device(runs, tl.f32), counts, totals, 10, BLOCK=16)
+        want = np.cumsum(np.concatenate([[1], runs[1:] != runs[:-1]]))
+        np.testing.assert_array_equal(counts.numpy(), np.concatenate([want, np.full(6, -1)]))
+        np.testing.assert_array_equal(totals.numpy(), np.concatenate([[100], want[:9], [100 + want[9]], np.full(6, -1)]))
 
 
 # ---------------------------------------------------------------- the tutorial-shaped kernels run

@@ -20,7 +20,9 @@
   kernel reads.
 - ``tl.store(ptrs, value)`` with a value of another dtype or rank than the pointers: mypy can only
   say it "cannot infer" a type parameter of ``store``; the plugin reports
-  ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead.
+  ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead; likewise the
+  atomics (``tl.atomic_add: value is ...``), ``tl.where: x is f32 but y is f16`` and
+  ``tl.dot: input is f16 but other is f32``.
 - Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
   block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
 - ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
@@ -33,6 +35,14 @@
   is unknown to mypy, so each overload taking a literal axis takes it too, and the input's rank
   picks the result's. A literal axis the input's rank lacks (``tl.cumsum(x, axis=1)`` on a rank-1
   block, also where an overload takes any ``int``) is reported as the run time does.
+- A kernel scalar's arithmetic converted, ``(tl.program_id(1) // H).to(tl.int64)``: ``pid // H`` is an
+  ``int`` to mypy, which has no ``.to``; where the result is the receiver of ``.to`` / ``.cast``, or is
+  assigned to a name its function converts (``off_z = off_hz // H``, then ``off_z.to(tl.int64)``; found
+  in the file's syntax), it is typed as the ``IntScalar`` it is at run time. Elsewhere it stays an
+  ``int``, so a name bound to it (``start = pid * BLOCK``) may still be re-bound to ``0``.
+- A combine function generic over its dtype, ``tl.reduce(x, 0, mul)`` with ``@tl.func def mul(a:
+  Tensor[Float[W], R0], ...)``: mypy leaves the helper's own type variables unsolved in the ``Func``
+  value; the plugin instantiates them from the block's element type and checks the result fits.
 - Constexprs set by ``@tl.autotune`` configs or ``@tl.heuristics``: the wrapper's launch takes them as
   optional, so the kernel needs no dummy default for them (``BLOCK: constexpr`` rather than
   ``BLOCK: constexpr = 64``). Their names are the keys of a literal list of ``tl.Config({...})``
@@ -44,7 +54,11 @@ Enable it with ``plugins = ["tile_lang.mypy_plugin"]`` in ``[tool.mypy]`` (docs/
 
 from __future__ import annotations
 
+import ast
+import functools
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from mypy import errorcodes
 from mypy.checker import TypeChecker
@@ -55,10 +69,12 @@ from mypy.nodes import (
     SymbolNode, TypeInfo,
 )
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatExpr, ListExpr, StrExpr, TupleExpr, UnaryExpr
+from mypy.nodes import AssignmentStmt, ConditionalExpr, IntExpr
 from mypy.plugin import AnalyzeTypeContext, AttributeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
-from mypy.subtypes import is_same_type
+from mypy.subtypes import is_same_type, is_subtype
 from mypy.types import (
     AnyType, CallableType, FunctionLike, Instance, LiteralType, Parameters, ProperType, Type, TypeOfAny, TypeType,
+    TypeVarId,
     TupleType, TypeVarType, UninhabitedType, UnionType, get_proper_type,
 )
 
@@ -70,6 +86,11 @@ CONSTEXPR_CALL = "builtins.int"  # what mypy calls for ``constexpr(v)``, the ali
 AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functions typed by a literal ``axis``
 STORE = "tile_lang.ops.memory.store"
 WHERE = "tile_lang.ops.math.where"
+DOT = "tile_lang.ops.linalg.dot"
+ATOMICS = frozenset(f"tile_lang.ops.atomic.atomic_{op}" for op in ("add", "max", "min", "and", "or", "xor", "xchg"))  # (ptr, val)
+HINT_OPTIONS = ("cache_modifier", "eviction_policy")  # string options of load/store a bare constexpr may hold
+COMBINING = frozenset({"tile_lang.ops.reduction.reduce", "tile_lang.ops.reduction.associative_scan"})  # take a combine_fn
+FUNC = "tile_lang.func.Func"
 AUTOTUNE, CONFIG = "tile_lang.autotune.autotune", "tile_lang.autotune.Config"
 WRAPPER_DECORATORS = {"tile_lang.autotune.AutotuneDecorator": AUTOTUNE,  # what each decorator class is made by
                       "tile_lang.autotune.HeuristicsDecorator": "tile_lang.autotune.heuristics"}
@@ -77,6 +98,7 @@ SCALARS = {"tile_lang.signature.IntScalar": "builtins.int", "tile_lang.signature
 TENSOR = "tile_lang.tensor.Tensor"
 RANKS = {f"tile_lang.tensor.R{n}": n for n in range(4)}  # a block's rank type: its number of axes
 POINTER = "tile_lang.tensor.Pointer"
+DTYPE = "tile_lang.dtypes.Dtype"
 CONVERSIONS = frozenset({f"{owner}.{name}" for owner in (TENSOR, "tile_lang.tensor.Converts", "tile_lang.signature.FloatScalar",
                                                         "tile_lang.signature.IntScalar") for name in ("to", "cast")})  # typed by their dtype
 WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2"}
@@ -91,6 +113,9 @@ INT_BITS = {"W8": 8, "W16": 16, "W32": 32, "W64": 64}
 DTYPE_CATEGORIES = frozenset({"tile_lang.dtypes.Float", "tile_lang.dtypes.Int", "tile_lang.dtypes.UInt",
                               "tile_lang.dtypes.Bool"})  # called as ``tl.float32(v)``: a scalar of that dtype
 PYTHON_SCALARS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
+INT_SCALAR = "tile_lang.signature.IntScalar"
+SCALAR_ARITHMETIC = frozenset({f"{owner}.__{op}__" for owner in ("builtins.int", INT_SCALAR) for op in (
+    "add", "radd", "sub", "rsub", "mul", "rmul", "floordiv", "rfloordiv", "mod", "rmod", "neg")})  # int operators
 
 
 class TileLangPlugin(Plugin):
@@ -99,6 +124,8 @@ class TileLangPlugin(Plugin):
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         if fullname in CONVERSIONS:
             return converted_to_argument
+        if fullname in SCALAR_ARITHMETIC:
+            return scalar_arithmetic_converted
         operator = fullname.removeprefix(TENSOR + ".")
         if operator in INT_PROMOTING:
             return lambda ctx: ints_promoted(ctx, INT_PROMOTING[operator])
@@ -135,10 +162,17 @@ class TileLangPlugin(Plugin):
         if fullname == WHERE:
             return lambda ctx: where_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         if fullname == STORE:
-            return lambda ctx: store_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)))
+            return lambda ctx: store_checked(ctx._replace(default_signature=constexpr_hints_taken(ctx)))
+        if fullname == DOT:
+            return dot_checked
+        if fullname in ATOMICS:
+            name = fullname.rpartition(".")[2]
+            return lambda ctx: store_checked(ctx._replace(default_signature=scalar_joins_taken(ctx)), name)
+        if fullname in COMBINING:
+            return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=generic_combine_taken(ctx)))
         if fullname.startswith(AXIS_MODULES):
             return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=scalar_joins_taken(ctx)))
-        return lambda ctx: dtype_argument_taken(ctx._replace(default_signature=scalar_joins_taken(ctx)))
+        return lambda ctx: dtype_argument_taken(ctx._replace(default_signature=constexpr_hints_taken(ctx)))
 
 
 def shape_of_rank(ctx: AttributeContext) -> Type:
@@ -168,7 +202,7 @@ def dtype_constructor(ctx: FunctionSigContext) -> FunctionLike:
                                    arg_names=["value"], ret_type=Instance(tensor, [dtype, Instance(rank, [])]))
 
 
-def _class(ctx: FunctionSigContext | MethodSigContext, fullname: str) -> TypeInfo | None:
+def _class(ctx: FunctionSigContext | MethodSigContext | FunctionContext, fullname: str) -> TypeInfo | None:
     """The class ``fullname`` from the modules mypy has loaded (``named_generic_type`` finds only
     names the checked module's packages re-export)."""
     module, _, name = fullname.rpartition(".")
@@ -211,6 +245,20 @@ def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
     return signature.copy_modified(arg_types=types) if changed else signature
 
 
+def constexpr_hints_taken(ctx: FunctionSigContext) -> CallableType:
+    """:func:`scalar_joins_taken`, and ``cache_modifier=`` / ``eviction_policy=`` given a bare constexpr
+    (``tl.load(p, cache_modifier=CACHE)``): mypy cannot know its value, which the run time checks, so the
+    parameter takes it. A literal keeps its check (``".cx"`` is an error), and so does a
+    ``Constexpr[str]`` (a str may be anything: declare ``Constexpr[CacheModifier]``)."""
+    signature = scalar_joins_taken(ctx)
+    types = list(signature.arg_types)
+    for name in HINT_OPTIONS:
+        at = signature.arg_names.index(name) if name in signature.arg_names else None
+        if at is not None and len(ctx.args[at]) == 1 and _is_constexpr(given := ctx.api.get_expression_type(ctx.args[at][0])):
+            types[at] = given
+    return signature.copy_modified(arg_types=types)
+
+
 def _is_float(typ: Type) -> bool:
     proper = get_proper_type(typ)
     return isinstance(proper, Instance) and proper.type.fullname == "builtins.float"
@@ -236,8 +284,29 @@ def _float_constant_taken(ctx: FunctionSigContext, signature: CallableType) -> C
 
 def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
     """A bare ``constexpr`` annotation as a kernel body sees it: ``int | ConstexprValue``, which takes an
-    int default (``BLOCK: constexpr = 128``), is an int in arithmetic, and compares with a str."""
+    int default (``BLOCK: constexpr = 128``), is an int in arithmetic, and compares with a str. A local
+    constant so annotated takes its value's type where the value is a float, str or tuple literal
+    (``LN2: tl.constexpr = 0.693``, ``order: tl.constexpr = (0, 1) if ... else (1, 0)``)."""
+    statement = getattr(getattr(ctx.api, "api", None), "statement", None)  # the semantic analyser's statement
+    if isinstance(statement, AssignmentStmt) and statement.type is not None:
+        literal = _literal_type(ctx, statement.rvalue)
+        if literal is not None:
+            return literal
     return UnionType([ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])])
+
+
+def _literal_type(ctx: AnalyzeTypeContext, value: Expression) -> Type | None:
+    """The type of a float, str or int-tuple literal (or a conditional of two such of one type), by its
+    syntax: a type annotation is analysed before the value is checked."""
+    if isinstance(value, ConditionalExpr):
+        first, second = _literal_type(ctx, value.if_expr), _literal_type(ctx, value.else_expr)
+        return first if first is not None and second is not None and is_same_type(first, second) else None
+    if isinstance(value, (FloatExpr, StrExpr)):
+        return ctx.api.named_type("builtins.float" if isinstance(value, FloatExpr) else "builtins.str", [])
+    if isinstance(value, TupleExpr) and all(isinstance(item, IntExpr) for item in value.items):
+        fallback = ctx.api.named_type("builtins.tuple", [ctx.api.named_type("builtins.int", [])])
+        return TupleType([ctx.api.named_type("builtins.int", [])] * len(value.items), fallback)
+    return None
 
 
 def constant_of_value(ctx: FunctionSigContext) -> FunctionLike:
@@ -254,12 +323,15 @@ def constant_of_value(ctx: FunctionSigContext) -> FunctionLike:
 
 def with_constexprs_widened(ctx: FunctionContext) -> Type:
     """``Kernel[P]`` / ``Func[P, T]`` with each ``ConstexprValue`` parameter of ``P`` taking ``int | str``
-    and each ``IntScalar`` / ``FloatScalar`` one an ``int`` / ``float``, so a launch (or a call, or code
-    forwarding ``P``) passes a plain int, float or string."""
+    or a dtype (``out_dtype=tl.float16``, a branch's ``tl.float8e5 if FP8 else tl.float16``) and each
+    ``IntScalar`` / ``FloatScalar`` one an ``int`` / ``float``, so a launch (or a call, or code
+    forwarding ``P``) passes a plain int, float, string or dtype."""
     decorated = get_proper_type(ctx.default_return_type)
     if not isinstance(decorated, Instance):
         return ctx.default_return_type
-    given = UnionType([ctx.api.named_generic_type("builtins.int", []), ctx.api.named_generic_type("builtins.str", [])])
+    dtype = _class(ctx, DTYPE)
+    given = UnionType([ctx.api.named_generic_type("builtins.int", []), ctx.api.named_generic_type("builtins.str", []),
+                       *([TypeType(Instance(dtype, []))] if dtype is not None else [])])
 
     def widen(typ: Type) -> Type:
         proper = get_proper_type(typ)
@@ -365,14 +437,15 @@ def _unknown(t: Type) -> bool:
         isinstance(proper, Instance) and any(isinstance(get_proper_type(a), UninhabitedType) for a in proper.args))
 
 
-def _store_mismatch(pointer: Type, value: Type) -> str | None:
+def _store_mismatch(pointer: Type, value: Type, widen: bool = True) -> str | None:
     """What is wrong with ``tl.store(pointer, value)``, in words, when the element types or ranks
-    plainly disagree (both known, no type variables or Any); None otherwise."""
+    plainly disagree (both known, no type variables or Any); None otherwise. ``widen``: a narrower
+    integer value fits (a store converts it losslessly; an atomic's value must match)."""
     ptr, val = _element_and_rank(pointer), get_proper_type(value)
     if isinstance(val, UnionType):  # a loop's float joined with its block, or a name re-bound in a branch
         blocks = [item for item in map(get_proper_type, val.items) if _element_and_rank(item) is not None]
         if _joins_scalar(val) or len(blocks) == len(val.items):
-            found = [problem for block in blocks if (problem := _store_mismatch(pointer, block)) is not None]
+            found = [problem for block in blocks if (problem := _store_mismatch(pointer, block, widen)) is not None]
             return found[0].replace("value is", "value may be", 1) if found and len(blocks) > 1 else (
                 found[0] if found else None)
     pointee = ptr[0] if ptr is not None else None
@@ -389,27 +462,28 @@ def _store_mismatch(pointer: Type, value: Type) -> str | None:
     if (isinstance(rank, Instance) and isinstance(ptr_rank, Instance) and rank.type.name != "R0"
             and rank.type.fullname != ptr_rank.type.fullname and rank.type.fullname in RANKS):
         return f"value is rank {rank.type.name[1:]} but the pointers are rank {ptr_rank.type.name[1:]}"
-    if _unknown(given[0]) or _unknown(target) or is_same_type(given[0], target):
+    if _unknown(given[0]) or _unknown(target) or is_same_type(given[0], target) or (widen and _widens(given[0], target)):
         return None
     return f"value is {_dtype_name(given[0])} but the pointer is to {_dtype_name(target)}"
 
 
-def store_checked(ctx: FunctionSigContext) -> FunctionLike:
-    """One overload of ``tl.store``, as declared, unless the value plainly does not fit the pointer:
-    then a readable error here, and the overload taking what was given (one error, not mypy's
-    "cannot infer" on top)."""
+def store_checked(ctx: FunctionSigContext, name: str = "store") -> FunctionLike:
+    """One overload of ``tl.store`` (or of an atomic, ``name``), as declared, unless the value plainly
+    does not fit the pointer: then a readable error here, and the overload taking what was given (one
+    error, not mypy's "cannot infer" on top)."""
     signature = ctx.default_signature
+    widen = name == "store"
     if len(ctx.args) < 2 or len(ctx.args[0]) != 1 or len(ctx.args[1]) != 1:
         return signature
     pointer, value = (ctx.api.get_expression_type(arg[0]) for arg in ctx.args[:2])
     declared = _element_and_rank(signature.arg_types[0])
     actual = _element_and_rank(pointer)
-    problem = _store_mismatch(pointer, value)
+    problem = _store_mismatch(pointer, value, widen)
     if declared is None or actual is None or (declared[1] is None) != (actual[1] is None):
         return signature
     if problem is not None:
-        ctx.api.fail(f"tl.store: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
-    elif not _failed(value):
+        ctx.api.fail(f"tl.{name}: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+    elif not _failed(value) and not (widen and _widening_store(actual, value)):
         return signature
     anything = AnyType(TypeOfAny.from_error)  # reported here, or where the value failed to type
     if problem is None:  # nothing left to infer: the overload's type variables are Any
@@ -417,6 +491,14 @@ def store_checked(ctx: FunctionSigContext) -> FunctionLike:
         assert isinstance(fixed, CallableType)
         return fixed.copy_modified(arg_types=[pointer, anything, *fixed.arg_types[2:]], variables=[])
     return signature.copy_modified(arg_types=[pointer, anything, *signature.arg_types[2:]])
+
+
+def _widening_store(pointer: tuple[ProperType, ProperType | None], value: Type) -> bool:
+    """Whether a store's value is a narrower integer block than its pointer's (lossless, accepted)."""
+    given, pointee = _element_and_rank(value), pointer[0]
+    return (given is not None and isinstance(pointee, Instance) and pointee.type.fullname == POINTER
+            and not is_same_type(given[0], get_proper_type(pointee.args[0]))
+            and _widens(given[0], get_proper_type(pointee.args[0])))
 
 
 def _failed(typ: Type) -> bool:
@@ -439,6 +521,18 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
         return signature
     (x, x_rank), (y, y_rank) = found
     assert isinstance(x_rank, Instance) and isinstance(y_rank, Instance)
+    same_rank = "R0" in (x_rank.type.name, y_rank.type.name) or x_rank.type.fullname == y_rank.type.fullname
+    element = next((v for v in signature.variables if v.name == "D"), None)
+    if same_rank and not is_same_type(x, y) and (_widens(x, y) or _widens(y, x)):
+        if element is None:
+            return signature  # an overload for bool blocks: not this call's
+        wider, rank = (y if _widens(x, y) else x), (y_rank if x_rank.type.name == "R0" else x_rank)
+        fixed = expand_type(signature, {element.id: wider})  # ints of two widths: the wider; the condition keeps its check
+        tensor = get_proper_type(given[0])
+        assert isinstance(fixed, CallableType) and isinstance(tensor, Instance)
+        return fixed.copy_modified(arg_types=[fixed.arg_types[0], *given, *fixed.arg_types[3:]],
+                                   variables=[v for v in signature.variables if v.id != element.id],
+                                   ret_type=tensor.copy_modified(args=[wider, rank]))
     if not (_unknown(x) or _unknown(y) or is_same_type(x, y)):
         problem = f"x is {_dtype_name(x)} but y is {_dtype_name(y)}; convert one with .to()"
     elif "R0" not in (x_rank.type.name, y_rank.type.name) and x_rank.type.fullname != y_rank.type.fullname:
@@ -448,6 +542,31 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
     ctx.api.fail(f"tl.where: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
     condition = ctx.api.get_expression_type(ctx.args[0][0]) if len(ctx.args[0]) == 1 else AnyType(TypeOfAny.from_error)
     return signature.copy_modified(arg_types=[condition, *given], ret_type=AnyType(TypeOfAny.from_error), variables=[])
+
+
+def dot_checked(ctx: FunctionSigContext) -> FunctionLike:
+    """``tl.dot(a, b)`` as declared, unless ``a`` and ``b`` are blocks of two known dtypes or ranks: then
+    ``tl.dot: input is f16 but other is f32; convert one with .to()`` here (mypy's own "cannot infer"
+    names neither), and the overload taking what was given; a constexpr ``out_dtype`` as
+    :func:`dtype_argument_taken` takes it."""
+    signature = dtype_argument_taken(ctx)
+    if len(ctx.args) < 2 or any(len(arg) != 1 for arg in ctx.args[:2]) or not isinstance(signature, CallableType):
+        return signature
+    given = [ctx.api.get_expression_type(arg[0]) for arg in ctx.args[:2]]
+    found = [f for f in map(_element_and_rank, given) if f is not None and isinstance(f[1], Instance)]
+    if len(found) != 2:
+        return signature
+    (a, a_rank), (b, b_rank) = found
+    assert isinstance(a_rank, Instance) and isinstance(b_rank, Instance)
+    if not (_unknown(a) or _unknown(b) or is_same_type(a, b)):
+        problem = f"input is {_dtype_name(a)} but other is {_dtype_name(b)}; convert one with .to()"
+    elif a_rank.type.fullname != b_rank.type.fullname:
+        problem = f"input is rank {a_rank.type.name[1:]} but other is rank {b_rank.type.name[1:]}"
+    else:
+        return signature
+    ctx.api.fail(f"tl.dot: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+    return signature.copy_modified(arg_types=[*given, *signature.arg_types[2:]], ret_type=AnyType(TypeOfAny.from_error),
+                                   variables=[])
 
 
 def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:
@@ -465,6 +584,21 @@ def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:
         return ctx.default_return_type
     same = all(is_same_type(block, blocks[0]) for block in blocks)
     return blocks[0] if same and not has_any_type(blocks[0]) else ctx.default_return_type
+
+
+def _int_bits(element: ProperType) -> tuple[str, int] | None:
+    """(category, bits) of an ``Int[W]`` / ``UInt[W]`` element type of a known width, else None."""
+    width = get_proper_type(element.args[0]) if isinstance(element, Instance) and element.type.name in ("Int", "UInt") else None
+    if not (isinstance(element, Instance) and isinstance(width, Instance) and width.type.name in INT_BITS):
+        return None
+    return element.type.name, INT_BITS[width.type.name]
+
+
+def _widens(narrow: ProperType, wide: ProperType) -> bool:
+    """Whether ``narrow`` converts to ``wide`` without loss as Triton converts it: two integer types of
+    one signedness, ``wide`` at least as wide (i32 into an i64 buffer, i32 meeting i64 in a where)."""
+    a, b = _int_bits(narrow), _int_bits(wide)
+    return a is not None and b is not None and a[0] == b[0] and a[1] <= b[1]
 
 
 def _int_width(typ: Type) -> tuple[Instance, int, Instance] | None:
@@ -499,18 +633,117 @@ def ints_promoted(ctx: MethodSigContext, comparison: bool) -> FunctionLike:
                                    ret_type=tensor.copy_modified(args=[element, rank]))
 
 
-def dtype_argument_taken(ctx: FunctionSigContext) -> FunctionLike:
-    """A builtin's ``dtype`` given a bare constexpr holding a dtype (``tl.cast(x, DTYPE)``,
-    ``tl.zeros((M, N), dtype=ACC_DTYPE)``): a block of that (unknown) dtype and the rank the other
-    arguments give, as ``x.to(DTYPE)`` (:func:`converted_to_argument`); other calls keep the signature."""
+def _converted_operators(source: str) -> frozenset[tuple[int, int]]:
+    """(line, column) of each operator expression of ``source`` that a ``.to`` / ``.cast`` converts: the
+    call's receiver and the operators inside it (``(pid // H).to(tl.int64)``, ``(a * (b % H)).to(...)``),
+    and the value of an assignment to a name its function converts (``b = pid // M``, then ``b.to(...)``)."""
+    found: set[tuple[int, int]] = set()
+
+    def mark(expr: ast.expr) -> None:
+        if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
+            found.add((expr.lineno, expr.col_offset))
+            for part in [expr.left, expr.right] if isinstance(expr, ast.BinOp) else [expr.operand]:
+                mark(part)
+
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        receivers = [node.func.value for node in ast.walk(function) if isinstance(node, ast.Call)
+                     and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast")]
+        names = {receiver.id for receiver in receivers if isinstance(receiver, ast.Name)}
+        for receiver in receivers:
+            mark(receiver)
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
+                mark(node.value)
+    return frozenset(found)
+
+
+@functools.cache
+def _converted_in(path: str, modified: int) -> frozenset[tuple[int, int]]:
+    """:func:`_converted_operators` of the file at ``path`` as of its modification time ``modified``
+    (none for a file Python's own parser refuses, e.g. newer syntax than this interpreter's)."""
+    try:
+        return _converted_operators(Path(path).read_text(encoding="utf-8"))
+    except (SyntaxError, ValueError, UnicodeDecodeError):
+        return frozenset()
+
+
+def scalar_arithmetic_converted(ctx: MethodSigContext) -> FunctionLike:
+    """Arithmetic of a kernel scalar (``tl.program_id``, an ``IntScalar`` parameter) with ints, typed as
+    an ``IntScalar`` where the result is converted (``(pid // H).to(tl.int64)``): at run time the scalar
+    is a rank-0 block and so is the result, with ``.to``. Only there: a result bound to a name stays an
+    ``int``, so ``start = pid * BLOCK`` may be re-bound to ``0`` as before."""
     signature = ctx.default_signature
-    if not isinstance(signature, CallableType) or "dtype" not in signature.arg_names:
+    returned = get_proper_type(signature.ret_type) if isinstance(signature, CallableType) else None
+    path = ctx.api.path if isinstance(ctx.api, TypeChecker) else None
+    if not (isinstance(signature, CallableType) and isinstance(returned, Instance) and returned.type.fullname == "builtins.int"
+            and path is not None and os.path.exists(path)
+            and (ctx.context.line, ctx.context.column) in _converted_in(path, os.stat(path).st_mtime_ns)):
         return signature
-    index = signature.arg_names.index("dtype")
+    operands = [ctx.type, *(ctx.api.get_expression_type(arg) for args in ctx.args for arg in args)]
+    scalar = next((t for t in map(get_proper_type, operands) if isinstance(t, Instance) and t.type.fullname == INT_SCALAR), None)
+    return signature if scalar is None else signature.copy_modified(ret_type=scalar)
+
+
+def generic_combine_taken(ctx: FunctionSigContext) -> CallableType:
+    """``tl.reduce`` / ``tl.associative_scan`` given a ``@tl.func`` generic over the dtype or width
+    (``def mul(a: Tensor[Float[W], R0], b: ...) -> ...``): the ``Func`` value holds the helper's own type
+    variables, which mypy does not solve against the input's; they are taken from the input's element
+    type here, and the instantiated function must then fit as a concrete one would (a float helper
+    given an int block is still an error)."""
+    signature = ctx.default_signature
+    names = signature.arg_names
+    if "combine_fn" not in names or "input" not in names:
+        return signature
+    at, source = names.index("combine_fn"), names.index("input")
+    if len(ctx.args[at]) != 1 or len(ctx.args[source]) != 1:
+        return signature
+    combine = get_proper_type(ctx.api.get_expression_type(ctx.args[at][0]))
+    given = _element_and_rank(ctx.api.get_expression_type(ctx.args[source][0]))
+    parameters = get_proper_type(combine.args[0]) if isinstance(combine, Instance) and combine.type.fullname == FUNC else None
+    first = get_proper_type(parameters.arg_types[0]) if isinstance(parameters, Parameters) and parameters.arg_types else None
+    found = _element_and_rank(first) if first is not None else None
+    element = found[0] if found is not None else None
+    if given is None or element is None or not isinstance(combine, Instance):
+        return signature
+    mapping: dict[TypeVarId, Type] = {}
+    if isinstance(element, TypeVarType):
+        mapping[element.id] = given[0]
+    elif isinstance(element, Instance) and isinstance(given[0], Instance) and element.type == given[0].type:
+        mapping = {arg.id: actual for arg, actual in zip(map(get_proper_type, element.args), given[0].args)
+                   if isinstance(arg, TypeVarType)}
+    if not mapping:
+        return signature
+    element_of = next((v for v in signature.variables if isinstance(v, TypeVarType) and v.name == "D"), None)
+    declared = expand_type(signature.arg_types[at], {element_of.id: given[0]}) if element_of is not None else None
+    if declared is None or not is_subtype(expand_type(combine, mapping), declared):
+        return signature
+    checked = AnyType(TypeOfAny.special_form)  # fits, as checked: the Func's own variables must not meet the signature's
+    return signature.copy_modified(arg_types=[checked if i == at else t for i, t in enumerate(signature.arg_types)])
+
+
+def dtype_argument_taken(ctx: FunctionSigContext) -> FunctionLike:
+    """A builtin's ``dtype`` (or ``out_dtype``) given a bare constexpr holding a dtype (``tl.cast(x, DTYPE)``,
+    ``tl.zeros((M, N), dtype=ACC_DTYPE)``, ``tl.dot(a, b, out_dtype=ACC_DTYPE)``): a block of that (unknown)
+    dtype and the rank the other arguments give, as ``x.to(DTYPE)`` (:func:`converted_to_argument`); other
+    calls keep the signature."""
+    signature = ctx.default_signature
+    name = next((n for n in ("dtype", "out_dtype") if n in signature.arg_names), None) if isinstance(
+        signature, CallableType) else None
+    if not isinstance(signature, CallableType) or name is None:
+        return signature
+    index = signature.arg_names.index(name)
     given = ctx.api.get_expression_type(ctx.args[index][0]) if len(ctx.args[index]) == 1 else None
     dtype = get_proper_type(signature.arg_types[index])
-    if given is None or not _is_constexpr(given) or not isinstance(dtype, TypeType) or not isinstance(
-            variable := get_proper_type(dtype.item), TypeVarType):
+    returned = get_proper_type(signature.ret_type)
+    if given is None or not _is_constexpr(given) or not isinstance(dtype, TypeType):
+        return signature
+    if isinstance(dtype.item, Instance) and isinstance(returned, Instance) and returned.type.fullname == TENSOR:
+        # a fixed result dtype (``tl.dot``'s ``out_dtype: type[f32]``): the result's becomes unknown
+        return signature.copy_modified(arg_types=[given if i == index else t for i, t in enumerate(signature.arg_types)],
+                                       ret_type=returned.copy_modified(args=[AnyType(TypeOfAny.special_form), returned.args[1]]))
+    if not isinstance(variable := get_proper_type(dtype.item), TypeVarType):
         return signature
     fixed = expand_type(signature, {variable.id: AnyType(TypeOfAny.special_form)})
     assert isinstance(fixed, CallableType)

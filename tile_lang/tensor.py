@@ -132,6 +132,16 @@ class Pointer(Dtype, Generic[D]):
         raise UsageError("pointer arithmetic (a pointer parameter + offsets) happens inside a kernel")
 
     @overload
+    def __radd__(self, offsets: Tensor[Int[W], R0]) -> Pointer[D]: ...  # type: ignore[overload-overlap]
+    @overload
+    def __radd__(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]: ...
+    @overload
+    def __radd__(self, offsets: int) -> Pointer[D]: ...
+    def __radd__(self, offsets: Any) -> Any:
+        """``offsets + ptr``, as Triton writes ``pid + mean_ptr``: the same as ``ptr + offsets``."""
+        return self + offsets
+
+    @overload
     def __sub__(self, offsets: Tensor[Int[W], R0]) -> Pointer[D]: ...  # type: ignore[overload-overlap]
     @overload
     def __sub__(self, offsets: Tensor[Int[W], R]) -> Tensor[Pointer[D], R]: ...

@@ -42,7 +42,7 @@ def dot_mixed_dtypes(a_ptr: Pointer[f16], b_ptr: Pointer[f32], BLOCK: constexpr)
     offs = tl.arange(0, BLOCK)
     a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
     b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
-    tl.dot(a, b)  # E: misc Cannot infer value of type parameter "W" of "dot"
+    tl.dot(a, b)  # E: arg-type tl.dot: input is f16 but other is f32; convert one with .to()
 
 
 # ---------------------------------------------------------------- (b) non-bool mask
@@ -174,9 +174,9 @@ def bad_launches(n: int) -> None:
     add_kernel[(1,)](x, out, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "add_kernel"
     add_kernel[(1,)](x, out, n, BLOCK=64, num_wraps=8)  # E: call-arg Unexpected keyword argument "num_wraps" for "add_kernel"; did you mean "num_warps"?
     add_kernel[(1,)](half, out, n, BLOCK=64, num_warps=8, num_stages=3)  # E: arg-type Argument 1 to "add_kernel" has incompatible type "Buffer[Float[W16]]"
-    staged_kernel[(1,)](x, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "staged_kernel" has incompatible type "float"; expected "int | str"
+    staged_kernel[(1,)](x, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "staged_kernel" has incompatible type "float"; expected "int | str | type[Dtype]"
     # a bare constexpr takes an int, bool or str (tile_lang.mypy_plugin); a float needs Constexpr[float]
-    activation_kernel[(1,)](x, BLOCK=64, ACTIVATION=None)  # E: arg-type Argument "ACTIVATION" to "activation_kernel" has incompatible type "None"; expected "int | str"
+    activation_kernel[(1,)](x, BLOCK=64, ACTIVATION=None)  # E: arg-type Argument "ACTIVATION" to "activation_kernel" has incompatible type "None"; expected "int | str | type[Dtype]"
     activation_kernel[(1,)](x, BLOCK=64.0, ACTIVATION="relu")  # E: arg-type Argument "BLOCK" to "activation_kernel" has incompatible type "float"
     add_kernel[(1,), tl.Options(num_warps=2)](x, out, n, num_warps=4)  # E: call-arg Missing positional argument "BLOCK" in call to "add_kernel"
 
@@ -267,7 +267,7 @@ def where_across_widths(a_ptr: Pointer[f16], b_ptr: Pointer[f32], BLOCK: constex
 def atomic_add_f32_into_f16(h_ptr: Pointer[f16], x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    tl.atomic_add(h_ptr + offs, x)  # E: misc
+    tl.atomic_add(h_ptr + offs, x)  # E: arg-type tl.atomic_add: value is f32 but the pointer is to f16
 
 
 @tl.kernel
@@ -294,7 +294,7 @@ def dot_rank2_by_rank1(a_ptr: Pointer[f16], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
     v = tl.load(a_ptr + offs)
-    tl.dot(a, v)  # E: misc
+    tl.dot(a, v)  # E: arg-type tl.dot: input is rank 2 but other is rank 1
 
 
 @tl.kernel
@@ -667,3 +667,108 @@ def block_as_reduction_axis(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> No
     offs = tl.arange(0, BLOCK)
     blk_max = tl.max(tl.load(x_ptr + offs, mask=offs < n), axis=0)
     tl.max(m, blk_max)  # E: arg-type tl.max: axis must be an int, got a block of f32; for the elementwise maximum
+
+
+@tl.kernel
+def float_constexpr_as_extent(x_ptr: Pointer[f32]) -> None:
+    HALF: tl.constexpr = 0.5
+    tl.store(x_ptr, tl.sum(tl.arange(0, HALF)).to(tl.float32))  # E: arg-type Argument 2 to "arange" has incompatible type "float"
+
+
+@tl.kernel
+def float_block_as_extent(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    n = tl.load(x_ptr)
+    tl.make_block_ptr(x_ptr, shape=(n,), strides=(1,), offsets=(0,), block_shape=(BLOCK,), order=(0,))  # E: arg-type expected "tuple[int | Tensor[Int[Any], R0]]"
+
+
+@tl.kernel
+def string_range_flag(x_ptr: Pointer[f32]) -> None:
+    for _ in tl.range(0, 4, flatten="yes"):  # E: call-overload
+        tl.store(x_ptr, 0.0)
+
+
+@tl.kernel
+def float_hint_values(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.multiple_of(tl.arange(0, BLOCK), [16.0])  # E: list-item
+
+
+@tl.func
+def takes_constexpr(x: Tensor0[f32], MODE: constexpr) -> Tensor0[f32]:
+    return x
+
+
+@tl.kernel
+def list_for_a_constexpr(x_ptr: Pointer[f32]) -> None:
+    takes_constexpr(tl.load(x_ptr), [1])  # E: arg-type expected "int | str | type[Dtype]"
+
+
+@tl.kernel
+def mask_count_into_f32(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    i = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + i)
+    tl.store(x_ptr + i, tl.where(i > 0, a > 0.0, 1))  # E: arg-type tl.store: value is i32 but the pointer is to f32
+
+
+@tl.kernel
+def where_signed_and_unsigned(u_ptr: Pointer[u64], out_ptr: Pointer[u64], BLOCK: constexpr) -> None:
+    i = tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.where(i > 2, tl.load(u_ptr + i), i))  # E: arg-type tl.where: x is u64 but y is i32
+
+
+@tl.kernel
+def converted_scalar_into_i32(out_ptr: Pointer[i32], H: tl.IntScalar) -> None:
+    tl.store(out_ptr, (tl.program_id(0) // H).to(tl.int64))  # E: arg-type tl.store: value is i64 but the pointer is to i32
+
+
+@tl.kernel
+def python_int_has_no_to(out_ptr: Pointer[i64], n: int) -> None:
+    tl.store(out_ptr, (n * 2).to(tl.int64))  # E: attr-defined "int" has no attribute "to"
+
+
+@tl.kernel
+def scalar_minimum_into_f32(x_ptr: Pointer[f32], n: int) -> None:
+    tl.store(x_ptr, tl.minimum(3, n))  # E: arg-type tl.store: value is i32 but the pointer is to f32
+
+
+@tl.kernel
+def float_offsets_first(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.store(tl.arange(0, BLOCK).to(tl.float32) + x_ptr, 1.0)  # E: operator "__add__" of "Tensor"
+
+
+@tl.func
+def generic_int_add(a: Tensor0[tl.Int[W]], b: Tensor0[tl.Int[W]]) -> Tensor0[tl.Int[W]]:
+    return a + b
+
+
+@tl.kernel
+def int_combine_on_floats(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.store(x_ptr, tl.reduce(tl.load(x_ptr + tl.arange(0, BLOCK)), 0, generic_int_add))  # E: call-overload
+
+
+@tl.kernel
+def dot_constexpr_out_dtype_mixed(a_ptr: Pointer[f16], b_ptr: Pointer[f32], ACC: constexpr, BLOCK: constexpr) -> None:
+    o = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + o[:, None] * BLOCK + o[None, :])
+    tl.dot(a, tl.load(b_ptr + o[:, None] * BLOCK + o[None, :]), out_dtype=ACC)  # E: arg-type tl.dot: input is f16 but other is f32
+
+
+@tl.kernel
+def str_constexpr_as_cache_hint(x_ptr: Pointer[f32], HINT: tl.Constexpr[str], BLOCK: constexpr) -> None:
+    tl.load(x_ptr + tl.arange(0, BLOCK), cache_modifier=HINT)  # E: call-overload
+
+
+@tl.kernel
+def misspelt_cache_hint(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    tl.load(x_ptr + tl.arange(0, BLOCK), cache_modifier=".cx")  # E: call-overload
+
+
+@tl.kernel
+def int_condition_with_two_int_widths(n_ptr: Pointer[i64], BLOCK: constexpr) -> None:
+    i = tl.arange(0, BLOCK)
+    tl.where((i > 2).to(tl.int32), tl.load(n_ptr + i), i)  # E: arg-type Argument 1 to "where" has incompatible type "Tensor[Int[W32], R1]"
+
+
+@tl.kernel
+def atomic_add_narrower_int(n_ptr: Pointer[i64], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(n_ptr + offs, offs)  # E: arg-type tl.atomic_add: value is i32 but the pointer is to i64

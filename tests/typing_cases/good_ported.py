@@ -12,7 +12,8 @@ from typing import TypeVar
 from typing_extensions import assert_type
 
 import tile_lang as tl
-from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f32, i64
+from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f16, f32, i32, i64
+from tile_lang.ops.memory import CacheModifier
 
 W = TypeVar("W", bound=tl.Width)
 
@@ -111,3 +112,116 @@ def generic_atomic_accumulate(x_ptr: Pointer[Float[AtomicWidth]], acc_ptr: Point
     is constrained to the widths the atomic takes (a bound to every ``Width`` would admit fp8)."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.atomic_add(acc_ptr + offs % 8, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
+
+
+@tl.func
+def converted(x: Tensor[f32, R1], dtype: constexpr) -> Tensor[f32, R1]:
+    """A helper given a dtype for a bare constexpr (tutorial 06's ``dtype`` argument)."""
+    return x.to(dtype).to(tl.float32)
+
+
+@tl.kernel
+def local_constexprs(x_ptr: Pointer[f32], n_ptr: Pointer[i32], out_ptr: Pointer[f32], TALL: constexpr,
+                     FLAT: constexpr, BLOCK: constexpr) -> None:
+    """Local constants annotated ``tl.constexpr`` take their value's type (``LN2: tl.constexpr = 0.69``,
+    a tuple chosen by a constexpr), a dtype passed for a helper's bare constexpr, a constexpr
+    ``tl.range`` flag, a hint's list of values, and a block pointer whose shape is a loaded extent."""
+    LN2: tl.constexpr = 0.6931471805599453
+    TILE: tl.constexpr = (4, 8) if TALL else (8, 4)
+    assert_type(LN2, float)
+    n = tl.load(n_ptr)
+    rows = tl.make_block_ptr(x_ptr, shape=(n,), strides=(1,), offsets=(0,), block_shape=(BLOCK,), order=(0,))
+    x = tl.load(rows, boundary_check=(0,), padding_option="zero")
+    ones = tl.sum(tl.sum(tl.zeros(TILE, tl.float32) + 1.0, axis=1), axis=0)
+    offs = tl.arange(0, BLOCK)
+    tl.multiple_of(offs, [BLOCK])
+    total = tl.zeros((BLOCK,), tl.float32)
+    for _ in tl.range(0, 2, flatten=FLAT):
+        total += converted(x, tl.float16) * LN2
+    tl.store(out_ptr + offs, total + ones)
+
+
+@tl.kernel
+def group_starts(x_ptr: Pointer[f32], count_ptr: Pointer[i64], total_ptr: Pointer[i64], n: int, BLOCK: constexpr) -> None:
+    """A bool block meeting a Python int in ``tl.where`` is an i32 block, as at run time (FlagGems'
+    unique_consecutive counts group starts so); an i32 block stored into an i64 buffer, and a ``where``
+    of i64 and i32 blocks, widen losslessly as the run time does."""
+    i = tl.arange(0, BLOCK)
+    mask = i < n
+    a = tl.load(x_ptr + i, mask=mask, other=0.0)
+    b = tl.load(x_ptr + tl.where(i > 0, i - 1, 0), mask=mask, other=0.0)
+    starts = tl.where(i > 0, a != b, 1)
+    assert_type(starts, Tensor[i32, R1])
+    running = tl.cumsum(starts, axis=0)
+    tl.store(count_ptr + i, running, mask=mask)
+    base = tl.load(total_ptr)
+    last = tl.where(i == n - 1, base + running, running)
+    assert_type(last, Tensor[i64, R1])
+    tl.store(total_ptr + 1 + i, last, mask=mask)
+
+
+@tl.kernel
+def scalar_arithmetic_converts(x_ptr: Pointer[f32], out_ptr: Pointer[f32], H: tl.IntScalar, stride: int,
+                               BLOCK: constexpr) -> None:
+    """``(tl.program_id(0) // H).to(tl.int64)``: a scalar's arithmetic converted with ``.to`` is the
+    rank-0 block it is at run time (tutorial 06's ``off_z = off_hz // H``, then ``off_z.to(tl.int64)``);
+    unconverted it stays an ``int``, so a name bound to it may be re-bound to an int."""
+    pid = tl.program_id(0)
+    group = pid // H
+    row = group.to(tl.int64) * stride + (pid % H).to(tl.int64) * BLOCK
+    assert_type(row, Tensor[i64, R0])
+    start = pid * 0
+    if start < 0:
+        start = 0
+    offs = row + start + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + (2 * pid + 1).to(tl.float32))
+
+
+@tl.kernel
+def offsets_first_and_scalar_extrema(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    """``pid + ptr`` and ``offs + ptr`` (FlagGems' ``feat_pid + mean_pointer``), and ``tl.minimum`` of two
+    Python ints (FlagGems' ``tl.minimum(k0 + PANEL, N)``), a rank-0 i32 block as at run time."""
+    pid = tl.program_id(0)
+    end = tl.minimum(pid * BLOCK + BLOCK, n)
+    assert_type(end, Tensor[i32, R0])
+    offs = tl.arange(0, BLOCK)
+    here = pid * BLOCK + offs
+    x = tl.load(here + x_ptr, mask=here < end)
+    tl.store(pid * BLOCK + out_ptr + offs, x * 2.0, mask=here < end)
+
+
+@tl.func
+def generic_max(a: Tensor[Float[W], R0], b: Tensor[Float[W], R0]) -> Tensor[Float[W], R0]:
+    """A combine function generic over the width, as FlagGems' ``_reduce_mul`` is once annotated."""
+    return tl.maximum(a, b)
+
+
+@tl.kernel
+def reduce_with_a_generic_combine(x_ptr: Pointer[Float[W]], out_ptr: Pointer[Float[W]], BLOCK: constexpr) -> None:
+    """``tl.reduce`` / ``tl.associative_scan`` with a generic ``@tl.func``: its width is the block's."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    peak = tl.reduce(x, 0, generic_max)
+    assert_type(peak, Tensor[Float[W], R0])
+    tl.store(out_ptr + offs, tl.associative_scan(x, 0, generic_max) - peak)
+
+
+@tl.kernel
+def dot_into_constexpr_dtype(a_ptr: Pointer[f16], c_ptr: Pointer[f32], ACC_DTYPE: constexpr, BLOCK: constexpr) -> None:
+    """``tl.dot(a, b, out_dtype=ACC_DTYPE)`` with a bare constexpr dtype (FlagGems' scaled_mm): a block of
+    that (unknown) dtype and the inputs' rank; the inputs keep their check."""
+    o = tl.arange(0, BLOCK)
+    tile = o[:, None] * BLOCK + o[None, :]
+    a = tl.load(a_ptr + tile)
+    acc = tl.dot(a, a, out_dtype=ACC_DTYPE)
+    tl.store(c_ptr + tile, acc.to(tl.float32))
+
+
+@tl.kernel
+def cache_hints_from_constexprs(x_ptr: Pointer[f32], out_ptr: Pointer[f32], LOAD_HINT: constexpr, EVICTION: constexpr,
+                                STORE_HINT: tl.Constexpr[CacheModifier], BLOCK: constexpr) -> None:
+    """``cache_modifier=`` / ``eviction_policy=`` given a bare constexpr (Liger's ``cache_modifier=CACHE``),
+    or a ``Constexpr[CacheModifier]``, whose values the launch and the run time check."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, cache_modifier=LOAD_HINT, eviction_policy=EVICTION)
+    tl.store(out_ptr + offs, x + 1.0, cache_modifier=STORE_HINT)

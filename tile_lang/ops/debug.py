@@ -9,23 +9,25 @@ from tile_lang.builtin import builtin
 from tile_lang.dtypes import Bool, Dtype
 from tile_lang.tensor import D, R, Tensor
 
+HintValues = int | tuple[int, ...] | list[int]  # one per axis; Triton's tutorials write a list, ``[16, 16]``
+
 
 @overload
-def multiple_of(input: Tensor[D, R], values: int | tuple[int, ...]) -> Tensor[D, R]: ...
+def multiple_of(input: Tensor[D, R], values: HintValues) -> Tensor[D, R]: ...
 @overload
 def multiple_of(input: int, values: int) -> int: ...
 @builtin
-def multiple_of(input: Any, values: int | tuple[int, ...]) -> Any:
+def multiple_of(input: Any, values: HintValues) -> Any:
     """Promise that every element (per axis, for a tuple) is a multiple of ``values``."""
 
 
 @builtin
-def max_contiguous(input: Tensor[D, R], values: int | tuple[int, ...]) -> Tensor[D, R]:
+def max_contiguous(input: Tensor[D, R], values: HintValues) -> Tensor[D, R]:
     """Promise that runs of ``values`` consecutive elements are contiguous (x, x+1, ...)."""
 
 
 @builtin
-def max_constancy(input: Tensor[D, R], values: int | tuple[int, ...]) -> Tensor[D, R]:
+def max_constancy(input: Tensor[D, R], values: HintValues) -> Tensor[D, R]:
     """Promise that runs of ``values`` consecutive elements are equal."""
 
 

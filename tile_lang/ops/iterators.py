@@ -16,7 +16,8 @@ Bound = Tensor[Int[Any], R0] | int
 class range(Generic[Index]):
     """Like Python's ``range`` in a kernel, with Triton's software-pipelining hints. The index is
     an ``int`` when the bounds are ints, and a rank-0 int block when a bound is one (a loaded
-    ``row_start``), so the loop body stays checked."""
+    ``row_start``), so the loop body stays checked. The flags take a constexpr (an int to mypy), as Triton's
+    ``tl.range(k_tiles, warp_specialize=WARP_SPECIALIZE)`` passes."""
 
     @overload
     def __init__(
@@ -26,9 +27,9 @@ class range(Generic[Index]):
         step: int | None = None,
         num_stages: int | None = None,
         loop_unroll_factor: int | None = None,
-        disallow_acc_multi_buffer: bool = False,
-        flatten: bool = False,
-        warp_specialize: bool = False,
+        disallow_acc_multi_buffer: bool | int = False,
+        flatten: bool | int = False,
+        warp_specialize: bool | int = False,
     ) -> None: ...
     @overload
     def __init__(
@@ -38,9 +39,9 @@ class range(Generic[Index]):
         step: Tensor[Int[W], R0] | int | None = None,
         num_stages: int | None = None,
         loop_unroll_factor: int | None = None,
-        disallow_acc_multi_buffer: bool = False,
-        flatten: bool = False,
-        warp_specialize: bool = False,
+        disallow_acc_multi_buffer: bool | int = False,
+        flatten: bool | int = False,
+        warp_specialize: bool | int = False,
     ) -> None: ...
     def __init__(
         self,
@@ -49,9 +50,9 @@ class range(Generic[Index]):
         step: Any = None,
         num_stages: int | None = None,
         loop_unroll_factor: int | None = None,
-        disallow_acc_multi_buffer: bool = False,
-        flatten: bool = False,
-        warp_specialize: bool = False,
+        disallow_acc_multi_buffer: bool | int = False,
+        flatten: bool | int = False,
+        warp_specialize: bool | int = False,
     ) -> None:
         bounds: tuple[Bound, Bound] = (0, arg1) if arg2 is None else (arg1, arg2)
         self.start, self.end = bounds

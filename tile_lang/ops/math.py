@@ -171,10 +171,12 @@ def maximum(
 ) -> Tensor[NumT, R]: ...
 @overload
 def maximum(x: float, y: Tensor[NumT, R], propagate_nan: bool = False) -> Tensor[NumT, R]: ...  # a running value started as a float
+@overload
+def maximum(x: int, y: int, propagate_nan: bool = False) -> Tensor[Int[W32], R0]: ...  # two scalars: a rank-0 block
+@overload
+def maximum(x: float, y: float, propagate_nan: bool = False) -> Tensor[Float[W32], R0]: ...
 @builtin
-def maximum(
-    x: Tensor[NumT, R] | float, y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
-) -> Tensor[NumT, R]:
+def maximum(x: Any, y: Any, propagate_nan: bool = False) -> Any:
     """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not)."""
 
 
@@ -184,10 +186,12 @@ def minimum(
 ) -> Tensor[NumT, R]: ...
 @overload
 def minimum(x: float, y: Tensor[NumT, R], propagate_nan: bool = False) -> Tensor[NumT, R]: ...  # a running value started as a float
+@overload
+def minimum(x: int, y: int, propagate_nan: bool = False) -> Tensor[Int[W32], R0]: ...  # two scalars: a rank-0 block
+@overload
+def minimum(x: float, y: float, propagate_nan: bool = False) -> Tensor[Float[W32], R0]: ...
 @builtin
-def minimum(
-    x: Tensor[NumT, R] | float, y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
-) -> Tensor[NumT, R]:
+def minimum(x: Any, y: Any, propagate_nan: bool = False) -> Any:
     """Elementwise minimum."""
 
 
@@ -234,6 +238,16 @@ def cdiv(x: Any, div: Any) -> Any:
     return (x + div - 1) // div
 
 
+# A bool block meeting a Python int is an i32 block, as at run time (dtypes.promote_scalar): Triton's
+# ``tl.where(i > 0, a != b, 1)`` counts; a Python bool keeps it a bool block.
+@overload
+def where(condition: Tensor[Bool, R], x: Tensor[Bool, R], y: bool) -> Tensor[Bool, R]: ...  # type: ignore[overload-overlap]
+@overload
+def where(condition: Tensor[Bool, R], x: Tensor[Bool, R], y: int) -> Tensor[Int[W32], R]: ...
+@overload
+def where(condition: Tensor[Bool, R], x: bool, y: Tensor[Bool, R]) -> Tensor[Bool, R]: ...  # type: ignore[overload-overlap]
+@overload
+def where(condition: Tensor[Bool, R], x: int, y: Tensor[Bool, R]) -> Tensor[Int[W32], R]: ...
 @overload
 def where(condition: Tensor[Bool, R], x: Tensor[D, R], y: Tensor[D, R] | Tensor[D, R0] | float) -> Tensor[D, R]: ...
 @overload

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Generic, Literal, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.dtypes import Bool, DType, Float
+from tile_lang.dtypes import W32, Bool, DType, Float, Int
 from tile_lang.semantics.base import SemanticError
 from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor, W
 from tile_lang.tensor import tensor_members
@@ -14,6 +14,9 @@ PaddingOption = Literal["", "zero", "nan"]
 DescriptorPadding = Literal["zero", "nan"]
 PADDINGS: tuple[str, ...] = ("", "zero", "nan")
 DESCRIPTOR_PADDINGS: tuple[str, ...] = ("zero", "nan")
+Extent = int | Tensor[Int[Any], R0]  # a shape, stride or offset: an int or a loaded / computed rank-0 int block
+Offset32 = int | Tensor[Int[W32], R0]  # a tensor descriptor's offsets are 32-bit (semantics.memory.descriptor_offsets)
+PointerLike = Pointer[D] | Tensor[Pointer[D], R0]  # a pointer parameter, or a loaded address ``.to(tl.pointer_type(...))``
 
 
 def padding_fill(padding: object, dtype: DType, allowed: tuple[str, ...] = PADDINGS) -> float | None:
@@ -45,11 +48,11 @@ class TensorDescriptor(Generic[D, R]):
     def __init__(self, handle: object) -> None:
         self.handle = handle
 
-    def load(self, offsets: list[int] | tuple[int, ...]) -> Tensor[D, R]:
+    def load(self, offsets: list[Offset32] | tuple[Offset32, ...]) -> Tensor[D, R]:
         """Load the block at ``offsets``; out-of-bounds elements read as the descriptor's padding."""
         return descriptor_load(self, offsets)
 
-    def store(self, offsets: list[int] | tuple[int, ...], value: Tensor[D, R]) -> None:
+    def store(self, offsets: list[Offset32] | tuple[Offset32, ...], value: Tensor[D, R]) -> None:
         """Store ``value`` at ``offsets``; out-of-bounds elements are dropped."""
         descriptor_store(self, offsets, value)
 
@@ -188,25 +191,25 @@ def store(
 
 @overload
 def make_block_ptr(
-    base: Pointer[D], shape: tuple[int], strides: tuple[int], offsets: tuple[int], block_shape: tuple[int],
+    base: PointerLike[D], shape: tuple[Extent], strides: tuple[Extent], offsets: tuple[Extent], block_shape: tuple[int],
     order: tuple[int],
 ) -> BlockPointer[D, R1]: ...
 @overload
 def make_block_ptr(
-    base: Pointer[D], shape: tuple[int, int], strides: tuple[int, int], offsets: tuple[int, int],
+    base: PointerLike[D], shape: tuple[Extent, Extent], strides: tuple[Extent, Extent], offsets: tuple[Extent, Extent],
     block_shape: tuple[int, int], order: tuple[int, int],
 ) -> BlockPointer[D, R2]: ...
 @overload
 def make_block_ptr(
-    base: Pointer[D], shape: tuple[int, int, int], strides: tuple[int, int, int], offsets: tuple[int, int, int],
+    base: PointerLike[D], shape: tuple[Extent, Extent, Extent], strides: tuple[Extent, Extent, Extent], offsets: tuple[Extent, Extent, Extent],
     block_shape: tuple[int, int, int], order: tuple[int, int, int],
 ) -> BlockPointer[D, R3]: ...
 @builtin
 def make_block_ptr(
     base: Any,
-    shape: tuple[int, ...],
-    strides: tuple[int, ...],
-    offsets: tuple[int, ...],
+    shape: tuple[Extent, ...],
+    strides: tuple[Extent, ...],
+    offsets: tuple[Extent, ...],
     block_shape: tuple[int, ...],
     order: tuple[int, ...],
 ) -> Any:
@@ -214,39 +217,39 @@ def make_block_ptr(
 
 
 @overload
-def advance(base: BlockPointer[D, R1], offsets: tuple[int]) -> BlockPointer[D, R1]: ...
+def advance(base: BlockPointer[D, R1], offsets: tuple[Extent]) -> BlockPointer[D, R1]: ...
 @overload
-def advance(base: BlockPointer[D, R2], offsets: tuple[int, int]) -> BlockPointer[D, R2]: ...
+def advance(base: BlockPointer[D, R2], offsets: tuple[Extent, Extent]) -> BlockPointer[D, R2]: ...
 @overload
-def advance(base: BlockPointer[D, R3], offsets: tuple[int, int, int]) -> BlockPointer[D, R3]: ...
+def advance(base: BlockPointer[D, R3], offsets: tuple[Extent, Extent, Extent]) -> BlockPointer[D, R3]: ...
 @builtin
-def advance(base: Any, offsets: tuple[int, ...]) -> Any:
+def advance(base: Any, offsets: tuple[Extent, ...]) -> Any:
     """The block pointer moved by ``offsets`` elements, one per axis."""
 
 
 @overload
 def make_tensor_descriptor(
-    base: Pointer[D], shape: tuple[int], strides: tuple[int], block_shape: tuple[int],
+    base: PointerLike[D], shape: tuple[Extent], strides: tuple[Extent], block_shape: tuple[int],
     padding_option: DescriptorPadding = "zero",
 ) -> TensorDescriptor[D, R1]: ...
 @overload
 def make_tensor_descriptor(
-    base: Pointer[D], shape: tuple[int, int], strides: tuple[int, int], block_shape: tuple[int, int],
+    base: PointerLike[D], shape: tuple[Extent, Extent], strides: tuple[Extent, Extent], block_shape: tuple[int, int],
     padding_option: DescriptorPadding = "zero",
 ) -> TensorDescriptor[D, R2]: ...
 @overload
 def make_tensor_descriptor(
-    base: Pointer[D], shape: tuple[int, int, int], strides: tuple[int, int, int], block_shape: tuple[int, int, int],
+    base: PointerLike[D], shape: tuple[Extent, Extent, Extent], strides: tuple[Extent, Extent, Extent], block_shape: tuple[int, int, int],
     padding_option: DescriptorPadding = "zero",
 ) -> TensorDescriptor[D, R3]: ...
 @overload
 def make_tensor_descriptor(
-    base: Pointer[D], shape: list[int], strides: list[int], block_shape: list[int],
+    base: PointerLike[D], shape: list[Extent], strides: list[Extent], block_shape: list[int],
     padding_option: DescriptorPadding = "zero",
 ) -> TensorDescriptor[D, Any]: ...
 @builtin
 def make_tensor_descriptor(
-    base: Any, shape: list[int] | tuple[int, ...], strides: list[int] | tuple[int, ...],
+    base: Any, shape: list[Extent] | tuple[Extent, ...], strides: list[Extent] | tuple[Extent, ...],
     block_shape: list[int] | tuple[int, ...], padding_option: DescriptorPadding = "zero",
 ) -> Any:
     """A tensor descriptor; every stride but the last must be a multiple of 16 bytes. Loads read
@@ -257,12 +260,12 @@ def make_tensor_descriptor(
 
 
 @builtin
-def descriptor_load(desc: TensorDescriptor[D, R], offsets: list[int] | tuple[int, ...]) -> Tensor[D, R]:
+def descriptor_load(desc: TensorDescriptor[D, R], offsets: list[Offset32] | tuple[Offset32, ...]) -> Tensor[D, R]:
     """``desc.load(offsets)``."""
 
 
 @builtin
-def descriptor_store(desc: TensorDescriptor[D, R], offsets: list[int] | tuple[int, ...], value: Tensor[D, R]) -> None:
+def descriptor_store(desc: TensorDescriptor[D, R], offsets: list[Offset32] | tuple[Offset32, ...], value: Tensor[D, R]) -> None:
     """``desc.store(offsets, value)``."""
 
 
