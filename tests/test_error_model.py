@@ -238,8 +238,8 @@ def imported(name: str) -> types.ModuleType | None:
     try:
         return importlib.import_module(name)
     except ImportError:
-        if name.startswith(CUPY_ONLY) or name == "tile_lang.torch":
-            return None  # needs CuPy or torch, which this machine may lack
+        if name.startswith(CUPY_ONLY) or name in ("tile_lang.torch", "tile_lang.mypy_plugin"):
+            return None  # needs CuPy, torch or mypy, which this machine may lack (a GPU host without the dev extras)
         raise
 
 
