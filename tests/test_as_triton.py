@@ -374,6 +374,12 @@ copy, hooked = tree["copy"], tree["hooked_copy [BLOCK=16]"]
 assert copy["count"] == 3 and copy["bytes"] == 3 * 128 and copy["flops32"] == 48 and copy["time/ms"] > 0
 assert hooked["count"] == 3 and hooked["bytes"] == 3 * 128
 viewer.print_tree(tree, metrics)
+try:
+    viewer.print_tree(tree, ["flops/ms"])
+except tl.UsageError as e:  # a metric the viewer does not know is named
+    assert "'flops/ms'" in str(e)
+else:
+    raise AssertionError("no error")
 ''',
 }
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import tile_lang.registry as registry
 import tile_lang.testing as testing
+from tile_lang.errors import UsageError
 from tile_lang.kernel import LAUNCH_HOOKS, Launcher
 
 Metadata = Callable[[Any, Any, dict[str, Any]], dict[str, Any]]
@@ -183,4 +184,4 @@ def _metric(row: Mapping[str, float], metric: str) -> float:
             suffix = amount[len(prefix):]
             total = row.get(key + suffix, 0.0) if suffix else sum(v for k, v in row.items() if k.startswith(key))
             return total / scale / seconds if seconds else 0.0
-    raise KeyError(f"proton metric {metric!r}: tile_lang's viewer knows times, count and rates (name/s)")
+    raise UsageError(f"proton metric {metric!r}: tile_lang's viewer knows times, count and rates (name/s)")
