@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import R0, Float, Pointer, Tensor, Width, constexpr, dtypes, f32, i32, registry, u32
+from tile_lang import Float, Pointer, Width, constexpr, dtypes, f32, i32, registry, u32
 from tile_lang.errors import KernelError
 
 from tests.compiler.emulator import EMULATOR, NAME
+from tests.compiler.kernels import branchy_max
 from tests.fuzz.runner import load
 
 _BACKEND = EMULATOR
@@ -570,13 +571,6 @@ def test_a_conditional_expression_runs_only_the_side_taken(backend: str) -> None
         conditional_expressions[(grid,)](tl.to_device(x, tl.f32), out, other, n, B=B)
         np.testing.assert_allclose(out.numpy().reshape(grid, B), np.where(even, v, np.nan), rtol=1e-6)
         np.testing.assert_allclose(other.numpy().reshape(grid, B), np.where(even, np.nan, v + 0.5), rtol=1e-6)
-
-
-@tl.func
-def branchy_max(a: Tensor[f32, R0], b: Tensor[f32, R0]) -> Tensor[f32, R0]:
-    if a > b:
-        return a
-    return b
 
 
 @tl.kernel
