@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import tile_lang as tl
-from tile_lang import R0, Pointer, Tensor, constexpr, f32
+from tile_lang import Pointer, constexpr
 
 Precision = Literal["ieee", "tf32", "tf32x3"]
 
@@ -254,10 +254,3 @@ KERNELS: dict[str, tuple[tl.Kernel[...], dict[str, Any]]] = {
     "scaled_dot": (scaled_dot_kernel, {"BM": 16, "BN": 16, "BK": 64}),
 }
 
-
-@tl.func
-def branchy_max(a: Tensor[f32, R0], b: Tensor[f32, R0]) -> Tensor[f32, R0]:
-    """A combine function with a runtime branch, which both backends refuse in a reduction."""
-    if a > b:
-        return a
-    return b

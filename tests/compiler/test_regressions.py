@@ -14,7 +14,7 @@ from tile_lang import Float, Pointer, Width, constexpr, dtypes, f32, i32, regist
 from tile_lang.errors import KernelError
 
 from tests.compiler.emulator import EMULATOR, NAME
-from tests.compiler.kernels import branchy_max
+from tests.numpy_backend.test_reduction import branchy_max
 from tests.fuzz.runner import load
 
 _BACKEND = EMULATOR
