@@ -4,6 +4,7 @@ software-pipelining pass records its decisions (carried steps, held copy address
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -75,23 +76,35 @@ def _copies_and_steps(fn: Function) -> tuple[Node, list[Node]]:
 
 
 @pytest.mark.parametrize("arch", [80, 90])
-def test_stepped_addresses_that_cost_a_division_are_held_and_stepped(arch: int) -> None:
+def test_stepped_addresses_that_cost_a_division_are_held(arch: int) -> None:
     loop, copies = _copies_and_steps(_grouped(arch))
     assert isinstance(loop.attr, LoopAttr) and len(copies) == 2
-    for copy in copies:
-        assert isinstance(copy.attr, MemAttr) and copy.attr.hold is not None
-        assert copy.attr.hold.advance in loop.attr.steps
-        moved = [a for a in copy.args[0].args if a.op is Op.SPLAT]
-        assert moved[0].args[0] is loop.regions[0].params[1 + copy.attr.hold.advance]
+    assert all(isinstance(copy.attr, MemAttr) and copy.attr.hold for copy in copies)
 
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_stepped_addresses_without_a_division_are_recomputed_at_each_copy(arch: int) -> None:
     _, copies = _copies_and_steps(_matmul(3, arch))
-    assert all(isinstance(c.attr, MemAttr) and c.attr.hold is None for c in copies)
+    assert all(isinstance(c.attr, MemAttr) and not c.attr.hold for c in copies)
 
 
 def test_a_loop_left_unpipelined_records_nothing() -> None:
     loop = _loop(_matmul(1, 80))
     assert isinstance(loop.attr, LoopAttr) and loop.attr.stages == 1 and loop.attr.steps == ()
-    assert all(n.attr.hold is None for n in walk(loop.regions[0]) if isinstance(n.attr, MemAttr))
+    assert all(not n.attr.hold for n in walk(loop.regions[0]) if isinstance(n.attr, MemAttr))
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_held_addresses_stay_as_loaded_and_each_copy_adds_its_offset(arch: int) -> None:
+    """A held pointer block is never stepped in place (a 64-bit add per run per iteration, which
+    measured 0.82 of Triton on the grouped matmul against 0.96): every copy of the loop, the
+    prologue's and the prefetches', reads a held register plus its carried offset."""
+    from tile_lang_cupy.codegen import generate
+
+    source = generate(_grouped(arch)).source
+    held = re.findall(r"(at\d+)\[k\] = \(\(p_[ab]_ptr", source)
+    assert len(held) == 2, source
+    for name in held:
+        assert not re.search(rf"\b{name}\[k\] \+=", source), f"{name} is stepped in place"
+        uses = re.findall(rf"cp_async<\d+>\([^;]*\({name}\[k\] \+ \(c\d+ \+ \d \*", source)
+        assert len(uses) == 3, f"{name}: {len(uses)} copies add a carried offset, expected the 3 stages'"

@@ -433,28 +433,16 @@ class MemAttr:
     vector: int = 1
     volatile: bool = False
     box: int = 0
-    hold: Hold | None = None  # an ASYNC_COPY of a pipelined loop: its addresses held in registers
+    # an ASYNC_COPY of a pipelined loop whose source pointer blocks from before the loop are held in
+    # registers (passes/pipeline.py decides, codegen renders), the copy adding its carried offset
+    hold: bool = False
     cache: str = ""  # Triton's cache_modifier (".cg"...), checked by semantics.memory.cache_hints
     evict: str = ""  # Triton's eviction_policy ("evict_first"...)
 
     def __str__(self) -> str:
         return (f"vec={self.vector}" + (" volatile" if self.volatile else "") + (f" box{self.box}d" if self.box else "")
-                + ("" if self.hold is None else f" {self.hold}") + (f" cache={self.cache}" if self.cache else "")
+                + (" hold" if self.hold else "") + (f" cache={self.cache}" if self.cache else "")
                 + (f" evict={self.evict}" if self.evict else ""))
-
-
-@dataclass(frozen=True)
-class Hold:
-    """A ``cp.async`` copy of a pipelined loop whose source addresses are computed once, before
-    the loop, and held in registers (passes/pipeline.py decides, codegen renders): its pointer is
-    a block from before the loop plus the carried value ``advance`` (an index of
-    :attr:`LoopAttr.steps`), which the loop adds its step to each iteration, or (``advance`` None)
-    reads the pointer blocks from before the loop as they are."""
-
-    advance: int | None = None
-
-    def __str__(self) -> str:
-        return "hold" if self.advance is None else f"hold+=carried{self.advance}"
 
 
 @dataclass(frozen=True)

@@ -81,14 +81,11 @@ def coords_of(flat: str, shape: tuple[int, ...]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Held:
-    """A computed block held in registers ``name[k]`` for walks in ``layout`` (a pipelined
-    loop's copy addresses). ``advance``: the carried offset it moves with, the loop adding its
-    step each iteration; ``ahead``: the expression added to read it iterations ahead."""
+    """A computed block from before a pipelined loop held in registers ``name[k]`` for walks in
+    ``layout`` (its copies' loop-invariant addresses, to which each copy adds its carried offset)."""
 
     name: str
     layout: Registers
-    advance: Node | None = None
-    ahead: str = ""
 
 
 def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
@@ -234,7 +231,7 @@ class Emitter:
         if isinstance(node.layout, Computed):
             held = self.hoisted.get(node)
             if held is not None and index.k is not None and index.layout == held.layout:
-                return f"({held.name}[{index.k}]{held.ahead})" if held.ahead else f"{held.name}[{index.k}]"
+                return f"{held.name}[{index.k}]"
             return ELEMENTS[node.op](self, node, index)
         if isinstance(node.layout, Shared):
             return f"{self.names[node]}[{shared_offset(node.layout, index.coords, node.ty.shape, node.ty.dtype.itemsize)}]"

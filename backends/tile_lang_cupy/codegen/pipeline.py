@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tile_lang.compiler.ir import Blocked, Computed, ConstAttr, MemAttr, Mma, Node, Op, Region, Shared, carried_steps
 
@@ -123,16 +123,11 @@ def _ahead(em: Emitter, loop: Node, start: str, count: int) -> Iterator[None]:
     advanced = {param: f"({saved[param]} + {count} * ({em.elem(amount, SCALAR)}))" for param, amount in steps.items()}
     em.names[body.params[0]] = _index_ahead(em, loop, start, count)
     em.names.update(advanced)
-    held = dict(em.hoisted)
-    for node, entry in held.items():
-        if entry.advance in steps and count:
-            em.hoisted[node] = replace(entry, ahead=f" + {count} * ({em.elem(steps[entry.advance], SCALAR)})")
     try:
         yield
     finally:
         em.names.clear()
         em.names.update(saved)
-        em.hoisted = held
 
 
 def _index_ahead(em: Emitter, loop: Node, start: str, count: int) -> str:
@@ -214,7 +209,6 @@ def _pipelined_for(em: Emitter, node: Node, stages: int) -> None:
                 _prefetch(em, node, rings, bars, runs, slot, stages)
             else:  # the copies are issued while the body's first wgmma runs
                 _under_first_wgmma(em, body, lambda: _prefetch(em, node, rings, bars, runs, slot, stages))
-            _advance(em, node)
             yield_values(em, tuple(params), body.results, names)
             if bars is not None:  # each pass over the ring completes one phase of each barrier
                 em.line(f"{phase} ^= {slot} + 1u == {stages}u ? 1u : 0u;")
@@ -313,9 +307,9 @@ def _issue_all(em: Emitter, rings: dict[Node, Ring], slot: str, bars: str | None
 
 def _hoist(em: Emitter, copy: Node, body: Region) -> Runs:
     """Hold in registers, before the loop, what this thread's copies compute alike in every
-    iteration: where each run goes in its shared buffer, and the source addresses its
-    :class:`Hold` names (passes/pipeline.py). Registers instead of the swizzle and 64-bit
-    address arithmetic each iteration."""
+    iteration: where each run goes in its shared buffer and, for a copy marked ``hold``
+    (passes/pipeline.py), the pointer blocks from before the loop its source addresses add up
+    from. Registers instead of the swizzle and 64-bit address arithmetic each iteration."""
     layout = copy.layout
     assert isinstance(layout, Shared) and isinstance(copy.attr, MemAttr)
     flip = layout.transposed  # walked column by column (see ``issue``)
@@ -337,17 +331,9 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> Runs:
         flat = em.fresh("f")
         em.line(f"const unsigned {flat} = {flat_index(lay, walked, '0u')};")
         em.line(f"const unsigned {offsets} = {offset(coords_of(flat, walked))};")
-    hold = copy.attr.hold
-    if hold is None:
+    if copy.attr.hold is None:
         return Runs(offsets, step)  # its source addresses are read at coordinates, not as registers
     ptr = copy.args[0]
-    if hold.advance is not None:  # carried from one iteration to the next: ptxas keeps it in registers
-        name = em.fresh("at")
-        em.line(f"{ctype(ptr.ty.dtype)} {name}[{lay.per_thread}];")
-        with em.walk(lay, ptr.ty.shape, lay.vector) as idx:
-            em.line(f"{name}[k] = {em.elem(ptr, idx)};")
-        em.hoisted[ptr] = Held(name, lay, advance=body.params[1 + hold.advance])
-        return Runs(offsets, step)
     stack, seen = [ptr], set()
     while stack:
         node = stack.pop()
@@ -381,16 +367,6 @@ def _run_step(offset: Callable[[tuple[str, ...]], str], lay: Blocked, shape: tup
     step = at(0, 1) - at(0, 0) if lay.reps > 1 else 0
     linear = all(at(t, r) == at(t, 0) + r * step for t in range(lay.threads) for r in range(lay.reps))
     return step if linear and step >= 0 else None
-
-
-def _advance(em: Emitter, loop: Node) -> None:
-    """Move the carried copy addresses on by their offsets' steps, at the end of an iteration."""
-    steps = carried_steps(loop)
-    for held in em.hoisted.values():
-        if held.advance in steps:
-            em.line("#pragma unroll")
-            em.line(f"for (int k = 0; k < {held.layout.per_thread}; k += {held.layout.vector}) "
-                    f"{held.name}[k] += {em.elem(steps[held.advance], SCALAR)};")
 
 
 def _prefetch(em: Emitter, loop: Node, rings: dict[Node, Ring], bars: str | None, runs: Callable[[int], str],

@@ -11,8 +11,8 @@ carried scalars advanced by a loop-invariant step, and on values from outside th
 through pure arithmetic) is marked with ``stages`` and the carried scalars that advance by a
 loop-invariant step (``steps``); codegen then issues the copies of iteration ``i + stages - 1``
 while iteration ``i`` computes. Each ``cp.async`` copy of such a loop that walks its block row by
-row gets a :class:`Hold`: its addresses are computed before the loop, and moved on by the carried
-offset they advance with, if any.
+row may hold its addresses: the pointer blocks from before the loop in registers, each copy adding
+the carried offset it advances with, if any.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import math
 from dataclasses import replace
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, Box, Category, Computed, ConstAttr, Function, Hold, LoopAttr, MemAttr, Mma, Node, Op,
+    BinaryAttr, BinaryFn, Box, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Mma, Node, Op,
     PermuteAttr, Region, Shared, box_of, carried_steps, is_zero, walk,
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
@@ -55,25 +55,28 @@ def pipeline(fn: Function) -> Function:
 
 
 def _hold_addresses(fn: Function) -> Function:
-    """Give each ``cp.async`` copy of a pipelined loop its :class:`Hold` (a copy walked column by
-    column, into a transposed layout, reads its addresses at coordinates and holds none). A
-    pointer block stepped by a carried offset (``a_ptrs += BK``) is held and stepped only when its
-    addresses cost integer divisions to recompute; otherwise each copy recomputes them from
-    coordinates plus the offset, which ptxas schedules better (H200, 4096^3 f16: the tutorial
-    matmul 0.92 -> 1.01 of Triton; the grouped matmul's ``% M`` addresses 0.86 -> 0.41)."""
-    holds: dict[Node, Hold] = {}
+    """Mark the ``cp.async`` copies of pipelined loops whose addresses are held (``MemAttr.hold``;
+    a copy walked column by column, into a transposed layout, reads its addresses at coordinates
+    and holds none). A pointer block stepped by a carried offset (``a_ptrs += BK``) is held only
+    when its addresses cost integer divisions to recompute; otherwise each copy recomputes them
+    from coordinates plus the offset, which ptxas schedules better (H200, 4096^3 f16: the tutorial
+    matmul 0.92 -> 1.01 of Triton; the grouped matmul's ``% M`` addresses 0.86 -> 0.41). A held
+    block is the one from before the loop, never stepped in place: the copy adds the carried offset
+    (stepping 12 held 64-bit pointers each iteration: the grouped matmul 0.82 of Triton; adding the
+    offset at each copy: 0.96, f16 4096^3)."""
+    holds: set[Node] = set()
     for loop in walk(fn.body):
         if loop.op is Op.FOR and isinstance(loop.attr, LoopAttr) and loop.attr.stages > 1:
             for copy in loop.regions[0].body:
                 if (copy.op is Op.ASYNC_COPY and box_of(copy) is None and isinstance(copy.layout, Shared)
-                        and not copy.layout.transposed):
-                    advance = _advancing_offset(copy.args[0], loop)
-                    if advance is None or _divides(copy.args[0]):
-                        holds[copy] = Hold(advance)
+                        and not copy.layout.transposed
+                        and (not _advancing(copy.args[0], loop) or _divides(copy.args[0]))):
+                    holds.add(copy)
 
     def rule(node: Node, body: list[Node]) -> Node:
-        hold = holds.get(node)
-        return node if hold is None or not isinstance(node.attr, MemAttr) else replace(node, attr=replace(node.attr, hold=hold))
+        if node in holds and isinstance(node.attr, MemAttr):
+            return replace(node, attr=replace(node.attr, hold=True))
+        return node
 
     return rebuild(fn, rule)
 
@@ -92,19 +95,16 @@ def _divides(ptr: Node) -> bool:
     return False
 
 
-def _advancing_offset(ptr: Node, loop: Node) -> int | None:
-    """The carried offset (by index) a copy's pointer block moves with, when it is a block from
-    before the loop plus that offset (``carry_offsets``' form of ``a_ptrs += BLOCK_K``)."""
+def _advancing(ptr: Node, loop: Node) -> bool:
+    """Whether a copy's pointer block is a block from before the loop plus a carried offset
+    (``carry_offsets``' form of ``a_ptrs += BLOCK_K``)."""
     if ptr.op is not Op.BINARY or not isinstance(ptr.attr, BinaryAttr) or ptr.attr.fn is not BinaryFn.ADD:
-        return None
+        return False
     body = loop.regions[0]
     inside = set(body.body) | set(body.params)
     carried = carried_steps(loop)
-    for base, moved in (ptr.args, ptr.args[::-1]):
-        if (base not in inside and isinstance(base.layout, Computed) and moved.op is Op.SPLAT
-                and moved.args[0] in carried):
-            return body.params.index(moved.args[0]) - 1
-    return None
+    return any(base not in inside and isinstance(base.layout, Computed) and moved.op is Op.SPLAT
+               and moved.args[0] in carried for base, moved in (ptr.args, ptr.args[::-1]))
 
 
 def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo],
