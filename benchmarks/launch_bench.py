@@ -162,7 +162,7 @@ def without_driver() -> Iterator[registry.Backend]:
 
     def load(launch: Launch, spec_text: str | None, capability: int) -> launching.Compiled:
         params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in map(launching.arg_spec, launch.args))
-        return launching.Compiled(32 * launch.options.num_warps, 0, params, 0.0, 0, types.SimpleNamespace(ptr=1),
+        return launching.Compiled(32 * launch.options.num_warps, 0, params, 0, types.SimpleNamespace(ptr=1),
                                   lambda: 0)
 
     class NoDriverCupy(CupyBackend):
@@ -201,7 +201,7 @@ def cpu_rows(count: int, repeats: int) -> dict[str, float]:
         rows["tile_lang add8 (CuPy arrays)"] = per_launch(lambda: add8[(1,)](a, b, c, d, e, f, out, 1, BLOCK=BLOCK))
         for name, kernel in [("annotated", kernels.add_kernel), ("unannotated", gradual_kernels.add_kernel)]:
             rows[f"tile_lang 4-argument add, {name}"] = per_launch(lambda: kernel[(1,)](a, b, out, 1, BLOCK=BLOCK))
-        compiled = Compiled(32, 0, (None,) * (N_INPUTS + 1) + ("<i4",), 0.0, 0, types.SimpleNamespace(ptr=1),
+        compiled = Compiled(32, 0, (None,) * (N_INPUTS + 1) + ("<i4",), 0, types.SimpleNamespace(ptr=1),
                             lambda: 0)
         run, raw = compiled.runner(None), tuple(a.data.ptr for a in arrays) + (1,)
         rows["its runner alone (packing, no-op driver)"] = per_launch(lambda: run((1, 1, 1), raw))

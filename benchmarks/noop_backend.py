@@ -114,7 +114,7 @@ class NoopBackend:
         self.runners += 1
         params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in map(arg_spec, launch.args))
         self.calls.layouts.append(params)
-        compiled = Compiled(32 * launch.options.num_warps, 0, params, 0.0, 0, Handle(len(self.calls.layouts) - 1),
+        compiled = Compiled(32 * launch.options.num_warps, 0, params, 0, Handle(len(self.calls.layouts) - 1),
                             lambda: 0, launch_kernel=self.calls, current_stream=null_stream)
         return compiled.runner(None)  # streams are ignored (they would need CuPy)
 

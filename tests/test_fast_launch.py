@@ -189,7 +189,7 @@ class Driver:
         self.layouts.append(tuple(None if a.dtype.is_pointer else a.dtype.numpy.str
                                   for a in map(launching.arg_spec, launch.args)))
         self.loads.append(spec_text)
-        return launching.Compiled(32 * launch.options.num_warps, 0, self.layouts[-1], 0.0, 0,
+        return launching.Compiled(32 * launch.options.num_warps, 0, self.layouts[-1], 0,
                                   Handle(len(self.layouts) - 1), lambda: 0)
 
     def launch_kernel(self, function: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int,
@@ -345,7 +345,7 @@ def test_threads_launching_one_runner_each_pass_their_own_arguments() -> None:
         address, n = read_params((None, "<i4"), call[9])
         seen.append((address, int(n)))
 
-    run = launching.Compiled(32, 0, (None, "<i4"), 0.0, 0, Handle(0), lambda: 0, launch_kernel=driver,
+    run = launching.Compiled(32, 0, (None, "<i4"), 0, Handle(0), lambda: 0, launch_kernel=driver,
                              current_stream=null_stream).runner(None)
     start = threading.Barrier(2)
 

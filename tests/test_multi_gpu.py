@@ -188,7 +188,7 @@ def test_compiled_kernels_are_cached_per_device(two: TwoDevices, monkeypatch: py
 
     def fake_load(launch: Any, spec_text: str | None, capability: int) -> launching.Compiled:
         loads.append(len(loads))
-        return launching.Compiled(128, 0, (), 0.0, len(loads), None, lambda: 0)
+        return launching.Compiled(128, 0, (), len(loads), None, lambda: 0)
 
     monkeypatch.setattr(launching, "load", fake_load)
     monkeypatch.setattr(launching, "compute_capability", lambda: 90)
@@ -216,7 +216,7 @@ def test_runner_makes_its_device_current_for_the_launch() -> None:
     def driver(*call: int) -> None:  # cuLaunchKernel's arguments; the kernel parameters at call[9]
         seen.append((current[0], read_params((None, "int32"), call[9])))
 
-    compiled = launching.Compiled(128, 0, (None, "int32"), 0.0, 1, Handle(0), lambda: current[0], use_device,
+    compiled = launching.Compiled(128, 0, (None, "int32"), 1, Handle(0), lambda: current[0], use_device,
                                   launch_kernel=driver, current_stream=null_stream)
     run = compiled.runner(None)
     run((1, 1, 1), (4096, 7))
@@ -239,7 +239,7 @@ def test_a_kernel_with_tensor_maps_gets_their_memory_on_its_stream_at_each_launc
         asked.append((nbytes, stream))
         return object(), 1000 * len(asked)
 
-    compiled = launching.Compiled(128, 0, (None, "int32"), 0.0, 0, Handle(0), lambda: 0, map_bytes=256,
+    compiled = launching.Compiled(128, 0, (None, "int32"), 0, Handle(0), lambda: 0, map_bytes=256,
                                   scratch=scratch, launch_kernel=driver, current_stream=null_stream)
     run = compiled.runner(None)
     run((3, 2, 1), (4096, 7))
@@ -259,7 +259,7 @@ def test_a_launch_without_buffers_runs_on_the_current_device(monkeypatch: pytest
     backend, current, ran = CupyBackend(), [0], []
 
     def compiled(launch: Launch) -> launching.Compiled:  # as loaded on the current device
-        return launching.Compiled(32, 0, ("int32",), 0.0, current[0], Handle(0), lambda: current[0],
+        return launching.Compiled(32, 0, ("int32",), current[0], Handle(0), lambda: current[0],
                                   launch_kernel=lambda *call: ran.append((current[0], read_params(("int32",), call[9]))),
                                   current_stream=null_stream)
 

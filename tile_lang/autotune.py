@@ -32,7 +32,7 @@ from tile_lang.buffer import Buffer
 from tile_lang.errors import CompilerBug, KernelError, LaunchError, OutOfResources
 from tile_lang.host import MultiDeviceBackend
 from tile_lang.kernel import Grid, Kernel, P
-from tile_lang.launch import Options
+from tile_lang.launch import Launch, Options
 from tile_lang.progress import progress
 from tile_lang.signature import ParamKind
 
@@ -107,6 +107,11 @@ class Wrapper(abc.ABC, Generic[P]):
     def run(self, grid: Any, options: Options, named: dict[str, Any]) -> None:
         """Launch with the arguments by name, adding what this wrapper supplies."""
 
+    def prepare(self, grid: Any, options: Options, named: dict[str, Any]) -> Launch | None:
+        """The checked launch ``run`` would make, without running it; None when only running
+        tells (an autotuner inside an autotuner)."""
+        return None
+
     def supplied(self) -> frozenset[str]:
         """Every name this wrapper and the ones inside it set."""
         inner = self.inner.supplied() if isinstance(self.inner, Wrapper) else frozenset()
@@ -143,6 +148,13 @@ def _launch(inner: Kernel[Any] | Wrapper[Any], grid: Any, options: Options, name
         inner[grid, options](**named)
 
 
+def _prepare(inner: Kernel[Any] | Wrapper[Any], grid: Any, options: Options, named: dict[str, Any]) -> Launch | None:
+    """The checked launch :func:`_launch` would make (see :meth:`Wrapper.prepare`)."""
+    if isinstance(inner, Wrapper):
+        return inner.prepare(grid, options, named)
+    return inner[grid, options].prepare((), named)
+
+
 class Heuristics(Wrapper[P]):
     """Constexprs computed from the other arguments: ``@tl.heuristics({"EVEN_K": lambda a: a["K"] % 32 == 0})``."""
 
@@ -151,10 +163,16 @@ class Heuristics(Wrapper[P]):
         self.values = dict(values)
 
     def run(self, grid: Any, options: Options, named: dict[str, Any]) -> None:
+        _launch(self.inner, grid, options, self._with_values(named))
+
+    def prepare(self, grid: Any, options: Options, named: dict[str, Any]) -> Launch | None:
+        return _prepare(self.inner, grid, options, self._with_values(named))
+
+    def _with_values(self, named: dict[str, Any]) -> dict[str, Any]:
         named = dict(named)
         for name, rule in self.values.items():  # in order: a rule sees the values set before it
             named[name] = rule(named)
-        _launch(self.inner, grid, options, named)
+        return named
 
 
 class HeuristicsDecorator:
@@ -251,6 +269,7 @@ class Autotuner(Wrapper[P]):
             cached = _read_winner(*entry, configs)
             if cached is not None:
                 return cached
+        self._precompile(configs, grid, options, named, buffers)
         saved = {name: _snapshot(buffers[name]) for name in self.restore_value}
         timings: dict[str, float] = {}
         for config in progress(configs, f"autotuning {self.kernel.name}", str):
@@ -259,6 +278,25 @@ class Autotuner(Wrapper[P]):
         if entry is not None and timings[str(best)] < float("inf"):  # then raises its error, as in Triton
             _write_winner(*entry, best, timings)
         return _Tuned(best, timings)
+
+    def _precompile(self, configs: list[Config], grid: Any, options: Options, named: dict[str, Any],
+                    buffers: Mapping[str, Buffer[Any]]) -> None:
+        """Compile every config's kernel before any is timed, where the backend compiles several
+        together (the CUDA backend: NVRTC side by side, 36 configs in about the time of a few).
+        A config whose launch does not check is left to its timed run, which skips or reports it."""
+        backend = registry.current()
+        if not isinstance(backend, registry.Precompiler):
+            return
+        launches = []
+        for config in configs:
+            try:
+                launch = _prepare(self.inner, grid, config.options(options.stream), {**named, **config.kwargs})
+            except (KernelError, LaunchError):
+                continue
+            if launch is not None:
+                launches.append(launch)
+        with _on_buffers_device(buffers):
+            backend.precompile(launches)
 
     def _bench(self, config: Config, grid: Any, options: Options, named: dict[str, Any],
                buffers: Mapping[str, Buffer[Any]], saved: Mapping[str, Any]) -> float:

@@ -7,7 +7,7 @@ import contextvars
 import importlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -71,6 +71,16 @@ class SourceGenerator(Protocol):
 
     def generate_source(self, fn: Function) -> GeneratedSource:
         """The complete source of ``fn``, as the backend would compile it."""
+
+
+@runtime_checkable
+class Precompiler(Protocol):
+    """An optional backend capability: compile the kernels of several checked launches together
+    (an autotuner's configs, before it times them: the CUDA backend runs NVRTC for them side by
+    side); each launch then finds its kernel ready."""
+
+    def precompile(self, launches: Sequence[Launch]) -> None:
+        """Compile and load the kernels of ``launches`` not compiled yet."""
 
 
 @dataclass(frozen=True)

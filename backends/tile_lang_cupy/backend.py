@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -147,6 +147,21 @@ class CupyBackend:
 
         return on_current_device  # no buffers to say where: the device current at each launch
 
+    def precompile(self, launches: Sequence[Launch]) -> None:
+        """Compile the kernels of launches on one device (an autotuner's configs) side by side."""
+        import cupy
+
+        from tile_lang_cupy import launch as launching
+
+        if self._kernels is None:
+            self._kernels = launching.KernelCache()
+        by_device: dict[int, list[Launch]] = {}
+        for launch in launches:
+            by_device.setdefault(self._device(launch, cupy), []).append(launch)
+        for device, group in by_device.items():
+            with cupy.cuda.Device(device):
+                self._kernels.load(group, device)
+
     def _compiled(self, launch: Launch) -> Compiled:
         """The kernel loaded on the device of ``launch``'s buffers (checked to be one device; a
         launch without buffers: the current device), which is current while it is looked up."""
@@ -156,11 +171,15 @@ class CupyBackend:
 
         if self._kernels is None:
             self._kernels = launching.KernelCache()
-        device = next((a.device for a in launch.args if isinstance(a, Buffer)), None)
-        if device is None:
-            device = cupy.cuda.runtime.getDevice()
+        device = self._device(launch, cupy)
         with cupy.cuda.Device(device):
             return self._kernels.get(launch, device)
+
+    @staticmethod
+    def _device(launch: Launch, cupy: Any) -> int:
+        """The device of ``launch``'s buffers (checked to be one), else the current one."""
+        device = next((a.device for a in launch.args if isinstance(a, Buffer)), None)
+        return int(cupy.cuda.runtime.getDevice()) if device is None else device
 
     def _probe_buffer(self, buffer: Buffer[Any]) -> tuple[Hashable, int]:
         if buffer.backend is not self:  # the checked path rejects it

@@ -9,12 +9,13 @@ read (see :mod:`tile_lang_cupy.artifacts`), and its metadata records how to pack
 from __future__ import annotations
 
 import ctypes
+import os
 import functools
 import struct
 import sys
 import threading
-import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tile_lang.buffer import Buffer
-from tile_lang.errors import OutOfResources
+from tile_lang.errors import OutOfResources, TileLangError
 from tile_lang.launch import Launch
 from tile_lang.launch_cache import Runner, int_class, typed
 from tile_lang.reads import fingerprint
@@ -67,7 +68,6 @@ class Compiled:
     threads: int
     smem_bytes: int
     params: tuple[str | None, ...]  # per parameter: None for a pointer, else a NumPy type string (Generated.params)
-    compile_seconds: float
     device: int  # the device it was loaded on, which holds the launch's buffers
     function: Any  # its CuPy Function on ``device``, launched by its ``ptr`` (and keeping its module loaded)
     current_device: Callable[[], int]  # cupy.cuda.runtime.getDevice (a stand-in in tests)
@@ -212,17 +212,34 @@ class KernelCache:
 
     def get(self, launch: Launch, device: int) -> Compiled:
         """The kernel for ``launch`` loaded on ``device``, which must be current (loading it if new)."""
-        args = tuple(arg_key(a) for a in launch.args)
-        constexprs = tuple((k, typed(v)) for k, v in launch.constexprs.items())
-        key = (launch.kernel, args, constexprs, launch.options.num_warps, launch.options.num_stages, device)
+        key = self._key(launch, device)
         found = self.loaded.get(key)
         if found is None:
             with self.lock:
                 found = self.loaded.get(key)
                 if found is None:
                     capability = compute_capability()
-                    found = self.loaded[key] = load(launch, spec_text(args, launch, capability), capability)
+                    found = self.loaded[key] = load(launch, spec_text(key[1], launch, capability), capability)
         return found
+
+    def load(self, launches: Sequence[Launch], device: int) -> None:
+        """Load the kernels of ``launches`` not loaded yet on ``device``, which must be current,
+        their cubins compiled side by side (:func:`load_all`): an autotuner's configs. One that
+        fails to compile is left out: its own launch compiles it again and raises the error."""
+        with self.lock:
+            missing = {key: launch for launch in launches if (key := self._key(launch, device)) not in self.loaded}
+            if missing:
+                capability = compute_capability()
+                texts = [(launch, spec_text(key[1], launch, capability)) for key, launch in missing.items()]
+                for key, found in zip(missing, load_all(texts, capability)):
+                    if isinstance(found, Compiled):  # else its launch compiles it again and raises
+                        self.loaded[key] = found
+
+    @staticmethod
+    def _key(launch: Launch, device: int) -> tuple[Any, ...]:
+        args = tuple(arg_key(a) for a in launch.args)
+        constexprs = tuple((k, typed(v)) for k, v in launch.constexprs.items())
+        return (launch.kernel, args, constexprs, launch.options.num_warps, launch.options.num_stages, device)
 
 
 def spec_text(args: tuple[str, ...], launch: Launch, capability: int = 80) -> str | None:
@@ -249,27 +266,64 @@ def target(capability: int) -> str:
 
 
 def load(launch: Launch, spec_text: str | None, capability: int) -> Compiled:
-    """The kernel for ``launch``'s specialisation (described by ``spec_text``, None: not cached
-    on disk): generated source from the disk cache or the compiler, and the module from the disk
-    cache or NVRTC."""
+    """The kernel for ``launch``'s specialisation (described by ``spec_text``, None: not cached on
+    disk), as :func:`load_all` loads several; its compile's error raised."""
+    (found,) = load_all([(launch, spec_text)], capability)
+    if isinstance(found, TileLangError):
+        raise found
+    return found
+
+
+def load_all(launches: Sequence[tuple[Launch, str | None]], capability: int) -> list[Compiled | TileLangError]:
+    """The kernels for these launches' specialisations (each described by its spec text, None:
+    not cached on disk), each loaded on the current device or the error its compile raised:
+    generated source from the disk cache or the compiler, one after another; cubins from the disk
+    cache or NVRTC, in threads side by side (NVRTC runs without the GIL)."""
     import cupy
 
     from tile_lang_cupy import nvrtc
 
-    start = time.perf_counter()
     disk = cache.open_cache()
     toolchain = nvrtc.toolchain(target(capability))
     device = cupy.cuda.runtime.getDevice()
     limit = _shared_limit(device)
-    gen = artifacts.generated(launch.kernel, lambda: launch_spec(launch, capability), spec_text, disk, limit)
-    if limit is not None:
-        check_shared_memory(launch, gen.smem_bytes, limit)
-    function = _function(gen, toolchain, disk)
-    if gen.smem_bytes > 48 * 1024:
-        driver = cupy.cuda.driver
-        driver.funcSetAttribute(function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, gen.smem_bytes)
-    return Compiled(gen.threads, gen.smem_bytes, gen.params, time.perf_counter() - start, device, function,
-                    cupy.cuda.runtime.getDevice, map_bytes=gen.map_bytes)
+    gens = [_generated(launch, text, capability, disk, limit) for launch, text in launches]
+    with ThreadPoolExecutor(max(1, min(len(gens), os.cpu_count() or 1))) as pool:
+        cubins = [pool.submit(artifacts.cubin, gen, toolchain, disk) if isinstance(gen, artifacts.Generated) else None
+                  for gen in gens]
+    loaded: list[Compiled | TileLangError] = []
+    for gen, cubin in zip(gens, cubins):
+        if cubin is None or not isinstance(gen, artifacts.Generated):
+            assert isinstance(gen, TileLangError)
+            loaded.append(gen)
+            continue
+        error = cubin.exception()
+        if error is not None:
+            if not isinstance(error, TileLangError):
+                raise error
+            loaded.append(error)
+            continue
+        function = _function(gen, toolchain, disk, cubin.result())
+        if gen.smem_bytes > 48 * 1024:
+            driver = cupy.cuda.driver
+            driver.funcSetAttribute(function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, gen.smem_bytes)
+        loaded.append(Compiled(gen.threads, gen.smem_bytes, gen.params, device, function, cupy.cuda.runtime.getDevice,
+                               map_bytes=gen.map_bytes))
+    return loaded
+
+
+def _generated(launch: Launch, spec_text: str | None, capability: int, disk: cache.DiskCache,
+               limit: int | None) -> artifacts.Generated | TileLangError:
+    """The generated CUDA for ``launch`` (:func:`artifacts.generated`), checked to fit the
+    device's shared memory, or the error saying why not."""
+    try:
+        gen = artifacts.generated(launch.kernel, functools.partial(launch_spec, launch, capability), spec_text, disk,
+                                  limit)
+        if limit is not None:
+            check_shared_memory(launch, gen.smem_bytes, limit)
+    except TileLangError as error:
+        return error
+    return gen
 
 
 @functools.cache
@@ -293,10 +347,12 @@ def check_shared_memory(launch: Launch, needed: int, limit: int) -> None:
             f"or the block sizes")
 
 
-def _function(gen: artifacts.Generated, toolchain: artifacts.Toolchain, disk: cache.DiskCache) -> Function:
-    """The kernel's CuPy Function, loaded from the cached cubin's bytes as they were checked, or
-    from a fresh compile if the driver rejects the cached one."""
-    data, cached = artifacts.cubin(gen, toolchain, disk)
+def _function(gen: artifacts.Generated, toolchain: artifacts.Toolchain, disk: cache.DiskCache,
+              found: tuple[bytes, bool]) -> Function:
+    """The kernel's CuPy Function, loaded from ``found`` (:func:`artifacts.cubin`'s bytes as they
+    were checked, and whether they came from the cache), or from a fresh compile if the driver
+    rejects a cached one."""
+    data, cached = found
     try:
         return _load(data, gen.name)
     except RuntimeError:  # CUDADriverError: e.g. a cubin corrupted inside

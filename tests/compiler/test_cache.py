@@ -540,7 +540,7 @@ def test_the_module_is_loaded_from_the_bytes_checked(disk: cache.DiskCache, fake
 
     monkeypatch.setattr(artifacts, "cubin", swapped_after_reading)
     nvrtc = FakeNvrtc()
-    loaded: object = launch._function(gen, nvrtc.toolchain, disk)
+    loaded: object = launch._function(gen, nvrtc.toolchain, disk, artifacts.cubin(gen, nvrtc.toolchain, disk))
     assert loaded == (gen.name, checked)
     assert fake_cupy.loaded == [checked] and nvrtc.sources == []
 
@@ -556,7 +556,7 @@ def test_a_cubin_the_driver_refuses_is_rebuilt(disk: cache.DiskCache, fake_cupy:
     nvrtc = FakeNvrtc()
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        loaded: object = launch._function(gen, nvrtc.toolchain, disk)
+        loaded: object = launch._function(gen, nvrtc.toolchain, disk, artifacts.cubin(gen, nvrtc.toolchain, disk))
     assert loaded == (gen.name, whole)
     assert "could not load it" in cache_warnings(record)[0] and cubin.read_bytes() == whole
 
