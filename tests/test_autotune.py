@@ -261,6 +261,11 @@ def test_timed_backend_restores_and_zeroes(timed: list[Launch]) -> None:
     tuned[lambda meta: (tl.cdiv(1000, meta["BLOCK"]),)](buf, total, 1000)
     np.testing.assert_array_equal(buf.numpy(), x + np.float32(1.0))
     np.testing.assert_allclose(total.numpy()[0], x.astype(np.float64).sum(), rtol=1e-4, atol=1e-4)
+    y = _data(1000, seed=1)  # the key tuned: the launch alone, and the accumulator zeroed before it
+    before = len(timed)
+    tuned[lambda meta: (tl.cdiv(1000, meta["BLOCK"]),)](tl.to_device(y, tl.f32), total, 1000)
+    assert len(timed) == before + 1
+    np.testing.assert_allclose(total.numpy()[0], y.astype(np.float64).sum(), rtol=1e-4, atol=1e-4)
 
 
 def test_tuned_launches_keep_the_kernel_signature_under_mypy(tmp_path: Path) -> None:

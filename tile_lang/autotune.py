@@ -16,6 +16,7 @@ only when every config is skipped is the launch an error.
 from __future__ import annotations
 
 import abc
+import functools
 import inspect
 import json
 import os
@@ -32,7 +33,7 @@ from tile_lang.buffer import Buffer
 from tile_lang.errors import CompilerBug, KernelError, LaunchError, OutOfResources
 from tile_lang.host import MultiDeviceBackend
 from tile_lang.kernel import Grid, Kernel, P
-from tile_lang.launch import Launch, Options
+from tile_lang.launch import DEFAULT_OPTIONS, Launch, Options
 from tile_lang.progress import progress
 from tile_lang.signature import ParamKind
 
@@ -55,8 +56,16 @@ class Config:
     """Called before each launch of this config with the launch's arguments by name, the config's
     constexprs and options included (Triton's ``nargs``): e.g. to set host descriptors' block shapes."""
 
+    _options: dict[Any, Options] = field(default_factory=dict, init=False, repr=False, compare=False)
+
     def options(self, stream: Any = None) -> Options:
-        return Options(num_warps=self.num_warps, num_stages=self.num_stages, num_ctas=self.num_ctas, stream=stream)
+        """The launch options of this config on ``stream``, checked once per stream (a tuned
+        launch makes them on every call)."""
+        found = self._options.get(stream)
+        if found is None:
+            found = self._options[stream] = Options(num_warps=self.num_warps, num_stages=self.num_stages,
+                                                    num_ctas=self.num_ctas, stream=stream)
+        return found
 
     def all_kwargs(self) -> dict[str, Any]:
         """The constexprs and the launch options by name (Triton's ``Config.all_kwargs``)."""
@@ -101,7 +110,7 @@ class Wrapper(abc.ABC, Generic[P]):
     def __getitem__(self, key: Any) -> TunedLauncher[P]:
         if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Options):
             return TunedLauncher(self, key[0], key[1])
-        return TunedLauncher(self, key, Options())
+        return TunedLauncher(self, key, DEFAULT_OPTIONS)
 
     @abc.abstractmethod
     def run(self, grid: Any, options: Options, named: dict[str, Any]) -> None:
@@ -112,9 +121,10 @@ class Wrapper(abc.ABC, Generic[P]):
         tells (an autotuner inside an autotuner)."""
         return None
 
+    @functools.cached_property
     def supplied(self) -> frozenset[str]:
-        """Every name this wrapper and the ones inside it set."""
-        inner = self.inner.supplied() if isinstance(self.inner, Wrapper) else frozenset()
+        """Every name this wrapper and the ones inside it set (read at every launch)."""
+        inner = self.inner.supplied if isinstance(self.inner, Wrapper) else frozenset()
         return inner | frozenset(self.supplies)
 
 
@@ -135,7 +145,7 @@ class TunedLauncher(Generic[P]):
             if name in named:
                 raise LaunchError(f"kernel {kernel.name}: parameter {name!r} given twice")
             named[name] = value
-        clash = sorted(self.wrapper.supplied() & named.keys())
+        clash = sorted(self.wrapper.supplied & named.keys())
         if clash:
             raise LaunchError(f"kernel {kernel.name}: {', '.join(clash)} set by autotune/heuristics; do not pass them")
         self.wrapper.run(self.grid, self.options, named)
@@ -231,13 +241,16 @@ class Autotuner(Wrapper[P]):
             raise LaunchError(f"kernel {self.kernel.name}: {', '.join(given)} set by the autotune configs; "
                               "do not pass them")
         backend = registry.current()
-        buffers = _buffers(self.kernel.specialised((), named), named, backend)
-        key = (backend.name,) + tuple(_key_value(named[k], buffers.get(k)) for k in self.key)
+        kernel = self.kernel.specialised((), named)
+        keyed = _buffers(kernel, {k: named[k] for k in self.key}, backend)  # only the key's pointers
+        key = (backend.name,) + tuple(_key_value(named[k], keyed.get(k)) for k in self.key)
         tuned = self.cache.get(key)
-        if tuned is not None:
+        if tuned is not None:  # tuned already: only the buffers to zero are adopted here
             self.best_config = tuned.config
-            self._run(tuned.config, grid, options, named, buffers)
+            zeroed = _buffers(kernel, {k: named[k] for k in self.reset_to_zero}, backend) if self.reset_to_zero else {}
+            self._run(tuned.config, grid, options, named, zeroed)
             return
+        buffers = _buffers(kernel, named, backend)
         start = time.perf_counter()
         configs = self._pruned(named)
         if backend.name == REFERENCE:  # leaves the first config's results in the buffers
