@@ -69,7 +69,7 @@ def test_a_hint_triton_refuses_is_refused_alike(backend: str, what: str, kwargs:
 
 
 def _accesses(ptx: str) -> set[str]:
-    return set(re.findall(r"\b(?:ld|st|atom)\.global[\w:.]*", ptx))
+    return set(re.findall(r"\b(?:ld|st|atom|red)\.global[\w:.]*", ptx))
 
 
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not on PATH: the PTX cannot be made")
@@ -93,9 +93,12 @@ def test_hints_are_the_qualified_ptx_accesses(load: CacheModifier, store: CacheM
 @needs_nvcc
 @pytest.mark.parametrize("sem", ["relaxed", "acquire", "release", "acq_rel"])
 def test_atomics_spell_scope_and_semantics_as_triton(sem: Sem) -> None:
+    """As Triton spells them; an add whose old values nothing reads is a ``red`` of its
+    semantics when those have no acquire (an acquire half stays: the xchg after it reads memory)."""
     seen = _accesses(locked_add.compile(SEM=sem).asm["ptx"])
     assert f"atom.global.{sem}.gpu.cas.b32" in seen, seen
-    assert any(a.startswith(f"atom.global.gpu.{sem}.add") for a in seen), seen
+    add = f"red.global.gpu.{sem}.add" if sem in ("relaxed", "release") else f"atom.global.gpu.{sem}.add"
+    assert any(a.startswith(add) for a in seen), seen
     assert "atom.global.gpu.acq_rel.exch.b32" in seen, seen  # xchg's default semantics
 
 

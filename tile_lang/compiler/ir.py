@@ -472,9 +472,12 @@ class AtomicAttr:
     scope: Scope
     has_mask: bool
     vector: int = 1  # elements one ``atom`` updates (Hopper's vector adds; the vectorize pass sets it)
+    # the old values are never read, nor (for an acquire) anything after it: a ``red`` (passes/atomics.py)
+    discard: bool = False
 
     def __str__(self) -> str:
-        return f"{self.fn.value} {self.sem.value} {self.scope.value}" + (f" vec={self.vector}" if self.vector > 1 else "")
+        return (f"{self.fn.value} {self.sem.value} {self.scope.value}" + (f" vec={self.vector}" if self.vector > 1 else "")
+                + (" discard" if self.discard else ""))
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tile_lang import dtypes
-from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, MemAttr, Node, Op
+from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, MemAttr, Node, Op, Sem
 from tile_lang.dtypes import DType
 from tile_lang.errors import BackendError
 
@@ -121,17 +121,29 @@ def atomic_asm(attr: AtomicAttr, fn: AtomicFn, ptx: PtxType, old: str, ptr: str,
     ``old`` are C++ lvalues/expressions of ``ptx.ctype``)."""
     ptx_type = {AtomicFn.ADD: "u64" if ptx.arith == "s64" else ptx.arith, AtomicFn.MAX: ptx.arith,
                 AtomicFn.MIN: ptx.arith}.get(fn, ptx.bits)
-    placeholders = ", ".join(f"%{i + 2}" for i in range(len(operands)))
     ins = ", ".join(f'"{ptx.reg}"({o})' for o in operands)
+    if attr.discard:  # ``red``: no old value
+        placeholders = ", ".join(f"%{i + 1}" for i in range(len(operands)))
+        return (f'asm volatile("{_atom(attr, fn)}.{fn.value}.{ptx_type} [%0], {placeholders};" :: '
+                f'"l"({ptr}), {ins} : "memory");')
+    placeholders = ", ".join(f"%{i + 2}" for i in range(len(operands)))
     return (f'asm volatile("{_atom(attr, fn)}.{fn.value}.{ptx_type} %0, [%1], '
             f'{placeholders};" : "={ptx.reg}"({old}) : "l"({ptr}), {ins} : "memory");')
 
 
+# ``red`` orders as relaxed or release: an acquire half it drops is one the pass found vacuous
+_RED_SEM = {Sem.RELAXED: Sem.RELAXED, Sem.ACQUIRE: Sem.RELAXED, Sem.RELEASE: Sem.RELEASE, Sem.ACQ_REL: Sem.RELEASE}
+
+
 def _atom(attr: AtomicAttr, fn: AtomicFn) -> str:
-    """``atom`` with its state space, scope and semantics, ordered as Triton's PTX spells them
-    (``atom.global.gpu.acq_rel.add``, ``atom.global.acq_rel.gpu.cas``), so tools and tests that
-    read the PTX find the same text; ptxas takes the qualifiers in either order."""
-    scope, sem = attr.scope.value, attr.sem.value
+    """``atom`` (``red`` for a discarded result) with its state space, scope and semantics,
+    ordered as Triton's PTX spells them (``atom.global.gpu.acq_rel.add``,
+    ``atom.global.acq_rel.gpu.cas``), so tools and tests that read the PTX find the same text;
+    ptxas takes the qualifiers in either order."""
+    scope = attr.scope.value
+    if attr.discard:
+        return f"red.global.{scope}.{_RED_SEM[attr.sem].value}"
+    sem = attr.sem.value
     return f"atom.global.{sem}.{scope}" if fn is AtomicFn.CAS else f"atom.global.{scope}.{sem}"
 
 
@@ -148,7 +160,7 @@ def atomic_update(attr: AtomicAttr, dtype: DType, old: str, ptr: str, operands: 
         return atomic_asm(attr, attr.fn, ptx, old, ptr, operands)
     # 16-bit elements travel in unsigned short registers
     asm = atomic_asm(attr, attr.fn, ptx, "r", ptr, [f"tl::bitcast<{ptx.ctype}>({o})" for o in operands])
-    return f"{{ {ptx.ctype} r; {asm} {old} = tl::bitcast<{ctype(dtype)}>(r); }}"
+    return asm if attr.discard else f"{{ {ptx.ctype} r; {asm} {old} = tl::bitcast<{ctype(dtype)}>(r); }}"
 
 
 def vector_add(attr: AtomicAttr, dtype: DType, olds: list[str], ptr: str, values: list[str]) -> str:
@@ -157,13 +169,16 @@ def vector_add(attr: AtomicAttr, dtype: DType, olds: list[str], ptr: str, values
     old values into ``olds``."""
     ptx, w = _PTX_TYPES[dtype], len(values)
     kind = f"noftz.v{w}.{ptx.arith.removeprefix('noftz.')}" if ptx.arith.startswith("noftz.") else f"v{w}.{ptx.arith}"
+    operands = values if ptx.ctype == ctype(dtype) else [f"tl::bitcast<{ptx.ctype}>({v})" for v in values]
+    ins_list = ", ".join(f'"{ptx.reg}"({o})' for o in operands)
+    if attr.discard:  # ``red``: no old values
+        ins = "{" + ", ".join(f"%{1 + i}" for i in range(w)) + "}"
+        return f'asm volatile("{_atom(attr, AtomicFn.ADD)}.add.{kind} [%0], {ins};" :: "l"({ptr}), {ins_list} : "memory");'
     outs = "{" + ", ".join(f"%{i}" for i in range(w)) + "}"
     ins = "{" + ", ".join(f"%{w + 1 + i}" for i in range(w)) + "}"
     regs = [f"r{i}" for i in range(w)] if ptx.ctype != ctype(dtype) else olds
-    operands = values if ptx.ctype == ctype(dtype) else [f"tl::bitcast<{ptx.ctype}>({v})" for v in values]
     asm = (f'asm volatile("{_atom(attr, AtomicFn.ADD)}.add.{kind} {outs}, [%{w}], {ins};" : '
-           + ", ".join(f'"={ptx.reg}"({r})' for r in regs) + f' : "l"({ptr}), '
-           + ", ".join(f'"{ptx.reg}"({o})' for o in operands) + ' : "memory");')
+           + ", ".join(f'"={ptx.reg}"({r})' for r in regs) + f' : "l"({ptr}), ' + ins_list + ' : "memory");')
     if regs is olds:
         return asm
     back = " ".join(f"{old} = tl::bitcast<{ctype(dtype)}>({r});" for old, r in zip(olds, regs))

@@ -51,6 +51,15 @@ _VATOM = re.compile(
     r': (?P<olds>.*?) : "l"\((?P<ptr>.*?)\), (?P<vals>"\w"\(.*?\)) : "memory"\);')
 
 
+# ``red`` (an atomic whose old values nothing reads): the same updates, no old value
+_RED = re.compile(
+    r'asm volatile\("red\.global\.\w+\.\w+\.(?P<op>\w+)\.(?:noftz\.)?(?P<type>\w+) \[%0\], %1;" '
+    r':: "l"\((?P<ptr>.*?)\), "\w"\((?P<a>.*?)\) : "memory"\);')
+_VRED = re.compile(
+    r'asm volatile\("red\.global\.\w+\.\w+\.add\.(?:noftz\.)?v\d\.(?P<type>\w+) \[%0\], \{[^}]*\};" '
+    r':: "l"\((?P<ptr>.*?)\), (?P<vals>"\w"\(.*?\)) : "memory"\);')
+
+
 def _operands(text: str) -> list[str]:
     """The expressions of a list of asm operands ``"=f"(x), "f"(tl::bitcast<T>(y[k]))``."""
     out, depth, start = [], 0, None
@@ -67,7 +76,8 @@ def _operands(text: str) -> list[str]:
 
 
 def _vector_atomic(match: re.Match[str]) -> str:
-    olds, values = _operands(match.group("olds")), _operands(match.group("vals"))
+    values = _operands(match.group("vals"))
+    olds: list[str | None] = list(_operands(match.group("olds"))) if "olds" in match.groupdict() else [None] * len(values)
     ptr = match.group("ptr")
     updates = " ".join(_update("add", match.group("type"), old, f"(({ptr}) + {i})", a, None)
                        for i, (old, a) in enumerate(zip(olds, values)))
@@ -75,12 +85,14 @@ def _vector_atomic(match: re.Match[str]) -> str:
 
 
 def _atomic(match: re.Match[str]) -> str:
-    """One PTX ``atom`` as a CAS loop on the CPU (bitwise compare for cas, as the GPU)."""
-    return _update(*(match.group(k) for k in ("op", "type", "old", "ptr", "a", "b")))
+    """One PTX ``atom`` (or ``red``) as a CAS loop on the CPU (bitwise compare for cas, as the GPU)."""
+    found = match.groupdict()
+    return _update(found["op"], found["type"], found.get("old"), found["ptr"], found["a"], found.get("b"))
 
 
-def _update(op: str, ptx_type: str, old: str, ptr: str, a: str, b: str | None) -> str:
-    """The CPU statement of one element's atomic ``op`` on ``ptr``, its old value into ``old``."""
+def _update(op: str, ptx_type: str, old: str | None, ptr: str, a: str, b: str | None) -> str:
+    """The CPU statement of one element's atomic ``op`` on ``ptr``, its old value into ``old``
+    (None: a ``red``, which keeps none)."""
     cell = {"s32": "int", "u32": "unsigned", "s64": "long long", "u64": "unsigned long long", "f32": "float",
             "f64": "double", "b32": "unsigned", "b64": "unsigned long long", "b16": "unsigned short",
             "f16": "__half", "bf16": "__nv_bfloat16"}[ptx_type]
@@ -91,14 +103,17 @@ def _update(op: str, ptx_type: str, old: str, ptr: str, a: str, b: str | None) -
     else:
         update = _UPDATES[op]
     value = f"tl_emu_bits<{cell}>({a})" if ptx_type.startswith("b") or ptx_type in ("f16", "bf16") else f"({cell})({a})"
+    keep = "" if old is None else f"{old} = tl_emu_bits<std::remove_reference_t<decltype({old})>>(was_); "
     return (f"{{ auto* cell_ = reinterpret_cast<{cell}*>({ptr}); const {cell} a = {value}; "
             f"const {cell} was_ = tl_emu::atomic_update(cell_, [&]({cell} o) -> {cell} {{ return {update}; }}); "
-            f"{old} = tl_emu_bits<std::remove_reference_t<decltype({old})>>(was_); }}")
+            f"(void)was_; {keep}}}")
 
 
 def emulated_source(source: str) -> str:
     """The generated CUDA with PTX atomics replaced by CPU equivalents."""
-    return _VATOM.sub(_vector_atomic, _ATOM.sub(_atomic, source))
+    for pattern, emulate in ((_ATOM, _atomic), (_VATOM, _vector_atomic), (_RED, _atomic), (_VRED, _vector_atomic)):
+        source = pattern.sub(emulate, source)
+    return source
 
 
 def _launcher(name: str, params: list[str]) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from tile_lang.compiler.ir import Function
 from tile_lang.compiler.passes.accumulate import fold_accumulate
+from tile_lang.compiler.passes.atomics import discard_atomic_results
 from tile_lang.compiler.passes.carried_offsets import carry_offsets
 from tile_lang.compiler.passes.dce import dce
 from tile_lang.compiler.passes.hoist import hoist_conversions
@@ -17,7 +18,8 @@ from tile_lang.errors import internal_errors
 
 Pass = Callable[[Function], Function]
 
-PASSES: tuple[Pass, ...] = (permute_loads, dce, carry_offsets, fold_accumulate, dce, assign_layouts, hoist_conversions, vectorize, pipeline, dce)
+PASSES: tuple[Pass, ...] = (permute_loads, dce, carry_offsets, fold_accumulate, dce, assign_layouts, hoist_conversions,
+                            vectorize, pipeline, dce, discard_atomic_results)
 
 
 def run_passes(fn: Function, verify_each: bool = False) -> Function:
