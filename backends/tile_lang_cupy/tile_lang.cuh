@@ -32,6 +32,29 @@ __device__ __forceinline__ float exp2_approx(float x) {
 #endif
 }
 
+// e ** x as Triton computes it for f32: 2 ** (x * log2 e) by ex2.approx (about 2 ulp, plus the
+// product's rounding; subnormal results kept).
+__device__ __forceinline__ float exp_approx(float x) {
+#if defined(TL_EMULATOR)
+  return exp2f(x * 1.4426950408889634f);
+#else
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x * 1.4426950408889634f));
+  return y;
+#endif
+}
+
+// a / b as Triton computes it for f32: div.full (at most 2 ulp over the full range).
+__device__ __forceinline__ float div_full(float a, float b) {
+#if defined(TL_EMULATOR)
+  return a / b;
+#else
+  float q;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(a), "f"(b));
+  return q;
+#endif
+}
+
 // ---------------------------------------------------------------- conversions
 template <class To, class From>
 struct Convert {

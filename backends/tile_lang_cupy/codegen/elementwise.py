@@ -119,6 +119,8 @@ def _binary(em: Emitter, node: Node, idx: Index) -> str:
     x, y = _to(work, x, src), _to(work, y, src)
     if fn is BinaryFn.MOD and work.is_float:
         text = f"fmod{'f' if work.bits == 32 else ''}({x}, {y})"
+    elif fn is BinaryFn.DIV and work.is_float and work.bits == 32:
+        text = f"tl::div_full({x}, {y})"  # Triton's f32 `/`: div.full, 2 ulp (tl.math.div_rn rounds exactly)
     elif fn is BinaryFn.DIV_RN:
         text = f"__{'f' if work.bits == 32 else 'd'}div_rn({x}, {y})"
     elif fn in _CALLS:
@@ -159,6 +161,8 @@ def _unary(em: Emitter, node: Node, idx: Index) -> str:
         text = f"tl::round_tf32({x})"
     elif fn is UnaryFn.EXP2 and work.bits == 32:
         text = f"tl::exp2_approx({x})"  # Triton's f32 tl.exp2: one MUFU.EX2, no denormal range fix-up
+    elif fn is UnaryFn.EXP and work.bits == 32:
+        text = f"tl::exp_approx({x})"  # Triton's f32 tl.exp: ex2.approx of x * log2(e)
     else:
         text = f"{_FLOAT_FNS[fn]}{'f' if work.bits == 32 else ''}({x})"
     return _to(dtype, text, work)
