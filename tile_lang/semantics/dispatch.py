@@ -45,9 +45,12 @@ class Capabilities:
 
 def lacking(backend: str, lacks: Mapping[Callable[..., Any], str]) -> Capabilities:
     """The Capabilities of ``backend``, which cannot run these ``tl.*`` functions (for the reasons given)."""
-    ops = {builtin_of(fn): why for fn, why in lacks.items()}
-    assert None not in ops, lacks
-    return Capabilities(backend, {op: why for op, why in ops.items() if op is not None})
+    ops: dict[Builtin, str] = {}
+    for fn, why in lacks.items():
+        op = builtin_of(fn)
+        assert op is not None, f"{fn!r} is not a builtin"
+        ops[op] = why
+    return Capabilities(backend, ops)
 
 
 def checked(op: Builtin, args: Mapping[str, Any], view: View, capabilities: Capabilities) -> Mapping[str, Any]:
