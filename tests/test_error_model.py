@@ -27,6 +27,8 @@ from tile_lang.as_triton.shim import next_power_of_2
 from tile_lang.check import check
 from tile_lang.compiler.builder import Builder
 from tile_lang.errors import DEBUG_ENV_VAR, CompilerBug, KernelError, TileLangError, UsageError
+from tile_lang.ops.forms import Form
+from tile_lang.semantics.dispatch import apply
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"tile_lang": ROOT / "tile_lang", "tile_lang_cupy": ROOT / "backends" / "tile_lang_cupy",
@@ -220,6 +222,10 @@ def resolve(expr: ast.expr, scope: Scope) -> tuple[str, tuple[type, ...] | None]
     if isinstance(target, ast.Name) and target.id in scope.values and target.id not in scope.imports:
         return resolve(scope.values[target.id], scope)
     value = value_of(target, scope)
+    if value is apply and isinstance(expr, ast.Call) and expr.args:  # a form's rule, applied by the dispatcher
+        form = value_of(expr.args[0], scope)
+        if isinstance(form, Form):
+            return f"apply({form!r})", classes_of(form.rule)
     classes = classes_of(value)
     name = getattr(value, "__qualname__", ast.unparse(target))
     return (classes[0].__name__ if isinstance(value, type) and classes else name), classes

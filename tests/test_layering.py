@@ -142,9 +142,9 @@ def test_no_module_of_tile_lang_imports_itself_through_others() -> None:
 
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("core", ("tile_lang.errors", "tile_lang.dtypes", "tile_lang.operators", "tile_lang.builtin", "tile_lang.func",
-              "tile_lang.reads", "tile_lang.unsupported", "tile_lang.progress", "tile_lang.diskcache",
-              "tile_lang.semantics.base", "tile_lang.compiler.ir")),
+    ("core", ("tile_lang.errors", "tile_lang.dtypes", "tile_lang.operators", "tile_lang.seen", "tile_lang.builtin",
+              "tile_lang.func", "tile_lang.reads", "tile_lang.unsupported", "tile_lang.progress", "tile_lang.diskcache",
+              "tile_lang.compiler.ir")),
     ("types", ("tile_lang.tensor",)),
     ("op declarations", ("tile_lang.ops", "tile_lang.signature", "tile_lang.descriptor", "tile_lang.math",
                          "tile_lang.extra")),
@@ -193,6 +193,70 @@ def test_the_cycle_check_sees_lazy_type_checking_and_package_imports(tmp_path: P
     assert cycles(graph) == [["pkg", "pkg.a", "pkg.sub.b", "pkg"]]
     del graph["pkg.sub.b"]
     assert cycles({m: s - {"pkg.sub.b"} for m, s in graph.items()}) == []
+
+
+DISPATCH_ENTRIES = frozenset({"apply", "checked", "lacking", "Capabilities"})
+"""What a backend may import from :mod:`tile_lang.semantics`: the dispatcher's entries, no rule
+(its types come from contract modules: ``tile_lang.errors``, ``tile_lang.seen``, ``tile_lang.ops.forms``)."""
+
+
+def rule_uses(source: str, filename: str) -> list[str]:
+    """Where ``source`` reaches a rule of ``tile_lang.semantics`` other than through the
+    dispatcher's entries: an import of a semantics module or of a name from one, an attribute
+    ``.semantics``, or a form's ``.rule`` called by hand (as ``file:line: what``)."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name.startswith("tile_lang.semantics")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "tile_lang.semantics.dispatch":
+                names = [f"{node.module}.{a.name}" for a in node.names if a.name not in DISPATCH_ENTRIES]
+            elif node.module.startswith("tile_lang.semantics"):
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            elif node.module == "tile_lang":
+                names = [f"tile_lang.{a.name}" for a in node.names if a.name == "semantics"]
+        elif isinstance(node, ast.Attribute) and node.attr in ("semantics", "rule"):
+            names = [ast.unparse(node)]
+        found += [f"{filename}:{node.lineno}: {name}" for name in names if isinstance(node, (ast.stmt, ast.expr))]
+    return found
+
+
+def test_no_backend_applies_a_rule_but_through_the_dispatcher() -> None:
+    """No ``semantics.`` call inside ``backends/``: each rule is applied by the dispatcher
+    (``checked`` for a builtin, ``apply`` for a form), so no backend can skip or reorder one."""
+    paths = sorted((ROOT / "backends").rglob("*.py"))
+    assert len(paths) > 40
+    found = [use for path in paths for use in rule_uses(path.read_text(), str(path.relative_to(ROOT)))]
+    assert found == [], "a backend reaches tile_lang.semantics other than through the dispatcher " \
+                        "(apply a form or a builtin's rule with tile_lang.semantics.dispatch):\n" + "\n".join(found)
+
+
+def test_the_rule_check_sees_each_way_to_reach_a_rule() -> None:
+    source = textwrap.dedent("""
+        import tile_lang.semantics.operators
+        from tile_lang.semantics import operators as rules
+        from tile_lang.semantics.dispatch import apply, checked, RULES
+        from tile_lang import semantics, dtypes
+        from tile_lang.ops import forms
+
+        def f(x):
+            tl.semantics.base.broadcast(x, x)
+            forms.condition.rule(x)
+            return apply(forms.condition, x)
+    """)
+    assert sorted(use.partition(": ")[2] for use in rule_uses(source, "b.py")) == sorted([
+        "tile_lang.semantics.operators", "tile_lang.semantics.operators", "tile_lang.semantics.dispatch.RULES",
+        "tile_lang.semantics", "tl.semantics", "forms.condition.rule"])
+
+
+def test_every_form_has_its_rule() -> None:
+    """Each form's rule is registered once, by the semantics module that holds it."""
+    import tile_lang.semantics.dispatch  # noqa: F401 (registers every rule)
+    from tile_lang.ops.forms import FORMS
+
+    assert len(FORMS) > 20 and len({f.name for f in FORMS}) == len(FORMS)
+    assert [f.name for f in FORMS if f.rule is None or not f.rule.__module__.startswith("tile_lang.semantics.")] == []
 
 
 def test_tensor_methods_are_the_ops_that_register_them() -> None:

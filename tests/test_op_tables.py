@@ -16,19 +16,25 @@ import tile_lang as tl
 from tile_lang import dtypes
 from tile_lang.builtin import BUILTINS
 from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Node, Op, Type, UnaryAttr, UnaryFn
+from tile_lang.compiler import lowering
 from tile_lang.compiler.lowering import LOWERINGS
 from tile_lang.errors import KernelError
 from tile_lang_cupy.codegen.emitter import ELEMENTS, SCALAR, STATEMENTS, Emitter
-from tile_lang_numpy.engine import IMPLS
+from tile_lang_numpy.engine import CAPABILITIES, IMPLS
 
 # Python syntax the compiler's front end handles directly (visit_Subscript, conditions, range bounds)
 FRONT_END = frozenset({"subscript", "truth", "index"})
 
 
 def test_every_builtin_runs_on_the_reference_and_compiles() -> None:
+    """Every builtin has an implementation and a lowering, or its backend declares it lacks it
+    (a capability, refused by the dispatcher with one message), never both."""
     builtins = set(BUILTINS.values())
-    assert sorted(b.name for b in builtins - set(IMPLS)) == []
+    assert sorted(b.name for b in builtins - set(IMPLS) - set(CAPABILITIES.lacks)) == []
     assert sorted(b.name for b in builtins - set(LOWERINGS)) == sorted(FRONT_END)
+    assert sorted(b.name for b in lowering.CAPABILITIES.lacks) == sorted(FRONT_END)
+    assert set(CAPABILITIES.lacks) & set(IMPLS) == set()
+    assert set(lowering.CAPABILITIES.lacks) & set(LOWERINGS) == set()
 
 
 def test_every_ir_op_has_an_emitter() -> None:
@@ -76,10 +82,9 @@ def test_the_math_table_drives_both_backends_and_the_ir() -> None:
 
 
 def test_the_operator_table_covers_every_operator_and_reaches_cuda() -> None:
-    """Each Python operator has a row of semantics.OPERATORS naming an IR function with a CUDA
-    spelling and, except C-style integer division, the NumPy function the reference evaluates."""
-    from tile_lang.operators import BinaryOp
-    from tile_lang.semantics.operators import OPERATORS
+    """Each Python operator has a row of tile_lang.operators.OPERATORS naming an IR function with a
+    CUDA spelling and, except C-style integer division, the NumPy function the reference evaluates."""
+    from tile_lang.operators import OPERATORS, BinaryOp
 
     assert sorted(op.value for op in BinaryOp if op not in OPERATORS) == []
     for op, row in OPERATORS.items():
@@ -122,7 +127,7 @@ def scratch(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
     import tile_lang_numpy.atomic as np_atomic
     import tile_lang_numpy.elementwise as np_elementwise
     import tile_lang_numpy.reduction as np_reduction
-    from tile_lang.compiler import lowering, lowering_collective, lowering_memory
+    from tile_lang.compiler import lowering_collective, lowering_memory
     from tile_lang.compiler.ir import AtomicFn, ReduceFn
     from tile_lang.compiler.lowering_base import Lowering, lowers
     from tile_lang_numpy.engine import Impl, implements

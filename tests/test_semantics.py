@@ -16,7 +16,7 @@ from tile_lang import Pointer, constexpr, f32, i32
 from tile_lang.errors import KernelError
 from tile_lang.kernel import Kernel
 from tile_lang import registry
-from tile_lang import dtypes
+from tile_lang import dtypes, operators
 
 from tests.compiler.emulator import EMULATOR
 
@@ -578,3 +578,39 @@ def test_integer_range_bounds_run_on_both(backend: str) -> None:
     x64 = x.astype(np.float64)
     want = x64[:n].sum() + 10.0 * x64[1:n:2].sum() + 100.0 * x64[:4].sum()
     np.testing.assert_allclose(got, [want, want], rtol=1e-5)
+
+
+@tl.kernel
+def inline_asm_by_hand(x: Pointer[f32]) -> None:
+    v = tl.load(x)
+    tl.store(x, tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [v], dtype=tl.f32, is_pure=True, pack=1))
+
+
+@tl.kernel
+def truth_by_hand(x: Pointer[i32]) -> None:
+    if operators.truth(tl.load(x) > 2):
+        tl.store(x, 7)
+
+
+def test_an_op_a_backend_lacks_is_refused_with_the_one_message_it_declares() -> None:
+    """What a backend cannot do is declared as data (its Capabilities), and the dispatcher refuses
+    it with one message at the user's line; the other backend runs it."""
+    from tile_lang.builtin import builtin_of
+    from tile_lang.compiler.lowering import CAPABILITIES as compiled
+    from tile_lang_numpy.engine import CAPABILITIES as reference
+
+    asm, truth = builtin_of(tl.inline_asm_elementwise), builtin_of(operators.truth)
+    assert asm is not None and truth is not None and asm in reference.lacks and truth in compiled.lacks
+    ref = _reference_error(inline_asm_by_hand, *_arguments(inline_asm_by_hand))
+    assert ref.message == str(reference.refusal(asm)) == ("tl.inline_asm_elementwise is not supported on the numpy "
+                                                          "backend: inline assembly is PTX, which only the CUDA "
+                                                          "backend compiles")
+    assert ref.lineno == _line(inline_asm_by_hand, "tl.inline_asm_elementwise")
+    comp = _compiler_error(truth_by_hand)
+    assert comp.message == str(compiled.refusal(truth)) and "tl.truth is not supported on the CUDA backend" in comp.message
+    assert comp.lineno == _line(truth_by_hand, "operators.truth")
+    assert "mov.b32" in inline_asm_by_hand.cuda_source()
+    for start, want in ((3, 7), (-4, -4)):
+        x = np.array([start], np.int32)
+        truth_by_hand[(1,)](tl.wrap(x, tl.i32))
+        assert x.tolist() == [want]

@@ -25,7 +25,7 @@ from tile_lang.errors import KernelError, LaunchError, TileLangError, UsageError
 from tile_lang.launch import DEFAULT_OPTIONS, OPTION_NAMES, Launch as Launch, Options as Options
 from tile_lang.launch_cache import GRID_LIMITS, FastBackend, LastLaunch, LaunchCache, plain_grid
 from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
-from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, padding_fill
+from tile_lang.ops.memory import DESCRIPTOR_ALIGN, DESCRIPTOR_PADDINGS, padding_fill
 from tile_lang.semantics import SemanticError, memory as memory_rules
 from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, match_pointee, plain,
                                  read_params, runtime_parts, show_dtype, specialise, typed_by_class)
@@ -424,8 +424,8 @@ def _check_descriptors(kernel: Kernel[Any], checked: tuple[Any, ...]) -> None:
         except (SemanticError, ValueError) as exc:
             raise LaunchError(f"{_where(kernel, param)}: {exc}") from None
         address = _address(base)
-        if address is not None and address % memory_rules.DESCRIPTOR_ALIGN:
-            raise LaunchError(f"{_where(kernel, param)}: its base must be {memory_rules.DESCRIPTOR_ALIGN}-byte "
+        if address is not None and address % DESCRIPTOR_ALIGN:
+            raise LaunchError(f"{_where(kernel, param)}: its base must be {DESCRIPTOR_ALIGN}-byte "
                               f"aligned, got address {address:#x}")
 
 

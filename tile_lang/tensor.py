@@ -17,7 +17,7 @@ from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W32, Width, m
 from tile_lang.errors import UsageError
 from tile_lang.operators import BinaryOp, UnaryOp, binary as _binary, index as _index
 from tile_lang.operators import subscript as _subscript, truth as _truth, unary as _unary
-from tile_lang.semantics.base import SemanticError
+from tile_lang.errors import SemanticError
 
 
 class Shape(tuple[int, ...]):

@@ -18,7 +18,7 @@ import numpy as np
 
 import tile_lang as tl
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import SemanticError
+from tile_lang.errors import SemanticError
 
 from tile_lang_numpy import addresses, values
 from tile_lang_numpy.elementwise import convert

@@ -22,8 +22,11 @@ from tile_lang.dtypes import BOOL, DType
 from tile_lang.ops import memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import SemanticError, memory as rules
-from tile_lang.semantics.base import Tiled
+from tile_lang.errors import SemanticError
+from tile_lang.ops import forms
+from tile_lang.ops.memory import DESCRIPTOR_ALIGN
+from tile_lang.seen import Tiled
+from tile_lang.semantics.dispatch import apply
 
 from tile_lang_numpy import addresses, values
 from tile_lang_numpy.elementwise import convert
@@ -236,12 +239,12 @@ def _check_descriptor(engine: Engine, p: Pointers, base: Array, strides: Array) 
     other strides (the block shape's, the rule checked)."""
     element = p.memory.dtype
     for row in np.unique(_active_rows(engine, strides), axis=0).tolist():  # as the compiler checks one program's
-        rules.descriptor_strides(tuple(int(s) for s in row), element)
+        apply(forms.descriptor_strides, tuple(int(s) for s in row), element)
     address = p.memory.flat.ctypes.data + base * element.itemsize
-    misaligned = engine.only_active(address % rules.DESCRIPTOR_ALIGN != 0)
+    misaligned = engine.only_active(address % DESCRIPTOR_ALIGN != 0)
     if bool(np.any(misaligned)):
         row = int(np.argmax(misaligned))
-        raise engine.error(f"the base of a tensor descriptor must be {rules.DESCRIPTOR_ALIGN}-byte aligned, but "
+        raise engine.error(f"the base of a tensor descriptor must be {DESCRIPTOR_ALIGN}-byte aligned, but "
                            f"program {engine.program_of(row)} has element offset "
                            f"{int(np.broadcast_to(base, misaligned.shape)[row])} into {p.memory.param}")
 

@@ -25,13 +25,14 @@ import tile_lang as tl
 from tile_lang import builtin, legality
 from tile_lang.dtypes import BOOL
 from tile_lang.func import MAX_DEPTH, Func, too_deep
-from tile_lang.semantics import creation, operators as semantics
-from tile_lang.semantics.dispatch import checked
+from tile_lang.errors import SemanticError
+from tile_lang.ops import forms
+from tile_lang.semantics.dispatch import apply, checked
 from tile_lang.signature import plain
 from tile_lang.tensor import Tensor, dtype_value, type_value
 
 from tile_lang_numpy import debug, program, rewrite, values
-from tile_lang_numpy.engine import Divergent, Engine, view
+from tile_lang_numpy.engine import CAPABILITIES, Divergent, Engine, view
 from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
 from tile_lang_numpy.program import scalar_values
 from tile_lang_numpy.values import Array
@@ -56,7 +57,7 @@ def boolean(x: object, y: Callable[[], object], conjunction: bool, run_by: RunBy
     value); after a runtime scalar ``x``, ``y`` runs for the programs ``x`` does not decide (for
     none when it decides for all: ``y``'s rules still apply), and the result is a bool per program."""
     if not isinstance(x, Tensor):
-        return x if semantics.decides(x, conjunction) else y()
+        return x if apply(forms.decides, x, conjunction) else y()
     engine = _engine()
     left = flags(engine, x)
     rest = run_by(engine, left if conjunction else ~left, y)
@@ -69,14 +70,14 @@ def assert_(test: object, msg: Callable[[], object] | None, source: str) -> None
     runtime scalar or block (every element, for the programs executing it)."""
     engine = _engine()
     if isinstance(test, Tensor):
-        program.ruled(engine, semantics.asserted, test.type)
+        program.ruled(engine, forms.asserted, test.type)
         held = _truth(values.array(test))
         if bool(held.all()):
             return
-        message = semantics.assertion_message(None if msg is None else msg(), source)
+        message = apply(forms.assertion_message, None if msg is None else msg(), source)
         debug.device_assert(engine, {"cond": values.make(held, BOOL), "msg": message, "mask": None})
     elif not test:
-        message = semantics.assertion_message(None if msg is None else msg(), source)
+        message = apply(forms.assertion_message, None if msg is None else msg(), source)
         raise engine.error(f"assertion failed: {message}")
 
 
@@ -206,7 +207,7 @@ def isinstance_(value: object, classinfo: object) -> bool:
 def dtype_(x: object) -> object:
     """``x.dtype``: a tensor's, or the dtype Triton gives a Python number bound in a kernel."""
     if isinstance(x, (bool, int, float)):
-        return dtype_value(program.ruled(_engine(), creation.constant_dtype, x))
+        return dtype_value(program.ruled(_engine(), forms.constant_dtype, x))
     return getattr(x, "dtype")
 
 
@@ -218,7 +219,7 @@ def type_(x: object) -> object:
 
 def discarded_hint(f: object) -> Callable[..., None]:
     """A hint called as a statement, its result discarded: its arguments are checked, its promise
-    is not, as in Triton (``semantics.hints.discarded``)."""
+    is not, as in Triton (the form ``forms.discarded_hint``)."""
     op = builtin.builtin_of(f)
     assert op is not None
 
@@ -226,7 +227,10 @@ def discarded_hint(f: object) -> Callable[..., None]:
         bound = op.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         engine = _engine()
-        program.ruled(engine, checked, op, bound.arguments, view)
+        try:
+            checked(op, bound.arguments, view, CAPABILITIES)
+        except SemanticError as exc:
+            raise engine.error(str(exc)) from None
 
     return call
 

@@ -209,7 +209,3 @@ def debug_barrier(engine: Engine, a: Mapping[str, Any]) -> None:
     program's lanes are in step from here on."""
     engine.note_barrier()
 
-
-@implements(tl.inline_asm_elementwise)
-def inline_asm_elementwise(engine: Engine, a: Mapping[str, Any]) -> None:
-    raise engine.error("inline_asm_elementwise is not supported on the numpy backend")

@@ -16,10 +16,10 @@ import tile_lang as tl
 from tile_lang import dtypes, operators
 from tile_lang.dtypes import BOOL, F64, I32, DType
 from tile_lang.operators import BinaryOp, UnaryOp
-from tile_lang.ops import math as tl_math
-from tile_lang.semantics import operators as rules
-from tile_lang.semantics.base import not_an_operand
-from tile_lang.semantics.operators import OPERATORS
+from tile_lang.operators import OPERATORS
+from tile_lang.ops import forms, math as tl_math
+from tile_lang.ops.forms import Operand, Typed
+from tile_lang.semantics.dispatch import apply
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import addresses, affine, tiled, values
@@ -115,7 +115,7 @@ def _c_divide(engine: Engine, x: Array, y: Array, dtype: DType, want_quotient: b
     return quotient
 
 
-def rule_operand(x: object) -> rules.Operand:
+def rule_operand(x: object) -> Operand:
     """What the operator rules see of an operand: a tensor's dtype, or the Python number."""
     if isinstance(x, Tensor):
         return x.type
@@ -124,7 +124,7 @@ def rule_operand(x: object) -> rules.Operand:
         return number
     if isinstance(x, (bool, int, float)):
         return x
-    raise not_an_operand(x)
+    raise apply(forms.not_an_operand, x)
 
 
 def _reference(op: BinaryOp) -> Callable[[Array, Array], Array]:
@@ -269,7 +269,7 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     rx, ry = rule_operand(x), rule_operand(y)
     if isinstance(rx, DType) and rx.is_pointer or isinstance(ry, DType) and ry.is_pointer:
         if _pointer_rule(op, rx, ry) if isinstance(rx, DType) and isinstance(ry, DType) else \
-                rules.pointer_binary(op, rx, ry):
+                apply(forms.pointer_binary, op, rx, ry):
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
     typed = _rule(op, rx, ry)
@@ -286,7 +286,7 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         if dtype.is_float:  # only % takes floats
             return make(np.fmod(ax, ay).astype(dtype.numpy), dtype)
         return make(_c_divide(engine, ax, ay, dtype, op is BinaryOp.FLOORDIV, lead).astype(dtype.numpy), dtype)
-    signed_shift = op is BinaryOp.RSHIFT and not dtype.is_signed and rules.arithmetic_shift(rx, ry)
+    signed_shift = op is BinaryOp.RSHIFT and not dtype.is_signed and apply(forms.arithmetic_shift, rx, ry)
     result = _sign_filling_shift(ax, ay) if signed_shift else _reference(op)(ax, ay)
     if op in _OVERFLOW_CHECKED and dtype.is_signed:
         _check_overflow(engine, op, ax, ay, result, dtype, lead)
@@ -338,22 +338,31 @@ def _apply(engine: Engine, x: Tensor[Any, Any], fn: Callable[[Array], Array], dt
 
 # the shared rules for two tensor dtypes, cached: pure functions of their arguments, and binary
 # operators are most of a small launch's calls (a rule that raises is not cached: it raises again)
-_typed_rule = functools.cache(rules.binary)
-_pointer_rule = functools.cache(rules.pointer_binary)
-_int_rule = functools.lru_cache(maxsize=1024)(rules.binary)  # a dtype with a Python int (``pid * BLOCK``)
+def _binary_rule(op: BinaryOp, rx: Operand, ry: Operand) -> Typed:
+    """The operator's rule, applied by the dispatcher (the form ``forms.binary``)."""
+    return apply(forms.binary, op, rx, ry)
 
 
-def _rule(op: BinaryOp, rx: rules.Operand, ry: rules.Operand) -> rules.Typed:
-    """The shared rule for two value operands, cached for two dtypes and for a dtype with an
-    ``int`` (keyed by the exact int: a bool or float operand is not cached, since ``1 == True``)."""
+@functools.cache
+def _pointer_rule(op: BinaryOp, rx: Operand, ry: Operand) -> bool:
+    """The rule of an operator with a pointer operand (the form ``forms.pointer_binary``)."""
+    return apply(forms.pointer_binary, op, rx, ry)
+
+
+_typed_rule = functools.cache(_binary_rule)
+# a dtype with a Python number (``pid * BLOCK``, ``x * 0.5``), keyed by the number and its type
+# (typed: ``1``, ``1.0`` and ``True`` are equal keys otherwise, with different rules)
+_number_rule = functools.lru_cache(maxsize=1024, typed=True)(_binary_rule)
+
+
+def _rule(op: BinaryOp, rx: Operand, ry: Operand) -> Typed:
+    """The shared rule for two value operands, cached for two dtypes and for a dtype with a
+    Python number."""
     if isinstance(rx, DType):
-        if isinstance(ry, DType):
-            return _typed_rule(op, rx, ry)
-        if type(ry) is int:
-            return _int_rule(op, rx, ry)
-    elif type(rx) is int and isinstance(ry, DType):
-        return _int_rule(op, rx, ry)
-    return rules.binary(op, rx, ry)
+        return _typed_rule(op, rx, ry) if isinstance(ry, DType) else _number_rule(op, rx, ry)
+    if isinstance(ry, DType):
+        return _number_rule(op, rx, ry)
+    return apply(forms.binary, op, rx, ry)
 
 
 @functools.cache
@@ -363,7 +372,7 @@ def _plain(op: BinaryOp, dtype: DType) -> tuple[Callable[[Array, Array], Array],
     so, the signed overflow check."""
     if dtype.is_pointer or op in (BinaryOp.FLOORDIV, BinaryOp.MOD):
         return None
-    typed = rules.binary(op, dtype, dtype)
+    typed = _typed_rule(op, dtype, dtype)
     return (_reference(op), typed.result, op in _OVERFLOW_CHECKED and dtype.is_signed) \
         if typed.operands is dtype else None
 
@@ -530,7 +539,7 @@ def _pointer_compare(engine: Engine, op: BinaryOp, x: Tensor[Any, Any], y: Tenso
 def unary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     op: UnaryOp = a["op"]
     x = values.lift(a["x"])
-    rules.unary(op, x.type)
+    apply(forms.unary, op, x.type)
     if op is UnaryOp.POS:
         return x
     if op is UnaryOp.NEG:

@@ -19,9 +19,9 @@ import numpy as np
 import tile_lang
 from tile_lang.builtin import Builtin, active_engine, builtin_of
 from tile_lang.errors import KernelError, UsageError
-from tile_lang.semantics import SemanticError
-from tile_lang.semantics.base import Block
-from tile_lang.semantics.dispatch import checked
+from tile_lang.errors import SemanticError
+from tile_lang.seen import Block
+from tile_lang.semantics.dispatch import checked, lacking
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy.affine import Affine
@@ -32,6 +32,10 @@ from tile_lang_numpy.values import Array, Memory
 
 Impl = Callable[["Engine", Mapping[str, Any]], Any]
 IMPLS: dict[Builtin, Impl] = {}
+CAPABILITIES = lacking("the numpy backend", {
+    tile_lang.inline_asm_elementwise: "inline assembly is PTX, which only the CUDA backend compiles",
+})
+"""The builtins the reference does not run (every other builtin has an implementation)."""
 
 INTERNAL_DIRS = (os.path.dirname(tile_lang.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
 
@@ -150,11 +154,9 @@ class Engine:
         return self._flat[1]
 
     def call(self, op: Builtin, args: Mapping[str, Any]) -> Any:
-        impl = IMPLS.get(op)
-        if impl is None:
-            raise self.error(f"{op!r} is not supported by the numpy backend")
         try:
-            return impl(self, checked(op, args, view))
+            made = checked(op, args, view, CAPABILITIES)
+            return IMPLS[op](self, made)
         except Exception as exc:
             stale = next((v for v in args.values() if isinstance(v, Stale)), None)
             if stale is not None:  # the argument is the error, not what the builtin made of it

@@ -31,7 +31,7 @@ from tile_lang.descriptor import Layout, part_names
 from tile_lang.dtypes import scalar_dtype
 from tile_lang.errors import KernelError, LaunchError, TileLangError
 from tile_lang.launch import Launch
-from tile_lang.semantics import SemanticError
+from tile_lang.errors import SemanticError
 from tile_lang.signature import ParamKind
 
 from tile_lang_numpy import blocks, checked, races, simt, values

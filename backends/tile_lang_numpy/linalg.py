@@ -28,7 +28,7 @@ import numpy as np
 import tile_lang as tl
 from tile_lang.dtypes import BF16, F16, F32, F64, I8, U8, DType
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import linalg
+from tile_lang.ops.linalg import SCALE_GROUP
 
 from tile_lang_numpy import affine, values
 from tile_lang_numpy.engine import Engine, implements
@@ -174,7 +174,7 @@ def _scale_factors(engine: Engine, scale: object, side: str) -> Array:
     s = operand(engine, scale, f"tl.dot_scaled: {side}_scale")
     bits = values.array(s).astype(np.int64)
     factors = np.where(bits == 255, np.nan, np.ldexp(1.0, bits - 127))
-    return np.repeat(factors, linalg.SCALE_GROUP, axis=-1)
+    return np.repeat(factors, SCALE_GROUP, axis=-1)
 
 
 @implements(tl.dot_scaled)

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from tile_lang.dtypes import DType, scalar_dtype
-from tile_lang.semantics import loops as rules
-from tile_lang.semantics import operators as semantics
+from tile_lang.ops import forms
+from tile_lang.ops.forms import BlockType
+from tile_lang.semantics.dispatch import apply
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values
@@ -37,7 +38,7 @@ class Unbound:
 UNBOUND = Unbound()
 
 
-def block_type(value: object) -> rules.BlockType | None:
+def block_type(value: object) -> BlockType | None:
     """A value's dtype and block shape, for the loop-carried rule; None for a value the rule
     does not cover (an unbound or stale name, a block pointer...)."""
     if isinstance(value, Tensor):
@@ -69,7 +70,7 @@ class Carried:
             if was is None or (isinstance(new, Tensor) and new.block_shape == was[1]):
                 continue
             inside = block_type(new)
-            error = rules.loop_carried(self.names[k], was, inside) if inside is not None else None
+            error = apply(forms.loop_carried, self.names[k], was, inside) if inside is not None else None
             if error is not None:
                 out = out[:k] + (Stale(error),) + out[k + 1:]
         return out
@@ -78,7 +79,7 @@ class Carried:
 def range_bounds(callee: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[object, object, object] | None:
     """``(start, stop, step)`` of ``callee(*args, **kwargs)`` when ``callee`` is ``range``,
     ``tl.range`` or ``tl.static_range`` (bound by the shared rule); None for any other iterable's maker."""
-    call = rules.range_call(callee, args, kwargs)
+    call = apply(forms.range_call, callee, args, kwargs)
     return None if call is None else (call.start, call.stop, call.step)
 
 
@@ -87,13 +88,13 @@ def bound(engine: Engine, value: object, grid: bool = False) -> int | Array:
     each program's value of a scalar tensor (in grid space when ``grid``), or the int."""
     if isinstance(value, Tensor):
         return integer_values(engine, value, grid).astype(np.int64)
-    return int(ruled(engine, semantics.constant_index, value))
+    return ruled(engine, forms.constant_index, value)
 
 
 def index_dtype(bounds: Iterable[object]) -> DType:
     """The dtype of the index of a runtime loop with these bounds (the shared rule)."""
-    return rules.index_dtype(b.type if isinstance(b, Tensor) else scalar_dtype(b) for b in bounds
-                             if isinstance(b, (Tensor, int)))
+    return apply(forms.loop_index, (b.type if isinstance(b, Tensor) else scalar_dtype(b) for b in bounds
+                                         if isinstance(b, (Tensor, int))))
 
 
 def indices(ks: Iterable[int], dtype: DType) -> Iterator[Tensor[Any, Any]]:

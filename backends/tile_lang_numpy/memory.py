@@ -16,7 +16,7 @@ import numpy as np
 import tile_lang as tl
 from tile_lang.dtypes import DType
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import SemanticError
+from tile_lang.errors import SemanticError
 
 from tile_lang_numpy import addresses, affine, values
 from tile_lang_numpy.affine import Box

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
 import tile_lang as tl
 from tile_lang import operators
 from tile_lang.dtypes import I32
-from tile_lang.semantics import SemanticError
-from tile_lang.semantics import operators as semantics, shape as shapes
+from tile_lang.errors import SemanticError
+from tile_lang.ops import forms
+from tile_lang.ops.forms import Form
+from tile_lang.semantics.dispatch import apply
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import affine, tiled, values
 from tile_lang_numpy.engine import Engine, implements
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @implements(tl.program_id)
@@ -32,16 +37,16 @@ def scalar_values(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> np
     """Each program's value of a tensor ``x`` used as a condition (program axis of P or 1, or in
     grid space: see :mod:`tiled`), after the rule that a condition is a scalar (or a block of one
     element, whose unit axes are dropped)."""
-    one = ruled(engine, semantics.condition, x.block_shape)
+    one = ruled(engine, forms.condition, x.block_shape)
     held = tiled.space(engine, x) if grid else values.array(x)
     return held.reshape(held.shape[:held.ndim - x.ndim]) if one else held
 
 
-def ruled(engine: Engine, rule: Callable[..., Any], *args: Any) -> Any:
-    """``rule(*args)``, its SemanticError located at the user's line (callers outside
-    :meth:`Engine.call`: Python control flow in the kernel's source)."""
+def ruled(engine: Engine, form: Form[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``form``'s rule applied (the dispatcher's :func:`apply`), its SemanticError located at the
+    user's line (callers outside :meth:`Engine.call`: Python control flow in the kernel's source)."""
     try:
-        return rule(*args)
+        return apply(form, *args, **kwargs)
     except SemanticError as exc:
         raise engine.error(str(exc)) from None
 
@@ -54,7 +59,7 @@ def truth(engine: Engine, a: Mapping[str, Any]) -> bool:
 def integer_values(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> np.ndarray[Any, Any]:
     """Each program's value of an integer scalar (a range bound or an index; in grid space when
     ``grid``)."""
-    ruled(engine, semantics.index, x.block_shape, x.type)
+    ruled(engine, forms.index, x.block_shape, x.type)
     return tiled.space(engine, x) if grid else values.array(x)
 
 
@@ -69,7 +74,7 @@ def index(engine: Engine, a: Mapping[str, Any]) -> int:
 @implements(operators.subscript)
 def subscript(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x, key = a["x"], a["key"]
-    parts = shapes.index_parts(key)
+    parts = apply(forms.subscript, key)  # inside Engine.call, which locates its error
     if sum(p is not None for p in parts) != len(x.block_shape):
         raise engine.error(f"index {key!r} does not match a block of rank {len(x.block_shape)}")
     index: tuple[Any, ...] = (slice(None),) + tuple(np.newaxis if p is None else slice(None) for p in parts)

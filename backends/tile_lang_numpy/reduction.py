@@ -32,7 +32,8 @@ import tile_lang as tl
 from tile_lang.dtypes import I32, DType
 from tile_lang.func import Func
 from tile_lang.tensor import Tensor
-from tile_lang.semantics import reduction as rules
+from tile_lang.ops import forms
+from tile_lang.semantics.dispatch import apply
 
 from tile_lang_numpy import values
 from tile_lang_numpy.elementwise import convert
@@ -197,11 +198,11 @@ def _combine(engine: Engine, fn: Func[..., Any], kinds: tuple[DType, ...], what:
         with engine.lanes_as_programs():
             out = fn(*lane_values(left), *lane_values(right))
     except Divergent:
-        raise engine.error(str(rules.combine_branches(fn))) from None
+        raise engine.error(str(apply(forms.combine_branches, fn))) from None
     outs = out if isinstance(out, tuple) else (out,)
-    rules.combine_count(fn, len(outs), len(kinds), what)
+    apply(forms.combine_count, fn, len(outs), len(kinds), what)
     got = [_result(v, d) for v, d in zip(outs, kinds)]
-    rules.combine_results(fn, [g if isinstance(g, str) else block(g) for g in got], kinds, what)
+    apply(forms.combine_results, fn, [g if isinstance(g, str) else block(g) for g in got], kinds, what)
     results = [values.array(t) for t in got if not isinstance(t, str)]
     if any(r.shape[0] not in (1, lanes) for r in results):
         raise engine.error(f"{fn!r} mixes its arguments with per-program values; a combine function "

@@ -27,7 +27,8 @@ from typing import TypeVar
 
 from tile_lang.func import Func
 from tile_lang.legality import UNKNOWN, alias_of, resolve
-from tile_lang.semantics import hints
+from tile_lang.ops import forms
+from tile_lang.semantics.dispatch import apply
 from tile_lang.signature import Constant
 
 RUNTIME = "_tl_runtime"
@@ -303,7 +304,7 @@ class _Checks(ast.NodeTransformer):
 
     def discarded_hint(self, s: ast.Expr) -> bool:
         """Whether ``s`` is a hint whose result is discarded, which has no effect (``hints.discarded``)."""
-        return isinstance(s.value, ast.Call) and hints.discarded(self.resolve(s.value.func))
+        return isinstance(s.value, ast.Call) and apply(forms.discarded_hint, self.resolve(s.value.func))
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if self.reads_constant(node):

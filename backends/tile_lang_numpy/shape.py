@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang.semantics.base import Block, SemanticError
+from tile_lang.errors import SemanticError
+from tile_lang.seen import Block
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import values

@@ -32,7 +32,8 @@ from tile_lang import legality
 from tile_lang.dtypes import BOOL, DType
 from tile_lang.func import Func
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
-from tile_lang.semantics import SemanticError, loops as rules
+from tile_lang.ops import forms
+from tile_lang.semantics.dispatch import apply
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
@@ -469,7 +470,7 @@ class Loop:
         engine = self.state.engine
         first, last, step = (np.asarray(b, np.int64).reshape(np.shape(b) or (1, 1, 1)) for b in bounds)
         if bool(engine.only_active(step == 0, 3).any()):
-            raise SemanticError(rules.ZERO_STEP)
+            apply(forms.range_step, 0)  # a zero step, for some program: the rule's error
         trips = np.minimum(_trip_counts(first, last, step), np.uint64(np.iinfo(np.int32).max)).astype(np.int64)
         count = np.where(self.alive, trips, 0).astype(np.int32)  # compared per trip
         for k in builtins.range(int(count.max(initial=0))):

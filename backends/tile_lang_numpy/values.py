@@ -17,8 +17,9 @@ import numpy as np
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
-from tile_lang.semantics.base import SemanticError, broadcast, not_an_operand
-from tile_lang.semantics.elementwise import constant_fits
+from tile_lang.errors import SemanticError
+from tile_lang.ops import forms
+from tile_lang.semantics.dispatch import apply
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy.affine import Affine, Box, Tiles
@@ -124,13 +125,13 @@ def lift(value: object, like: DType | None = None) -> Tensor[Any, Any]:
         if like is not None and dtype.is_int and not isinstance(py, bool):
             check_fits(py, dtype)
         return scalar(py, dtype)
-    raise not_an_operand(value)
+    raise apply(forms.not_an_operand, value)
 
 
 def check_fits(value: bool | int | float, dtype: DType) -> None:
     """A Python int constant must fit the integer dtype it becomes (the shared rule)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        constant_fits(value, dtype)
+        apply(forms.constant_fits, value, dtype)
 
 
 def align(a: Array, rank_a: int, rank: int, lead: int = 1) -> Array:
@@ -142,7 +143,7 @@ def align(a: Array, rank_a: int, rank: int, lead: int = 1) -> Array:
 
 
 def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """Triton's broadcast of block shapes (the shared rule, :func:`semantics.base.broadcast`,
+    """Triton's broadcast of block shapes (the shared rule, the form ``forms.broadcast``,
     folded left to right; its SemanticError names the pair that does not broadcast). Equal shapes
     and a scalar with a block, the hot path's cases, return before the rule is called."""
     first = shapes[0]
@@ -154,4 +155,4 @@ def block_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
             return second
     elif all(shape == first or shape == () for shape in shapes):
         return first
-    return functools.reduce(broadcast, shapes)
+    return functools.reduce(lambda a, b: apply(forms.broadcast, a, b), shapes)

@@ -14,7 +14,7 @@ from typing import Any, Union
 
 from tile_lang.compiler.ir import Node
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
-from tile_lang.semantics.base import Tiled
+from tile_lang.seen import Tiled
 
 Part = Union[Node, bool, int, float]
 

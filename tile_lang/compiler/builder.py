@@ -18,10 +18,11 @@ from tile_lang.compiler.ir import (
     UnaryAttr, UnaryFn,
 )
 from tile_lang.dtypes import DType
-from tile_lang.operators import BinaryOp, UnaryOp
+from tile_lang.operators import OPERATORS, BinaryOp, UnaryOp
+from tile_lang.ops import forms
+from tile_lang.ops.forms import Operand, Typed
 from tile_lang.semantics import base, elementwise, operators
-from tile_lang.semantics.elementwise import constant_fits
-from tile_lang.semantics.operators import OPERATORS, Typed
+from tile_lang.semantics.dispatch import apply
 
 Scalar = Union[bool, int, float]
 Value = Union[Node, Scalar]
@@ -33,7 +34,7 @@ def is_scalar_value(value: object) -> bool:
     return isinstance(value, (bool, int, float))
 
 
-def operand(value: Value) -> operators.Operand:
+def operand(value: Value) -> Operand:
     """What the operator rules see of a value: a node's dtype, or the Python number."""
     return value.ty.dtype if isinstance(value, Node) else value
 
@@ -44,8 +45,8 @@ def common_dtype(a: Value, b: Value) -> DType:
 
 
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """Triton's broadcasting of two block shapes (the rule of :mod:`tile_lang.semantics`)."""
-    return base.broadcast(a, b)
+    """Triton's broadcasting of two block shapes (the form ``forms.broadcast``)."""
+    return apply(forms.broadcast, a, b)
 
 
 class Builder:
@@ -81,7 +82,7 @@ class Builder:
             value = bool(value)
         else:
             value = int(value)
-            constant_fits(value, dtype)
+            apply(forms.constant_fits, value, dtype)
         return self.emit(Op.CONST, Type(dtype), attr=ConstAttr(value))
 
     def to_node(self, value: Value, dtype: DType | None = None) -> Node:
@@ -89,7 +90,7 @@ class Builder:
         if isinstance(value, Node):
             return value if dtype is None or value.ty.dtype == dtype else self.cast(value, dtype)
         if not is_scalar_value(value):
-            raise base.not_an_operand(value)
+            raise apply(forms.not_an_operand, value)
         return self.const(value, dtype or dtypes.scalar_dtype(value))
 
     def splat(self, node: Node, shape: tuple[int, ...]) -> Node:
@@ -147,10 +148,10 @@ class Builder:
         x, y = operand(a), operand(b)
         fn = BinaryFn(OPERATORS[op].fn)
         if any(isinstance(v, DType) and v.is_pointer for v in (x, y)):
-            if operators.pointer_binary(op, x, y):
+            if apply(forms.pointer_binary, op, x, y):
                 return self._emit_binary(fn, a, b, Typed(operators.operand_dtype(x), dtypes.BOOL))
             return self.pointer_arith(op, a, b)
-        return self._emit_binary(fn, a, b, operators.binary(op, x, y))
+        return self._emit_binary(fn, a, b, apply(forms.binary, op, x, y))
 
     def binary(self, fn: BinaryFn, a: Value, b: Value, true_div: bool = False) -> Node:
         """A binary function of a builtin (maximum, div_rn...) on promoted operands."""
@@ -158,7 +159,7 @@ class Builder:
         return self._emit_binary(fn, a, b, Typed(dtype, dtypes.BOOL if fn.is_comparison else dtype))
 
     def _emit_binary(self, fn: BinaryFn, a: Value, b: Value, typed: Typed) -> Node:
-        signed_shift = fn is BinaryFn.SHR and operators.arithmetic_shift(operand(a), operand(b))
+        signed_shift = fn is BinaryFn.SHR and apply(forms.arithmetic_shift, operand(a), operand(b))
         x, y = self._operands(a, b, typed.operands)
         if fn is BinaryFn.SHR and signed_shift != typed.operands.is_signed:
             return self._shift_as(x, y, signed_shift)
@@ -194,7 +195,7 @@ class Builder:
 
     def unary_op(self, op: UnaryOp, x: Node) -> Node:
         """A Python unary operator in kernel source, after the operator's rule."""
-        operators.unary(op, x.ty.dtype)
+        apply(forms.unary, op, x.ty.dtype)
         return x if op is UnaryOp.POS else self.unary(_UNARY[op], x)
 
     def unary(self, fn: UnaryFn, x: Node) -> Node:

@@ -20,7 +20,11 @@ import tile_lang.legality as legality
 import tile_lang.compiler.aggregates as aggregates
 from tile_lang.compiler.builder import Builder, Value, is_scalar_value
 from tile_lang.compiler.ir import AssertAttr, Category, IndexAttr, LoopAttr, Node, Op, ParamAttr, Region, Type
-from tile_lang.semantics import SemanticError, loops, operators, reduction
+from tile_lang.errors import SemanticError
+from tile_lang.ops import forms
+from tile_lang.ops.forms import RangeCall
+from tile_lang.semantics import loops
+from tile_lang.semantics.dispatch import apply
 
 
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
@@ -103,8 +107,8 @@ class ControlFlow(abc.ABC):
 
     def truth(self, test: Node) -> Node:
         """A runtime condition's truth: a scalar's, or a one-element block's read as its scalar
-        (the shared rule, :func:`semantics.operators.condition`)."""
-        one = operators.condition(test.ty.shape)
+        (the shared rule, the form ``forms.condition``)."""
+        one = apply(forms.condition, test.ty.shape)
         return self.b.truth(self.b.reshape(test, ()) if one else test)
 
     # ---------------------------------------------------------------- if
@@ -115,7 +119,7 @@ class ControlFlow(abc.ABC):
             return RETURNED if self.block(node.body if test else node.orelse) else None
         combine = getattr(self, "scope").combine
         if combine is not None:
-            raise reduction.combine_branches(combine)
+            raise apply(forms.combine_branches, combine)
         cond = self.truth(test)
         before = self._env()
         branches = []
@@ -247,7 +251,7 @@ class ControlFlow(abc.ABC):
         no program takes it, so its operands' rules always apply."""
         value = self.visit(operands[0])
         if not isinstance(value, Node):
-            return value if len(operands) == 1 or operators.decides(value, conjunction) else \
+            return value if len(operands) == 1 or apply(forms.decides, value, conjunction) else \
                 self._boolean(operands[1:], conjunction)
         cond = self.truth(value)
         if len(operands) == 1:
@@ -271,36 +275,36 @@ class ControlFlow(abc.ABC):
         callee = self.visit(node.iter.func)
         args = [self.visit(a) for a in node.iter.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.iter.keywords if k.arg}
-        call = loops.range_call(callee, tuple(args), kwargs)
+        call = apply(forms.range_call, callee, tuple(args), kwargs)
         if call is None:
             raise self.error(legality.LOOP_ITERATOR)
         if call.static:
             return self._unrolled(node, call)
         return self._runtime_for(node, call)
 
-    def _unrolled(self, node: ast.For, call: loops.RangeCall) -> object:
+    def _unrolled(self, node: ast.For, call: RangeCall) -> object:
         for value in (call.start, call.stop, call.step):
             if isinstance(value, Node):
                 raise self.error("tl.static_range needs compile-time bounds")
-        start, end = operators.constant_index(call.start), operators.constant_index(call.stop)
-        for i in builtins.range(start, end, loops.constant_step(operators.constant_index(call.step))):
+        start, end = apply(forms.constant_index, call.start), apply(forms.constant_index, call.stop)
+        for i in builtins.range(start, end, apply(forms.range_step, apply(forms.constant_index, call.step))):
             self.assign(node.target, i)
             if self.block(node.body):
                 return RETURNED
         return None
 
-    def _runtime_for(self, node: ast.For, call: loops.RangeCall) -> object:
+    def _runtime_for(self, node: ast.For, call: RangeCall) -> object:
         """A FOR node over the range's bounds promoted to one integer type. A constant step of 0
         is an error here, a runtime one a device assertion before the loop. The loop variable
         is carried when the code after the loop may read it, so that it holds the last value
         taken (as in Python) or, after no iteration, what it held before (the start when unbound)."""
-        step = call.step if isinstance(call.step, Node) else loops.constant_step(operators.constant_index(call.step))
-        bounds = [self.b.to_node(v if isinstance(v, Node) else operators.constant_index(v))
+        step = call.step if isinstance(call.step, Node) else \
+            apply(forms.range_step, apply(forms.constant_index, call.step))
+        bounds = [self.b.to_node(v if isinstance(v, Node) else apply(forms.constant_index, v))
                   for v in (call.start, call.stop, step)]
-        dtype = dtypes.I32
         for bound in bounds:
-            operators.index(bound.ty.shape, bound.ty.dtype)
-            dtype = dtypes.promote(dtype, bound.ty.dtype)
+            apply(forms.index, bound.ty.shape, bound.ty.dtype)
+        dtype = apply(forms.loop_index, [bound.ty.dtype for bound in bounds])
         bounds = [self.b.cast(bound, dtype) for bound in bounds]
         if bounds[2].op is not Op.CONST:
             self.b.emit(Op.ASSERT, None, (self.b.truth(bounds[2]),), AssertAttr(loops.ZERO_STEP))
@@ -423,8 +427,8 @@ class ControlFlow(abc.ABC):
             if out_type is None:
                 raise self.error(f"{_slot_name(key)!r} is reassigned in the loop to {out!r}")
             if out_type != types[key]:
-                error = loops.loop_carried(key[0], (was.ty.dtype, was.ty.shape) if isinstance(was, Node) else None,
-                                           (out_type.dtype, out_type.shape))
+                was_type = (was.ty.dtype, was.ty.shape) if isinstance(was, Node) else None
+                error = apply(forms.loop_carried, key[0], was_type, (out_type.dtype, out_type.shape))
                 if error is not None:
                     del types[key]  # a loop-local value reusing the name
                     reshaped[key[0]] = Stale(error)

@@ -37,9 +37,10 @@ from tile_lang.func import refuse_captures, MAX_DEPTH, Func, inlinable, too_deep
 import tile_lang.legality as legality
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store, make_tensor_descriptor
-from tile_lang.semantics import creation, elementwise, operators, shape as shape_rules
+from tile_lang.ops import forms
+from tile_lang.semantics import elementwise
 from tile_lang.semantics.base import python
-from tile_lang.semantics.dispatch import checked
+from tile_lang.semantics.dispatch import apply, checked
 from tile_lang.signature import Constant, plain
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner
 
@@ -240,11 +241,11 @@ class Frontend(ControlFlow):
         """A compile-time test is checked now; a runtime scalar's or block's is a device assertion."""
         test = self.visit(node.test)
         if isinstance(test, Node):
-            operators.asserted(test.ty.dtype)
-            message = operators.assertion_message(self.visit(node.msg) if node.msg else None, ast.unparse(node.test))
+            apply(forms.asserted, test.ty.dtype)
+            message = apply(forms.assertion_message, self.visit(node.msg) if node.msg else None, ast.unparse(node.test))
             self.b.emit(Op.ASSERT, None, (self.b.truth(test),), AssertAttr(message))
         elif not test:
-            message = operators.assertion_message(self.visit(node.msg) if node.msg else None, ast.unparse(node.test))
+            message = apply(forms.assertion_message, self.visit(node.msg) if node.msg else None, ast.unparse(node.test))
             raise self.error(f"assertion failed: {message}")
 
     def visit_Return(self, node: ast.Return) -> object:
@@ -302,7 +303,7 @@ class Frontend(ControlFlow):
         if isinstance(base, (types.ModuleType, type)):
             return self.note(ReadKind.ATTR, location(base), node.attr, plain(python(getattr, base, node.attr)))
         if node.attr == "dtype" and isinstance(base, (bool, int, float)):  # `value = 1; value.dtype`
-            return dtype_value(creation.constant_dtype(base))
+            return dtype_value(apply(forms.constant_dtype, base))
         return python(getattr, base, node.attr)
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
@@ -345,7 +346,7 @@ class Frontend(ControlFlow):
             return python(operator.getitem, base, key)
         shape: list[int] = []
         dims = iter(base.ty.shape)
-        for k in shape_rules.index_parts(key):
+        for k in apply(forms.subscript, key):
             shape.append(1 if k is None else next(dims))
         shape.extend(dims)
         return self.b.reshape(base, tuple(shape)) if base.ty.shape else self.b.splat(base, tuple(shape))
@@ -376,10 +377,8 @@ class Frontend(ControlFlow):
             return self.call(callee.func, (*callee.args, *args), {**callee.keywords, **kwargs})
         op = builtin_of(callee)
         if op is not None:
-            lower = lowering.LOWERINGS.get(op)
-            if lower is None:
-                raise self.error(f"tl.{op.name} is not supported by the CUDA compiler yet")
-            return lower(self, checked(op, op.bind(args, kwargs), block_of))
+            made = checked(op, op.bind(args, kwargs), block_of, lowering.CAPABILITIES)
+            return lowering.LOWERINGS[op](self, made)
         fn = inlinable(callee)
         if fn is not None:
             return self.inline(fn, args, kwargs, isinstance(callee, Func))

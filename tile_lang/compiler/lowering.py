@@ -3,8 +3,9 @@
 This module holds the elementwise, shape, random and debugging builtins;
 :mod:`lowering_memory` (loads, stores, atomics, block pointers, descriptors) and
 :mod:`lowering_collective` (reductions, scans, sort, histogram, dot) register the rest, and
-importing this module imports them, so its :data:`LOWERINGS` is complete. The registry and the
-helpers the three share live below them in :mod:`lowering_base`.
+importing this module imports them, so its :data:`LOWERINGS` is complete but for what
+:data:`CAPABILITIES` declares. The registry and the helpers the three share live below them in
+:mod:`lowering_base`.
 Each lowering checks its arguments as the NumPy reference does, so misuse is a KernelError at
 the user's line.
 """
@@ -30,6 +31,15 @@ from tile_lang.compiler.ir import (
 from tile_lang.ops import creation as tlcreation, debug, math as tlmath, random as tlrandom, reduction as tlreduction
 from tile_lang.ops import shape as tlshape
 from tile_lang.semantics import shape as shapes
+from tile_lang.semantics.dispatch import lacking
+
+SYNTAX = "Python syntax the front end compiles itself"
+CAPABILITIES = lacking("the CUDA backend", {
+    operators.truth: f"{SYNTAX} (write `if x:`)",
+    operators.index: f"{SYNTAX} (use the scalar as a range bound)",
+    operators.subscript: f"{SYNTAX} (write `x[:, None]`)",
+})
+"""The builtins the compiler does not lower (every other builtin has a lowering)."""
 
 
 # ---------------------------------------------------------------- creation

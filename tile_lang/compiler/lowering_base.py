@@ -15,7 +15,7 @@ from tile_lang.compiler.builder import Builder, Value
 from tile_lang.compiler.ir import AxisAttr, Node, Op, PermuteAttr, Type
 from tile_lang.dtypes import DType
 from tile_lang.semantics import SemanticError, base, shape as shapes
-from tile_lang.semantics.base import Block
+from tile_lang.seen import Block
 
 
 class Context(Protocol):

@@ -18,8 +18,8 @@ from tile_lang.compiler.lowering_base import (
     Args, Context, Lowering, block, gather, lowers, node_arg, permute,
 )
 from tile_lang.dtypes import DType
-from tile_lang.ops import linalg as tllinalg, reduction as tlreduction
-from tile_lang.semantics import linalg, reduction
+from tile_lang.ops import forms, linalg as tllinalg, reduction as tlreduction
+from tile_lang.semantics.dispatch import apply
 
 # ---------------------------------------------------------------- reductions and scans
 
@@ -115,11 +115,12 @@ def _combine_region(c: Context, fn: Any, kinds: tuple[DType, ...], what: str) ->
     with c.b.region(body):
         out = c.inline(fn.fn, params, {}, combine=fn)
         outs = out if isinstance(out, tuple) else (out,)
-        reduction.combine_count(fn, len(outs), len(kinds), what)
+        apply(forms.combine_count, fn, len(outs), len(kinds), what)
         results = [c.b.to_node(o, d) if isinstance(o, (bool, int, float)) else o for o, d in zip(outs, kinds)]
     if any(n.op.info.category is Category.CONTROL for n in body):
-        raise reduction.combine_branches(fn)
-    reduction.combine_results(fn, [block(r) if isinstance(r, Node) else type(r).__name__ for r in results], kinds, what)
+        raise apply(forms.combine_branches, fn)
+    got = [block(r) if isinstance(r, Node) else type(r).__name__ for r in results]
+    apply(forms.combine_results, fn, got, kinds, what)
     return Region(params, tuple(body), tuple(results))
 
 
@@ -233,8 +234,8 @@ def _scale_factors(c: Context, scale: Any, rows: int, k: int) -> Node:
     factor = c.b.cast(bits, dtypes.F32, bitcast=True)
     factor = c.b.where(c.b.binary(BinaryFn.EQ, s, 0), 2.0 ** -127, factor)
     factor = c.b.where(c.b.binary(BinaryFn.EQ, s, 255), float("nan"), factor)
-    groups = k // linalg.SCALE_GROUP
-    spread = c.b.broadcast_to(c.b.reshape(factor, (rows, groups, 1)), (rows, groups, linalg.SCALE_GROUP))
+    groups = k // tllinalg.SCALE_GROUP
+    spread = c.b.broadcast_to(c.b.reshape(factor, (rows, groups, 1)), (rows, groups, tllinalg.SCALE_GROUP))
     return c.b.reshape(spread, (rows, k))
 
 

@@ -13,10 +13,11 @@ from tile_lang.compiler.builder import Builder, Value
 from tile_lang.compiler.ir import AtomicAttr, AtomicFn, BinaryFn, MemAttr, Node, Op, Scope, Sem, Type, constant
 from tile_lang.compiler.lowering_base import LOWERINGS, Args, Context, Lowering, builtin_op, lowers
 from tile_lang.dtypes import DType
-from tile_lang.ops import atomic as tl_atomic, memory as tl_memory
+from tile_lang.ops import atomic as tl_atomic, forms, memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.operators import BinaryOp
-from tile_lang.semantics import SemanticError, base, memory as rules
+from tile_lang.semantics import SemanticError
+from tile_lang.semantics.dispatch import apply
 
 
 
@@ -33,8 +34,8 @@ def _pointer(c: Context, pointer: Any, mask: Any, what: str, extra: tuple[int, .
         raise c.error(f"expected a pointer or a block of pointers, got {pointer!r}")
     shape = pointer.ty.shape
     if isinstance(mask, Node):
-        shape = base.broadcast(shape, mask.ty.shape, what)
-    shape = base.broadcast(shape, extra, what)
+        shape = apply(forms.broadcast, shape, mask.ty.shape, what)
+    shape = apply(forms.broadcast, shape, extra, what)
     return pointer if shape == pointer.ty.shape else c.b.broadcast_to(pointer, shape)
 
 
@@ -104,7 +105,7 @@ def atomic_lowering(name: str, fn: AtomicFn) -> Lowering:
         what = f"tl.{name}"
         element = _element(_pointer(c, a["pointer"], None, what))
         values = [c.b.to_node(a[k], element) for k in (("cmp", "val") if fn is AtomicFn.CAS else ("val",))]
-        extra = functools.reduce(lambda x, y: base.broadcast(x, y, what), (v.ty.shape for v in values))
+        extra = functools.reduce(lambda x, y: apply(forms.broadcast, x, y, what), (v.ty.shape for v in values))
         ptr = _pointer(c, a["pointer"], a.get("mask"), what, extra)
         shape = ptr.ty.shape
         operands = [c.b.broadcast_to(v, shape) for v in values]
@@ -233,7 +234,7 @@ def _check_strides(base: Node, strides: tuple[Part, ...]) -> None:
     """The TMA rules that are known when compiling: unit last stride, 16-byte multiple other
     strides (the block shape's, the rule checked; the base's alignment is the caller's). A stride
     is known when it is a constant, an int argument specialised to 1 included."""
-    rules.descriptor_strides(tuple(_known_int(s) for s in strides), _element(base))
+    apply(forms.descriptor_strides, tuple(_known_int(s) for s in strides), _element(base))
 
 
 def _known_int(part: Part) -> int | None:

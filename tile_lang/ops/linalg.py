@@ -9,6 +9,7 @@ from tile_lang.dtypes import Float, Int, UInt, W8, W32, f32
 from tile_lang.signature import constexpr
 from tile_lang.tensor import R2, R3, Tensor, W
 
+SCALE_GROUP = 32  # K-elements per e8m0 scale of dot_scaled
 R = TypeVar("R", R2, R3)  # dot takes 2-D blocks, or 3-D ones batched along the first axis
 
 InputPrecision = Literal["ieee", "tf32", "tf32x3"]

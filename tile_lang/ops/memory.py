@@ -6,7 +6,7 @@ from typing import Any, Generic, Literal, overload
 
 from tile_lang.builtin import builtin
 from tile_lang.dtypes import W32, Bool, DType, Float, Int
-from tile_lang.semantics.base import SemanticError
+from tile_lang.errors import SemanticError
 from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor, W
 from tile_lang.tensor import tensor_members
 
@@ -14,6 +14,7 @@ PaddingOption = Literal["", "zero", "nan"]
 DescriptorPadding = Literal["zero", "nan"]
 PADDINGS: tuple[str, ...] = ("", "zero", "nan")
 DESCRIPTOR_PADDINGS: tuple[str, ...] = ("zero", "nan")
+DESCRIPTOR_ALIGN = 16  # bytes: every stride but the last, the base, and the last block dim's extent
 Extent = int | Tensor[Int[Any], R0]  # a shape, stride or offset: an int or a loaded / computed rank-0 int block
 Offset32 = int | Tensor[Int[W32], R0]  # a tensor descriptor's offsets are 32-bit (semantics.memory.descriptor_offsets)
 PointerLike = Pointer[D] | Tensor[Pointer[D], R0]  # a pointer parameter, or a loaded address ``.to(tl.pointer_type(...))``

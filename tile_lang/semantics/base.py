@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -13,8 +12,25 @@ from tile_lang.builtin import Builtin, Family, builtin_of
 from tile_lang.dtypes import DType
 from tile_lang.errors import SemanticError as SemanticError  # the rules' error, defined with the others
 from tile_lang.errors import TileLangError
+from tile_lang.ops import forms
+from tile_lang.ops.forms import Form
+from tile_lang.seen import Block as Block, Seen as Seen, Shape as Shape, Tiled as Tiled  # what rules see
 
 T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def applies(form: Form[P, R]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Register the decorated function as the rule of ``form`` (one rule a form), which the
+    dispatcher (:func:`tile_lang.semantics.dispatch.apply`) applies for both backends."""
+
+    def register(fn: Callable[P, R]) -> Callable[P, R]:
+        assert form.rule is None, f"{form!r} has a rule already"
+        form.rule = fn
+        return fn
+
+    return register
 
 
 def python(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -29,6 +45,7 @@ def python(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise SemanticError(f"{type(exc).__name__}: {exc}") from exc
 
 
+@applies(forms.not_an_operand)
 def not_an_operand(value: object) -> SemanticError:
     """The error for a kernel operand that is neither a tensor nor a number (a str, a list), as
     both backends report it."""
@@ -89,49 +106,13 @@ def block_numel(shape: tuple[int, ...], what: str | None) -> tuple[int, ...]:
     return shape
 
 
-Shape = tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Block:
-    """What a rule sees of a value: its dtype and block shape (``()`` for a scalar)."""
-
-    dtype: DType
-    shape: Shape
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-    def __str__(self) -> str:
-        return f"a {self.dtype!r} scalar" if not self.shape else f"a {self.dtype!r} block of shape {list(self.shape)}"
-
-
-@dataclass(frozen=True)
-class Tiled:
-    """What a rule sees of a block pointer or a tensor descriptor: its element type and block shape."""
-
-    element: DType
-    shape: Shape
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-
-@runtime_checkable
-class Seen(Protocol):
-    """A backend's handle of a block pointer or descriptor, as its rules see it."""
-
-    def seen(self) -> Tiled: ...
-
-
 def int_tuple(dims: object, what: str, arg: str) -> Shape:
     """Constexpr integers given as a tuple, a list or one integer (``arg`` of ``what``)."""
     items = dims if isinstance(dims, (tuple, list)) else (dims,)
     return tuple(constexpr_int(d, what, arg) for d in items)
 
 
+@applies(forms.broadcast)
 def broadcast(a: Shape, b: Shape, what: str | None = None) -> Shape:
     """Triton's broadcast of two block shapes (ranks aligned on the right, size-1 axes expand);
     ``what`` names the builtin in the message (operators give none)."""

@@ -10,8 +10,9 @@ import numpy as np
 import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.ops import creation as tlcreation
+from tile_lang.ops import forms
 from tile_lang.semantics.base import (
-    Args, Block, SemanticError, block_numel, constexpr_int, operand, pow2_shape, rule, shown,
+    Args, Block, SemanticError, applies, block_numel, constexpr_int, operand, pow2_shape, rule, shown,
 )
 from tile_lang.semantics.elementwise import constant_fits
 
@@ -33,6 +34,7 @@ def arange(start: object, end: object) -> tuple[int, int]:
     return first, last
 
 
+@applies(forms.constant_dtype)
 def constant_dtype(value: bool | int | float) -> DType:
     """The dtype of a Python number bound in a kernel, as Triton types it there (``value = 1``
     then ``value.dtype`` is ``tl.int32``): a bool is int1; an int i32, u32, i64 or u64, the first

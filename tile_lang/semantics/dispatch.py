@@ -1,30 +1,64 @@
-"""The one place a builtin's rule is applied: both dispatchers (the reference's engine, the
-compiler's front end) call :func:`checked` before the backend's implementation, which then reads
-the checked, normalised arguments. Importing this module registers every family's rules."""
+"""The one place a rule is applied: both dispatchers (the reference's engine, the compiler's front
+end) call :func:`checked` before a builtin's implementation, which then reads the checked,
+normalised arguments, and :func:`apply` for a form (:mod:`tile_lang.ops.forms`: the syntax each
+front end compiles itself, and what only running shows). Neither backend calls a rule function.
+Importing this module registers every family's rules and every form's."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
 
 import tile_lang.semantics.creation  # noqa: F401 (registers its rules)
 import tile_lang.semantics.elementwise  # noqa: F401 (registers its rules)
 import tile_lang.semantics.hints  # noqa: F401 (registers its rules)
 import tile_lang.semantics.linalg  # noqa: F401 (registers its rules)
+import tile_lang.semantics.loops  # noqa: F401 (registers its rules)
 import tile_lang.semantics.memory  # noqa: F401 (registers its rules)
+import tile_lang.semantics.operators  # noqa: F401 (registers its rules)
 import tile_lang.semantics.random  # noqa: F401 (registers its rules)
 import tile_lang.semantics.reduction  # noqa: F401 (registers its rules)
 import tile_lang.semantics.shape  # noqa: F401 (registers its rules)
-from tile_lang.builtin import Builtin
+from tile_lang.builtin import Builtin, builtin_of
+from tile_lang.errors import SemanticError
+from tile_lang.ops.forms import Form
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
 from tile_lang.semantics.base import FAMILY_RULES, RULES, Block, Seen
 
+P = ParamSpec("P")
+R = TypeVar("R")
 View = Callable[[object], Block | None]  # a backend's runtime value as a Block (None: not one)
 
 
-def checked(op: Builtin, args: Mapping[str, Any], view: View) -> Mapping[str, Any]:
-    """``args`` with what ``op``'s rule made of them (unchanged for an op without a rule); a
-    broken rule raises its SemanticError, which each dispatcher reports at the user's line."""
+@dataclass(frozen=True)
+class Capabilities:
+    """What one backend cannot do, declared as data: the builtins it does not run, each with the
+    reason its one message gives (:func:`checked` refuses them before any rule or implementation)."""
+
+    backend: str  # as the message names it: "the numpy backend"
+    lacks: Mapping[Builtin, str]
+
+    def refusal(self, op: Builtin) -> SemanticError:
+        return SemanticError(f"{op!r} is not supported on {self.backend}: {self.lacks[op]}")
+
+
+def lacking(backend: str, lacks: Mapping[Callable[..., Any], str]) -> Capabilities:
+    """The Capabilities of ``backend``, which cannot run these ``tl.*`` functions (for the reasons given)."""
+    ops: dict[Builtin, str] = {}
+    for fn, why in lacks.items():
+        op = builtin_of(fn)
+        assert op is not None, f"{fn!r} is not a builtin"
+        ops[op] = why
+    return Capabilities(backend, ops)
+
+
+def checked(op: Builtin, args: Mapping[str, Any], view: View, capabilities: Capabilities) -> Mapping[str, Any]:
+    """``args`` with what ``op``'s rule made of them (unchanged for an op without a rule), on a
+    backend with these ``capabilities``; a broken rule, or an op the backend lacks, raises a
+    SemanticError, which each dispatcher reports at the user's line."""
+    if op in capabilities.lacks:
+        raise capabilities.refusal(op)
     own = RULES.get(op)  # its own rule, else its family's
     shared = None if own is not None or op.family is None else FAMILY_RULES.get(op.family)
     if own is None and shared is None:
@@ -36,6 +70,14 @@ def checked(op: Builtin, args: Mapping[str, Any], view: View) -> Mapping[str, An
         assert shared is not None
         made = shared(repr(op), seen)
     return {**args, **made} if made else args
+
+
+def apply(form: Form[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``form``'s rule on these arguments (every form has one once this module is imported); a
+    broken rule raises its SemanticError, which each backend reports at the user's line."""
+    rule = form.rule
+    assert rule is not None, f"{form!r} has no rule"
+    return rule(*args, **kwargs)
 
 
 def _seen(value: object, view: View) -> object:

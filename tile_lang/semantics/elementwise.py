@@ -14,7 +14,8 @@ import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.builtin import Family
 from tile_lang.ops import creation as tlcreation, math as tlmath
-from tile_lang.semantics.base import Args, SemanticError, family_rule, operand, rule
+from tile_lang.ops import forms
+from tile_lang.semantics.base import Args, SemanticError, applies, family_rule, operand, rule
 from tile_lang.semantics.operators import promote
 from tile_lang.tensor import pointee
 
@@ -67,6 +68,7 @@ def bitcast(src: DType, dst: DType) -> None:
         raise SemanticError(f"bitcast between types of different widths: {src!r} -> {dst!r}")
 
 
+@applies(forms.constant_fits)
 def constant_fits(value: int, dtype: DType) -> None:
     """A Python int constant must fit the integer dtype it becomes (Triton's rule:
     ``u32_block > -1``, ``i32_block + 2**40`` and ``tl.full(shape, 2**40, tl.i32)`` are errors,

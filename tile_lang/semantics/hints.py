@@ -8,11 +8,13 @@ from typing import Any
 
 from tile_lang.builtin import builtin_of
 from tile_lang.ops import debug as tldebug
-from tile_lang.semantics.base import Args, Block, SemanticError, int_tuple, operand, rule
+from tile_lang.ops import forms
+from tile_lang.semantics.base import Args, Block, SemanticError, applies, int_tuple, operand, rule
 
 HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy"})
 
 
+@applies(forms.discarded_hint)
 def discarded(callee: object) -> bool:
     """Whether a call of ``callee`` as an expression statement (its result discarded) is a hint,
     which then promises nothing, as in Triton: the reference checks its arguments (:func:`hint`)

@@ -13,7 +13,6 @@ from tile_lang.semantics.reduction import values
 
 DOT_DTYPES = (dtypes.I8, dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.F8E4M3, dtypes.F8E5M2)
 PRECISIONS = ("tf32", "tf32x3", "ieee")  # input_precision, Triton's spellings
-SCALE_GROUP = 32  # K-elements per e8m0 scale of dot_scaled
 SCALED_FORMATS = {"e4m3": dtypes.F8E4M3, "e5m2": dtypes.F8E5M2, "bf16": dtypes.BF16, "fp16": dtypes.F16}
 
 Shape = tuple[int, ...]
@@ -100,9 +99,9 @@ def scaled_operand(fmt: object, k_pack: object, side: str, dtype: DType, shape: 
 
 def scale(side: str, dtype: DType, shape: Shape, rows: int, k: int) -> None:
     """e8m0 scales: a u8 block ``[rows, k / 32]``, one per 32 elements of K."""
-    if dtype != dtypes.U8 or shape != (rows, k // SCALE_GROUP) or k % SCALE_GROUP:
-        raise SemanticError(f"tl.dot_scaled: {side}_scale must be a u8 block of shape [{rows}, {k // SCALE_GROUP}] "
-                            f"(one e8m0 scale per {SCALE_GROUP} elements of K = {k}), "
+    if dtype != dtypes.U8 or shape != (rows, k // tllinalg.SCALE_GROUP) or k % tllinalg.SCALE_GROUP:
+        raise SemanticError(f"tl.dot_scaled: {side}_scale must be a u8 block of shape [{rows}, {k // tllinalg.SCALE_GROUP}] "
+                            f"(one e8m0 scale per {tllinalg.SCALE_GROUP} elements of K = {k}), "
                             f"got a {dtype!r} block of shape {list(shape)}")
 
 

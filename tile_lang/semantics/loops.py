@@ -6,30 +6,20 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from tile_lang.dtypes import I32, DType, promote
 from tile_lang.ops import iterators
-from tile_lang.semantics.base import SemanticError, python
+from tile_lang.ops import forms
+from tile_lang.ops.forms import BlockType, RangeCall
+from tile_lang.semantics.base import SemanticError, applies, python
 
 ZERO_STEP = "range() arg 3 must not be zero"
 """Python's message for a zero step, which both backends give: at compile time for a constant
 step, when the loop is reached for a runtime one (a device assertion in the generated CUDA)."""
 
 
-@dataclass(frozen=True)
-class RangeCall:
-    """A loop's ``range``, ``tl.range`` or ``tl.static_range`` call with its arguments bound:
-    the bounds as given (ints or scalar tensors) and ``tl.range``'s unroll hint."""
-
-    start: object
-    stop: object
-    step: object
-    static: bool
-    unroll: int | None = None
-
-
+@applies(forms.range_call)
 def range_call(callee: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> RangeCall | None:
     """How ``callee(*args, **kwargs)`` binds when ``callee`` is one of the loop iterators (None
     for any other callee): ``range`` takes 1 to 3 positional arguments, ``tl.range`` also its
@@ -48,16 +38,14 @@ def range_call(callee: object, args: tuple[Any, ...], kwargs: Mapping[str, Any])
     return None
 
 
+@applies(forms.range_step)
 def constant_step(step: int) -> int:
     """A compile-time step: any int but 0."""
     if step == 0:
         raise SemanticError(ZERO_STEP)
     return step
 
-BlockType = tuple[DType, tuple[int, ...]]
-"""A value's element dtype and block shape (``()`` for a scalar)."""
-
-
+@applies(forms.loop_index)
 def index_dtype(bounds: Iterable[DType]) -> DType:
     """The index of a runtime loop (``range``, ``tl.range``) with bounds of these dtypes: an
     i32 scalar, or the wider integer type of a bound, as in Triton (``tl.static_range``'s is a
@@ -75,6 +63,7 @@ def type_text(value: BlockType) -> str:
     return name if not shape else f"{name}[{','.join(map(str, shape))}]"
 
 
+@applies(forms.loop_carried)
 def loop_carried(name: str, before: BlockType | None, inside: BlockType) -> SemanticError | None:
     """Whether a runtime loop can carry ``name``, bound to a value of type ``before`` before
     the loop (None: a Python number, which takes the loop's type) and rebound to one of type

@@ -12,8 +12,9 @@ import tile_lang.dtypes as dtypes
 from tile_lang.builtin import Family
 from tile_lang.dtypes import DType
 from tile_lang.ops import atomic as tlatomic, memory as tlmemory
+from tile_lang.ops import forms
 from tile_lang.semantics.base import (
-    Args, Block, SemanticError, Shape, Tiled, broadcast, constexpr_int, family_rule, operand, pow2_shape, rule,
+    Args, Block, SemanticError, Shape, Tiled, applies, broadcast, constexpr_int, family_rule, operand, pow2_shape, rule,
     shown,
 )
 from tile_lang.semantics.elementwise import pointer_cast, scalar_fits
@@ -22,7 +23,6 @@ SEMS = ("relaxed", "acquire", "release", "acq_rel")
 SCOPES = ("gpu", "cta", "sys")
 BITWISE_ATOMICS = ("atomic_and", "atomic_or", "atomic_xor")
 MAX_DESCRIPTOR_RANK = 5
-DESCRIPTOR_ALIGN = 16  # bytes: every stride but the last, the base, and the last block dim's extent
 
 
 def atomic_element(name: str, dtype: DType) -> None:
@@ -118,12 +118,13 @@ def descriptor_block(block: tuple[int, ...], element: DType) -> None:
     """A tensor descriptor has 1 to 5 dims and spans at least 16 bytes along the last."""
     if len(block) > MAX_DESCRIPTOR_RANK:
         raise SemanticError(f"a tensor descriptor has 1 to {MAX_DESCRIPTOR_RANK} dims, got {len(block)}")
-    if block[-1] * element.itemsize < DESCRIPTOR_ALIGN:
-        raise SemanticError(f"Descriptor block shape must have at least {DESCRIPTOR_ALIGN} bytes in the last "
+    if block[-1] * element.itemsize < tlmemory.DESCRIPTOR_ALIGN:
+        raise SemanticError(f"Descriptor block shape must have at least {tlmemory.DESCRIPTOR_ALIGN} bytes in the last "
                             f"dimension (the TMA moves whole 16-byte pieces of a row), got {block[-1]} x "
                             f"{element.itemsize} bytes")
 
 
+@applies(forms.descriptor_strides)
 def descriptor_strides(strides: tuple[int | None, ...], element: DType) -> None:
     """The TMA's strides: the last is 1, the others are multiples of 16 bytes (None: a stride
     known only at run time, which the compiler cannot check; an int argument launched as 1 is
@@ -132,9 +133,9 @@ def descriptor_strides(strides: tuple[int | None, ...], element: DType) -> None:
         shown = "a runtime value" if strides[-1] is None else strides[-1]
         raise SemanticError(f"the last stride of a tensor descriptor must be 1, got {shown}")
     for d, stride in enumerate(strides[:-1]):
-        if stride is not None and stride * element.itemsize % DESCRIPTOR_ALIGN:
+        if stride is not None and stride * element.itemsize % tlmemory.DESCRIPTOR_ALIGN:
             raise SemanticError(f"stride {d} of a tensor descriptor is {stride} elements = "
-                                f"{stride * element.itemsize} bytes, not a multiple of {DESCRIPTOR_ALIGN} bytes")
+                                f"{stride * element.itemsize} bytes, not a multiple of {tlmemory.DESCRIPTOR_ALIGN} bytes")
 
 
 def descriptor_offsets(widths: tuple[int, ...], what: str) -> None:

@@ -1,70 +1,27 @@
 """Operator rules: Python's ``+ - * / // % & | ^ << >>``, comparisons and unary ``- ~ not`` on
-blocks. :data:`OPERATORS` is the binary-operator table: each row says which operands the
-operator takes, the IR function the compiler lowers it to (``BinaryFn(row.fn)``, whose CUDA
-spelling the code generator holds) and the NumPy function the reference evaluates it with.
-Promotion (Triton's, a Python number adapting to the block it meets) is :func:`promote`."""
+blocks, and Python's control flow on runtime values (conditions, ``range`` bounds, ``assert``).
+Which operands each operator takes is its row of :data:`tile_lang.operators.OPERATORS`.
+Promotion (Triton's, a Python number adapting to the block it meets) is :func:`promote`. Each
+rule is registered as the rule of its :mod:`tile_lang.ops.forms` entry, which the backends apply
+through :func:`tile_lang.semantics.dispatch.apply`."""
 
 from __future__ import annotations
 
-import enum
 import functools
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Union
 
 import numpy as np
 
 import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
-from tile_lang.operators import BinaryOp, UnaryOp
-from tile_lang.semantics.base import SemanticError, shown
-
-Array = np.ndarray[Any, Any]
-Operand = Union[DType, bool, int, float]  # a block's dtype, or a Python number
-
-
-class Takes(enum.Enum):
-    """Which element kinds an operator accepts (after promotion)."""
-
-    ANY = "any"                    # numbers and bools
-    NUMBERS = "numbers"            # not bools: - and %
-    INTEGERS = "integers"          # //, << and >>
-    INTEGERS_OR_BOOLS = "bits"     # & | ^
+from tile_lang.operators import OPERATORS, BinaryOp, Takes, UnaryOp
+from tile_lang.ops import forms
+from tile_lang.ops.forms import Operand, Typed
+from tile_lang.semantics.base import SemanticError, applies, shown
 
 
-@dataclass(frozen=True)
-class Operator:
-    """One binary operator: its operands, its IR function's name, and its NumPy evaluation
-    (None: the reference's own C-style integer division)."""
 
-    op: BinaryOp
-    takes: Takes
-    fn: str
-    reference: Callable[[Array, Array], Array] | None
-
-
-OPERATORS: dict[BinaryOp, Operator] = {row.op: row for row in (
-    Operator(BinaryOp.ADD, Takes.ANY, "add", np.add),
-    Operator(BinaryOp.SUB, Takes.NUMBERS, "sub", np.subtract),
-    Operator(BinaryOp.MUL, Takes.ANY, "mul", np.multiply),
-    Operator(BinaryOp.TRUEDIV, Takes.ANY, "div", np.true_divide),
-    Operator(BinaryOp.FLOORDIV, Takes.INTEGERS, "div", None),
-    Operator(BinaryOp.MOD, Takes.NUMBERS, "mod", None),
-    Operator(BinaryOp.AND, Takes.INTEGERS_OR_BOOLS, "and", np.bitwise_and),
-    Operator(BinaryOp.OR, Takes.INTEGERS_OR_BOOLS, "or", np.bitwise_or),
-    Operator(BinaryOp.XOR, Takes.INTEGERS_OR_BOOLS, "xor", np.bitwise_xor),
-    Operator(BinaryOp.LSHIFT, Takes.INTEGERS, "shl", np.left_shift),
-    Operator(BinaryOp.RSHIFT, Takes.INTEGERS, "shr", np.right_shift),
-    Operator(BinaryOp.LT, Takes.ANY, "lt", np.less),
-    Operator(BinaryOp.LE, Takes.ANY, "le", np.less_equal),
-    Operator(BinaryOp.GT, Takes.ANY, "gt", np.greater),
-    Operator(BinaryOp.GE, Takes.ANY, "ge", np.greater_equal),
-    Operator(BinaryOp.EQ, Takes.ANY, "eq", np.equal),
-    Operator(BinaryOp.NE, Takes.ANY, "ne", np.not_equal),
-)}
-
-
+@applies(forms.arithmetic_shift)
 def arithmetic_shift(x: Operand, y: Operand) -> bool:
     """Whether ``x >> y`` shifts in the sign bit: Triton decides by the left operand's own dtype
     (a Python number on the left takes the right's), not by the dtype both are promoted to, so
@@ -88,14 +45,7 @@ def promote(x: Operand, y: Operand) -> DType:
     return dtypes.promote(dtypes.scalar_dtype(x), dtypes.scalar_dtype(y))
 
 
-@dataclass(frozen=True)
-class Typed:
-    """The dtype both operands are converted to, and the result's."""
-
-    operands: DType
-    result: DType
-
-
+@applies(forms.binary)
 def binary(op: BinaryOp, x: Operand, y: Operand) -> Typed:
     """``x <op> y`` on values (pointer operands: :func:`pointer_binary`): the operator's rule
     on the promoted dtype; ``/`` divides in a float type, comparisons give bools."""
@@ -126,6 +76,7 @@ def _typed(op: BinaryOp, common: DType) -> Typed:
     return Typed(common, dtypes.BOOL if op.is_comparison else common)
 
 
+@applies(forms.pointer_binary)
 def pointer_binary(op: BinaryOp, x: Operand, y: Operand) -> bool:
     """An operator with a pointer operand: ``ptr + ints``, ``ints + ptr``, ``ptr - ints`` (the
     offsets integers or bools), or ``==``/``!=`` between pointers of one type. Returns whether
@@ -145,6 +96,7 @@ def pointer_binary(op: BinaryOp, x: Operand, y: Operand) -> bool:
     return False
 
 
+@applies(forms.unary)
 def unary(op: UnaryOp, x: DType) -> DType:
     """``-x`` on numbers, ``~x`` on integers and bools; ``+x`` on anything."""
     if op is UnaryOp.NEG and (x.is_bool or x.is_pointer):
@@ -154,6 +106,7 @@ def unary(op: UnaryOp, x: DType) -> DType:
     return x
 
 
+@applies(forms.condition)
 def condition(shape: tuple[int, ...]) -> bool:
     """Python's truth (``if``, ``while``, ``x if c else y``, ``not``, ``and``/``or``) is for
     scalars, and, as Triton allows, for a block of one element, read as its scalar (returns
@@ -168,6 +121,7 @@ def _not_a_block(shape: tuple[int, ...], what: str) -> None:
                         "Python control flow needs a scalar (reduce it first, or use tl.where)")
 
 
+@applies(forms.index)
 def index(shape: tuple[int, ...], dtype: DType) -> None:
     """A runtime value used as a Python int (a ``range`` bound): an integer or bool scalar."""
     if shape:
@@ -176,6 +130,7 @@ def index(shape: tuple[int, ...], dtype: DType) -> None:
         raise SemanticError(f"a {dtype!r} scalar used as an integer (range bound or index)")
 
 
+@applies(forms.constant_index)
 def constant_index(value: object) -> int:
     """A compile-time value used as a Python int (a ``range`` or ``tl.static_range`` bound): an
     int or bool; a float fails as a float scalar does in :func:`index`."""
@@ -186,6 +141,7 @@ def constant_index(value: object) -> int:
     raise SemanticError(f"a range bound must be an integer, got {shown(value)}")
 
 
+@applies(forms.decides)
 def decides(value: object, conjunction: bool) -> bool:
     """Whether a compile-time operand of ``and`` (``conjunction``) or ``or`` decides the result
     alone (a false one for ``and``, a true one for ``or``): the operators stop there, as in
@@ -195,6 +151,7 @@ def decides(value: object, conjunction: bool) -> bool:
     return bool(value) != conjunction
 
 
+@applies(forms.assertion_message)
 def assertion_message(msg: object, source: str) -> str:
     """What a failing ``assert test, msg`` says: ``msg``, or the test's source when there is none.
     On a compile-time test it fails at compile time; on a runtime scalar or block it is a device
@@ -202,6 +159,7 @@ def assertion_message(msg: object, source: str) -> str:
     return source if msg is None else str(msg)
 
 
+@applies(forms.asserted)
 def asserted(dtype: DType) -> None:
     """``assert`` tests a runtime value's truth (non-zero); a pointer has none to test."""
     if dtype.is_pointer:

@@ -14,8 +14,10 @@ from tile_lang.builtin import Family
 from tile_lang.dtypes import DType
 from tile_lang.func import Func
 from tile_lang.ops import reduction as tlreduction
+from tile_lang.ops import forms
 from tile_lang.semantics.base import (
-    Args, Block, SemanticError, block_axis, constexpr_int, dtype_arg, family_rule, operand, pow2_shape, rule, shown,
+    Args, Block, SemanticError, applies, block_axis, constexpr_int, dtype_arg, family_rule, operand, pow2_shape, rule,
+    shown,
 )
 
 
@@ -93,6 +95,7 @@ def combine_arity(fn: object, body: Callable[..., Any], n: int, what: str) -> No
                             f"then the {n} right), one pair per input block") from None
 
 
+@applies(forms.combine_count)
 def combine_count(fn: object, got: int, want: int, what: str) -> None:
     """A combine function returns one value per input block."""
     if got != want:
@@ -100,6 +103,7 @@ def combine_count(fn: object, got: int, want: int, what: str) -> None:
                             f"(one per input block), got {got}")
 
 
+@applies(forms.combine_branches)
 def combine_branches(fn: object) -> SemanticError:
     """A combine function runs once per pair of elements, every lane in step: Python control flow
     on its arguments is refused (both backends), and ``tl.where`` says the same."""
@@ -107,6 +111,7 @@ def combine_branches(fn: object) -> SemanticError:
                          "a combine function must be branch-free (use tl.where)")
 
 
+@applies(forms.combine_results)
 def combine_results(fn: object, got: Sequence[Block | str], want: Sequence[DType], what: str) -> None:
     """A combine function's results (as many as :func:`combine_count` checked): rank-0 values of
     the input blocks' dtypes, in order (a ``str`` stands for a returned value that is no tensor:

@@ -9,8 +9,9 @@ import math
 from typing import Any
 
 from tile_lang.ops import shape as tlshape
+from tile_lang.ops import forms
 from tile_lang.semantics.base import (
-    Args, Block, SemanticError, Shape, block_axis, broadcast, int_tuple, operand, pow2_shape, rule,
+    Args, Block, SemanticError, Shape, applies, block_axis, broadcast, int_tuple, operand, pow2_shape, rule,
 )
 
 
@@ -23,6 +24,7 @@ def broadcast_to(x: Block, shape: object) -> Shape:
     return target
 
 
+@applies(forms.subscript)
 def index_parts(key: object) -> tuple[object, ...]:
     """The parts of ``x[:, None]``: each ``:`` (an axis kept) or None (a unit axis inserted);
     any other index is Triton's "unsupported tensor index"."""
