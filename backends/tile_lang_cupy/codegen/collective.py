@@ -22,7 +22,7 @@ def _convert(em: Emitter, node: Node) -> None:
     src = node.args[0]
     layout = node.layout if isinstance(node.layout, Shared) else Shared()
     t = ctype(node.ty.dtype)
-    offset = em.shared(shared_numel(layout, node.ty.shape) * node.ty.dtype.itemsize, shared_align(layout))
+    offset = em.shared(shared_numel(layout, node.ty.shape) * node.ty.dtype.itemsize, shared_align(layout), node)
     name = em.name(node, "s")
     em.line(f"{t}* {name} = reinterpret_cast<{t}*>(tl_smem + {offset});")
     em.line("__syncthreads();")

@@ -14,11 +14,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tile_lang.compiler.ir import (
-    REGISTER_LAYOUTS, Computed, Function, Mma, MmaRows, Node, Op, Region, Registers, Shared, blocked, walk,
+    REGISTER_LAYOUTS, Category, Computed, Function, Mma, MmaRows, Node, Op, Region, Registers, Shared, blocked, walk,
 )
 from tile_lang.dtypes import DType
 
 from tile_lang_cupy.codegen.ctypes_ import c_string, const_decl, ctype, feature
+from tile_lang_cupy.codegen.shared import SharedMemory
 
 SCRATCH_BYTES = 512  # reductions and broadcasts: 32 values and 32 indices of up to 8 bytes
 
@@ -165,8 +166,8 @@ class Emitter:
         self.depth = 1
         self.names: dict[Node, str] = {}
         self.counter = 0
-        self.smem_bytes = SCRATCH_BYTES  # the kernel's dynamic shared memory: the most reserved at once
-        self.smem_top = SCRATCH_BYTES  # where the next reservation starts
+        self.smem = SharedMemory(SCRATCH_BYTES)
+        self.owned: dict[Node, int] = {}  # a block staged in shared memory -> its offset, released after its last reader
         self.last_line: tuple[str, int] | None = None
         self.uses: dict[Node, int] = {}
         self.results: dict[Node, list[str]] = {}
@@ -307,23 +308,30 @@ class Emitter:
         with self.each(target) as idx:
             self.line(f"{name}[k] = {self.elem(value, idx)};")
 
-    def shared(self, nbytes: int, align: int = 16) -> int:
+    def shared(self, nbytes: int, align: int = 16, owner: Node | None = None) -> int:
         """Reserve ``nbytes`` of dynamic shared memory aligned to ``align`` bytes; returns the
-        byte offset."""
-        offset = (self.smem_top + align - 1) // align * align
-        self.smem_top = offset + (nbytes + 15) // 16 * 16
-        self.smem_bytes = max(self.smem_bytes, self.smem_top)
+        byte offset. An ``owner`` (a block staged there) gives it back after its last reader."""
+        offset, fence = self.smem.reserve(nbytes, align)
+        if fence:
+            self.line("__syncthreads();  // these bytes held a block released above: its readers are done")
+        if owner is not None:
+            self.owned[owner] = offset
         return offset
+
+    @property
+    def smem_bytes(self) -> int:
+        """The kernel's dynamic shared memory: the most reserved at once."""
+        return self.smem.peak
 
     @contextmanager
     def shared_scope(self) -> Iterator[None]:
         """Shared memory reserved inside is free again after it: the code that follows reuses it
-        (a pipelined loop's rings, after the loop has waited for its copies and a barrier)."""
-        top = self.smem_top
+        (what a loop or a branch stages, a pipelined loop's rings)."""
+        mark = self.smem.mark()
         try:
             yield
         finally:
-            self.smem_top = top
+            self.smem.release_since(mark)
 
     def scratch(self, dtype: DType, count: int, prefix: str = "s") -> str:
         """A fresh shared-memory array of ``count`` elements of ``dtype``; returns its name."""
@@ -363,11 +371,23 @@ class Emitter:
     # ---------------------------------------------------------------- nodes
 
     def region(self, region: Region) -> None:
-        for node in region.body:
+        last = _last_readers(region)
+        done: dict[int, list[Node]] = {}
+        for node, i in last.items():
+            done.setdefault(i, []).append(node)
+        for i, node in enumerate(region.body):
             if node.type is not None and not node.ty.is_scalar and isinstance(node.layout, Computed):
                 continue  # evaluated where it is read
             self.locate(node)
-            STATEMENTS[node.op](self, node)
+            if node.regions and not any(isinstance(r.layout, Shared) for sub in node.regions for r in sub.results):
+                with self.shared_scope():  # nothing it stages in shared memory outlives it
+                    STATEMENTS[node.op](self, node)
+            else:
+                STATEMENTS[node.op](self, node)
+            for staged in done.get(i, ()):
+                offset = self.owned.pop(staged, None)
+                if offset is not None and offset in self.smem.live:
+                    self.smem.release(offset)
 
     def features(self) -> list[str]:
         """The header's optional parts this kernel needs (fp16/bf16/fp8 types, assertions)."""
@@ -381,3 +401,34 @@ class Emitter:
         if self.maps:
             found.add("TL_USE_TMA")
         return sorted(f for f in found if f is not None)
+
+
+def _last_readers(region: Region) -> dict[Node, int]:
+    """For each block ``region`` stages in shared memory, the index of the last statement of its
+    body reading it (itself if none), anything inside that statement's loops or branches
+    included; a view or a copy of it read later keeps it (they may read its bytes); a block
+    the region yields, none (it outlives the region)."""
+    index = {node: i for i, node in enumerate(region.body)}
+    last: dict[Node, int] = {}
+
+    def read(node: Node, at: int) -> None:
+        for arg in node.args:
+            if arg in index:
+                last[arg] = max(last.get(arg, -1), at)
+        for sub in node.regions:
+            for inner in sub.body:
+                read(inner, at)
+            for result in sub.results:
+                if result in index:
+                    last[result] = max(last.get(result, -1), at)
+
+    for i, node in enumerate(region.body):
+        read(node, i)
+    for node in reversed(region.body):  # a view of a block (or a block read lazily) reads it where it is read
+        if node in last and (node.op.info.category is Category.VIEW or isinstance(node.layout, (Shared, Computed))):
+            for arg in node.args:
+                if arg in last:
+                    last[arg] = max(last[arg], last[node])
+    yielded = set(region.results)
+    return {node: last.get(node, i) for i, node in enumerate(region.body)
+            if node.op is Op.CONVERT and isinstance(node.layout, Shared) and node not in yielded}
