@@ -10,6 +10,7 @@ from typing import Any
 import tile_lang.semantics.creation  # noqa: F401 (registers its rules)
 import tile_lang.semantics.elementwise  # noqa: F401 (registers its rules)
 import tile_lang.semantics.hints  # noqa: F401 (registers its rules)
+import tile_lang.semantics.libdevice  # noqa: F401 (registers its rules)
 import tile_lang.semantics.linalg  # noqa: F401 (registers its rules)
 import tile_lang.semantics.memory  # noqa: F401 (registers its rules)
 import tile_lang.semantics.random  # noqa: F401 (registers its rules)

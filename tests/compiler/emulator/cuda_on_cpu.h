@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <thread>
 #include <type_traits>
@@ -240,7 +241,148 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   for (unsigned i = 0; i < 4; ++i) r |= static_cast<unsigned>((both >> (8 * ((s >> (4 * i)) & 7u))) & 0xffu) << (8 * i);
   return r;
 }
-inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline float __saturatef(float x) { return !(x > 0.0f) ? 0.0f : (x > 1.0f ? 1.0f : x); }  // NaN gives +0
+
+// libdevice functions the host's libm lacks, written plainly (the GPU's own are tested against
+// the same float64 references on a GPU machine).
+namespace tl_emu {
+// x / y or sqrt(x) rounded to nearest, then one step down or up where the exact residual's sign
+// says it is on the wrong side (fma: the product exact, the difference's sign right).
+template <class T>
+inline T directed(T q, T excess, int mode) {
+  // mode -1: down, +1: up, 0: toward zero; excess > 0: q is above the exact value
+  const T inf = std::numeric_limits<T>::infinity();
+  if (mode == 0 && q == T(0)) return q;
+  if (mode < 0 || (mode == 0 && q > T(0))) return excess > 0 ? std::nextafter(q, -inf) : q;
+  return excess < 0 ? std::nextafter(q, inf) : q;
+}
+template <class T>
+inline T div_dir(T x, T y, int mode) {
+  const T q = x / y;
+  if (!std::isfinite(x) || !std::isfinite(y) || y == T(0) || std::isnan(q)) return q;
+  using W = std::conditional_t<sizeof(T) == 4, double, T>;  // an f32 product is exact in f64, subnormals too
+  W excess = std::isinf(q) ? q : std::fma(W(q), W(y), -W(x));  // the sign of q*y - x; inf: overflowed
+  if (y < T(0) && !std::isinf(q)) excess = -excess;
+  return directed(q, static_cast<T>(excess > 0) - static_cast<T>(excess < 0), mode);
+}
+template <class T>
+inline T sqrt_dir(T x, int mode) {
+  const T q = std::sqrt(x);
+  if (!std::isfinite(q) || q == T(0)) return q;
+  using W = std::conditional_t<sizeof(T) == 4, double, T>;
+  const W excess = std::fma(W(q), W(q), -W(x));
+  return directed(q, static_cast<T>(excess > 0) - static_cast<T>(excess < 0), mode);
+}
+// erfc's inverse on (0, 1] by bisection on [0, 30], to the last bit
+inline double erfc_inverse(double z) {
+  double lo = 0.0, hi = 30.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (mid == lo || mid == hi) break;
+    (std::erfc(mid) > z ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+inline double erf_inverse(double y) {  // bisection on erf for |y| <= 0.5, else through erfc
+  if (std::isnan(y) || std::fabs(y) > 1.0) return NAN;
+  if (std::fabs(y) == 1.0) return std::copysign(INFINITY, y);
+  if (std::fabs(y) > 0.5) return std::copysign(erfc_inverse(1.0 - std::fabs(y)), y);
+  double lo = 0.0, hi = 1.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (mid == lo || mid == hi) break;
+    (std::erf(mid) < std::fabs(y) ? lo : hi) = mid;
+  }
+  return y == 0.0 ? y : std::copysign(0.5 * (lo + hi), y);
+}
+inline double erfc_inverse_all(double z) {
+  if (std::isnan(z) || z < 0.0 || z > 2.0) return NAN;
+  if (z == 0.0) return INFINITY;
+  if (z == 2.0) return -INFINITY;
+  if (z <= 0.5) return erfc_inverse(z);
+  if (z < 1.5) return erf_inverse(1.0 - z);
+  return -erfc_inverse(2.0 - z);
+}
+// sin(pi x) and cos(pi x) from the exact remainder of x by 2, in long double; zeros exact
+inline long double pi_turns(long double r, bool cosine) {
+  const long double pi = 3.141592653589793238462643383279502884L;
+  return cosine ? std::cos(pi * r) : std::sin(pi * r);
+}
+template <class T>
+inline T sinpi_(T x) {
+  if (!std::isfinite(x)) return NAN;
+  const T r = std::fmod(x, T(2));
+  if (r == std::trunc(r)) return std::copysign(T(0), x);
+  return static_cast<T>(pi_turns(r, false));
+}
+template <class T>
+inline T cospi_(T x) {
+  if (!std::isfinite(x)) return NAN;
+  const T r = std::fabs(std::fmod(x, T(2)));
+  if (r == T(0.5) || r == T(1.5)) return T(0);
+  if (r == T(1)) return T(-1);
+  if (r == T(0)) return T(1);
+  return static_cast<T>(pi_turns(r, true));
+}
+template <class T>
+inline int count_leading_zeros(T v) {
+  return v == 0 ? 8 * sizeof(T) : (sizeof(T) == 8 ? __builtin_clzll(v) : __builtin_clz(static_cast<unsigned>(v)));
+}
+template <class T>
+inline T reverse_bits(T v) {
+  T r = 0;
+  for (unsigned i = 0; i < 8 * sizeof(T); ++i) r |= ((v >> i) & T(1)) << (8 * sizeof(T) - 1 - i);
+  return r;
+}
+}  // namespace tl_emu
+inline float __fdiv_rd(float x, float y) { return tl_emu::div_dir(x, y, -1); }
+inline float __fdiv_ru(float x, float y) { return tl_emu::div_dir(x, y, 1); }
+inline float __fdiv_rz(float x, float y) { return tl_emu::div_dir(x, y, 0); }
+inline double __ddiv_rd(double x, double y) { return tl_emu::div_dir(x, y, -1); }
+inline double __ddiv_ru(double x, double y) { return tl_emu::div_dir(x, y, 1); }
+inline double __ddiv_rz(double x, double y) { return tl_emu::div_dir(x, y, 0); }
+inline float __fsqrt_rd(float x) { return tl_emu::sqrt_dir(x, -1); }
+inline float __fsqrt_ru(float x) { return tl_emu::sqrt_dir(x, 1); }
+inline float __fsqrt_rz(float x) { return tl_emu::sqrt_dir(x, 0); }
+inline double __dsqrt_rd(double x) { return tl_emu::sqrt_dir(x, -1); }
+inline double __dsqrt_ru(double x) { return tl_emu::sqrt_dir(x, 1); }
+inline double __dsqrt_rz(double x) { return tl_emu::sqrt_dir(x, 0); }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline double __drcp_rn(double x) { return 1.0 / x; }
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float x, float y) { return x / y; }
+inline int __float2int_rn(float x) {
+  if (std::isnan(x)) return 0;
+  const float r = std::nearbyint(x);
+  return r >= 2147483648.0f ? 2147483647 : (r < -2147483648.0f ? (-2147483647 - 1) : static_cast<int>(r));
+}
+inline float erfinvf(float x) { return static_cast<float>(tl_emu::erf_inverse(x)); }
+inline double erfinv(double x) { return tl_emu::erf_inverse(x); }
+inline float erfcinvf(float x) { return static_cast<float>(tl_emu::erfc_inverse_all(x)); }
+inline double erfcinv(double x) { return tl_emu::erfc_inverse_all(x); }
+inline float rcbrtf(float x) { return static_cast<float>(1.0 / std::cbrt(static_cast<double>(x))); }
+inline double rcbrt(double x) { return static_cast<double>(1.0L / std::cbrt(static_cast<long double>(x))); }
+inline float sinpif(float x) { return tl_emu::sinpi_(x); }
+inline double sinpi(double x) { return tl_emu::sinpi_(x); }
+inline float cospif(float x) { return tl_emu::cospi_(x); }
+inline double cospi(double x) { return tl_emu::cospi_(x); }
+inline float rhypotf(float x, float y) { return static_cast<float>(1.0 / std::hypot(static_cast<double>(x), static_cast<double>(y))); }
+inline double rhypot(double x, double y) { return static_cast<double>(1.0L / std::hypot(static_cast<long double>(x), static_cast<long double>(y))); }
+inline float norm3df(float x, float y, float z) {
+  return static_cast<float>(std::hypot(std::hypot(static_cast<double>(x), static_cast<double>(y)), static_cast<double>(z)));
+}
+inline double norm3d(double x, double y, double z) {
+  return static_cast<double>(std::hypot(std::hypot(static_cast<long double>(x), static_cast<long double>(y)), static_cast<long double>(z)));
+}
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return tl_emu::count_leading_zeros(static_cast<unsigned>(x)); }
+inline int __clzll(long long x) { return tl_emu::count_leading_zeros(static_cast<unsigned long long>(x)); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned __brev(unsigned x) { return tl_emu::reverse_bits(x); }
+inline unsigned long long __brevll(unsigned long long x) { return tl_emu::reverse_bits(x); }
 
 // PTX atomics, as the emulator rewrites them: sequentially consistent read-modify-write.
 namespace tl_emu {
