@@ -619,3 +619,23 @@ def test_python_numbers_and_mixed_operands_pick_tritons_overload(backend: str) -
         out = tl.to_device(np.full(64, np.nan, np.float32))
         promoted_operands[(1,)](tl.to_device(x), tl.to_device(n), out, BLOCK=64)
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_typed_flaggems_style_kernel_runs(backend: str) -> None:
+    """tests/typing_cases/good_kernels.py's libdevice kernel (mypy checks it clean) against float64."""
+    from tests.typing_cases.good_kernels import libdevice_calls
+
+    x = _fill([np.inf, -np.inf, np.nan, 0.0, -0.0, 1.0, -1.0], RNG.uniform(-1.9, 1.9, 64))[:64].astype(np.float32)
+    n = RNG.integers(-4, 5, 64).astype(np.int32)
+    wide = np.where(np.isfinite(x), x, 0).astype(np.float64)
+    with np.errstate(all="ignore"):
+        special = (each(lambda v: _bessel_first(0, v))(wide) + each(_erfinv)(wide * 0.5)
+                   + each(lambda v: math.inf if v <= 0 and v == math.floor(v) else math.lgamma(v))(wide)
+                   + each(_round_half_away)(wide))
+        stepped = _step(np.fmod(wide, 1.5), np.zeros(64), np.float32) + np.ldexp(wide, n)
+        want = wide**2 + wide**n.astype(np.float64) + wide**3 + special + stepped
+    with tl.backend(backend):
+        out, signs = tl.to_device(np.full(64, np.nan, np.float32)), tl.to_device(np.full(64, -7, np.int32))
+        libdevice_calls[(1,)](tl.to_device(x), tl.to_device(n), out, signs, BLOCK=64)
+        np.testing.assert_allclose(out.numpy(), want, rtol=2e-5, atol=2e-5)
+        np.testing.assert_array_equal(signs.numpy(), np.signbit(x) + np.bitwise_count(n.view(np.uint32)))
