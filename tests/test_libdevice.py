@@ -639,3 +639,42 @@ def test_the_typed_flaggems_style_kernel_runs(backend: str) -> None:
         libdevice_calls[(1,)](tl.to_device(x), tl.to_device(n), out, signs, BLOCK=64)
         np.testing.assert_allclose(out.numpy(), want, rtol=2e-5, atol=2e-5)
         np.testing.assert_array_equal(signs.numpy(), np.signbit(x) + np.bitwise_count(n.view(np.uint32)))
+
+
+def _all_kernels() -> list[Any]:
+    """Every kernel the tests above build (one per group of functions and dtypes)."""
+    kernels = []
+    for dtype in FLOATS:
+        kernels += [kernel_for([c.fn for c in UNARY] + DIRECTED_UNARY, (dtype,), dtype),
+                    kernel_for([c.fn for c in BINARY] + DIRECTED_BINARY + ["nextafter"], (dtype, dtype), dtype),
+                    kernel_for([c.fn for c in THREE], (dtype,) * 3, dtype),
+                    kernel_for([c.fn for c in WITH_INT], (dtype, np.int32), dtype),
+                    kernel_for([c.fn for c in TESTS], (dtype,), np.bool_), kernel_for([c.fn for c in TO_INT], (dtype,), np.int32)]
+    for width, (signed, unsigned) in ((32, (np.int32, np.uint32)), (64, (np.int64, np.uint64))):
+        kernels += [kernel_for(["popc", "clz", "ffs"], (signed,), np.int32), kernel_for(["brev"], (signed,), signed),
+                    kernel_for(["mulhi"], (signed, signed), signed), kernel_for(["mulhi"], (unsigned, unsigned), unsigned)]
+    return kernels + [kernel_for([c.fn for c in F32_ONLY[:3]], (np.float32,), np.float32),
+                      kernel_for([c.fn for c in F32_ONLY[3:]], (np.float32,) * 2, np.float32),
+                      kernel_for(["float2int_rn"], (np.float32,), np.int32),
+                      kernel_for(["byte_perm"], (np.int32,) * 3, np.int32), promoted_operands]
+
+
+@pytest.mark.slow
+def test_the_generated_cuda_compiles_with_nvcc(tmp_path: Any) -> None:
+    """Every spelling is a CUDA device function nvcc knows, for sm_90 and sm_80 (and NVRTC where installed)."""
+    from tile_lang.compiler import compile_ir, static_spec
+    from tile_lang_cupy.codegen import generate
+
+    from tests.compiler.conftest import ARCHS, NVCC, NVRTC, nvcc_cubin, nvrtc_compile
+
+    if NVCC is None and NVRTC is None:
+        pytest.skip("neither nvcc nor libnvrtc is here: the generated CUDA cannot be compile-checked")
+    for kernel in _all_kernels():
+        constexprs = {"BLOCK": 64} if kernel is promoted_operands else {"B": B}
+        source = generate(compile_ir(kernel, static_spec(kernel, constexprs), verify_each=True)).source
+        if NVRTC is not None:
+            ok, log = nvrtc_compile(source, kernel.name, ARCHS[0])
+            assert ok, f"NVRTC on {kernel.name}:\n{log}"
+        for arch in ARCHS if NVCC is not None else ():
+            result = nvcc_cubin(source, arch, tmp_path)
+            assert result.returncode == 0, f"{kernel.name} for {arch}:\n{result.stderr}"
