@@ -317,14 +317,15 @@ def _float2int(x: float) -> float:
 @dataclass(frozen=True)
 class Case:
     """One function: its inputs, its float64 reference, the tolerance: ``ulps`` of the result
-    (0: exact, signed zeros too) plus ``atol`` (functions whose error bound is absolute)."""
+    (0: exact, signed zeros too) plus ``atol`` (functions whose error bound is absolute). The
+    tolerances are the CUDA Math API's documented bounds (the larger of the f32 and f64 ones), so
+    the tests hold on a GPU; the reference and the emulator (glibc) are mostly within an ulp."""
 
     fn: str
     inputs: tuple[Callable[[], Arr], ...]
     ref: Callable[..., Arr]
     ulps: float = 0
     atol: float = 0.0
-    f64: bool = True  # also run on f64 operands (same tolerance in f64 ulps)
 
 
 def _exponents() -> Arr:
@@ -343,7 +344,6 @@ def _positive() -> Arr:
                   -np.inf, 1.0, 9.0, 1e-20], np.abs(RNG.normal(0, 1, B)) * 10.0 ** RNG.integers(-8, 8, B))
 
 
-T = 2.0**-7  # the largest f32 error bound below, in ulps, is the documented CUDA one; ours is tighter
 UNARY = [
     Case("cbrt", (anywhere,), each(_cbrt), 4),  # 1 on the GPU; glibc lists its f64 cbrt (the emulator's) at 4
     Case("rcbrt", (anywhere,), each(lambda x: float(1 / Fraction(_cbrt(x))) if x != 0 and math.isfinite(x) else
@@ -355,11 +355,11 @@ UNARY = [
          each(lambda x: math.inf if math.isinf(x) or (x <= 0 and x == math.floor(x)) else math.lgamma(x)), 6, 1e-6),
     Case("tgamma", (uniform(-9.9, 34, [0.0, -0.0, -1.0, -2.0, 1.0, 0.5, -0.5, -1.5, np.inf, -np.inf, np.nan, 1e-30,
                                        40.0, -40.5, 5.0, 10.0]),),
-         each(lambda x: math.copysign(math.inf, x) if x == 0 else (math.inf if x == math.inf else math.gamma(x))), 8),
+         each(lambda x: math.copysign(math.inf, x) if x == 0 else (math.inf if x == math.inf else math.gamma(x))), 10),
     Case("erfinv", (uniform(-1, 1, [0.0, -0.0, 1.0, -1.0, 1.5, np.nan, 1 - 2.0**-24, -1 + 2.0**-24, 1e-40, 0.5,
-                                    -0.5, 0.9, 0.999]),), each(_erfinv), 2),
+                                    -0.5, 0.9, 0.999]),), each(_erfinv), 5),
     Case("erfcinv", (uniform(0, 2, [0.0, 2.0, 1.0, 1e-30, 1e-40, 1.4e-45, 2 - 2.0**-23, np.nan, -1.0, 3.0, 0.5,
-                                    1.5, 1e-6]),), each(_erfcinv), 4),
+                                    1.5, 1e-6]),), each(_erfcinv), 6),
     Case("j0", (uniform(-60, 60, [0.0, -0.0, np.inf, -np.inf, np.nan, 2.404825557695773, 1e-20, 8.0, 12.0, 1e4]),),
          each(lambda x: _bessel_first(0, x)), 9, 3e-6),
     Case("j1", (uniform(-60, 60, [0.0, -0.0, np.inf, -np.inf, np.nan, 3.8317059702075125, 1e-20, 8.0, 12.0, -1e4]),),
@@ -372,9 +372,9 @@ UNARY = [
     Case("nearbyint", (anywhere,), each(_nearest_even)),
     Case("round", (anywhere,), each(_round_half_away)),
     Case("cospi", (uniform(-100, 100, EDGES + [0.25, 1e7 + 0.5, 2.0**30]),),
-         each(lambda x: _pi_times(math.cos, x, False)), 1, 1e-12),
+         each(lambda x: _pi_times(math.cos, x, False)), 2, 1e-12),
     Case("sinpi", (uniform(-100, 100, EDGES + [0.25, 1e7 + 0.5, 2.0**30]),),
-         each(lambda x: _pi_times(math.sin, x, True)), 1, 1e-12),
+         each(lambda x: _pi_times(math.sin, x, True)), 2, 1e-12),
     Case("rcp_rn", (anywhere,), each(lambda x: float(1 / Fraction(x)) if x != 0 and math.isfinite(x) else
                                      (math.copysign(math.inf, x) if x == 0 else (0.0 * x if math.isnan(x) else math.copysign(0.0, x))))),
 ]

@@ -183,7 +183,7 @@ def _float2int_rn(x: Array) -> Array:
 
 # The LIBDEVICE family: each function's evaluation (operands in the rule's dtypes, in parameter order).
 LIBDEVICE: dict[Callable[..., Any], Callable[..., Array]] = {
-    ld.pow: _wide(np.power), ld.ldexp: lambda x, n: np.ldexp(x, n), ld.norm3d: _wide(lambda x, y, z: np.hypot(np.hypot(x, y), z)),
+    ld.pow: _wide(np.power), ld.ldexp: np.ldexp, ld.norm3d: _wide(lambda x, y, z: np.hypot(np.hypot(x, y), z)),
     ld.isinf: np.isinf, ld.isnan: np.isnan, ld.isfinite: np.isfinite, ld.signbit: np.signbit, ld.ilogb: _ilogb,
     ld.saturatef: lambda x: np.where(x > 0, np.minimum(x, 1), 0), ld.fast_expf: _wide(np.exp),
     ld.fast_logf: _wide(np.log), ld.fast_dividef: np.true_divide, ld.float2int_rn: _float2int_rn,
@@ -195,7 +195,7 @@ LIBDEVICE: dict[Callable[..., Any], Callable[..., Array]] = {
     ld.j1: _wide(lambda x: special.bessel(x, 1, False)), ld.y0: _wide(lambda x: special.bessel(x, 0, True)),
     ld.y1: _wide(lambda x: special.bessel(x, 1, True)), ld.logb: _logb, ld.nearbyint: np.rint, ld.round: _round,
     ld.cospi: lambda x: _pi_turns(x, True), ld.sinpi: lambda x: _pi_turns(x, False),
-    ld.rcp_rn: lambda x: np.reciprocal(x), ld.sqrt_rd: _square_root(-1), ld.sqrt_ru: _square_root(1),
+    ld.rcp_rn: np.reciprocal, ld.sqrt_rd: _square_root(-1), ld.sqrt_ru: _square_root(1),
     ld.sqrt_rz: _square_root(0), ld.atan2: _wide(np.arctan2), ld.hypot: _wide(np.hypot), ld.fmod: np.fmod,
     ld.remainder: _remainder, ld.copysign: np.copysign, ld.nextafter: np.nextafter, ld.fdim: _fdim,
     ld.fmax: lambda x, y: gpu_extremum(x, y, True), ld.fmin: lambda x, y: gpu_extremum(x, y, False),
