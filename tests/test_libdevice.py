@@ -241,6 +241,12 @@ def _div_directed(mode: int, dtype: Any) -> Callable[[Arr, Arr], Arr]:
     return ref
 
 
+def _reciprocal_directed(mode: int, dtype: Any) -> Callable[[Arr], Arr]:
+    """``1 / x`` rounded in the direction ``mode``, exactly."""
+    divide = _div_directed(mode, dtype)
+    return lambda x: divide(np.ones_like(x), x)
+
+
 def _sqrt_directed(mode: int, dtype: Any) -> Callable[[Arr], Arr]:
     def ref(x: Arr) -> Arr:
         out = []
@@ -381,6 +387,7 @@ UNARY = [
 # the directed roundings: exact references per dtype, so built below
 DIRECTED_UNARY = ["sqrt_rd", "sqrt_ru", "sqrt_rz"]
 DIRECTED_BINARY = ["div_rd", "div_ru", "div_rz"]
+RECIPROCALS = ["rcp_rd", "rcp_ru", "rcp_rz"]
 MODES = {"rd": -1, "ru": 1, "rz": 0}
 
 BINARY = [
@@ -398,9 +405,10 @@ BINARY = [
     Case("rhypot", (anywhere, anywhere), each(lambda x, y: 1 / math.hypot(x, y) if math.hypot(x, y) else math.inf), 2),
 ]
 THREE = [Case("norm3d", (anywhere, anywhere, anywhere), each(lambda x, y, z: math.hypot(x, y, z)), 3)]
-WITH_INT = [Case("ldexp", (anywhere, lambda: _fill([0, 1, -1, 200, -200, 300, -300, 2**31 - 1, -(2**31), 5],
-                                                   RNG.integers(-160, 160, B).astype(np.float64))),
-                 each(lambda x, n: float(np.ldexp(np.float64(x), int(n))) if math.isfinite(x) else x)),
+WITH_INT = [*(Case(fn, (anywhere, lambda: _fill([0, 1, -1, 200, -200, 300, -300, 2**31 - 1, -(2**31), 5],
+                                                RNG.integers(-160, 160, B).astype(np.float64))),
+                   each(lambda x, n: float(np.ldexp(np.float64(x), int(n))) if math.isfinite(x) else x))
+              for fn in ("ldexp", "scalbn")),
             Case("pow", (_bases, lambda: _fill([0, 1, -1, 2, -2, 3, -3, 31, -31, 2**31 - 1, -(2**31), 0, 5, 7],
                                                RNG.integers(-12, 12, B).astype(np.float64))),
                  each(_pow), 4)]
@@ -505,6 +513,7 @@ FLOATS = [np.float32, np.float64]
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_unary_float_functions(backend: str, dtype: Any) -> None:
     cases = UNARY + [Case(fn, (anywhere,), _sqrt_directed(MODES[fn[-2:]], dtype)) for fn in DIRECTED_UNARY]
+    cases += [Case(fn, (anywhere,), _reciprocal_directed(MODES[fn[-2:]], dtype)) for fn in RECIPROCALS]
     _check(backend, cases, (dtype,), dtype)
 
 
@@ -520,7 +529,8 @@ def test_binary_float_functions(backend: str, dtype: Any) -> None:
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_classification_functions(backend: str, dtype: Any) -> None:
     _check(backend, TESTS, (dtype,), np.bool_)
-    _check(backend, TO_INT, (dtype,), np.int32)
+    finite = Case("finitef" if dtype is np.float32 else "isfinited", (anywhere,), each(lambda x: float(math.isfinite(x))))
+    _check(backend, TO_INT + [finite], (dtype,), np.int32)
 
 
 def test_f32_only_functions(backend: str) -> None:
@@ -645,11 +655,13 @@ def _all_kernels() -> list[Any]:
     """Every kernel the tests above build (one per group of functions and dtypes)."""
     kernels = []
     for dtype in FLOATS:
-        kernels += [kernel_for([c.fn for c in UNARY] + DIRECTED_UNARY, (dtype,), dtype),
+        kernels += [kernel_for([c.fn for c in UNARY] + DIRECTED_UNARY + RECIPROCALS, (dtype,), dtype),
                     kernel_for([c.fn for c in BINARY] + DIRECTED_BINARY + ["nextafter"], (dtype, dtype), dtype),
                     kernel_for([c.fn for c in THREE], (dtype,) * 3, dtype),
                     kernel_for([c.fn for c in WITH_INT], (dtype, np.int32), dtype),
-                    kernel_for([c.fn for c in TESTS], (dtype,), np.bool_), kernel_for([c.fn for c in TO_INT], (dtype,), np.int32)]
+                    kernel_for([c.fn for c in TESTS], (dtype,), np.bool_),
+                    kernel_for([c.fn for c in TO_INT] + ["finitef" if dtype is np.float32 else "isfinited"], (dtype,),
+                               np.int32)]
     for width, (signed, unsigned) in ((32, (np.int32, np.uint32)), (64, (np.int64, np.uint64))):
         kernels += [kernel_for(["popc", "clz", "ffs"], (signed,), np.int32), kernel_for(["brev"], (signed,), signed),
                     kernel_for(["mulhi"], (signed, signed), signed), kernel_for(["mulhi"], (unsigned, unsigned), unsigned)]

@@ -120,6 +120,12 @@ def _divide(mode: int) -> Callable[[Array, Array], Array]:
     return divide
 
 
+def _reciprocal(mode: int) -> Callable[[Array], Array]:
+    """``1 / x`` rounded in the direction ``mode``, as :func:`_divide`."""
+    divide = _divide(mode)
+    return lambda x: divide(np.ones_like(x), x)
+
+
 def _square_root(mode: int) -> Callable[[Array], Array]:
     def square_root(x: Array) -> Array:
         with np.errstate(all="ignore"):
@@ -195,7 +201,8 @@ LIBDEVICE: dict[Callable[..., Any], Callable[..., Array]] = {
     ld.j1: _wide(lambda x: special.bessel(x, 1, False)), ld.y0: _wide(lambda x: special.bessel(x, 0, True)),
     ld.y1: _wide(lambda x: special.bessel(x, 1, True)), ld.logb: _logb, ld.nearbyint: np.rint, ld.round: _round,
     ld.cospi: lambda x: _pi_turns(x, True), ld.sinpi: lambda x: _pi_turns(x, False),
-    ld.rcp_rn: np.reciprocal, ld.sqrt_rd: _square_root(-1), ld.sqrt_ru: _square_root(1),
+    ld.rcp_rn: np.reciprocal, ld.rcp_rd: _reciprocal(-1), ld.rcp_ru: _reciprocal(1), ld.rcp_rz: _reciprocal(0),
+    ld.scalbn: np.ldexp, ld.finitef: np.isfinite, ld.isfinited: np.isfinite, ld.sqrt_rd: _square_root(-1), ld.sqrt_ru: _square_root(1),
     ld.sqrt_rz: _square_root(0), ld.atan2: _wide(np.arctan2), ld.hypot: _wide(np.hypot), ld.fmod: np.fmod,
     ld.remainder: _remainder, ld.copysign: np.copysign, ld.nextafter: np.nextafter, ld.fdim: _fdim,
     ld.fmax: lambda x, y: gpu_extremum(x, y, True), ld.fmin: lambda x, y: gpu_extremum(x, y, False),

@@ -112,7 +112,8 @@ LIBDEVICE: dict[Callable[..., Any], LibFn] = {
     ld.exp10: LibFn.EXP10, ld.lgamma: LibFn.LGAMMA, ld.tgamma: LibFn.TGAMMA, ld.erfinv: LibFn.ERFINV, ld.erfcinv:
     LibFn.ERFCINV, ld.j0: LibFn.J0, ld.j1: LibFn.J1, ld.y0: LibFn.Y0, ld.y1: LibFn.Y1, ld.logb: LibFn.LOGB,
     ld.nearbyint: LibFn.NEARBYINT, ld.round: LibFn.ROUND, ld.cospi: LibFn.COSPI, ld.sinpi: LibFn.SINPI, ld.rcp_rn:
-    LibFn.RCP_RN, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
+    LibFn.RCP_RN, ld.rcp_rd: LibFn.RCP_RD, ld.rcp_ru: LibFn.RCP_RU, ld.rcp_rz: LibFn.RCP_RZ, ld.scalbn: LibFn.SCALBN,
+    ld.finitef: LibFn.FINITEF, ld.isfinited: LibFn.ISFINITED, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
     LibFn.ATAN2, ld.hypot: LibFn.HYPOT, ld.fmod: LibFn.FMOD, ld.remainder: LibFn.REMAINDER, ld.copysign:
     LibFn.COPYSIGN, ld.nextafter: LibFn.NEXTAFTER, ld.fdim: LibFn.FDIM, ld.fmax: LibFn.FMAX, ld.fmin: LibFn.FMIN,
     ld.rhypot: LibFn.RHYPOT, ld.div_rd: LibFn.DIV_RD, ld.div_ru: LibFn.DIV_RU, ld.div_rz: LibFn.DIV_RZ,

@@ -102,6 +102,21 @@ def rcp_rn(x: Tensor[FP, R]) -> Tensor[FP, R]:
 
 
 @libdevice
+def rcp_rd(x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """``1 / x`` rounded down."""
+
+
+@libdevice
+def rcp_ru(x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """``1 / x`` rounded up."""
+
+
+@libdevice
+def rcp_rz(x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """``1 / x`` rounded toward zero."""
+
+
+@libdevice
 def sqrt_rd(x: Tensor[FP, R]) -> Tensor[FP, R]:
     """Square root rounded down."""
 
@@ -196,6 +211,11 @@ def ldexp(x: Tensor[FP, R], y: Tensor[Int[W32], R] | Tensor[Int[W32], R0] | int)
 
 
 @libdevice
+def scalbn(x: Tensor[FP, R], y: Tensor[Int[W32], R] | Tensor[Int[W32], R0] | int) -> Tensor[FP, R]:
+    """``x * 2 ** y``, rounded once (``ldexp``)."""
+
+
+@libdevice
 def norm3d(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float,
            z: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
     """``sqrt(x*x + y*y + z*z)`` without overflow."""
@@ -214,6 +234,16 @@ def isnan(x: Tensor[FP, R]) -> Tensor[Bool, R]:
 @libdevice
 def isfinite(x: Tensor[FP, R]) -> Tensor[Bool, R]:
     """Whether ``x`` is neither infinite nor a NaN."""
+
+
+@libdevice
+def finitef(x: Tensor[Float[W32], R]) -> Tensor[Int[W32], R]:
+    """1 where the f32 ``x`` is neither infinite nor a NaN, else 0."""
+
+
+@libdevice
+def isfinited(x: Tensor[Float[W64], R]) -> Tensor[Int[W32], R]:
+    """1 where the f64 ``x`` is neither infinite nor a NaN, else 0."""
 
 
 @libdevice

@@ -48,14 +48,15 @@ def with_i32(*kinds: DType) -> tuple[Overload, ...]:
 UNARY, BINARY = same(1), same(2)
 
 SIGNATURES: dict[Callable[..., Any], tuple[Overload, ...]] = {
-    ld.pow: BINARY + with_i32(), ld.ldexp: with_i32(), ld.norm3d: same(3),
+    ld.pow: BINARY + with_i32(), ld.ldexp: with_i32(), ld.scalbn: with_i32(), ld.norm3d: same(3),
+    ld.finitef: to(I32, F32), ld.isfinited: to(I32, F64),
     ld.isinf: to(BOOL), ld.isnan: to(BOOL), ld.isfinite: to(BOOL), ld.signbit: to(I32), ld.ilogb: to(I32),
     ld.saturatef: same(1, F32), ld.fast_expf: same(1, F32), ld.fast_logf: same(1, F32),
     ld.fast_dividef: same(2, F32), ld.float2int_rn: to(I32, F32),
     ld.popc: to(I32, I32, I64), ld.clz: to(I32, I32, I64), ld.ffs: to(I32, I32, I64), ld.brev: same(1, I32, I64),
     ld.mulhi: same(2, I32, U32, I64, U64), ld.byte_perm: same(3, I32),
     **{fn: UNARY for fn in (ld.cbrt, ld.rcbrt, ld.exp10, ld.lgamma, ld.tgamma, ld.erfinv, ld.erfcinv, ld.j0, ld.j1,
-                            ld.y0, ld.y1, ld.logb, ld.nearbyint, ld.round, ld.cospi, ld.sinpi, ld.rcp_rn,
+                            ld.y0, ld.y1, ld.logb, ld.nearbyint, ld.round, ld.cospi, ld.sinpi, ld.rcp_rn, ld.rcp_rd, ld.rcp_ru, ld.rcp_rz,
                             ld.sqrt_rd, ld.sqrt_ru, ld.sqrt_rz)},
     **{fn: BINARY for fn in (ld.atan2, ld.hypot, ld.fmod, ld.remainder, ld.copysign, ld.nextafter, ld.fdim,
                              ld.fmax, ld.fmin, ld.rhypot, ld.div_rd, ld.div_ru, ld.div_rz)},

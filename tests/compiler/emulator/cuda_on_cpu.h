@@ -348,6 +348,12 @@ inline double __dsqrt_rd(double x) { return tl_emu::sqrt_dir(x, -1); }
 inline double __dsqrt_ru(double x) { return tl_emu::sqrt_dir(x, 1); }
 inline double __dsqrt_rz(double x) { return tl_emu::sqrt_dir(x, 0); }
 inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __frcp_rd(float x) { return tl_emu::div_dir(1.0f, x, -1); }
+inline float __frcp_ru(float x) { return tl_emu::div_dir(1.0f, x, 1); }
+inline float __frcp_rz(float x) { return tl_emu::div_dir(1.0f, x, 0); }
+inline double __drcp_rd(double x) { return tl_emu::div_dir(1.0, x, -1); }
+inline double __drcp_ru(double x) { return tl_emu::div_dir(1.0, x, 1); }
+inline double __drcp_rz(double x) { return tl_emu::div_dir(1.0, x, 0); }
 inline double __drcp_rn(double x) { return 1.0 / x; }
 inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }
