@@ -176,6 +176,10 @@ def _nearest_even(x: float) -> float:
     return x if not math.isfinite(x) else math.copysign(float(round(x)), x)
 
 
+def _inverse(v: float) -> float:
+    return 1 / v if v else math.inf
+
+
 def _ilogb(x: float) -> float:
     if x == 0 or math.isnan(x):
         return -(2**31)
@@ -402,9 +406,12 @@ BINARY = [
                                              (x - y if x > y else 0.0))),
     Case("fmax", (anywhere, anywhere), _extremum(True)),
     Case("fmin", (anywhere, anywhere), _extremum(False)),
-    Case("rhypot", (anywhere, anywhere), each(lambda x, y: 1 / math.hypot(x, y) if math.hypot(x, y) else math.inf), 2),
+    Case("rhypot", (anywhere, anywhere), each(lambda x, y: _inverse(math.hypot(x, y))), 2),
 ]
-THREE = [Case("norm3d", (anywhere, anywhere, anywhere), each(lambda x, y, z: math.hypot(x, y, z)), 3)]
+THREE = [Case("norm3d", (anywhere, anywhere, anywhere), each(lambda x, y, z: math.hypot(x, y, z)), 3),
+         Case("rnorm3d", (anywhere, anywhere, anywhere), each(lambda x, y, z: _inverse(math.hypot(x, y, z))), 2)]
+FOUR = [Case("norm4d", (anywhere,) * 4, each(lambda x, y, z, t: math.hypot(x, y, z, t)), 3),
+        Case("rnorm4d", (anywhere,) * 4, each(lambda x, y, z, t: _inverse(math.hypot(x, y, z, t))), 2)]
 WITH_INT = [*(Case(fn, (anywhere, lambda: _fill([0, 1, -1, 200, -200, 300, -300, 2**31 - 1, -(2**31), 5],
                                                 RNG.integers(-160, 160, B).astype(np.float64))),
                    each(lambda x, n: float(np.ldexp(np.float64(x), int(n))) if math.isfinite(x) else x))
@@ -420,7 +427,17 @@ TO_INT = [Case("signbit", (anywhere,), each(lambda x: float(math.copysign(1, x) 
 F32_ONLY = [Case("saturatef", (anywhere,), each(lambda x: min(x, 1.0) if x > 0 else 0.0)),
             Case("fast_expf", (uniform(-80, 80, [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0]),), each(math.exp), 2 + 1.2 * 80),
             Case("fast_logf", (lambda: np.abs(anywhere()),), each(lambda x: -math.inf if x == 0 else math.log(x)), 3, 2.0**-21),
-            Case("fast_dividef", (anywhere, uniform(-1e6, 1e6, [1.0, -1.0, 3.0, 0.5])), each(lambda x, y: x / y), 2)]
+            Case("fast_sinf", (uniform(-math.pi, math.pi, [0.0, -0.0, np.nan, 1.0]),), each(math.sin), 0, 2.0**-21.41),
+            Case("fast_cosf", (uniform(-math.pi, math.pi, [0.0, -0.0, np.nan, 1.0]),), each(math.cos), 0, 2.0**-21.41),
+            Case("fast_tanf", (uniform(-0.78, 0.78, [0.0, -0.0, np.nan, 0.5]),), each(math.tan), 8, 2.0**-21),
+            Case("fast_log2f", (lambda: np.abs(anywhere()),), each(lambda x: -math.inf if x == 0 else math.log2(x)), 2,
+                 2.0**-22),
+            Case("fast_log10f", (lambda: np.abs(anywhere()),), each(lambda x: -math.inf if x == 0 else math.log10(x)), 3,
+                 2.0**-21),
+            Case("fast_exp10f", (uniform(-30, 30, [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0]),), each(lambda x: 10.0**x),
+                 2 + 2.97 * 30)]
+F32_BINARY = [Case("fast_dividef", (anywhere, uniform(-1e6, 1e6, [1.0, -1.0, 3.0, 0.5])), each(lambda x, y: x / y), 2),
+              Case("fast_powf", (uniform(0.1, 10, [1.0, 2.0, 0.5]), uniform(-5, 5, [0.0, 1.0, 2.0])), each(math.pow), 64)]
 FLOAT_TO_INT = [Case("float2int_rn", (lambda: _fill(EDGES + [2.5, 3.5, -2.5, 2.0**31, -(2.0**31), 2.0**40],
                                                      RNG.uniform(-1e3, 1e3, B)),), each(_float2int))]
 
@@ -523,6 +540,7 @@ def test_binary_float_functions(backend: str, dtype: Any) -> None:
     cases.append(Case("nextafter", (anywhere, anywhere), lambda x, y: _step(x, y, dtype)))
     _check(backend, cases, (dtype, dtype), dtype)
     _check(backend, THREE, (dtype, dtype, dtype), dtype)
+    _check(backend, FOUR, (dtype,) * 4, dtype)
     _check(backend, WITH_INT, (dtype, np.int32), dtype)
 
 
@@ -534,8 +552,8 @@ def test_classification_functions(backend: str, dtype: Any) -> None:
 
 
 def test_f32_only_functions(backend: str) -> None:
-    _check(backend, F32_ONLY[:3], (np.float32,), np.float32)
-    _check(backend, F32_ONLY[3:], (np.float32, np.float32), np.float32)
+    _check(backend, F32_ONLY, (np.float32,), np.float32)
+    _check(backend, F32_BINARY, (np.float32, np.float32), np.float32)
     _check(backend, FLOAT_TO_INT, (np.float32,), np.int32)
 
 
@@ -657,7 +675,7 @@ def _all_kernels() -> list[Any]:
     for dtype in FLOATS:
         kernels += [kernel_for([c.fn for c in UNARY] + DIRECTED_UNARY + RECIPROCALS, (dtype,), dtype),
                     kernel_for([c.fn for c in BINARY] + DIRECTED_BINARY + ["nextafter"], (dtype, dtype), dtype),
-                    kernel_for([c.fn for c in THREE], (dtype,) * 3, dtype),
+                    kernel_for([c.fn for c in THREE], (dtype,) * 3, dtype), kernel_for([c.fn for c in FOUR], (dtype,) * 4, dtype),
                     kernel_for([c.fn for c in WITH_INT], (dtype, np.int32), dtype),
                     kernel_for([c.fn for c in TESTS], (dtype,), np.bool_),
                     kernel_for([c.fn for c in TO_INT] + ["finitef" if dtype is np.float32 else "isfinited"], (dtype,),
@@ -665,8 +683,8 @@ def _all_kernels() -> list[Any]:
     for width, (signed, unsigned) in ((32, (np.int32, np.uint32)), (64, (np.int64, np.uint64))):
         kernels += [kernel_for(["popc", "clz", "ffs"], (signed,), np.int32), kernel_for(["brev"], (signed,), signed),
                     kernel_for(["mulhi"], (signed, signed), signed), kernel_for(["mulhi"], (unsigned, unsigned), unsigned)]
-    return kernels + [kernel_for([c.fn for c in F32_ONLY[:3]], (np.float32,), np.float32),
-                      kernel_for([c.fn for c in F32_ONLY[3:]], (np.float32,) * 2, np.float32),
+    return kernels + [kernel_for([c.fn for c in F32_ONLY], (np.float32,), np.float32),
+                      kernel_for([c.fn for c in F32_BINARY], (np.float32,) * 2, np.float32),
                       kernel_for(["float2int_rn"], (np.float32,), np.int32),
                       kernel_for(["byte_perm"], (np.int32,) * 3, np.int32), promoted_operands]
 

@@ -113,7 +113,10 @@ LIBDEVICE: dict[Callable[..., Any], LibFn] = {
     LibFn.ERFCINV, ld.j0: LibFn.J0, ld.j1: LibFn.J1, ld.y0: LibFn.Y0, ld.y1: LibFn.Y1, ld.logb: LibFn.LOGB,
     ld.nearbyint: LibFn.NEARBYINT, ld.round: LibFn.ROUND, ld.cospi: LibFn.COSPI, ld.sinpi: LibFn.SINPI, ld.rcp_rn:
     LibFn.RCP_RN, ld.rcp_rd: LibFn.RCP_RD, ld.rcp_ru: LibFn.RCP_RU, ld.rcp_rz: LibFn.RCP_RZ, ld.scalbn: LibFn.SCALBN,
-    ld.finitef: LibFn.FINITEF, ld.isfinited: LibFn.ISFINITED, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
+    ld.finitef: LibFn.FINITEF, ld.isfinited: LibFn.ISFINITED, ld.rnorm3d: LibFn.RNORM3D, ld.norm4d: LibFn.NORM4D,
+    ld.rnorm4d: LibFn.RNORM4D, ld.fast_sinf: LibFn.FAST_SINF, ld.fast_cosf: LibFn.FAST_COSF,
+    ld.fast_tanf: LibFn.FAST_TANF, ld.fast_log2f: LibFn.FAST_LOG2F, ld.fast_log10f: LibFn.FAST_LOG10F,
+    ld.fast_exp10f: LibFn.FAST_EXP10F, ld.fast_powf: LibFn.FAST_POWF, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
     LibFn.ATAN2, ld.hypot: LibFn.HYPOT, ld.fmod: LibFn.FMOD, ld.remainder: LibFn.REMAINDER, ld.copysign:
     LibFn.COPYSIGN, ld.nextafter: LibFn.NEXTAFTER, ld.fdim: LibFn.FDIM, ld.fmax: LibFn.FMAX, ld.fmin: LibFn.FMIN,
     ld.rhypot: LibFn.RHYPOT, ld.div_rd: LibFn.DIV_RD, ld.div_ru: LibFn.DIV_RU, ld.div_rz: LibFn.DIV_RZ,

@@ -222,6 +222,59 @@ def norm3d(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float,
 
 
 @libdevice
+def rnorm3d(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float,
+            z: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``1 / norm3d(x, y, z)``."""
+
+
+@libdevice
+def norm4d(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float, z: Tensor[FP, R] | Tensor[FP, R0] | float,
+           t: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``sqrt(x*x + y*y + z*z + t*t)`` without overflow."""
+
+
+@libdevice
+def rnorm4d(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float, z: Tensor[FP, R] | Tensor[FP, R0] | float,
+            t: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``1 / norm4d(x, y, z, t)``."""
+
+
+@libdevice
+def fast_sinf(x: Tensor[Float[W32], R]) -> Tensor[Float[W32], R]:
+    """``sin(x)`` by the GPU's approximate ``__sinf``."""
+
+
+@libdevice
+def fast_cosf(x: Tensor[Float[W32], R]) -> Tensor[Float[W32], R]:
+    """``cos(x)`` by the GPU's approximate ``__cosf``."""
+
+
+@libdevice
+def fast_tanf(x: Tensor[Float[W32], R]) -> Tensor[Float[W32], R]:
+    """``tan(x)`` by the GPU's approximate ``__tanf``."""
+
+
+@libdevice
+def fast_log2f(x: Tensor[Float[W32], R]) -> Tensor[Float[W32], R]:
+    """``log2(x)`` by the GPU's approximate ``__log2f``."""
+
+
+@libdevice
+def fast_log10f(x: Tensor[Float[W32], R]) -> Tensor[Float[W32], R]:
+    """``log10(x)`` by the GPU's approximate ``__log10f``."""
+
+
+@libdevice
+def fast_exp10f(x: Tensor[Float[W32], R]) -> Tensor[Float[W32], R]:
+    """``10 ** x`` by the GPU's approximate ``__exp10f``."""
+
+
+@libdevice
+def fast_powf(x: Tensor[Float[W32], R], y: Tensor[Float[W32], R] | Tensor[Float[W32], R0] | float) -> Tensor[Float[W32], R]:
+    """``x ** y`` by the GPU's approximate ``__powf`` (``exp2(y * log2(x))``)."""
+
+
+@libdevice
 def isinf(x: Tensor[FP, R]) -> Tensor[Bool, R]:
     """Whether ``x`` is +inf or -inf."""
 

@@ -49,10 +49,13 @@ UNARY, BINARY = same(1), same(2)
 
 SIGNATURES: dict[Callable[..., Any], tuple[Overload, ...]] = {
     ld.pow: BINARY + with_i32(), ld.ldexp: with_i32(), ld.scalbn: with_i32(), ld.norm3d: same(3),
+    ld.rnorm3d: same(3), ld.norm4d: same(4), ld.rnorm4d: same(4),
     ld.finitef: to(I32, F32), ld.isfinited: to(I32, F64),
     ld.isinf: to(BOOL), ld.isnan: to(BOOL), ld.isfinite: to(BOOL), ld.signbit: to(I32), ld.ilogb: to(I32),
     ld.saturatef: same(1, F32), ld.fast_expf: same(1, F32), ld.fast_logf: same(1, F32),
-    ld.fast_dividef: same(2, F32), ld.float2int_rn: to(I32, F32),
+    ld.fast_dividef: same(2, F32), ld.fast_powf: same(2, F32),
+    **{fn: same(1, F32) for fn in (ld.fast_sinf, ld.fast_cosf, ld.fast_tanf, ld.fast_log2f, ld.fast_log10f,
+                                   ld.fast_exp10f)}, ld.float2int_rn: to(I32, F32),
     ld.popc: to(I32, I32, I64), ld.clz: to(I32, I32, I64), ld.ffs: to(I32, I32, I64), ld.brev: same(1, I32, I64),
     ld.mulhi: same(2, I32, U32, I64, U64), ld.byte_perm: same(3, I32),
     **{fn: UNARY for fn in (ld.cbrt, ld.rcbrt, ld.exp10, ld.lgamma, ld.tgamma, ld.erfinv, ld.erfcinv, ld.j0, ld.j1,

@@ -358,6 +358,13 @@ inline double __drcp_rn(double x) { return 1.0 / x; }
 inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }
 inline float __fdividef(float x, float y) { return x / y; }
+inline float __sinf(float x) { return std::sin(x); }
+inline float __cosf(float x) { return std::cos(x); }
+inline float __tanf(float x) { return std::tan(x); }
+inline float __log2f(float x) { return std::log2(x); }
+inline float __log10f(float x) { return std::log10(x); }
+inline float __exp10f(float x) { return exp10f(x); }
+inline float __powf(float x, float y) { return std::pow(x, y); }
 inline int __float2int_rn(float x) {
   if (std::isnan(x)) return 0;
   const float r = std::nearbyint(x);
@@ -381,6 +388,18 @@ inline float norm3df(float x, float y, float z) {
 inline double norm3d(double x, double y, double z) {
   return static_cast<double>(std::hypot(std::hypot(static_cast<long double>(x), static_cast<long double>(y)), static_cast<long double>(z)));
 }
+// norm4d and the reciprocal norms in a wider type (hypot of hypots: no overflow, inf beats NaN)
+template <class T>
+inline auto tl_emu_norm(T x, T y, T z, T t) {
+  using W = std::conditional_t<sizeof(T) == 4, double, long double>;
+  return std::hypot(std::hypot(std::hypot(W(x), W(y)), W(z)), W(t));
+}
+inline float rnorm3df(float x, float y, float z) { return static_cast<float>(1.0 / tl_emu_norm(x, y, z, 0.0f)); }
+inline double rnorm3d(double x, double y, double z) { return static_cast<double>(1.0L / tl_emu_norm(x, y, z, 0.0)); }
+inline float norm4df(float x, float y, float z, float t) { return static_cast<float>(tl_emu_norm(x, y, z, t)); }
+inline double norm4d(double x, double y, double z, double t) { return static_cast<double>(tl_emu_norm(x, y, z, t)); }
+inline float rnorm4df(float x, float y, float z, float t) { return static_cast<float>(1.0 / tl_emu_norm(x, y, z, t)); }
+inline double rnorm4d(double x, double y, double z, double t) { return static_cast<double>(1.0L / tl_emu_norm(x, y, z, t)); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __clz(int x) { return tl_emu::count_leading_zeros(static_cast<unsigned>(x)); }
