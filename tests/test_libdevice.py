@@ -8,6 +8,7 @@ alike by both backends with one message."""
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -557,6 +558,24 @@ def test_f32_only_functions(backend: str) -> None:
     _check(backend, FLOAT_TO_INT, (np.float32,), np.int32)
 
 
+BITCASTS = [("int_as_float", np.int32, np.float32, "<i"), ("uint_as_float", np.uint32, np.float32, "<I"),
+            ("float_as_int", np.float32, np.int32, "<f"), ("float_as_uint", np.float32, np.int32, "<f"),
+            ("longlong_as_double", np.int64, np.float64, "<q"), ("double_as_longlong", np.float64, np.int64, "<d")]
+
+
+@pytest.mark.parametrize("fn, src, dst, code", BITCASTS, ids=[case[0] for case in BITCASTS])
+def test_bitcasts(backend: str, fn: str, src: Any, dst: Any, code: str) -> None:
+    """The bits kept (NaN payloads and signed zeros too): each input packed by struct and read
+    back as an unsigned integer of its width is the output's bits."""
+    width = 8 * np.dtype(src).itemsize
+    inputs = _ints(width) if np.dtype(src).kind in "iu" else anywhere
+    row = (inputs().astype(src),)
+    got = run(backend, [fn], [row], (src,), dst)[0]
+    unsigned = "<I" if width == 32 else "<Q"
+    bits = [struct.unpack(unsigned, struct.pack(code, v))[0] for v in row[0].tolist()]
+    assert got.view(np.uint32 if width == 32 else np.uint64).tolist() == bits
+
+
 @pytest.mark.parametrize("width", [32, 64])
 def test_bit_functions(backend: str, width: int) -> None:
     dtype = np.int32 if width == 32 else np.int64
@@ -686,7 +705,8 @@ def _all_kernels() -> list[Any]:
     return kernels + [kernel_for([c.fn for c in F32_ONLY], (np.float32,), np.float32),
                       kernel_for([c.fn for c in F32_BINARY], (np.float32,) * 2, np.float32),
                       kernel_for(["float2int_rn"], (np.float32,), np.int32),
-                      kernel_for(["byte_perm"], (np.int32,) * 3, np.int32), promoted_operands]
+                      kernel_for(["byte_perm"], (np.int32,) * 3, np.int32), promoted_operands,
+                      *(kernel_for([fn], (src,), dst) for fn, src, dst, _ in BITCASTS)]
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from tile_lang.ops.math import (
 from tile_lang.ops.libdevice import (
     atan2, brev, byte_perm, cbrt, clz, copysign, cospi, div_rd, div_ru, div_rz, erfcinv, erfinv, exp10,
     fast_cosf, fast_dividef, fast_exp10f, fast_expf, fast_log2f, fast_log10f, fast_logf, fast_powf,
-    fast_sinf, fast_tanf, norm4d, rnorm3d, rnorm4d, fdim, ffs, finitef, isfinited, rcp_rd, rcp_ru, rcp_rz, scalbn, float2int_rn, fmax, fmin, fmod, hypot, ilogb, isfinite, isinf,
+    fast_sinf, fast_tanf, norm4d, rnorm3d, rnorm4d, int_as_float, float_as_int, uint_as_float, float_as_uint, longlong_as_double, double_as_longlong, fdim, ffs, finitef, isfinited, rcp_rd, rcp_ru, rcp_rz, scalbn, float2int_rn, fmax, fmin, fmod, hypot, ilogb, isfinite, isinf,
     isnan, j0, j1, ldexp, lgamma, logb, mulhi, nearbyint, nextafter, norm3d, popc, pow, rcbrt, rcp_rn, remainder,
     rhypot, round, saturatef, signbit, sinpi, sqrt_rd, sqrt_ru, sqrt_rz, tgamma, y0, y1,
 )
@@ -23,7 +23,7 @@ __all__ = [
     "minimum", "rint", "rsqrt", "sigmoid", "sin", "sinh", "sqrt", "sqrt_rn", "tan", "tanh", "trunc", "umulhi",
     "atan2", "brev", "byte_perm", "cbrt", "clz", "copysign", "cospi", "div_rd", "div_ru", "div_rz", "erfcinv",
     "erfinv", "exp10", "fast_cosf", "fast_dividef", "fast_exp10f", "fast_expf", "fast_log2f", "fast_log10f",
-    "fast_logf", "fast_powf", "fast_sinf", "fast_tanf", "norm4d", "rnorm3d", "rnorm4d", "fdim", "ffs", "finitef", "isfinited", "rcp_rd", "rcp_ru", "rcp_rz", "scalbn", "float2int_rn", "fmax", "fmin",
+    "fast_logf", "fast_powf", "fast_sinf", "fast_tanf", "norm4d", "rnorm3d", "rnorm4d", "int_as_float", "float_as_int", "uint_as_float", "float_as_uint", "longlong_as_double", "double_as_longlong", "fdim", "ffs", "finitef", "isfinited", "rcp_rd", "rcp_ru", "rcp_rz", "scalbn", "float2int_rn", "fmax", "fmin",
     "fmod", "hypot", "ilogb", "isfinite", "isinf", "isnan", "j0", "j1", "ldexp", "lgamma", "logb", "mulhi",
     "nearbyint", "nextafter", "norm3d", "popc", "pow", "rcbrt", "rcp_rn", "remainder", "rhypot", "round",
     "saturatef", "signbit", "sinpi", "sqrt_rd", "sqrt_ru", "sqrt_rz", "tgamma", "y0", "y1",
@@ -38,8 +38,7 @@ LIBDEVICE = frozenset({
     *(f"{op}_{mode}" for op in _ROUNDED for mode in ("rn", "rz", "rd", "ru")),
     *(f"{conv}_{mode}" for conv in _CONVERSIONS for mode in ("rn", "rz", "rd", "ru")),
     "rsqrt_rn", "int2double_rn", "uint2double_rn", "hiloint2double", "double2loint",
-    "double2hiint", "int_as_float", "float_as_int", "uint_as_float", "float_as_uint", "longlong_as_double",
-    "double_as_longlong", "mul24", "sad", "hadd", "rhadd", "rcp64h", "llrint", "llround",
+    "double2hiint", "mul24", "sad", "hadd", "rhadd", "rcp64h", "llrint", "llround",
     "jn", "yn", "cyl_bessel_i0", "cyl_bessel_i1", "erfcx", "normcdf", "normcdfinv",
 } - {"float2int_rn"})
 

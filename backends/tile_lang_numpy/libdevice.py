@@ -137,6 +137,11 @@ def _square_root(mode: int) -> Callable[[Array], Array]:
     return square_root
 
 
+def _bits_as(dtype: Any) -> Callable[[Array], Array]:
+    """The operand's bits seen as ``dtype`` (of its width)."""
+    return lambda x: np.ascontiguousarray(x).view(dtype)
+
+
 def _unsigned(x: Array) -> Array:
     return x.view(np.uint64 if x.dtype.itemsize == 8 else np.uint32)
 
@@ -208,7 +213,9 @@ LIBDEVICE: dict[Callable[..., Any], Callable[..., Array]] = {
     ld.rnorm4d: _wide(lambda x, y, z, t: 1 / np.hypot(np.hypot(np.hypot(x, y), z), t)),
     ld.fast_sinf: _wide(np.sin), ld.fast_cosf: _wide(np.cos), ld.fast_tanf: _wide(np.tan),
     ld.fast_log2f: _wide(np.log2), ld.fast_log10f: _wide(np.log10), ld.fast_exp10f: _wide(lambda x: np.power(10.0, x)),
-    ld.fast_powf: _wide(np.power), ld.sqrt_rd: _square_root(-1), ld.sqrt_ru: _square_root(1),
+    ld.fast_powf: _wide(np.power), ld.int_as_float: _bits_as(np.float32), ld.float_as_int: _bits_as(np.int32),
+    ld.uint_as_float: _bits_as(np.float32), ld.float_as_uint: _bits_as(np.int32),
+    ld.longlong_as_double: _bits_as(np.float64), ld.double_as_longlong: _bits_as(np.int64), ld.sqrt_rd: _square_root(-1), ld.sqrt_ru: _square_root(1),
     ld.sqrt_rz: _square_root(0), ld.atan2: _wide(np.arctan2), ld.hypot: _wide(np.hypot), ld.fmod: np.fmod,
     ld.remainder: _remainder, ld.copysign: np.copysign, ld.nextafter: np.nextafter, ld.fdim: _fdim,
     ld.fmax: lambda x, y: gpu_extremum(x, y, True), ld.fmin: lambda x, y: gpu_extremum(x, y, False),

@@ -116,7 +116,9 @@ LIBDEVICE: dict[Callable[..., Any], LibFn] = {
     ld.finitef: LibFn.FINITEF, ld.isfinited: LibFn.ISFINITED, ld.rnorm3d: LibFn.RNORM3D, ld.norm4d: LibFn.NORM4D,
     ld.rnorm4d: LibFn.RNORM4D, ld.fast_sinf: LibFn.FAST_SINF, ld.fast_cosf: LibFn.FAST_COSF,
     ld.fast_tanf: LibFn.FAST_TANF, ld.fast_log2f: LibFn.FAST_LOG2F, ld.fast_log10f: LibFn.FAST_LOG10F,
-    ld.fast_exp10f: LibFn.FAST_EXP10F, ld.fast_powf: LibFn.FAST_POWF, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
+    ld.fast_exp10f: LibFn.FAST_EXP10F, ld.fast_powf: LibFn.FAST_POWF, ld.int_as_float: LibFn.INT_AS_FLOAT,
+    ld.float_as_int: LibFn.FLOAT_AS_INT, ld.uint_as_float: LibFn.UINT_AS_FLOAT, ld.float_as_uint: LibFn.FLOAT_AS_UINT,
+    ld.longlong_as_double: LibFn.LONGLONG_AS_DOUBLE, ld.double_as_longlong: LibFn.DOUBLE_AS_LONGLONG, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
     LibFn.ATAN2, ld.hypot: LibFn.HYPOT, ld.fmod: LibFn.FMOD, ld.remainder: LibFn.REMAINDER, ld.copysign:
     LibFn.COPYSIGN, ld.nextafter: LibFn.NEXTAFTER, ld.fdim: LibFn.FDIM, ld.fmax: LibFn.FMAX, ld.fmin: LibFn.FMIN,
     ld.rhypot: LibFn.RHYPOT, ld.div_rd: LibFn.DIV_RD, ld.div_ru: LibFn.DIV_RU, ld.div_rz: LibFn.DIV_RZ,

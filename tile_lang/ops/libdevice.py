@@ -335,6 +335,36 @@ def float2int_rn(x: Tensor[Float[W32], R]) -> Tensor[Int[W32], R]:
 
 
 @libdevice
+def int_as_float(x: Tensor[Int[W32], R]) -> Tensor[Float[W32], R]:
+    """The bits of an i32 as an f32."""
+
+
+@libdevice
+def float_as_int(x: Tensor[Float[W32], R]) -> Tensor[Int[W32], R]:
+    """The bits of an f32 as an i32."""
+
+
+@libdevice
+def uint_as_float(x: Tensor[UInt[W32], R]) -> Tensor[Float[W32], R]:
+    """The bits of a u32 as an f32."""
+
+
+@libdevice
+def float_as_uint(x: Tensor[Float[W32], R]) -> Tensor[Int[W32], R]:
+    """The bits of an f32 as an i32 (Triton's table gives i32)."""
+
+
+@libdevice
+def longlong_as_double(x: Tensor[Int[W64], R]) -> Tensor[Float[W64], R]:
+    """The bits of an i64 as an f64."""
+
+
+@libdevice
+def double_as_longlong(x: Tensor[Float[W64], R]) -> Tensor[Int[W64], R]:
+    """The bits of an f64 as an i64."""
+
+
+@libdevice
 def popc(x: Tensor[IN, R]) -> Tensor[Int[W32], R]:
     """The number of set bits."""
 

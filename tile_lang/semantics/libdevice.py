@@ -58,6 +58,8 @@ SIGNATURES: dict[Callable[..., Any], tuple[Overload, ...]] = {
                                    ld.fast_exp10f)}, ld.float2int_rn: to(I32, F32),
     ld.popc: to(I32, I32, I64), ld.clz: to(I32, I32, I64), ld.ffs: to(I32, I32, I64), ld.brev: same(1, I32, I64),
     ld.mulhi: same(2, I32, U32, I64, U64), ld.byte_perm: same(3, I32),
+    ld.int_as_float: to(F32, I32), ld.float_as_int: to(I32, F32), ld.uint_as_float: to(F32, U32),
+    ld.float_as_uint: to(I32, F32), ld.longlong_as_double: to(F64, I64), ld.double_as_longlong: to(I64, F64),
     **{fn: UNARY for fn in (ld.cbrt, ld.rcbrt, ld.exp10, ld.lgamma, ld.tgamma, ld.erfinv, ld.erfcinv, ld.j0, ld.j1,
                             ld.y0, ld.y1, ld.logb, ld.nearbyint, ld.round, ld.cospi, ld.sinpi, ld.rcp_rn, ld.rcp_rd, ld.rcp_ru, ld.rcp_rz,
                             ld.sqrt_rd, ld.sqrt_ru, ld.sqrt_rz)},
