@@ -8,6 +8,7 @@ alike by both backends with one message."""
 from __future__ import annotations
 
 import math
+import operator
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -246,6 +247,37 @@ def _div_directed(mode: int, dtype: Any) -> Callable[[Arr, Arr], Arr]:
     return ref
 
 
+def _arith_directed(name: str, dtype: Any) -> Callable[[Arr, Arr], Arr]:
+    """``add_rd`` and friends, exactly: the exact sum, difference or product rounded in the mode
+    the name says; an exact zero sum is -0 rounding down, +0 otherwise, unless both operands are
+    zeros of one sign (IEEE 754)."""
+    op, mode = name.split("_")
+    fn: Callable[[Any, Any], Any] = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}[op]
+
+    def ref(x: Arr, y: Arr) -> Arr:
+        out = []
+        for a, b in zip(x.tolist(), y.tolist()):
+            if not (math.isfinite(a) and math.isfinite(b)):
+                out.append(float(fn(dtype(a), dtype(b))))
+                continue
+            exact = fn(Fraction(a), Fraction(b))
+            if exact == 0:
+                if op == "mul":
+                    out.append(math.copysign(0.0, a) * math.copysign(1.0, b))
+                    continue
+                other = b if op == "add" else -b
+                same = math.copysign(1, a) == math.copysign(1, other)
+                out.append(a if same else (-0.0 if mode == "rd" else 0.0))
+                continue
+            largest = Fraction(float(np.finfo(dtype).max))
+            if mode != "rn":
+                out.append(_directed(exact, abs(exact) > largest, dtype, MODES[mode]))
+            else:  # beyond twice the largest float (float() would raise) it is infinite anyway
+                out.append(math.copysign(math.inf, exact) if abs(exact) >= 2 * largest else float(dtype(float(exact))))
+        return np.asarray(out)
+    return ref
+
+
 def _reciprocal_directed(mode: int, dtype: Any) -> Callable[[Arr], Arr]:
     """``1 / x`` rounded in the direction ``mode``, exactly."""
     divide = _div_directed(mode, dtype)
@@ -393,6 +425,7 @@ UNARY = [
 DIRECTED_UNARY = ["sqrt_rd", "sqrt_ru", "sqrt_rz"]
 DIRECTED_BINARY = ["div_rd", "div_ru", "div_rz"]
 RECIPROCALS = ["rcp_rd", "rcp_ru", "rcp_rz"]
+ARITHMETIC = [f"{op}_{mode}" for op in ("add", "sub", "mul") for mode in ("rn", "rz", "rd", "ru")]
 MODES = {"rd": -1, "ru": 1, "rz": 0}
 
 BINARY = [
@@ -539,6 +572,7 @@ def test_unary_float_functions(backend: str, dtype: Any) -> None:
 def test_binary_float_functions(backend: str, dtype: Any) -> None:
     cases = BINARY + [Case(fn, (anywhere, anywhere), _div_directed(MODES[fn[-2:]], dtype)) for fn in DIRECTED_BINARY]
     cases.append(Case("nextafter", (anywhere, anywhere), lambda x, y: _step(x, y, dtype)))
+    cases += [Case(fn, (anywhere, anywhere), _arith_directed(fn, dtype)) for fn in ARITHMETIC]
     _check(backend, cases, (dtype, dtype), dtype)
     _check(backend, THREE, (dtype, dtype, dtype), dtype)
     _check(backend, FOUR, (dtype,) * 4, dtype)
@@ -693,7 +727,7 @@ def _all_kernels() -> list[Any]:
     kernels = []
     for dtype in FLOATS:
         kernels += [kernel_for([c.fn for c in UNARY] + DIRECTED_UNARY + RECIPROCALS, (dtype,), dtype),
-                    kernel_for([c.fn for c in BINARY] + DIRECTED_BINARY + ["nextafter"], (dtype, dtype), dtype),
+                    kernel_for([c.fn for c in BINARY] + DIRECTED_BINARY + ["nextafter"] + ARITHMETIC, (dtype, dtype), dtype),
                     kernel_for([c.fn for c in THREE], (dtype,) * 3, dtype), kernel_for([c.fn for c in FOUR], (dtype,) * 4, dtype),
                     kernel_for([c.fn for c in WITH_INT], (dtype, np.int32), dtype),
                     kernel_for([c.fn for c in TESTS], (dtype,), np.bool_),

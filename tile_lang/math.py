@@ -9,6 +9,7 @@ from tile_lang.ops.math import (
     sqrt_rn, tan, tanh, trunc, umulhi,
 )
 from tile_lang.ops.libdevice import (
+    add_rn, add_rz, add_rd, add_ru, sub_rn, sub_rz, sub_rd, sub_ru, mul_rn, mul_rz, mul_rd, mul_ru,
     atan2, brev, byte_perm, cbrt, clz, copysign, cospi, div_rd, div_ru, div_rz, erfcinv, erfinv, exp10,
     fast_cosf, fast_dividef, fast_exp10f, fast_expf, fast_log2f, fast_log10f, fast_logf, fast_powf,
     fast_sinf, fast_tanf, norm4d, rnorm3d, rnorm4d, int_as_float, float_as_int, uint_as_float, float_as_uint, longlong_as_double, double_as_longlong, fdim, ffs, finitef, isfinited, rcp_rd, rcp_ru, rcp_rz, scalbn, float2int_rn, fmax, fmin, fmod, hypot, ilogb, isfinite, isinf,
@@ -21,6 +22,7 @@ __all__ = [
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cdiv", "ceil", "clamp", "cos", "cosh", "div_rn",
     "erf", "erfc", "exp", "exp2", "expm1", "fdiv", "floor", "fma", "log", "log1p", "log2", "log10", "maximum",
     "minimum", "rint", "rsqrt", "sigmoid", "sin", "sinh", "sqrt", "sqrt_rn", "tan", "tanh", "trunc", "umulhi",
+    "add_rn", "add_rz", "add_rd", "add_ru", "sub_rn", "sub_rz", "sub_rd", "sub_ru", "mul_rn", "mul_rz", "mul_rd", "mul_ru",
     "atan2", "brev", "byte_perm", "cbrt", "clz", "copysign", "cospi", "div_rd", "div_ru", "div_rz", "erfcinv",
     "erfinv", "exp10", "fast_cosf", "fast_dividef", "fast_exp10f", "fast_expf", "fast_log2f", "fast_log10f",
     "fast_logf", "fast_powf", "fast_sinf", "fast_tanf", "norm4d", "rnorm3d", "rnorm4d", "int_as_float", "float_as_int", "uint_as_float", "float_as_uint", "longlong_as_double", "double_as_longlong", "fdim", "ffs", "finitef", "isfinited", "rcp_rd", "rcp_ru", "rcp_rz", "scalbn", "float2int_rn", "fmax", "fmin",
@@ -30,8 +32,8 @@ __all__ = [
 ]
 
 # Triton's libdevice functions (triton.language.extra.cuda.libdevice) that tile_lang does not define yet:
-# the other roundings of + - * fma and the conversions, the other fast_ functions, and a few more
-_ROUNDED = ("add", "sub", "mul", "fma")
+# fma's roundings, the rounding conversions, and a few more
+_ROUNDED = ("fma",)
 _CONVERSIONS = ("double2float", "double2int", "double2uint", "float2int", "float2uint", "int2float", "uint2float",
                 "float2ll", "float2ull", "double2ll", "double2ull", "ll2float", "ull2float", "ll2double", "ull2double")
 LIBDEVICE = frozenset({

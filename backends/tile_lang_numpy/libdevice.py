@@ -120,6 +120,31 @@ def _divide(mode: int) -> Callable[[Array, Array], Array]:
     return divide
 
 
+def _arith(op: Any, mode: int) -> Callable[[Array, Array], Array]:
+    """``x op y`` (add, subtract or multiply) rounded in the direction ``mode``: the nearest result,
+    its exact error from TwoSum (a sum's) or from the exact product, then :func:`_directed`. An
+    exact zero sum is -0 when rounding down, unless both operands are +0 (IEEE 754)."""
+    def rounded(x: Array, y: Array) -> Array:
+        with np.errstate(all="ignore"):
+            q = op(x, y)
+            exact = np.isfinite(x) & np.isfinite(y) & np.isfinite(q)
+            qs = np.where(exact, q, 0)
+            if op is np.multiply:
+                excess = -_excess(qs, x, y, qs)
+            else:
+                other = y if op is np.add else -y
+                back = qs - x
+                excess = -np.sign((x - (qs - back)) + (other - back))  # the sum less q, exactly (TwoSum)
+            excess = np.where(np.isinf(q) & np.isfinite(x) & np.isfinite(y), np.sign(q), excess)
+            out = _directed(q, np.where(exact | np.isinf(q), excess, 0), mode)
+        if op is np.multiply or mode >= 0:
+            return out
+        other = y if op is np.add else -y
+        both_positive_zeros = (x == 0) & (other == 0) & ~np.signbit(x) & ~np.signbit(other)
+        return np.where((out == 0) & ~both_positive_zeros, -np.zeros_like(out), out)
+    return rounded
+
+
 def _reciprocal(mode: int) -> Callable[[Array], Array]:
     """``1 / x`` rounded in the direction ``mode``, as :func:`_divide`."""
     divide = _divide(mode)
@@ -220,7 +245,10 @@ LIBDEVICE: dict[Callable[..., Any], Callable[..., Array]] = {
     ld.remainder: _remainder, ld.copysign: np.copysign, ld.nextafter: np.nextafter, ld.fdim: _fdim,
     ld.fmax: lambda x, y: gpu_extremum(x, y, True), ld.fmin: lambda x, y: gpu_extremum(x, y, False),
     ld.rhypot: _wide(lambda x, y: 1 / np.hypot(x, y)), ld.div_rd: _divide(-1), ld.div_ru: _divide(1),
-    ld.div_rz: _divide(0),
+    ld.div_rz: _divide(0), ld.add_rn: np.add, ld.add_rz: _arith(np.add, 0), ld.add_rd: _arith(np.add, -1),
+    ld.add_ru: _arith(np.add, 1), ld.sub_rn: np.subtract, ld.sub_rz: _arith(np.subtract, 0),
+    ld.sub_rd: _arith(np.subtract, -1), ld.sub_ru: _arith(np.subtract, 1), ld.mul_rn: np.multiply,
+    ld.mul_rz: _arith(np.multiply, 0), ld.mul_rd: _arith(np.multiply, -1), ld.mul_ru: _arith(np.multiply, 1),
 }
 
 

@@ -118,7 +118,10 @@ LIBDEVICE: dict[Callable[..., Any], LibFn] = {
     ld.fast_tanf: LibFn.FAST_TANF, ld.fast_log2f: LibFn.FAST_LOG2F, ld.fast_log10f: LibFn.FAST_LOG10F,
     ld.fast_exp10f: LibFn.FAST_EXP10F, ld.fast_powf: LibFn.FAST_POWF, ld.int_as_float: LibFn.INT_AS_FLOAT,
     ld.float_as_int: LibFn.FLOAT_AS_INT, ld.uint_as_float: LibFn.UINT_AS_FLOAT, ld.float_as_uint: LibFn.FLOAT_AS_UINT,
-    ld.longlong_as_double: LibFn.LONGLONG_AS_DOUBLE, ld.double_as_longlong: LibFn.DOUBLE_AS_LONGLONG, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
+    ld.longlong_as_double: LibFn.LONGLONG_AS_DOUBLE, ld.double_as_longlong: LibFn.DOUBLE_AS_LONGLONG,
+    ld.add_rn: LibFn.ADD_RN, ld.add_rz: LibFn.ADD_RZ, ld.add_rd: LibFn.ADD_RD, ld.add_ru: LibFn.ADD_RU,
+    ld.sub_rn: LibFn.SUB_RN, ld.sub_rz: LibFn.SUB_RZ, ld.sub_rd: LibFn.SUB_RD, ld.sub_ru: LibFn.SUB_RU,
+    ld.mul_rn: LibFn.MUL_RN, ld.mul_rz: LibFn.MUL_RZ, ld.mul_rd: LibFn.MUL_RD, ld.mul_ru: LibFn.MUL_RU, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
     LibFn.ATAN2, ld.hypot: LibFn.HYPOT, ld.fmod: LibFn.FMOD, ld.remainder: LibFn.REMAINDER, ld.copysign:
     LibFn.COPYSIGN, ld.nextafter: LibFn.NEXTAFTER, ld.fdim: LibFn.FDIM, ld.fmax: LibFn.FMAX, ld.fmin: LibFn.FMIN,
     ld.rhypot: LibFn.RHYPOT, ld.div_rd: LibFn.DIV_RD, ld.div_ru: LibFn.DIV_RU, ld.div_rz: LibFn.DIV_RZ,

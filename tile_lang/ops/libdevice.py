@@ -196,6 +196,66 @@ def div_rz(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tenso
     """``x / y`` rounded toward zero."""
 
 
+@libdevice
+def add_rn(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x + y`` rounded to nearest even."""
+
+
+@libdevice
+def add_rz(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x + y`` rounded toward zero."""
+
+
+@libdevice
+def add_rd(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x + y`` rounded down."""
+
+
+@libdevice
+def add_ru(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x + y`` rounded up."""
+
+
+@libdevice
+def sub_rn(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x - y`` rounded to nearest even."""
+
+
+@libdevice
+def sub_rz(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x - y`` rounded toward zero."""
+
+
+@libdevice
+def sub_rd(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x - y`` rounded down."""
+
+
+@libdevice
+def sub_ru(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x - y`` rounded up."""
+
+
+@libdevice
+def mul_rn(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x * y`` rounded to nearest even."""
+
+
+@libdevice
+def mul_rz(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x * y`` rounded toward zero."""
+
+
+@libdevice
+def mul_rd(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x * y`` rounded down."""
+
+
+@libdevice
+def mul_ru(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x * y`` rounded up."""
+
+
 @overload
 def pow(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]: ...
 @overload

@@ -64,7 +64,9 @@ SIGNATURES: dict[Callable[..., Any], tuple[Overload, ...]] = {
                             ld.y0, ld.y1, ld.logb, ld.nearbyint, ld.round, ld.cospi, ld.sinpi, ld.rcp_rn, ld.rcp_rd, ld.rcp_ru, ld.rcp_rz,
                             ld.sqrt_rd, ld.sqrt_ru, ld.sqrt_rz)},
     **{fn: BINARY for fn in (ld.atan2, ld.hypot, ld.fmod, ld.remainder, ld.copysign, ld.nextafter, ld.fdim,
-                             ld.fmax, ld.fmin, ld.rhypot, ld.div_rd, ld.div_ru, ld.div_rz)},
+                             ld.fmax, ld.fmin, ld.rhypot, ld.div_rd, ld.div_ru, ld.div_rz,
+                             ld.add_rn, ld.add_rz, ld.add_rd, ld.add_ru, ld.sub_rn, ld.sub_rz,
+                             ld.sub_rd, ld.sub_ru, ld.mul_rn, ld.mul_rz, ld.mul_rd, ld.mul_ru)},
 }
 
 

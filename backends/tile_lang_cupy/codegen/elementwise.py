@@ -86,6 +86,18 @@ _LIBDEVICE: dict[LibFn, tuple[str, str]] = {
     LibFn.RHYPOT: _c("rhypot", 2), LibFn.DIV_RD: ("__fdiv_rd({0}, {1})", "__ddiv_rd({0}, {1})"),
     LibFn.DIV_RU: ("__fdiv_ru({0}, {1})", "__ddiv_ru({0}, {1})"),
     LibFn.DIV_RZ: ("__fdiv_rz({0}, {1})", "__ddiv_rz({0}, {1})"),
+    LibFn.ADD_RN: ("__fadd_rn({0}, {1})", "__dadd_rn({0}, {1})"),
+    LibFn.ADD_RZ: ("__fadd_rz({0}, {1})", "__dadd_rz({0}, {1})"),
+    LibFn.ADD_RD: ("__fadd_rd({0}, {1})", "__dadd_rd({0}, {1})"),
+    LibFn.ADD_RU: ("__fadd_ru({0}, {1})", "__dadd_ru({0}, {1})"),
+    LibFn.SUB_RN: ("__fsub_rn({0}, {1})", "__dsub_rn({0}, {1})"),
+    LibFn.SUB_RZ: ("__fsub_rz({0}, {1})", "__dsub_rz({0}, {1})"),
+    LibFn.SUB_RD: ("__fsub_rd({0}, {1})", "__dsub_rd({0}, {1})"),
+    LibFn.SUB_RU: ("__fsub_ru({0}, {1})", "__dsub_ru({0}, {1})"),
+    LibFn.MUL_RN: ("__fmul_rn({0}, {1})", "__dmul_rn({0}, {1})"),
+    LibFn.MUL_RZ: ("__fmul_rz({0}, {1})", "__dmul_rz({0}, {1})"),
+    LibFn.MUL_RD: ("__fmul_rd({0}, {1})", "__dmul_rd({0}, {1})"),
+    LibFn.MUL_RU: ("__fmul_ru({0}, {1})", "__dmul_ru({0}, {1})"),
 }
 # pow of an i32 exponent (libdevice's powi): the exponent exactly, as a double (an f32 would round
 # exponents past 2**24, and their parity)

@@ -265,6 +265,29 @@ inline T div_dir(T x, T y, int mode) {
   if (y < T(0) && !std::isinf(q)) excess = -excess;
   return directed(q, static_cast<T>(excess > 0) - static_cast<T>(excess < 0), mode);
 }
+// x + y (or x * y) rounded in the direction mode: the nearest sum's exact error by TwoSum (the
+// product's by an exact product: f64 for f32, fma for f64); an exact zero sum rounded down is -0
+// unless both operands are +0
+template <class T>
+inline T add_dir(T x, T y, int mode) {
+  const T s = x + y;
+  if (!std::isfinite(x) || !std::isfinite(y) || std::isnan(s)) return s;
+  if (std::isinf(s)) return directed(s, s, mode);
+  const T back = s - x;
+  const T err = (x - (s - back)) + (y - back);
+  const T out = directed(s, static_cast<T>(err < 0) - static_cast<T>(err > 0), mode);
+  const bool positive_zeros = x == T(0) && y == T(0) && !std::signbit(x) && !std::signbit(y);
+  return mode < 0 && out == T(0) && !positive_zeros ? -T(0) : out;
+}
+template <class T>
+inline T mul_dir(T x, T y, int mode) {
+  const T p = x * y;
+  if (!std::isfinite(x) || !std::isfinite(y) || std::isnan(p)) return p;
+  if (std::isinf(p)) return directed(p, p, mode);
+  using W = std::conditional_t<sizeof(T) == 4, double, T>;
+  const W below = std::fma(W(x), W(y), -W(p));  // x*y - p, its sign exact
+  return directed(p, static_cast<T>(below < 0) - static_cast<T>(below > 0), mode);
+}
 template <class T>
 inline T sqrt_dir(T x, int mode) {
   const T q = std::sqrt(x);
@@ -347,6 +370,30 @@ inline float __fsqrt_rz(float x) { return tl_emu::sqrt_dir(x, 0); }
 inline double __dsqrt_rd(double x) { return tl_emu::sqrt_dir(x, -1); }
 inline double __dsqrt_ru(double x) { return tl_emu::sqrt_dir(x, 1); }
 inline double __dsqrt_rz(double x) { return tl_emu::sqrt_dir(x, 0); }
+inline float __fadd_rz(float x, float y) { return tl_emu::add_dir(x, y, 0); }
+inline double __dadd_rz(double x, double y) { return tl_emu::add_dir(x, y, 0); }
+inline float __fadd_rd(float x, float y) { return tl_emu::add_dir(x, y, -1); }
+inline double __dadd_rd(double x, double y) { return tl_emu::add_dir(x, y, -1); }
+inline float __fadd_ru(float x, float y) { return tl_emu::add_dir(x, y, 1); }
+inline double __dadd_ru(double x, double y) { return tl_emu::add_dir(x, y, 1); }
+inline float __fsub_rz(float x, float y) { return tl_emu::add_dir(x, -y, 0); }
+inline double __dsub_rz(double x, double y) { return tl_emu::add_dir(x, -y, 0); }
+inline float __fsub_rd(float x, float y) { return tl_emu::add_dir(x, -y, -1); }
+inline double __dsub_rd(double x, double y) { return tl_emu::add_dir(x, -y, -1); }
+inline float __fsub_ru(float x, float y) { return tl_emu::add_dir(x, -y, 1); }
+inline double __dsub_ru(double x, double y) { return tl_emu::add_dir(x, -y, 1); }
+inline float __fmul_rz(float x, float y) { return tl_emu::mul_dir(x, y, 0); }
+inline double __dmul_rz(double x, double y) { return tl_emu::mul_dir(x, y, 0); }
+inline float __fmul_rd(float x, float y) { return tl_emu::mul_dir(x, y, -1); }
+inline double __dmul_rd(double x, double y) { return tl_emu::mul_dir(x, y, -1); }
+inline float __fmul_ru(float x, float y) { return tl_emu::mul_dir(x, y, 1); }
+inline double __dmul_ru(double x, double y) { return tl_emu::mul_dir(x, y, 1); }
+inline float __fadd_rn(float x, float y) { return x + y; }
+inline double __dadd_rn(double x, double y) { return x + y; }
+inline float __fsub_rn(float x, float y) { return x - y; }
+inline double __dsub_rn(double x, double y) { return x - y; }
+inline float __fmul_rn(float x, float y) { return x * y; }
+inline double __dmul_rn(double x, double y) { return x * y; }
 inline float __frcp_rn(float x) { return 1.0f / x; }
 inline float __frcp_rd(float x) { return tl_emu::div_dir(1.0f, x, -1); }
 inline float __frcp_ru(float x) { return tl_emu::div_dir(1.0f, x, 1); }
