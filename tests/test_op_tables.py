@@ -81,6 +81,28 @@ def test_the_math_table_drives_both_backends_and_the_ir() -> None:
     assert sorted(fn.value for fn in UnaryFn if fn not in operators) == sorted(fn.value for fn in LOWERED.values())
 
 
+def test_the_libdevice_tables_drive_both_backends_and_the_ir() -> None:
+    """Each builtin of the LIBDEVICE family has its overloads (the shared rule's row), a row in
+    the reference's and the compiler's LIBDEVICE tables, and is implemented and lowered from
+    them; every LibFn is some function's and has a CUDA spelling for each width its overloads take."""
+    from tile_lang.builtin import Family, builtin_of
+    from tile_lang.compiler.ir import LibAttr, LibFn
+    from tile_lang.compiler.lowering import LIBDEVICE as LOWERED
+    from tile_lang.semantics.base import RULES
+    from tile_lang.semantics.libdevice import SIGNATURES
+    from tile_lang_numpy.libdevice import LIBDEVICE as EVALUATED
+
+    family = {op for op in BUILTINS.values() if op.family is Family.LIBDEVICE}
+    assert {builtin_of(fn) for fn in SIGNATURES} == {builtin_of(fn) for fn in EVALUATED} == family
+    assert family == {builtin_of(fn) for fn in LOWERED}
+    assert all(op in IMPLS and op in LOWERINGS and op in RULES for op in family)
+    assert sorted(fn.value for fn in LibFn) == sorted(fn.value for fn in LOWERED.values())
+    for fn, lib in LOWERED.items():
+        for overload in SIGNATURES[fn]:
+            args = tuple(Node(Op.PARAM, Type(dtype)) for dtype in overload.operands)
+            assert _spelled(Node(Op.LIBDEVICE, Type(overload.result), args, LibAttr(lib))), (lib, overload)
+
+
 def test_the_operator_table_covers_every_operator_and_reaches_cuda() -> None:
     """Each Python operator has a row of tile_lang.operators.OPERATORS naming an IR function with a
     CUDA spelling and, except C-style integer division, the NumPy function the reference evaluates."""

@@ -28,6 +28,7 @@ class Family(enum.Enum):
     UNARY_MATH = "unary math"  # f(x) on a float block, elementwise, the result x's dtype
     REDUCTION = "reduction"  # f(input, axis=None, keep_dims=False) on a block of values, result its dtype
     ATOMIC = "atomic"  # f(pointer, val, mask=None, sem=None, scope=None): a read-modify-write
+    LIBDEVICE = "libdevice"  # f(x, ...) elementwise, its operand and result dtypes one of its overloads
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +99,7 @@ def family(member_of: Family) -> Callable[[F], F]:
 unary_math = family(Family.UNARY_MATH)  # tl.exp
 reduction = family(Family.REDUCTION)  # tl.xor_sum
 read_modify_write = family(Family.ATOMIC)  # tl.atomic_add
+libdevice = family(Family.LIBDEVICE)  # libdevice.pow
 
 
 def builtin(fn: F, member_of: Family | None = None) -> F:

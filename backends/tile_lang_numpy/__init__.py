@@ -19,7 +19,7 @@ from tile_lang.dtypes import DType
 from tile_lang.launch import Launch
 
 # importing the op families registers their implementations
-from tile_lang_numpy import atomic, blocks, debug, elementwise, linalg, memory, program, random, reduction, shape  # noqa: F401
+from tile_lang_numpy import atomic, blocks, debug, elementwise, libdevice, linalg, memory, program, random, reduction, shape  # noqa: F401
 from tile_lang_numpy import allocator, executor
 from tile_lang_numpy.engine import DivergenceWarning
 

@@ -662,11 +662,20 @@ def divide(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.umulhi)
 def umulhi(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     ax, ay, dtype, _ = operands(engine, a["x"], a["y"])
-    if dtype.bits <= 32:
-        wide = np.int64 if dtype.is_signed else np.uint64
-        return values.make(((ax.astype(wide) * ay.astype(wide)) >> dtype.bits).astype(dtype.numpy), dtype)
+    return values.make(high_product(ax, ay), dtype)
+
+
+def high_product(ax: Array, ay: Array) -> Array:
+    """The high half of the double-width product of two integer arrays of one dtype (umulhi, and
+    libdevice's mulhi)."""
+    bits = 8 * ax.dtype.itemsize
+    signed = ax.dtype.kind == "i"
+    if bits <= 32:
+        wide = np.int64 if signed else np.uint64
+        high: Array = ((ax.astype(wide) * ay.astype(wide)) >> bits).astype(ax.dtype)
+        return high
     big = np.frompyfunc(lambda p, q: (int(p) * int(q)) >> 64, 2, 1)(ax, ay)
-    return values.make(np.asarray(big.astype(object) % (1 << 64) if not dtype.is_signed else big).astype(dtype.numpy), dtype)
+    return np.asarray(big.astype(object) % (1 << 64) if not signed else big).astype(ax.dtype)
 
 
 @implements(tl.where)

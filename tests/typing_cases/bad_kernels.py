@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 import tile_lang as tl
+from tile_lang.extra import libdevice
 from tile_lang import Float, Pointer, Tensor0, bf16, constexpr, f16, f32, i8, i16, i32, i64, u64
 
 W = TypeVar("W", bound=tl.Width)
@@ -772,3 +773,30 @@ def int_condition_with_two_int_widths(n_ptr: Pointer[i64], BLOCK: constexpr) -> 
 def atomic_add_narrower_int(n_ptr: Pointer[i64], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     tl.atomic_add(n_ptr + offs, offs)  # E: arg-type tl.atomic_add: value is i32 but the pointer is to i64
+
+
+# ---------------------------------------------------------------- libdevice functions on dtypes Triton's tables lack
+
+
+@tl.kernel
+def libdevice_j0_of_ints(x_ptr: Pointer[i32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    libdevice.j0(tl.load(x_ptr + offs))  # E: type-var Value of type variable "FP" of "j0" cannot be "Int[W32]"
+
+
+@tl.kernel
+def libdevice_popc_of_floats(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    libdevice.popc(tl.load(x_ptr + offs))  # E: type-var Value of type variable "IN" of "popc" cannot be "Float[W32]"
+
+
+@tl.kernel
+def libdevice_isnan_stored_as_floats(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, libdevice.isnan(tl.load(x_ptr + offs)))  # E: arg-type tl.store: value is Bool but the pointer is to f32
+
+
+@tl.kernel
+def libdevice_pow_of_halves(x_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    libdevice.pow(x, x)  # E: type-var

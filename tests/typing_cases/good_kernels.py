@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 import tile_lang as tl
+from tile_lang.extra.cuda import libdevice
 from tile_lang import R0, R1, R2, Constexpr, Float, Pointer, Tensor, Tensor0, constexpr, f16, f32, i8, i32, u32
 
 W = TypeVar("W", bound=tl.Width)
@@ -484,3 +485,20 @@ def masked_sum_with_bias(x_ptr: Pointer[f32], bias_ptr: Pointer[f32] | None, out
 def launch_with_and_without_bias(x: tl.Buffer[f32], bias: tl.Buffer[f32], out: tl.Buffer[f32], n: int) -> None:
     masked_sum_with_bias[(1,)](x, bias, out, n, BLOCK=64)
     masked_sum_with_bias[(1,)](x, None, out, n, BLOCK=64)
+
+
+# ---------------------------------------------------------------- libdevice functions, as FlagGems calls them
+
+
+@tl.kernel
+def libdevice_calls(x_ptr: Pointer[f32], n_ptr: Pointer[i32], o_ptr: Pointer[f32], s_ptr: Pointer[i32],
+                    BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    n = tl.load(n_ptr + offs)
+    finite = tl.where(libdevice.isinf(x) | libdevice.isnan(x), 0.0, x)
+    powers: Tensor[f32, R1] = libdevice.pow(finite, 2.0) + libdevice.pow(finite, n) + libdevice.pow(finite, 3)
+    special = libdevice.j0(finite) + libdevice.erfinv(finite * 0.5) + libdevice.lgamma(finite) + libdevice.round(finite)
+    stepped = libdevice.nextafter(libdevice.fmod(finite, 1.5), 0.0) + libdevice.ldexp(finite, n)
+    tl.store(o_ptr + offs, powers + special + stepped)
+    tl.store(s_ptr + offs, libdevice.signbit(x) + libdevice.popc(n))

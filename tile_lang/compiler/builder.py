@@ -222,9 +222,11 @@ class Builder:
         args = (self.broadcast_to(c, shape), self.broadcast_to(xs, shape), self.broadcast_to(ys, shape))
         return self.emit(Op.WHERE, Type(dtype, shape), args)
 
-    def elementwise(self, op: Op, values: tuple[Value, ...], dtype: DType, attr: Attr = NO_ATTR) -> Node:
-        """An op on operands converted to ``dtype`` and broadcast together (fma, maximum...)."""
-        nodes = [self.to_node(v, dtype) for v in values]
+    def elementwise(self, op: Op, values: tuple[Value, ...], dtype: DType, attr: Attr = NO_ATTR,
+                    operands: tuple[DType, ...] | None = None) -> Node:
+        """An op on operands converted to ``dtype`` (or each to its dtype of ``operands``) and
+        broadcast together (fma, maximum, a libdevice function...), its result of ``dtype``."""
+        nodes = [self.to_node(v, dtype if operands is None else operands[i]) for i, v in enumerate(values)]
         shape: tuple[int, ...] = ()
         for n in nodes:
             shape = broadcast_shapes(shape, n.ty.shape)

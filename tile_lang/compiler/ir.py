@@ -68,6 +68,7 @@ class Op(enum.Enum):
     CAST = "cast"
     WHERE = "where"
     FMA = "fma"
+    LIBDEVICE = "libdevice"  # a libdevice function (LibAttr) of operands of its overload's dtypes
     BROADCAST = "broadcast"
     RESHAPE = "reshape"
     PERMUTE = "permute"
@@ -107,7 +108,7 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.ARANGE: OpInfo(_C.SOURCE, True), Op.SPLAT: OpInfo(_C.ELEMENTWISE, True),
     Op.BINARY: OpInfo(_C.ELEMENTWISE, True), Op.UNARY: OpInfo(_C.ELEMENTWISE, True),
     Op.CAST: OpInfo(_C.ELEMENTWISE, True), Op.WHERE: OpInfo(_C.ELEMENTWISE, True),
-    Op.FMA: OpInfo(_C.ELEMENTWISE, True), Op.RAND: OpInfo(_C.ELEMENTWISE, True),
+    Op.FMA: OpInfo(_C.ELEMENTWISE, True), Op.LIBDEVICE: OpInfo(_C.ELEMENTWISE, True), Op.RAND: OpInfo(_C.ELEMENTWISE, True),
     Op.BROADCAST: OpInfo(_C.VIEW, True), Op.RESHAPE: OpInfo(_C.VIEW, True), Op.PERMUTE: OpInfo(_C.VIEW, True),
     Op.CONVERT: OpInfo(_C.COLLECTIVE, True), Op.REDUCE: OpInfo(_C.COLLECTIVE, True),
     Op.SCAN: OpInfo(_C.COLLECTIVE, True), Op.DOT: OpInfo(_C.COLLECTIVE, True),
@@ -189,6 +190,97 @@ class UnaryFn(enum.Enum):
     TRUNC = "trunc"
     RINT = "rint"
     ROUND_TF32 = "round_tf32"  # f32 to tf32, nearest with ties away from zero (cvt.rna.tf32.f32)
+
+
+class LibFn(enum.Enum):
+    """The libdevice functions of Op.LIBDEVICE (the CUDA spelling of each is the code generator's)."""
+
+    POW = "pow"
+    LDEXP = "ldexp"
+    NORM3D = "norm3d"
+    ISINF = "isinf"
+    ISNAN = "isnan"
+    ISFINITE = "isfinite"
+    SIGNBIT = "signbit"
+    ILOGB = "ilogb"
+    SATURATEF = "saturatef"
+    FAST_EXPF = "fast_expf"
+    FAST_LOGF = "fast_logf"
+    FAST_DIVIDEF = "fast_dividef"
+    FLOAT2INT_RN = "float2int_rn"
+    POPC = "popc"
+    CLZ = "clz"
+    FFS = "ffs"
+    BREV = "brev"
+    MULHI = "mulhi"
+    BYTE_PERM = "byte_perm"
+    CBRT = "cbrt"
+    RCBRT = "rcbrt"
+    EXP10 = "exp10"
+    LGAMMA = "lgamma"
+    TGAMMA = "tgamma"
+    ERFINV = "erfinv"
+    ERFCINV = "erfcinv"
+    J0 = "j0"
+    J1 = "j1"
+    Y0 = "y0"
+    Y1 = "y1"
+    LOGB = "logb"
+    NEARBYINT = "nearbyint"
+    ROUND = "round"
+    COSPI = "cospi"
+    SINPI = "sinpi"
+    RCP_RN = "rcp_rn"
+    RCP_RD = "rcp_rd"
+    RCP_RU = "rcp_ru"
+    RCP_RZ = "rcp_rz"
+    SCALBN = "scalbn"
+    ADD_RN = "add_rn"
+    ADD_RZ = "add_rz"
+    ADD_RD = "add_rd"
+    ADD_RU = "add_ru"
+    SUB_RN = "sub_rn"
+    SUB_RZ = "sub_rz"
+    SUB_RD = "sub_rd"
+    SUB_RU = "sub_ru"
+    MUL_RN = "mul_rn"
+    MUL_RZ = "mul_rz"
+    MUL_RD = "mul_rd"
+    MUL_RU = "mul_ru"
+    INT_AS_FLOAT = "int_as_float"
+    FLOAT_AS_INT = "float_as_int"
+    UINT_AS_FLOAT = "uint_as_float"
+    FLOAT_AS_UINT = "float_as_uint"
+    LONGLONG_AS_DOUBLE = "longlong_as_double"
+    DOUBLE_AS_LONGLONG = "double_as_longlong"
+    RNORM3D = "rnorm3d"
+    NORM4D = "norm4d"
+    RNORM4D = "rnorm4d"
+    FAST_SINF = "fast_sinf"
+    FAST_COSF = "fast_cosf"
+    FAST_TANF = "fast_tanf"
+    FAST_LOG2F = "fast_log2f"
+    FAST_LOG10F = "fast_log10f"
+    FAST_EXP10F = "fast_exp10f"
+    FAST_POWF = "fast_powf"
+    FINITEF = "finitef"
+    ISFINITED = "isfinited"
+    SQRT_RD = "sqrt_rd"
+    SQRT_RU = "sqrt_ru"
+    SQRT_RZ = "sqrt_rz"
+    ATAN2 = "atan2"
+    HYPOT = "hypot"
+    FMOD = "fmod"
+    REMAINDER = "remainder"
+    COPYSIGN = "copysign"
+    NEXTAFTER = "nextafter"
+    FDIM = "fdim"
+    FMAX = "fmax"
+    FMIN = "fmin"
+    RHYPOT = "rhypot"
+    DIV_RD = "div_rd"
+    DIV_RU = "div_ru"
+    DIV_RZ = "div_rz"
 
 
 class ReduceFn(enum.Enum):
@@ -292,6 +384,14 @@ class BinaryAttr:
 @dataclass(frozen=True)
 class UnaryAttr:
     fn: UnaryFn
+
+    def __str__(self) -> str:
+        return self.fn.value
+
+
+@dataclass(frozen=True)
+class LibAttr:
+    fn: LibFn
 
     def __str__(self) -> str:
         return self.fn.value
@@ -512,7 +612,7 @@ def carried_steps(loop: Node) -> dict[Node, Node]:
     return {body.params[1 + i]: body.results[i].args[1] for i in steps}
 
 
-Attr = Union[NoAttr, ParamAttr, ConstAttr, AxisAttr, RangeAttr, BinaryAttr, UnaryAttr, CastAttr, PermuteAttr,
+Attr = Union[NoAttr, ParamAttr, ConstAttr, AxisAttr, RangeAttr, BinaryAttr, UnaryAttr, LibAttr, CastAttr, PermuteAttr,
              ReduceAttr, ScanAttr, DotAttr, RandAttr, SortAttr, HistogramAttr, CombineAttr, AssertAttr, PrintAttr,
              AsmAttr, MemAttr, AtomicAttr, IndexAttr, LoopAttr]
 

@@ -12,6 +12,7 @@ the user's line.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -26,9 +27,10 @@ from tile_lang.compiler.lowering_base import (
     permute,
 )
 from tile_lang.compiler.ir import (
-    AssertAttr, AsmAttr, BinaryFn, Node, Op, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
+    AssertAttr, AsmAttr, BinaryFn, LibAttr, LibFn, Node, Op, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
-from tile_lang.ops import creation as tlcreation, debug, math as tlmath, random as tlrandom, reduction as tlreduction
+from tile_lang.ops import creation as tlcreation, debug, libdevice as ld, math as tlmath, random as tlrandom
+from tile_lang.ops import reduction as tlreduction
 from tile_lang.ops import shape as tlshape
 from tile_lang.semantics import shape as shapes
 from tile_lang.semantics.dispatch import lacking
@@ -107,6 +109,44 @@ def unary_math(fn: UnaryFn) -> Lowering:
 
 for _math_fn, _ir_fn in MATH.items():
     lowers(_math_fn)(unary_math(_ir_fn))
+
+
+# The LIBDEVICE family (semantics picks the overload: the operands' dtypes and the result's): each
+# function's IR function.
+LIBDEVICE: dict[Callable[..., Any], LibFn] = {
+    ld.pow: LibFn.POW, ld.ldexp: LibFn.LDEXP, ld.norm3d: LibFn.NORM3D, ld.isinf: LibFn.ISINF, ld.isnan: LibFn.ISNAN,
+    ld.isfinite: LibFn.ISFINITE, ld.signbit: LibFn.SIGNBIT, ld.ilogb: LibFn.ILOGB, ld.saturatef: LibFn.SATURATEF,
+    ld.fast_expf: LibFn.FAST_EXPF, ld.fast_logf: LibFn.FAST_LOGF, ld.fast_dividef: LibFn.FAST_DIVIDEF,
+    ld.float2int_rn: LibFn.FLOAT2INT_RN, ld.popc: LibFn.POPC, ld.clz: LibFn.CLZ, ld.ffs: LibFn.FFS, ld.brev:
+    LibFn.BREV, ld.mulhi: LibFn.MULHI, ld.byte_perm: LibFn.BYTE_PERM, ld.cbrt: LibFn.CBRT, ld.rcbrt: LibFn.RCBRT,
+    ld.exp10: LibFn.EXP10, ld.lgamma: LibFn.LGAMMA, ld.tgamma: LibFn.TGAMMA, ld.erfinv: LibFn.ERFINV, ld.erfcinv:
+    LibFn.ERFCINV, ld.j0: LibFn.J0, ld.j1: LibFn.J1, ld.y0: LibFn.Y0, ld.y1: LibFn.Y1, ld.logb: LibFn.LOGB,
+    ld.nearbyint: LibFn.NEARBYINT, ld.round: LibFn.ROUND, ld.cospi: LibFn.COSPI, ld.sinpi: LibFn.SINPI, ld.rcp_rn:
+    LibFn.RCP_RN, ld.rcp_rd: LibFn.RCP_RD, ld.rcp_ru: LibFn.RCP_RU, ld.rcp_rz: LibFn.RCP_RZ, ld.scalbn: LibFn.SCALBN,
+    ld.finitef: LibFn.FINITEF, ld.isfinited: LibFn.ISFINITED, ld.rnorm3d: LibFn.RNORM3D, ld.norm4d: LibFn.NORM4D,
+    ld.rnorm4d: LibFn.RNORM4D, ld.fast_sinf: LibFn.FAST_SINF, ld.fast_cosf: LibFn.FAST_COSF,
+    ld.fast_tanf: LibFn.FAST_TANF, ld.fast_log2f: LibFn.FAST_LOG2F, ld.fast_log10f: LibFn.FAST_LOG10F,
+    ld.fast_exp10f: LibFn.FAST_EXP10F, ld.fast_powf: LibFn.FAST_POWF, ld.int_as_float: LibFn.INT_AS_FLOAT,
+    ld.float_as_int: LibFn.FLOAT_AS_INT, ld.uint_as_float: LibFn.UINT_AS_FLOAT, ld.float_as_uint: LibFn.FLOAT_AS_UINT,
+    ld.longlong_as_double: LibFn.LONGLONG_AS_DOUBLE, ld.double_as_longlong: LibFn.DOUBLE_AS_LONGLONG,
+    ld.add_rn: LibFn.ADD_RN, ld.add_rz: LibFn.ADD_RZ, ld.add_rd: LibFn.ADD_RD, ld.add_ru: LibFn.ADD_RU,
+    ld.sub_rn: LibFn.SUB_RN, ld.sub_rz: LibFn.SUB_RZ, ld.sub_rd: LibFn.SUB_RD, ld.sub_ru: LibFn.SUB_RU,
+    ld.mul_rn: LibFn.MUL_RN, ld.mul_rz: LibFn.MUL_RZ, ld.mul_rd: LibFn.MUL_RD, ld.mul_ru: LibFn.MUL_RU, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
+    LibFn.ATAN2, ld.hypot: LibFn.HYPOT, ld.fmod: LibFn.FMOD, ld.remainder: LibFn.REMAINDER, ld.copysign:
+    LibFn.COPYSIGN, ld.nextafter: LibFn.NEXTAFTER, ld.fdim: LibFn.FDIM, ld.fmax: LibFn.FMAX, ld.fmin: LibFn.FMIN,
+    ld.rhypot: LibFn.RHYPOT, ld.div_rd: LibFn.DIV_RD, ld.div_ru: LibFn.DIV_RU, ld.div_rz: LibFn.DIV_RZ,
+}
+
+
+def libdevice(fn: LibFn, params: tuple[str, ...]) -> Lowering:
+    """The lowering of a row of :data:`LIBDEVICE` whose operands are the parameters ``params``."""
+    def lower(c: Context, a: Args) -> Node:
+        return c.b.elementwise(Op.LIBDEVICE, tuple(a[p] for p in params), a["dtype"], LibAttr(fn), a["dtypes"])
+    return lower
+
+
+for _lib_fn, _lib_ir in LIBDEVICE.items():
+    lowers(_lib_fn)(libdevice(_lib_ir, tuple(inspect.signature(_lib_fn).parameters)))
 
 
 @lowers(tlmath.abs)

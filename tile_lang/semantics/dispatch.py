@@ -13,6 +13,7 @@ from typing import Any, ParamSpec, TypeVar
 import tile_lang.semantics.creation  # noqa: F401 (registers its rules)
 import tile_lang.semantics.elementwise  # noqa: F401 (registers its rules)
 import tile_lang.semantics.hints  # noqa: F401 (registers its rules)
+import tile_lang.semantics.libdevice  # noqa: F401 (registers its rules)
 import tile_lang.semantics.linalg  # noqa: F401 (registers its rules)
 import tile_lang.semantics.loops  # noqa: F401 (registers its rules)
 import tile_lang.semantics.memory  # noqa: F401 (registers its rules)

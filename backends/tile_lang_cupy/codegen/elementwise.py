@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, CastAttr, ConstAttr, MmaRows, Node, Op, ParamAttr, PermuteAttr, RandAttr, RandFn, RangeAttr,
-    UnaryAttr, UnaryFn,
+    BinaryAttr, BinaryFn, CastAttr, ConstAttr, LibAttr, LibFn, MmaRows, Node, Op, ParamAttr, PermuteAttr, RandAttr,
+    RandFn, RangeAttr, UnaryAttr, UnaryFn,
 )
 from tile_lang.dtypes import DType
 
@@ -31,6 +31,78 @@ _FLOAT_FNS = {UnaryFn.EXP: "exp", UnaryFn.EXP2: "exp2", UnaryFn.LOG: "log", Unar
               UnaryFn.RINT: "rint"}
 
 
+
+def _c(name: str, arity: int = 1) -> tuple[str, str]:
+    """A C math function's f32 and f64 spellings (``name``f and ``name``) on ``arity`` operands."""
+    args = ", ".join(f"{{{i}}}" for i in range(arity))
+    return f"{name}f({args})", f"{name}({args})"
+
+
+def _both(text: str) -> tuple[str, str]:
+    """One spelling for either width (an f32-only function, or an overloaded helper)."""
+    return text, text
+
+
+def _classify(f32: str, f64: str) -> tuple[str, str]:
+    """A test of the magnitude's bits (``{m} > inf`` is NaN...), so neither side of the host and
+    device overloads of ``isnan`` and friends is asked to pick one."""
+    return (f"((__float_as_uint({{0}}) & 0x7fffffffu) {f32} 0x7f800000u)",
+            f"(((unsigned long long)__double_as_longlong({{0}}) & 0x7fffffffffffffffull) {f64} 0x7ff0000000000000ull)")
+
+
+# The LIBDEVICE family: each function's CUDA for 32-bit and for 64-bit operands, ``{i}`` its operand i.
+_LIBDEVICE: dict[LibFn, tuple[str, str]] = {
+    LibFn.POW: _c("pow", 2), LibFn.LDEXP: _c("ldexp", 2), LibFn.NORM3D: _c("norm3d", 3),
+    LibFn.ISINF: _classify("==", "=="), LibFn.ISNAN: _classify(">", ">"), LibFn.ISFINITE: _classify("<", "<"),
+    LibFn.SIGNBIT: ("(int)(__float_as_uint({0}) >> 31)", "(int)((unsigned long long)__double_as_longlong({0}) >> 63)"),
+    LibFn.ILOGB: _c("ilogb"), LibFn.SATURATEF: _both("__saturatef({0})"), LibFn.FAST_EXPF: _both("__expf({0})"),
+    LibFn.FAST_LOGF: _both("__logf({0})"), LibFn.FAST_DIVIDEF: _both("__fdividef({0}, {1})"),
+    LibFn.FLOAT2INT_RN: _both("__float2int_rn({0})"),
+    LibFn.POPC: ("__popc((unsigned)({0}))", "__popcll((unsigned long long)({0}))"),
+    LibFn.CLZ: ("__clz({0})", "__clzll({0})"), LibFn.FFS: ("__ffs({0})", "__ffsll({0})"),
+    LibFn.BREV: ("(int)__brev((unsigned)({0}))", "(long long)__brevll((unsigned long long)({0}))"),
+    LibFn.MULHI: _both("tl::umulhi({0}, {1})"),
+    LibFn.BYTE_PERM: _both("(int)__byte_perm((unsigned)({0}), (unsigned)({1}), (unsigned)({2}))"),
+    LibFn.CBRT: _c("cbrt"), LibFn.RCBRT: _c("rcbrt"), LibFn.EXP10: _c("exp10"), LibFn.LGAMMA: _c("lgamma"),
+    LibFn.TGAMMA: _c("tgamma"), LibFn.ERFINV: _c("erfinv"), LibFn.ERFCINV: _c("erfcinv"), LibFn.J0: _c("j0"),
+    LibFn.J1: _c("j1"), LibFn.Y0: _c("y0"), LibFn.Y1: _c("y1"), LibFn.LOGB: _c("logb"),
+    LibFn.NEARBYINT: _c("nearbyint"), LibFn.ROUND: _c("round"), LibFn.COSPI: _c("cospi"), LibFn.SINPI: _c("sinpi"),
+    LibFn.RCP_RN: ("__frcp_rn({0})", "__drcp_rn({0})"), LibFn.RCP_RD: ("__frcp_rd({0})", "__drcp_rd({0})"),
+    LibFn.RCP_RU: ("__frcp_ru({0})", "__drcp_ru({0})"), LibFn.RCP_RZ: ("__frcp_rz({0})", "__drcp_rz({0})"),
+    LibFn.SCALBN: _c("scalbn", 2), LibFn.FINITEF: _both("(int)" + _classify("<", "<")[0]),
+    LibFn.ISFINITED: _both("(int)" + _classify("<", "<")[1]), LibFn.RNORM3D: _c("rnorm3d", 3),
+    LibFn.NORM4D: _c("norm4d", 4), LibFn.RNORM4D: _c("rnorm4d", 4), LibFn.FAST_SINF: _both("__sinf({0})"),
+    LibFn.FAST_COSF: _both("__cosf({0})"), LibFn.FAST_TANF: _both("__tanf({0})"),
+    LibFn.FAST_LOG2F: _both("__log2f({0})"), LibFn.FAST_LOG10F: _both("__log10f({0})"),
+    LibFn.FAST_EXP10F: _both("__exp10f({0})"), LibFn.FAST_POWF: _both("__powf({0}, {1})"),
+    LibFn.INT_AS_FLOAT: _both("__int_as_float({0})"), LibFn.FLOAT_AS_INT: _both("__float_as_int({0})"),
+    LibFn.UINT_AS_FLOAT: _both("__uint_as_float({0})"), LibFn.FLOAT_AS_UINT: _both("(int)__float_as_uint({0})"),
+    LibFn.LONGLONG_AS_DOUBLE: _both("__longlong_as_double({0})"),
+    LibFn.DOUBLE_AS_LONGLONG: _both("__double_as_longlong({0})"), LibFn.SQRT_RD: ("__fsqrt_rd({0})", "__dsqrt_rd({0})"),
+    LibFn.SQRT_RU: ("__fsqrt_ru({0})", "__dsqrt_ru({0})"), LibFn.SQRT_RZ: ("__fsqrt_rz({0})", "__dsqrt_rz({0})"),
+    LibFn.ATAN2: _c("atan2", 2), LibFn.HYPOT: _c("hypot", 2), LibFn.FMOD: _c("fmod", 2),
+    LibFn.REMAINDER: _c("remainder", 2), LibFn.COPYSIGN: _c("copysign", 2), LibFn.NEXTAFTER: _c("nextafter", 2),
+    LibFn.FDIM: _c("fdim", 2), LibFn.FMAX: _both("tl::max({0}, {1})"), LibFn.FMIN: _both("tl::min({0}, {1})"),
+    LibFn.RHYPOT: _c("rhypot", 2), LibFn.DIV_RD: ("__fdiv_rd({0}, {1})", "__ddiv_rd({0}, {1})"),
+    LibFn.DIV_RU: ("__fdiv_ru({0}, {1})", "__ddiv_ru({0}, {1})"),
+    LibFn.DIV_RZ: ("__fdiv_rz({0}, {1})", "__ddiv_rz({0}, {1})"),
+    LibFn.ADD_RN: ("__fadd_rn({0}, {1})", "__dadd_rn({0}, {1})"),
+    LibFn.ADD_RZ: ("__fadd_rz({0}, {1})", "__dadd_rz({0}, {1})"),
+    LibFn.ADD_RD: ("__fadd_rd({0}, {1})", "__dadd_rd({0}, {1})"),
+    LibFn.ADD_RU: ("__fadd_ru({0}, {1})", "__dadd_ru({0}, {1})"),
+    LibFn.SUB_RN: ("__fsub_rn({0}, {1})", "__dsub_rn({0}, {1})"),
+    LibFn.SUB_RZ: ("__fsub_rz({0}, {1})", "__dsub_rz({0}, {1})"),
+    LibFn.SUB_RD: ("__fsub_rd({0}, {1})", "__dsub_rd({0}, {1})"),
+    LibFn.SUB_RU: ("__fsub_ru({0}, {1})", "__dsub_ru({0}, {1})"),
+    LibFn.MUL_RN: ("__fmul_rn({0}, {1})", "__dmul_rn({0}, {1})"),
+    LibFn.MUL_RZ: ("__fmul_rz({0}, {1})", "__dmul_rz({0}, {1})"),
+    LibFn.MUL_RD: ("__fmul_rd({0}, {1})", "__dmul_rd({0}, {1})"),
+    LibFn.MUL_RU: ("__fmul_ru({0}, {1})", "__dmul_ru({0}, {1})"),
+}
+# pow of an i32 exponent (libdevice's powi): the exponent exactly, as a double (an f32 would round
+# exponents past 2**24, and their parity)
+_POWI = ("(float)pow((double){0}, (double){1})", "pow({0}, (double){1})")
+
 def _to(dtype: DType, text: str, source: DType) -> str:
     """``text`` (of dtype ``source``) converted to ``dtype`` when they differ."""
     return text if dtype == source else f"tl::cvt<{ctype(dtype)}>({text})"
@@ -45,8 +117,8 @@ def _const(em: Emitter, node: Node) -> None:
     em.names[node] = literal(node.attr.value, node.ty.dtype)
 
 
-@emits(Op.PROGRAM_ID, Op.NUM_PROGRAMS, Op.BINARY, Op.UNARY, Op.CAST, Op.WHERE, Op.FMA, Op.SPLAT, Op.ARANGE,
-       Op.BROADCAST, Op.RESHAPE, Op.PERMUTE, Op.RAND)
+@emits(Op.PROGRAM_ID, Op.NUM_PROGRAMS, Op.BINARY, Op.UNARY, Op.CAST, Op.WHERE, Op.FMA, Op.LIBDEVICE, Op.SPLAT,
+       Op.ARANGE, Op.BROADCAST, Op.RESHAPE, Op.PERMUTE, Op.RAND)
 def _elementwise(em: Emitter, node: Node) -> None:
     """Scalars become one ``const`` variable; register blocks are filled element by element."""
     em.define(node, lambda idx: ELEMENTS[node.op](em, node, idx))
@@ -195,6 +267,16 @@ def _fma(em: Emitter, node: Node, idx: Index) -> str:
     work = compute_dtype(dtype)
     x, y, z = (_to(work, em.elem(a, idx), dtype) for a in node.args)
     return _to(dtype, f"fma{'f' if work.bits == 32 else ''}({x}, {y}, {z})", work)
+
+
+@element(Op.LIBDEVICE)
+def _libdevice(em: Emitter, node: Node, idx: Index) -> str:
+    """A row of :data:`_LIBDEVICE`, picked by the first operand's width (the rule chose the dtypes)."""
+    assert isinstance(node.attr, LibAttr)
+    fn, (x, *rest) = node.attr.fn, node.args
+    powi = fn is LibFn.POW and rest[0].ty.dtype.is_int
+    spelled = (_POWI if powi else _LIBDEVICE[fn])[x.ty.dtype.bits == 64]
+    return spelled.format(*(em.elem(a, idx) for a in node.args))
 
 
 @element(Op.RAND)

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <thread>
 #include <type_traits>
@@ -240,7 +241,220 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   for (unsigned i = 0; i < 4; ++i) r |= static_cast<unsigned>((both >> (8 * ((s >> (4 * i)) & 7u))) & 0xffu) << (8 * i);
   return r;
 }
-inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline float __saturatef(float x) { return !(x > 0.0f) ? 0.0f : (x > 1.0f ? 1.0f : x); }  // NaN gives +0
+
+// libdevice functions the host's libm lacks, written plainly (the GPU's own are tested against
+// the same float64 references on a GPU machine).
+namespace tl_emu {
+// x / y or sqrt(x) rounded to nearest, then one step down or up where the exact residual's sign
+// says it is on the wrong side (fma: the product exact, the difference's sign right).
+template <class T>
+inline T directed(T q, T excess, int mode) {
+  // mode -1: down, +1: up, 0: toward zero; excess > 0: q is above the exact value
+  const T inf = std::numeric_limits<T>::infinity();
+  if (mode == 0 && q == T(0)) return q;
+  if (mode < 0 || (mode == 0 && q > T(0))) return excess > 0 ? std::nextafter(q, -inf) : q;
+  return excess < 0 ? std::nextafter(q, inf) : q;
+}
+template <class T>
+inline T div_dir(T x, T y, int mode) {
+  const T q = x / y;
+  if (!std::isfinite(x) || !std::isfinite(y) || y == T(0) || std::isnan(q)) return q;
+  using W = std::conditional_t<sizeof(T) == 4, double, T>;  // an f32 product is exact in f64, subnormals too
+  W excess = std::isinf(q) ? q : std::fma(W(q), W(y), -W(x));  // the sign of q*y - x; inf: overflowed
+  if (y < T(0) && !std::isinf(q)) excess = -excess;
+  return directed(q, static_cast<T>(excess > 0) - static_cast<T>(excess < 0), mode);
+}
+// x + y (or x * y) rounded in the direction mode: the nearest sum's exact error by TwoSum (the
+// product's by an exact product: f64 for f32, fma for f64); an exact zero sum rounded down is -0
+// unless both operands are +0
+template <class T>
+inline T add_dir(T x, T y, int mode) {
+  const T s = x + y;
+  if (!std::isfinite(x) || !std::isfinite(y) || std::isnan(s)) return s;
+  if (std::isinf(s)) return directed(s, s, mode);
+  const T back = s - x;
+  const T err = (x - (s - back)) + (y - back);
+  const T out = directed(s, static_cast<T>(err < 0) - static_cast<T>(err > 0), mode);
+  const bool positive_zeros = x == T(0) && y == T(0) && !std::signbit(x) && !std::signbit(y);
+  return mode < 0 && out == T(0) && !positive_zeros ? -T(0) : out;
+}
+template <class T>
+inline T mul_dir(T x, T y, int mode) {
+  const T p = x * y;
+  if (!std::isfinite(x) || !std::isfinite(y) || std::isnan(p)) return p;
+  if (std::isinf(p)) return directed(p, p, mode);
+  using W = std::conditional_t<sizeof(T) == 4, double, T>;
+  const W below = std::fma(W(x), W(y), -W(p));  // x*y - p, its sign exact
+  return directed(p, static_cast<T>(below < 0) - static_cast<T>(below > 0), mode);
+}
+template <class T>
+inline T sqrt_dir(T x, int mode) {
+  const T q = std::sqrt(x);
+  if (!std::isfinite(q) || q == T(0)) return q;
+  using W = std::conditional_t<sizeof(T) == 4, double, T>;
+  const W excess = std::fma(W(q), W(q), -W(x));
+  return directed(q, static_cast<T>(excess > 0) - static_cast<T>(excess < 0), mode);
+}
+// erfc's inverse on (0, 1] by bisection on [0, 30], to the last bit
+inline double erfc_inverse(double z) {
+  double lo = 0.0, hi = 30.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (mid == lo || mid == hi) break;
+    (std::erfc(mid) > z ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+inline double erf_inverse(double y) {  // bisection on erf for |y| <= 0.5, else through erfc
+  if (std::isnan(y) || std::fabs(y) > 1.0) return NAN;
+  if (std::fabs(y) == 1.0) return std::copysign(INFINITY, y);
+  if (std::fabs(y) > 0.5) return std::copysign(erfc_inverse(1.0 - std::fabs(y)), y);
+  double lo = 0.0, hi = 1.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (mid == lo || mid == hi) break;
+    (std::erf(mid) < std::fabs(y) ? lo : hi) = mid;
+  }
+  return y == 0.0 ? y : std::copysign(0.5 * (lo + hi), y);
+}
+inline double erfc_inverse_all(double z) {
+  if (std::isnan(z) || z < 0.0 || z > 2.0) return NAN;
+  if (z == 0.0) return INFINITY;
+  if (z == 2.0) return -INFINITY;
+  if (z <= 0.5) return erfc_inverse(z);
+  if (z < 1.5) return erf_inverse(1.0 - z);
+  return -erfc_inverse(2.0 - z);
+}
+// sin(pi x) and cos(pi x) from the exact remainder of x by 2, in long double; zeros exact
+inline long double pi_turns(long double r, bool cosine) {
+  const long double pi = 3.141592653589793238462643383279502884L;
+  return cosine ? std::cos(pi * r) : std::sin(pi * r);
+}
+template <class T>
+inline T sinpi_(T x) {
+  if (!std::isfinite(x)) return NAN;
+  const T r = std::fmod(x, T(2));
+  if (r == std::trunc(r)) return std::copysign(T(0), x);
+  return static_cast<T>(pi_turns(r, false));
+}
+template <class T>
+inline T cospi_(T x) {
+  if (!std::isfinite(x)) return NAN;
+  const T r = std::fabs(std::fmod(x, T(2)));
+  if (r == T(0.5) || r == T(1.5)) return T(0);
+  if (r == T(1)) return T(-1);
+  if (r == T(0)) return T(1);
+  return static_cast<T>(pi_turns(r, true));
+}
+template <class T>
+inline int count_leading_zeros(T v) {
+  return v == 0 ? 8 * sizeof(T) : (sizeof(T) == 8 ? __builtin_clzll(v) : __builtin_clz(static_cast<unsigned>(v)));
+}
+template <class T>
+inline T reverse_bits(T v) {
+  T r = 0;
+  for (unsigned i = 0; i < 8 * sizeof(T); ++i) r |= ((v >> i) & T(1)) << (8 * sizeof(T) - 1 - i);
+  return r;
+}
+}  // namespace tl_emu
+inline float __fdiv_rd(float x, float y) { return tl_emu::div_dir(x, y, -1); }
+inline float __fdiv_ru(float x, float y) { return tl_emu::div_dir(x, y, 1); }
+inline float __fdiv_rz(float x, float y) { return tl_emu::div_dir(x, y, 0); }
+inline double __ddiv_rd(double x, double y) { return tl_emu::div_dir(x, y, -1); }
+inline double __ddiv_ru(double x, double y) { return tl_emu::div_dir(x, y, 1); }
+inline double __ddiv_rz(double x, double y) { return tl_emu::div_dir(x, y, 0); }
+inline float __fsqrt_rd(float x) { return tl_emu::sqrt_dir(x, -1); }
+inline float __fsqrt_ru(float x) { return tl_emu::sqrt_dir(x, 1); }
+inline float __fsqrt_rz(float x) { return tl_emu::sqrt_dir(x, 0); }
+inline double __dsqrt_rd(double x) { return tl_emu::sqrt_dir(x, -1); }
+inline double __dsqrt_ru(double x) { return tl_emu::sqrt_dir(x, 1); }
+inline double __dsqrt_rz(double x) { return tl_emu::sqrt_dir(x, 0); }
+inline float __fadd_rz(float x, float y) { return tl_emu::add_dir(x, y, 0); }
+inline double __dadd_rz(double x, double y) { return tl_emu::add_dir(x, y, 0); }
+inline float __fadd_rd(float x, float y) { return tl_emu::add_dir(x, y, -1); }
+inline double __dadd_rd(double x, double y) { return tl_emu::add_dir(x, y, -1); }
+inline float __fadd_ru(float x, float y) { return tl_emu::add_dir(x, y, 1); }
+inline double __dadd_ru(double x, double y) { return tl_emu::add_dir(x, y, 1); }
+inline float __fsub_rz(float x, float y) { return tl_emu::add_dir(x, -y, 0); }
+inline double __dsub_rz(double x, double y) { return tl_emu::add_dir(x, -y, 0); }
+inline float __fsub_rd(float x, float y) { return tl_emu::add_dir(x, -y, -1); }
+inline double __dsub_rd(double x, double y) { return tl_emu::add_dir(x, -y, -1); }
+inline float __fsub_ru(float x, float y) { return tl_emu::add_dir(x, -y, 1); }
+inline double __dsub_ru(double x, double y) { return tl_emu::add_dir(x, -y, 1); }
+inline float __fmul_rz(float x, float y) { return tl_emu::mul_dir(x, y, 0); }
+inline double __dmul_rz(double x, double y) { return tl_emu::mul_dir(x, y, 0); }
+inline float __fmul_rd(float x, float y) { return tl_emu::mul_dir(x, y, -1); }
+inline double __dmul_rd(double x, double y) { return tl_emu::mul_dir(x, y, -1); }
+inline float __fmul_ru(float x, float y) { return tl_emu::mul_dir(x, y, 1); }
+inline double __dmul_ru(double x, double y) { return tl_emu::mul_dir(x, y, 1); }
+inline float __fadd_rn(float x, float y) { return x + y; }
+inline double __dadd_rn(double x, double y) { return x + y; }
+inline float __fsub_rn(float x, float y) { return x - y; }
+inline double __dsub_rn(double x, double y) { return x - y; }
+inline float __fmul_rn(float x, float y) { return x * y; }
+inline double __dmul_rn(double x, double y) { return x * y; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __frcp_rd(float x) { return tl_emu::div_dir(1.0f, x, -1); }
+inline float __frcp_ru(float x) { return tl_emu::div_dir(1.0f, x, 1); }
+inline float __frcp_rz(float x) { return tl_emu::div_dir(1.0f, x, 0); }
+inline double __drcp_rd(double x) { return tl_emu::div_dir(1.0, x, -1); }
+inline double __drcp_ru(double x) { return tl_emu::div_dir(1.0, x, 1); }
+inline double __drcp_rz(double x) { return tl_emu::div_dir(1.0, x, 0); }
+inline double __drcp_rn(double x) { return 1.0 / x; }
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float x, float y) { return x / y; }
+inline float __sinf(float x) { return std::sin(x); }
+inline float __cosf(float x) { return std::cos(x); }
+inline float __tanf(float x) { return std::tan(x); }
+inline float __log2f(float x) { return std::log2(x); }
+inline float __log10f(float x) { return std::log10(x); }
+inline float __exp10f(float x) { return exp10f(x); }
+inline float __powf(float x, float y) { return std::pow(x, y); }
+inline int __float2int_rn(float x) {
+  if (std::isnan(x)) return 0;
+  const float r = std::nearbyint(x);
+  return r >= 2147483648.0f ? 2147483647 : (r < -2147483648.0f ? (-2147483647 - 1) : static_cast<int>(r));
+}
+inline float erfinvf(float x) { return static_cast<float>(tl_emu::erf_inverse(x)); }
+inline double erfinv(double x) { return tl_emu::erf_inverse(x); }
+inline float erfcinvf(float x) { return static_cast<float>(tl_emu::erfc_inverse_all(x)); }
+inline double erfcinv(double x) { return tl_emu::erfc_inverse_all(x); }
+inline float rcbrtf(float x) { return static_cast<float>(1.0 / std::cbrt(static_cast<double>(x))); }
+inline double rcbrt(double x) { return static_cast<double>(1.0L / std::cbrt(static_cast<long double>(x))); }
+inline float sinpif(float x) { return tl_emu::sinpi_(x); }
+inline double sinpi(double x) { return tl_emu::sinpi_(x); }
+inline float cospif(float x) { return tl_emu::cospi_(x); }
+inline double cospi(double x) { return tl_emu::cospi_(x); }
+inline float rhypotf(float x, float y) { return static_cast<float>(1.0 / std::hypot(static_cast<double>(x), static_cast<double>(y))); }
+inline double rhypot(double x, double y) { return static_cast<double>(1.0L / std::hypot(static_cast<long double>(x), static_cast<long double>(y))); }
+inline float norm3df(float x, float y, float z) {
+  return static_cast<float>(std::hypot(std::hypot(static_cast<double>(x), static_cast<double>(y)), static_cast<double>(z)));
+}
+inline double norm3d(double x, double y, double z) {
+  return static_cast<double>(std::hypot(std::hypot(static_cast<long double>(x), static_cast<long double>(y)), static_cast<long double>(z)));
+}
+// norm4d and the reciprocal norms in a wider type (hypot of hypots: no overflow, inf beats NaN)
+template <class T>
+inline auto tl_emu_norm(T x, T y, T z, T t) {
+  using W = std::conditional_t<sizeof(T) == 4, double, long double>;
+  return std::hypot(std::hypot(std::hypot(W(x), W(y)), W(z)), W(t));
+}
+inline float rnorm3df(float x, float y, float z) { return static_cast<float>(1.0 / tl_emu_norm(x, y, z, 0.0f)); }
+inline double rnorm3d(double x, double y, double z) { return static_cast<double>(1.0L / tl_emu_norm(x, y, z, 0.0)); }
+inline float norm4df(float x, float y, float z, float t) { return static_cast<float>(tl_emu_norm(x, y, z, t)); }
+inline double norm4d(double x, double y, double z, double t) { return static_cast<double>(tl_emu_norm(x, y, z, t)); }
+inline float rnorm4df(float x, float y, float z, float t) { return static_cast<float>(1.0 / tl_emu_norm(x, y, z, t)); }
+inline double rnorm4d(double x, double y, double z, double t) { return static_cast<double>(1.0L / tl_emu_norm(x, y, z, t)); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return tl_emu::count_leading_zeros(static_cast<unsigned>(x)); }
+inline int __clzll(long long x) { return tl_emu::count_leading_zeros(static_cast<unsigned long long>(x)); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned __brev(unsigned x) { return tl_emu::reverse_bits(x); }
+inline unsigned long long __brevll(unsigned long long x) { return tl_emu::reverse_bits(x); }
 
 // PTX atomics, as the emulator rewrites them: sequentially consistent read-modify-write.
 namespace tl_emu {
