@@ -231,7 +231,7 @@ class KernelCache:
             if missing:
                 capability = compute_capability()
                 texts = [(launch, spec_text(key[1], launch, capability)) for key, launch in missing.items()]
-                for key, found in zip(missing, load_all(texts, capability)):
+                for key, found in zip(missing, load_all(texts, capability, keep_errors=True)):
                     if isinstance(found, Compiled):  # else its launch compiles it again and raises
                         self.loaded[key] = found
 
@@ -267,18 +267,19 @@ def target(capability: int) -> str:
 
 def load(launch: Launch, spec_text: str | None, capability: int) -> Compiled:
     """The kernel for ``launch``'s specialisation (described by ``spec_text``, None: not cached on
-    disk), as :func:`load_all` loads several; its compile's error raised."""
+    disk), as :func:`load_all` loads several."""
     (found,) = load_all([(launch, spec_text)], capability)
-    if isinstance(found, TileLangError):
-        raise found
+    assert isinstance(found, Compiled)  # a compile's error was raised
     return found
 
 
-def load_all(launches: Sequence[tuple[Launch, str | None]], capability: int) -> list[Compiled | TileLangError]:
+def load_all(launches: Sequence[tuple[Launch, str | None]], capability: int,
+             keep_errors: bool = False) -> list[Compiled | TileLangError]:
     """The kernels for these launches' specialisations (each described by its spec text, None:
-    not cached on disk), each loaded on the current device or the error its compile raised:
-    generated source from the disk cache or the compiler, one after another; cubins from the disk
-    cache or NVRTC, in threads side by side (NVRTC runs without the GIL)."""
+    not cached on disk), each loaded on the current device: generated source from the disk cache
+    or the compiler, one after another; cubins from the disk cache or NVRTC, in threads side by
+    side (NVRTC runs without the GIL). A compile's error is raised, or with ``keep_errors``
+    returned in that launch's place."""
     import cupy
 
     from tile_lang_cupy import nvrtc
@@ -287,7 +288,14 @@ def load_all(launches: Sequence[tuple[Launch, str | None]], capability: int) -> 
     toolchain = nvrtc.toolchain(target(capability))
     device = cupy.cuda.runtime.getDevice()
     limit = _shared_limit(device)
-    gens = [_generated(launch, text, capability, disk, limit) for launch, text in launches]
+    gens: list[artifacts.Generated | TileLangError] = []
+    for launch, text in launches:
+        try:
+            gens.append(_generated(launch, text, capability, disk, limit))
+        except TileLangError as error:
+            if not keep_errors:
+                raise
+            gens.append(error)
     with ThreadPoolExecutor(max(1, min(len(gens), os.cpu_count() or 1))) as pool:
         cubins = [pool.submit(artifacts.cubin, gen, toolchain, disk) if isinstance(gen, artifacts.Generated) else None
                   for gen in gens]
@@ -297,13 +305,14 @@ def load_all(launches: Sequence[tuple[Launch, str | None]], capability: int) -> 
             assert isinstance(gen, TileLangError)
             loaded.append(gen)
             continue
-        error = cubin.exception()
-        if error is not None:
-            if not isinstance(error, TileLangError):
-                raise error
+        try:
+            found = cubin.result()
+        except TileLangError as error:
+            if not keep_errors:
+                raise
             loaded.append(error)
             continue
-        function = _function(gen, toolchain, disk, cubin.result())
+        function = _function(gen, toolchain, disk, found)
         if gen.smem_bytes > 48 * 1024:
             driver = cupy.cuda.driver
             driver.funcSetAttribute(function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, gen.smem_bytes)
@@ -313,16 +322,12 @@ def load_all(launches: Sequence[tuple[Launch, str | None]], capability: int) -> 
 
 
 def _generated(launch: Launch, spec_text: str | None, capability: int, disk: cache.DiskCache,
-               limit: int | None) -> artifacts.Generated | TileLangError:
+               limit: int | None) -> artifacts.Generated:
     """The generated CUDA for ``launch`` (:func:`artifacts.generated`), checked to fit the
-    device's shared memory, or the error saying why not."""
-    try:
-        gen = artifacts.generated(launch.kernel, functools.partial(launch_spec, launch, capability), spec_text, disk,
-                                  limit)
-        if limit is not None:
-            check_shared_memory(launch, gen.smem_bytes, limit)
-    except TileLangError as error:
-        return error
+    device's shared memory."""
+    gen = artifacts.generated(launch.kernel, functools.partial(launch_spec, launch, capability), spec_text, disk, limit)
+    if limit is not None:
+        check_shared_memory(launch, gen.smem_bytes, limit)
     return gen
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tile_lang import dtypes
+import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Category, Function, Node, Op, Region, Sem, walk
 from tile_lang.compiler.passes.rebuild import rebuild
 
