@@ -1,0 +1,190 @@
+"""A dtype chosen by a branch, for :mod:`tile_lang.mypy_plugin`.
+
+``if casting_mode == LLAMA: X_row = X_row.to(tl.float32)`` leaves ``X_row`` a *choice* after the
+``if``: a union of blocks of one rank that differ only in dtype (``Tensor[Float[W], R1] |
+Tensor[f32, R1]``), or of dtypes (``cdtype = tl.float32 if ... else x_ptr.dtype.element_ty``). mypy
+checks an operation on a union for every member, and for every pair of members when both operands are
+unions, so ``X_row * rstd`` fails on the pairs no mode computes (mypy does not relate two ``if``\\ s on
+one constexpr). Here an operator, builtin or method given a choice is checked once per choice of
+members (one member of each choice, the other arguments as given): it is accepted when one choice is
+legal, and its result is the union of the legal choices' results. What this stops catching, a mistake
+in one mode only, is what ``tile-lang check`` compiles each mode for (docs/typing.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from mypy.checker import TypeChecker
+from mypy.nodes import (
+    ARG_POS, CallExpr, ComparisonExpr, Context, Expression, FloatExpr, IndexExpr, IntExpr, MemberExpr, NameExpr, OpExpr,
+    RefExpr, SliceExpr, TempNode, TupleExpr, UnaryExpr,
+)
+from mypy.plugin import FunctionSigContext, MethodSigContext
+from mypy.subtypes import is_same_type
+from mypy.typeops import make_simplified_union
+from mypy.types import (
+    AnyType, CallableType, FunctionLike, Instance, ProperType, Type, TypeType, UninhabitedType, UnionType, get_proper_type,
+)
+
+TENSOR = "tile_lang.tensor.Tensor"
+DTYPE = "tile_lang.dtypes.Dtype"
+POINTER_TYPE = "tile_lang.tensor.pointer_type"
+MOST_CHOICES = 16  # combinations checked for one call; beyond, the call is checked as mypy checks it
+Sig = TypeVar("Sig", FunctionSigContext, MethodSigContext)
+_pairs: dict[tuple[str, Type, Type], Type | None] = {}  # (operator, left, right) -> its result, None if illegal
+_inside = [False]  # while a pair is checked, the operator hooks check it as given
+
+
+def members(typ: Type | None) -> list[ProperType] | None:
+    """The members of a choice (blocks of one rank differing in dtype, or dtypes), else None."""
+    proper = get_proper_type(typ) if typ is not None else None
+    if not isinstance(proper, UnionType):
+        return None
+    items = [get_proper_type(item) for item in proper.items]
+    known = [i for i in items if not isinstance(i, AnyType)]  # an Any (an error's, an unknown's) fits any choice
+    blocks = [i for i in known if isinstance(i, Instance) and i.type.fullname == TENSOR and len(i.args) == 2]
+    if blocks and len(blocks) == len(known) and all(is_same_type(b.args[1], blocks[0].args[1]) for b in blocks):
+        return items
+    return items if known and all(_is_dtype(item) for item in known) else None
+
+
+def _is_dtype(typ: ProperType) -> bool:
+    """``type[f32]`` or the class object ``tl.float32`` (a constructor to mypy)."""
+    if isinstance(typ, CallableType) and typ.is_type_obj():
+        typ = TypeType.make_normalized(typ.ret_type)
+    return isinstance(typ, TypeType) and isinstance(typ.item, Instance) and typ.item.type.has_base(DTYPE)
+
+
+def _quick_type(api: TypeChecker, expr: Expression) -> Type | None:
+    """The type of an argument that is cheap to check again (:func:`_cheap`), where a choice is passed;
+    None for others."""
+    return api.get_expression_type(expr) if _cheap(expr) else None
+
+
+def _cheap(expr: Expression) -> bool:
+    """Whether ``expr`` holds no call but conversions (names, constants, operators, indexing, ``x.to(d)``,
+    ``tl.pointer_type(d)``),
+    so checking it again costs little; a call's re-checking would re-check its own arguments, and so on."""
+    if isinstance(expr, (NameExpr, IntExpr, FloatExpr)):
+        return True
+    if isinstance(expr, SliceExpr):
+        parts = [p for p in (expr.begin_index, expr.end_index, expr.stride) if p is not None]
+    elif isinstance(expr, (MemberExpr, UnaryExpr)):
+        parts = [expr.expr]
+    elif isinstance(expr, OpExpr):
+        parts = [expr.left, expr.right]
+    elif isinstance(expr, IndexExpr):
+        parts = [expr.base, expr.index]
+    elif isinstance(expr, TupleExpr):
+        parts = list(expr.items)
+    elif isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr) and expr.callee.name in ("to", "cast"):
+        parts = [expr.callee.expr, *expr.args]
+    elif isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr) and expr.callee.fullname == POINTER_TYPE:
+        parts = list(expr.args)
+    else:
+        return False
+    return all(_cheap(part) for part in parts)
+
+
+def call_checked(ctx: Sig, inner: Callable[[Sig], FunctionLike]) -> FunctionLike:
+    """A builtin's or method's signature (``inner``'s) for a call given a choice: checked per choice of
+    members; the signature of the first legal one taking the choices as given and returning the legal
+    ones' results. Calls without a choice, or with none legal (reported as before), keep ``inner``'s."""
+    call, api, signature = ctx.context, ctx.api, ctx.default_signature
+    if not (isinstance(call, CallExpr) and isinstance(api, TypeChecker) and isinstance(signature, CallableType)):
+        return inner(ctx)
+    quick = [_quick_type(api, arg) for arg in call.args]
+    chosen = {i: (typ, found) for i, typ in enumerate(quick) if typ is not None and (found := members(typ)) is not None}
+    combinations = 1
+    for _, found in chosen.values():
+        combinations *= len(found)
+    if not chosen or combinations > MOST_CHOICES:
+        return inner(ctx)
+    legal: list[tuple[Type, CallableType]] = []
+    for pick in itertools.product(*(found for _, found in chosen.values())):
+        # the choices' members as fixed types; the other arguments as written, inferred in their context
+        nodes: dict[int, Expression] = {id(call.args[i]): TempNode(member, context=call.args[i]) for i, member in zip(chosen, pick)}
+        args = [[nodes.get(id(a), a) for a in formal] for formal in ctx.args]
+        with api.msg.filter_errors() as errors, api.local_type_map:
+            picked = inner(ctx._replace(args=args))
+            result, inferred = api.expr_checker.check_call(
+                picked, [nodes.get(id(a), a) for a in call.args], call.arg_kinds, call, call.arg_names)
+        inferred = get_proper_type(inferred)
+        if not errors.has_new_errors() and isinstance(inferred, CallableType) and not _unknown(pick):
+            legal.append((result, inferred))
+    if not legal:
+        return inner(ctx)
+    first = legal[0][1]
+    formals = {id(a): f for f, actuals in enumerate(ctx.args) for a in actuals}
+    arg_types = list(first.arg_types)
+    for i in chosen:
+        if id(call.args[i]) in formals and formals[id(call.args[i])] < len(arg_types):
+            arg_types[formals[id(call.args[i])]] = chosen[i][0]
+    return first.copy_modified(arg_types=arg_types, ret_type=make_simplified_union([r for r, _ in legal]), variables=[])
+
+
+def operator_checked(ctx: MethodSigContext, method: str, inner: Callable[[MethodSigContext], FunctionLike]) -> FunctionLike:
+    """A block operator (``method``, e.g. ``__mul__``) on a choice, ``X_row * rstd``: mypy checks it for
+    each member of the left operand (``ctx.type``) with the right one, and each pair if that fails; a
+    pair no legal choice makes is given the result ``Never`` (which the union of results drops), the
+    others their own result, when some pair is legal. Otherwise ``inner``'s signature."""
+    operands = _operands(ctx.context)
+    api, signature = ctx.api, ctx.default_signature
+    if _inside[0] or operands is None or not isinstance(api, TypeChecker) or not isinstance(signature, CallableType) \
+            or len(ctx.args) != 1 or len(ctx.args[0]) != 1:
+        return inner(ctx)
+    left, right = (get_proper_type(api.lookup_type_or_none(operand)) for operand in operands)
+    lefts, rights = members(left), members(right)
+    receiver = get_proper_type(ctx.type)
+    if lefts is None and rights is None or not any(is_same_type(receiver, m) for m in lefts or [left or receiver]):
+        return inner(ctx)  # no choice, or a reflected operator (its receiver is the right operand)
+    arg = ctx.args[0][0]
+    given = api.lookup_type_or_none(arg) if not isinstance(arg, TempNode) else arg.type
+    if given is None:
+        return inner(ctx)
+    results = {(a, b): _pair(api, method, a, b, ctx.context) for a in lefts or [receiver]
+               for b in rights or [get_proper_type(given)]}
+    if all(result is None for pick, result in results.items() if not _unknown(pick)):
+        return inner(ctx)
+    mine = [results.get((receiver, r)) for r in members(given) or [get_proper_type(given)]]
+    returned = make_simplified_union([r for r in mine if r is not None]) if any(mine) else UninhabitedType()
+    return signature.copy_modified(arg_types=[given], arg_kinds=[ARG_POS], arg_names=[None], ret_type=returned,
+                                   variables=[])
+
+
+def _unknown(pick: tuple[ProperType, ...]) -> bool:
+    """Whether a choice of members has an Any: legal, but no evidence that the operation is."""
+    return any(isinstance(member, AnyType) for member in pick)
+
+
+def _operands(context: Context) -> tuple[Expression, Expression] | None:
+    """The two operands of a binary operator or a single comparison."""
+    if isinstance(context, OpExpr):
+        return context.left, context.right
+    if isinstance(context, ComparisonExpr) and len(context.operands) == 2:
+        return context.operands[0], context.operands[1]
+    return None
+
+
+def _pair(api: TypeChecker, method: str, left: ProperType, right: ProperType, context: Context) -> Type | None:
+    """The result of ``left <method> right`` for two plain types, None where it is an error (cached)."""
+    key = (method, left, right)
+    if key not in _pairs:
+        with _checking_pair(), api.msg.filter_errors() as errors, api.local_type_map:
+            result, _ = api.expr_checker.check_op_reversible(method, left, TempNode(left, context=context), right,
+                                                             TempNode(right, context=context), context)
+        _pairs[key] = None if errors.has_new_errors() else result
+    return _pairs[key]
+
+
+@contextmanager
+def _checking_pair() -> Iterator[None]:
+    _inside[0] = True
+    try:
+        yield
+    finally:
+        _inside[0] = False
