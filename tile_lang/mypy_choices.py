@@ -24,10 +24,11 @@ from mypy.nodes import (
     RefExpr, SliceExpr, TempNode, TupleExpr, UnaryExpr,
 )
 from mypy.plugin import FunctionSigContext, MethodSigContext
-from mypy.subtypes import is_same_type
+from mypy.subtypes import is_same_type, is_subtype
 from mypy.typeops import make_simplified_union
 from mypy.types import (
-    AnyType, CallableType, FunctionLike, Instance, ProperType, Type, TypeType, UninhabitedType, UnionType, get_proper_type,
+    AnyType, CallableType, FunctionLike, Instance, ProperType, Type, TypeType, TypeVarType, UninhabitedType, UnionType,
+    get_proper_type,
 )
 
 TENSOR = "tile_lang.tensor.Tensor"
@@ -47,7 +48,8 @@ def members(typ: Type | None) -> list[ProperType] | None:
     items = [get_proper_type(item) for item in proper.items]
     known = [i for i in items if not isinstance(i, AnyType)]  # an Any (an error's, an unknown's) fits any choice
     blocks = [i for i in known if isinstance(i, Instance) and i.type.fullname == TENSOR and len(i.args) == 2]
-    if blocks and len(blocks) == len(known) and all(is_same_type(b.args[1], blocks[0].args[1]) for b in blocks):
+    ranks = [rank for b in blocks if not isinstance(rank := get_proper_type(b.args[1]), AnyType)]  # Any: a list shape
+    if blocks and len(blocks) == len(known) and all(is_same_type(rank, ranks[0]) for rank in ranks):
         return items
     return items if known and all(_is_dtype(item) for item in known) else None
 
@@ -104,18 +106,9 @@ def call_checked(ctx: Sig, inner: Callable[[Sig], FunctionLike]) -> FunctionLike
         combinations *= len(found)
     if not chosen or combinations > MOST_CHOICES:
         return inner(ctx)
-    legal: list[tuple[Type, CallableType]] = []
-    for pick in itertools.product(*(found for _, found in chosen.values())):
-        # the choices' members as fixed types; the other arguments as written, inferred in their context
-        nodes: dict[int, Expression] = {id(call.args[i]): TempNode(member, context=call.args[i]) for i, member in zip(chosen, pick)}
-        args = [[nodes.get(id(a), a) for a in formal] for formal in ctx.args]
-        with api.msg.filter_errors() as errors, api.local_type_map:
-            picked = inner(ctx._replace(args=args))
-            result, inferred = api.expr_checker.check_call(
-                picked, [nodes.get(id(a), a) for a in call.args], call.arg_kinds, call, call.arg_names)
-        inferred = get_proper_type(inferred)
-        if not errors.has_new_errors() and isinstance(inferred, CallableType) and not _unknown(pick):
-            legal.append((result, inferred))
+    lists = [found for _, found in chosen.values()]
+    legal = _legal_picks(ctx, inner, list(chosen), lists) or _legal_picks(
+        ctx, inner, list(chosen), [_generic(found, _variables(api)) for found in lists])
     if not legal:
         return inner(ctx)
     first = legal[0][1]
@@ -125,6 +118,50 @@ def call_checked(ctx: Sig, inner: Callable[[Sig], FunctionLike]) -> FunctionLike
         if id(call.args[i]) in formals and formals[id(call.args[i])] < len(arg_types):
             arg_types[formals[id(call.args[i])]] = chosen[i][0]
     return first.copy_modified(arg_types=arg_types, ret_type=make_simplified_union([r for r, _ in legal]), variables=[])
+
+
+def _legal_picks(ctx: Sig, inner: Callable[[Sig], FunctionLike], at: list[int],
+                 lists: list[list[ProperType]]) -> list[tuple[Type, CallableType]]:
+    """(result, inferred signature) of each legal choice of members (one of each list, for the call's
+    arguments ``at``); the other arguments as written, so they are inferred in their context."""
+    call, api = ctx.context, ctx.api
+    assert isinstance(call, CallExpr) and isinstance(api, TypeChecker)
+    legal: list[tuple[Type, CallableType]] = []
+    for pick in itertools.product(*lists):
+        nodes: dict[int, Expression] = {id(call.args[i]): TempNode(member, context=call.args[i]) for i, member in zip(at, pick)}
+        args = [[nodes.get(id(a), a) for a in formal] for formal in ctx.args]
+        with api.msg.filter_errors() as errors, api.local_type_map:
+            picked = inner(ctx._replace(args=args))
+            result, inferred = api.expr_checker.check_call(
+                picked, [nodes.get(id(a), a) for a in call.args], call.arg_kinds, call, call.arg_names)
+        inferred = get_proper_type(inferred)
+        if not errors.has_new_errors() and isinstance(inferred, CallableType) and not _unknown(pick):
+            legal.append((result, inferred))
+    return legal
+
+
+def _variables(api: TypeChecker) -> list[TypeVarType]:
+    """The type variables of the kernel or helper being checked (its ``W`` of ``Pointer[Float[W]]``)."""
+    function = api.scope.current_function()
+    signature = function.type if function is not None else None
+    return [v for v in signature.variables if isinstance(v, TypeVarType) and not v.values] if isinstance(
+        signature, CallableType) else []
+
+
+def _generic(found: list[ProperType], variables: list[TypeVarType]) -> list[ProperType]:
+    """The members with each concrete width a type variable may be (``Tensor[f16, R2]`` as ``Tensor[Float[W],
+    R2]``): a branch choosing ``tl.float16`` or ``tl.float8e4nv`` by the pointer's dtype
+    (``if c_ptr.dtype.element_ty == tl.float8e4nv``) picks the one the launch gives ``W``."""
+    generic: list[ProperType] = []
+    for member in found:
+        element = get_proper_type(member.args[0]) if isinstance(member, Instance) and member.type.fullname == TENSOR else None
+        width = get_proper_type(element.args[0]) if isinstance(element, Instance) and len(element.args) == 1 else None
+        stand_in = next((v for v in variables if isinstance(width, Instance) and is_subtype(width, v.upper_bound)), None)
+        if isinstance(member, Instance) and isinstance(element, Instance) and stand_in is not None:
+            member = member.copy_modified(args=[element.copy_modified(args=[stand_in]), member.args[1]])
+        if not any(is_same_type(member, g) for g in generic):
+            generic.append(member)
+    return generic
 
 
 def operator_checked(ctx: MethodSigContext, method: str, inner: Callable[[MethodSigContext], FunctionLike]) -> FunctionLike:
@@ -146,8 +183,10 @@ def operator_checked(ctx: MethodSigContext, method: str, inner: Callable[[Method
     given = api.lookup_type_or_none(arg) if not isinstance(arg, TempNode) else arg.type
     if given is None:
         return inner(ctx)
-    results = {(a, b): _pair(api, method, a, b, ctx.context) for a in lefts or [receiver]
-               for b in rights or [get_proper_type(given)]}
+    results = _pairs_of(api, method, lefts or [receiver], rights or [get_proper_type(given)], ctx.context, [])
+    if all(result is None for pick, result in results.items() if not _unknown(pick)):
+        results = _pairs_of(api, method, lefts or [receiver], rights or [get_proper_type(given)], ctx.context,
+                            _variables(api))
     if all(result is None for pick, result in results.items() if not _unknown(pick)):
         return inner(ctx)
     mine = [results.get((receiver, r)) for r in members(given) or [get_proper_type(given)]]
@@ -168,6 +207,13 @@ def _operands(context: Context) -> tuple[Expression, Expression] | None:
     if isinstance(context, ComparisonExpr) and len(context.operands) == 2:
         return context.operands[0], context.operands[1]
     return None
+
+
+def _pairs_of(api: TypeChecker, method: str, lefts: list[ProperType], rights: list[ProperType], context: Context,
+              variables: list[TypeVarType]) -> dict[tuple[ProperType, ProperType], Type | None]:
+    """Each pair's result (:func:`_pair`), the members standing for ``variables`` (:func:`_generic`)."""
+    return {(a, b): _pair(api, method, _generic([a], variables)[0], _generic([b], variables)[0], context)
+            for a in lefts for b in rights}
 
 
 def _pair(api: TypeChecker, method: str, left: ProperType, right: ProperType, context: Context) -> Type | None:
