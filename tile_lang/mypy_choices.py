@@ -61,12 +61,6 @@ def _is_dtype(typ: ProperType) -> bool:
     return isinstance(typ, TypeType) and isinstance(typ.item, Instance) and typ.item.type.has_base(DTYPE)
 
 
-def _quick_type(api: TypeChecker, expr: Expression) -> Type | None:
-    """The type of an argument that is cheap to check again (:func:`_cheap`), where a choice is passed;
-    None for others."""
-    return api.get_expression_type(expr) if _cheap(expr) else None
-
-
 def _cheap(expr: Expression) -> bool:
     """Whether ``expr`` holds no call but conversions (names, constants, operators, indexing, ``x.to(d)``,
     ``tl.pointer_type(d)``),
@@ -99,7 +93,8 @@ def call_checked(ctx: Sig, inner: Callable[[Sig], FunctionLike]) -> FunctionLike
     call, api, signature = ctx.context, ctx.api, ctx.default_signature
     if not (isinstance(call, CallExpr) and isinstance(api, TypeChecker) and isinstance(signature, CallableType)):
         return inner(ctx)
-    quick = [_quick_type(api, arg) for arg in call.args]
+    every = bool(signature.variables)  # a generic builtin infers nothing from a choice (mypy's "cannot infer")
+    quick = [api.get_expression_type(arg) if every or _cheap(arg) else None for arg in call.args]
     chosen = {i: (typ, found) for i, typ in enumerate(quick) if typ is not None and (found := members(typ)) is not None}
     combinations = 1
     for _, found in chosen.values():
