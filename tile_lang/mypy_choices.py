@@ -20,8 +20,8 @@ from typing import TypeVar
 
 from mypy.checker import TypeChecker
 from mypy.nodes import (
-    ARG_POS, CallExpr, ComparisonExpr, Context, Expression, FloatExpr, IndexExpr, IntExpr, MemberExpr, NameExpr, OpExpr,
-    RefExpr, SliceExpr, TempNode, TupleExpr, UnaryExpr,
+    ARG_POS, CallExpr, ComparisonExpr, ConditionalExpr, Context, Expression, IndexExpr, ListExpr, MemberExpr, NameExpr,
+    OpExpr, SliceExpr, TempNode, TupleExpr, UnaryExpr,
 )
 from mypy.plugin import FunctionSigContext, MethodSigContext
 from mypy.subtypes import is_same_type, is_subtype
@@ -33,7 +33,6 @@ from mypy.types import (
 
 TENSOR = "tile_lang.tensor.Tensor"
 DTYPE = "tile_lang.dtypes.Dtype"
-POINTER_TYPE = "tile_lang.tensor.pointer_type"
 MOST_CHOICES = 16  # combinations checked for one call; beyond, the call is checked as mypy checks it
 Sig = TypeVar("Sig", FunctionSigContext, MethodSigContext)
 _pairs: dict[tuple[str, Type, Type], Type | None] = {}  # (operator, left, right) -> its result, None if illegal
@@ -61,29 +60,34 @@ def _is_dtype(typ: ProperType) -> bool:
     return isinstance(typ, TypeType) and isinstance(typ.item, Instance) and typ.item.type.has_base(DTYPE)
 
 
-def _cheap(expr: Expression) -> bool:
-    """Whether ``expr`` holds no call but conversions (names, constants, operators, indexing, ``x.to(d)``,
-    ``tl.pointer_type(d)``),
-    so checking it again costs little; a call's re-checking would re-check its own arguments, and so on."""
-    if isinstance(expr, (NameExpr, IntExpr, FloatExpr)):
+def _may_choose(api: TypeChecker, expr: Expression) -> bool:
+    """Whether an argument may be a choice: it names one or holds a conditional expression. Found from its
+    syntax and its names' types, so only such arguments are checked again (checking a call again would
+    check its own arguments again, and so on down)."""
+    if isinstance(expr, ConditionalExpr):
         return True
+    if isinstance(expr, NameExpr):
+        return members(api.get_expression_type(expr)) is not None
+    return any(_may_choose(api, part) for part in _parts(expr))
+
+
+def _parts(expr: Expression) -> list[Expression]:
+    """The sub-expressions of the forms a kernel's arguments take (others: none)."""
+    if isinstance(expr, CallExpr):
+        return [expr.callee, *expr.args]
+    if isinstance(expr, (MemberExpr, UnaryExpr)):
+        return [expr.expr]
+    if isinstance(expr, OpExpr):
+        return [expr.left, expr.right]
+    if isinstance(expr, ComparisonExpr):
+        return list(expr.operands)
+    if isinstance(expr, IndexExpr):
+        return [expr.base, expr.index]
+    if isinstance(expr, (TupleExpr, ListExpr)):
+        return list(expr.items)
     if isinstance(expr, SliceExpr):
-        parts = [p for p in (expr.begin_index, expr.end_index, expr.stride) if p is not None]
-    elif isinstance(expr, (MemberExpr, UnaryExpr)):
-        parts = [expr.expr]
-    elif isinstance(expr, OpExpr):
-        parts = [expr.left, expr.right]
-    elif isinstance(expr, IndexExpr):
-        parts = [expr.base, expr.index]
-    elif isinstance(expr, TupleExpr):
-        parts = list(expr.items)
-    elif isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr) and expr.callee.name in ("to", "cast"):
-        parts = [expr.callee.expr, *expr.args]
-    elif isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr) and expr.callee.fullname == POINTER_TYPE:
-        parts = list(expr.args)
-    else:
-        return False
-    return all(_cheap(part) for part in parts)
+        return [part for part in (expr.begin_index, expr.end_index, expr.stride) if part is not None]
+    return []
 
 
 def call_checked(ctx: Sig, inner: Callable[[Sig], FunctionLike]) -> FunctionLike:
@@ -93,8 +97,7 @@ def call_checked(ctx: Sig, inner: Callable[[Sig], FunctionLike]) -> FunctionLike
     call, api, signature = ctx.context, ctx.api, ctx.default_signature
     if not (isinstance(call, CallExpr) and isinstance(api, TypeChecker) and isinstance(signature, CallableType)):
         return inner(ctx)
-    every = bool(signature.variables)  # a generic builtin infers nothing from a choice (mypy's "cannot infer")
-    quick = [api.get_expression_type(arg) if every or _cheap(arg) else None for arg in call.args]
+    quick = [api.get_expression_type(arg) if _may_choose(api, arg) else None for arg in call.args]
     chosen = {i: (typ, found) for i, typ in enumerate(quick) if typ is not None and (found := members(typ)) is not None}
     combinations = 1
     for _, found in chosen.values():

@@ -30,6 +30,10 @@
   not ``type[Float[W]]``; the plugin types the call by its argument, so the error is the readable
   assignment error (``expression has type "Tensor[Float[W32], R1]", variable has type ...``). A bare
   constexpr holding a dtype, ``.to(X_dtype)``, gives a block of that (unknown) dtype and the same rank.
+- A dtype chosen by a branch on a constexpr, ``if casting_mode == LLAMA: X_row = X_row.to(tl.float32)``:
+  the name is a union of blocks differing only in dtype afterwards, which mypy checks member by member
+  (and pair by pair), so ``X_row * rstd`` fails on pairs no mode computes; :mod:`tile_lang.mypy_choices`
+  checks such an operator, builtin or store per choice of members and accepts it where one is legal.
 - A reduction's axis given as such a constexpr, ``tl.sum(x, axis=AXIS)``: the overloads type the
   result's rank from a literal axis (and reject one the input does not have); a constexpr's value
   is unknown to mypy, so each overload taking a literal axis takes it too, and the input's rank
@@ -112,6 +116,7 @@ INT_PROMOTING = {f"__{op}__": op in ("lt", "le", "gt", "ge", "eq", "ne") for op 
     "add", "sub", "mul", "floordiv", "mod", "and", "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge", "eq", "ne",
     "radd", "rsub", "rmul")}  # a block operator: whether it gives a bool block
 BINARY_OPERATORS = frozenset(f"__{op}__" for op in ("truediv", "pow"))  # the others: INT_PROMOTING
+POINTER_TYPE = "tile_lang.tensor.pointer_type"  # typed per member of a choice of dtypes, as the builtins
 STORE_METHODS = frozenset({f"{TENSOR}.store", "tile_lang.ops.memory.TensorDescriptor.store"})
 INT_BITS = {"W8": 8, "W16": 16, "W32": 32, "W64": 64}
 DTYPE_CATEGORIES = frozenset({"tile_lang.dtypes.Float", "tile_lang.dtypes.Int", "tile_lang.dtypes.UInt",
@@ -162,7 +167,7 @@ class TileLangPlugin(Plugin):
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         hook = self._function_signature(fullname)
-        if hook is None and fullname != choices.POINTER_TYPE:
+        if hook is None and fullname != POINTER_TYPE:
             return None
         checked = hook or _as_declared
         return lambda ctx: choices.call_checked(ctx, checked)  # a dtype chosen by a branch: tile_lang.mypy_choices
