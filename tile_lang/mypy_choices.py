@@ -105,8 +105,10 @@ def call_checked(ctx: Sig, inner: Callable[[Sig], FunctionLike]) -> FunctionLike
     if not chosen or combinations > MOST_CHOICES:
         return inner(ctx)
     lists = [found for _, found in chosen.values()]
-    legal = _legal_picks(ctx, inner, list(chosen), lists) or _legal_picks(
-        ctx, inner, list(chosen), [_generic(found, _variables(api)) for found in lists])
+    legal = _legal_picks(ctx, inner, list(chosen), lists)
+    for k in range(len(lists)) if not legal else ():  # one choice's members standing for a type variable
+        legal += _legal_picks(ctx, inner, list(chosen), [_generic(found, _variables(api)) if j == k else found
+                                                         for j, found in enumerate(lists)])
     if not legal:
         return inner(ctx)
     first = legal[0][1]
@@ -181,11 +183,13 @@ def operator_checked(ctx: MethodSigContext, method: str, inner: Callable[[Method
     given = api.lookup_type_or_none(arg) if not isinstance(arg, TempNode) else arg.type
     if given is None:
         return inner(ctx)
-    results = _pairs_of(api, method, lefts or [receiver], rights or [get_proper_type(given)], ctx.context, [])
-    if all(result is None for pick, result in results.items() if not _unknown(pick)):
-        results = _pairs_of(api, method, lefts or [receiver], rights or [get_proper_type(given)], ctx.context,
-                            _variables(api))
-    if all(result is None for pick, result in results.items() if not _unknown(pick)):
+    sides = (lefts or [receiver], rights or [get_proper_type(given)])
+    results = _pairs_of(api, method, sides, ctx.context, None, [])
+    for side in [i for i, found in enumerate((lefts, rights)) if found is not None] if _none_legal(results) else []:
+        results = _pairs_of(api, method, sides, ctx.context, side, _variables(api))  # one choice standing for W
+        if not _none_legal(results):
+            break
+    if _none_legal(results):
         return inner(ctx)
     mine = [results.get((receiver, r)) for r in members(given) or [get_proper_type(given)]]
     returned = make_simplified_union([r for r in mine if r is not None]) if any(mine) else UninhabitedType()
@@ -207,11 +211,18 @@ def _operands(context: Context) -> tuple[Expression, Expression] | None:
     return None
 
 
-def _pairs_of(api: TypeChecker, method: str, lefts: list[ProperType], rights: list[ProperType], context: Context,
-              variables: list[TypeVarType]) -> dict[tuple[ProperType, ProperType], Type | None]:
-    """Each pair's result (:func:`_pair`), the members standing for ``variables`` (:func:`_generic`)."""
-    return {(a, b): _pair(api, method, _generic([a], variables)[0], _generic([b], variables)[0], context)
-            for a in lefts for b in rights}
+def _none_legal(results: dict[tuple[ProperType, ProperType], Type | None]) -> bool:
+    return all(result is None for pick, result in results.items() if not _unknown(pick))
+
+
+def _pairs_of(api: TypeChecker, method: str, sides: tuple[list[ProperType], list[ProperType]], context: Context,
+              generic: int | None, variables: list[TypeVarType]) -> dict[tuple[ProperType, ProperType], Type | None]:
+    """Each pair's result (:func:`_pair`), by its members; the members of side ``generic`` (0 the left,
+    1 the right) standing for ``variables`` (:func:`_generic`), the other side's as they are."""
+    def member(typ: ProperType, side: int) -> ProperType:
+        return _generic([typ], variables)[0] if side == generic else typ
+
+    return {(a, b): _pair(api, method, member(a, 0), member(b, 1), context) for a in sides[0] for b in sides[1]}
 
 
 def _pair(api: TypeChecker, method: str, left: ProperType, right: ProperType, context: Context) -> Type | None:

@@ -810,3 +810,18 @@ def generic_choice_into_an_int_pointer(x_ptr: Pointer[Float[W]], y_ptr: Pointer[
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
     y = x.to(tl.float32) if MODE == 1 else x
     tl.store(y_ptr + tl.arange(0, BLOCK), y)  # E: arg-type tl.store: value may be
+
+
+@tl.kernel
+def generic_choice_times_a_concrete_width(x_ptr: Pointer[Float[W]], h_ptr: Pointer[f16], MODE: constexpr, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    y = x.to(tl.float32) if MODE == 1 else x
+    y * tl.load(h_ptr + tl.arange(0, BLOCK))  # E: operator "Tensor[Float[W32], R1]" and "Tensor[Float[W16], R1]"  # E: operator "Tensor[Float[W], R1]" and
+
+
+@tl.kernel
+def two_concrete_choices_no_width_reconciles(x_ptr: Pointer[Float[W]], MODE: constexpr, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    a = x.to(tl.float16) if MODE == 1 else x.to(tl.bfloat16)
+    b = x.to(tl.float32) if MODE == 1 else x.to(tl.float64)
+    tl.dot(a[:, None], b[None, :])  # E: misc
