@@ -244,7 +244,7 @@ def imported(name: str) -> types.ModuleType | None:
     try:
         return importlib.import_module(name)
     except ImportError:
-        if name.startswith(CUPY_ONLY) or name in ("tile_lang.torch", "tile_lang.mypy_plugin"):
+        if name.startswith(CUPY_ONLY) or name in ("tile_lang.torch", "tile_lang.mypy_plugin", "tile_lang.mypy_choices"):
             return None  # needs CuPy, torch or mypy, which this machine may lack (a GPU host without the dev extras)
         raise
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -405,6 +406,43 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
         want = np.cumsum(np.concatenate([[1], runs[1:] != runs[:-1]]))
         np.testing.assert_array_equal(counts.numpy(), np.concatenate([want, np.full(6, -1)]))
         np.testing.assert_array_equal(totals.numpy(), np.concatenate([[100], want[:9], [100 + want[9]], np.full(6, -1)]))
+
+
+def test_branch_chosen_dtypes_run(case_modules: dict[str, object], backend: str) -> None:
+    """The dtypes chosen by a branch that good_ported.py types as choices run on the reference and the
+    emulator and match float64 NumPy in every mode: rms_norm computed in the input's dtype or in f32, a
+    compute dtype chosen by the input's, a dtype picked by the output pointer's, and ``ptr.type.element_ty``."""
+    cases = case_modules["good_ported"]
+    rng = np.random.default_rng(23)
+    rows, cols = 3, 40
+    x16 = rng.standard_normal((rows, cols)).astype(np.float16)
+    w16 = rng.standard_normal(cols).astype(np.float16)
+    x64, w64 = x16.astype(np.float64), w16.astype(np.float64)
+    rstd64 = 1 / np.sqrt((x64 * x64).mean(1) + 1e-5)
+    with tl.backend(backend):
+        for mode, tolerance in ((0, 2e-2), (1, 2e-3)):
+            y = tl.to_device(np.full((rows, cols), np.nan, np.float16), tl.f16)
+            rstd = _nan(rows)
+            getattr(cases, "rms_norm_by_mode")[(rows,)](tl.to_device(x16, tl.f16), tl.to_device(w16, tl.f16), y, rstd,
+                                                        cols, 1e-5, MODE=mode, BLOCK=64)
+            np.testing.assert_allclose(rstd.numpy(), rstd64, rtol=tolerance)
+            np.testing.assert_allclose(y.numpy(), x64 * rstd64[:, None] * w64, rtol=tolerance, atol=tolerance)
+        formats: tuple[tuple[type[tl.Dtype], Any], ...] = ((tl.f16, np.float16), (tl.f32, np.float32))
+        for dtype, native in formats:
+            x = rng.standard_normal(cols).astype(native)
+            squares = tl.to_device(np.full(cols, np.nan, native), dtype)
+            getattr(cases, "compute_dtype_by_branch")[(1,)](tl.to_device(x, dtype), squares, cols, BLOCK=64)
+            xd = x.astype(np.float64)
+            np.testing.assert_allclose(squares.numpy(), xd * xd + xd.sum(), rtol=2e-3, atol=2e-2)
+        x32 = rng.standard_normal(32).astype(np.float32)
+        halves: tuple[tuple[type[tl.Dtype], Any], ...] = ((tl.f16, np.float16), (tl.bf16, ml_dtypes.bfloat16))
+        for dtype, half in halves:
+            picked = tl.to_device(np.full(32, np.nan, half), dtype)
+            getattr(cases, "dtype_picked_by_the_pointer")[(1,)](tl.to_device(x32, tl.f32), picked, BLOCK=32)
+            np.testing.assert_allclose(picked.numpy().astype(np.float64), x32, rtol=1e-2)
+            doubled = tl.to_device(np.full(32, np.nan, half), dtype)
+            getattr(cases, "pointer_type_element")[(1,)](tl.to_device(x32, tl.f32), doubled, BLOCK=32)
+            np.testing.assert_allclose(doubled.numpy().astype(np.float64), 2 * x32, rtol=1e-2)
 
 
 # ---------------------------------------------------------------- the tutorial-shaped kernels run

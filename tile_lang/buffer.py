@@ -29,6 +29,8 @@ class Buffer(Pointer[D]):
     ``device`` is the index of the device holding the memory (a CUDA device's ordinal; always 0
     on the NumPy reference): a launch runs on the device of its buffers."""
 
+    type: DType  # the runtime dtype, where a kernel's pointer has a PointerType (Pointer.type)
+
     def __init__(self, backend: Owner, data: Any, dtype: DType, shape: tuple[int, ...],
                  strides: tuple[int, ...] | None = None, device: int = 0) -> None:
         self.backend = backend

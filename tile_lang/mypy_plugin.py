@@ -30,6 +30,10 @@
   not ``type[Float[W]]``; the plugin types the call by its argument, so the error is the readable
   assignment error (``expression has type "Tensor[Float[W32], R1]", variable has type ...``). A bare
   constexpr holding a dtype, ``.to(X_dtype)``, gives a block of that (unknown) dtype and the same rank.
+- A dtype chosen by a branch on a constexpr, ``if casting_mode == LLAMA: X_row = X_row.to(tl.float32)``:
+  the name is a union of blocks differing only in dtype afterwards, which mypy checks member by member
+  (and pair by pair), so ``X_row * rstd`` fails on pairs no mode computes; :mod:`tile_lang.mypy_choices`
+  checks such an operator, builtin or store per choice of members and accepts it where one is legal.
 - A reduction's axis given as such a constexpr, ``tl.sum(x, axis=AXIS)``: the overloads type the
   result's rank from a literal axis (and reject one the input does not have); a constexpr's value
   is unknown to mypy, so each overload taking a literal axis takes it too, and the input's rank
@@ -78,6 +82,8 @@ from mypy.types import (
     TupleType, TypeVarType, UninhabitedType, UnionType, get_proper_type,
 )
 
+from tile_lang import mypy_choices as choices
+
 LAUNCH = "tile_lang.kernel.Launcher.__call__"
 CONSTEXPR = "tile_lang.signature.constexpr"
 CONSTEXPR_VALUE = "tile_lang.signature.ConstexprValue"
@@ -109,6 +115,9 @@ OPS = "tile_lang.ops."  # the builtins' modules
 INT_PROMOTING = {f"__{op}__": op in ("lt", "le", "gt", "ge", "eq", "ne") for op in (
     "add", "sub", "mul", "floordiv", "mod", "and", "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge", "eq", "ne",
     "radd", "rsub", "rmul")}  # a block operator: whether it gives a bool block
+BINARY_OPERATORS = frozenset(f"__{op}__" for op in ("truediv", "pow"))  # the others: INT_PROMOTING
+POINTER_TYPE = "tile_lang.tensor.pointer_type"  # typed per member of a choice of dtypes, as the builtins
+STORE_METHODS = frozenset({f"{TENSOR}.store", "tile_lang.ops.memory.TensorDescriptor.store"})
 INT_BITS = {"W8": 8, "W16": 16, "W32": 32, "W64": 64}
 DTYPE_CATEGORIES = frozenset({"tile_lang.dtypes.Float", "tile_lang.dtypes.Int", "tile_lang.dtypes.UInt",
                               "tile_lang.dtypes.Bool"})  # called as ``tl.float32(v)``: a scalar of that dtype
@@ -123,12 +132,16 @@ class TileLangPlugin(Plugin):
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         if fullname in CONVERSIONS:
-            return converted_to_argument
+            return lambda ctx: choices.call_checked(ctx, converted_to_argument)
         if fullname in SCALAR_ARITHMETIC:
             return scalar_arithmetic_converted
+        if fullname in STORE_METHODS:
+            return lambda ctx: choices.call_checked(ctx, _as_declared)
         operator = fullname.removeprefix(TENSOR + ".")
         if operator in INT_PROMOTING:
-            return lambda ctx: ints_promoted(ctx, INT_PROMOTING[operator])
+            return lambda ctx: choices.operator_checked(ctx, operator, lambda c: ints_promoted(c, INT_PROMOTING[operator]))
+        if operator in BINARY_OPERATORS:
+            return lambda ctx: choices.operator_checked(ctx, operator, _as_declared)
         return self._launch_signature if fullname == LAUNCH else None
 
     def _launch_signature(self, ctx: MethodSigContext) -> FunctionLike:
@@ -153,6 +166,13 @@ class TileLangPlugin(Plugin):
         return with_constexprs_widened if fullname in DECORATORS else None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        hook = self._function_signature(fullname)
+        if hook is None and fullname != POINTER_TYPE:
+            return None
+        checked = hook or _as_declared
+        return lambda ctx: choices.call_checked(ctx, checked)  # a dtype chosen by a branch: tile_lang.mypy_choices
+
+    def _function_signature(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname == CONSTEXPR_CALL:
             return constant_of_value
         if fullname in DTYPE_CATEGORIES:
@@ -173,6 +193,10 @@ class TileLangPlugin(Plugin):
         if fullname.startswith(AXIS_MODULES):
             return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         return lambda ctx: dtype_argument_taken(ctx._replace(default_signature=constexpr_hints_taken(ctx)))
+
+
+def _as_declared(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
+    return ctx.default_signature
 
 
 def shape_of_rank(ctx: AttributeContext) -> Type:

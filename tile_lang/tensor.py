@@ -155,6 +155,22 @@ class Pointer(Dtype, Generic[D]):
         return self + offsets
 
     dtype: _PointerDtype = _PointerDtype()
+    if TYPE_CHECKING:  # a rank-0 pointer tensor's attribute in a kernel, a buffer's own on the host
+        type: _PointerTypeOf
+
+
+if TYPE_CHECKING:
+    class _PointerTypeOf:
+        """``ptr.type``, Triton's other spelling of ``ptr.dtype`` (``Out.type.element_ty``, tutorial 06): in
+        a kernel the :class:`PointerType` whose ``element_ty`` is the pointee; a buffer's runtime dtype on
+        the host, where :class:`~tile_lang.buffer.Buffer` sets it (and declares it ``DType``)."""
+
+        @overload
+        def __get__(self, obj: HostPointer[E], owner: object) -> DType: ...
+        @overload
+        def __get__(self, obj: Pointer[E], owner: object) -> PointerType[E]: ...
+        def __get__(self, obj: Any, owner: object) -> Any: ...
+        def __set__(self, obj: HostPointer[Any], value: DType) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import tile_lang as tl
 from tile_lang.extra import libdevice
-from tile_lang import Float, Pointer, Tensor0, bf16, constexpr, f16, f32, i8, i16, i32, i64, u64
+from tile_lang import Float, Pointer, Tensor0, bf16, constexpr, f16, f32, f64, i8, i16, i32, i64, u64
 
 W = TypeVar("W", bound=tl.Width)
 
@@ -800,3 +800,55 @@ def libdevice_isnan_stored_as_floats(x_ptr: Pointer[f32], BLOCK: constexpr) -> N
 def libdevice_pow_of_halves(x_ptr: Pointer[f16], BLOCK: constexpr) -> None:
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
     libdevice.pow(x, x)  # E: type-var
+
+
+# a dtype chosen by a branch (a choice, mypy_choices): accepted where one choice of members is legal, so
+# these are the mistakes it still reports (a branch's own mistake in one mode is tile-lang check's)
+@tl.kernel
+def choice_no_member_fits(x_ptr: Pointer[f16], y_ptr: Pointer[f16], MODE: constexpr, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    y = x.to(tl.float32) if MODE == 1 else x.to(tl.float64)
+    tl.store(y_ptr + tl.arange(0, BLOCK), y)  # E: arg-type tl.store: value may be f32 but the pointer is to f16
+
+
+@tl.kernel
+def choice_times_another_width(x_ptr: Pointer[f16], w_ptr: Pointer[f64], MODE: constexpr, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    y = x.to(tl.float32) if MODE == 1 else x
+    y * tl.load(w_ptr + tl.arange(0, BLOCK))  # E: operator "Tensor[Float[W32], R1]" and "Tensor[Float[W64], R1]"  # E: operator "Tensor[Float[W16], R1]" and
+
+
+@tl.kernel
+def rank_chosen_by_a_branch(x_ptr: Pointer[f32], y_ptr: Pointer[f32], MODE: constexpr, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    y = x[:, None] * 2.0 if MODE == 1 else x
+    tl.store(y_ptr + tl.arange(0, BLOCK), y)  # E: arg-type tl.store: value may be rank 2 but the pointers are rank 1
+
+
+@tl.kernel
+def concrete_choice_into_a_concrete_pointer(x_ptr: Pointer[f32], y_ptr: Pointer[f16], FP8: constexpr, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    y = x.to(tl.float8e4nv) if FP8 else x.to(tl.bfloat16)
+    tl.store(y_ptr + tl.arange(0, BLOCK), y)  # E: arg-type tl.store: value may be f8e4m3 but the pointer is to f16
+
+
+@tl.kernel
+def generic_choice_into_an_int_pointer(x_ptr: Pointer[Float[W]], y_ptr: Pointer[i32], MODE: constexpr, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    y = x.to(tl.float32) if MODE == 1 else x
+    tl.store(y_ptr + tl.arange(0, BLOCK), y)  # E: arg-type tl.store: value may be
+
+
+@tl.kernel
+def generic_choice_times_a_concrete_width(x_ptr: Pointer[Float[W]], h_ptr: Pointer[f16], MODE: constexpr, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    y = x.to(tl.float32) if MODE == 1 else x
+    y * tl.load(h_ptr + tl.arange(0, BLOCK))  # E: operator "Tensor[Float[W32], R1]" and "Tensor[Float[W16], R1]"  # E: operator "Tensor[Float[W], R1]" and
+
+
+@tl.kernel
+def two_concrete_choices_no_width_reconciles(x_ptr: Pointer[Float[W]], MODE: constexpr, BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    a = x.to(tl.float16) if MODE == 1 else x.to(tl.bfloat16)
+    b = x.to(tl.float32) if MODE == 1 else x.to(tl.float64)
+    tl.dot(a[:, None], b[None, :])  # E: misc

@@ -225,3 +225,65 @@ def cache_hints_from_constexprs(x_ptr: Pointer[f32], out_ptr: Pointer[f32], LOAD
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, cache_modifier=LOAD_HINT, eviction_policy=EVICTION)
     tl.store(out_ptr + offs, x + 1.0, cache_modifier=STORE_HINT)
+
+
+@tl.kernel
+def rms_norm_by_mode(x_ptr: Pointer[Float[W]], w_ptr: Pointer[Float[W]], y_ptr: Pointer[Float[W]], rstd_ptr: Pointer[f32],
+                     n_cols: int, eps: tl.FloatScalar, MODE: constexpr, BLOCK: constexpr) -> None:
+    """A dtype chosen by a branch on a constexpr (Liger's rms_norm ``casting_mode``): after the ``if`` the
+    name is a choice, ``Tensor[Float[W], R1] | Tensor[f32, R1]``; operators, builtins and the store take
+    it where one choice of members is legal (``x * x`` in f32 or in ``W``, never mixed)."""
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(x_ptr + row * n_cols + offs, mask=mask, other=0.0)
+    w = tl.load(w_ptr + offs, mask=mask, other=0.0)
+    x_dtype = x.dtype
+    if MODE == 1:  # everything in f32, the result converted back
+        x = x.to(tl.float32)
+        w = w.to(tl.float32)
+        eps = eps.to(tl.float32)
+    else:
+        eps = eps.to(x_dtype)
+    assert_type(x, Tensor[Float[W], R1] | Tensor[f32, R1])
+    rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    tl.store(rstd_ptr + row, rstd.to(tl.float32))
+    y = x * rstd * w
+    if MODE == 1:
+        y = y.to(x_dtype)
+    tl.store(y_ptr + row * n_cols + offs, y, mask=mask)
+
+
+@tl.kernel
+def compute_dtype_by_branch(x_ptr: Pointer[Float[W]], y_ptr: Pointer[Float[W]], n: int, BLOCK: constexpr) -> None:
+    """``cdtype = tl.float32 if <narrow> else x_ptr.dtype.element_ty`` (FlagGems' gemma_rms_norm, renorm):
+    a choice of dtypes; ``.to(cdtype)`` and ``tl.zeros(..., dtype=cdtype)`` are choices of blocks."""
+    cdtype = tl.float32 if x_ptr.dtype.element_ty == tl.float16 else x_ptr.dtype.element_ty
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=cdtype)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(cdtype)
+    acc += x * x
+    tl.store(y_ptr + offs, (acc + tl.sum(x, axis=0)).to(x_ptr.dtype.element_ty), mask=offs < n)
+
+
+@tl.kernel
+def dtype_picked_by_the_pointer(x_ptr: Pointer[f32], y_ptr: Pointer[Float[W]], BLOCK: constexpr) -> None:
+    """Each branch converts to a concrete dtype, picked by the pointer's (tutorial 09's ``if
+    c_ptr.dtype.element_ty == tl.float8e4nv``): a member stands for ``W`` where no exact choice fits, as the
+    launch whose pointer has that dtype runs that branch."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if y_ptr.dtype.element_ty == tl.bfloat16:
+        y = x.to(tl.bfloat16)
+    else:
+        y = x.to(tl.float16)
+    tl.store(y_ptr + offs, y)
+
+
+@tl.kernel
+def pointer_type_element(x_ptr: Pointer[f32], y_ptr: Pointer[Float[W]], BLOCK: constexpr) -> None:
+    """``y_ptr.type.element_ty`` (tutorial 06's ``Out.type.element_ty``), Triton's other spelling of
+    ``y_ptr.dtype.element_ty``."""
+    assert_type(y_ptr.type.element_ty, type[Float[W]])
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, (tl.load(x_ptr + offs) * 2.0).to(y_ptr.type.element_ty))
