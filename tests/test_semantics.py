@@ -292,6 +292,14 @@ def atomic_of_another_shape(x: Pointer[i32], BLOCK: constexpr) -> None:
     tl.atomic_add(x + offs, tl.reshape(offs, (2, BLOCK // 2)))  # type: ignore[arg-type]
 
 
+@tl.kernel
+def narrows_a_carried_block(x: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    p = tl.load(x + tl.arange(0, BLOCK))
+    for _ in range(n):
+        p = p.to(tl.float16)  # type: ignore[assignment]  # Triton: re-assigned to fp16 in the loop
+    tl.store(x + tl.arange(0, BLOCK), p.to(tl.float32))
+
+
 def _line(kernel: Kernel[Any], needle: str) -> int:
     lines, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, text in enumerate(lines) if needle in text)
@@ -368,6 +376,8 @@ REJECTED = [
      "it is stored through", {"BLOCK": 8}),
     (load_mask_of_another_shape, "tl.load", "load: cannot broadcast block shapes [8] and [2, 4]", {"BLOCK": 8}),
     (atomic_of_another_shape, "tl.atomic_add", "tl.atomic_add: cannot broadcast block shapes [8] and [2, 4]",
+     {"BLOCK": 8}),
+    (narrows_a_carried_block, "for _ in range(n)", "loop-carried values do not settle on a type: p",
      {"BLOCK": 8}),
 ]
 
@@ -578,6 +588,27 @@ def test_integer_range_bounds_run_on_both(backend: str) -> None:
     x64 = x.astype(np.float64)
     want = x64[:n].sum() + 10.0 * x64[1:n:2].sum() + 100.0 * x64[:4].sum()
     np.testing.assert_allclose(got, [want, want], rtol=1e-5)
+
+
+@tl.kernel
+def widens_a_carried_block(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    acc = tl.zeros((BLOCK,), tl.f16)
+    for i in range(n):
+        # f16 + f32 (Triton code as written; mypy's deliberate strictness asks for a cast): carried in f32
+        acc = acc + tl.load(x + i * BLOCK + tl.arange(0, BLOCK))  # type: ignore[operator]
+    tl.store(out + tl.arange(0, BLOCK), acc)  # type: ignore[arg-type]
+
+
+def test_a_carried_block_widened_by_the_loop_runs_on_both(backend: str) -> None:
+    """The widening both the compiler's carried types and the reference settle on (f16 zeros
+    accumulating f32 rows: f32); narrowing is the error above."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((5, 8)).astype(np.float32)
+    with registry.backend(backend):
+        out = tl.to_device(np.full(8, np.nan, np.float32), tl.f32)
+        widens_a_carried_block[(1,)](tl.to_device(x.ravel(), tl.f32), out, 5, BLOCK=8)
+        got = out.numpy()
+    np.testing.assert_allclose(got, x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-6)
 
 
 @tl.kernel

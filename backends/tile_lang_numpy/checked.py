@@ -146,7 +146,7 @@ class Loop:
 
     def carry(self, *now: object) -> tuple[object, ...]:
         """The carried names' values, each rebound with another shape made stale."""
-        return self.carried.check(now)
+        return self.carried.check(now, _engine())
 
 
 def legal_callee(f: object) -> None:

@@ -52,21 +52,26 @@ class Carried:
     """The values a loop may carry: its names bound before it, and their types then (the
     values themselves are not kept: a loop must not hold its first value's memory)."""
 
-    __slots__ = ("names", "before", "runtime")
+    __slots__ = ("names", "before", "carried", "runtime")
 
     def __init__(self, names: tuple[str, ...], before: tuple[object, ...], runtime: bool) -> None:
         self.names = names
         # a Python number before the loop takes the loop's type: it is not checked
         self.before = tuple(block_type(v) if isinstance(v, Tensor) else None for v in before)
+        # the dtype each value is carried in so far (None: not a block yet), widened as the body widens it
+        self.carried: list[DType | None] = [b[0] if b is not None else None for b in self.before]
         self.runtime = runtime  # a runtime loop (not an unrolled tl.static_range or a loop over a tuple)
 
-    def check(self, now: tuple[object, ...]) -> tuple[object, ...]:
+    def check(self, now: tuple[object, ...], engine: Engine) -> tuple[object, ...]:
         """``now`` (the names' values at an iteration's start or after the loop), each name
-        rebound with another shape than before the loop replaced by :class:`Stale`."""
+        rebound with another shape than before the loop replaced by :class:`Stale`; a value the
+        body gives a narrower dtype than it is carried in is the compiler's error (it never
+        settles on a type), at the user's line."""
         if not self.runtime:
             return now
         out = now
         for k, (was, new) in enumerate(zip(self.before, now)):
+            self._settle(k, new, engine)
             if was is None or (isinstance(new, Tensor) and new.block_shape == was[1]):
                 continue
             inside = block_type(new)
@@ -74,6 +79,15 @@ class Carried:
             if error is not None:
                 out = out[:k] + (Stale(error),) + out[k + 1:]
         return out
+
+    def _settle(self, k: int, value: object, engine: Engine) -> None:
+        if not isinstance(value, Tensor):
+            return
+        carried = self.carried[k]
+        if carried is None or value.type is carried:
+            self.carried[k] = value.type
+            return
+        self.carried[k] = ruled(engine, forms.loop_settles, self.names[k], carried, value.type)
 
 
 def range_bounds(callee: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[object, object, object] | None:

@@ -437,7 +437,7 @@ class Loop:
 
     def carry(self, *now: object) -> tuple[object, ...]:
         """The carried names' values, each rebound with another shape made stale."""
-        return self.carried.check(now)
+        return self.carried.check(now, self.state.engine)
 
     def over(self, iterable: object) -> Iterator[object]:
         """A loop over a Python iterable: the same items for every program."""

@@ -433,7 +433,11 @@ class ControlFlow(abc.ABC):
                     del types[key]  # a loop-local value reusing the name
                     reshaped[key[0]] = Stale(error)
                 else:
-                    types[key] = Type(dtypes.promote(types[key].dtype, out_type.dtype), out_type.shape)
+                    try:
+                        settled = apply(forms.loop_settles, _slot_name(key), types[key].dtype, out_type.dtype)
+                    except SemanticError as exc:
+                        raise self.error(str(exc)) from None
+                    types[key] = Type(settled, out_type.shape)
                 changed = True
         return changed
 

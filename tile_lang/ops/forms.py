@@ -177,6 +177,12 @@ def loop_carried(name: str, before: BlockType | None, inside: BlockType) -> Sema
     """Whether a runtime loop can carry ``name`` (None), else the error reading it raises."""
 
 
+@form
+def loop_settles(name: str, carried: DType, inside: DType) -> DType:
+    """The dtype a runtime loop carries ``name`` in once its body gives it ``inside`` (the
+    carried dtype widened); a body that keeps narrowing it is an error."""
+
+
 # ---- what only running shows
 
 

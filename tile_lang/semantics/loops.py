@@ -63,6 +63,17 @@ def type_text(value: BlockType) -> str:
     return name if not shape else f"{name}[{','.join(map(str, shape))}]"
 
 
+@applies(forms.loop_settles)
+def loop_settles(name: str, carried: DType, inside: DType) -> DType:
+    """A carried value widens to what the body gives it (``acc = acc + x`` from f16 zeros to f32),
+    as Triton's and the compiler's carried types do; a body giving it a narrower dtype than it
+    is carried in (``p = p.to(tl.float16)`` on an f32 ``p``) never settles, which Triton rejects."""
+    widened = promote(carried, inside)
+    if inside != carried and widened == carried:
+        raise SemanticError(f"loop-carried values do not settle on a type: {name}")
+    return widened
+
+
 @applies(forms.loop_carried)
 def loop_carried(name: str, before: BlockType | None, inside: BlockType) -> SemanticError | None:
     """Whether a runtime loop can carry ``name``, bound to a value of type ``before`` before
