@@ -746,19 +746,12 @@ def _all_kernels() -> list[Any]:
 @pytest.mark.slow
 def test_the_generated_cuda_compiles_with_nvcc(tmp_path: Any) -> None:
     """Every spelling is a CUDA device function nvcc knows, for sm_90 and sm_80 (and NVRTC where installed)."""
-    from tile_lang.compiler import compile_ir, static_spec
-    from tile_lang_cupy.codegen import generate
+    from tile_lang.compiler import static_spec
 
-    from tests.compiler.conftest import ARCHS, NVCC, NVRTC, nvcc_cubin, nvrtc_compile
+    from tests.compiler.conftest import NVCC, NVRTC
+    from tests.compiler.test_nvcc import _check
 
     if NVCC is None and NVRTC is None:
         pytest.skip("neither nvcc nor libnvrtc is here: the generated CUDA cannot be compile-checked")
     for kernel in _all_kernels():
-        constexprs = {"BLOCK": 64} if kernel is promoted_operands else {"B": B}
-        source = generate(compile_ir(kernel, static_spec(kernel, constexprs), verify_each=True)).source
-        if NVRTC is not None:
-            ok, log = nvrtc_compile(source, kernel.name, ARCHS[0])
-            assert ok, f"NVRTC on {kernel.name}:\n{log}"
-        for arch in ARCHS if NVCC is not None else ():
-            result = nvcc_cubin(source, arch, tmp_path)
-            assert result.returncode == 0, f"{kernel.name} for {arch}:\n{result.stderr}"
+        _check(kernel, static_spec(kernel, {"BLOCK": 64} if kernel is promoted_operands else {"B": B}), tmp_path)
