@@ -58,8 +58,9 @@ class Carried:
         self.names = names
         # a Python number before the loop takes the loop's type: it is not checked
         self.before = tuple(block_type(v) if isinstance(v, Tensor) else None for v in before)
-        # the dtype each value is carried in so far (None: not a block yet), widened as the body widens it
-        self.carried: list[DType | None] = [b[0] if b is not None else None for b in self.before]
+        # the dtype each value is carried in so far, widened as the body widens it (a Python number's
+        # as the compiler types it; None: a value no dtype rule covers)
+        self.carried: list[DType | None] = [t[0] if (t := block_type(v)) is not None else None for v in before]
         self.runtime = runtime  # a runtime loop (not an unrolled tl.static_range or a loop over a tuple)
 
     def check(self, now: tuple[object, ...], engine: Engine) -> tuple[object, ...]:
@@ -71,23 +72,22 @@ class Carried:
             return now
         out = now
         for k, (was, new) in enumerate(zip(self.before, now)):
+            if was is not None and not (isinstance(new, Tensor) and new.block_shape == was[1]):
+                inside = block_type(new)
+                error = apply(forms.loop_carried, self.names[k], was, inside) if inside is not None else None
+                if error is not None:  # another shape: not carried (a loop-local value reusing the name)
+                    out = out[:k] + (Stale(error),) + out[k + 1:]
+                    continue
             self._settle(k, new, engine)
-            if was is None or (isinstance(new, Tensor) and new.block_shape == was[1]):
-                continue
-            inside = block_type(new)
-            error = apply(forms.loop_carried, self.names[k], was, inside) if inside is not None else None
-            if error is not None:
-                out = out[:k] + (Stale(error),) + out[k + 1:]
         return out
 
     def _settle(self, k: int, value: object, engine: Engine) -> None:
-        if not isinstance(value, Tensor):
-            return
+        now = block_type(value)
         carried = self.carried[k]
-        if carried is None or value.type is carried:
-            self.carried[k] = value.type
+        if now is None or carried is None or now[0] is carried:
+            self.carried[k] = now[0] if now is not None else None
             return
-        self.carried[k] = ruled(engine, forms.loop_settles, self.names[k], carried, value.type)
+        self.carried[k] = ruled(engine, forms.loop_settles, self.names[k], carried, now[0])
 
 
 def range_bounds(callee: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[object, object, object] | None:
