@@ -73,6 +73,9 @@ def _specialization_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--divisible", action="append", default=[], metavar="INT_PARAM",
                         help="an int parameter taken as a multiple of 16, as a launch with such a value specialises "
                              "it (a descriptor's row stride: TMA on 90a)")
+    parser.add_argument("--one", action="append", default=[], metavar="INT_PARAM",
+                        help="an int parameter taken as 1, as a launch with 1 specialises it (a unit stride: the "
+                             "vector loads a contiguous launch compiles)")
 
 
 def _quiet_on_broken_pipe(command: Callable[P, int]) -> Callable[P, int]:
@@ -121,11 +124,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         constexprs = {**dict(args.constexpr), **dict(args.dtype)}
         asm = next((key for key in ("cuda", "ptx", "sass") if getattr(args, key)), None)
         if asm is not None or args.resources:
-            compiled = kernel.compile(args.num_warps, args.arch, args.num_stages, args.divisible, **constexprs)
+            compiled = kernel.compile(args.num_warps, args.arch, args.num_stages, args.divisible, args.one,
+                                      **constexprs)
             print(compiled.asm[asm] if asm is not None else compiled.resources())
         else:
             print(kernel.inspect(args.num_warps, not args.ir_raw, args.arch, args.num_stages, args.divisible,
-                                 **constexprs))
+                                 args.one, **constexprs))
     except (_Usage, LaunchError) as exc:  # the command line is wrong: which kernel, which constexprs
         print(f"tile-lang: error: {exc}", file=sys.stderr)
         return 2

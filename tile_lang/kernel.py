@@ -132,34 +132,38 @@ class Kernel(Generic[P]):
                             "the grid a tuple of program counts such as (tl.cdiv(n, BLOCK),)")
 
     def inspect(self, num_warps: int = 4, optimized: bool = True, arch: str = "80", num_stages: int = 3,
-                divisible: Sequence[str] = (), **constexprs: Any) -> str:
+                divisible: Sequence[str] = (), ones: Sequence[str] = (), **constexprs: Any) -> str:
         """The compiler's IR for these constexprs (after the pass pipeline unless ``optimized=False``),
         for target ``arch`` ("80": mma.sync, "90a": Hopper's wgmma); the int parameters named in
-        ``divisible`` taken as multiples of 16, as a launch with such values specialises them."""
+        ``divisible`` taken as multiples of 16 and those in ``ones`` as 1 (a unit stride), as a
+        launch with such values specialises them."""
         from tile_lang.compiler.inspect import ir_text
 
         self.require_annotations("inspect")
         options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
         pointees, named = self.split_pointees(constexprs)
         return ir_text(self, self.check_constexprs(named), options.num_warps, optimized, options.num_stages,
-                       _capability(self, arch), pointees, self._int_params(divisible))
+                       _capability(self, arch), pointees, self._int_params("divisible", divisible),
+                       self._int_params("ones", ones))
 
     def cuda_source(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, divisible: Sequence[str] = (),
-                    **constexprs: Any) -> str:
+                    ones: Sequence[str] = (), **constexprs: Any) -> str:
         """The CUDA C++ the ``cupy`` backend generates for these constexprs and target ``arch``
         ("80", "90a"...), without a GPU: CI and reviewers see which instructions a kernel uses
-        (``divisible`` as for :meth:`inspect`: a descriptor's row strides must be known multiples of
-        16 bytes for its loads to become bulk tensor copies)."""
+        (``divisible`` and ``ones`` as for :meth:`inspect`: a descriptor's row strides must be known
+        multiples of 16 bytes for its loads to become bulk tensor copies, and a unit stride named in
+        ``ones`` gives the vector loads a launch with stride 1 compiles)."""
         from tile_lang.compiler.inspect import cuda_text
 
         self.require_annotations("cuda_source")
         options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
         pointees, named = self.split_pointees(constexprs)
         return cuda_text(self, self.check_constexprs(named), options.num_warps, options.num_stages,
-                         _capability(self, arch), pointees, self._int_params(divisible))
+                         _capability(self, arch), pointees, self._int_params("divisible", divisible),
+                         self._int_params("ones", ones))
 
     def compile(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, divisible: Sequence[str] = (),
-                **constexprs: Any) -> Compiled:
+                ones: Sequence[str] = (), **constexprs: Any) -> Compiled:
         """The compiled kernel for these constexprs, as Triton's ``kernel.warmup`` returns it, without a
         GPU: ``.asm["ir" | "cuda" | "ptx" | "sass"]``, ``.cubin``, ``.n_regs``, ``.n_spills``, ``.shared``,
         ``.instructions``, ``.metadata`` (the PTX onwards from the CUDA toolkit on PATH, made on first use; arguments as for :meth:`inspect`)."""
@@ -169,16 +173,18 @@ class Kernel(Generic[P]):
         options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
         pointees, named = self.split_pointees(constexprs)
         return compile_kernel(self, self.check_constexprs(named), options.num_warps, options.num_stages,
-                              _capability(self, arch), pointees, self._int_params(divisible))
+                              _capability(self, arch), pointees, self._int_params("divisible", divisible),
+                              self._int_params("ones", ones))
 
     warmup = compile  # Triton's name for compiling without launching
 
-    def _int_params(self, names: Sequence[str]) -> frozenset[str]:
-        """``names``, each an int parameter of the kernel (else a LaunchError naming it)."""
+    def _int_params(self, what: str, names: Sequence[str]) -> frozenset[str]:
+        """``names`` (the argument ``what``), each an int parameter of the kernel (else a
+        LaunchError naming it)."""
         ints = {p.name for p in self.runtime_params if p.annotation is int}
         for name in names:
             if name not in ints:
-                raise LaunchError(f"kernel {self.name}: divisible names {name!r}, which is not an int parameter "
+                raise LaunchError(f"kernel {self.name}: {what} names {name!r}, which is not an int parameter "
                                   f"(its int parameters: {', '.join(sorted(ints)) or 'none'})")
         return frozenset(names)
 

@@ -1036,6 +1036,31 @@ def test_cuda_source_shows_bulk_copies_for_ints_named_divisible() -> None:
     assert cli.main(args) == 0
 
 
+def test_cuda_source_shows_the_vector_copies_of_ints_named_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    """A unit stride is known at a launch that passes 1, not without one: the grouped matmul's
+    copies read A and B two bytes at a time through registers unless ``ones`` names its inner
+    strides, as a contiguous launch specialises them; in Python and on the command line."""
+    from benchmarks.form_kernels import mm_grouped
+    from tile_lang import cli
+
+    tiles: dict[str, Any] = dict(BM=128, BN=128, BK=64, GROUP_M=8, a_ptr=tl.f16, b_ptr=tl.f16, c_ptr=tl.f16)
+    strides = ("stride_ak", "stride_bn", "stride_cn")
+    plain = mm_grouped.cuda_source(8, "90a", divisible=("M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
+                                   **tiles)
+    unit = mm_grouped.cuda_source(8, "90a", divisible=("M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
+                                  ones=strides, **tiles)
+    assert "tl::cp_async<16>" not in plain and plain.count("p_stride_ak") > 1
+    assert "tl::cp_async<16>" in unit and unit.count("p_stride_ak") == 1  # in the signature, nowhere in the body
+    with pytest.raises(tl.LaunchError, match="ones names 'X', which is not an int parameter"):
+        mm_grouped.cuda_source(8, "90a", ones=("X",), **tiles)
+    args = ["inspect", "benchmarks.form_kernels:mm_grouped", "--num-warps", "8", "--arch", "90a", "--cuda",
+            *(f"--divisible={n}" for n in ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")),
+            *(f"--one={n}" for n in strides), "--dtype", "a_ptr=f16", "--dtype", "b_ptr=f16", "--dtype", "c_ptr=f16",
+            *(f"--constexpr={k}={v}" for k, v in tiles.items() if k.isupper())]
+    assert cli.main(args) == 0
+    assert "tl::cp_async<16>" in capsys.readouterr().out
+
+
 @tl.kernel
 def dots_in_and_out_of_a_branch(q_ptr: Pointer[tl.f16], w_ptr: Pointer[tl.f16], k_ptr: Pointer[tl.f16],
                                 c_ptr: Pointer[tl.f32], K: int, BM: constexpr, BN: constexpr, BD: constexpr) -> None:

@@ -1,6 +1,7 @@
 """``kernel.inspect(...)``, ``kernel.cuda_source(...)``, ``kernel.compile(...)`` and ``tile-lang inspect``:
 the compiler's output for given constexprs, without a GPU (pointers assumed 16-byte aligned; int
-parameters named as ``divisible`` assumed multiples of 16, as a launch with such values specialises them).
+parameters named as ``divisible`` assumed multiples of 16 and those named as ``ones`` equal to 1, as a launch
+with such values specialises them).
 
 ``kernel.compile`` returns a :class:`Compiled`, Triton's handle on a compiled kernel: ``asm["ir"]`` and
 ``asm["cuda"]`` always, ``asm["ptx"]`` (nvcc), ``cubin`` and the resources ptxas reports (``n_regs``,
@@ -48,21 +49,22 @@ INSTRUCTIONS = {
 
 def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, optimized: bool = True,
             num_stages: int = 3, arch: int = 80, pointees: Mapping[str, DType] | None = None,
-            divisible: Collection[str] = ()) -> str:
-    fn = _build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible)
+            divisible: Collection[str] = (), ones: Collection[str] = ()) -> str:
+    fn = _build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible, ones)
     return print_function(run_passes(fn) if optimized else fn)
 
 
 def cuda_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3,
-              arch: int = 80, pointees: Mapping[str, DType] | None = None, divisible: Collection[str] = ()) -> str:
-    return compile_kernel(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible).asm["cuda"]
+              arch: int = 80, pointees: Mapping[str, DType] | None = None, divisible: Collection[str] = (),
+              ones: Collection[str] = ()) -> str:
+    return compile_kernel(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible, ones).asm["cuda"]
 
 
 def compile_kernel(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3,
                    arch: int = 80, pointees: Mapping[str, DType] | None = None,
-                   divisible: Collection[str] = ()) -> Compiled:
+                   divisible: Collection[str] = (), ones: Collection[str] = ()) -> Compiled:
     """The optimized IR and generated CUDA of one specialisation; the toolkit's outputs come later, on use."""
-    fn = run_passes(_build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible))
+    fn = run_passes(_build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible, ones))
     ir = print_function(fn)
     return Compiled(fn.name, arch, num_warps, ir, registry.source_generator(CUDA_BACKEND).generate_source(fn))
 
@@ -220,12 +222,12 @@ def _workdir() -> Iterator[Path]:
 
 
 def _build(kernel: Any, constexprs: Mapping[str, Any], num_warps: int, num_stages: int, arch: int,
-           pointees: Mapping[str, DType] | None, divisible: Collection[str]) -> Function:
+           pointees: Mapping[str, DType] | None, divisible: Collection[str], ones: Collection[str]) -> Function:
     """The kernel's IR; a KernelError if the kernel's Python source cannot be read (the compiler
     reads it; a helper without source is reported by the front end at the line calling it)."""
     try:
         return build(kernel, static_spec(kernel, constexprs, num_warps, num_stages=num_stages, arch=arch,
-                                         pointees=pointees, divisible=divisible))
+                                         pointees=pointees, divisible=divisible, ones=ones))
     except SourceUnavailable as exc:
         raise KernelError(f"its source is unavailable ({exc})", kernel.filename, kernel.lineno,
                           kernel=kernel.name) from None

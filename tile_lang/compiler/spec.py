@@ -67,18 +67,19 @@ def scalar_spec(annotation: Any, value: Any) -> ArgSpec:
 
 def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
                 pointee: DType = dtypes.F32, num_stages: int = 3, arch: int = 80,
-                pointees: Mapping[str, DType] | None = None, divisible: Collection[str] = ()) -> Spec:
+                pointees: Mapping[str, DType] | None = None, divisible: Collection[str] = (),
+                ones: Collection[str] = ()) -> Spec:
     """A specialisation without a launch (for ``inspect`` and compile checks): pointers aligned,
-    ints as unconstrained i32 (those named in ``divisible`` as multiples of 16, as a launch with
-    such values specialises them), a generic pointer's pointee as given in ``pointees`` (by
-    parameter name), else ``pointee``."""
+    ints as unconstrained i32 (those named in ``divisible`` as multiples of 16 and those in
+    ``ones`` as equal to 1, as a launch with such values specialises them), a generic pointer's
+    pointee as given in ``pointees`` (by parameter name), else ``pointee``."""
     args = []
     for param in kernel.runtime_params:
         if param.kind is ParamKind.POINTER:
             element = _concrete(param.annotation) or (pointees or {}).get(param.name) or pointee
             args.append(ArgSpec(element.pointer_to(), True))
         elif param.annotation is int:
-            args.append(ArgSpec(dtypes.I32, param.name in divisible))
+            args.append(ArgSpec(dtypes.I32, param.name in divisible, param.name in ones))
         else:
             args.append(scalar_spec(param.annotation, 0))
     return Spec(tuple(args), tuple(sorted(constexprs.items())), num_warps, num_stages, arch)
