@@ -8,6 +8,7 @@ A kernel is a :class:`Function` whose body is a :class:`Region`: an ordered tupl
 from __future__ import annotations
 
 import enum
+from collections import Counter
 import math
 from dataclasses import dataclass, field
 from typing import Union
@@ -829,6 +830,18 @@ def walk(region: Region) -> list[Node]:
         for sub in node.regions:
             out.extend(walk(sub))
     return out
+
+
+def use_counts(fn: Function) -> Counter[Node]:
+    """How many times each node is read: as an operand, or yielded by a region (the function's
+    body included)."""
+    uses: Counter[Node] = Counter()
+    for node in walk(fn.body):
+        uses.update(node.args)
+        for region in node.regions:
+            uses.update(region.results)
+    uses.update(fn.body.results)
+    return uses
 
 
 def constant(node: Node) -> object:

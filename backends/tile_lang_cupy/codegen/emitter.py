@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tile_lang.compiler.ir import (
-    REGISTER_LAYOUTS, Category, Computed, Function, Mma, MmaRows, Node, Op, Region, Registers, Shared, blocked, walk,
+    REGISTER_LAYOUTS, Category, Computed, Function, Mma, MmaRows, Node, Op, Region, Registers, Shared, blocked, use_counts, walk,
 )
 from tile_lang.dtypes import DType
 
@@ -169,7 +169,7 @@ class Emitter:
         self.smem = SharedMemory(SCRATCH_BYTES)
         self.owned: dict[Node, int] = {}  # a block staged in shared memory -> its offset, released after its last reader
         self.last_line: tuple[str, int] | None = None
-        self.uses: dict[Node, int] = {}
+        self.uses: dict[Node, int] = use_counts(fn)  # how many times each node is read
         self.results: dict[Node, list[str]] = {}
         self.combined: dict[tuple[Node, ...], tuple[list[str], int]] = {}  # see cooperative._combined
         self.helpers: dict[str, str] = {}  # device functions the kernel calls, emitted before it
@@ -179,12 +179,6 @@ class Emitter:
         self.slots: dict[Node, tuple[str, str, int]] = {}  # a pipelined copy's ring, slot and slot size
         self.maps = 0  # tensor maps of bulk copies: 128-byte slots of ``tl_maps`` per program
         self.under_wgmma: tuple[Node, Callable[[], None]] | None = None  # a dot's wgmma, and what runs under it
-        for node in walk(fn.body):
-            for arg in node.args:
-                self.uses[arg] = self.uses.get(arg, 0) + 1
-            for region in node.regions:
-                for r in region.results:
-                    self.uses[r] = self.uses.get(r, 0) + 1
 
     # ---------------------------------------------------------------- text
 

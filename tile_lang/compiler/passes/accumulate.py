@@ -10,17 +10,11 @@ from collections import Counter
 from dataclasses import replace
 
 import tile_lang.dtypes as dtypes
-from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Function, Node, Op, Region, is_zero, walk
+from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Function, Node, Op, Region, is_zero, use_counts
 
 
 def fold_accumulate(fn: Function) -> Function:
-    uses: Counter[Node] = Counter()
-    for node in walk(fn.body):
-        uses.update(node.args)
-        for region in node.regions:
-            uses.update(region.results)
-    uses.update(fn.body.results)
-    return replace(fn, body=_region(fn.body, uses, {}))
+    return replace(fn, body=_region(fn.body, use_counts(fn), {}))
 
 
 def _region(region: Region, uses: Counter[Node], mapping: dict[Node, Node]) -> Region:

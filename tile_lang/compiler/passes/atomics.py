@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import tile_lang.dtypes as dtypes
-from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Category, Function, Node, Op, Region, Sem, walk
+from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Category, Function, Node, Op, Region, Sem, use_counts
 from tile_lang.compiler.passes.rebuild import rebuild
 
 # What ``red`` updates: its operations and, for each, the element types it takes
@@ -24,11 +24,7 @@ _REDUCIBLE = {
 
 
 def discard_atomic_results(fn: Function) -> Function:
-    read: set[Node] = set()
-    for node in walk(fn.body):
-        read.update(node.args)
-        for region in node.regions:
-            read.update(region.results)
+    read = use_counts(fn)
     last = _last_accesses(fn.body, True)
 
     def rule(node: Node, body: list[Node]) -> Node:
