@@ -308,6 +308,25 @@ def narrows_a_carried_python_float(x: Pointer[tl.f16], out: Pointer[f32], n: int
     tl.store(out, tl.cast(m, tl.float32))
 
 
+@tl.kernel
+def retypes_on_one_branch(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    v = tl.load(x + tl.arange(0, BLOCK))
+    if n > 3:  # taken: the reference runs this side only, and knows the other leaves v as it was
+        v = v.to(tl.float16)  # type: ignore[assignment]  # mypy's own verdict: another type
+    tl.store(out + tl.arange(0, BLOCK), v.to(tl.float32))
+
+
+@tl.kernel
+def reshapes_on_the_else_side(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    v = tl.load(x + tl.arange(0, BLOCK))
+    if n < 3:
+        w = v * 2.0
+    else:  # taken
+        v = tl.reshape(v, (2, BLOCK // 2))  # type: ignore[assignment]
+        w = v
+    tl.store(out + tl.arange(0, BLOCK), tl.ravel(w))
+
+
 def _line(kernel: Kernel[Any], needle: str) -> int:
     lines, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, text in enumerate(lines) if needle in text)
@@ -389,6 +408,8 @@ REJECTED = [
      {"BLOCK": 8}),
     (narrows_a_carried_python_float, "for i in range(n)", "loop-carried values do not settle on a type: m",
      {"BLOCK": 8}),
+    (retypes_on_one_branch, "if n > 3", "'v' is f16[8] on one branch and f32[8] on the other", {"BLOCK": 8}),
+    (reshapes_on_the_else_side, "if n < 3", "'v' is f32[8] on one branch and f32[2,4] on the other", {"BLOCK": 8}),
 ]
 
 
@@ -673,3 +694,40 @@ def test_an_op_a_backend_lacks_is_refused_with_the_one_message_it_declares() -> 
         x = np.array([start], np.int32)
         truth_by_hand[(1,)](tl.wrap(x, tl.i32))
         assert x.tolist() == [want]
+
+
+@tl.kernel
+def retypes_in_one_program(x: Pointer[f32], out: Pointer[f32], BLOCK: constexpr) -> None:
+    v = tl.load(x + tl.arange(0, BLOCK))
+    if tl.program_id(0) == 1:  # programs disagree: the reference runs them one at a time
+        v = v.to(tl.float16)  # type: ignore[assignment]
+    tl.store(out + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK), v.to(tl.float32))
+
+
+def test_a_name_retyped_by_the_branch_of_some_programs_is_rejected_on_both() -> None:
+    """Divergent programs take both sides; each program's run shows the rule's error."""
+    x, out = tl.to_device(np.ones(8, np.float32)), tl.to_device(np.full(16, np.nan, np.float32))
+    with pytest.raises(KernelError) as ref:
+        retypes_in_one_program[(2,)](x, out, BLOCK=8)
+    comp = _compiler_error(retypes_in_one_program, BLOCK=8)
+    assert ref.value.lineno == comp.lineno == _line(retypes_in_one_program, "if tl.program_id")
+    assert ref.value.message == comp.message == "'v' is f16[8] on one branch and f32[8] on the other"
+    assert np.isnan(out.numpy()).all()  # nothing written: the launch is all or nothing
+
+
+@tl.kernel
+def retypes_under_a_constexpr_if(x: Pointer[f32], out: Pointer[f32], BLOCK: constexpr, HALF: constexpr) -> None:
+    v = tl.load(x + tl.arange(0, BLOCK))
+    if HALF:  # decided when the kernel is compiled: the code after it sees one type
+        v = v.to(tl.float16)  # type: ignore[assignment]
+    tl.store(out + tl.arange(0, BLOCK), v.to(tl.float32))
+
+
+@pytest.mark.parametrize("half", [False, True])
+def test_a_name_retyped_under_a_compile_time_if_runs_on_both(backend: str, half: bool) -> None:
+    x = np.random.default_rng(4).standard_normal(8).astype(np.float32)
+    with registry.backend(backend):
+        out = tl.to_device(np.full(8, np.nan, np.float32))
+        retypes_under_a_constexpr_if[(1,)](tl.to_device(x), out, BLOCK=8, HALF=half)
+        got = out.numpy()
+    np.testing.assert_array_equal(got, x.astype(np.float16).astype(np.float32) if half else x)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 import sys
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from types import FunctionType
 from typing import Any
 
@@ -23,7 +23,7 @@ import numpy as np
 
 import tile_lang as tl
 from tile_lang import builtin, legality
-from tile_lang.dtypes import BOOL
+from tile_lang.dtypes import BOOL, DType
 from tile_lang.func import MAX_DEPTH, Func, too_deep
 from tile_lang.errors import SemanticError
 from tile_lang.ops import forms
@@ -147,6 +147,37 @@ class Loop:
     def carry(self, *now: object) -> tuple[object, ...]:
         """The carried names' values, each rebound with another shape made stale."""
         return self.carried.check(now, _engine())
+
+
+class Branch:
+    """An ``if`` whose sides bind the names ``then`` and ``orelse`` (each only there): after a
+    runtime condition, each such name that is a block before and after it keeps its type, which
+    the other side leaves as it was (the compiler's rule)."""
+
+    def __init__(self, then: tuple[str, ...], orelse: tuple[str, ...], scope: Mapping[str, object]) -> None:
+        self.sides = then, orelse
+        self.before = {n: _block_type(scope.get(n)) for n in then + orelse}
+        self.runtime = False
+
+    def test(self, cond: object) -> object:
+        self.runtime = isinstance(cond, Tensor)
+        return cond
+
+    def join(self, scope: Mapping[str, object]) -> None:
+        if not self.runtime:
+            return
+        for side, names in enumerate(self.sides):
+            for name in names:
+                before, after = self.before[name], _block_type(scope.get(name))
+                if before is not None and after is not None:
+                    try:
+                        apply(forms.branch_types, name, *((after, before) if side == 0 else (before, after)))
+                    except SemanticError as exc:
+                        raise _engine().error(str(exc)) from None
+
+
+def _block_type(value: object) -> tuple[DType, tuple[int, ...]] | None:
+    return (value.type, value.block_shape) if isinstance(value, Tensor) else None
 
 
 def legal_callee(f: object) -> None:

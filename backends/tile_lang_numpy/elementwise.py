@@ -24,16 +24,16 @@ from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import addresses, affine, tiled, values
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.values import Array, Pointers
+from tile_lang_numpy.values import Array, Lead, Pointers
 
 # ------------------------------------------------------------------------------ operands
 
 
 def operands(engine: Engine, x: object, y: object, result: Callable[[DType, DType], DType] = dtypes.promote,
-             lead: int = 1) -> tuple[Array, Array, DType, tuple[int, ...]]:
+             lead: Lead = Lead.PROGRAM) -> tuple[Array, Array, DType, tuple[int, ...]]:
     """Two operands converted to their common dtype and rank, with the broadcast block shape
-    (in grid space when ``lead`` is 3, see :mod:`tiled`)."""
-    if lead == 1 and (isinstance(x, Tensor) and isinstance(y, Tensor) and x.type is y.type and x.block_shape == y.block_shape
+    (in grid space when ``lead`` is ``Lead.GRID``, see :mod:`tiled`)."""
+    if lead is Lead.PROGRAM and (isinstance(x, Tensor) and isinstance(y, Tensor) and x.type is y.type and x.block_shape == y.block_shape
             and type(x.handle) is np.ndarray and type(y.handle) is np.ndarray and not x.type.is_pointer):
         dtype = result(x.type, y.type)
         if dtype is x.type:  # the common case: same dtype, same shape, nothing to convert
@@ -53,9 +53,9 @@ def operands(engine: Engine, x: object, y: object, result: Callable[[DType, DTyp
     return ax, ay, dtype, shape
 
 
-def _array(engine: Engine, x: Tensor[Any, Any], lead: int) -> Array:
-    """A value tensor's array, with the program axis (``lead`` 1) or in grid space (3)."""
-    return values.array(x) if lead == 1 else tiled.space(engine, x)
+def _array(engine: Engine, x: Tensor[Any, Any], lead: Lead) -> Array:
+    """A value tensor's array, with the program axis or in grid space."""
+    return values.array(x) if lead is Lead.PROGRAM else tiled.space(engine, x)
 
 
 _FP8_MAX = {"f8e4m3": 448.0, "f8e5m2": 57344.0}
@@ -100,7 +100,7 @@ SELECT_COPY = 1 << 16  # below, np.where's single call costs less than select's 
 # ------------------------------------------------------------------------------ operators
 
 
-def _c_divide(engine: Engine, x: Array, y: Array, dtype: DType, want_quotient: bool, lead: int) -> Array:
+def _c_divide(engine: Engine, x: Array, y: Array, dtype: DType, want_quotient: bool, lead: Lead) -> Array:
     """C's (and the GPU's) ``/`` and ``%`` on integers: truncated. A zero divisor is an error, and
     so is ``INT_MIN // -1``, a signed overflow (``INT_MIN % -1`` is 0)."""
     if bool(np.any(engine.only_active(y == 0, lead))):
@@ -264,7 +264,7 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         (fn, kind, checked), ax, ay = same
         result = fn(ax, ay)
         if checked:
-            _check_overflow(engine, op, ax, ay, result, kind, 1)
+            _check_overflow(engine, op, ax, ay, result, kind, Lead.PROGRAM)
         return values.make(result.astype(kind.numpy, copy=False), kind)
     rx, ry = rule_operand(x), rule_operand(y)
     if isinstance(rx, DType) and rx.is_pointer or isinstance(ry, DType) and ry.is_pointer:
@@ -279,7 +279,7 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     lazy = _lazy_and(x, y) if op is BinaryOp.AND else _lazy_binary(op, x, y)
     if lazy is not None:
         return lazy
-    lead = 3 if tiled.involved(x, y) else 1
+    lead = tiled.lead_of(x, y)
     ax, ay, dtype, _ = operands(engine, x, y, lambda _x, _y: typed.operands, lead)
     make = _maker(engine, lead)
     if op in (BinaryOp.FLOORDIV, BinaryOp.MOD):
@@ -325,14 +325,14 @@ def _sign_filling_shift(x: Array, y: Array) -> Array:
     return shifted
 
 
-def _maker(engine: Engine, lead: int) -> Callable[[Array, DType], Tensor[Any, Any]]:
-    """How a result array becomes a tensor: with the program axis (``lead`` 1) or from grid space."""
-    return values.make if lead == 1 else functools.partial(tiled.tensor, engine)
+def _maker(engine: Engine, lead: Lead) -> Callable[[Array, DType], Tensor[Any, Any]]:
+    """How a result array becomes a tensor: with the program axis or from grid space."""
+    return values.make if lead is Lead.PROGRAM else functools.partial(tiled.tensor, engine)
 
 
 def _apply(engine: Engine, x: Tensor[Any, Any], fn: Callable[[Array], Array], dtype: DType) -> Tensor[Any, Any]:
     """An elementwise function of one value tensor, kept compact when ``x`` is (see :mod:`tiled`)."""
-    lead = 3 if tiled.involved(x) else 1
+    lead = tiled.lead_of(x)
     return _maker(engine, lead)(fn(_array(engine, x, lead)), dtype)
 
 
@@ -487,7 +487,7 @@ def _overflowed(op: BinaryOp, x: Array, y: Array, result: Array) -> Array:
     return big
 
 
-def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Array, dtype: DType, lead: int
+def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Array, dtype: DType, lead: Lead
                     ) -> None:
     """Signed integer overflow is an error: on the GPU it wraps silently, and in a kernel it is
     almost always an offset (``pid * BLOCK``) outgrowing i32 (unless :func:`overflow_wraps`)."""
@@ -497,7 +497,7 @@ def _check_overflow(engine: Engine, op: BinaryOp, x: Array, y: Array, result: Ar
 
 
 def _report_wrapped(engine: Engine, wrapped: Array, operands: tuple[Array, ...], shown: str, dtype: DType,
-                    lead: int) -> None:
+                    lead: Lead) -> None:
     """The signed overflow error for the first active lane of ``wrapped``, if any: ``shown``
     with that lane's operands is the expression that does not fit. None when :func:`overflow_wraps`."""
     if overflow_wraps():
@@ -506,7 +506,7 @@ def _report_wrapped(engine: Engine, wrapped: Array, operands: tuple[Array, ...],
     if not bool(wrapped.any()):
         return
     arrays = [*operands, wrapped]
-    if lead == 3:  # the message names the program: one value per program
+    if lead is Lead.GRID:  # the message names the program: one value per program
         arrays = [tiled.expand(engine, a) for a in np.broadcast_arrays(*arrays)]
     *values, bad = np.broadcast_arrays(*arrays)
     where = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -521,7 +521,7 @@ def _report_wrapped(engine: Engine, wrapped: Array, operands: tuple[Array, ...],
 def _negated(engine: Engine, x: Tensor[Any, Any], fn: Callable[[Array], Array], shown: str) -> Tensor[Any, Any]:
     """``-x`` or ``abs(x)``: the most negative signed integer has no positive counterpart, an
     overflow like those of ``+ - *``."""
-    lead = 3 if tiled.involved(x) else 1
+    lead = tiled.lead_of(x)
     arr = _array(engine, x, lead)
     if x.type.is_signed:
         _report_wrapped(engine, arr == dtypes.int_limits(x.type)[0], (arr,), shown, x.type, lead)
@@ -693,7 +693,7 @@ def where(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
                         values.align(px.offsets if same else addresses.addresses_of(px), x.ndim, r),
                         values.align(py.offsets if same else addresses.addresses_of(py), y.ndim, r))
         return values.make(Pointers(px.memory, offs), x.type) if same else addresses.pointers_at(offs, x.type)
-    lead = 3 if tiled.involved(cond, x, y) else 1
+    lead = tiled.lead_of(cond, x, y)
     ax, ay, dtype, shape = operands(engine, x, y, lead=lead)
     shape = values.block_broadcast(cond.block_shape, shape)
     r = len(shape)

@@ -28,7 +28,7 @@ from tile_lang_numpy.affine import Affine
 from tile_lang_numpy.addresses import Book
 from tile_lang_numpy.journal import Journal
 from tile_lang_numpy.races import Races, Runs, Site
-from tile_lang_numpy.values import Array, Memory
+from tile_lang_numpy.values import Array, Lead, Memory
 
 Impl = Callable[["Engine", Mapping[str, Any]], Any]
 IMPLS: dict[Builtin, Impl] = {}
@@ -175,13 +175,13 @@ class Engine:
             raise Divergent(f"a {what} that differs between programs", self.site())
         return first.item()
 
-    def only_active(self, flags: Array, lead: int = 1) -> Array:
-        """``flags`` (program axis first, or the three axes of grid space when ``lead`` is 3)
+    def only_active(self, flags: Array, lead: Lead = Lead.PROGRAM) -> Array:
+        """``flags`` (the ``lead`` axes first)
         cleared for the programs not executing now, so a masked-off program never faults,
         writes, prints or fails a check."""
         if self.mask is None:
             return flags
-        if lead == 3:
+        if lead is Lead.GRID:
             return flags & self.mask.reshape(self.mask.shape + (1,) * (flags.ndim - 3))
         active = self.active
         assert active is not None

@@ -207,7 +207,8 @@ class _Checks(ast.NodeTransformer):
     ``RUNTIME.fn``), loops without ``else`` (see :mod:`loops`), reads of a module-level
     ``tl.constexpr(v)`` (``RUNTIME.constant``: read as ``v``, as the compiler does), ``.dtype``
     and ``.type`` (``RUNTIME.dtype_``, ``RUNTIME.type_``: Triton's), hints whose result is
-    discarded (``RUNTIME.discarded_hint``: its arguments checked, not its promise), and reads of
+    discarded (``RUNTIME.discarded_hint``: its arguments checked, not its promise), an ``if``
+    binding a name on one side only (``RUNTIME.Branch``: its type after a runtime one), and reads of
     a local name that may be unbound there (``RUNTIME.read(x, "x")``: Python's UnboundLocalError,
     for a name the preamble binds to UNBOUND); the rest as written."""
 
@@ -278,6 +279,26 @@ class _Checks(ast.NodeTransformer):
         name = self.fresh("loop")
         inner = ast.While(node.test, [*_carry(name, names, node), *node.body], [])
         return ast.copy_location(_loop_with(name, node, names, inner), node)
+
+    def visit_If(self, node: ast.If) -> ast.stmt | list[ast.stmt]:
+        """``b = RUNTIME.Branch(then, orelse, locals()); if b.test(c): ...; b.join(locals())`` for an
+        ``if`` binding names on one side only: after a runtime ``if`` such a name keeps its type
+        (the compiler's rule, ``forms.branch_types``), which a run of the side taken shows."""
+        then, orelse = _assigned(node.body), _assigned(node.orelse)
+        self.generic_visit(node)
+        if then == orelse:
+            return node
+        self.changed = True
+        branch = self.fresh("branch")
+        scope = ast.Call(ast.Name("locals", ast.Load()), [], [])
+        sides = [ast.Tuple([ast.Constant(n) for n in sorted(names)], ast.Load()) for names in (then - orelse, orelse - then)]
+        made = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "Branch", ast.Load()), [*sides, scope], [])
+        node.test = _call(branch, "test", node.test)
+        header = ast.Pass(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.lineno,
+                          end_col_offset=node.col_offset)  # errors point at the ``if`` line, as the compiler's
+        entry = ast.Assign([ast.Name(branch, ast.Store())], made)
+        exit_ = ast.Expr(_call(branch, "join", ast.Call(ast.Name("locals", ast.Load()), [], [])))
+        return [_located(entry, header), node, _located(exit_, header)]
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)

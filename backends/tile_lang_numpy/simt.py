@@ -46,7 +46,7 @@ from tile_lang_numpy.checked import read as checked_read
 from tile_lang_numpy.checked import boolean, flags, nested
 from tile_lang_numpy.engine import Divergent, Engine, Stale
 from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
-from tile_lang_numpy.values import Array
+from tile_lang_numpy.values import Array, Lead
 
 
 class State:
@@ -469,7 +469,7 @@ class Loop:
     def _per_program(self, bounds: list[int | Array], uniform: list[int | None], dtype: DType) -> Iterator[object]:
         engine = self.state.engine
         first, last, step = (np.asarray(b, np.int64).reshape(np.shape(b) or (1, 1, 1)) for b in bounds)
-        if bool(engine.only_active(step == 0, 3).any()):
+        if bool(engine.only_active(step == 0, Lead.GRID).any()):
             apply(forms.range_step, 0)  # a zero step, for some program: the rule's error
         trips = np.minimum(_trip_counts(first, last, step), np.uint64(np.iinfo(np.int32).max)).astype(np.int64)
         count = np.where(self.alive, trips, 0).astype(np.int32)  # compared per trip

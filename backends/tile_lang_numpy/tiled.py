@@ -22,12 +22,17 @@ from tile_lang.tensor import Tensor
 from tile_lang_numpy import values
 from tile_lang_numpy.affine import Affine, Tiles
 from tile_lang_numpy.engine import Engine
-from tile_lang_numpy.values import Array
+from tile_lang_numpy.values import Array, Lead
 
 
 def involved(*xs: object) -> bool:
     """Whether any of ``xs`` is a compact value (then an operation on them runs in grid space)."""
     return any(isinstance(x, Tensor) and isinstance(x.handle, Tiles) for x in xs)
+
+
+def lead_of(*xs: object) -> Lead:
+    """The leading axes an operation on ``xs`` runs with: grid space where one is compact."""
+    return Lead.GRID if involved(*xs) else Lead.PROGRAM
 
 
 def space(engine: Engine, x: Tensor[Any, Any]) -> Array:

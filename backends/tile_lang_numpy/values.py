@@ -9,6 +9,7 @@ offsets. The program axis is invisible to the kernel: ``x.shape`` is the block s
 
 from __future__ import annotations
 
+import enum
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -134,9 +135,17 @@ def check_fits(value: bool | int | float, dtype: DType) -> None:
         apply(forms.constant_fits, value, dtype)
 
 
-def align(a: Array, rank_a: int, rank: int, lead: int = 1) -> Array:
+class Lead(enum.IntEnum):
+    """The leading axes of a value's array before its block axes, by their count: one program
+    axis, or grid space's three ``(z, y, x)`` (a compact value, see :mod:`tiled`)."""
+
+    PROGRAM = 1
+    GRID = 3
+
+
+def align(a: Array, rank_a: int, rank: int, lead: Lead = Lead.PROGRAM) -> Array:
     """Give a block of rank ``rank_a`` the rank ``rank`` by inserting leading unit block axes
-    (after the ``lead`` program axes: 3 in grid space, see :mod:`tiled`)."""
+    (after the ``lead`` axes)."""
     if rank_a == rank:
         return a
     return a.reshape(a.shape[:lead] + (1,) * (rank - rank_a) + a.shape[lead:])

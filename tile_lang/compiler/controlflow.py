@@ -221,8 +221,7 @@ class ControlFlow(abc.ABC):
             known = b if isinstance(a, Unreached) else a
             return known.ty if isinstance(known, Node) else Type(dtypes.scalar_dtype(known))
         if isinstance(a, Node) and isinstance(b, Node):
-            if a.ty != b.ty:
-                raise self.error(f"{name!r} is {a.ty} on one branch and {b.ty} on the other")
+            apply(forms.branch_types, name, (a.ty.dtype, a.ty.shape), (b.ty.dtype, b.ty.shape))
             return a.ty
         for node, other in ((a, b), (b, a)):
             if isinstance(node, Node):

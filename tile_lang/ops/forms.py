@@ -183,6 +183,12 @@ def loop_settles(name: str, carried: DType, inside: DType) -> DType:
     carried dtype widened); a body that keeps narrowing it is an error."""
 
 
+@form
+def branch_types(name: str, then: BlockType, orelse: BlockType) -> None:
+    """A name a runtime ``if`` leaves bound on both of its sides has one type after it: the
+    type each side leaves it (the one before the ``if`` for a side that does not bind it)."""
+
+
 # ---- what only running shows
 
 

@@ -1,6 +1,6 @@
-"""The rules of loops, written once for the compiler and the reference: what a ``range`` call
-binds, the type of a runtime loop's index, its step's one constraint, and which values a loop
-can carry from one iteration to the next."""
+"""The rules of loops and branches, written once for the compiler and the reference: what a
+``range`` call binds, the type of a runtime loop's index, its step's one constraint, which values
+a loop can carry from one iteration to the next, and the one type a runtime ``if`` leaves a name."""
 
 from __future__ import annotations
 
@@ -61,6 +61,15 @@ def type_text(value: BlockType) -> str:
     dtype, shape = value
     name = repr(dtype).removeprefix("tl.")
     return name if not shape else f"{name}[{','.join(map(str, shape))}]"
+
+
+@applies(forms.branch_types)
+def branch_types(name: str, then: BlockType, orelse: BlockType) -> None:
+    """Both sides of a runtime ``if`` leave ``name`` one dtype and shape: the code after it is
+    compiled once for every program (``if c: x = x.to(tl.float16)`` on an f32 ``x`` is an
+    error, as in Triton: convert on both sides, or use another name)."""
+    if then != orelse:
+        raise SemanticError(f"{name!r} is {type_text(then)} on one branch and {type_text(orelse)} on the other")
 
 
 @applies(forms.loop_settles)
