@@ -226,3 +226,20 @@ def test_an_added_unary_function_is_checked_by_its_family_rule(backend: str, scr
     with tl.backend(backend), pytest.raises(KernelError, match=r"tl\.tanh_like needs a floating-point block, got tl\.i32") as caught:
         kernel[(1,)](tl.to_device(np.full(8, np.nan, np.float32)), B=8)
     assert caught.value.lineno == kernel.fn.__code__.co_firstlineno + 3
+
+
+def test_the_generated_re_exports_and_op_list_are_current() -> None:
+    """``tl.*``, ``tl.math.*`` and docs/ops.md are written from the declarations by
+    scripts/generate_tables.py; a declaration added or changed without running it fails here."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "generate_tables.py"
+    spec = importlib.util.spec_from_file_location("generate_tables", path)
+    assert spec is not None and spec.loader is not None
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    assert generate.stale() == [], "run python scripts/generate_tables.py"
+    declared = {name for module in generate.TL_MODULES for name in generate.ops_of(generate._module(module))}
+    assert declared <= set(tl.__all__) and all(callable(getattr(tl, name)) for name in declared)
+    assert {"exp", "tanh", "j0", "fast_expf"} <= set(tl.math.__all__)

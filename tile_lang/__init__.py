@@ -22,36 +22,8 @@ from tile_lang.func import Func, func
 from tile_lang.host import empty, to_device, wrap
 from tile_lang.kernel import Grid, Kernel, Launcher, kernel
 from tile_lang.launch import Options
-from tile_lang.ops.aliases import (
-    eq, eq_scalar, ge, ge_scalar, gt, gt_scalar, le, le_scalar, lt, lt_scalar, max_with_indices, ne,
-    ne_scalar, where_,
-)
-from tile_lang.ops.atomic import (
-    atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor,
-)
-from tile_lang.ops.creation import arange, cast, full, full_like, num_programs, program_id, zeros, zeros_like
-from tile_lang.ops.debug import (
-    assume, debug_barrier, device_assert, device_print, inline_asm_elementwise, max_constancy,
-    max_contiguous, multiple_of, static_assert, static_print,
-)
 from tile_lang import extra, math  # Triton's tl.math and tl.extra.libdevice namespaces
-from tile_lang.ops.iterators import range, static_range
-from tile_lang.ops.linalg import dot, dot_scaled
-from tile_lang.ops.math import (
-    abs, acos, acosh, asin, asinh, atan, atanh, cdiv, ceil, clamp, cos, cosh, div_rn, erf, erfc, exp, exp2, expm1,
-    fdiv, floor, fma, log, log1p, log2, log10, maximum, minimum, rint, rsqrt, sigmoid, sin, sinh, sqrt, sqrt_rn,
-    swizzle2d, tan, tanh, trunc, umulhi, where,
-)
-from tile_lang.ops.memory import BlockPointer, TensorDescriptor, advance, load, make_block_ptr, make_tensor_descriptor, store
 from tile_lang.ops import random
-from tile_lang.ops.random import rand, randint, randint4x, randn
-from tile_lang.ops.reduction import (
-    argmax, argmin, associative_scan, cumprod, cumsum, flip, gather, histogram, max, min, reduce, softmax,
-    sort, sum, topk, xor_sum,
-)
-from tile_lang.ops.shape import (
-    broadcast, broadcast_to, cat, expand_dims, interleave, join, permute, ravel, reshape, split, trans, view,
-)
 from tile_lang.registry import BackendInfo, backend, backends
 from tile_lang.signature import Constexpr, FloatScalar, IntScalar, constexpr
 from tile_lang.semantics.base import MAX_BLOCK_NUMEL as TRITON_MAX_TENSOR_NUMEL
@@ -60,33 +32,74 @@ from tile_lang.tensor import (
     pointer_type,
 )
 
-__all__ = [
-    "Autotuner", "Config", "Heuristics", "autotune", "heuristics", "testing",
-    "BackendError", "CompilerBug", "TileLangError", "UsageError",
-    "Bool", "BoolTensor", "BackendInfo", "BlockPointer", "Buffer", "Constexpr", "Dtype", "Float", "Func",
-    "Grid", "HostTensorDescriptor", "I32Tensor", "Int", "Kernel", "KernelError", "LaunchError", "Launcher", "Options", "OutOfResources", "Pointer",
-    "FloatScalar", "IntScalar",
-    "R0", "R1", "R2", "R3", "Rank", "Tensor", "Tensor0", "Tensor1", "Tensor2", "Tensor3", "TensorDescriptor",
-    "UInt", "W8",
-    "bfloat16", "float8e4b8", "float8e4b15", "float8e4nv", "float8e5", "float8e5b16", "float16", "float32", "float64", "int1", "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64", "W16", "W32", "W64", "WBF16", "WE4M3", "WE5M2", "Width",
-    "abs", "advance", "arange", "argmax", "argmin", "assume", "associative_scan", "atan", "atomic_add",
-    "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
-    "backend", "backends", "bf16", "bool_", "broadcast", "broadcast_to", "cast", "cat", "cdiv", "ceil",
-    "clamp", "constexpr", "cos", "cumprod", "cumsum", "debug_barrier", "device_assert", "device_print",
-    "div_rn", "dot", "dot_scaled", "empty", "eq", "eq_scalar", "erf", "exp", "exp2", "expand_dims",
-    "f8e4m3", "f8e5m2", "f16", "f32", "f64", "fdiv", "flip", "floor", "fma", "full", "full_like", "func",
-    "gather", "ge", "ge_scalar", "gt", "gt_scalar", "histogram", "i1", "i8", "i16", "i32", "i64",
-    "inline_asm_elementwise", "interleave", "join", "kernel", "le", "le_scalar", "load", "log", "log2", "math",
-    "lt", "lt_scalar", "make_block_ptr", "make_tensor_descriptor", "max", "max_constancy",
-    "max_contiguous", "max_with_indices", "maximum", "min", "minimum", "multiple_of", "ne", "ne_scalar",
-    "num_programs", "permute", "pi32_t", "pointer_type", "program_id", "rand", "random", "randint", "randint4x", "randn", "range", "ravel",
-    "reduce", "reshape", "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn",
-    "static_assert", "static_print", "static_range", "store", "sum", "swizzle2d", "to_device", "topk", "trans",
-    "u8", "u16", "u32", "u64", "umulhi", "view", "where", "where_", "wrap", "xor_sum", "zeros", "zeros_like",
-    "TRITON_MAX_TENSOR_NUMEL", "acos", "acosh", "asin", "asinh", "atanh", "cosh", "erfc", "expm1", "extra", "log1p",
-    "log10", "rint", "sinh", "tan", "tanh", "trunc",
+__all__ = [  # the names other than ops (those are generated below)
+    "Autotuner", "Config", "Heuristics", "autotune", "heuristics", "testing", "BackendError", "CompilerBug",
+    "TileLangError", "UsageError", "Bool", "BoolTensor", "BackendInfo", "Buffer", "Constexpr", "Dtype", "Float",
+    "Func", "Grid", "HostTensorDescriptor", "I32Tensor", "Int", "Kernel", "KernelError", "LaunchError",
+    "Launcher", "Options", "OutOfResources", "Pointer", "FloatScalar", "IntScalar", "R0", "R1", "R2", "R3",
+    "Rank", "Tensor", "Tensor0", "Tensor1", "Tensor2", "Tensor3", "UInt", "W8", "bfloat16", "float8e4b8",
+    "float8e4b15", "float8e4nv", "float8e5", "float8e5b16", "float16", "float32", "float64", "int1", "int8",
+    "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "W16", "W32", "W64", "WBF16", "WE4M3",
+    "WE5M2", "Width", "backend", "backends", "bf16", "bool_", "constexpr", "empty", "f8e4m3", "f8e5m2", "f16",
+    "f32", "f64", "func", "i1", "i8", "i16", "i32", "i64", "kernel", "math", "pi32_t", "pointer_type", "random",
+    "to_device", "u8", "u16", "u32", "u64", "wrap", "TRITON_MAX_TENSOR_NUMEL", "extra",
 ]
+
+# ---- generated by scripts/generate_tables.py from the declarations in tile_lang/ops: do not edit
+from tile_lang.ops.creation import (  # noqa: E402
+    program_id, num_programs, arange, zeros, zeros_like, full, full_like, cast,
+)
+from tile_lang.ops.memory import (  # noqa: E402
+    BlockPointer, TensorDescriptor, load, store, make_block_ptr, advance, make_tensor_descriptor,
+)
+from tile_lang.ops.atomic import (  # noqa: E402
+    atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas,
+)
+from tile_lang.ops.math import (  # noqa: E402
+    exp, exp2, log, log2, cos, sin, sqrt, sqrt_rn, rsqrt, erf, atan, tanh, tan, asin, acos, sinh, cosh, asinh,
+    acosh, atanh, erfc, expm1, log1p, log10, trunc, rint, ceil, floor, abs, sigmoid, maximum, minimum, clamp, fma,
+    fdiv, div_rn, umulhi, cdiv, where, swizzle2d,
+)
+from tile_lang.ops.reduction import (  # noqa: E402
+    sum, xor_sum, max, min, argmax, argmin, reduce, associative_scan, cumsum, cumprod, sort, flip, topk, histogram,
+    gather, softmax,
+)
+from tile_lang.ops.shape import (  # noqa: E402
+    broadcast, broadcast_to, expand_dims, permute, trans, reshape, view, ravel, join, split, interleave, cat,
+)
+from tile_lang.ops.linalg import (  # noqa: E402
+    dot, dot_scaled,
+)
+from tile_lang.ops.random import (  # noqa: E402
+    randint, randint4x, rand, randn, uint_to_uniform_float,
+)
+from tile_lang.ops.debug import (  # noqa: E402
+    multiple_of, max_contiguous, max_constancy, assume, debug_barrier, device_assert, device_print, static_assert,
+    static_print, inline_asm_elementwise,
+)
+from tile_lang.ops.iterators import (  # noqa: E402
+    range, static_range,
+)
+from tile_lang.ops.aliases import (  # noqa: E402
+    lt, le, gt, ge, eq, ne, lt_scalar, le_scalar, gt_scalar, ge_scalar, eq_scalar, ne_scalar, where_,
+    max_with_indices,
+)
+__all__ += [
+    "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "full_like", "cast", "BlockPointer",
+    "TensorDescriptor", "load", "store", "make_block_ptr", "advance", "make_tensor_descriptor", "atomic_add",
+    "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "exp", "exp2",
+    "log", "log2", "cos", "sin", "sqrt", "sqrt_rn", "rsqrt", "erf", "atan", "tanh", "tan", "asin", "acos", "sinh",
+    "cosh", "asinh", "acosh", "atanh", "erfc", "expm1", "log1p", "log10", "trunc", "rint", "ceil", "floor", "abs",
+    "sigmoid", "maximum", "minimum", "clamp", "fma", "fdiv", "div_rn", "umulhi", "cdiv", "where", "swizzle2d",
+    "sum", "xor_sum", "max", "min", "argmax", "argmin", "reduce", "associative_scan", "cumsum", "cumprod", "sort",
+    "flip", "topk", "histogram", "gather", "softmax", "broadcast", "broadcast_to", "expand_dims", "permute",
+    "trans", "reshape", "view", "ravel", "join", "split", "interleave", "cat", "dot", "dot_scaled", "randint",
+    "randint4x", "rand", "randn", "uint_to_uniform_float", "multiple_of", "max_contiguous", "max_constancy",
+    "assume", "debug_barrier", "device_assert", "device_print", "static_assert", "static_print",
+    "inline_asm_elementwise", "range", "static_range", "lt", "le", "gt", "ge", "eq", "ne", "lt_scalar", "le_scalar",
+    "gt_scalar", "ge_scalar", "eq_scalar", "ne_scalar", "where_", "max_with_indices",
+]
+# ---- end of the generated part
 
 
 def __getattr__(name: str) -> object:

@@ -21,6 +21,7 @@ import tile_lang.compiler.lowering_collective  # noqa: F401 (registers its lower
 import tile_lang.compiler.lowering_memory  # noqa: F401 (registers its lowerings)
 import tile_lang.dtypes as dtypes
 import tile_lang.operators as operators
+from tile_lang.builtin import Family, builtin_of
 from tile_lang.compiler.builder import Value, broadcast_shapes
 from tile_lang.compiler.lowering_base import (
     LOWERINGS as LOWERINGS, Args, Context, Lowering, constant, dtype_arg, gather, lowers, node_arg,
@@ -90,15 +91,11 @@ def _unary(c: Context, a: Args) -> Value:
 
 # ---------------------------------------------------------------- math
 
-# The UNARY_MATH family (semantics checks the operand is a float block): each builtin's IR function.
+# The UNARY_MATH family (semantics checks the operand is a float block): each builtin's IR function,
+# the UnaryFn of its name (``tl.tanh``: UnaryFn.TANH), so a new function's row is its UnaryFn member.
 MATH: dict[Callable[..., Any], UnaryFn] = {
-    tlmath.exp: UnaryFn.EXP, tlmath.exp2: UnaryFn.EXP2, tlmath.log: UnaryFn.LOG, tlmath.log2: UnaryFn.LOG2,
-    tlmath.sin: UnaryFn.SIN, tlmath.cos: UnaryFn.COS, tlmath.sqrt: UnaryFn.SQRT, tlmath.sqrt_rn: UnaryFn.SQRT_RN,
-    tlmath.rsqrt: UnaryFn.RSQRT, tlmath.erf: UnaryFn.ERF, tlmath.atan: UnaryFn.ATAN, tlmath.ceil: UnaryFn.CEIL,
-    tlmath.floor: UnaryFn.FLOOR, tlmath.tanh: UnaryFn.TANH, tlmath.tan: UnaryFn.TAN, tlmath.asin: UnaryFn.ASIN,
-    tlmath.acos: UnaryFn.ACOS, tlmath.sinh: UnaryFn.SINH, tlmath.cosh: UnaryFn.COSH, tlmath.asinh: UnaryFn.ASINH,
-    tlmath.acosh: UnaryFn.ACOSH, tlmath.atanh: UnaryFn.ATANH, tlmath.erfc: UnaryFn.ERFC, tlmath.expm1: UnaryFn.EXPM1,
-    tlmath.log1p: UnaryFn.LOG1P, tlmath.log10: UnaryFn.LOG10, tlmath.trunc: UnaryFn.TRUNC, tlmath.rint: UnaryFn.RINT,
+    fn: UnaryFn(op.name) for fn in vars(tlmath).values()
+    if (op := builtin_of(fn)) is not None and op.family is Family.UNARY_MATH
 }
 
 

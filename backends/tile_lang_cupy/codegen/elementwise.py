@@ -21,14 +21,8 @@ _CALLS = {BinaryFn.MAX: "tl::max", BinaryFn.MIN: "tl::min", BinaryFn.MAX_NAN: "t
 # more, INT_MIN / -1): tl.cuh helpers that compute what the GPU does
 _INT_CALLS = {BinaryFn.SHL: "tl::shl", BinaryFn.SHR: "tl::shr"}
 _SIGNED_CALLS = {BinaryFn.DIV: "tl::div", BinaryFn.MOD: "tl::mod"}
-_FLOAT_FNS = {UnaryFn.EXP: "exp", UnaryFn.EXP2: "exp2", UnaryFn.LOG: "log", UnaryFn.LOG2: "log2",
-              UnaryFn.SIN: "sin", UnaryFn.COS: "cos", UnaryFn.SQRT: "sqrt", UnaryFn.SQRT_RN: "sqrt",
-              UnaryFn.RSQRT: "rsqrt", UnaryFn.ERF: "erf", UnaryFn.ATAN: "atan", UnaryFn.CEIL: "ceil",
-              UnaryFn.FLOOR: "floor", UnaryFn.ABS: "fabs", UnaryFn.TANH: "tanh", UnaryFn.TAN: "tan",
-              UnaryFn.ASIN: "asin", UnaryFn.ACOS: "acos", UnaryFn.SINH: "sinh", UnaryFn.COSH: "cosh",
-              UnaryFn.ASINH: "asinh", UnaryFn.ACOSH: "acosh", UnaryFn.ATANH: "atanh", UnaryFn.ERFC: "erfc",
-              UnaryFn.EXPM1: "expm1", UnaryFn.LOG1P: "log1p", UnaryFn.LOG10: "log10", UnaryFn.TRUNC: "trunc",
-              UnaryFn.RINT: "rint"}
+# a float function's C name where it is not the IR function's own (``UnaryFn.TANH``: tanh, tanhf)
+_FLOAT_FNS = {UnaryFn.ABS: "fabs"}
 
 
 
@@ -236,7 +230,7 @@ def _unary(em: Emitter, node: Node, idx: Index) -> str:
     elif fn is UnaryFn.EXP and work.bits == 32:
         text = f"tl::exp_approx({x})"  # Triton's f32 tl.exp: ex2.approx of x * log2(e)
     else:
-        text = f"{_FLOAT_FNS[fn]}{'f' if work.bits == 32 else ''}({x})"
+        text = f"{_FLOAT_FNS.get(fn, fn.value)}{'f' if work.bits == 32 else ''}({x})"
     return _to(dtype, text, work)
 
 
