@@ -331,7 +331,7 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> Runs:
         flat = em.fresh("f")
         em.line(f"const unsigned {flat} = {flat_index(lay, walked, '0u')};")
         em.line(f"const unsigned {offsets} = {offset(coords_of(flat, walked))};")
-    if copy.attr.hold is None:
+    if not copy.attr.hold:
         return Runs(offsets, step)  # its source addresses are read at coordinates, not as registers
     ptr = copy.args[0]
     stack, seen = [ptr], set()
