@@ -9,7 +9,16 @@ import pytest
 from tile_lang import registry
 from tile_lang.kernel import Launcher
 
+from tests import verdicts
 from tests.compiler.emulator import EMULATOR, ON_BOTH
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    verdicts.pytest_addoption(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    verdicts.pytest_configure(config)
 
 
 @pytest.fixture

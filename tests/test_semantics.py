@@ -439,9 +439,10 @@ def _arguments(kernel: Kernel[Any]) -> list[object]:
 def test_builtin_min_on_blocks_is_rejected_on_both() -> None:
     x = tl.to_device(np.zeros(8, np.int32), tl.i32)
     line = _line(builtin_min_on_blocks, "min(offs")
-    assert _reference_error(builtin_min_on_blocks, x, BLOCK=8).lineno == line
+    ref = _reference_error(builtin_min_on_blocks, x, BLOCK=8)
     comp = _compiler_error(builtin_min_on_blocks, BLOCK=8)
-    assert comp.lineno == line and "tl.minimum (elementwise) or tl.min (a reduction)" in comp.message
+    assert ref.lineno == comp.lineno == line and ref.message == comp.message  # the one rule, forms.python_builtin
+    assert "Python's min() on a block: use tl.minimum (elementwise) or tl.min (a reduction)" in comp.message
 
 
 @tl.kernel
@@ -731,3 +732,26 @@ def test_a_name_retyped_under_a_compile_time_if_runs_on_both(backend: str, half:
         retypes_under_a_constexpr_if[(1,)](tl.to_device(x), out, BLOCK=8, HALF=half)
         got = out.numpy()
     np.testing.assert_array_equal(got, x.astype(np.float16).astype(np.float32) if half else x)
+
+
+@tl.kernel
+def python_min_of_loaded_floats(x: Pointer[f32], out: Pointer[f32]) -> None:
+    a, b = tl.load(x), tl.load(x + 1)
+    tl.store(out, min(a, b))
+    tl.store(out + 1, tl.minimum(a, b))
+    tl.store(out + 2, max(a, b))
+    tl.store(out + 3, tl.maximum(a, b))
+
+
+@pytest.mark.parametrize("pair", [(1.5, -2.0), (float("nan"), 2.0), (2.0, float("nan"))])
+def test_python_min_max_on_runtime_floats_are_tl_minimum_maximum_on_both(backend: str, pair: tuple[float, float]) -> None:
+    """Python's min/max on runtime values are the tl ops on both backends, NaN operands included
+    (Python's own min(2.0, nan) is 2.0 and min(nan, 2.0) is nan: the order would decide)."""
+    with registry.backend(backend):
+        out = tl.to_device(np.full(4, -7.0, np.float32))
+        python_min_of_loaded_floats[(1,)](tl.to_device(np.array(pair, np.float32)), out)
+        got = out.numpy()
+    np.testing.assert_array_equal(got[0], got[1])
+    np.testing.assert_array_equal(got[2], got[3])
+    if not np.isnan(pair).any():
+        assert (got[0], got[2]) == (min(pair), max(pair))

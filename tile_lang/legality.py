@@ -87,6 +87,12 @@ def alias_of(callee: object) -> object | None:
     return found
 
 
+def python_builtin(callee: object) -> bool:
+    """Whether ``callee`` is Python's ``min``, ``max`` or ``abs``, which on runtime values are a
+    ``tl.*`` op (``forms.python_builtin``) and on compile-time ones Python's own."""
+    return callee in elementwise.PYTHON_BUILTINS
+
+
 def call_refusal(callee: object) -> str | None:
     """Why a kernel may not call ``callee`` (None: it may): only tl builtins, @tl.func functions
     and library helpers, ``tl.constexpr``, the Python builtins above, and tensor methods."""
@@ -100,7 +106,7 @@ def call_refusal(callee: object) -> str | None:
         return None
     if isinstance(callee, dtypes.Query):  # tl.float32.is_floating(): a compile-time bool
         return None
-    if callee in elementwise.PYTHON_BUILTINS or callee in TYPING_ONLY or callee is constexpr:
+    if python_builtin(callee) or callee in TYPING_ONLY or callee is constexpr:
         return None
     if getattr(callee, "__name__", None) in METHODS and _is_value(getattr(callee, "__self__", None)):
         return None

@@ -201,7 +201,25 @@ def fn(f: object) -> object:
     legal_callee(f)
     if isinstance(f, Func):
         return nested(f, version(f.fn))
-    return f
+    return python_builtin(f) if legality.python_builtin(f) else f
+
+
+def python_builtin(f: object) -> Callable[..., Any]:
+    """Python's ``min``/``max``/``abs`` as a kernel calls them: on runtime values the op the shared
+    rule names (``tl.minimum``...: NaN and all, as compiled), on compile-time ones Python's own."""
+    assert callable(f)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not any(isinstance(v, Tensor) for v in (*args, *kwargs.values())):
+            return f(*args, **kwargs)
+        shapes = tuple(v.block_shape if isinstance(v, Tensor) else () for v in args)
+        try:
+            op = apply(forms.python_builtin, f, shapes, bool(kwargs))
+        except SemanticError as exc:
+            raise _engine().error(str(exc)) from None
+        return op(*args)
+
+    return call
 
 
 def nested(f: Func[..., Any], run: Callable[..., Any]) -> Callable[..., Any]:

@@ -26,7 +26,7 @@ from types import CellType, CodeType, FunctionType, ModuleType
 from typing import TypeVar
 
 from tile_lang.func import Func
-from tile_lang.legality import UNKNOWN, alias_of, resolve
+from tile_lang.legality import UNKNOWN, alias_of, python_builtin, resolve
 from tile_lang.ops import forms
 from tile_lang.semantics.dispatch import apply
 from tile_lang.signature import Constant
@@ -310,7 +310,7 @@ class _Checks(ast.NodeTransformer):
                                           node.func)
             self.changed = True
             return node
-        if value is UNKNOWN or isinstance(value, Func) or alias_of(value) is not None:
+        if value is UNKNOWN or isinstance(value, Func) or alias_of(value) is not None or python_builtin(value):
             node.func = ast.copy_location(_call(RUNTIME, "fn", node.func), node.func)
             self.changed = True
         return node

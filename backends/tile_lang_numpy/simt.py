@@ -43,7 +43,7 @@ from tile_lang_numpy.checked import constant as constant  # SIMT versions read c
 from tile_lang_numpy.checked import dtype_ as dtype_, isinstance_ as isinstance_, type_ as type_  # and answer these alike
 from tile_lang_numpy.checked import discarded_hint as discarded_hint
 from tile_lang_numpy.checked import read as checked_read
-from tile_lang_numpy.checked import boolean, flags, nested
+from tile_lang_numpy.checked import boolean, flags, nested, python_builtin
 from tile_lang_numpy.engine import Divergent, Engine, Stale
 from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
 from tile_lang_numpy.values import Array, Lead
@@ -224,7 +224,7 @@ def fn(f: object) -> object:
     legal_callee(f)
     if isinstance(f, Func):
         return nested(f, version(f.fn) or f.fn)
-    return f
+    return python_builtin(f) if legality.python_builtin(f) else f
 
 
 def function() -> Frame:

@@ -38,7 +38,6 @@ import tile_lang.legality as legality
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store, make_tensor_descriptor
 from tile_lang.ops import forms
-from tile_lang.semantics import elementwise
 from tile_lang.semantics.base import python
 from tile_lang.semantics.dispatch import apply, checked
 from tile_lang.signature import Constant, plain
@@ -398,9 +397,9 @@ class Frontend(ControlFlow):
             return legality.kernel_isinstance(args[0], args[1], isinstance(args[0], Node))
         if callee in legality.PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
             return python(callee, *args, **kwargs)
-        if callee in elementwise.PYTHON_BUILTINS:
+        if legality.python_builtin(callee):
             shapes = tuple(v.ty.shape if isinstance(v, Node) else () for v in args)
-            return self.call(elementwise.python_builtin(callee, shapes, bool(kwargs)), args, {})
+            return self.call(apply(forms.python_builtin, callee, shapes, bool(kwargs)), args, {})
         raise self.error(legality.refused_call(callee))
 
     def method(self, bound: BoundMethod, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -102,6 +102,12 @@ def broadcast(a: Shape, b: Shape, what: str | None = None) -> Shape:
 
 
 @form
+def python_builtin(fn: Callable[..., Any], shapes: tuple[Shape, ...], kwargs: bool) -> Callable[..., Any]:
+    """The ``tl.*`` op Python's ``min``, ``max`` or ``abs`` stands for on runtime values of these
+    shapes (given keywords or not); on blocks an error naming the explicit op."""
+
+
+@form
 def constant_fits(value: int, dtype: DType) -> None:
     """A Python int constant fits the integer dtype it becomes."""
 

@@ -96,6 +96,7 @@ PYTHON_BUILTINS: dict[Callable[..., Any], Callable[..., Any]] = {
 }
 
 
+@applies(forms.python_builtin)
 def python_builtin(fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...], kwargs: bool) -> Callable[..., Any]:
     """The ``tl.*`` builtin that Python's ``min``/``max``/``abs`` stands for on runtime scalars of
     ``shapes``; blocks need the explicit op (elementwise or a reduction)."""
