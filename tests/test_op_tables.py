@@ -243,3 +243,118 @@ def test_the_generated_re_exports_and_op_list_are_current() -> None:
     declared = {name for module in generate.TL_MODULES for name in generate.ops_of(generate._module(module))}
     assert declared <= set(tl.__all__) and all(callable(getattr(tl, name)) for name in declared)
     assert {"exp", "tanh", "j0", "fast_expf"} <= set(tl.math.__all__)
+
+
+# ---- every member of the function families reaches both backends and computes the same ----------
+
+ATOMIC_SOURCE = """
+def {name}(p_ptr: Pointer[tl.i32], v_ptr: Pointer[tl.i32], old_ptr: Pointer[tl.i32], B: constexpr) -> None:
+    offs = tl.arange(0, B)
+    old = {call}
+    tl.store(old_ptr + offs, old)
+"""
+ATOMIC_CALLS = {
+    "atomic_add": ("tl.atomic_add(p_ptr + offs, tl.load(v_ptr + offs))", np.add),
+    "atomic_max": ("tl.atomic_max(p_ptr + offs, tl.load(v_ptr + offs))", np.maximum),
+    "atomic_min": ("tl.atomic_min(p_ptr + offs, tl.load(v_ptr + offs))", np.minimum),
+    "atomic_and": ("tl.atomic_and(p_ptr + offs, tl.load(v_ptr + offs))", np.bitwise_and),
+    "atomic_or": ("tl.atomic_or(p_ptr + offs, tl.load(v_ptr + offs))", np.bitwise_or),
+    "atomic_xor": ("tl.atomic_xor(p_ptr + offs, tl.load(v_ptr + offs))", np.bitwise_xor),
+    "atomic_xchg": ("tl.atomic_xchg(p_ptr + offs, tl.load(v_ptr + offs))", lambda p, v: v),
+    "atomic_cas": ("tl.atomic_cas(p_ptr + offs, offs % 3, tl.load(v_ptr + offs))",
+                   lambda p, v: np.where(p == np.arange(p.size) % 3, v, p)),
+}
+
+
+def test_every_atomic_fn_is_some_atomic_builtin() -> None:
+    from tile_lang.compiler.ir import AtomicFn
+    from tile_lang.compiler.lowering_memory import ATOMICS
+
+    assert set(ATOMICS.values()) == set(AtomicFn)
+    assert {getattr(fn, "__name__", "") for fn in ATOMICS} == set(ATOMIC_CALLS)
+
+
+@pytest.mark.parametrize("name", sorted(ATOMIC_CALLS))
+def test_every_atomic_runs_on_both_backends(backend: str, name: str) -> None:
+    from tests.fuzz.runner import load
+
+    call, fold = ATOMIC_CALLS[name]
+    kernel = load(f"family_{name}", "import tile_lang as tl\nfrom tile_lang import Pointer, constexpr\n\n\n@tl.kernel\n"
+                  + ATOMIC_SOURCE.format(name=f"family_{name}", call=call).lstrip())
+    rng = np.random.default_rng(len(name))
+    start, values = rng.integers(-3, 3, 16).astype(np.int32), rng.integers(-9, 9, 16).astype(np.int32)
+    with tl.backend(backend):
+        p, old = tl.to_device(start), tl.to_device(np.full(16, -99, np.int32))
+        kernel[(1,)](p, tl.to_device(values), old, B=16)
+        np.testing.assert_array_equal(old.numpy(), start)
+        np.testing.assert_array_equal(p.numpy(), fold(start, values))
+
+
+COLLECTIVE_SOURCE = """
+def {name}(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], B: constexpr) -> None:
+    rows = tl.arange(0, 4)[:, None] * B + tl.arange(0, B)[None, :]
+    x = tl.load(x_ptr + rows)
+    out = {call}
+    tl.store(o_ptr + {where}, out.to(tl.float32))
+"""
+ROWS = "tl.arange(0, 4)"
+COLLECTIVES = {  # each builtin reaching a ReduceFn (a reduction or a scan), with NumPy's answer along axis 1
+    "sum": ("tl.sum(x, 1)", ROWS, lambda x: x.sum(1)),
+    "max": ("tl.max(x, 1)", ROWS, lambda x: x.max(1)),
+    "min": ("tl.min(x, 1)", ROWS, lambda x: x.min(1)),
+    "argmax": ("tl.argmax(x, 1)", ROWS, lambda x: x.argmax(1)),
+    "argmin": ("tl.argmin(x, 1)", ROWS, lambda x: x.argmin(1)),
+    "xor_sum": ("tl.xor_sum(x.to(tl.int32, bitcast=True), 1)", ROWS,
+                lambda x: np.bitwise_xor.reduce(x.astype(np.float32).view(np.int32), 1)),
+    "cumsum": ("tl.cumsum(x, 1)", "rows", lambda x: np.cumsum(x, 1)),
+    "cumprod": ("tl.cumprod(x, 1)", "rows", lambda x: np.cumprod(x, 1)),
+}
+
+
+def test_every_reduce_fn_is_reached_by_some_collective() -> None:
+    """ReduceFn's members are the reductions' and scans' combine functions: each is some builtin's."""
+    from tile_lang.compiler.ir import ReduceFn
+
+    reached = {"sum": ReduceFn.SUM, "max": ReduceFn.MAX, "min": ReduceFn.MIN, "argmax": ReduceFn.ARGMAX,
+               "argmin": ReduceFn.ARGMIN, "xor_sum": ReduceFn.XOR, "cumprod": ReduceFn.PROD}
+    assert set(reached.values()) == set(ReduceFn) and set(reached) <= set(COLLECTIVES)
+
+
+@pytest.mark.parametrize("name", sorted(COLLECTIVES))
+def test_every_collective_runs_on_both_backends(backend: str, name: str) -> None:
+    from tests.fuzz.runner import load
+
+    call, where, expect = COLLECTIVES[name]
+    kernel = load(f"family_{name}", "import tile_lang as tl\nfrom tile_lang import Pointer, constexpr\n\n\n"
+                  "@tl.kernel\n" + COLLECTIVE_SOURCE.format(name=f"family_{name}", call=call, where=where).lstrip())
+    x = np.random.default_rng(len(name)).uniform(0.5, 1.5, (4, 8)).astype(np.float32)
+    want = expect(x if name == "xor_sum" else x.astype(np.float64))  # xor_sum: of the f32 bits
+    with tl.backend(backend):
+        out = tl.to_device(np.full(want.size, np.nan, np.float32))
+        kernel[(1,)](tl.to_device(x), out, B=8)
+        got = out.numpy().reshape(want.shape)
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-5)
+
+
+def test_every_rand_fn_is_some_random_builtin_and_runs_on_both(backend: str) -> None:
+    """tl.randint, tl.rand and tl.randn (RandFn's members) give the same numbers on both backends."""
+    from tile_lang.compiler.ir import RandFn
+    from tests.fuzz.runner import load
+
+    assert {fn.value for fn in RandFn} == {"randint", "rand", "randn"}
+    kernel = load("random_family", "import tile_lang as tl\nfrom tile_lang import Pointer, constexpr\n\n\n@tl.kernel\n"
+                  "def random_family(o_ptr: Pointer[tl.f32], i_ptr: Pointer[tl.uint32], seed: int, B: constexpr) -> None:\n"
+                  "    offs = tl.arange(0, B)\n"
+                  "    tl.store(o_ptr + offs, tl.rand(seed, offs))\n"
+                  "    tl.store(o_ptr + B + offs, tl.randn(seed, offs))\n"
+                  "    tl.store(i_ptr + offs, tl.randint(seed, offs))\n")
+    results = {}
+    for name in ("numpy", backend):
+        with tl.backend(name):
+            floats, ints = tl.to_device(np.full(32, np.nan, np.float32)), tl.to_device(np.zeros(16, np.uint32))
+            kernel[(1,)](floats, ints, 1234, B=16)
+            results[name] = floats.numpy(), ints.numpy()
+    (f_ref, i_ref), (f_got, i_got) = results["numpy"], results[backend]
+    assert ((f_ref[:16] >= 0) & (f_ref[:16] < 1)).all() and np.unique(i_ref).size == 16
+    np.testing.assert_allclose(f_got, f_ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(i_got, i_ref)
