@@ -6,7 +6,7 @@ them fails here, not in a user's kernel."""
 from __future__ import annotations
 
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -253,7 +253,8 @@ def {name}(p_ptr: Pointer[tl.i32], v_ptr: Pointer[tl.i32], old_ptr: Pointer[tl.i
     old = {call}
     tl.store(old_ptr + offs, old)
 """
-ATOMIC_CALLS = {
+Fold = Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]
+ATOMIC_CALLS: dict[str, tuple[str, Fold]] = {
     "atomic_add": ("tl.atomic_add(p_ptr + offs, tl.load(v_ptr + offs))", np.add),
     "atomic_max": ("tl.atomic_max(p_ptr + offs, tl.load(v_ptr + offs))", np.maximum),
     "atomic_min": ("tl.atomic_min(p_ptr + offs, tl.load(v_ptr + offs))", np.minimum),
@@ -298,7 +299,7 @@ def {name}(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], B: constexpr) -> None
     tl.store(o_ptr + {where}, out.to(tl.float32))
 """
 ROWS = "tl.arange(0, 4)"
-COLLECTIVES = {  # each builtin reaching a ReduceFn (a reduction or a scan), with NumPy's answer along axis 1
+COLLECTIVES: dict[str, tuple[str, str, Callable[[np.ndarray[Any, Any]], Any]]] = {  # each builtin reaching a ReduceFn (a reduction or a scan), with NumPy's answer along axis 1
     "sum": ("tl.sum(x, 1)", ROWS, lambda x: x.sum(1)),
     "max": ("tl.max(x, 1)", ROWS, lambda x: x.max(1)),
     "min": ("tl.min(x, 1)", ROWS, lambda x: x.min(1)),
