@@ -8,6 +8,8 @@ compiles is listed apart, since most such refusals are run-time checks the compi
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -75,28 +77,27 @@ def _arg_spec(value: Any) -> ArgSpec:
     return ArgSpec(dtypes.F32)
 
 
-def _compiled(launch: Launch) -> tuple[str, Verdict] | None:
-    """The compiler's verdict on the launch's specialisation (None when it has no source)."""
+def _compiled(kernel: Any, spec: Spec) -> Verdict:
+    """The compiler's verdict on a specialisation of ``kernel``."""
     from tile_lang.compiler import compile_ir
     from tile_lang_cupy.codegen import generate
 
-    spec = Spec(tuple(_arg_spec(a) for a in launch.args), tuple(sorted(launch.constexprs.items())),
-                launch.options.num_warps, launch.options.num_stages, 80)
     try:
-        generate(compile_ir(launch.kernel, spec))
+        generate(compile_ir(kernel, spec))
     except (KernelError, CompilerBug, LaunchError) as exc:
-        return spec.key(), Verdict.of(exc)
-    except Exception as exc:  # noqa: BLE001 (a crash is a verdict too: reported, never raised into the test)
-        return spec.key(), Verdict(f"crash: {type(exc).__name__}", str(exc)[:200])
-    return spec.key(), Verdict.of(None)
+        return Verdict.of(exc)
+    except Exception as exc:  # noqa: BLE001 (a crash is a verdict too: reported, never raised into a test)
+        return Verdict(f"crash: {type(exc).__name__}", str(exc)[:200])
+    return Verdict.of(None)
 
 
 class Recorder:
-    """Wraps the reference's launch: its verdict, then the compiler's, once a specialisation."""
+    """Wraps the reference's launch to note its verdict on each specialisation; the compiler's
+    verdicts come after the session (so compiling never prints into, or allocates inside, a test)."""
 
     def __init__(self, report: Path) -> None:
         self.report = report
-        self.cases: dict[tuple[int, str], Case] = {}
+        self.seen: dict[tuple[int, str], tuple[Any, Spec, str, Verdict]] = {}
         self.test = ""
 
     def install(self) -> None:
@@ -120,26 +121,28 @@ class Recorder:
     def record(self, launch: Launch, error: BaseException | None) -> None:
         if error is not None and not isinstance(error, KernelError):
             return  # a launch or host error: not the kernel's verdict
-        kernel = launch.kernel
-        try:
-            compiled = _compiled(launch)
-        except Exception:  # noqa: BLE001
-            return
-        if compiled is None:
-            return
-        spec, verdict = compiled
-        key = (id(kernel.fn), spec)
-        if key not in self.cases:
-            code = kernel.fn.__code__
-            self.cases[key] = Case(kernel.name, f"{code.co_filename}:{code.co_firstlineno}", spec, self.test,
-                                   Verdict.of(error), verdict)
+        spec = Spec(tuple(_arg_spec(a) for a in launch.args), tuple(sorted(launch.constexprs.items())),
+                    launch.options.num_warps, launch.options.num_stages, 80)
+        key = (id(launch.kernel), spec.key())
+        if key not in self.seen:
+            self.seen[key] = (launch.kernel, spec, self.test, Verdict.of(error))
+
+    def cases(self) -> list[Case]:
+        out = []
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            for kernel, spec, test, verdict in self.seen.values():
+                code = kernel.fn.__code__
+                out.append(Case(kernel.name, f"{code.co_filename}:{code.co_firstlineno}", spec.key(), test, verdict,
+                                _compiled(kernel, spec)))
+        return out
 
     def write(self) -> dict[str, int]:
+        cases = self.cases()
         counts: dict[str, int] = {}
-        for case in self.cases.values():
+        for case in cases:
             counts[case.kind] = counts.get(case.kind, 0) + 1
-        cases = [{**asdict(c), "kind": c.kind} for c in self.cases.values() if c.kind != "agree"]
-        self.report.write_text(json.dumps({"counts": counts, "cases": cases}, indent=1))
+        listed = [{**asdict(c), "kind": c.kind} for c in cases if c.kind != "agree"]
+        self.report.write_text(json.dumps({"counts": counts, "cases": listed}, indent=1))
         return counts
 
 

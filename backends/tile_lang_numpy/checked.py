@@ -173,7 +173,8 @@ class Branch:
                     try:
                         apply(forms.branch_types, name, *((after, before) if side == 0 else (before, after)))
                     except SemanticError as exc:
-                        raise _engine().error(str(exc)) from None
+                        engine = _engine()
+                        raise engine.error(str(exc)) from None
 
 
 def _block_type(value: object) -> tuple[DType, tuple[int, ...]] | None:
@@ -216,7 +217,8 @@ def python_builtin(f: object) -> Callable[..., Any]:
         try:
             op = apply(forms.python_builtin, f, shapes, bool(kwargs))
         except SemanticError as exc:
-            raise _engine().error(str(exc)) from None
+            engine = _engine()
+            raise engine.error(str(exc)) from None
         return op(*args)
 
     return call
