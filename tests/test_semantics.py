@@ -327,6 +327,24 @@ def reshapes_on_the_else_side(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK:
     tl.store(out + tl.arange(0, BLOCK), tl.ravel(w))
 
 
+@tl.kernel
+def int_mask_on_a_load(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + offs, mask=offs))  # type: ignore[arg-type]  # meant: offs < n
+
+
+@tl.kernel
+def int_mask_on_a_store(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + offs), mask=n - offs)  # type: ignore[arg-type]
+
+
+@tl.kernel
+def int_mask_on_an_atomic(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(out + offs, tl.load(x + offs), mask=offs % 2)  # type: ignore[arg-type]
+
+
 def _line(kernel: Kernel[Any], needle: str) -> int:
     lines, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, text in enumerate(lines) if needle in text)
@@ -408,6 +426,10 @@ REJECTED = [
      {"BLOCK": 8}),
     (narrows_a_carried_python_float, "for i in range(n)", "loop-carried values do not settle on a type: m",
      {"BLOCK": 8}),
+    (int_mask_on_a_load, "mask=offs", "the mask of load must be a bool block (a comparison), got a tl.i32 block "
+     "of shape [8]", {"BLOCK": 8}),
+    (int_mask_on_a_store, "mask=n - offs", "the mask of store must be a bool block", {"BLOCK": 8}),
+    (int_mask_on_an_atomic, "mask=offs % 2", "the mask of tl.atomic_add must be a bool block", {"BLOCK": 8}),
     (retypes_on_one_branch, "if n > 3", "'v' is f16[8] on one branch and f32[8] on the other", {"BLOCK": 8}),
     (reshapes_on_the_else_side, "if n < 3", "'v' is f32[8] on one branch and f32[2,4] on the other", {"BLOCK": 8}),
 ]

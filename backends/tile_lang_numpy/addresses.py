@@ -152,8 +152,6 @@ def split(engine: Engine, ptr: Tensor[Any, Any], mask: object) -> list[tuple[Ten
     element = ptr.type.element
     assert element is not None and isinstance(ptr.handle, Pointers)
     m = values.lift(True if mask is None else mask)
-    if not m.type.is_bool:
-        raise engine.error(f"the mask of a load or store must be a bool block (a comparison), got {m!r}")
     shape = values.block_broadcast(ptr.block_shape, m.block_shape)
     r = len(shape)
     addresses, live = np.broadcast_arrays(values.align(ptr.handle.offsets, ptr.ndim, r),

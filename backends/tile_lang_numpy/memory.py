@@ -43,8 +43,6 @@ def lanes(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str,
     """Offsets and mask broadcast together (program axis first), after the bounds check."""
     p = values.pointers(ptr, what)
     m = values.lift(True if mask is None else mask)
-    if not m.type.is_bool:
-        raise engine.error(f"the mask of {what} must be a bool block (a comparison), got {m!r}")
     try:
         shape = values.block_broadcast(ptr.block_shape, m.block_shape, extra)
     except SemanticError as exc:
@@ -133,8 +131,6 @@ def _live(engine: Engine, ptr: Tensor[Any, Any], mask: object, what: str) -> Arr
     if mask is None:
         return None if engine.active is None else engine.active.reshape((-1,) + (1,) * ptr.ndim)
     m = values.lift(mask)
-    if not m.type.is_bool:
-        raise engine.error(f"the mask of {what} must be a bool block (a comparison), got {m!r}")
     if isinstance(m.handle, Box) and engine.active is None:  # whether every lane is live, from the bounds
         return None if m.handle.all_live else values.align(m.handle.materialize(), m.ndim, ptr.ndim)
     live = engine.only_active(values.align(values.array(m), m.ndim, ptr.ndim))

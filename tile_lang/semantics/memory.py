@@ -157,6 +157,7 @@ def _atomic(what: str, a: Args) -> dict[str, Any]:
     """An atomic's ``sem`` and ``scope`` (defaults filled in) and its pointers' element type;
     what the pointer argument is, each backend checks as it builds its lanes."""
     name = what.removeprefix("tl.")
+    mask_of(what, a.get("mask"))
     sem, scope = ordering(name, a["sem"], a["scope"])
     pointer = a["pointer"]
     if isinstance(pointer, Block) and pointer.dtype.element is not None:
@@ -165,6 +166,13 @@ def _atomic(what: str, a: Args) -> dict[str, Any]:
 
 
 rule(tlatomic.atomic_cas)(lambda a: _atomic("tl.atomic_cas", a))
+
+
+def mask_of(what: str, mask: object) -> None:
+    """A load's, store's or atomic's mask is a bool block or scalar (a comparison), as in Triton:
+    an integer block is no mask (``mask=cols`` meant ``cols < n``)."""
+    if mask is not None and not operand(mask).dtype.is_bool:
+        raise SemanticError(f"the mask of {what} must be a bool block (a comparison), got {operand(mask)}")
 
 
 def _hints(what: str, a: Args) -> dict[str, Any]:
@@ -190,6 +198,7 @@ def _load(a: Args) -> dict[str, Any]:
         block_load(a["mask"], a["other"])
         return {**hints, "boundary_check": boundary_dims(a["boundary_check"], pointer.rank)}
     if (found := _elements(a)) is not None:
+        mask_of("load", a["mask"])
         scalar_fits(a["other"], found[1], "other")
     return hints
 
@@ -207,6 +216,7 @@ def _store(a: Args) -> dict[str, Any]:
         return {**hints, "boundary_check": boundary_dims(a["boundary_check"], pointer.rank)}
     if (found := _elements(a)) is not None:
         pointers, element = found
+        mask_of("store", a["mask"])
         scalar_fits(value, element, "value")
         block = operand(value)
         if block.dtype.is_pointer:  # its address, into 64-bit integer elements
