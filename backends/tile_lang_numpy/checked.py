@@ -34,7 +34,7 @@ from tile_lang.tensor import Tensor, dtype_value, type_value
 from tile_lang_numpy import debug, program, rewrite, values
 from tile_lang_numpy.engine import CAPABILITIES, Divergent, Engine, view
 from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
-from tile_lang_numpy.program import scalar_values
+from tile_lang_numpy.program import ruled, scalar_values
 from tile_lang_numpy.values import Array
 
 RunBy = Callable[[Engine, Array, Callable[[], object]], object]
@@ -139,6 +139,7 @@ class Loop:
             raise engine.error(legality.LOOP_ITERATOR)
         start, stop, step = (b if isinstance(b, int) else int(engine.uniform(b, "range bound"))
                              for b in (bound(engine, g) for g in given))
+        step = ruled(engine, forms.range_step, step)  # Python's words for a zero step, as compiled
         if callee is tl.static_range:
             return iter(builtins.range(start, stop, step))
         self.carried.runtime = True

@@ -46,6 +46,7 @@ from tile_lang_numpy.checked import read as checked_read
 from tile_lang_numpy.checked import boolean, flags, nested, python_builtin
 from tile_lang_numpy.engine import Divergent, Engine, Stale
 from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
+from tile_lang_numpy.program import ruled
 from tile_lang_numpy.values import Array, Lead
 
 
@@ -462,7 +463,7 @@ class Loop:
         uniform = [self._uniform(b) for b in bounds]
         dtype = index_dtype((start, stop, step))
         if uniform[0] is not None and uniform[1] is not None and uniform[2] is not None:
-            ks = builtins.range(uniform[0], uniform[1], uniform[2])
+            ks = builtins.range(uniform[0], uniform[1], ruled(self.state.engine, forms.range_step, uniform[2]))
             return self.over(ks if self.static else indices(ks, dtype))
         return self._per_program(bounds, uniform, dtype)
 

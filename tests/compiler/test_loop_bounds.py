@@ -295,7 +295,7 @@ unknown_keyword = _kernel("unknown_keyword", "bounds_ptr: Pointer[tl.i32], o_ptr
 """, "tl.store(out, count)")
 
 
-@pytest.mark.parametrize("kernel, message", [(bad_unroll, "loop_unroll_factor must be a compile-time int"),
+@pytest.mark.parametrize("kernel, message", [(bad_unroll, "loop_unroll_factor must be a compile-time int, got a runtime value"),
                                              (unknown_keyword, "unexpected keyword argument 'unroll'")])
 def test_tl_range_keywords_are_checked_on_both_backends(backend: str, kernel: Any, message: str) -> None:
     with tl.backend(backend):

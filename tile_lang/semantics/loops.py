@@ -33,7 +33,8 @@ def range_call(callee: object, args: tuple[Any, ...], kwargs: Mapping[str, Any])
         r = python(iterators.range, *args, **kwargs)  # a bound may be a tensor here
         unroll = r.loop_unroll_factor
         if unroll is not None and (isinstance(unroll, bool) or not isinstance(unroll, int)):
-            raise SemanticError(f"loop_unroll_factor must be a compile-time int, got {unroll!r}")
+            shown = repr(unroll) if isinstance(unroll, (bool, int, float, str, type(None))) else "a runtime value"
+            raise SemanticError(f"loop_unroll_factor must be a compile-time int, got {shown}")
         return RangeCall(r.start, r.end, r.step, callee is iterators.static_range, unroll)
     return None
 
