@@ -37,7 +37,7 @@ from tile_lang.semantics.dispatch import apply
 
 from tile_lang_numpy import values
 from tile_lang_numpy.elementwise import convert
-from tile_lang_numpy.engine import Divergent, Engine, implements
+from tile_lang_numpy.engine import Divergent, Engine, error_at, implements
 from tile_lang_numpy.shape import (
     block,
     moved_back, moved_last, operand, remap, same_lead,
@@ -197,8 +197,8 @@ def _combine(engine: Engine, fn: Func[..., Any], kinds: tuple[DType, ...], what:
     try:
         with engine.lanes_as_programs():
             out = fn(*lane_values(left), *lane_values(right))
-    except Divergent:
-        raise engine.error(str(apply(forms.combine_branches, fn))) from None
+    except Divergent as exc:  # at the combine function's branch, as the compiler reports it
+        raise error_at(exc.site, str(apply(forms.combine_branches, fn)), engine.kernel) from None
     outs = out if isinstance(out, tuple) else (out,)
     apply(forms.combine_count, fn, len(outs), len(kinds), what)
     got = [_result(v, d) for v, d in zip(outs, kinds)]

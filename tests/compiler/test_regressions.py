@@ -580,8 +580,13 @@ def reduce_with_branchy_max(x_ptr: Pointer[f32], o_ptr: Pointer[f32], B: constex
 
 def test_a_combine_function_with_runtime_control_flow_is_refused_alike(backend: str) -> None:
     """The compiler inlined the branch into the combine region (a helper's early `return` is
-    supported now); the reference refuses it: both say the combine function must be branch-free."""
+    supported now); the reference refuses it: both say the combine function must be branch-free,
+    at its branch (the reference said it at the tl.reduce line)."""
+    import inspect
+
     x = np.random.default_rng(7).standard_normal(16).astype(np.float32)
     with tl.backend(backend):
-        with pytest.raises(tl.KernelError, match="a combine function must be branch-free"):
+        with pytest.raises(tl.KernelError, match="a combine function must be branch-free") as caught:
             reduce_with_branchy_max[(1,)](tl.to_device(x, tl.f32), _poisoned(1), B=16)
+    lines, first = inspect.getsourcelines(branchy_max.fn)
+    assert caught.value.lineno == first + next(i for i, text in enumerate(lines) if text.strip().startswith("if "))
