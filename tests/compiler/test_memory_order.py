@@ -1,6 +1,7 @@
 """Loads keep their place against stores: the passes that move a load down to its reader (a
 permuted load, a dot operand's copy into shared memory) or issue it iterations early (the
-pipeliner) must not carry it past a write to the memory it reads. Found by hand-written kernels
+pipeliner) must not carry it past a write to the memory it reads, and a scalar the program wrote
+reads back on every thread. Found by hand-written kernels
 (the fuzzer never stores between a load and its reader); each runs on the NumPy reference and on
 the emulated CUDA, against float64 NumPy, outputs poisoned first."""
 
@@ -137,3 +138,35 @@ def test_a_pipelined_loop_reads_what_earlier_iterations_stored(backend: str, arc
     want = blocks[n - 1] @ w.astype(np.float64)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(rows[m:], np.concatenate(blocks[1:]))
+
+
+@tl.kernel
+def scalar_round_trips(x_ptr: Pointer[f32], o_ptr: Pointer[f32], n: int, ATOMIC: constexpr, B: constexpr) -> None:
+    """A scalar written (stored, or added to atomically) and read back, ``n`` times; then read and
+    overwritten with what was read plus one."""
+    offs = tl.arange(0, B)
+    acc = tl.zeros((B,), tl.float32)
+    for i in range(n):
+        if ATOMIC:
+            tl.atomic_add(x_ptr, 1.0)
+        else:
+            tl.store(x_ptr, i * 1.0)
+        acc += tl.load(x_ptr)
+    c = tl.load(x_ptr + 1)
+    tl.store(x_ptr + 1, c + 1.0)
+    tl.store(o_ptr + offs, acc + c)
+
+
+@pytest.mark.parametrize("atomic", [False, True])
+def test_a_scalar_reads_back_what_the_program_wrote(backend: str, atomic: bool) -> None:
+    """Was the old value on most threads of the CUDA path (296 of 1024 lanes for one store: thread
+    0 writes a scalar, every thread loads it, with no barrier between)."""
+    b, n = 1024, 20
+    want = sum(1.0 + k for k in range(n)) if atomic else float(sum(range(n)))
+    with tl.backend(backend):
+        x = tl.to_device(np.array([0.0, 5.0], np.float32), tl.f32)
+        out = tl.to_device(np.full(b, np.nan, np.float32), tl.f32)
+        scalar_round_trips[(1,), tl.Options(num_warps=8)](x, out, n, ATOMIC=atomic, B=b)
+        got, cells = out.numpy(), x.numpy()
+    np.testing.assert_array_equal(got, np.full(b, want + 5.0, np.float32))
+    np.testing.assert_array_equal(cells, [n if atomic else n - 1, 6.0])
