@@ -844,6 +844,43 @@ def use_counts(fn: Function) -> Counter[Node]:
     return uses
 
 
+def writes_memory(node: Node) -> bool:
+    """Whether ``node``, or anything in its regions, may write global memory: a store, an atomic,
+    or inline PTX with effects (passes that move or prefetch a load must not cross one)."""
+    if node.op in (Op.STORE, Op.ATOMIC) or (node.op is Op.ASM and isinstance(node.attr, AsmAttr) and not node.attr.pure):
+        return True
+    return any(writes_memory(inner) for region in node.regions for inner in region.body)
+
+
+def write_epochs(fn: Function) -> dict[Node, int]:
+    """For each node, a count of the writes to memory that may run before it (its epoch): walked
+    in program order, a loop's writes counted again before its body (an iteration runs after the
+    previous one's). A load read at a node of its own epoch, later, reads what it read where it
+    stands, so a pass may move the load there (:func:`unwritten_between`)."""
+    epochs: dict[Node, int] = {}
+    count = 0
+
+    def region(body: Region) -> None:
+        nonlocal count
+        for node in body.body:
+            if node.op in (Op.FOR, Op.WHILE):
+                count += sum(writes_memory(inner) for sub in node.regions for inner in sub.body)
+            epochs[node] = count
+            for sub in node.regions:
+                region(sub)
+            if writes_memory(node) and not node.regions:
+                count += 1
+
+    region(fn.body)
+    return epochs
+
+
+def unwritten_between(epochs: dict[Node, int], load: Node, reader: Node) -> bool:
+    """Whether no write to memory may run between ``load`` and its later ``reader`` (both nodes
+    :func:`write_epochs` walked; a node it did not, such as one a pass built, is never)."""
+    return load in epochs and epochs[load] == epochs.get(reader)
+
+
 def constant(node: Node) -> object:
     """The value of ``node`` when it is a constant (splatted or cast), else None."""
     while node.op in (Op.SPLAT, Op.CAST):

@@ -22,7 +22,8 @@ from dataclasses import replace
 
 from tile_lang.compiler.ir import (
     BinaryAttr, BinaryFn, Box, Category, Computed, ConstAttr, Function, LoopAttr, MemAttr, Mma, Node, Op,
-    PermuteAttr, Region, Shared, box_of, carried_steps, is_zero, walk,
+    PermuteAttr, Region, Shared, box_of, carried_steps, is_zero, unwritten_between, walk, write_epochs,
+    writes_memory,
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import operand_pad
@@ -33,6 +34,7 @@ COPY_BYTES = (4, 8, 16)  # the sizes cp.async copies
 
 def pipeline(fn: Function) -> Function:
     info = analyze(fn)
+    epochs = write_epochs(fn)
     users: dict[Node, list[Node]] = {}
     loop_of: dict[Node, Node] = {}  # a node directly in a for body -> the loop
     for node in walk(fn.body):
@@ -44,7 +46,7 @@ def pipeline(fn: Function) -> Function:
     def rule(node: Node, body: list[Node]) -> Node:
         if node.op is Op.CONVERT:
             loop = loop_of.get(node) if fn.num_stages > 1 and fn.arch >= 90 else None
-            return _async_copy(node, users, info, loop) or node
+            return _async_copy(node, epochs, users, info, loop) or node
         if node.op is Op.FOR and isinstance(node.attr, LoopAttr) and fn.num_stages > 1 and _prefetchable(node):
             steps = _invariant_steps(node.regions[0])
             indices = tuple(i for i, param in enumerate(node.regions[0].params[1:]) if param in steps)
@@ -107,16 +109,19 @@ def _advancing(ptr: Node, loop: Node) -> bool:
                and moved.args[0] in carried for base, moved in (ptr.args, ptr.args[::-1]))
 
 
-def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo],
-                loop: Node | None) -> Node | None:
-    """``convert`` as one ASYNC_COPY, when it moves a dot operand loaded only for it: on sm_90, in
+def _async_copy(convert: Node, epochs: dict[Node, int], users: dict[Node, list[Node]],
+                info: dict[Node, AxisInfo], loop: Node | None) -> Node | None:
+    """``convert`` as one ASYNC_COPY, when it moves a dot operand loaded only for it, with no write
+    to memory that may run between the load and the conversion (the copy reads where the
+    conversion stands: past a store it would read the stored values): on sm_90, in
     the body of a ``loop`` to pipeline, a bulk tensor copy (TMA) of a descriptor's or block
     pointer's box where :func:`_bulk` allows one and the copy can run ahead (its map built once
     before the loop: a copy outside such a loop would build its map for one use)."""
     load = convert.args[0]
     if load.op is Op.PERMUTE and isinstance(load.attr, PermuteAttr) and load.attr.dims == (1, 0):
-        return _bulk_transposed(convert, users, info, loop)
-    if load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile:
+        return _bulk_transposed(convert, epochs, users, info, loop)
+    if (load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile
+            or not unwritten_between(epochs, load, convert)):
         return None
     attr = load.attr
     dots = users.get(convert, [])
@@ -147,8 +152,8 @@ def _async_copy(convert: Node, users: dict[Node, list[Node]], info: dict[Node, A
                 MemAttr(attr.has_mask, vector=width), loc=load.loc, layout=layout)
 
 
-def _bulk_transposed(convert: Node, users: dict[Node, list[Node]], info: dict[Node, AxisInfo],
-                     loop: Node | None) -> Node | None:
+def _bulk_transposed(convert: Node, epochs: dict[Node, int], users: dict[Node, list[Node]],
+                     info: dict[Node, AxisInfo], loop: Node | None) -> Node | None:
     """``convert`` of ``box_load.T`` (Triton's attention: ``k_desc.load(...).T`` as the B operand;
     the layouts pass may stage the load in shared memory before the view) as one bulk copy: the
     box's rows land as the K-major panels wgmma reads B from, the layout the pointer path gives
@@ -160,6 +165,7 @@ def _bulk_transposed(convert: Node, users: dict[Node, list[Node]], info: dict[No
     box = box_of(load)
     dots = users.get(convert, [])
     if (loop is None or box is None or load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile
+            or not unwritten_between(epochs, load, convert)
             or users.get(load) != [view] or users.get(permute) != [convert] or not dots
             or (load.attr.has_other and not is_zero(load.args[2]))
             or not (isinstance(convert.layout, Shared) and convert.layout.swizzle)
@@ -252,9 +258,13 @@ def _cone_ok(root: Node, inside: set[Node], variant: set[Node], allowed: frozens
 
 
 def _prefetchable(loop: Node) -> bool:
-    """A loop with copies directly in its body that can all be issued stages ahead."""
+    """A loop with copies directly in its body that can all be issued stages ahead, and that
+    writes no global memory: a copy issued ahead would read what a later iteration's copy must
+    see before the store of an earlier one (a block stored, behind a barrier, where the next
+    iteration loads its operand)."""
     copies = [n for n in loop.regions[0].body if n.op is Op.ASYNC_COPY]
-    return bool(copies) and all(_ahead_ok(box_of(c) or c.args, loop) for c in copies)
+    return (bool(copies) and all(_ahead_ok(box_of(c) or c.args, loop) for c in copies)
+            and not any(writes_memory(n) for n in loop.regions[0].body))
 
 
 def _ahead_ok(copy: Box | tuple[Node, ...], loop: Node) -> bool:
