@@ -16,6 +16,7 @@ import functools
 import inspect
 import math
 import operator
+import os
 import types
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
@@ -51,6 +52,12 @@ _BINOPS: dict[type[ast.AST], BinaryOp] = {
 }
 _METHOD_OPS = {"lt": BinaryOp.LT, "le": BinaryOp.LE, "gt": BinaryOp.GT, "ge": BinaryOp.GE, "eq": BinaryOp.EQ,
                "ne": BinaryOp.NE, "add_offsets": BinaryOp.ADD}
+
+
+LIBRARY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+"""tile_lang's own directory: its library helpers (``tl.topk``, ``tl.cdiv``...) are located at the
+kernel's line that calls them, in errors and in the generated CUDA's ``#line``s, as the reference
+reports them at the user's innermost line."""
 
 
 @dataclass
@@ -144,7 +151,7 @@ class Frontend(ControlFlow):
         scope = self.scope
         saved = self.b.loc
         line = getattr(node, "lineno", None)
-        if line is not None:
+        if line is not None and not (scope.inlined and scope.filename.startswith(LIBRARY)):
             self.b.loc = Loc(scope.filename, line + scope.line_offset, getattr(node, "col_offset", 0))
         try:
             with self.located():
