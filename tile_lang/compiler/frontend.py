@@ -124,6 +124,36 @@ def _body(fdef: ast.FunctionDef) -> list[ast.stmt]:
     return body
 
 
+def _returns(stmts: list[ast.stmt]) -> bool:
+    """Whether ``stmts`` return on every path (a ``return`` last, or an ``if`` returning on both sides)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    return isinstance(last, ast.Return) or isinstance(last, ast.If) and _returns(last.body) and _returns(last.orelse)
+
+
+def folded_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """A helper's body with each ``if`` that returns on one side only followed by the statements
+    after it moved into its other side (Python's meaning: they run only there), so a runtime
+    ``if`` of a @tl.func returns on both sides (``if i < 0: return 0`` then ``return i``)."""
+    out: list[ast.stmt] = []
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.If):
+            rest = stmts[i + 1:]
+            then, orelse = stmt.body, stmt.orelse
+            if rest and _returns(then) != _returns(orelse):
+                then, orelse = (then, orelse + rest) if _returns(then) else (then + rest, orelse)
+                out.append(ast.If(stmt.test, folded_returns(then), folded_returns(orelse), **_located_at(stmt)))
+                return out
+            stmt = ast.If(stmt.test, folded_returns(then), folded_returns(orelse), **_located_at(stmt))
+        out.append(stmt)
+    return out
+
+
+def _located_at(node: ast.AST) -> dict[str, Any]:
+    return {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
+
+
 class Frontend(ControlFlow):
     """The AST visitor. ``visit`` is the single place errors are converted and located."""
 
@@ -437,7 +467,7 @@ class Frontend(ControlFlow):
         scope = Scope(fn.__qualname__, filename, offset, fn.__globals__, dict(bound.arguments), inlined=True,
                       owner=module_owner(fn.__globals__), func=func, tree=fdef, combine=combine)
         with self.enter(scope), self.runtime_branch(False):
-            self.block(_body(fdef))
+            self.block(folded_returns(_body(fdef)) if func else _body(fdef))
         return scope.returned[0] if scope.returned else None
 
 # desc.load(...) and desc.store(...) on a tensor descriptor are these builtins with desc first.
