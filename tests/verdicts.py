@@ -97,7 +97,7 @@ class Recorder:
 
     def __init__(self, report: Path) -> None:
         self.report = report
-        self.seen: dict[tuple[int, str], tuple[Any, Spec, str, Verdict]] = {}
+        self.seen: dict[tuple[int, str, Verdict], tuple[Any, Spec, str, Verdict]] = {}
         self.test = ""
 
     def install(self) -> None:
@@ -123,9 +123,10 @@ class Recorder:
             return  # a launch or host error: not the kernel's verdict
         spec = Spec(tuple(_arg_spec(a) for a in launch.args), tuple(sorted(launch.constexprs.items())),
                     launch.options.num_warps, launch.options.num_stages, 80)
-        key = (id(launch.kernel), spec.key())
+        verdict = Verdict.of(error)  # launches of one specialisation may differ here by their values
+        key = (id(launch.kernel), spec.key(), verdict)
         if key not in self.seen:
-            self.seen[key] = (launch.kernel, spec, self.test, Verdict.of(error))
+            self.seen[key] = (launch.kernel, spec, self.test, verdict)
 
     def cases(self) -> list[Case]:
         out = []
