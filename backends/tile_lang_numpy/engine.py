@@ -7,6 +7,7 @@ Implementations register per builtin with ``@implements(tl.op)``; each receives 
 from __future__ import annotations
 
 import contextlib
+import functools
 import linecache
 import os
 import sys
@@ -129,11 +130,12 @@ class Engine:
         return self._ids[0]
 
     @property
-    def linear(self) -> Array:
-        """``(P,)``: each program's linear id."""
-        if self._ids is None:
-            self._ids = self.ids()
-        return self._ids[1]
+    def executing(self) -> slice | Array:
+        """The linear ids of the programs executing now: a slice when all of them are (a group's
+        ids are consecutive, so one program's costs no array)."""
+        first = self.first
+        active = self.active
+        return slice(first, first + self.nprograms) if active is None else first + np.flatnonzero(active)
 
     @property
     def first(self) -> int:
@@ -206,9 +208,10 @@ class Engine:
         """The grid, when this group is every program of the launch (in order)."""
         return self.grid if self.nprograms == self.grid[0] * self.grid[1] * self.grid[2] else None
 
-    def record_write(self, memory: Memory, index: Array) -> None:
-        """Remember old values before a write, so a group or the launch can be rolled back."""
-        self.journal.record(memory.flat, index)
+    def record_write(self, memory: Memory, index: Array, old: Array | None = None) -> None:
+        """Remember old values before a write, so a group or the launch can be rolled back
+        (``old``: those values, when the caller has just read them)."""
+        self.journal.record(memory.flat, index, old)
 
     def record_view_write(self, view: Array) -> None:
         """Like :meth:`record_write` for a write through a view of memory."""
@@ -234,11 +237,13 @@ class Engine:
         """A KernelError at the innermost line of user code (kernel or @tl.func) now running."""
         return error_at(self.site(), message, self.kernel)
 
-    def load_lanes(self, memory: Memory, make: Callable[[], Runs], held: int, offsets: Affine | None = None) -> None:
+    def load_lanes(self, memory: Memory, make: Callable[[], Runs], held: int, offsets: Affine | None = None,
+                   whole: bool = False) -> None:
         """Note a plain load for race detection; ``make`` gives its lanes when they are needed
-        and holds ``held`` bytes until then; ``offsets``: its affine lanes, when it has them."""
+        and holds ``held`` bytes until then; ``offsets``: its affine lanes, when it has them
+        (``whole``: all of them live)."""
         if self.races is not None:
-            self.races.load(memory, make, held, self.first, self.nprograms, self.site(), self.error, offsets)
+            self.races.load(memory, make, held, self.first, self.nprograms, self.site(), self.error, offsets, whole)
 
     def store_lanes(self, memory: Memory, offs: Array, live: Array, data: Array) -> None:
         """Note a plain store of ``data`` (shaped like ``offs``) for race detection (before it is made)."""
@@ -260,17 +265,20 @@ class Engine:
         if self.spin_check is not None:
             self.spin_check(what)
         if self.races is not None:
-            self.races.note_atomic(self.linear if self.active is None else self.linear[self.active])
+            self.races.note_atomic(self.executing)
 
     def note_barrier(self) -> None:
         """The executing programs passed a ``tl.debug_barrier()``."""
         if self.races is not None:
-            self.races.note_barrier(self.linear if self.active is None else self.linear[self.active])
+            self.races.note_barrier(self.executing)
 
 
 def view(value: object) -> Block | None:
     """What the rules see of a reference value (None: not a runtime value)."""
-    return Block(value.type, value.block_shape) if isinstance(value, Tensor) else None
+    return _block(value.type, value.block_shape) if isinstance(value, Tensor) else None
+
+
+_block = functools.lru_cache(maxsize=1024)(Block)  # a kernel's values have a few types: made once each
 
 
 def error_at(site: Site, message: str, kernel: str) -> KernelError:

@@ -183,7 +183,7 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
     live = _live(engine, ptr, mask, "load")
     base, strides, block, n = p.affine.base, p.affine.strides, p.affine.block, engine.nprograms  # pins no lanes
     engine.load_lanes(p.memory, lambda: Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)), live, n),
-                      held(base, live), p.affine)
+                      held(base, live), p.affine, live is None)
     if live is None:
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \
@@ -215,7 +215,7 @@ def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Ten
     got = None if made is None else _rows(engine, p, part, made, live if part is a else some, lo)
     base, strides, block, n = a.base, a.strides, a.block, engine.nprograms  # pins no lanes
     engine.load_lanes(p.memory, lambda: Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)), live, n),
-                      held(base, live), a)
+                      held(base, live), a, live is None)
     dtype = p.memory.dtype
     if live is None:
         assert got is not None

@@ -257,6 +257,30 @@ class Deferred:
         return Deferred(first, kept.nbytes, lambda into: _enter(into, Lanes.of(kept)))
 
 
+@dataclass(frozen=True)
+class Stretch:
+    """Elements ``[low, high)`` of a shadow whose every entry holds one value: the last plain
+    writer's program, tag and barriers executed, with consecutive lanes from ``lane`` at ``low``
+    (or BROADCAST for all), and both loading programs with their tags (tags are 0 where the
+    program is NOBODY). A one-run access of one program inside it is checked and entered with a
+    few scalars (:meth:`Races.load_run`, :meth:`Races.store_run`): a lock's critical section, run
+    program by program, meets the last holder's run each time."""
+
+    low: int
+    high: int
+    writer: int
+    writer_tag: int
+    lane: int
+    barrier: int
+    a: int
+    a_tag: int
+    b: int
+    b_tag: int
+
+    def covers(self, low: int, high: int) -> bool:
+        return self.low <= low and high <= self.high
+
+
 @dataclass
 class Shadow:
     """Who touched each element of one memory: the last plain writer (program, tag, lane and
@@ -277,9 +301,11 @@ class Shadow:
     writer_tag: Array | None = None
     writer_at: Array | None = None  # lane | barriers << LANE_BITS
     reader: list[Array] | None = None  # program a, tag a, program b, tag b
+    stretch: Stretch | None = None  # where the arrays are known to hold one value (None once anything else writes them)
 
     def writers(self) -> tuple[Array, Array, Array]:
         """The writer arrays, built if needed, with the deferred stores entered in order."""
+        self.stretch = None  # the caller may write them
         if self.writer is None:
             self.writer = _take(self.size, self.ids, NOBODY)
             self.writer_tag = _take(self.size, np.dtype(np.int32))  # read only where a writer is entered
@@ -292,6 +318,7 @@ class Shadow:
 
     def readers(self) -> list[Array]:
         """The reader arrays, built if needed, with the kept loads entered."""
+        self.stretch = None  # the caller may write them
         if self.reader is None:
             self.reader = [_take(self.size, self.ids, NOBODY), _take(self.size, np.dtype(np.int32)),
                            _take(self.size, self.ids, NOBODY), _take(self.size, np.dtype(np.int32))]
@@ -358,6 +385,7 @@ class Shadow:
 
     def forget(self, first: int, last: int) -> None:
         """Drop the entries of programs ``first..last`` (a group that reruns)."""
+        self.stretch = None
         self.deferred = [entry for entry in self.deferred if entry.first < first]
         self.lazy = [entry for entry in self.lazy if entry.first < first]
         self.stuck = [entry for entry in self.stuck if entry.first < first]
@@ -428,9 +456,7 @@ class Races:
     def tags(self, site: Site, programs: Array | range) -> Array:
         """Per program (linear ids, or a range of them): the site and how many atomics it has
         executed so far."""
-        ident = self._site_ids.setdefault(site, len(self._site_ids))
-        if ident == len(self.sites):
-            self.sites.append(site)
+        ident = self._site_id(site)
         if self.atomics is None:  # no program has executed an atomic yet: every epoch is 0
             shared = self._shared_tags.get((ident, len(programs)))
             if shared is None:
@@ -440,16 +466,27 @@ class Races:
         counts = self.atomics[programs.start:programs.stop] if isinstance(programs, range) else self.atomics[programs]
         return (ident << EPOCH_BITS) | np.minimum(counts, EPOCH_MASK).astype(np.int32)
 
+    def _site_id(self, site: Site) -> int:
+        ident = self._site_ids.setdefault(site, len(self._site_ids))
+        if ident == len(self.sites):
+            self.sites.append(site)
+        return ident
+
+    def _tag(self, site: Site, program: int) -> int:
+        """One program's tag at ``site`` (see :meth:`tags`)."""
+        done = 0 if self.atomics is None else min(int(self.atomics[program]), EPOCH_MASK)
+        return self._site_id(site) << EPOCH_BITS | done
+
     def barriers_of(self, programs: Array) -> Array:
         return np.broadcast_to(np.int64(0), programs.shape) if self.barriers is None else self.barriers[programs]
 
-    def note_atomic(self, programs: Array) -> None:
+    def note_atomic(self, programs: slice | Array) -> None:
         """Programs that executed an atomic (a possible synchronisation point)."""
         if self.atomics is None:
             self.atomics = np.zeros(self.grid[0] * self.grid[1] * self.grid[2], np.int32)
         self.atomics[programs] += 1  # a group's programs are distinct
 
-    def note_barrier(self, programs: Array) -> None:
+    def note_barrier(self, programs: slice | Array) -> None:
         """Programs that executed ``tl.debug_barrier()``: their lanes' earlier stores are settled."""
         if self.barriers is None:
             self.barriers = np.zeros(self.grid[0] * self.grid[1] * self.grid[2], np.int64)
@@ -470,12 +507,15 @@ class Races:
     # ---------------------------------------------------------------- accesses
 
     def load(self, memory: Memory, make: Callable[[], Runs], held: int, first: int, count: int, site: Site,
-             report: Report, offsets: Affine | None = None) -> None:
+             report: Report, offsets: Affine | None = None, whole: bool = False) -> None:
         """A plain load by the group of ``count`` programs from ``first`` on (a group's linear ids
         are consecutive); ``make`` gives its runs when needed and holds ``held`` bytes until then;
         ``offsets``, when given, are the (affine) elements it reaches, so its place is known
-        without the runs."""
+        without the runs, and ``whole`` says every lane is live."""
         shadow = self._shadow(memory)
+        run = _one_run(offsets) if whole and count == 1 else None
+        if run is not None and self._load_run(shadow, *run, first, site):
+            return
         tags = self.tags(site, range(first, first + count))
 
         def kept() -> Kept:
@@ -492,6 +532,8 @@ class Races:
             self._loaded(shadow, kept(), memory, site, report)
         if shadow.held() > HELD_BYTES:
             shadow.settle()
+        if run is not None:
+            shadow.stretch = _stretch_of(shadow, *run)
 
     def _loaded(self, shadow: Shadow, access: Kept, memory: Memory, site: Site, report: Report) -> None:
         """A load of a memory stored to: checked where it meets the stores, then kept."""
@@ -507,6 +549,7 @@ class Races:
         if stored:
             self._check_writer(shadow, lanes, memory, Access.LOAD, site, report)
         if shadow.reader is not None:
+            shadow.stretch = None
             _note_readers(shadow.reader, lanes)
         else:
             shadow.loaded.append((int(access.program[0]), access))
@@ -572,6 +615,9 @@ class Races:
         programs never gives two programs one element); such a store is kept as views, or as
         ``runs`` once the kept stores pass the budget."""
         shadow = self._shadow(memory)
+        run = _one_run(mine.offsets) if len(programs) == 1 and programs[0].size == 1 and live[0] is None else None
+        if run is not None and self._store_run(shadow, *run, int(programs[0].reshape(-1)[0]), site):
+            return
         tags = [self.tags(site, me.reshape(-1)).reshape(me.shape) for me in programs]
         barriers = [self.barriers_of(me) for me in programs]
         place = np.arange(int(np.prod(block, dtype=np.int64)), dtype=np.int64).reshape(block)
@@ -596,6 +642,8 @@ class Races:
                 return
             enter(shadow)
             shadow.written.widen(*span)
+            if run is not None:
+                shadow.stretch = _stretch_of(shadow, *run)
             return
         shadow.written.widen(*span)
         def compact() -> Kept:
@@ -607,6 +655,64 @@ class Races:
                                         enter, compact))
         if shadow.held() > HELD_BYTES:
             shadow.settle()
+
+    def _load_run(self, shadow: Shadow, low: int, high: int, me: int, site: Site) -> bool:
+        """A load of elements ``[low, high)`` by program ``me`` (lane ``k`` at ``low + k``) inside
+        the shadow's stretch, checked and entered as :meth:`_loaded` would: False when it must
+        take that path (no stretch holds it, or it may race, which that path names)."""
+        s = shadow.stretch
+        if s is None or not s.covers(low, high) or shadow.deferred or not shadow.written.meets(low, high - 1):
+            return False
+        if self._unsynced_one(s.writer, s.writer_tag, me) or self._own_lanes_race(s, low, me):
+            return False
+        assert shadow.reader is not None  # a stretch is made with the reader arrays
+        tag, (a, a_tag, b, b_tag) = self._tag(site, me), (s.a, s.a_tag, s.b, s.b_tag)
+        if a == NOBODY:  # as _note_readers: slot a takes the first program, slot b the first other
+            a, a_tag = me, tag
+            shadow.reader[0][low:high], shadow.reader[1][low:high] = a, a_tag
+        elif a != me and b == NOBODY:
+            b, b_tag = me, tag
+            shadow.reader[2][low:high], shadow.reader[3][low:high] = b, b_tag
+        shadow.read.widen(low, high - 1)
+        if (a, b) != (s.a, s.b):
+            lane = s.lane if s.lane == BROADCAST else s.lane + low - s.low
+            shadow.stretch = Stretch(low, high, s.writer, s.writer_tag, lane, s.barrier, a, a_tag, b, b_tag)
+        return True
+
+    def _store_run(self, shadow: Shadow, low: int, high: int, me: int, site: Site) -> bool:
+        """A plain store to elements ``[low, high)`` by program ``me`` (lane ``k`` at ``low + k``)
+        inside the shadow's stretch, checked and entered as :meth:`store_views` would: False
+        when it must take that path (no stretch holds it, kept accesses wait to be entered, it
+        meets nothing yet, or it may race, which that path names)."""
+        s = shadow.stretch
+        if s is None or not s.covers(low, high) or shadow.deferred or shadow.lazy or shadow.stuck or shadow.loaded:
+            return False
+        if not (shadow.written.meets(low, high - 1) or shadow.read.meets(low, high - 1)):
+            return False
+        if self._unsynced_one(s.writer, s.writer_tag, me) or self._own_lanes_race(s, low, me) or \
+                self._unsynced_one(s.a, s.a_tag, me) or self._unsynced_one(s.b, s.b_tag, me):
+            return False
+        assert shadow.writer is not None and shadow.writer_tag is not None and shadow.writer_at is not None
+        tag, barrier = self._tag(site, me), self._barrier(me)
+        shadow.writer[low:high], shadow.writer_tag[low:high] = me, tag
+        shadow.writer_at[low:high] = np.arange(high - low) + (barrier << LANE_BITS)
+        shadow.written.widen(low, high - 1)
+        shadow.stretch = Stretch(low, high, me, tag, 0, barrier, s.a, s.a_tag, s.b, s.b_tag)
+        return True
+
+    def _unsynced_one(self, other: int, tag: int, me: int) -> bool:
+        """:meth:`_unsynced` of one element."""
+        if other == NOBODY or other == me:
+            return False
+        return self.atomics is None or not (int(self.atomics[other]) > (tag & EPOCH_MASK) and int(self.atomics[me]) > 0)
+
+    def _own_lanes_race(self, s: Stretch, low: int, me: int) -> bool:
+        """Whether lanes of program ``me`` from ``low`` on meet other lanes of its own in the
+        stretch with no barrier between them (the second check of :meth:`_check_writer`)."""
+        return s.writer == me and s.lane != BROADCAST and s.lane - s.low != -low and s.barrier == self._barrier(me)
+
+    def _barrier(self, program: int) -> int:
+        return 0 if self.barriers is None else int(self.barriers[program])
 
     def _plain(self, shadow: Shadow, views_of: Callable[[Array], list[Array]], programs: list[Array],
                live: list[Array | None], barriers: list[Array], place: Array) -> bool:
@@ -728,3 +834,49 @@ def _enter(shadow: Shadow, lanes: Lanes) -> None:
     writer[lanes.index] = lanes.program
     writer_tag[lanes.index] = lanes.tag
     writer_at[lanes.index] = lanes.lane | (lanes.barrier << LANE_BITS)
+
+
+def _one_run(offsets: Affine | None) -> tuple[int, int] | None:
+    """``(low, high)`` when one program's lanes are the elements ``low..high - 1`` in lane order."""
+    if offsets is None or offsets.base.shape[0] != 1:
+        return None
+    count = 1
+    for stride, extent in zip(reversed(offsets.strides), reversed(offsets.block)):
+        if extent != 1 and stride != count:
+            return None
+        count *= extent
+    low = int(offsets.base[0])
+    return low, low + count
+
+
+def _stretch_of(shadow: Shadow, low: int, high: int) -> Stretch | None:
+    """The shadow's arrays over ``[low, high)`` as a :class:`Stretch`, when they hold one value
+    there (consecutive lanes); else None."""
+    if shadow.writer is None or shadow.reader is None:
+        return None
+    assert shadow.writer_tag is not None and shadow.writer_at is not None
+    writer, tag = _one_value(shadow.writer[low:high], shadow.writer_tag[low:high])
+    lane = barrier = 0
+    if writer is None or tag is None:
+        return None
+    if writer != NOBODY:
+        at = shadow.writer_at[low:high]
+        first = int(at[0])
+        lane, barrier = first & LANE_MASK, first >> LANE_BITS
+        if not bool((at == (first if lane == BROADCAST else first + np.arange(high - low))).all()):
+            return None
+    (a, a_tag), (b, b_tag) = (_one_value(shadow.reader[k][low:high], shadow.reader[k + 1][low:high]) for k in (0, 2))
+    if a is None or a_tag is None or b is None or b_tag is None:
+        return None
+    return Stretch(low, high, writer, tag, lane, barrier, a, a_tag, b, b_tag)
+
+
+def _one_value(who: Array, tag: Array) -> tuple[int | None, int | None]:
+    """The one program in ``who`` and its one tag (0 for NOBODY, whose tags are not kept), or Nones."""
+    first = int(who[0])
+    if not bool((who == first).all()):
+        return None, None
+    if first == NOBODY:
+        return first, 0
+    tagged = int(tag[0])
+    return (first, tagged) if bool((tag == tagged).all()) else (None, None)
