@@ -140,10 +140,15 @@ def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object
               ) -> tuple[Pointers, Array, Array, list[Array]]:
     """Offsets, mask and operands (converted to the element type) for every program of the
     group: an atomic happens once per program even when all programs share its operands."""
-    dtype = values.pointers(pointer, f"the pointer of tl.{name}").memory.dtype
+    p = values.pointers(pointer, f"the pointer of tl.{name}")
+    dtype = p.memory.dtype
     given = [values.lift(v, dtype) for v in operands]
     if any(t.type.is_pointer for t in given):
         raise engine.error(f"tl.{name} cannot store pointers")
+    if not pointer.ndim and mask is None and engine.nprograms == 1 and engine.mask is None and \
+            not any(t.ndim for t in given) and 0 <= int(p.offsets[0]) < p.memory.size:
+        # one lane of one program (a lock's): nothing to broadcast, mask or check lane by lane
+        return p, p.offsets, _ONE_LANE, [convert(values.array(t), t.type, dtype) for t in given]
     try:
         extra = values.block_broadcast(*(t.block_shape for t in given))
     except SemanticError as exc:
@@ -153,6 +158,10 @@ def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object
     rank = len(full) - 1
     data = [shaped(values.align(convert(values.array(t), t.type, dtype), t.ndim, rank), full) for t in given]
     return p, shaped(offs, full), shaped(live, full), data
+
+
+_ONE_LANE = np.ones(1, bool)
+_ONE_LANE.flags.writeable = False
 
 
 def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[object, ...], fold: Fold) -> Tensor[Any, Any]:

@@ -57,12 +57,15 @@ def implements(*functions: Callable[..., Any]) -> Callable[[Impl], Impl]:
 
 class Divergent(Exception):
     """Programs of one group disagree on control flow the engine cannot run masked (see
-    :mod:`simt`): the group reruns one program at a time."""
+    :mod:`simt`): the group reruns one program at a time, or, when ``passed`` programs got
+    through a spin loop together before the others waited on them (a lock per program of them),
+    in groups of that many."""
 
-    def __init__(self, reason: str, site: Site) -> None:
+    def __init__(self, reason: str, site: Site, passed: int = 0) -> None:
         super().__init__(reason)
         self.reason = reason
         self.site = site
+        self.passed = passed
 
 
 class Stale:
@@ -137,7 +140,7 @@ class Engine:
         active = self.active
         return slice(first, first + self.nprograms) if active is None else first + np.flatnonzero(active)
 
-    @property
+    @functools.cached_property
     def first(self) -> int:
         """The linear id of the group's first program (the group's ids are consecutive)."""
         gx, gy, _ = self.grid
@@ -256,7 +259,7 @@ class Engine:
         """Note an atomic's lanes for race detection (against plain stores of the same program);
         a ``scalar`` one's old value reaches every lane through a barrier."""
         if self.races is not None:
-            self.races.atomic(memory, lambda: Runs.of(offs, live, self.nprograms), self.first, self.site(), self.error)
+            self.races.atomic(memory, lambda: Runs.of(offs, live, self.nprograms), self.first, self.site, self.error)
             if scalar:
                 self.note_barrier()
 

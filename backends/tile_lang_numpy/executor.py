@@ -77,10 +77,11 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
     start, group = 0, min(total, FIRST_GROUP if known is None else max(FIRST_GROUP, GROUP_ELEMENTS // known))
     largest = 1
     sequential = False
+    spun = total  # the most programs a group may hold once some waited in a spin loop on others of theirs
     masked = simt.version(launch.kernel.fn) if launch.kernel in _DIVERGING else None
     unmasked = checked.version(launch.kernel.fn)
     while start < total:
-        count = 1 if sequential else _box_prefix(launch.grid, start, min(group, total - start))
+        count = 1 if sequential else _box_prefix(launch.grid, start, min(group, spun, total - start))
         engine = _engine(launch, start, count, journal, tracker, book)
         args = _kernel_args(launch, memories, engine)
         mark = journal.mark()
@@ -96,6 +97,9 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
                     _DIVERGING.add(launch.kernel)
                     continue
                 exc = Divergent(f"{exc.reason} (and the kernel's source cannot be read to run it masked)", exc.site)
+            if exc.passed > 1:  # as many as got through together may not wait on each other (one per lock)
+                spun = exc.passed
+                continue
             _warn(launch, exc, start, count)
             sequential = True
             continue

@@ -299,8 +299,12 @@ def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], 
 
 def _race_check_views(engine: Engine, p: Pointers, views: list[Array], counts: list[int], live: Array | None,
                       data: Array, block: tuple[int, ...]) -> None:
-    """The race check of a strided store, through the same views of the shadow."""
+    """The race check of a strided store, through the same views of the shadow (one program's
+    run of lanes in a uniform stretch of it with a few scalars: see ``Races.store_run``)."""
     if engine.races is None:
+        return
+    if live is None and engine.nprograms == 1 and p.affine is not None and \
+            engine.races.store_run(p.memory, p.affine, engine.first, engine.site()):
         return
     def slow() -> None:
         offs = p.offsets

@@ -616,8 +616,6 @@ class Races:
         ``runs`` once the kept stores pass the budget."""
         shadow = self._shadow(memory)
         run = _one_run(mine.offsets) if len(programs) == 1 and programs[0].size == 1 and live[0] is None else None
-        if run is not None and self._store_run(shadow, *run, int(programs[0].reshape(-1)[0]), site):
-            return
         tags = [self.tags(site, me.reshape(-1)).reshape(me.shape) for me in programs]
         barriers = [self.barriers_of(me) for me in programs]
         place = np.arange(int(np.prod(block, dtype=np.int64)), dtype=np.int64).reshape(block)
@@ -655,6 +653,12 @@ class Races:
                                         enter, compact))
         if shadow.held() > HELD_BYTES:
             shadow.settle()
+
+    def store_run(self, memory: Memory, offsets: Affine, me: int, site: Site) -> bool:
+        """A plain store of every lane of one program ``me`` at ``offsets``, when they are one run
+        inside a stretch (see :meth:`_store_run`); False: :meth:`store_views` must check it."""
+        run = _one_run(offsets)
+        return run is not None and self._store_run(self._shadow(memory), *run, me, site)
 
     def _load_run(self, shadow: Shadow, low: int, high: int, me: int, site: Site) -> bool:
         """A load of elements ``[low, high)`` by program ``me`` (lane ``k`` at ``low + k``) inside
@@ -742,12 +746,14 @@ class Races:
         synced: Array = (self.atomics[np.maximum(who, 0)] > (tag & EPOCH_MASK)) & (self.atomics[me] > 0)
         return other & ~synced
 
-    def atomic(self, memory: Memory, make: Callable[[], Runs], first: int, site: Site, report: Report) -> None:
-        """An atomic's lanes (``make`` gives them, needed only where plain stores went): a race
-        with a plain store of another lane of the same program."""
+    def atomic(self, memory: Memory, make: Callable[[], Runs], first: int, where: Callable[[], Site],
+               report: Report) -> None:
+        """An atomic's lanes (``make`` gives them, needed only where plain stores went; ``where``
+        its site): a race with a plain store of another lane of the same program."""
         shadow = self.shadows.get(id(memory))
         if shadow is None or (shadow.writer is None and not shadow.deferred):
             return
+        site = where()
         runs = make()
         if not runs.start.size or not shadow.written.meets(*runs.span()):
             return
