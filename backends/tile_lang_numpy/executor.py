@@ -78,12 +78,13 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
     largest = 1
     sequential = False
     spun = total  # the most programs a group may hold once some waited in a spin loop on others of theirs
+    args: dict[str, Any] | None = None  # the same for every group, but for host descriptors (made by each)
     masked = simt.version(launch.kernel.fn) if launch.kernel in _DIVERGING else None
     unmasked = checked.version(launch.kernel.fn)
     while start < total:
         count = 1 if sequential else _box_prefix(launch.grid, start, min(group, spun, total - start))
         engine = _engine(launch, start, count, journal, tracker, book)
-        args = _kernel_args(launch, memories, engine)
+        args = _kernel_args(launch, memories, engine) if args is None or launch.kernel.descriptors else args
         mark = journal.mark()
         try:
             _execute(engine, unmasked if sequential or masked is None else masked, args, masked is not None and not sequential)
