@@ -28,7 +28,8 @@ from tile_lang.tensor import Tensor
 from tile_lang_numpy.affine import Affine
 from tile_lang_numpy.addresses import Book
 from tile_lang_numpy.journal import Journal
-from tile_lang_numpy.races import Races, Runs, Site
+from tile_lang_numpy.races import Races, Site
+from tile_lang_numpy.shadows import Runs
 from tile_lang_numpy.values import Array, Memory
 
 Impl = Callable[["Engine", Mapping[str, Any]], Any]

@@ -22,7 +22,7 @@ from tile_lang_numpy import addresses, affine, values
 from tile_lang_numpy.affine import Box
 from tile_lang_numpy.elementwise import convert, select
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.races import Place, Runs, held
+from tile_lang_numpy.shadows import Place, Runs, held
 from tile_lang_numpy.values import Array, Pointers
 
 POISON_BYTE = 0xA5

@@ -368,7 +368,7 @@ def _outcome(case: str) -> tuple[str, list[float]]:
 @pytest.mark.parametrize("case", ["skip", "reread", "reread after a barrier", "late reader", "masked"])
 def test_stretches_give_the_general_check_verdict(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _outcome(case)
-    monkeypatch.setattr(races, "_stretch_of", lambda *_: None)  # every access lane by lane
+    monkeypatch.setattr(races, "stretch_of", lambda *_: None)  # every access lane by lane
     slow = _outcome(case)
     assert repr(fast) == repr(slow)  # repr: NaN equals NaN
     first_store = late_reader.fn.__code__.co_firstlineno + 7  # the next holder's first store races
