@@ -105,7 +105,7 @@ class Engine:
     """State of one group of programs being executed together."""
 
     kernel: str
-    ids: Callable[[], tuple[Array, Array]]  # the group's program ids (P, 3) and linear ids (P,), made when first needed
+    ids: Callable[[], Array]  # the group's program ids (P, 3), made when first needed
     grid: tuple[int, int, int]
     origin: tuple[int, int, int]  # the ids of the group's first program
     journal: Journal = field(default_factory=Journal)  # shared by every group of the launch
@@ -119,7 +119,7 @@ class Engine:
     addresses: Book = field(default_factory=lambda: Book({}))  # the launch's allocations, for pointers made from ints
 
     _flat: tuple[Array, Array] | None = None  # (mask, the (P,) flags made from it)
-    _ids: tuple[Array, Array] | None = None
+    _ids: Array | None = None
 
     @property
     def nprograms(self) -> int:
@@ -131,7 +131,7 @@ class Engine:
         """``(P, 3)``: each program's (x, y, z) ids."""
         if self._ids is None:
             self._ids = self.ids()
-        return self._ids[0]
+        return self._ids
 
     @property
     def executing(self) -> slice | Array:
