@@ -34,12 +34,13 @@ class Runs:
     starts: Array  # first sorted position of each run
     counts: Array  # lanes in each run
     address: Array  # the address of each run
+    in_order: bool = False  # whether ``order`` is the identity (nothing to permute)
 
     @staticmethod
     def of(index: Array) -> Runs:
         if index.size <= 1:  # a scalar atomic of one program (a lock's): nothing to sort
             first = np.zeros(index.size, np.intp)
-            return Runs(first, first, np.ones(index.size, np.intp), index)
+            return Runs(first, first, np.ones(index.size, np.intp), index, True)
         order = np.argsort(index, kind="stable")
         ordered = index[order]
         first = np.ones(ordered.shape, dtype=bool)
@@ -139,10 +140,15 @@ def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object
               ) -> tuple[Pointers, Array, Array, list[Array]]:
     """Offsets, mask and operands (converted to the element type) for every program of the
     group: an atomic happens once per program even when all programs share its operands."""
-    dtype = values.pointers(pointer, f"the pointer of tl.{name}").memory.dtype
+    p = values.pointers(pointer, f"the pointer of tl.{name}")
+    dtype = p.memory.dtype
     given = [values.lift(v, dtype) for v in operands]
     if any(t.type.is_pointer for t in given):
         raise engine.error(f"tl.{name} cannot store pointers")
+    if not pointer.ndim and mask is None and engine.nprograms == 1 and engine.mask is None and \
+            not any(t.ndim for t in given) and 0 <= int(p.offsets[0]) < p.memory.size:
+        # one lane of one program (a lock's): nothing to broadcast, mask or check lane by lane
+        return p, p.offsets, _ONE_LANE, [convert(values.array(t), t.type, dtype) for t in given]
     try:
         extra = values.block_broadcast(*(t.block_shape for t in given))
     except SemanticError as exc:
@@ -154,6 +160,10 @@ def _operands(engine: Engine, name: str, pointer: Tensor[Any, Any], mask: object
     return p, shaped(offs, full), shaped(live, full), data
 
 
+_ONE_LANE = np.ones(1, bool)
+_ONE_LANE.flags.writeable = False
+
+
 def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[object, ...], fold: Fold) -> Tensor[Any, Any]:
     """Run one atomic: fold each address's lanes in order, journal and write the final values,
     return the old value of every lane (poison where masked off)."""
@@ -161,16 +171,21 @@ def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[obje
         return addresses.loaded(engine, a, lambda e, parts: _apply(e, name, parts, operands, fold))
     p, offs, live, data = _operands(engine, name, a["pointer"], a.get("mask"), operands)
     flat_live = live.reshape(-1)
-    index = offs.reshape(-1)[flat_live]
+    whole = bool(flat_live.all())  # every lane live (a lock's): nothing to pick, no poison
+    index = offs.reshape(-1) if whole else offs.reshape(-1)[flat_live]
     engine.atomic_lanes(p.memory, offs, live, a["pointer"].ndim == 0)
     runs = Runs.of(index)
     init = p.memory.flat.take(runs.address)
-    before, final = fold(init, [d.reshape(-1)[flat_live][runs.order] for d in data], runs)
+    init.flags.writeable = False  # the journal keeps it, and it may be the result (``before``)
+    picked = [d.reshape(-1) if whole else d.reshape(-1)[flat_live] for d in data]
+    before, final = fold(init, picked if runs.in_order else [d[runs.order] for d in picked], runs)
     engine.note_atomic(f"tl.{name}")
-    engine.record_write(p.memory, runs.address)
+    engine.record_write(p.memory, runs.address, init)
     p.memory.flat[runs.address] = final
+    if whole and runs.in_order:  # ``before`` is a fresh array, in the lanes' order
+        return values.make(before.reshape(offs.shape), p.memory.dtype)
     old = poison(p.memory.dtype, offs.shape)
-    old.reshape(-1)[np.flatnonzero(flat_live)[runs.order]] = before
+    old.reshape(-1)[(np.arange(flat_live.size) if whole else np.flatnonzero(flat_live))[runs.order]] = before
     return values.make(old, p.memory.dtype)
 
 

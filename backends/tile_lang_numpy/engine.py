@@ -7,6 +7,7 @@ Implementations register per builtin with ``@implements(tl.op)``; each receives 
 from __future__ import annotations
 
 import contextlib
+import functools
 import linecache
 import os
 import sys
@@ -27,7 +28,8 @@ from tile_lang.tensor import Tensor
 from tile_lang_numpy.affine import Affine
 from tile_lang_numpy.addresses import Book
 from tile_lang_numpy.journal import Journal
-from tile_lang_numpy.races import Races, Runs, Site
+from tile_lang_numpy.races import Races, Site
+from tile_lang_numpy.shadows import Runs
 from tile_lang_numpy.values import Array, Lead, Memory
 
 Impl = Callable[["Engine", Mapping[str, Any]], Any]
@@ -56,12 +58,15 @@ def implements(*functions: Callable[..., Any]) -> Callable[[Impl], Impl]:
 
 class Divergent(Exception):
     """Programs of one group disagree on control flow the engine cannot run masked (see
-    :mod:`simt`): the group reruns one program at a time."""
+    :mod:`simt`): the group reruns one program at a time, or, when ``passed`` programs got
+    through a spin loop together before the others waited on them (a lock per program of them),
+    in groups of that many."""
 
-    def __init__(self, reason: str, site: Site) -> None:
+    def __init__(self, reason: str, site: Site, passed: int = 0) -> None:
         super().__init__(reason)
         self.reason = reason
         self.site = site
+        self.passed = passed
 
 
 class Stale:
@@ -100,7 +105,7 @@ class Engine:
     """State of one group of programs being executed together."""
 
     kernel: str
-    ids: Callable[[], tuple[Array, Array]]  # the group's program ids (P, 3) and linear ids (P,), made when first needed
+    ids: Callable[[], Array]  # the group's program ids (P, 3), made when first needed
     grid: tuple[int, int, int]
     origin: tuple[int, int, int]  # the ids of the group's first program
     journal: Journal = field(default_factory=Journal)  # shared by every group of the launch
@@ -114,7 +119,7 @@ class Engine:
     addresses: Book = field(default_factory=lambda: Book({}))  # the launch's allocations, for pointers made from ints
 
     _flat: tuple[Array, Array] | None = None  # (mask, the (P,) flags made from it)
-    _ids: tuple[Array, Array] | None = None
+    _ids: Array | None = None
 
     @property
     def nprograms(self) -> int:
@@ -126,16 +131,17 @@ class Engine:
         """``(P, 3)``: each program's (x, y, z) ids."""
         if self._ids is None:
             self._ids = self.ids()
-        return self._ids[0]
+        return self._ids
 
     @property
-    def linear(self) -> Array:
-        """``(P,)``: each program's linear id."""
-        if self._ids is None:
-            self._ids = self.ids()
-        return self._ids[1]
+    def executing(self) -> slice | Array:
+        """The linear ids of the programs executing now: a slice when all of them are (a group's
+        ids are consecutive, so one program's costs no array)."""
+        first = self.first
+        active = self.active
+        return slice(first, first + self.nprograms) if active is None else first + np.flatnonzero(active)
 
-    @property
+    @functools.cached_property
     def first(self) -> int:
         """The linear id of the group's first program (the group's ids are consecutive)."""
         gx, gy, _ = self.grid
@@ -206,9 +212,10 @@ class Engine:
         """The grid, when this group is every program of the launch (in order)."""
         return self.grid if self.nprograms == self.grid[0] * self.grid[1] * self.grid[2] else None
 
-    def record_write(self, memory: Memory, index: Array) -> None:
-        """Remember old values before a write, so a group or the launch can be rolled back."""
-        self.journal.record(memory.flat, index)
+    def record_write(self, memory: Memory, index: Array, old: Array | None = None) -> None:
+        """Remember old values before a write, so a group or the launch can be rolled back
+        (``old``: those values, when the caller has just read them)."""
+        self.journal.record(memory.flat, index, old)
 
     def record_view_write(self, view: Array) -> None:
         """Like :meth:`record_write` for a write through a view of memory."""
@@ -234,11 +241,13 @@ class Engine:
         """A KernelError at the innermost line of user code (kernel or @tl.func) now running."""
         return error_at(self.site(), message, self.kernel)
 
-    def load_lanes(self, memory: Memory, make: Callable[[], Runs], held: int, offsets: Affine | None = None) -> None:
+    def load_lanes(self, memory: Memory, make: Callable[[], Runs], held: int, offsets: Affine | None = None,
+                   whole: bool = False) -> None:
         """Note a plain load for race detection; ``make`` gives its lanes when they are needed
-        and holds ``held`` bytes until then; ``offsets``: its affine lanes, when it has them."""
+        and holds ``held`` bytes until then; ``offsets``: its affine lanes, when it has them
+        (``whole``: all of them live)."""
         if self.races is not None:
-            self.races.load(memory, make, held, self.first, self.nprograms, self.site(), self.error, offsets)
+            self.races.load(memory, make, held, self.first, self.nprograms, self.site(), self.error, offsets, whole)
 
     def store_lanes(self, memory: Memory, offs: Array, live: Array, data: Array) -> None:
         """Note a plain store of ``data`` (shaped like ``offs``) for race detection (before it is made)."""
@@ -251,7 +260,7 @@ class Engine:
         """Note an atomic's lanes for race detection (against plain stores of the same program);
         a ``scalar`` one's old value reaches every lane through a barrier."""
         if self.races is not None:
-            self.races.atomic(memory, lambda: Runs.of(offs, live, self.nprograms), self.first, self.site(), self.error)
+            self.races.atomic(memory, lambda: Runs.of(offs, live, self.nprograms), self.first, self.site, self.error)
             if scalar:
                 self.note_barrier()
 
@@ -260,17 +269,20 @@ class Engine:
         if self.spin_check is not None:
             self.spin_check(what)
         if self.races is not None:
-            self.races.note_atomic(self.linear if self.active is None else self.linear[self.active])
+            self.races.note_atomic(self.executing)
 
     def note_barrier(self) -> None:
         """The executing programs passed a ``tl.debug_barrier()``."""
         if self.races is not None:
-            self.races.note_barrier(self.linear if self.active is None else self.linear[self.active])
+            self.races.note_barrier(self.executing)
 
 
 def view(value: object) -> Block | None:
     """What the rules see of a reference value (None: not a runtime value)."""
-    return Block(value.type, value.block_shape) if isinstance(value, Tensor) else None
+    return _block(value.type, value.block_shape) if isinstance(value, Tensor) else None
+
+
+_block = functools.lru_cache(maxsize=1024)(Block)  # a kernel's values have a few types: made once each
 
 
 def error_at(site: Site, message: str, kernel: str) -> KernelError:

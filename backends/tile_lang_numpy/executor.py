@@ -7,7 +7,8 @@ on ``program_id``) its writes are rolled back and the group reruns the kernel's 
 (:mod:`simt`), which runs such control flow under per-program masks; later groups and launches
 of that kernel start with it. What even that cannot express (a spin loop on an atomic, see
 :mod:`simt`) reruns program by program, in order, which is also a valid sequential order for
-atomics, with a one-time :class:`DivergenceWarning`.
+atomics, with a one-time :class:`DivergenceWarning`; but when several programs got through the
+spin loop together (a lock each), the rest of the launch runs in groups of that many instead.
 Peak memory: a group is sized so its largest block value holds at most ``GROUP_ELEMENTS``
 elements (32 MiB at 8 bytes per element), and cut so its programs form a box of the grid (part
 of a row, whole rows, whole planes), where values that depend on only some grid axes stay
@@ -77,12 +78,14 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
     start, group = 0, min(total, FIRST_GROUP if known is None else max(FIRST_GROUP, GROUP_ELEMENTS // known))
     largest = 1
     sequential = False
+    spun = total  # the most programs a group may hold once some waited in a spin loop on others of theirs
+    args: dict[str, Any] | None = None  # the same for every group, but for host descriptors (made by each)
     masked = simt.version(launch.kernel.fn) if launch.kernel in _DIVERGING else None
     unmasked = checked.version(launch.kernel.fn)
     while start < total:
-        count = 1 if sequential else _box_prefix(launch.grid, start, min(group, total - start))
+        count = 1 if sequential else _box_prefix(launch.grid, start, min(group, spun, total - start))
         engine = _engine(launch, start, count, journal, tracker, book)
-        args = _kernel_args(launch, memories, engine)
+        args = _kernel_args(launch, memories, engine) if args is None or launch.kernel.descriptors else args
         mark = journal.mark()
         try:
             _execute(engine, unmasked if sequential or masked is None else masked, args, masked is not None and not sequential)
@@ -96,6 +99,9 @@ def _groups(launch: Launch, journal: Journal, tracker: races.Races | None, total
                     _DIVERGING.add(launch.kernel)
                     continue
                 exc = Divergent(f"{exc.reason} (and the kernel's source cannot be read to run it masked)", exc.site)
+            if 1 < exc.passed < count:  # as many as got through together may not wait on each other (one per lock)
+                spun = exc.passed
+                continue
             _warn(launch, exc, start, count)
             sequential = True
             continue
@@ -173,12 +179,11 @@ def _engine(launch: Launch, start: int, count: int, journal: Journal, tracker: r
                   box=_extents(grid, count), addresses=book)
 
 
-def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[values.Array, values.Array]:
-    """Programs ``start..start+count-1``: their (x, y, z) ids (a ``(P, 3)`` view of one
-    contiguous row per axis, so ``tl.program_id`` is a view) and linear ids, read-only. Built
-    row by row of the grid: x repeats ``arange(gx)``, y and z are divided out once per row."""
+def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> values.Array:
+    """Programs ``start..start+count-1``: their (x, y, z) ids, read-only (a ``(P, 3)`` view of
+    one contiguous row per axis, so ``tl.program_id`` is a view). Built row by row of the grid:
+    x repeats ``arange(gx)``, y and z are divided out once per row."""
     gx, gy, _ = grid
-    linear = np.arange(start, start + count, dtype=np.int64)
     first_row, last_row = start // gx, (start + count - 1) // gx
     z, y = np.divmod(np.arange(first_row, last_row + 1, dtype=np.int64), gy)
     lanes = slice(start - first_row * gx, start - first_row * gx + count)
@@ -186,8 +191,8 @@ def _program_ids(grid: tuple[int, int, int], start: int, count: int) -> tuple[va
     pids[0] = np.broadcast_to(np.arange(gx, dtype=np.int32), (y.shape[0], gx)).reshape(-1)[lanes]
     pids[1] = np.repeat(y, gx)[lanes]
     pids[2] = np.repeat(z, gx)[lanes]
-    pids.flags.writeable = linear.flags.writeable = False
-    return pids.T, linear
+    pids.flags.writeable = False
+    return pids.T
 
 
 _cached_ids = functools.lru_cache(maxsize=256)(_program_ids)  # a small test's launches repeat the same few groups

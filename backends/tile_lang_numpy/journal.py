@@ -34,9 +34,12 @@ class Journal:
         """A point to roll back to."""
         return len(self._entries)
 
-    def record(self, flat: Array, index: Array) -> None:
-        """Before ``flat[index] = ...`` (``flat`` may be a view of memory whose rows ``index`` picks)."""
-        self._entries.append((flat, index, flat.take(index) if flat.ndim == 1 else flat[index]))
+    def record(self, flat: Array, index: Array, old: Array | None = None) -> None:
+        """Before ``flat[index] = ...`` (``flat`` may be a view of memory whose rows ``index``
+        picks; ``old``: a copy of ``flat[index]`` the caller already made)."""
+        if old is None:
+            old = flat.take(index) if flat.ndim == 1 else flat[index]
+        self._entries.append((flat, index, old))
 
     def record_view(self, view: Array) -> None:
         """Before a write through ``view``, a view of memory."""

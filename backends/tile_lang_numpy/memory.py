@@ -22,7 +22,7 @@ from tile_lang_numpy import addresses, affine, values
 from tile_lang_numpy.affine import Box
 from tile_lang_numpy.elementwise import convert, select
 from tile_lang_numpy.engine import Engine, implements
-from tile_lang_numpy.races import Place, Runs, held
+from tile_lang_numpy.shadows import Place, Runs, held
 from tile_lang_numpy.values import Array, Pointers
 
 POISON_BYTE = 0xA5
@@ -179,7 +179,7 @@ def _fast_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Tenso
     live = _live(engine, ptr, mask, "load")
     base, strides, block, n = p.affine.base, p.affine.strides, p.affine.block, engine.nprograms  # pins no lanes
     engine.load_lanes(p.memory, lambda: Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)), live, n),
-                      held(base, live), p.affine)
+                      held(base, live), p.affine, live is None)
     if live is None:
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \
@@ -211,7 +211,7 @@ def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Ten
     got = None if made is None else _rows(engine, p, part, made, live if part is a else some, lo)
     base, strides, block, n = a.base, a.strides, a.block, engine.nprograms  # pins no lanes
     engine.load_lanes(p.memory, lambda: Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)), live, n),
-                      held(base, live), a)
+                      held(base, live), a, live is None)
     dtype = p.memory.dtype
     if live is None:
         assert got is not None
@@ -295,8 +295,12 @@ def _fast_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any], 
 
 def _race_check_views(engine: Engine, p: Pointers, views: list[Array], counts: list[int], live: Array | None,
                       data: Array, block: tuple[int, ...]) -> None:
-    """The race check of a strided store, through the same views of the shadow."""
+    """The race check of a strided store, through the same views of the shadow (one program's
+    run of lanes in a uniform stretch of it with a few scalars: see ``Races.store_run``)."""
     if engine.races is None:
+        return
+    if live is None and engine.nprograms == 1 and p.affine is not None and \
+            engine.races.store_run(p.memory, p.affine, engine.first, engine.site()):
         return
     def slow() -> None:
         offs = p.offsets

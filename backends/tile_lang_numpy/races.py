@@ -11,39 +11,32 @@ element (a broadcast) count as every lane's. A store that writes the value an el
 holds (bit for bit) races with nothing, so programs may all store one scalar; lanes or programs
 of one store writing different values to one element race. Atomics never race with atomics.
 
-Bookkeeping grows with what is touched twice: accesses are kept as runs (consecutive lanes of
-one program at consecutive elements, a few numbers per row of a tile) and checked against
-others only where their spans meet; per-element shadow arrays of a memory are built only then,
-or when its kept accesses pass ``HELD_BYTES``. ``TILE_LANG_RACE_CHECK=0`` turns the check off.
+Bookkeeping grows with what is touched twice (:mod:`shadows`): accesses are kept as runs
+(consecutive lanes of one program at consecutive elements, a few numbers per row of a tile) and
+checked against others only where their spans meet; per-element shadow arrays of a memory are
+built only then, or when its kept accesses pass ``HELD_BYTES``; one program's run of lanes
+inside a stretch of them holding one value is checked with scalars (a lock's holders, run one
+at a time). ``TILE_LANG_RACE_CHECK=0`` turns the check off.
 """
 
 from __future__ import annotations
 
 import enum
-import functools
-import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from tile_lang.errors import KernelError
 
 from tile_lang_numpy.affine import Affine
+from tile_lang_numpy.shadows import BROADCAST, EPOCH_BITS, EPOCH_MASK, HELD_BYTES, LANE_BITS, LANE_MASK, NOBODY
+from tile_lang_numpy.shadows import Deferred, Kept, Lanes, Lazy, Place, Runs, Shadow, Span, Stretch
+from tile_lang_numpy.shadows import enter_writers, held, note_readers, one_run, stretch_of
 from tile_lang_numpy.values import Array, Memory
 
 ENV = "TILE_LANG_RACE_CHECK"
-NOBODY = -1
-EPOCH_BITS = 16  # a tag is site << EPOCH_BITS | atomics executed (saturated)
-EPOCH_MASK = (1 << EPOCH_BITS) - 1
-LANE_BITS = 24  # a writer's place is lane | barriers executed << LANE_BITS (blocks hold < 2^24 lanes)
-LANE_MASK = (1 << LANE_BITS) - 1
-BROADCAST = LANE_MASK  # the lane of an element several lanes of one store wrote with one value
-HELD_BYTES = 16 << 20  # bytes of kept accesses per memory past which they are made runs (where smaller)
-SHADOW_BYTES = 40  # per element: what a memory's shadow arrays cost, built once kept accesses cost more
-CHUNK = 1 << 20  # lanes scanned for runs at a time (bounds the scan's temporaries)
 
 
 def enabled() -> bool:
@@ -66,317 +59,6 @@ class Site:
 
     def __str__(self) -> str:
         return f"line {self.lineno} of {os.path.basename(self.filename)}"
-
-
-@dataclass(frozen=True)
-class Runs:
-    """The live lanes of one access as runs of consecutive lanes of one group row at consecutive
-    elements: first element, length, group row, first lane (flat index within the block)."""
-
-    start: Array
-    length: Array
-    row: Array
-    lane: Array
-
-    @staticmethod
-    def of(offs: Array | Affine, live: Array | None, programs: int) -> Runs:
-        """From offsets (an array, or an affine block made a chunk at a time) and mask
-        (broadcastable, program axis first; None: all live) of a group of ``programs``."""
-        if isinstance(offs, Affine) and live is None:
-            return Runs.of_affine(offs.base, offs.strides, offs.block, programs)
-        live = np.ones((1,) * len(offs.shape), bool) if live is None else live
-        shape = np.broadcast_shapes(offs.shape, live.shape, (programs,) + (1,) * (max(len(offs.shape), live.ndim) - 1))
-        rows, width = shape[0], int(np.prod(shape[1:], dtype=np.int64))
-        live = np.broadcast_to(live, shape)
-        step = max(1, CHUNK // max(1, width))
-        parts = [_runs(_rows(offs, r, r + step, shape), live[r:r + step].reshape(-1, width), r)
-                 for r in range(0, rows, step)]
-        return Runs(*(np.concatenate([p[k] for p in parts]) for k in range(4)))
-
-    @staticmethod
-    def of_affine(base: Array, strides: tuple[int, ...], block: tuple[int, ...], programs: int) -> Runs:
-        """Every lane of an affine block (lane ``i`` of program ``p`` at ``base[p] + strides . i``):
-        a run per program and index of its leading axes, its contiguous trailing axes in one."""
-        lead, run = len(block), 1
-        while lead and (block[lead - 1] == 1 or strides[lead - 1] == run):
-            lead -= 1
-            run *= block[lead]
-        rel = np.zeros(block[:lead], np.int64)
-        for axis in range(lead):
-            rel = rel + (np.arange(block[axis], dtype=np.int64) * strides[axis]).reshape(
-                (-1,) + (1,) * (lead - 1 - axis))
-        per = rel.size
-        starts = np.broadcast_to(base.reshape(-1, 1).astype(np.int64) + rel.reshape(1, -1), (programs, per))
-        return Runs(starts.reshape(-1), np.full(programs * per, run, np.int64),
-                    np.repeat(np.arange(programs, dtype=np.int64), per), np.tile(
-                        np.arange(per, dtype=np.int64) * run, programs))
-
-    @property
-    def nbytes(self) -> int:
-        return self.start.nbytes * 4
-
-    def span(self) -> tuple[int, int]:
-        return int(self.start.min()), int((self.start + self.length).max()) - 1
-
-    def overlapping(self) -> bool:
-        """Whether two of its lanes reach one element."""
-        order = np.argsort(self.start, kind="stable")
-        stops = (self.start + self.length)[order]
-        return bool((stops[:-1] > self.start[order][1:]).any())
-
-    def expand(self) -> tuple[Array, Array, Array, Array]:
-        """Per lane, in access order: element, run, group row, lane."""
-        run = np.repeat(np.arange(self.start.size), self.length)
-        step = np.arange(run.size) - np.repeat(np.cumsum(self.length) - self.length, self.length)
-        return self.start[run] + step, run, self.row[run], self.lane[run] + step
-
-
-def _rows(offs: Array | Affine, start: int, stop: int, shape: tuple[int, ...]) -> Array:
-    """Rows ``start:stop`` of the offsets broadcast to ``shape``, flattened per row."""
-    if isinstance(offs, Affine):
-        base = offs.base if offs.base.shape[0] == 1 else offs.base[start:stop]
-        offs, shape = Affine(base, offs.strides, offs.block, offs.dtype).materialize(), (min(stop, shape[0]) - start,
-                                                                                          *shape[1:])
-        return np.broadcast_to(offs, shape).reshape(shape[0], -1)
-    return np.broadcast_to(offs, shape)[start:stop].reshape(-1, int(np.prod(shape[1:], dtype=np.int64)))
-
-
-def _runs(offs: Array, live: Array, first_row: int) -> tuple[Array, Array, Array, Array]:
-    """The runs of rows ``first_row..`` (see :class:`Runs`)."""
-    width = offs.shape[1]
-    goes_on = np.zeros(offs.shape, bool)  # the lane continues its left neighbour's run
-    np.equal(offs[:, 1:] - offs[:, :-1], 1, out=goes_on[:, 1:])
-    goes_on[:, 1:] &= live[:, :-1]
-    goes_on &= live
-    heads = np.flatnonzero(live & ~goes_on)
-    ends = np.flatnonzero(live & ~np.concatenate([goes_on[:, 1:], np.zeros((offs.shape[0], 1), bool)], axis=1))
-    row, lane = np.divmod(heads, width)
-    return offs.reshape(-1)[heads].astype(np.int64), ends - heads + 1, row + first_row, lane
-
-
-@dataclass(frozen=True)
-class Kept:
-    """An access kept for later: its runs, and per run the program, tag and barriers executed."""
-
-    runs: Runs
-    program: Array
-    tag: Array
-    barrier: Array
-
-    @functools.cached_property
-    def nbytes(self) -> int:
-        """Computed once: a memory's budget sums it after every access."""
-        return self.runs.nbytes + held(self.program, self.tag, self.barrier)
-
-
-@dataclass
-class Lanes:
-    """The live lanes of an access, one entry each: element, program, lane, tag, barriers executed."""
-
-    index: Array
-    program: Array
-    lane: Array
-    tag: Array
-    barrier: Array
-
-    @staticmethod
-    def of(kept: Kept) -> Lanes:
-        index, run, _, lane = kept.runs.expand()
-        return Lanes(index, kept.program[run], lane, kept.tag[run], kept.barrier[run])
-
-    def pick(self, which: Array) -> Lanes:
-        return Lanes(self.index[which], self.program[which], self.lane[which], self.tag[which], self.barrier[which])
-
-
-# shadow arrays of finished launches, reused: a fresh array page-faults on first touch
-_POOL: dict[tuple[int, np.dtype[Any]], list[Array]] = {}
-POOL_BYTES = 64 << 20  # arrays larger than this are not kept
-
-
-def _take(size: int, dtype: np.dtype[Any], fill: int | None = None) -> Array:
-    kept = _POOL.get((size, dtype))
-    array = kept.pop() if kept else np.empty(size, dtype)
-    if fill is not None:
-        array.fill(fill)
-    return array
-
-
-@dataclass
-class Span:
-    """The elements ``[low, high]`` some accesses reach."""
-
-    low: int = 1 << 62
-    high: int = -1
-
-    def meets(self, low: int, high: int) -> bool:
-        return low <= self.high and high >= self.low
-
-    def widen(self, low: int, high: int) -> None:
-        self.low, self.high = min(self.low, low), max(self.high, high)
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where an affine access of a group goes: lane ``i`` of program ``first + r`` (``r <
-    count``) at ``offsets`` lane ``i`` of row ``r``."""
-
-    first: int
-    count: int
-    offsets: Affine
-
-    def same(self, other: Place) -> bool:
-        """Whether both reach the same elements from the same programs, lane for lane."""
-        a, b = self.offsets, other.offsets
-        return self.first == other.first and self.count == other.count and a.strides == b.strides and \
-            a.block == b.block and a.base.shape == b.base.shape and (a.base is b.base or np.array_equal(a.base, b.base))
-
-
-@dataclass(frozen=True)
-class Lazy:
-    """A load kept unscanned: its first program, the bytes its maker holds, the maker of its
-    runs, and where it went when that is known without them."""
-
-    first: int
-    held: int
-    make: Callable[[], Kept]
-    place: Place | None = None
-
-
-@dataclass
-class Deferred:
-    """A store kept for later: how to enter it into the writer arrays and what that holds, and
-    (for one kept as views) how to make it runs instead, which may hold less."""
-
-    first: int  # its first program
-    held: int
-    enter: Callable[[Shadow], None]
-    compact: Callable[[], Kept] | None = None
-
-    @staticmethod
-    def of(first: int, kept: Kept) -> Deferred:
-        return Deferred(first, kept.nbytes, lambda into: _enter(into, Lanes.of(kept)))
-
-
-@dataclass
-class Shadow:
-    """Who touched each element of one memory: the last plain writer (program, tag, lane and
-    barriers executed) and two loading programs (with tags). Accesses that needed no check are
-    kept (stores as ``deferred`` entries, loads as ``lazy`` or ``loaded`` ones) and entered only when a
-    later access meets them, so a launch that writes each element once builds no arrays."""
-
-    size: int
-    ids: np.dtype[Any]
-    written: Span = field(default_factory=Span)  # what the stores reach
-    read: Span = field(default_factory=Span)  # what the loads reach
-    deferred: list[Deferred] = field(default_factory=list)
-    lazy: list[Lazy] = field(default_factory=list)  # loads not yet scanned
-    stuck: list[Lazy] = field(default_factory=list)  # ones whose runs hold more
-    lazy_bytes: int = 0  # what the lazy and stuck loads hold (summed once per change, not per access)
-    loaded: list[tuple[int, Kept]] = field(default_factory=list)  # loads as runs, within ``read``
-    writer: Array | None = None
-    writer_tag: Array | None = None
-    writer_at: Array | None = None  # lane | barriers << LANE_BITS
-    reader: list[Array] | None = None  # program a, tag a, program b, tag b
-
-    def writers(self) -> tuple[Array, Array, Array]:
-        """The writer arrays, built if needed, with the deferred stores entered in order."""
-        if self.writer is None:
-            self.writer = _take(self.size, self.ids, NOBODY)
-            self.writer_tag = _take(self.size, np.dtype(np.int32))  # read only where a writer is entered
-            self.writer_at = _take(self.size, np.dtype(np.int64))
-        deferred, self.deferred = self.deferred, []
-        for entry in deferred:
-            entry.enter(self)
-        assert self.writer_tag is not None and self.writer_at is not None
-        return self.writer, self.writer_tag, self.writer_at
-
-    def readers(self) -> list[Array]:
-        """The reader arrays, built if needed, with the kept loads entered."""
-        if self.reader is None:
-            self.reader = [_take(self.size, self.ids, NOBODY), _take(self.size, np.dtype(np.int32)),
-                           _take(self.size, self.ids, NOBODY), _take(self.size, np.dtype(np.int32))]
-        self.scan()
-        loaded, self.loaded = self.loaded, []
-        for _, kept in loaded:
-            _note_readers(self.reader, Lanes.of(kept))
-        return self.reader
-
-    def scan(self, keep: Callable[[Place], bool] | None = None) -> None:
-        """Turn the lazily kept loads into runs (their makers may hold whole blocks), and widen
-        ``read`` by them; loads whose place ``keep`` accepts stay lazy (a store they provably
-        cannot race with)."""
-        if keep is None:
-            scanned, self.lazy, self.stuck = self.lazy + self.stuck, [], []
-        else:
-            scanned = [e for e in self.lazy + self.stuck if e.place is None or not keep(e.place)]
-            self.lazy = [e for e in self.lazy if e.place is not None and keep(e.place)]
-            self.stuck = [e for e in self.stuck if e.place is not None and keep(e.place)]
-        self.lazy_bytes = sum(entry.held for entry in self.lazy + self.stuck)
-        for entry in scanned:
-            self._scanned(entry.first, entry.make())
-
-    def _scanned(self, first: int, kept: Kept) -> None:
-        if kept.runs.start.size:
-            self.read.widen(*kept.runs.span())
-            self.loaded.append((first, kept))
-
-    def held(self) -> int:
-        return sum(entry.held for entry in self.deferred) + self.lazy_bytes + \
-            sum(kept.nbytes for _, kept in self.loaded)
-
-    def settle(self) -> None:
-        """Past the budget: the kept accesses that hold most become runs, where runs hold less;
-        past what per-element arrays would cost, those are built."""
-        while self.lazy and not self.stuck and self.held() > HELD_BYTES:  # once runs did not pay, stop trying
-            load = self.lazy.pop(max(range(len(self.lazy)), key=lambda k: self.lazy[k].held))
-            kept = load.make()
-            if kept.nbytes < load.held:
-                self.lazy_bytes -= load.held
-                self._scanned(load.first, kept)
-            else:
-                self.stuck.append(load)
-        while self.held() > HELD_BYTES and any(entry.compact for entry in self.deferred):
-            entry = max((e for e in self.deferred if e.compact), key=lambda e: e.held)
-            assert entry.compact is not None
-            kept, entry.compact = entry.compact(), None
-            if kept.nbytes < entry.held:
-                entry.held, entry.enter = kept.nbytes, Deferred.of(entry.first, kept).enter
-        if self.held() > max(HELD_BYTES, SHADOW_BYTES * self.size):
-            if self.deferred:
-                self.writers()
-            if self.loaded or self.lazy or self.stuck:
-                self.readers()
-
-    def arrays(self) -> list[Array]:
-        return [a for a in (self.writer, self.writer_tag, self.writer_at) if a is not None] + (self.reader or [])
-
-    def release(self) -> None:
-        """Give the arrays back for the next launch's shadows."""
-        for array in self.arrays():
-            if array.nbytes <= POOL_BYTES and not _POOL.get((array.size, array.dtype)):
-                _POOL.setdefault((array.size, array.dtype), []).append(array)
-
-    def forget(self, first: int, last: int) -> None:
-        """Drop the entries of programs ``first..last`` (a group that reruns)."""
-        self.deferred = [entry for entry in self.deferred if entry.first < first]
-        self.lazy = [entry for entry in self.lazy if entry.first < first]
-        self.stuck = [entry for entry in self.stuck if entry.first < first]
-        self.lazy_bytes = sum(entry.held for entry in self.lazy + self.stuck)
-        self.loaded = [entry for entry in self.loaded if entry[0] < first]
-        for who in [self.writer] + (self.reader or [])[::2]:
-            if who is not None:
-                who[(who >= first) & (who <= last)] = NOBODY
-
-
-def _note_readers(reader: list[Array], lanes: Lanes) -> None:
-    """Enter loading lanes: slot a takes the first program, slot b the first other than a's."""
-    a, a_tag, b, b_tag = reader
-    first = a[lanes.index] == NOBODY
-    a[lanes.index[first]] = lanes.program[first]
-    a_tag[lanes.index[first]] = lanes.tag[first]
-    second = (a[lanes.index] != lanes.program) & (b[lanes.index] == NOBODY)
-    b[lanes.index[second]] = lanes.program[second]
-    b_tag[lanes.index[second]] = lanes.tag[second]
 
 
 @dataclass(frozen=True)
@@ -428,9 +110,7 @@ class Races:
     def tags(self, site: Site, programs: Array | range) -> Array:
         """Per program (linear ids, or a range of them): the site and how many atomics it has
         executed so far."""
-        ident = self._site_ids.setdefault(site, len(self._site_ids))
-        if ident == len(self.sites):
-            self.sites.append(site)
+        ident = self._site_id(site)
         if self.atomics is None:  # no program has executed an atomic yet: every epoch is 0
             shared = self._shared_tags.get((ident, len(programs)))
             if shared is None:
@@ -440,16 +120,27 @@ class Races:
         counts = self.atomics[programs.start:programs.stop] if isinstance(programs, range) else self.atomics[programs]
         return (ident << EPOCH_BITS) | np.minimum(counts, EPOCH_MASK).astype(np.int32)
 
+    def _site_id(self, site: Site) -> int:
+        ident = self._site_ids.setdefault(site, len(self._site_ids))
+        if ident == len(self.sites):
+            self.sites.append(site)
+        return ident
+
+    def _tag(self, site: Site, program: int) -> int:
+        """One program's tag at ``site`` (see :meth:`tags`)."""
+        done = 0 if self.atomics is None else min(int(self.atomics[program]), EPOCH_MASK)
+        return self._site_id(site) << EPOCH_BITS | done
+
     def barriers_of(self, programs: Array) -> Array:
         return np.broadcast_to(np.int64(0), programs.shape) if self.barriers is None else self.barriers[programs]
 
-    def note_atomic(self, programs: Array) -> None:
+    def note_atomic(self, programs: slice | Array) -> None:
         """Programs that executed an atomic (a possible synchronisation point)."""
         if self.atomics is None:
             self.atomics = np.zeros(self.grid[0] * self.grid[1] * self.grid[2], np.int32)
         self.atomics[programs] += 1  # a group's programs are distinct
 
-    def note_barrier(self, programs: Array) -> None:
+    def note_barrier(self, programs: slice | Array) -> None:
         """Programs that executed ``tl.debug_barrier()``: their lanes' earlier stores are settled."""
         if self.barriers is None:
             self.barriers = np.zeros(self.grid[0] * self.grid[1] * self.grid[2], np.int64)
@@ -470,12 +161,15 @@ class Races:
     # ---------------------------------------------------------------- accesses
 
     def load(self, memory: Memory, make: Callable[[], Runs], held: int, first: int, count: int, site: Site,
-             report: Report, offsets: Affine | None = None) -> None:
+             report: Report, offsets: Affine | None = None, whole: bool = False) -> None:
         """A plain load by the group of ``count`` programs from ``first`` on (a group's linear ids
         are consecutive); ``make`` gives its runs when needed and holds ``held`` bytes until then;
         ``offsets``, when given, are the (affine) elements it reaches, so its place is known
-        without the runs."""
+        without the runs, and ``whole`` says every lane is live."""
         shadow = self._shadow(memory)
+        run = one_run(offsets) if whole and count == 1 else None
+        if run is not None and self._load_run(shadow, *run, first, site):
+            return
         tags = self.tags(site, range(first, first + count))
 
         def kept() -> Kept:
@@ -492,6 +186,8 @@ class Races:
             self._loaded(shadow, kept(), memory, site, report)
         if shadow.held() > HELD_BYTES:
             shadow.settle()
+        if run is not None:
+            shadow.stretch = stretch_of(shadow, *run)
 
     def _loaded(self, shadow: Shadow, access: Kept, memory: Memory, site: Site, report: Report) -> None:
         """A load of a memory stored to: checked where it meets the stores, then kept."""
@@ -507,7 +203,8 @@ class Races:
         if stored:
             self._check_writer(shadow, lanes, memory, Access.LOAD, site, report)
         if shadow.reader is not None:
-            _note_readers(shadow.reader, lanes)
+            shadow.stretch = None
+            note_readers(shadow.reader, lanes)
         else:
             shadow.loaded.append((int(access.program[0]), access))
 
@@ -538,7 +235,7 @@ class Races:
             a, a_tag, b, b_tag = shadow.readers()
             self._check(changed, a, a_tag, Access.LOAD, memory, Access.STORE, site, report)
             self._check(changed, b, b_tag, Access.LOAD, memory, Access.STORE, site, report)
-        _enter(shadow, self._one_per_element(lanes, mine, memory, site, report) if twice else lanes)
+        enter_writers(shadow, self._one_per_element(lanes, mine, memory, site, report) if twice else lanes)
 
     def _one_per_element(self, lanes: Lanes, mine: Array, memory: Memory, site: Site, report: Report) -> Lanes:
         """Lanes of one store reaching one element: a race unless they store one value; then
@@ -572,6 +269,7 @@ class Races:
         programs never gives two programs one element); such a store is kept as views, or as
         ``runs`` once the kept stores pass the budget."""
         shadow = self._shadow(memory)
+        run = one_run(mine.offsets) if len(programs) == 1 and programs[0].size == 1 and live[0] is None else None
         tags = [self.tags(site, me.reshape(-1)).reshape(me.shape) for me in programs]
         barriers = [self.barriers_of(me) for me in programs]
         place = np.arange(int(np.prod(block, dtype=np.int64)), dtype=np.int64).reshape(block)
@@ -596,6 +294,8 @@ class Races:
                 return
             enter(shadow)
             shadow.written.widen(*span)
+            if run is not None:
+                shadow.stretch = stretch_of(shadow, *run)
             return
         shadow.written.widen(*span)
         def compact() -> Kept:
@@ -607,6 +307,70 @@ class Races:
                                         enter, compact))
         if shadow.held() > HELD_BYTES:
             shadow.settle()
+
+    def store_run(self, memory: Memory, offsets: Affine, me: int, site: Site) -> bool:
+        """A plain store of every lane of one program ``me`` at ``offsets``, when they are one run
+        inside a stretch (see :meth:`_store_run`); False: :meth:`store_views` must check it."""
+        run = one_run(offsets)
+        return run is not None and self._store_run(self._shadow(memory), *run, me, site)
+
+    def _load_run(self, shadow: Shadow, low: int, high: int, me: int, site: Site) -> bool:
+        """A load of elements ``[low, high)`` by program ``me`` (lane ``k`` at ``low + k``) inside
+        the shadow's stretch, checked and entered as :meth:`_loaded` would: False when it must
+        take that path (no stretch holds it, or it may race, which that path names)."""
+        s = shadow.stretch
+        if s is None or not s.covers(low, high) or shadow.deferred or not shadow.written.meets(low, high - 1):
+            return False
+        if self._unsynced_one(s.writer, s.writer_tag, me) or self._own_lanes_race(s, low, me):
+            return False
+        assert shadow.reader is not None  # a stretch is made with the reader arrays
+        tag, (a, a_tag, b, b_tag) = self._tag(site, me), (s.a, s.a_tag, s.b, s.b_tag)
+        if a == NOBODY:  # as note_readers: slot a takes the first program, slot b the first other
+            a, a_tag = me, tag
+            shadow.reader[0][low:high], shadow.reader[1][low:high] = a, a_tag
+        elif a != me and b == NOBODY:
+            b, b_tag = me, tag
+            shadow.reader[2][low:high], shadow.reader[3][low:high] = b, b_tag
+        shadow.read.widen(low, high - 1)
+        if (a, b) != (s.a, s.b):
+            lane = s.lane if s.lane == BROADCAST else s.lane + low - s.low
+            shadow.stretch = Stretch(low, high, s.writer, s.writer_tag, lane, s.barrier, a, a_tag, b, b_tag)
+        return True
+
+    def _store_run(self, shadow: Shadow, low: int, high: int, me: int, site: Site) -> bool:
+        """A plain store to elements ``[low, high)`` by program ``me`` (lane ``k`` at ``low + k``)
+        inside the shadow's stretch, checked and entered as :meth:`store_views` would: False
+        when it must take that path (no stretch holds it, kept accesses wait to be entered, it
+        meets nothing yet, or it may race, which that path names)."""
+        s = shadow.stretch
+        if s is None or not s.covers(low, high) or shadow.deferred or shadow.lazy or shadow.stuck or shadow.loaded:
+            return False
+        if not (shadow.written.meets(low, high - 1) or shadow.read.meets(low, high - 1)):
+            return False
+        if self._unsynced_one(s.writer, s.writer_tag, me) or self._own_lanes_race(s, low, me) or \
+                self._unsynced_one(s.a, s.a_tag, me) or self._unsynced_one(s.b, s.b_tag, me):
+            return False
+        assert shadow.writer is not None and shadow.writer_tag is not None and shadow.writer_at is not None
+        tag, barrier = self._tag(site, me), self._barrier(me)
+        shadow.writer[low:high], shadow.writer_tag[low:high] = me, tag
+        shadow.writer_at[low:high] = np.arange(high - low) + (barrier << LANE_BITS)
+        shadow.written.widen(low, high - 1)
+        shadow.stretch = Stretch(low, high, me, tag, 0, barrier, s.a, s.a_tag, s.b, s.b_tag)
+        return True
+
+    def _unsynced_one(self, other: int, tag: int, me: int) -> bool:
+        """:meth:`_unsynced` of one element."""
+        if other == NOBODY or other == me:
+            return False
+        return self.atomics is None or not (int(self.atomics[other]) > (tag & EPOCH_MASK) and int(self.atomics[me]) > 0)
+
+    def _own_lanes_race(self, s: Stretch, low: int, me: int) -> bool:
+        """Whether lanes of program ``me`` from ``low`` on meet other lanes of its own in the
+        stretch with no barrier between them (the second check of :meth:`_check_writer`)."""
+        return s.writer == me and s.lane != BROADCAST and s.lane - s.low != -low and s.barrier == self._barrier(me)
+
+    def _barrier(self, program: int) -> int:
+        return 0 if self.barriers is None else int(self.barriers[program])
 
     def _plain(self, shadow: Shadow, views_of: Callable[[Array], list[Array]], programs: list[Array],
                live: list[Array | None], barriers: list[Array], place: Array) -> bool:
@@ -636,12 +400,14 @@ class Races:
         synced: Array = (self.atomics[np.maximum(who, 0)] > (tag & EPOCH_MASK)) & (self.atomics[me] > 0)
         return other & ~synced
 
-    def atomic(self, memory: Memory, make: Callable[[], Runs], first: int, site: Site, report: Report) -> None:
-        """An atomic's lanes (``make`` gives them, needed only where plain stores went): a race
-        with a plain store of another lane of the same program."""
+    def atomic(self, memory: Memory, make: Callable[[], Runs], first: int, where: Callable[[], Site],
+               report: Report) -> None:
+        """An atomic's lanes (``make`` gives them, needed only where plain stores went; ``where``
+        its site): a race with a plain store of another lane of the same program."""
         shadow = self.shadows.get(id(memory))
         if shadow is None or (shadow.writer is None and not shadow.deferred):
             return
+        site = where()
         runs = make()
         if not runs.start.size or not shadow.written.meets(*runs.span()):
             return
@@ -708,11 +474,6 @@ class Races:
         return full[:3 if gz > 1 else 2 if gy > 1 else 1]
 
 
-def held(*arrays: Array | None) -> int:
-    """The bytes these arrays hold (a broadcast axis holds one element's worth)."""
-    return sum(math.prod(n for n, st in zip(a.shape, a.strides) if st) * a.itemsize for a in arrays if a is not None)
-
-
 def _lane(lane: int | None) -> str:
     return "(several)" if lane is None or lane == BROADCAST else str(lane)
 
@@ -721,10 +482,3 @@ def _bits(a: Array) -> Array:
     """Values as unsigned integers of their width, so equal means bit for bit equal."""
     return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.itemsize in (1, 2, 4, 8) and a.dtype != bool else a
 
-
-def _enter(shadow: Shadow, lanes: Lanes) -> None:
-    """Make the lanes the last writers of their elements."""
-    writer, writer_tag, writer_at = shadow.writers()
-    writer[lanes.index] = lanes.program
-    writer_tag[lanes.index] = lanes.tag
-    writer_at[lanes.index] = lanes.lane | (lanes.barrier << LANE_BITS)

@@ -88,9 +88,12 @@ class State:
         wait forever for a program of its group that has left the loop: refuse."""
         for frame in self.frames:
             for loop in frame.loops:
-                if loop.spins and bool((loop.entry & ~loop.alive).any()):
+                passed = loop.entry & ~loop.alive
+                if loop.spins and bool(passed.any()):
+                    gx, gy, gz = self.engine.box
                     raise Divergent(f"{what} in a while loop that some programs of the group have left (in lockstep "
-                                    "a program could wait forever on one that cannot proceed)", self.engine.site())
+                                    "a program could wait forever on one that cannot proceed)", self.engine.site(),
+                                    int(np.broadcast_to(passed, (gz, gy, gx)).sum()))
 
 
 _STATE: contextvars.ContextVar[State] = contextvars.ContextVar("tile_lang_simt")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,16 +118,31 @@ def scalar(value: bool | int | float, dtype: DType) -> Tensor[Any, Any]:
 
 
 def lift(value: object, like: DType | None = None) -> Tensor[Any, Any]:
-    """A tensor from a tensor or a Python scalar (typed as Triton types it next to ``like``)."""
+    """A tensor from a tensor or a Python scalar (typed as Triton types it next to ``like``).
+    A constant's tensor is made once, its array read-only (a kernel's ``x + 1.0`` or
+    ``tl.atomic_cas(lock, 0, 1)`` meets the same few each time; tensors are never changed)."""
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, np.generic)):
         py = value.item() if isinstance(value, np.generic) else value
-        dtype = dtypes.scalar_dtype(py) if like is None else dtypes.promote_scalar(like, py)
-        if like is not None and dtype.is_int and not isinstance(py, bool):
-            check_fits(py, dtype)
-        return scalar(py, dtype)
+        key = (like, type(py), py, math.copysign(1.0, py) if type(py) is float else 1.0)  # the sign: 0.0 == -0.0
+        made = _CONSTANTS.get(key)
+        if made is None:
+            dtype = dtypes.scalar_dtype(py) if like is None else dtypes.promote_scalar(like, py)
+            if like is not None and dtype.is_int and not isinstance(py, bool):
+                check_fits(py, dtype)
+            made = scalar(py, dtype)
+            assert isinstance(made.handle, np.ndarray)
+            made.handle.flags.writeable = False
+            if len(_CONSTANTS) >= _KEPT_CONSTANTS:
+                _CONSTANTS.clear()
+            _CONSTANTS[key] = made
+        return made
     raise apply(forms.not_an_operand, value)
+
+
+_CONSTANTS: dict[tuple[DType | None, type, bool | int | float, float], Tensor[Any, Any]] = {}
+_KEPT_CONSTANTS = 4096
 
 
 def check_fits(value: bool | int | float, dtype: DType) -> None:

@@ -15,7 +15,7 @@ import tile_lang as tl
 from tile_lang import Pointer, constexpr, f32, i32, registry
 
 from tests.compiler.emulator import NAME, EmuBackend
-from tile_lang_numpy import races
+from tile_lang_numpy import shadows
 
 _EMU = EmuBackend()
 
@@ -265,4 +265,4 @@ def test_masked_off_programs_cost_the_check_no_more_than_its_budget(monkeypatch:
 
         on, off = _peak(monkeypatch, "1", run), _peak(monkeypatch, "0", run)
         assert out.numpy().tolist() == [4.0, 0.0, 0.0, 0.0]
-    assert on - off < races.HELD_BYTES + (1 << 22), (on, off)  # the budget, and under a byte per program
+    assert on - off < shadows.HELD_BYTES + (1 << 22), (on, off)  # the budget, and under a byte per program

@@ -138,7 +138,7 @@ def test_program_ids_of_a_multi_axis_group_are_compact() -> None:
     from tile_lang_numpy.affine import Tiles
     from tile_lang_numpy.engine import Engine
 
-    engine = Engine(kernel="k", ids=lambda: (np.zeros((0, 3), np.int32), np.zeros(0, np.int64)), grid=(8, 6, 4),
+    engine = Engine(kernel="k", ids=lambda: np.zeros((0, 3), np.int32), grid=(8, 6, 4),
                     origin=(0, 0, 1), box=(8, 6, 3))
     pid_y = tiled.program_id(engine, 1)
     assert isinstance(pid_y.handle, Tiles) and pid_y.handle.compact.shape == (1, 6, 1)

@@ -30,6 +30,7 @@ from tile_lang.semantics.base import FAMILY_RULES, RULES, Block, Seen
 P = ParamSpec("P")
 R = TypeVar("R")
 View = Callable[[object], Block | None]  # a backend's runtime value as a Block (None: not one)
+_CONSTANTS = frozenset({bool, int, float, str, type(None)})  # arguments a rule sees as they are
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ def _seen(value: object, view: View) -> object:
     """What a rule sees of one argument: Blocks for runtime values, also inside a tuple or list,
     and a block pointer's or descriptor's :class:`~tile_lang.semantics.base.Tiled` (its handle,
     each backend's own, says it)."""
+    if type(value) in _CONSTANTS:  # most arguments: nothing to look into
+        return value
     block = view(value)
     if block is not None:
         return block
