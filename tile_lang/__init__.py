@@ -10,8 +10,8 @@ from tile_lang.autotune import Autotuner, Config, Heuristics, autotune, heuristi
 from tile_lang.buffer import Buffer
 from tile_lang.descriptor import HostTensorDescriptor
 from tile_lang.dtypes import (
-    W8, W16, W32, W64, WBF16, WE4M3, WE5M2, Bool, Dtype, Float, Int, UInt, Width,
-    bf16, bfloat16, bool_, f8e4m3, f8e5m2, f16, f32, f64, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16,
+    W8, W16, W32, W64, WBF16, WE4B8, WE4B15, WE4M3, WE5B16, WE5M2, Bool, Dtype, Float, Int, UInt, Width,
+    bf16, bfloat16, bool_, f8e4b8, f8e4b15, f8e4m3, f8e5b16, f8e5m2, f16, f32, f64, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16,
     float16, float32, float64, i1, i8,
     i16, i32, i64, int1, int8, int16, int32, int64, u8, u16, u32, u64, uint8, uint16, uint32, uint64,
 )
@@ -69,13 +69,14 @@ __all__ = [
     "R0", "R1", "R2", "R3", "Rank", "Tensor", "Tensor0", "Tensor1", "Tensor2", "Tensor3", "TensorDescriptor",
     "UInt", "W8",
     "bfloat16", "float8e4b8", "float8e4b15", "float8e4nv", "float8e5", "float8e5b16", "float16", "float32", "float64", "int1", "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64", "W16", "W32", "W64", "WBF16", "WE4M3", "WE5M2", "Width",
+    "uint8", "uint16", "uint32", "uint64", "W16", "W32", "W64", "WBF16", "WE4B8", "WE4B15", "WE4M3", "WE5B16",
+    "WE5M2", "Width",
     "abs", "advance", "arange", "argmax", "argmin", "assume", "associative_scan", "atan", "atomic_add",
     "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
     "backend", "backends", "bf16", "bool_", "broadcast", "broadcast_to", "cast", "cat", "cdiv", "ceil",
     "clamp", "constexpr", "cos", "cumprod", "cumsum", "debug_barrier", "device_assert", "device_print",
     "div_rn", "dot", "dot_scaled", "empty", "eq", "eq_scalar", "erf", "exp", "exp2", "expand_dims",
-    "f8e4m3", "f8e5m2", "f16", "f32", "f64", "fdiv", "flip", "floor", "fma", "full", "full_like", "func",
+    "f8e4b8", "f8e4b15", "f8e4m3", "f8e5b16", "f8e5m2", "f16", "f32", "f64", "fdiv", "flip", "floor", "fma", "full", "full_like", "func",
     "gather", "ge", "ge_scalar", "gt", "gt_scalar", "histogram", "i1", "i8", "i16", "i32", "i64",
     "inline_asm_elementwise", "interleave", "join", "kernel", "le", "le_scalar", "load", "log", "log2", "math",
     "lt", "lt_scalar", "make_block_ptr", "make_tensor_descriptor", "max", "max_constancy",

@@ -93,6 +93,11 @@ def build(kernel: Any, spec: Spec) -> Function:
     env.update(spec.constexprs)
     params = []
     for index, (param, arg) in enumerate(zip(kernel.runtime_params, spec.args)):
+        refused = lowering.CAPABILITIES.dtype_refusal(arg.dtype)
+        if refused is not None:
+            at = next(a for a in (*fdef.args.posonlyargs, *fdef.args.args) if a.arg == param.name)
+            raise KernelError(f"parameter {param.name}: {refused}", filename, at.lineno + offset, at.col_offset,
+                              kernel.name)
         div = 16 if arg.divisible_by_16 else 1
         node = Node(Op.PARAM, Type(arg.dtype), attr=ParamAttr(index, param.name, div))
         params.append(node)

@@ -36,12 +36,18 @@ from tile_lang.semantics import shape as shapes
 from tile_lang.semantics.dispatch import lacking
 
 SYNTAX = "Python syntax the front end compiles itself"
+NUMPY = "run the kernel on the numpy backend"
 CAPABILITIES = lacking("the CUDA backend", {
     operators.truth: f"{SYNTAX} (write `if x:`)",
     operators.index: f"{SYNTAX} (use the scalar as a range bound)",
     operators.subscript: f"{SYNTAX} (write `x[:, None]`)",
+}, {
+    dtypes.F8E4B15: f"Triton refuses tl.float8e4b15 from compute capability 9.0 (Hopper, an H200) on; {NUMPY}",
+    dtypes.F8E4B8: f"tl.float8e4b8 is an AMD format, which Triton compiles for HIP only; {NUMPY}",
+    dtypes.F8E5B16: f"tl.float8e5b16 is an AMD format, which Triton compiles for HIP only; {NUMPY}",
 })
-"""The builtins the compiler does not lower (every other builtin has a lowering)."""
+"""The builtins the compiler does not lower (every other builtin has a lowering) and the dtypes
+it has no CUDA type for (Triton's choices on an H200)."""
 
 
 # ---------------------------------------------------------------- creation
