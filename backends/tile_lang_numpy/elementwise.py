@@ -76,14 +76,24 @@ def convert(a: Array, src: DType, dst: DType, to_zero: bool = False) -> Array:
         nonzero: Array = a != 0
         return nonzero
     if src.is_float and dst.is_int:
-        info = np.iinfo(dst.numpy)
-        wide = np.nan_to_num(a.astype(np.float64), nan=0.0)
-        return np.clip(np.trunc(wide), info.min, info.max).astype(dst.numpy)
+        return saturated(np.trunc(a), dst)
     if dst.is_fp8:
         limit = _FP8_MAX[dst.name]
         wide = a.astype(np.float32) if not src.is_float or src.bits < 64 else a
         return np.clip(wide, -limit, limit).astype(dst.numpy)
     return a.astype(dst.numpy)
+
+
+def saturated(whole: Array, dst: DType) -> Array:
+    """Whole-number floats as the integer ``dst``, saturating beyond its range and NaN giving 0, as
+    the GPU's ``cvt`` does (the range's ends compared exactly: ``2**63 - 1`` has no float)."""
+    low, high = dtypes.int_limits(dst)
+    wide = whole.astype(np.float64)
+    inside = (wide >= float(low)) & (wide < float(high) + 1.0)  # high + 1 is a power of two
+    out = np.where(inside, wide, 0.0).astype(dst.numpy)
+    out = np.where(wide >= float(high) + 1.0, dst.numpy.type(high), out)
+    clamped: Array = np.where(wide < float(low), dst.numpy.type(low), out)
+    return clamped
 
 
 def select(cond: Array, x: Array, y: Array) -> Array:
