@@ -103,7 +103,8 @@ def _fma(mode: str, dtype: Any) -> Callable[[Arr, Arr, Arr], Arr]:
         out = []
         for a, b, c in zip(x.tolist(), y.tolist(), z.tolist()):
             if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
-                out.append(float(np.float64(a) * np.float64(b) + np.float64(c)))
+                with np.errstate(invalid="ignore"):  # inf * 0, inf - inf: NaN, as IEEE says
+                    out.append(float(np.float64(a) * np.float64(b) + np.float64(c)))
                 continue
             exact = Fraction(a) * Fraction(b) + Fraction(c)
             if exact == 0:
