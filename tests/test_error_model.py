@@ -42,7 +42,6 @@ ALLOWED = {
     ("tile_lang_numpy.checked", "read", "UnboundLocalError"): "Python's own error for the kernel's Python",
     ("tile_lang_numpy.rewrite", "*", "AssertionError"): "an unreachable case: a CompilerBug if hit",
     ("tile_lang.pytest_plugin", "*", "UsageError"): "pytest's own error for its command line",
-    ("tile_lang.dtypes", "dtype_of", "marker.error"): "UnsupportedFloat.error (narrowed by isinstance): Unsupported",
     ("tile_lang.cli", "*", "ArgumentTypeError"): "argparse's protocol for a bad option value",
     ("tile_lang.cli", "*", "_Usage"): "the command line's exit with a usage message",
     ("tile_lang.cli", "<module>", "SystemExit"): "the command line's exit status",

@@ -16,7 +16,8 @@ import tile_lang as tl  # noqa: E402
 from tile_lang import Float, Pointer, constexpr, f32  # noqa: E402
 
 W = TypeVar("W", bound=tl.Width)
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f8e4m3": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f8e4m3": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2,
+          "f8e4b8": torch.float8_e4m3fnuz, "f8e5b16": torch.float8_e5m2fnuz}
 
 
 @tl.kernel

@@ -10,8 +10,8 @@ from tile_lang.autotune import Autotuner, Config, Heuristics, autotune, heuristi
 from tile_lang.buffer import Buffer
 from tile_lang.descriptor import HostTensorDescriptor
 from tile_lang.dtypes import (
-    W8, W16, W32, W64, WBF16, WE4M3, WE5M2, Bool, Dtype, Float, Int, UInt, Width,
-    bf16, bfloat16, bool_, f8e4m3, f8e5m2, f16, f32, f64, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16,
+    W8, W16, W32, W64, WBF16, WE4B8, WE4B15, WE4M3, WE5B16, WE5M2, Bool, Dtype, Float, Int, UInt, Width,
+    bf16, bfloat16, bool_, f8e4b8, f8e4b15, f8e4m3, f8e5b16, f8e5m2, f16, f32, f64, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16,
     float16, float32, float64, i1, i8,
     i16, i32, i64, int1, int8, int16, int32, int64, u8, u16, u32, u64, uint8, uint16, uint32, uint64,
 )
@@ -40,7 +40,7 @@ __all__ = [  # the names other than ops (those are generated below)
     "Rank", "Tensor", "Tensor0", "Tensor1", "Tensor2", "Tensor3", "UInt", "W8", "bfloat16", "float8e4b8",
     "float8e4b15", "float8e4nv", "float8e5", "float8e5b16", "float16", "float32", "float64", "int1", "int8",
     "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "W16", "W32", "W64", "WBF16", "WE4M3",
-    "WE5M2", "Width", "backend", "backends", "bf16", "bool_", "constexpr", "empty", "f8e4m3", "f8e5m2", "f16",
+    "WE4B8", "WE4B15", "WE5B16", "WE5M2", "Width", "f8e4b8", "f8e4b15", "f8e5b16", "backend", "backends", "bf16", "bool_", "constexpr", "empty", "f8e4m3", "f8e5m2", "f16",
     "f32", "f64", "func", "i1", "i8", "i16", "i32", "i64", "kernel", "math", "pi32_t", "pointer_type", "random",
     "to_device", "u8", "u16", "u32", "u64", "wrap", "TRITON_MAX_TENSOR_NUMEL", "extra",
 ]

@@ -75,8 +75,11 @@ TORCH_DTYPES: dict[str, DType] = {
     "torch.int64": dtypes.I64, "torch.uint8": dtypes.U8, "torch.uint16": dtypes.U16, "torch.uint32": dtypes.U32,
     "torch.uint64": dtypes.U64, "torch.bool": dtypes.BOOL,
     "torch.float8_e4m3fn": dtypes.F8E4M3, "torch.float8_e5m2": dtypes.F8E5M2,
+    "torch.float8_e4m3fnuz": dtypes.F8E4B8, "torch.float8_e5m2fnuz": dtypes.F8E5B16,
 }
-"""Each torch dtype a pointer can take, by its ``str`` (so reading it needs no torch import)."""
+"""Each torch dtype a pointer can take, by its ``str`` (so reading it needs no torch import;
+``tl.float8e4b15`` has none: ``triton.reinterpret`` gives it a uint8 tensor's memory)."""
+TORCH_NAMES: dict[DType, str] = {d: name for name, d in TORCH_DTYPES.items()}
 
 
 def torch_dtype(tensor: Any) -> DType:
@@ -86,6 +89,13 @@ def torch_dtype(tensor: Any) -> DType:
         raise LaunchError(f"a torch tensor of {tensor.dtype} elements, which no tile_lang dtype holds "
                           "(convert it first, e.g. tensor.float())")
     return found
+
+
+def retyped(buffer: Buffer[Any], dtype: DType) -> Buffer[Any]:
+    """``buffer``'s memory as ``dtype``, whose host arrays are of the buffer's NumPy type (a coded
+    dtype's codes in a uint8 buffer)."""
+    assert buffer.type.numpy == dtype.numpy, (buffer.type, dtype)
+    return Buffer(buffer.backend, buffer.data, dtype, buffer.shape, buffer._strides, buffer.device)
 
 
 def native_buffer(backend: Owner, data: Any, dtype: DType, shape: tuple[int, ...], byte_strides: tuple[int, ...],

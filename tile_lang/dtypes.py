@@ -17,7 +17,7 @@ from typing import Generic, TypeAlias, TypeVar
 import ml_dtypes
 import numpy as np
 
-from tile_lang.errors import SemanticError, Unsupported, UsageError
+from tile_lang.errors import SemanticError, UsageError
 
 
 class Dtype:
@@ -85,6 +85,15 @@ class WE4M3(Width): ...
 class WE5M2(Width): ...
 
 
+class WE4B15(Width): ...
+
+
+class WE4B8(Width): ...
+
+
+class WE5B16(Width): ...
+
+
 W = TypeVar("W", bound=Width)
 
 
@@ -120,6 +129,9 @@ f32: TypeAlias = Float[W32]
 f64: TypeAlias = Float[W64]
 f8e4m3: TypeAlias = Float[WE4M3]
 f8e5m2: TypeAlias = Float[WE5M2]
+f8e4b15: TypeAlias = Float[WE4B15]
+f8e4b8: TypeAlias = Float[WE4B8]
+f8e5b16: TypeAlias = Float[WE5B16]
 
 
 class Kind(enum.Enum):
@@ -144,6 +156,7 @@ class DType:
     bits: int
     numpy: np.dtype[typing.Any]
     element: DType | None = None  # the pointee, for pointers
+    coded: bool = False  # NumPy has no type for it: arrays hold its 8-bit codes (see :mod:`tile_lang.fp8`)
 
     def __repr__(self) -> str:
         return f"tl.{self.name}" if self.element is None else f"tl.Pointer[{self.element!r}]"
@@ -205,15 +218,22 @@ F32 = _d("f32", Kind.FLOAT, 32, np.float32)
 F64 = _d("f64", Kind.FLOAT, 64, np.float64)
 F8E4M3 = _d("f8e4m3", Kind.FLOAT, 8, ml_dtypes.float8_e4m3fn)
 F8E5M2 = _d("f8e5m2", Kind.FLOAT, 8, ml_dtypes.float8_e5m2)
+# Triton's other fp8 formats: bias 8 and 16 are ml_dtypes' "fnuz" types (no infinity, no -0, one NaN,
+# 0x80); bias 15 has no NumPy type, so its arrays hold codes (max 1.75, NaN 0x7F and 0xFF, no infinity)
+F8E4B15 = DType("f8e4b15", Kind.FLOAT, 8, np.dtype(np.uint8), coded=True)
+F8E4B8 = _d("f8e4b8", Kind.FLOAT, 8, ml_dtypes.float8_e4m3fnuz)
+F8E5B16 = _d("f8e5b16", Kind.FLOAT, 8, ml_dtypes.float8_e5m2fnuz)
 
-ALL: tuple[DType, ...] = (BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, F8E4M3, F8E5M2)
+ALL: tuple[DType, ...] = (BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, F8E4M3, F8E5M2,
+                          F8E4B15, F8E4B8, F8E5B16)
 
 _BY_MARKER: dict[object, DType] = {
     Bool: BOOL, i8: I8, i16: I16, i32: I32, i64: I64, u8: U8, u16: U16, u32: U32, u64: U64,
     f16: F16, bf16: BF16, f32: F32, f64: F64, f8e4m3: F8E4M3, f8e5m2: F8E5M2,
+    f8e4b15: F8E4B15, f8e4b8: F8E4B8, f8e5b16: F8E5B16,
 }
 _MARKER_BY_NAME: dict[str, object] = {d.name: m for m, d in _BY_MARKER.items()}
-_BY_NUMPY: dict[np.dtype[typing.Any], DType] = {d.numpy: d for d in ALL}
+_BY_NUMPY: dict[np.dtype[typing.Any], DType] = {d.numpy: d for d in ALL if not d.coded}
 
 
 def dtype_of(marker: object) -> DType:
@@ -222,8 +242,6 @@ def dtype_of(marker: object) -> DType:
         return marker
     found = _BY_MARKER.get(marker)
     if found is None:
-        if isinstance(marker, UnsupportedFloat):
-            raise marker.error()
         raise UsageError(f"{marker!r} is not a tile_lang dtype (expected e.g. tl.f32, tl.i32, tl.bf16)")
     return found
 
@@ -336,6 +354,9 @@ float32: TypeAlias = Float[W32]
 float64: TypeAlias = Float[W64]
 float8e4nv: TypeAlias = Float[WE4M3]
 float8e5: TypeAlias = Float[WE5M2]
+float8e4b15: TypeAlias = Float[WE4B15]
+float8e4b8: TypeAlias = Float[WE4B8]
+float8e5b16: TypeAlias = Float[WE5B16]
 
 
 # ---------------------------------------------------------------- Triton's dtype attributes
@@ -355,7 +376,8 @@ class Query:
 # Triton's names of the dtypes (``tl.float32.name == "fp32"``)
 _TRITON_NAMES = {"bool_": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
                  "u16": "uint16", "u32": "uint32", "u64": "uint64", "f16": "fp16", "bf16": "bf16", "f32": "fp32",
-                 "f64": "fp64", "f8e4m3": "fp8e4nv", "f8e5m2": "fp8e5"}
+                 "f64": "fp64", "f8e4m3": "fp8e4nv", "f8e5m2": "fp8e5", "f8e4b15": "fp8e4b15",
+                 "f8e4b8": "fp8e4b8", "f8e5b16": "fp8e5b16"}
 _INTEGERS = ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _FLOATS = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64")
 # each float's mantissa bits and exponent bias
@@ -363,50 +385,13 @@ _FLOAT_FORMATS = {"fp8e4nv": (3, 7), "fp8e5": (2, 15), "fp8e4b15": (3, 15), "fp8
                   "fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127), "fp64": (52, 1023)}
 
 
-class UnsupportedFloat:
-    """One of Triton's fp8 variants tile_lang cannot compute in (``tl.float8e4b15``): it exists,
-    compares by identity and answers Triton's dtype attributes (so host code and test tables
-    naming it work), and using it in a kernel or a launch is an :class:`Unsupported` error."""
-
-    if typing.TYPE_CHECKING:  # set by _attach_triton_attributes, as on the markers
-        name: str
-        primitive_bitwidth: int
-        fp_mantissa_width: int
-        exponent_bias: int
-        is_floating: Query
-        is_standard_floating: Query
-        is_fp8: Query
-        is_fp8e4b15: Query
-        is_fp8e4b8: Query
-        is_fp8e5b16: Query
-
-    def __init__(self, spelling: str) -> None:
-        self.spelling = spelling  # the name in tl: "float8e4b15"
-
-    def error(self) -> Unsupported:
-        return Unsupported(f"tl.{self.spelling} is not supported yet")
-
-    def __repr__(self) -> str:
-        return f"tl.{self.spelling}"
-
-
-float8e4b15 = UnsupportedFloat("float8e4b15")
-float8e4b8 = UnsupportedFloat("float8e4b8")
-float8e5b16 = UnsupportedFloat("float8e5b16")
-UNSUPPORTED_FLOATS = {"fp8e4b15": float8e4b15, "fp8e4b8": float8e4b8, "fp8e5b16": float8e5b16}
-"""Triton's fp8 variants by their Triton names."""
-
-
 def triton_attributes(d: DType) -> dict[str, object]:
     """What Triton's ``tl.dtype`` of ``d`` answers: its name, widths and ``is_*()`` queries
     (``int1`` counts as an unsigned integer, as in Triton)."""
-    return _attributes(_TRITON_NAMES[d.name], d.kind, d.bits, marker_of(d))
-
-
-def _attributes(name: str, kind: Kind, bits: int, scalar: object) -> dict[str, object]:
+    name, kind, bits = _TRITON_NAMES[d.name], d.kind, d.bits
     is_float, is_bool = kind is Kind.FLOAT, kind is Kind.BOOL
     attrs: dict[str, object] = {
-        "name": name, "primitive_bitwidth": bits, "scalar": scalar,
+        "name": name, "primitive_bitwidth": bits, "scalar": marker_of(d),
         "is_floating": Query(is_float), "is_standard_floating": Query(is_float and bits >= 16),
         "is_int": Query(kind in (Kind.INT, Kind.UINT, Kind.BOOL)), "is_int_signed": Query(kind is Kind.INT),
         "is_int_unsigned": Query(kind is Kind.UINT or is_bool), "is_bool": Query(is_bool), "is_ptr": Query(False),
@@ -421,13 +406,10 @@ def _attributes(name: str, kind: Kind, bits: int, scalar: object) -> dict[str, o
 
 
 def _attach_triton_attributes() -> None:
-    """Give each marker (``tl.f32``, a typing alias; ``tl.bool_``, a class) and each fp8 variant
-    its Triton attributes."""
+    """Give each marker (``tl.f32``, a typing alias; ``tl.bool_``, a class) its Triton attributes."""
     for marker, d in _BY_MARKER.items():
         for attr, value in triton_attributes(d).items():
             (setattr if isinstance(marker, type) else object.__setattr__)(marker, attr, value)
-    for name, variant in UNSUPPORTED_FLOATS.items():
-        variant.__dict__.update(_attributes(name, Kind.FLOAT, 8, variant))
 
 
 _attach_triton_attributes()

@@ -91,9 +91,14 @@ def to_device(array: Any, dtype: Any = None, device: Device = None) -> Buffer[An
     checked against it at run time."""
     host = np.asarray(array)
     found = dtypes.from_numpy(host.dtype)
-    if dtype is not None and element_type("to_device", dtype) != found:
-        raise UsageError(f"to_device: the array holds {host.dtype} ({found!r}) but dtype={dtypes.dtype_of(dtype)!r} "
-                         "was asked for; convert it first, e.g. array.astype(np.float32)")
+    wanted = None if dtype is None else element_type("to_device", dtype)
+    if wanted is not None and wanted.coded and host.dtype == wanted.numpy:
+        found = wanted  # the array holds its codes
+    if wanted is not None and wanted != found:
+        how = (f"{wanted!r} has no NumPy type: pass its codes, a uint8 array (tile_lang.fp8.encode_e4b15)"
+               if wanted.coded else "convert it first, e.g. array.astype(np.float32)")
+        raise UsageError(f"to_device: the array holds {host.dtype} ({found!r}) but dtype={wanted!r} was asked "
+                         f"for; {how}")
     contiguous = np.ascontiguousarray(host)
     return _on_device("to_device", device, lambda backend: backend.to_device(contiguous, found))
 

@@ -274,7 +274,7 @@ class _Walker:
         return call_refusal(callee)
 
     def unsupported(self, e: ast.expr) -> str | None:
-        """Why ``e`` names nothing when it is a Triton name tile_lang lacks (``libdevice.erfcx``)."""
+        """Why ``e`` names nothing when it is a Triton name tile_lang lacks (``tl.reduce_or``)."""
         if not isinstance(e, ast.Attribute) or (base := self.resolve(e.value)) is UNKNOWN:
             return None
         try:

@@ -21,7 +21,19 @@ from tile_lang.ops.libdevice import (  # noqa: E402
     fast_cosf, fast_tanf, fast_log2f, fast_log10f, fast_exp10f, fast_powf, isinf, isnan, isfinite, finitef,
     isfinited, signbit, ilogb, saturatef, fast_expf, fast_logf, fast_dividef, float2int_rn, int_as_float,
     float_as_int, uint_as_float, float_as_uint, longlong_as_double, double_as_longlong, popc, clz, ffs, brev, mulhi,
-    byte_perm,
+    byte_perm, fma_rn, fma_rz, fma_rd, fma_ru, rsqrt_rn, rcp64h, hiloint2double, double2loint, double2hiint, mul24,
+    sad, hadd, rhadd, llrint, llround, jn, yn, cyl_bessel_i0, cyl_bessel_i1, erfcx, normcdf, normcdfinv,
+)
+from tile_lang.ops.conversions import (  # noqa: E402
+    Converts, Conversion, double2float_rn, double2float_rz, double2float_rd, double2float_ru, double2int_rn,
+    double2int_rz, double2int_rd, double2int_ru, double2uint_rn, double2uint_rz, double2uint_rd, double2uint_ru,
+    int2double_rn, uint2double_rn, float2int_rz, float2int_rd, float2int_ru, float2uint_rn, float2uint_rz,
+    float2uint_rd, float2uint_ru, int2float_rn, int2float_rz, int2float_rd, int2float_ru, uint2float_rn,
+    uint2float_rz, uint2float_rd, uint2float_ru, float2ll_rn, float2ll_rz, float2ll_rd, float2ll_ru, float2ull_rn,
+    float2ull_rz, float2ull_rd, float2ull_ru, double2ll_rn, double2ll_rz, double2ll_rd, double2ll_ru, double2ull_rn,
+    double2ull_rz, double2ull_rd, double2ull_ru, ll2float_rn, ll2float_rz, ll2float_rd, ll2float_ru, ull2float_rn,
+    ull2float_rz, ull2float_rd, ull2float_ru, ll2double_rn, ll2double_rz, ll2double_rd, ll2double_ru, ull2double_rn,
+    ull2double_rz, ull2double_rd, ull2double_ru,
 )
 __all__ += [
     "exp", "exp2", "log", "log2", "cos", "sin", "sqrt", "sqrt_rn", "rsqrt", "erf", "atan", "tanh", "tan", "asin",
@@ -35,23 +47,22 @@ __all__ += [
     "fast_cosf", "fast_tanf", "fast_log2f", "fast_log10f", "fast_exp10f", "fast_powf", "isinf", "isnan", "isfinite",
     "finitef", "isfinited", "signbit", "ilogb", "saturatef", "fast_expf", "fast_logf", "fast_dividef",
     "float2int_rn", "int_as_float", "float_as_int", "uint_as_float", "float_as_uint", "longlong_as_double",
-    "double_as_longlong", "popc", "clz", "ffs", "brev", "mulhi", "byte_perm",
+    "double_as_longlong", "popc", "clz", "ffs", "brev", "mulhi", "byte_perm", "fma_rn", "fma_rz", "fma_rd",
+    "fma_ru", "rsqrt_rn", "rcp64h", "hiloint2double", "double2loint", "double2hiint", "mul24", "sad", "hadd",
+    "rhadd", "llrint", "llround", "jn", "yn", "cyl_bessel_i0", "cyl_bessel_i1", "erfcx", "normcdf", "normcdfinv",
+    "Converts", "Conversion", "double2float_rn", "double2float_rz", "double2float_rd", "double2float_ru",
+    "double2int_rn", "double2int_rz", "double2int_rd", "double2int_ru", "double2uint_rn", "double2uint_rz",
+    "double2uint_rd", "double2uint_ru", "int2double_rn", "uint2double_rn", "float2int_rz", "float2int_rd",
+    "float2int_ru", "float2uint_rn", "float2uint_rz", "float2uint_rd", "float2uint_ru", "int2float_rn",
+    "int2float_rz", "int2float_rd", "int2float_ru", "uint2float_rn", "uint2float_rz", "uint2float_rd",
+    "uint2float_ru", "float2ll_rn", "float2ll_rz", "float2ll_rd", "float2ll_ru", "float2ull_rn", "float2ull_rz",
+    "float2ull_rd", "float2ull_ru", "double2ll_rn", "double2ll_rz", "double2ll_rd", "double2ll_ru", "double2ull_rn",
+    "double2ull_rz", "double2ull_rd", "double2ull_ru", "ll2float_rn", "ll2float_rz", "ll2float_rd", "ll2float_ru",
+    "ull2float_rn", "ull2float_rz", "ull2float_rd", "ull2float_ru", "ll2double_rn", "ll2double_rz", "ll2double_rd",
+    "ll2double_ru", "ull2double_rn", "ull2double_rz", "ull2double_rd", "ull2double_ru",
 ]
 # ---- end of the generated part
 
-# Triton's libdevice functions (triton.language.extra.cuda.libdevice) that tile_lang does not define yet:
-# fma's roundings, the rounding conversions, and a few more
-_ROUNDED = ("fma",)
-_CONVERSIONS = ("double2float", "double2int", "double2uint", "float2int", "float2uint", "int2float", "uint2float",
-                "float2ll", "float2ull", "double2ll", "double2ull", "ll2float", "ull2float", "ll2double", "ull2double")
-LIBDEVICE = frozenset({
-    *(f"{op}_{mode}" for op in _ROUNDED for mode in ("rn", "rz", "rd", "ru")),
-    *(f"{conv}_{mode}" for conv in _CONVERSIONS for mode in ("rn", "rz", "rd", "ru")),
-    "rsqrt_rn", "int2double_rn", "uint2double_rn", "hiloint2double", "double2loint",
-    "double2hiint", "mul24", "sad", "hadd", "rhadd", "rcp64h", "llrint", "llround",
-    "jn", "yn", "cyl_bessel_i0", "cyl_bessel_i1", "erfcx", "normcdf", "normcdfinv",
-} - {"float2int_rn"})
-
 
 def __getattr__(name: str) -> object:
-    raise missing("tl.math", name, LIBDEVICE)
+    raise missing("tl.math", name, frozenset())  # every libdevice function is defined

@@ -107,7 +107,8 @@ POINTER = "tile_lang.tensor.Pointer"
 DTYPE = "tile_lang.dtypes.Dtype"
 CONVERSIONS = frozenset({f"{owner}.{name}" for owner in (TENSOR, "tile_lang.tensor.Converts", "tile_lang.signature.FloatScalar",
                                                         "tile_lang.signature.IntScalar") for name in ("to", "cast")})  # typed by their dtype
-WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2"}
+WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2",
+          "WE4B15": "8e4b15", "WE4B8": "8e4b8", "WE5B16": "8e5b16"}
 CATEGORIES = {"Float": "f", "Int": "i", "UInt": "u"}
 EXTREMA = {"builtins.min": ("tl.minimum", "tl.min"), "builtins.max": ("tl.maximum", "tl.max")}  # Python's, on kernel values
 ARRAYS = ("torch.Tensor", "cupy.ndarray")  # adopted by a launch for a Pointer[D] parameter

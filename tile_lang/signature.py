@@ -252,7 +252,7 @@ def runtime_parts(param: Param) -> tuple[Param, ...]:
 
 
 def _is_dtype(value: object) -> bool:
-    if not isinstance(value, (DType, dtypes.UnsupportedFloat)) and not dtypes.is_marker(value):
+    if not isinstance(value, DType) and not dtypes.is_marker(value):
         return False  # before dtype_of's error message formats it (a torch tensor's repr reads its elements)
     try:
         dtypes.dtype_of(value)

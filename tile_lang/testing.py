@@ -19,6 +19,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 import tile_lang.registry as registry
+import tile_lang.fp8 as fp8
 from tile_lang.buffer import Buffer
 from tile_lang.dtypes import from_numpy
 
@@ -151,7 +152,7 @@ def _l2_flush() -> Callable[[], object]:
 # (rtol, atol) by dtype name: about two units in the last place for floats, exact for the rest
 _TOLERANCES: dict[str, tuple[float, float]] = {
     "f64": (1e-7, 1e-7), "f32": (1.3e-6, 1e-5), "f16": (1e-3, 1e-5), "bf16": (1.6e-2, 1e-5),
-    "f8e4m3": (1.25e-1, 1e-2), "f8e5m2": (2.5e-1, 1e-2),
+    "f8e4m3": (1.25e-1, 1e-2), "f8e5m2": (2.5e-1, 1e-2), "f8e4b8": (1.25e-1, 1e-2), "f8e5b16": (2.5e-1, 1e-2),
 }
 
 
@@ -161,9 +162,10 @@ def default_tolerance(array: np.ndarray[Any, Any]) -> tuple[float, float]:
 
 
 def to_numpy(value: Any) -> np.ndarray[Any, Any]:
-    """A host NumPy copy of a Buffer, a CuPy array, a torch tensor, or anything array-like."""
+    """A host NumPy copy of a Buffer (a coded dtype's values decoded, :mod:`tile_lang.fp8`), a CuPy
+    array, a torch tensor, or anything array-like."""
     if isinstance(value, Buffer):
-        return value.numpy()
+        return fp8.decode_e4b15(value.numpy()) if value.type.coded else value.numpy()
     if hasattr(value, "detach"):  # torch: through float32 when NumPy has no such dtype (bf16)
         tensor = value.detach().cpu()
         try:

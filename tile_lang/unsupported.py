@@ -1,6 +1,6 @@
 """Names of Triton's language that tile_lang does not define yet: using one is a clear error.
 
-A ported kernel that reads ``tl.reduce_or`` or ``libdevice.erfcx`` gets
+A ported kernel that reads ``tl.reduce_or`` gets
 ``tl.reduce_or is not supported yet`` (an :class:`~tile_lang.errors.Unsupported`, which is an
 AttributeError; in a kernel a KernelError at its line), never a bare AttributeError.
 """

@@ -10,6 +10,11 @@
 #if defined(TL_USE_FP8)
 #include <cuda_fp8.h>
 #endif
+#if !defined(TL_EMULATOR)
+// libdevice's approximate reciprocal from a double's high word (libdevice.rcp64h), which no CUDA
+// header declares; nvcc and NVRTC link libdevice, which defines it
+extern "C" __device__ double __nv_rcp64h(double);
+#endif
 
 namespace tl {
 

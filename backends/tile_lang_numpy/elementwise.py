@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang import dtypes, operators
-from tile_lang.dtypes import BOOL, F64, I32, DType
+from tile_lang import dtypes, fp8, operators
+from tile_lang.dtypes import BOOL, F32, F64, I32, DType
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.operators import OPERATORS
 from tile_lang.ops import forms, math as tl_math
@@ -58,26 +58,42 @@ def _array(engine: Engine, x: Tensor[Any, Any], lead: Lead) -> Array:
     return values.array(x) if lead is Lead.PROGRAM else tiled.space(engine, x)
 
 
-_FP8_MAX = {"f8e4m3": 448.0, "f8e5m2": 57344.0}
+_FP8_MAX = {"f8e4m3": 448.0, "f8e5m2": 57344.0, "f8e4b8": 240.0, "f8e5b16": 57344.0}
 
 
-def convert(a: Array, src: DType, dst: DType) -> Array:
+def convert(a: Array, src: DType, dst: DType, to_zero: bool = False) -> Array:
     """Value conversion with the GPU's rules: round to nearest even; float to int truncates
-    toward zero and saturates (NaN -> 0); fp8 saturates to its largest finite value."""
+    toward zero and saturates (NaN -> 0); fp8 saturates to its largest finite value. A coded
+    dtype's codes (``tl.float8e4b15``) are decoded and encoded (:mod:`tile_lang.fp8`);
+    ``to_zero`` rounds them toward zero (the other dtypes' ``rtz``: :func:`cast`)."""
     if src == dst:
         return a
+    if src.coded:
+        return convert(fp8.decode_e4b15(a), F32, dst, to_zero)
+    if dst.coded:
+        return fp8.encode_e4b15(a, to_zero)
     if dst.is_bool:
         nonzero: Array = a != 0
         return nonzero
     if src.is_float and dst.is_int:
-        info = np.iinfo(dst.numpy)
-        wide = np.nan_to_num(a.astype(np.float64), nan=0.0)
-        return np.clip(np.trunc(wide), info.min, info.max).astype(dst.numpy)
+        return saturated(np.trunc(a), dst)
     if dst.is_fp8:
         limit = _FP8_MAX[dst.name]
         wide = a.astype(np.float32) if not src.is_float or src.bits < 64 else a
         return np.clip(wide, -limit, limit).astype(dst.numpy)
     return a.astype(dst.numpy)
+
+
+def saturated(whole: Array, dst: DType) -> Array:
+    """Whole-number floats as the integer ``dst``, saturating beyond its range and NaN giving 0, as
+    the GPU's ``cvt`` does (the range's ends compared exactly: ``2**63 - 1`` has no float)."""
+    low, high = dtypes.int_limits(dst)
+    wide = whole.astype(np.float64)
+    inside = (wide >= float(low)) & (wide < float(high) + 1.0)  # high + 1 is a power of two
+    out = np.where(inside, wide, 0.0).astype(dst.numpy)
+    out = np.where(wide >= float(high) + 1.0, dst.numpy.type(high), out)
+    clamped: Array = np.where(wide < float(low), dst.numpy.type(low), out)
+    return clamped
 
 
 def select(cond: Array, x: Array, y: Array) -> Array:
@@ -596,6 +612,8 @@ def abs_(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = values.lift(a["x"])
     if x.type.kind is dtypes.Kind.UINT or x.type.is_bool:
         return x
+    if x.type.coded:  # Triton clears the sign bit of the code
+        return _apply(engine, x, lambda codes: codes & np.uint8(0x7F), x.type)
     return _negated(engine, x, np.abs, "abs({})")
 
 
@@ -713,8 +731,8 @@ def cast(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         return addresses.cast(engine, x, dst)
     if a["bitcast"]:
         return _apply(engine, x, lambda arr: np.ascontiguousarray(arr).view(dst.numpy), dst)
-    if not (to_zero and x.type.is_float and dst.is_float and dst.bits < x.type.bits):
-        return _apply(engine, x, lambda arr: convert(arr, x.type, dst), dst)
+    if not (to_zero and x.type.is_float and dst.is_float and dst.bits < x.type.bits) or dst.coded:
+        return _apply(engine, x, lambda arr: convert(arr, x.type, dst, to_zero), dst)
     arr = values.array(x)  # a float downcast rounding toward zero
     out = convert(arr, x.type, dst)
     away = np.abs(out.astype(np.float64)) > np.abs(arr.astype(np.float64))
@@ -744,7 +762,7 @@ def full(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     shape, dtype, constant = a["shape"], a["dtype"], a["constant"]
     engine.note_block(math.prod(shape))
     if constant is not None:
-        return values.make(np.full((1,) + shape, constant, dtype.numpy), dtype)
+        return values.make(np.full((1,) + shape, values.of_dtype(constant, dtype), dtype.numpy), dtype)
     value = a["value"]
     each = convert(values.array(value), value.type, dtype)  # (P,): one per program
     return values.make(np.array(np.broadcast_to(each.reshape((-1,) + (1,) * len(shape)), each.shape[:1] + shape)), dtype)

@@ -3,7 +3,8 @@ function's NumPy evaluation on operands of the dtypes the shared rule chose, the
 once to the rule's result dtype. Float functions are computed in float64 and rounded (correctly
 rounded but for rare double roundings), or exactly in the operands' dtype where an exact answer is
 cheap (fmod, remainder, nextafter, round...); the directed roundings are the nearest result moved
-one step where the exact residual says it lies on the wrong side."""
+one step where the exact residual says it lies on the wrong side (:mod:`rounding` has fma, the
+rounding conversions and the integer helpers)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from tile_lang.dtypes import F32, I32, DType
+from tile_lang.dtypes import I32, I64, DType
 from tile_lang.ops import libdevice as ld
+from tile_lang.ops.conversions import CONVERSIONS
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import special, values
+from tile_lang_numpy import rounding, special, values
+from tile_lang_numpy.rounding import directed
 from tile_lang_numpy.elementwise import convert, gpu_extremum, high_product
 from tile_lang_numpy.engine import Engine, implements
 from tile_lang_numpy.values import Array
@@ -99,16 +102,6 @@ def _excess(product: Array, a: Array, b: Array, c: Array) -> Array:
     return out
 
 
-def _directed(q: Array, excess: Array, mode: int) -> Array:
-    """``q`` (the nearest result) moved one step down (``mode`` -1), up (+1) or toward zero (0)
-    when ``excess`` (the sign of ``q`` less the exact value) says it lies past the exact value."""
-    down = np.where(excess > 0, np.nextafter(q, -np.inf), q)
-    up = np.where(excess < 0, np.nextafter(q, np.inf), q)
-    if mode:
-        return down if mode < 0 else up
-    return np.where(q > 0, down, np.where(q < 0, up, q))
-
-
 def _divide(mode: int) -> Callable[[Array, Array], Array]:
     def divide(x: Array, y: Array) -> Array:
         with np.errstate(all="ignore"):
@@ -116,7 +109,7 @@ def _divide(mode: int) -> Callable[[Array, Array], Array]:
             exact = np.isfinite(x) & np.isfinite(y) & (y != 0) & ~np.isnan(q)
             qs = np.where(np.isfinite(q), q, 0)
             excess = np.where(np.isinf(q), np.sign(q), _excess(qs * y, qs, y, x) * np.sign(y))
-        return _directed(q, np.where(exact, excess, 0), mode)
+        return directed(q, np.where(exact, excess, 0), mode)
     return divide
 
 
@@ -136,7 +129,7 @@ def _arith(op: Any, mode: int) -> Callable[[Array, Array], Array]:
                 back = qs - x
                 excess = -np.sign((x - (qs - back)) + (other - back))  # the sum less q, exactly (TwoSum)
             excess = np.where(np.isinf(q) & np.isfinite(x) & np.isfinite(y), np.sign(q), excess)
-            out = _directed(q, np.where(exact | np.isinf(q), excess, 0), mode)
+            out = directed(q, np.where(exact | np.isinf(q), excess, 0), mode)
         if op is np.multiply or mode >= 0:
             return out
         other = y if op is np.add else -y
@@ -158,7 +151,7 @@ def _square_root(mode: int) -> Callable[[Array], Array]:
             exact = np.isfinite(q) & (q != 0)
             qs = np.where(exact, q, 0)
             excess = _excess(qs * qs, qs, qs, np.where(exact, x, 0))
-        return _directed(q, np.where(exact, excess, 0), mode)
+        return directed(q, np.where(exact, excess, 0), mode)
     return square_root
 
 
@@ -212,17 +205,12 @@ def _byte_perm(x: Array, y: Array, s: Array) -> Array:
     return out.astype(np.uint32).view(np.int32)
 
 
-def _float2int_rn(x: Array) -> Array:
-    """Nearest, ties to even, saturated (NaN gives 0) as the GPU's ``cvt.rni.s32.f32``."""
-    return convert(np.rint(x), F32, I32)
-
-
 # The LIBDEVICE family: each function's evaluation (operands in the rule's dtypes, in parameter order).
 LIBDEVICE: dict[Callable[..., Any], Callable[..., Array]] = {
     ld.pow: _wide(np.power), ld.ldexp: np.ldexp, ld.norm3d: _wide(lambda x, y, z: np.hypot(np.hypot(x, y), z)),
     ld.isinf: np.isinf, ld.isnan: np.isnan, ld.isfinite: np.isfinite, ld.signbit: np.signbit, ld.ilogb: _ilogb,
     ld.saturatef: lambda x: np.where(x > 0, np.minimum(x, 1), 0), ld.fast_expf: _wide(np.exp),
-    ld.fast_logf: _wide(np.log), ld.fast_dividef: np.true_divide, ld.float2int_rn: _float2int_rn,
+    ld.fast_logf: _wide(np.log), ld.fast_dividef: np.true_divide, ld.float2int_rn: rounding.nearest_int(np.rint, I32),
     ld.popc: lambda x: np.bitwise_count(_unsigned(x)), ld.clz: _clz, ld.ffs: _ffs, ld.brev: _brev,
     ld.mulhi: high_product, ld.byte_perm: _byte_perm,
     ld.cbrt: _wide(np.cbrt), ld.rcbrt: _wide(lambda x: 1 / np.cbrt(x)), ld.exp10: _wide(lambda x: np.power(10.0, x)),
@@ -249,6 +237,18 @@ LIBDEVICE: dict[Callable[..., Any], Callable[..., Array]] = {
     ld.add_ru: _arith(np.add, 1), ld.sub_rn: np.subtract, ld.sub_rz: _arith(np.subtract, 0),
     ld.sub_rd: _arith(np.subtract, -1), ld.sub_ru: _arith(np.subtract, 1), ld.mul_rn: np.multiply,
     ld.mul_rz: _arith(np.multiply, 0), ld.mul_rd: _arith(np.multiply, -1), ld.mul_ru: _arith(np.multiply, 1),
+    ld.fma_rn: rounding.fma("rn"), ld.fma_rz: rounding.fma("rz"), ld.fma_rd: rounding.fma("rd"),
+    ld.fma_ru: rounding.fma("ru"), ld.rsqrt_rn: rounding.rsqrt_rn, ld.rcp64h: rounding.rcp64h,
+    ld.hiloint2double: rounding.hiloint2double, ld.double2loint: rounding.double_word(False),
+    ld.double2hiint: rounding.double_word(True), ld.mul24: rounding.mul24, ld.sad: rounding.sad,
+    ld.hadd: rounding.halving(False), ld.rhadd: rounding.halving(True),
+    ld.llrint: rounding.nearest_int(np.rint, I64), ld.llround: rounding.nearest_int(_round, I64),
+    ld.jn: _wide(special.bessel_jn), ld.yn: _wide(special.bessel_yn),
+    ld.cyl_bessel_i0: _wide(lambda x: special.bessel_i(x, 0)), ld.cyl_bessel_i1: _wide(lambda x: special.bessel_i(x, 1)),
+    ld.erfcx: _wide(special.erfcx),
+    ld.normcdf: _wide(special.normcdf), ld.normcdfinv: _wide(special.normcdfinv),
+    **{fn: (rounding.to_int(conversion) if conversion.result.is_int else rounding.to_float(conversion))
+       for fn, conversion in CONVERSIONS.items()},
 }
 
 

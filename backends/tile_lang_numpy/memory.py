@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang.dtypes import DType
+from tile_lang.dtypes import F32, DType
 from tile_lang.tensor import Tensor
 from tile_lang.errors import SemanticError
 
@@ -31,7 +31,7 @@ POISON_BYTE = 0xA5
 def poison(dtype: DType, shape: tuple[int, ...]) -> Array:
     """The value a masked-off lane reads when a load has no ``other``."""
     if dtype.is_float:
-        return np.full(shape, np.nan, dtype=np.float32).astype(dtype.numpy)
+        return convert(np.full(shape, np.nan, dtype=np.float32), F32, dtype)
     if dtype.is_bool:
         return np.ones(shape, dtype=bool)
     return np.full(shape, int.from_bytes(bytes([POISON_BYTE]) * dtype.itemsize, "little"), dtype=np.uint64) \

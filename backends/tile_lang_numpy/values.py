@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from tile_lang import dtypes
+from tile_lang import dtypes, fp8
 from tile_lang.dtypes import DType
 from tile_lang.errors import SemanticError
 from tile_lang.ops import forms
@@ -112,9 +112,15 @@ def _describe(x: object) -> str:
     return repr(x) if isinstance(x, Tensor) else type(x).__name__
 
 
+def of_dtype(value: object, dtype: DType) -> Array:
+    """Python numbers as an array of ``dtype`` (of its codes for a coded dtype, :mod:`tile_lang.fp8`)."""
+    given = np.asarray(value)
+    return fp8.encode_e4b15(given) if dtype.coded else given.astype(dtype.numpy)
+
+
 def scalar(value: bool | int | float, dtype: DType) -> Tensor[Any, Any]:
     """A rank-0 tensor shared by all programs."""
-    return make(np.asarray([value]).astype(dtype.numpy), dtype)
+    return make(of_dtype([value], dtype), dtype)
 
 
 def lift(value: object, like: DType | None = None) -> Tensor[Any, Any]:

@@ -126,6 +126,28 @@ def test_casts_round_to_nearest_even_and_saturate(tile_backend: str) -> None:
 
 
 @tl.kernel
+def wide_casts(x: Pointer[tl.f64], i: Pointer[tl.i64], u: Pointer[tl.u64], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs)
+    tl.store(i + offs, v.to(tl.i64))
+    tl.store(u + offs, v.to(tl.u64))
+
+
+def test_casts_to_64_bit_integers_saturate_on_the_reference() -> None:
+    """Past 2**63 (2**64 unsigned) a cast gives the largest value, as the GPU's cvt.rzi does (they
+    wrapped to the smallest before: 2**63 - 1 has no float, so clipping to it overflowed); the
+    CPU emulator follows x86 here, so only the reference is asked."""
+    v = np.array([9.3e18, 2.0**63, -(2.0**63), -1e30, 1e30, 1.8e19, 2.0**64, np.nan, -1.5, 2.0**53 + 2], np.float64)
+    with tl.backend("numpy"):
+        i, u = tl.to_device(np.zeros(16, np.int64)), tl.to_device(np.zeros(16, np.uint64))
+        wide_casts[(1,)](tl.to_device(np.resize(v, 16)), i, u, BLOCK=16)
+        got_i, got_u = i.numpy()[:10].tolist(), u.numpy()[:10].tolist()
+    top, bottom = 2**63 - 1, -(2**63)
+    assert got_i == [top, top, bottom, bottom, top, top, top, 0, -1, 2**53 + 2]
+    assert got_u == [9300000000000000000, 2**63, 0, 0, 2**64 - 1, 18000000000000000000, 2**64 - 1, 0, 0, 2**53 + 2]
+
+
+@tl.kernel
 def promote_kernel(x: Pointer[tl.f16], y: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n

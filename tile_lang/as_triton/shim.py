@@ -258,8 +258,6 @@ class Ptxas:
 
 class _DtypeCheck(type):
     def __instancecheck__(cls, obj: object) -> bool:
-        if isinstance(obj, dtypes.UnsupportedFloat):
-            return True
         try:
             dtypes.dtype_of(obj)
         except (TypeError, AttributeError):  # unhashable or not a dtype
@@ -282,11 +280,10 @@ class dtype(metaclass=_DtypeCheck):  # noqa: N801 (Triton's name)
         return str_to_ty(name)
 
 
-TRITON_NAMES: dict[str, Any] = {**{str(dtypes.triton_attributes(d)["name"]): dtypes.marker_of(d) for d in dtypes.ALL},
-                                 **dtypes.UNSUPPORTED_FLOATS}
+TRITON_NAMES: dict[str, Any] = {str(dtypes.triton_attributes(d)["name"]): dtypes.marker_of(d) for d in dtypes.ALL}
 """Each dtype by its Triton name (``"fp32"``, ``"int1"``, ``"bf16"``, ``"fp8e4b15"``...)."""
 
-type_canonicalisation_dict = {d.numpy.name: str(dtypes.triton_attributes(d)["name"]) for d in dtypes.ALL}
+type_canonicalisation_dict = {d.numpy.name: str(dtypes.triton_attributes(d)["name"]) for d in dtypes.ALL if not d.coded}
 """``triton.runtime.jit.type_canonicalisation_dict``: a torch/NumPy dtype name to its Triton name."""
 
 

@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 
 import tile_lang.dtypes as dtypes
+from tile_lang.buffer import TORCH_NAMES, retyped
 from tile_lang.descriptor import HostTensorDescriptor
-from tile_lang.errors import LaunchError, Unsupported
+from tile_lang.errors import LaunchError, TileLangError
+from tile_lang.host import wrap
 
 
 TensorDescriptor = HostTensorDescriptor
@@ -34,10 +36,15 @@ class TensorWrapper:
         self.device = base.device
 
     def tensor(self) -> Any:
-        """The torch view of the memory as the dtype (an Unsupported for Triton's fp8 variants)."""
+        """The torch view of the memory as the dtype; for ``tl.float8e4b15``, which torch lacks, the
+        memory's bytes wrapped as a buffer of it (its codes)."""
         import torch
 
-        return self.base.view(getattr(torch, dtypes.dtype_of(self.dtype).numpy.name))
+        dtype = dtypes.dtype_of(self.dtype)
+        name = TORCH_NAMES.get(dtype)
+        if name is None:
+            return retyped(wrap(self.base.view(torch.uint8)), dtype)
+        return self.base.view(getattr(torch, name.removeprefix("torch.")))
 
     def __dlpack__(self, **kwargs: Any) -> Any:
         """DLPack of :meth:`tensor`, for launches the shim does not see (an autotuned kernel's):
@@ -85,21 +92,21 @@ def reinterpret(tensor: Any, dtype: Any) -> Any:
     if isinstance(tensor, np.ndarray):
         return tensor.view(dtypes.dtype_of(dtype).numpy)
     base = tensor.base if isinstance(tensor, TensorWrapper) else tensor
-    same = not isinstance(dtype, dtypes.UnsupportedFloat) and str(base.dtype) == f"torch.{dtypes.dtype_of(dtype).numpy.name}"
+    same = str(base.dtype) == TORCH_NAMES.get(dtypes.dtype_of(dtype))
     return base if same else TensorWrapper(base, dtype)
 
 
 def launch_arguments(kernel: str, names: Sequence[str], args: Sequence[Any],
                      kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """A launch's arguments as tile_lang takes them: each TensorWrapper replaced by its view (a
-    LaunchError naming the parameter for a dtype tile_lang lacks). ``names`` are the kernel's
-    parameters in order."""
+    LaunchError naming the parameter where the current backend cannot take its memory).
+    ``names`` are the kernel's parameters in order."""
     def passed(name: str, value: Any) -> Any:
         if not isinstance(value, TensorWrapper):
             return value
         try:
             return value.tensor()
-        except Unsupported as exc:
+        except TileLangError as exc:
             raise LaunchError(f"kernel {kernel}, parameter {name}: {exc}") from None
 
     return (tuple(passed(n, a) for n, a in zip(names, args)) + tuple(args[len(names):]),

@@ -99,6 +99,9 @@ def build(kernel: Any, spec: Spec) -> Function:
     env.update(spec.constexprs)
     params = []
     for index, (param, arg) in enumerate(zip(kernel.runtime_params, spec.args)):
+        refused = lowering.CAPABILITIES.dtype_refusal(arg.dtype)
+        if refused is not None:
+            raise _refused_parameter(kernel, fdef, (filename, offset), param.name, refused)
         div = 16 if arg.divisible_by_16 else 1
         node = Node(Op.PARAM, Type(arg.dtype), attr=ParamAttr(index, param.name, div))
         params.append(node)
@@ -115,6 +118,17 @@ def build(kernel: Any, spec: Spec) -> Function:
     body = Region((), tuple(front.b.bodies[0]), ())
     return Function(kernel.name, tuple(params), body, spec.num_warps, (filename, kernel.lineno),
                     tuple(front.reads.values()), spec.num_stages, spec.arch)
+
+
+def _refused_parameter(kernel: Any, fdef: ast.FunctionDef, where: tuple[str, int], name: str,
+                       why: SemanticError) -> KernelError:
+    """A parameter of a dtype the backend lacks, at its place in the ``def`` (a descriptor's base
+    pointer, which the source does not name: at the ``def``'s line)."""
+    filename, offset = where
+    for arg in (*fdef.args.posonlyargs, *fdef.args.args):
+        if arg.arg == name:
+            return KernelError(f"parameter {name}: {why}", filename, arg.lineno + offset, arg.col_offset, kernel.name)
+    return KernelError(f"parameter {name}: {why}", filename, kernel.lineno, 0, kernel.name)
 
 
 def _body(fdef: ast.FunctionDef) -> list[ast.stmt]:

@@ -31,18 +31,25 @@ from tile_lang.compiler.ir import (
     AssertAttr, AsmAttr, BinaryFn, LibAttr, LibFn, Node, Op, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
 from tile_lang.ops import creation as tlcreation, debug, libdevice as ld, math as tlmath, random as tlrandom
+from tile_lang.ops.conversions import CONVERSIONS
 from tile_lang.ops import reduction as tlreduction
 from tile_lang.ops import shape as tlshape
 from tile_lang.semantics import shape as shapes
 from tile_lang.semantics.dispatch import lacking
 
 SYNTAX = "Python syntax the front end compiles itself"
+NUMPY = "run the kernel on the numpy backend"
 CAPABILITIES = lacking("the CUDA backend", {
     operators.truth: f"{SYNTAX} (write `if x:`)",
     operators.index: f"{SYNTAX} (use the scalar as a range bound)",
     operators.subscript: f"{SYNTAX} (write `x[:, None]`)",
+}, {
+    dtypes.F8E4B15: f"Triton refuses tl.float8e4b15 from compute capability 9.0 (Hopper, an H200) on; {NUMPY}",
+    dtypes.F8E4B8: f"tl.float8e4b8 is an AMD format, which Triton compiles for HIP only; {NUMPY}",
+    dtypes.F8E5B16: f"tl.float8e5b16 is an AMD format, which Triton compiles for HIP only; {NUMPY}",
 })
-"""The builtins the compiler does not lower (every other builtin has a lowering)."""
+"""The builtins the compiler does not lower (every other builtin has a lowering) and the dtypes
+it has no CUDA type for (Triton's choices on an H200)."""
 
 
 # ---------------------------------------------------------------- creation
@@ -132,6 +139,13 @@ LIBDEVICE: dict[Callable[..., Any], LibFn] = {
     LibFn.ATAN2, ld.hypot: LibFn.HYPOT, ld.fmod: LibFn.FMOD, ld.remainder: LibFn.REMAINDER, ld.copysign:
     LibFn.COPYSIGN, ld.nextafter: LibFn.NEXTAFTER, ld.fdim: LibFn.FDIM, ld.fmax: LibFn.FMAX, ld.fmin: LibFn.FMIN,
     ld.rhypot: LibFn.RHYPOT, ld.div_rd: LibFn.DIV_RD, ld.div_ru: LibFn.DIV_RU, ld.div_rz: LibFn.DIV_RZ,
+    ld.fma_rn: LibFn.FMA_RN, ld.fma_rz: LibFn.FMA_RZ, ld.fma_rd: LibFn.FMA_RD, ld.fma_ru: LibFn.FMA_RU,
+    ld.rsqrt_rn: LibFn.RSQRT_RN, ld.rcp64h: LibFn.RCP64H, ld.hiloint2double: LibFn.HILOINT2DOUBLE,
+    ld.double2loint: LibFn.DOUBLE2LOINT, ld.double2hiint: LibFn.DOUBLE2HIINT, ld.mul24: LibFn.MUL24, ld.sad: LibFn.SAD,
+    ld.hadd: LibFn.HADD, ld.rhadd: LibFn.RHADD, ld.llrint: LibFn.LLRINT, ld.llround: LibFn.LLROUND, ld.jn: LibFn.JN,
+    ld.yn: LibFn.YN, ld.cyl_bessel_i0: LibFn.CYL_BESSEL_I0, ld.cyl_bessel_i1: LibFn.CYL_BESSEL_I1,
+    ld.erfcx: LibFn.ERFCX, ld.normcdf: LibFn.NORMCDF, ld.normcdfinv: LibFn.NORMCDFINV,
+    **{fn: LibFn(fn.__name__) for fn in CONVERSIONS},  # each conversion's member is named as it
 }
 
 

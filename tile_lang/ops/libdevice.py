@@ -14,6 +14,7 @@ from tile_lang.tensor import R0, R, Tensor
 FP = TypeVar("FP", Float[W32], Float[W64])  # libdevice's float functions take f32 or f64, as Triton's
 IN = TypeVar("IN", Int[W32], Int[W64])  # its bit functions take i32 or i64
 MT = TypeVar("MT", Int[W32], UInt[W32], Int[W64], UInt[W64])  # mulhi's four
+I32U = TypeVar("I32U", Int[W32], UInt[W32])  # mul24, hadd, rhadd: i32 or u32
 
 
 @libdevice
@@ -452,3 +453,119 @@ def mulhi(x: Tensor[MT, R], y: Tensor[MT, R] | Tensor[MT, R0] | int) -> Tensor[M
 @libdevice
 def byte_perm(x: Tensor[Int[W32], R], y: Tensor[Int[W32], R] | Tensor[Int[W32], R0] | int, s: Tensor[Int[W32], R] | Tensor[Int[W32], R0] | int) -> Tensor[Int[W32], R]:
     """Byte ``i`` of the result is byte ``(s >> 4i) & 7`` of the 8 bytes ``y:x`` (``x`` the low word)."""
+
+
+@libdevice
+def fma_rn(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float,
+           z: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x * y + z`` rounded once, to nearest even."""
+
+
+@libdevice
+def fma_rz(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float,
+           z: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x * y + z`` rounded once, toward zero."""
+
+
+@libdevice
+def fma_rd(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float,
+           z: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x * y + z`` rounded once, down."""
+
+
+@libdevice
+def fma_ru(x: Tensor[FP, R], y: Tensor[FP, R] | Tensor[FP, R0] | float,
+           z: Tensor[FP, R] | Tensor[FP, R0] | float) -> Tensor[FP, R]:
+    """``x * y + z`` rounded once, up."""
+
+
+@libdevice
+def rsqrt_rn(x: Tensor[Float[W32], R]) -> Tensor[Float[W32], R]:
+    """``1 / sqrt(x)`` of an f32, rounded to nearest even."""
+
+
+@libdevice
+def rcp64h(x: Tensor[Float[W64], R]) -> Tensor[Float[W64], R]:
+    """The GPU's fast approximate reciprocal of an f64 from its high word (``rcp.approx.ftz.f64``):
+    about 20 bits right, the low 32 bits of the result zero, subnormals flushed to zero."""
+
+
+@libdevice
+def hiloint2double(hi: Tensor[Int[W32], R], lo: Tensor[Int[W32], R] | Tensor[Int[W32], R0] | int) -> Tensor[Float[W64], R]:
+    """The f64 whose high 32 bits are ``hi`` and low 32 bits ``lo``."""
+
+
+@libdevice
+def double2loint(x: Tensor[Float[W64], R]) -> Tensor[Int[W32], R]:
+    """The low 32 bits of an f64."""
+
+
+@libdevice
+def double2hiint(x: Tensor[Float[W64], R]) -> Tensor[Int[W32], R]:
+    """The high 32 bits of an f64."""
+
+
+@libdevice
+def mul24(x: Tensor[I32U, R], y: Tensor[I32U, R] | Tensor[I32U, R0] | int) -> Tensor[I32U, R]:
+    """The low 32 bits of the product of the operands' low 24 bits (signed for i32, from bit 23)."""
+
+
+@libdevice
+def sad(x: Tensor[I32U, R], y: Tensor[I32U, R] | Tensor[I32U, R0] | int,
+        z: Tensor[UInt[W32], R] | Tensor[UInt[W32], R0]) -> Tensor[I32U, R]:
+    """``|x - y| + z`` (z unsigned), the sum modulo 2**32."""
+
+
+@libdevice
+def hadd(x: Tensor[I32U, R], y: Tensor[I32U, R] | Tensor[I32U, R0] | int) -> Tensor[I32U, R]:
+    """``(x + y) >> 1`` without overflow (rounded down)."""
+
+
+@libdevice
+def rhadd(x: Tensor[I32U, R], y: Tensor[I32U, R] | Tensor[I32U, R0] | int) -> Tensor[I32U, R]:
+    """``(x + y + 1) >> 1`` without overflow (rounded up)."""
+
+
+@libdevice
+def llrint(x: Tensor[FP, R]) -> Tensor[Int[W64], R]:
+    """``x`` rounded to the nearest integer, ties to even, as an i64 (undefined beyond i64 on the GPU)."""
+
+
+@libdevice
+def llround(x: Tensor[FP, R]) -> Tensor[Int[W64], R]:
+    """``x`` rounded to the nearest integer, ties away from zero, as an i64 (undefined beyond i64 on the GPU)."""
+
+
+@libdevice
+def jn(n: Tensor[Int[W32], R] | Tensor[Int[W32], R0] | int, x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """The Bessel function of the first kind of integer order ``n``."""
+
+
+@libdevice
+def yn(n: Tensor[Int[W32], R] | Tensor[Int[W32], R0] | int, x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """The Bessel function of the second kind of integer order ``n`` (NaN below 0)."""
+
+
+@libdevice
+def cyl_bessel_i0(x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """The modified Bessel function of the first kind of order 0."""
+
+
+@libdevice
+def cyl_bessel_i1(x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """The modified Bessel function of the first kind of order 1."""
+
+
+@libdevice
+def erfcx(x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """The scaled complementary error function, ``exp(x*x) * erfc(x)``."""
+
+
+@libdevice
+def normcdf(x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """The standard normal distribution's cumulative function, ``erfc(-x / sqrt(2)) / 2``."""
+
+
+@libdevice
+def normcdfinv(x: Tensor[FP, R]) -> Tensor[FP, R]:
+    """The inverse of ``normcdf`` on (0, 1): ``-sqrt(2) * erfcinv(2 x)``."""

@@ -22,10 +22,12 @@ import tile_lang.semantics.random  # noqa: F401 (registers its rules)
 import tile_lang.semantics.reduction  # noqa: F401 (registers its rules)
 import tile_lang.semantics.shape  # noqa: F401 (registers its rules)
 from tile_lang.builtin import Builtin, builtin_of
+from tile_lang.dtypes import DType
 from tile_lang.errors import SemanticError
 from tile_lang.ops.forms import Form
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
 from tile_lang.semantics.base import FAMILY_RULES, RULES, Block, Seen
+from tile_lang.semantics.coded import MOVES, moves_only
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -35,24 +37,34 @@ _CONSTANTS = frozenset({bool, int, float, str, type(None)})  # arguments a rule 
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What one backend cannot do, declared as data: the builtins it does not run, each with the
-    reason its one message gives (:func:`checked` refuses them before any rule or implementation)."""
+    """What one backend cannot do, declared as data: the builtins it does not run and the dtypes
+    it has no values of, each with the reason its one message gives (:func:`checked` refuses them
+    before any rule or implementation; the compiler refuses a parameter of such a dtype)."""
 
     backend: str  # as the message names it: "the numpy backend"
     lacks: Mapping[Builtin, str]
+    lacks_dtypes: Mapping[DType, str]
 
     def refusal(self, op: Builtin) -> SemanticError:
         return SemanticError(f"{op!r} is not supported on {self.backend}: {self.lacks[op]}")
 
+    def dtype_refusal(self, dtype: DType) -> SemanticError | None:
+        """The error for a value of ``dtype`` (or a pointer to one) here, or None where it is fine."""
+        element = dtype.element or dtype
+        why = self.lacks_dtypes.get(element)
+        return None if why is None else SemanticError(f"{element!r} is not supported on {self.backend}: {why}")
 
-def lacking(backend: str, lacks: Mapping[Callable[..., Any], str]) -> Capabilities:
-    """The Capabilities of ``backend``, which cannot run these ``tl.*`` functions (for the reasons given)."""
+
+def lacking(backend: str, lacks: Mapping[Callable[..., Any], str],
+            lacks_dtypes: Mapping[DType, str] | None = None) -> Capabilities:
+    """The Capabilities of ``backend``, which cannot run these ``tl.*`` functions nor hold these
+    dtypes (for the reasons given)."""
     ops: dict[Builtin, str] = {}
     for fn, why in lacks.items():
         op = builtin_of(fn)
         assert op is not None, f"{fn!r} is not a builtin"
         ops[op] = why
-    return Capabilities(backend, ops)
+    return Capabilities(backend, ops, dict(lacks_dtypes or {}))
 
 
 def checked(op: Builtin, args: Mapping[str, Any], view: View, capabilities: Capabilities) -> Mapping[str, Any]:
@@ -63,15 +75,29 @@ def checked(op: Builtin, args: Mapping[str, Any], view: View, capabilities: Capa
         raise capabilities.refusal(op)
     own = RULES.get(op)  # its own rule, else its family's
     shared = None if own is not None or op.family is None else FAMILY_RULES.get(op.family)
-    if own is None and shared is None:
-        return args
+    if own is None and shared is None and op in MOVES and not capabilities.lacks_dtypes:
+        return args  # nothing to check: the hot path of the reference's moves
     seen = {name: _seen(value, view) for name, value in args.items()}
+    moves_only(op, seen.values())
+    made: Mapping[str, Any] = {}
     if own is not None:
         made = own(seen)
-    else:
-        assert shared is not None
+    elif shared is not None:
         made = shared(repr(op), seen)
+    if capabilities.lacks_dtypes:
+        _has_dtypes(capabilities, (*seen.values(), *made.values()))
     return {**args, **made} if made else args
+
+
+def _has_dtypes(capabilities: Capabilities, seen: tuple[object, ...]) -> None:
+    """Refuse the dtypes the backend lacks: of a block argument, a dtype argument, or a result."""
+    for value in seen:
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            dtype = item.dtype if isinstance(item, Block) else item
+            if isinstance(dtype, DType):
+                refused = capabilities.dtype_refusal(dtype)
+                if refused is not None:
+                    raise refused
 
 
 def apply(form: Form[P, R], *args: P.args, **kwargs: P.kwargs) -> R:

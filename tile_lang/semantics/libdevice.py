@@ -16,6 +16,7 @@ import tile_lang.dtypes as dtypes
 from tile_lang.builtin import builtin_of
 from tile_lang.dtypes import BOOL, F32, F64, I32, I64, U32, U64, DType
 from tile_lang.ops import libdevice as ld
+from tile_lang.ops.conversions import CONVERSIONS
 from tile_lang.semantics.base import Args, SemanticError, broadcast, operand, rule
 
 
@@ -67,6 +68,14 @@ SIGNATURES: dict[Callable[..., Any], tuple[Overload, ...]] = {
                              ld.fmax, ld.fmin, ld.rhypot, ld.div_rd, ld.div_ru, ld.div_rz,
                              ld.add_rn, ld.add_rz, ld.add_rd, ld.add_ru, ld.sub_rn, ld.sub_rz,
                              ld.sub_rd, ld.sub_ru, ld.mul_rn, ld.mul_rz, ld.mul_rd, ld.mul_ru)},
+    **{fn: same(3) for fn in (ld.fma_rn, ld.fma_rz, ld.fma_rd, ld.fma_ru)},
+    **{fn: UNARY for fn in (ld.cyl_bessel_i0, ld.cyl_bessel_i1, ld.erfcx, ld.normcdf, ld.normcdfinv)},
+    **{fn: to(conversion.result, conversion.source) for fn, conversion in CONVERSIONS.items()},
+    ld.rsqrt_rn: same(1, F32), ld.rcp64h: same(1, F64), ld.llrint: to(I64), ld.llround: to(I64),
+    ld.hiloint2double: (Overload((I32, I32), F64),), ld.double2loint: to(I32, F64), ld.double2hiint: to(I32, F64),
+    **{fn: same(2, I32, U32) for fn in (ld.mul24, ld.hadd, ld.rhadd)},
+    ld.sad: (Overload((I32, I32, U32), I32), Overload((U32, U32, U32), U32)),
+    **{fn: (Overload((I32, F32), F32), Overload((I32, F64), F64)) for fn in (ld.jn, ld.yn)},
 }
 
 

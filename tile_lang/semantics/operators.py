@@ -18,6 +18,7 @@ from tile_lang.operators import OPERATORS, BinaryOp, Takes, UnaryOp
 from tile_lang.ops import forms
 from tile_lang.ops.forms import Operand, Typed
 from tile_lang.semantics.base import SemanticError, applies, shown
+from tile_lang.semantics.coded import computes_on
 
 
 
@@ -63,6 +64,7 @@ _DIVISIONS = frozenset((BinaryOp.TRUEDIV, BinaryOp.FLOORDIV, BinaryOp.MOD))
 @functools.cache  # the reference's hot path
 def _typed(op: BinaryOp, common: DType) -> Typed:
     takes = OPERATORS[op].takes
+    computes_on(common, f"operator {op.value}")
     if op is BinaryOp.FLOORDIV and common.is_float:
         raise SemanticError("// needs integer operands; use / and tl.floor for floats")
     if common.is_bool and takes is not Takes.ANY and takes is not Takes.INTEGERS_OR_BOOLS:
@@ -103,6 +105,8 @@ def unary(op: UnaryOp, x: DType) -> DType:
         raise SemanticError(f"unary - is not defined on {'bools' if x.is_bool else 'pointers'}")
     if op is UnaryOp.INVERT and not (x.is_int or x.is_bool):
         raise SemanticError(f"operator ~ needs integer or bool operands, got {x!r}")
+    if op is UnaryOp.NEG:
+        computes_on(x, "unary -")
     return x
 
 

@@ -6,7 +6,8 @@ from tile_lang.compiler.ir import (
     BinaryAttr, BinaryFn, CastAttr, ConstAttr, LibAttr, LibFn, MmaRows, Node, Op, ParamAttr, PermuteAttr, RandAttr,
     RandFn, RangeAttr, UnaryAttr, UnaryFn,
 )
-from tile_lang.dtypes import DType
+from tile_lang.dtypes import DType, Kind
+from tile_lang.ops.conversions import CONVERSIONS, Conversion
 
 from tile_lang_cupy.codegen.ctypes_ import compute_dtype, ctype, literal
 from tile_lang_cupy.codegen.emitter import ELEMENTS, SCALAR, Emitter, Index, coords_of, element, emits, flat_of
@@ -42,6 +43,18 @@ def _classify(f32: str, f64: str) -> tuple[str, str]:
     device overloads of ``isnan`` and friends is asked to pick one."""
     return (f"((__float_as_uint({{0}}) & 0x7fffffffu) {f32} 0x7f800000u)",
             f"(((unsigned long long)__double_as_longlong({{0}}) & 0x7fffffffffffffffull) {f64} 0x7ff0000000000000ull)")
+
+
+def _rounded(name: str, arity: int, mode: str) -> tuple[str, str]:
+    """A rounding intrinsic's f32 and f64 spellings (``__fmaf_rn`` and ``__fma_rn``)."""
+    args = ", ".join(f"{{{i}}}" for i in range(arity))
+    return f"__{name}f_{mode}({args})", f"__{name}_{mode}({args})"
+
+
+def _converted(name: str, conversion: Conversion) -> str:
+    """A conversion's intrinsic (``__float2uint_rn``); an unsigned result read as Triton's signed one."""
+    cast = f"({ctype(conversion.result)})" if conversion.unsigned and conversion.result.is_int else ""
+    return f"{cast}__{name}({{0}})"
 
 
 # The LIBDEVICE family: each function's CUDA for 32-bit and for 64-bit operands, ``{i}`` its operand i.
@@ -92,7 +105,20 @@ _LIBDEVICE: dict[LibFn, tuple[str, str]] = {
     LibFn.MUL_RZ: ("__fmul_rz({0}, {1})", "__dmul_rz({0}, {1})"),
     LibFn.MUL_RD: ("__fmul_rd({0}, {1})", "__dmul_rd({0}, {1})"),
     LibFn.MUL_RU: ("__fmul_ru({0}, {1})", "__dmul_ru({0}, {1})"),
+    LibFn.FMA_RN: _rounded("fma", 3, "rn"), LibFn.FMA_RZ: _rounded("fma", 3, "rz"),
+    LibFn.FMA_RD: _rounded("fma", 3, "rd"), LibFn.FMA_RU: _rounded("fma", 3, "ru"),
+    LibFn.RSQRT_RN: _both("__frsqrt_rn({0})"), LibFn.RCP64H: _both("__nv_rcp64h({0})"),
+    LibFn.HILOINT2DOUBLE: _both("__hiloint2double({0}, {1})"), LibFn.DOUBLE2LOINT: _both("__double2loint({0})"),
+    LibFn.DOUBLE2HIINT: _both("__double2hiint({0})"), LibFn.MUL24: ("__mul24({0}, {1})", "__umul24({0}, {1})"),
+    LibFn.SAD: ("(int)__sad({0}, {1}, {2})", "__usad({0}, {1}, {2})"), LibFn.HADD: ("__hadd({0}, {1})", "__uhadd({0}, {1})"),
+    LibFn.RHADD: ("__rhadd({0}, {1})", "__urhadd({0}, {1})"), LibFn.LLRINT: _c("llrint"), LibFn.LLROUND: _c("llround"),
+    LibFn.JN: _c("jn", 2), LibFn.YN: _c("yn", 2), LibFn.CYL_BESSEL_I0: _c("cyl_bessel_i0"),
+    LibFn.CYL_BESSEL_I1: _c("cyl_bessel_i1"), LibFn.ERFCX: _c("erfcx"), LibFn.NORMCDF: _c("normcdf"),
+    LibFn.NORMCDFINV: _c("normcdfinv"),
+    **{LibFn(fn.__name__): _both(_converted(fn.__name__, conversion)) for fn, conversion in CONVERSIONS.items()},
 }
+_BY_SIGN = frozenset({LibFn.MUL24, LibFn.SAD, LibFn.HADD, LibFn.RHADD})  # the second spelling: u32 operands
+_BY_OPERAND = {LibFn.JN: 1, LibFn.YN: 1}  # the operand whose width picks the spelling (the first for the others)
 # pow of an i32 exponent (libdevice's powi): the exponent exactly, as a double (an f32 would round
 # exponents past 2**24, and their parity)
 _POWI = ("(float)pow((double){0}, (double){1})", "pow({0}, (double){1})")
@@ -265,11 +291,13 @@ def _fma(em: Emitter, node: Node, idx: Index) -> str:
 
 @element(Op.LIBDEVICE)
 def _libdevice(em: Emitter, node: Node, idx: Index) -> str:
-    """A row of :data:`_LIBDEVICE`, picked by the first operand's width (the rule chose the dtypes)."""
+    """A row of :data:`_LIBDEVICE`, picked by an operand's width (the first's, :data:`_BY_OPERAND`'s) or
+    signedness (:data:`_BY_SIGN`); the rule chose the dtypes."""
     assert isinstance(node.attr, LibAttr)
     fn, (x, *rest) = node.attr.fn, node.args
     powi = fn is LibFn.POW and rest[0].ty.dtype.is_int
-    spelled = (_POWI if powi else _LIBDEVICE[fn])[x.ty.dtype.bits == 64]
+    second = x.ty.dtype.kind is Kind.UINT if fn in _BY_SIGN else node.args[_BY_OPERAND.get(fn, 0)].ty.dtype.bits == 64
+    spelled = (_POWI if powi else _LIBDEVICE[fn])[second]
     return spelled.format(*(em.elem(a, idx) for a in node.args))
 
 

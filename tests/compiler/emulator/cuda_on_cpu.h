@@ -456,6 +456,157 @@ inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline unsigned __brev(unsigned x) { return tl_emu::reverse_bits(x); }
 inline unsigned long long __brevll(unsigned long long x) { return tl_emu::reverse_bits(x); }
 
+// fma, the rounding conversions and the integer helpers: the nearest result (the host's, in
+// round-to-nearest), moved a step where the exact residual's sign says (tl_emu::directed); the
+// residuals in __float128, where an f64 product is exact.
+namespace tl_emu {
+template <class T>
+inline T fma_dir(T x, T y, T z, int mode) {
+  const T q = std::fma(x, y, z);
+  if (!std::isfinite(x) || !std::isfinite(y) || !std::isfinite(z)) return q;
+  if (std::isinf(q)) return directed(q, q, mode);  // overflowed
+  using W = __float128;  // x * y exactly (at most 106 bits), then the sum's error exactly (TwoSum)
+  const W p = W(x) * W(y), w = W(z), s = p + w, back = s - p, err = (p - (s - back)) + (w - back);
+  if (s == 0 && err == 0) {  // an exact zero: -0 rounding down unless the product and z are +0
+    const bool product_negative = std::signbit(x) != std::signbit(y);
+    const bool zeros = (x == T(0) || y == T(0)) && z == T(0);
+    if (zeros && product_negative == std::signbit(z)) return std::copysign(T(0), z);
+    return mode < 0 ? -T(0) : T(0);
+  }
+  const W excess = (W(q) - s) - err;  // q - s exact (the two are neighbours)
+  return directed(q, static_cast<T>(excess > 0) - static_cast<T>(excess < 0), mode);
+}
+// an integer or f64 value to float T in the direction mode; the comparison exact in long double
+// (64 bits: every 64-bit integer, every float)
+template <class T, class S>
+inline T to_float(S v, int mode) {
+  const T q = static_cast<T>(v);
+  if constexpr (std::is_floating_point_v<S>) {
+    if (!std::isfinite(v)) return q;
+  }
+  const long double d = static_cast<long double>(q) - static_cast<long double>(v);
+  if (std::isinf(q)) return directed(q, q, mode);
+  return directed(q, static_cast<T>(d > 0) - static_cast<T>(d < 0), mode);
+}
+// a float rounded in mode (-1 floor, 1 ceil, 0 trunc, 2 nearest even) to integer I, saturating,
+// NaN giving 0 (the GPU's cvt)
+template <class I, class T>
+inline I to_int(T x, int mode) {
+  if (std::isnan(x)) return 0;
+  const long double r = mode == 2 ? std::nearbyint(static_cast<long double>(x)) : mode < 0 ? std::floor(static_cast<long double>(x))
+                        : mode > 0 ? std::ceil(static_cast<long double>(x)) : std::trunc(static_cast<long double>(x));
+  if (r <= static_cast<long double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (r >= static_cast<long double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(r);
+}
+inline long double erfcx_(long double x) {  // erfc(x) e^(x^2), its asymptotic series past 26
+  if (std::isnan(x)) return x;
+  if (x < 0) return x < -27 ? INFINITY : 2 * std::exp(x * x) - erfcx_(-x);
+  if (x < 26) return std::erfc(x) * std::exp(x * x);
+  const long double t = 1 / (2 * x * x);
+  long double term = 1, sum = 1;
+  for (int k = 1; k < 13; ++k) sum += (term *= -(2 * k - 1) * t);
+  return std::isinf(x) ? 0 : sum / (x * std::sqrt(3.141592653589793238462643383279502884L));
+}
+inline double rcp64h_(double x) {  // of x's high word, the result's high word; subnormals flushed
+  unsigned long long b = tl_emu_bits<unsigned long long>(x) & 0xFFFFFFFF00000000ull;
+  if ((b & 0x7FF0000000000000ull) == 0) b &= 0x8000000000000000ull;
+  unsigned long long r = tl_emu_bits<unsigned long long>(1.0 / tl_emu_bits<double>(b)) & 0xFFFFFFFF00000000ull;
+  if ((r & 0x7FF0000000000000ull) == 0) r &= 0x8000000000000000ull;
+  return tl_emu_bits<double>(r);
+}
+inline long double bessel_i(long double x, int n) {  // I_n, n in (0, 1): series to 30, then asymptotic
+  const long double a = std::fabs(x);
+  if (std::isnan(x)) return x;
+  if (std::isinf(a)) return n && x < 0 ? -INFINITY : INFINITY;
+  long double value;
+  if (a <= 30) {
+    long double term = n ? a / 2 : 1, sum = term;
+    for (int k = 1; k < 120; ++k) sum += (term *= a * a / 4 / (k * (k + n)));
+    value = sum;
+  } else {
+    long double step = 1, sum = 1;
+    for (int k = 1; k < 60; ++k) {
+      const long double next = -step * (4.0L * n * n - (2 * k - 1) * (2 * k - 1)) / (8.0L * k * a);
+      if (std::fabs(next) >= std::fabs(step)) break;
+      sum += (step = next);
+    }
+    const long double half = std::exp(a / 2);
+    value = half * (half / std::sqrt(2 * 3.141592653589793238462643383279502884L * a)) * sum;
+  }
+  return n && x < 0 ? -value : value;
+}
+inline long long low24(int v) { return ((static_cast<long long>(v) & 0xFFFFFF) ^ 0x800000) - 0x800000; }
+}  // namespace tl_emu
+inline float __fmaf_rn(float x, float y, float z) { return std::fma(x, y, z); }
+inline float __fmaf_rz(float x, float y, float z) { return tl_emu::fma_dir(x, y, z, 0); }
+inline float __fmaf_rd(float x, float y, float z) { return tl_emu::fma_dir(x, y, z, -1); }
+inline float __fmaf_ru(float x, float y, float z) { return tl_emu::fma_dir(x, y, z, 1); }
+inline double __fma_rn(double x, double y, double z) { return std::fma(x, y, z); }
+inline double __fma_rz(double x, double y, double z) { return tl_emu::fma_dir(x, y, z, 0); }
+inline double __fma_rd(double x, double y, double z) { return tl_emu::fma_dir(x, y, z, -1); }
+inline double __fma_ru(double x, double y, double z) { return tl_emu::fma_dir(x, y, z, 1); }
+#define TL_EMU_TO_FLOAT(name, T, S) \
+  inline T __##name##_rn(S v) { return static_cast<T>(v); } \
+  inline T __##name##_rz(S v) { return tl_emu::to_float<T>(v, 0); } \
+  inline T __##name##_rd(S v) { return tl_emu::to_float<T>(v, -1); } \
+  inline T __##name##_ru(S v) { return tl_emu::to_float<T>(v, 1); }
+#define TL_EMU_TO_INT(name, I, T) \
+  inline I __##name##_rn(T v) { return tl_emu::to_int<I>(v, 2); } \
+  inline I __##name##_rz(T v) { return tl_emu::to_int<I>(v, 0); } \
+  inline I __##name##_rd(T v) { return tl_emu::to_int<I>(v, -1); } \
+  inline I __##name##_ru(T v) { return tl_emu::to_int<I>(v, 1); }
+inline float __double2float_rn(double v) { return static_cast<float>(v); }
+inline float __double2float_rd(double v) { return tl_emu::to_float<float>(v, -1); }
+inline float __double2float_ru(double v) { return tl_emu::to_float<float>(v, 1); }
+TL_EMU_TO_INT(double2int, int, double)
+TL_EMU_TO_INT(double2uint, unsigned, double)
+inline int __float2int_rz(float v) { return tl_emu::to_int<int>(v, 0); }
+inline int __float2int_rd(float v) { return tl_emu::to_int<int>(v, -1); }
+inline int __float2int_ru(float v) { return tl_emu::to_int<int>(v, 1); }
+TL_EMU_TO_INT(float2uint, unsigned, float)
+TL_EMU_TO_INT(float2ll, long long, float)
+TL_EMU_TO_INT(float2ull, unsigned long long, float)
+TL_EMU_TO_INT(double2ll, long long, double)
+TL_EMU_TO_INT(double2ull, unsigned long long, double)
+inline float __int2float_rz(int v) { return tl_emu::to_float<float>(v, 0); }
+inline float __int2float_rd(int v) { return tl_emu::to_float<float>(v, -1); }
+inline float __int2float_ru(int v) { return tl_emu::to_float<float>(v, 1); }
+TL_EMU_TO_FLOAT(uint2float, float, unsigned)
+TL_EMU_TO_FLOAT(ll2float, float, long long)
+TL_EMU_TO_FLOAT(ull2float, float, unsigned long long)
+TL_EMU_TO_FLOAT(ll2double, double, long long)
+TL_EMU_TO_FLOAT(ull2double, double, unsigned long long)
+#undef TL_EMU_TO_FLOAT
+#undef TL_EMU_TO_INT
+inline double __int2double_rn(int v) { return v; }
+inline double __uint2double_rn(unsigned v) { return v; }
+inline double __hiloint2double(int hi, int lo) {
+  return tl_emu_bits<double>((static_cast<unsigned long long>(static_cast<unsigned>(hi)) << 32) | static_cast<unsigned>(lo));
+}
+inline int __double2loint(double x) { return static_cast<int>(tl_emu_bits<unsigned long long>(x) & 0xFFFFFFFFull); }
+inline int __double2hiint(double x) { return static_cast<int>(tl_emu_bits<unsigned long long>(x) >> 32); }
+inline float __frsqrt_rn(float x) { return static_cast<float>(1.0L / std::sqrt(static_cast<long double>(x))); }
+inline double __nv_rcp64h(double x) { return tl_emu::rcp64h_(x); }
+inline int __mul24(int x, int y) { return static_cast<int>(static_cast<unsigned>(tl_emu::low24(x) * tl_emu::low24(y))); }
+inline unsigned __umul24(unsigned x, unsigned y) { return (x & 0xFFFFFFu) * (y & 0xFFFFFFu); }
+inline unsigned __sad(int x, int y, unsigned z) { return static_cast<unsigned>(std::llabs(1ll * x - y)) + z; }
+inline unsigned __usad(unsigned x, unsigned y, unsigned z) { return (x > y ? x - y : y - x) + z; }
+inline int __hadd(int x, int y) { return static_cast<int>((1ll * x + y) >> 1); }
+inline unsigned __uhadd(unsigned x, unsigned y) { return static_cast<unsigned>((1ull * x + y) >> 1); }
+inline int __rhadd(int x, int y) { return static_cast<int>((1ll * x + y + 1) >> 1); }
+inline unsigned __urhadd(unsigned x, unsigned y) { return static_cast<unsigned>((1ull * x + y + 1) >> 1); }
+inline float cyl_bessel_i0f(float x) { return static_cast<float>(tl_emu::bessel_i(x, 0)); }
+inline double cyl_bessel_i0(double x) { return static_cast<double>(tl_emu::bessel_i(x, 0)); }
+inline float cyl_bessel_i1f(float x) { return static_cast<float>(tl_emu::bessel_i(x, 1)); }
+inline double cyl_bessel_i1(double x) { return static_cast<double>(tl_emu::bessel_i(x, 1)); }
+inline float erfcxf(float x) { return static_cast<float>(tl_emu::erfcx_(x)); }
+inline double erfcx(double x) { return static_cast<double>(tl_emu::erfcx_(x)); }
+inline float normcdff(float x) { return static_cast<float>(0.5L * std::erfc(-static_cast<long double>(x) / std::sqrt(2.0L))); }
+inline double normcdf(double x) { return static_cast<double>(0.5L * std::erfc(-static_cast<long double>(x) / std::sqrt(2.0L))); }
+inline float normcdfinvf(float p) { return static_cast<float>(-std::sqrt(2.0) * tl_emu::erfc_inverse_all(2.0 * p)); }
+inline double normcdfinv(double p) { return -std::sqrt(2.0) * tl_emu::erfc_inverse_all(2.0 * p); }
+
 // PTX atomics, as the emulator rewrites them: sequentially consistent read-modify-write.
 namespace tl_emu {
 template <class T, class F>
