@@ -146,9 +146,9 @@ def test_streams_key_the_cache(noop: NoopBackend) -> None:
 
 
 def test_int_class_and_plain_grid() -> None:
-    assert int_class(16) != int_class(17) != int_class(1)
-    assert int_class(2**31) >> 2 == 2 and int_class(2**63) >> 2 == 3 and int_class(2**64) >> 2 == 0
-    assert int_class(-(2**31)) >> 2 == 1 and int_class(-(2**63) - 1) >> 2 == 0
+    assert int_class(16) != int_class(17) != int_class(1) and int_class(-16) != int_class(16)
+    assert int_class(2**31) >> 3 == 2 and int_class(2**63) >> 3 == 3 and int_class(2**64) >> 3 == 0
+    assert int_class(-(2**31)) >> 3 == 1 and int_class(-(2**63) - 1) >> 3 == 0
     assert plain_grid((3,), {}) == (3, 1, 1) and plain_grid((1, 2, 3), {}) == (1, 2, 3)
     assert plain_grid(lambda meta: (meta["B"], 2), {"B": 4}) == (4, 2, 1)
     assert plain_grid((2**31 - 1, 65535, 65535), {}) == (2**31 - 1, 65535, 65535)

@@ -70,15 +70,15 @@ _FLOAT_INTS = 1 << 1023  # ints passed for a float below this in magnitude conve
 
 def int_class(value: int) -> int:
     """The facts about an ``int`` argument that its checks and specialisation depend on: the
-    width it is passed in (0 when it fits in none, so such a launch is never cached), whether it
-    is divisible by 16, and whether it equals 1."""
+    width it is passed in (0 when it fits in none, so such a launch is never cached; the bits
+    above the low three), whether it is negative, divisible by 16, and equal to 1."""
     if -0x8000_0000 <= value < 0x8000_0000:
         width = 1
     elif -(1 << 63) <= value < 1 << 63:
         width = 2
     else:
         width = 3 if 0 <= value < 1 << 64 else 0
-    return width << 2 | (value & 15 == 0) << 1 | (value == 1)
+    return width << 3 | (value >= 0) << 2 | (value & 15 == 0) << 1 | (value == 1)
 
 
 def plain_grid(grid: Any, constexprs: Mapping[str, Any]) -> tuple[int, int, int] | None:
@@ -232,7 +232,7 @@ class LastLaunch:
                 if held is None or held() is not value:
                     return None
             elif kind == _INT:
-                if type(value) is not int or not int_class(value) >> 2:  # width 0: fits in no integer type
+                if type(value) is not int or not int_class(value) >> 3:  # width 0: fits in no integer type
                     return None
             elif kind == _FLOAT:
                 if type(value) is int and -_FLOAT_INTS < value < _FLOAT_INTS:

@@ -91,6 +91,114 @@ def test_wrapped_columns_match_numpy(backend: str, n: int, bn: int) -> None:
 
 
 @tl.kernel
+def shifted_columns(src: Pointer[f32], dst: Pointer[f32], shift: int, BN: constexpr) -> None:
+    """Program p copies ``src[BN + (offs + shift) % BN]``: with a negative shift the dividend is
+    negative and C's remainder is <= 0, so the block reads ``src[BN]`` then ``src[1:BN]``."""
+    offs = tl.program_id(0) * BN + tl.arange(0, BN)
+    tl.store(dst + offs, tl.load(src + BN + (offs + shift) % BN))
+
+
+def test_a_remainder_keeps_its_runs_only_when_its_dividend_is_not_negative() -> None:
+    """Was 128-bit loads whatever the sign (Triton's assumption), reading ``src[BN:BN + 4]`` where
+    the remainders are ``0, -(BN - 1), ...``: a launch specialises ints on their sign."""
+    spec = _aligned(static_spec(shifted_columns, {"BN": 512}, negative=("shift",)))
+    assert _widths(compile_ir(shifted_columns, spec)) == [1, 4]
+    known = _aligned(static_spec(shifted_columns, {"BN": 512}))
+    assert _widths(compile_ir(shifted_columns, known)) == [4, 4]
+    fn = compile_ir(shifted_columns, known)
+    mods = [n for n in walk(fn.body) if isinstance(n.attr, BinaryAttr) and n.attr.fn is BinaryFn.MOD]
+    assert [(analyze(fn)[m].contiguity, analyze(fn)[m].nonnegative) for m in mods] == [((16,), True)]
+
+
+@pytest.mark.parametrize("shift", [-512, -48, -7, 0, 48, 7])
+def test_shifted_columns_match_numpy(backend: str, shift: int) -> None:
+    """Negative, zero and positive shifts, multiples of 16 or not, against NumPy's C-style
+    remainder (``np.fmod``), on the reference and the generated CUDA."""
+    rng = np.random.default_rng(abs(shift) + 3)
+    bn, blocks = 512, 2
+    src = rng.standard_normal(2 * bn).astype(np.float32)
+    offs = np.arange(blocks * bn)
+    want = src[bn + np.fmod(offs + shift, bn)]
+    with registry.backend(backend):
+        s, d = tl.to_device(src), tl.to_device(np.full(blocks * bn, np.nan, np.float32))
+        shifted_columns[(blocks,)](s, d, shift, BN=bn)
+        np.testing.assert_array_equal(d.numpy(), want)
+
+
+@tl.kernel
+def compared_copy(src: Pointer[f32], dst: Pointer[f32], n: int, OP: constexpr, BLOCK: constexpr) -> None:
+    """Copies the elements whose offset compares with n as OP says, by a masked load and store."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if OP == "<":
+        mask = offs < n
+    elif OP == ">=":
+        mask = offs >= n
+    elif OP == "<=":
+        mask = offs <= n
+    elif OP == ">":
+        mask = offs > n
+    elif OP == "==":
+        mask = offs == n
+    else:
+        mask = offs != n
+    tl.store(dst + offs, tl.load(src + offs, mask=mask, other=-1.0), mask=mask)
+
+
+COMPARED = {"<": np.less, ">=": np.greater_equal, "<=": np.less_equal, ">": np.greater, "==": np.equal,
+            "!=": np.not_equal}
+
+
+def test_only_lt_and_ge_masks_are_constant_over_aligned_runs() -> None:
+    """``offs < n`` and ``offs >= n`` with n a multiple of 16 change only at a multiple of 16, so
+    one predicate serves a 128-bit access; ``<=``, ``>``, ``==`` and ``!=`` change just after or at
+    n itself, inside a run."""
+    widths = {op: _widths(compile_ir(compared_copy, _aligned(static_spec(compared_copy, {"OP": op, "BLOCK": 512}))))
+              for op in COMPARED}
+    assert widths == {"<": [4, 4], ">=": [4, 4], "<=": [1, 1], ">": [1, 1], "==": [1, 1], "!=": [1, 1]}
+
+
+@pytest.mark.parametrize("op", list(COMPARED))
+@pytest.mark.parametrize("n", [16, 48, 37])
+def test_compared_copy_matches_numpy(backend: str, op: str, n: int) -> None:
+    """Was 4 elements loaded and stored for each true one at n on the CUDA path for ``<=``,
+    ``>``, ``==`` and ``!=`` with n a multiple of 16 (the mask taken as constant over 4)."""
+    rng = np.random.default_rng(n)
+    src = rng.standard_normal(1024).astype(np.float32)
+    want = np.where(COMPARED[op](np.arange(1024), n), src, np.nan)
+    with registry.backend(backend):
+        s, d = tl.to_device(src), tl.to_device(np.full(1024, np.nan, np.float32))
+        compared_copy[(2,)](s, d, n, OP=op, BLOCK=512)
+        np.testing.assert_array_equal(d.numpy(), want)
+
+
+@tl.kernel
+def overlapping_rows(src: Pointer[f32], dst: Pointer[f32], R: constexpr, C: constexpr, STEP: constexpr) -> None:
+    """Row r of the output is ``src[r * STEP:r * STEP + C]``: rows start STEP elements apart."""
+    cols = tl.arange(0, C)[None, :]
+    tl.store(dst + tl.arange(0, R)[:, None] * C + cols, tl.load(src + (tl.arange(0, R) * STEP)[:, None] + cols))
+
+
+@pytest.mark.parametrize(("step", "width"), [(1, 1), (2, 2), (3, 1), (4, 4), (8, 4)])
+def test_a_product_of_a_run_is_divisible_only_by_its_other_factor(step: int, width: int) -> None:
+    """``arange(R) * STEP`` is 0, STEP, 2 * STEP...: divisible by STEP, not by what divides 0
+    (the product was taken as a multiple of 2**30, so rows 8 bytes apart got 16-byte loads)."""
+    spec = static_spec(overlapping_rows, {"R": 32, "C": 128, "STEP": step})
+    assert _widths(compile_ir(overlapping_rows, spec)) == [width, 4]
+
+
+@pytest.mark.parametrize("step", [2, 3, 4])
+def test_overlapping_rows_match_numpy(backend: str, step: int) -> None:
+    """Was a misaligned 16-byte load for STEP 2 on the CUDA path (the emulator aborted)."""
+    r, c = 32, 128
+    src = np.random.default_rng(step).standard_normal(r * step + c).astype(np.float32)
+    want = src[(np.arange(r) * step)[:, None] + np.arange(c)[None, :]]
+    with registry.backend(backend):
+        d = tl.to_device(np.full((r, c), np.nan, np.float32))
+        overlapping_rows[(1,)](tl.to_device(src), d, R=r, C=c, STEP=step)
+        np.testing.assert_array_equal(d.numpy(), want)
+
+
+@tl.kernel
 def sliced_rows(src: Pointer[f32], dst: Pointer[f32], N: int, PARTS: constexpr, BN: constexpr) -> None:
     """Program p copies BN values from the start of slice p of N // PARTS (split-K's offsets)."""
     start = tl.program_id(0) * (N // PARTS)

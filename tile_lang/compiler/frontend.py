@@ -103,7 +103,7 @@ def build(kernel: Any, spec: Spec) -> Function:
         if refused is not None:
             raise _refused_parameter(kernel, fdef, (filename, offset), param.name, refused)
         div = 16 if arg.divisible_by_16 else 1
-        node = Node(Op.PARAM, Type(arg.dtype), attr=ParamAttr(index, param.name, div))
+        node = Node(Op.PARAM, Type(arg.dtype), attr=ParamAttr(index, param.name, div, arg.nonnegative))
         params.append(node)
         # an int equal to 1 is the constant 1 of the parameter's type, not a Python 1: `n // -3` keeps C's meaning
         env[param.name] = front.b.const(1, arg.dtype) if arg.equals_one else node

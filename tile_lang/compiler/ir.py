@@ -428,9 +428,10 @@ class ParamAttr:
     index: int
     name: str
     divisibility: int = 1  # known power-of-two divisor (bytes for pointers), from specialisation
+    nonnegative: bool = False  # an int known to be >= 0, from specialisation
 
     def __str__(self) -> str:
-        return f"#{self.index} {self.name} div={self.divisibility}"
+        return f"#{self.index} {self.name} div={self.divisibility}{' >=0' if self.nonnegative else ''}"
 
 
 @dataclass(frozen=True)

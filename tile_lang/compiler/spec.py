@@ -1,7 +1,8 @@
 """Specialisation: what a compiled kernel assumes about its arguments (Triton's rules).
 
 Integers equal to 1 become the constant 1; pointers and integers divisible by 16 carry that
-fact into axis analysis (so masks and addresses prove 128-bit vector access).
+fact into axis analysis (so masks and addresses prove 128-bit vector access), and so do
+integers that are not negative (so ``x % n`` of an offset built from them keeps its runs).
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ class ArgSpec:
     dtype: DType  # ptr<elem> for pointers
     divisible_by_16: bool = False
     equals_one: bool = False
+    nonnegative: bool = False
 
     def key(self) -> str:
-        flags = ("d" if self.divisible_by_16 else "") + ("1" if self.equals_one else "")
+        flags = ("d" if self.divisible_by_16 else "") + ("1" if self.equals_one else "") + ("+" if self.nonnegative else "")
         return f"{self.dtype.name}{':' + flags if flags else ''}"
 
 
@@ -50,7 +52,7 @@ class Spec:
 def int_spec(value: int) -> ArgSpec:
     """An int argument: i32 when it fits, else i64 (u64 at 2**63 and above), as Triton types it."""
     dtype = dtypes.I32 if -(2**31) <= value < 2**31 else (dtypes.I64 if value < 2**63 else dtypes.U64)
-    return ArgSpec(dtype, value % DIVISIBILITY == 0, value == 1)
+    return ArgSpec(dtype, value % DIVISIBILITY == 0, value == 1, value >= 0)
 
 
 def pointer_spec(element: DType, address: int) -> ArgSpec:
@@ -68,10 +70,11 @@ def scalar_spec(annotation: Any, value: Any) -> ArgSpec:
 def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
                 pointee: DType = dtypes.F32, num_stages: int = 3, arch: int = 80,
                 pointees: Mapping[str, DType] | None = None, divisible: Collection[str] = (),
-                ones: Collection[str] = ()) -> Spec:
+                ones: Collection[str] = (), negative: Collection[str] = ()) -> Spec:
     """A specialisation without a launch (for ``inspect`` and compile checks): pointers aligned,
-    ints as unconstrained i32 (those named in ``divisible`` as multiples of 16 and those in
-    ``ones`` as equal to 1, as a launch with such values specialises them), a generic pointer's
+    ints as i32 >= 0 like the sizes and strides most launches pass (those named in ``divisible``
+    as multiples of 16, those in ``ones`` as equal to 1, those in ``negative`` of either sign, as a
+    launch with such values specialises them), a generic pointer's
     pointee as given in ``pointees`` (by parameter name), else ``pointee``."""
     args = []
     for param in kernel.runtime_params:
@@ -79,7 +82,7 @@ def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
             element = _concrete(param.annotation) or (pointees or {}).get(param.name) or pointee
             args.append(ArgSpec(element.pointer_to(), True))
         elif param.annotation is int:
-            args.append(ArgSpec(dtypes.I32, param.name in divisible, param.name in ones))
+            args.append(ArgSpec(dtypes.I32, param.name in divisible, param.name in ones, param.name not in negative))
         else:
             args.append(scalar_spec(param.annotation, 0))
     return Spec(tuple(args), tuple(sorted(constexprs.items())), num_warps, num_stages, arch)

@@ -1,15 +1,18 @@
 """Axis info (Triton's AxisInfo): per dimension, how long runs of consecutive values are
 (contiguity), runs of equal values (constancy), and the power of two dividing each run's first
-value (divisibility; in bytes for pointers). Drives vector widths of loads and stores."""
+value (divisibility; in bytes for pointers); and whether an int is known not to be negative.
+Drives vector widths of loads and stores."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, ConstAttr, Function, Node, Op, ParamAttr, PermuteAttr, RangeAttr, constant, walk,
+    BinaryAttr, BinaryFn, CastAttr, ConstAttr, Function, Node, Op, ParamAttr, PermuteAttr, RangeAttr, constant,
+    walk,
 )
+from tile_lang.dtypes import Kind
 
 MAX_DIV = 1 << 30
 
@@ -19,9 +22,11 @@ class AxisInfo:
     contiguity: tuple[int, ...]
     divisibility: tuple[int, ...]
     constancy: tuple[int, ...]
+    nonnegative: bool = False  # every element >= 0 (ints; overflow aside, which the reference reports)
 
     def __str__(self) -> str:
-        return f"contig={list(self.contiguity)} div={list(self.divisibility)} const={list(self.constancy)}"
+        sign = " >=0" if self.nonnegative else ""
+        return f"contig={list(self.contiguity)} div={list(self.divisibility)} const={list(self.constancy)}{sign}"
 
 
 def _pow2_divisor(value: int) -> int:
@@ -60,7 +65,7 @@ def _analyze(fn: Function, seeds: dict[Node, AxisInfo]) -> dict[Node, AxisInfo]:
     info: dict[Node, AxisInfo] = dict(seeds)
     for p in fn.params:
         assert isinstance(p.attr, ParamAttr)
-        info[p] = _uniform(p, p.attr.divisibility)
+        info[p] = replace(_uniform(p, p.attr.divisibility), nonnegative=p.attr.nonnegative or _unsigned(p))
     for node in walk(fn.body):  # a loop comes before its region's parameters
         if node.op is Op.FOR:
             _induction(node, info)
@@ -82,8 +87,14 @@ def _carried_steps(fn: Function, info: dict[Node, AxisInfo]) -> dict[Node, AxisI
                 continue
             step, start = info.get(out.args[1]), info.get(init)
             if step is not None and start is not None:
-                seeds[param] = _uniform(param, min(start.divisibility[0], step.divisibility[0]))
+                seeds[param] = _stepped(param, start, step)
     return seeds
+
+
+def _stepped(node: Node, start: AxisInfo, step: AxisInfo) -> AxisInfo:
+    """start, start + step, ...: divisible by what divides both, and not negative if neither is."""
+    return replace(_uniform(node, min(start.divisibility[0], step.divisibility[0])),
+                   nonnegative=start.nonnegative and step.nonnegative)
 
 
 def _induction(loop: Node, info: dict[Node, AxisInfo]) -> None:
@@ -92,10 +103,55 @@ def _induction(loop: Node, info: dict[Node, AxisInfo]) -> None:
     start, step = (info.get(loop.args[i]) for i in (0, 2))
     iv = loop.regions[0].params[0]
     if start is not None and step is not None:
-        info[iv] = _uniform(iv, min(start.divisibility[0], step.divisibility[0]))
+        info[iv] = _stepped(iv, start, step)
 
 
 def _infer(node: Node, info: dict[Node, AxisInfo]) -> AxisInfo:
+    facts = _runs(node, info)
+    return replace(facts, nonnegative=True) if _nonnegative(node, info) else facts
+
+
+def _unsigned(node: Node) -> bool:
+    return node.ty.dtype.is_int and node.ty.dtype.kind is Kind.UINT
+
+
+def _nonnegative(node: Node, info: dict[Node, AxisInfo]) -> bool:
+    """Whether an int node is >= 0 by construction: program ids, aranges, non-negative constants
+    and parameters, and what +, *, //, %, min, max and widening casts make of them. The one
+    assumption: a divisor of unknown sign is positive (Triton's grouped-tile preamble divides by
+    ``min(num_m - first_m, GROUP_M)``); a negative one would make a negative tile index, which
+    the reference reports as an out-of-bounds access long before it could vectorise wrongly."""
+    if not node.ty.dtype.is_int:
+        return False
+    if _unsigned(node) or node.op in (Op.PROGRAM_ID, Op.NUM_PROGRAMS):
+        return True
+    if node.op is Op.CONST:
+        return isinstance(node.attr, ConstAttr) and node.attr.value >= 0
+    if node.op is Op.ARANGE:
+        return isinstance(node.attr, RangeAttr) and node.attr.start >= 0
+    args = [info[a].nonnegative for a in node.args if a in info]
+    if node.op in (Op.SPLAT, Op.BROADCAST, Op.RESHAPE, Op.PERMUTE):
+        return args[0]
+    if node.op is Op.CAST and isinstance(node.attr, CastAttr) and node.args[0].ty.dtype.is_int:
+        src, dst = node.args[0].ty.dtype, node.ty.dtype  # narrowing, or u32 -> i32, can wrap below 0
+        return args[0] and (dst.itemsize > src.itemsize or (dst.itemsize == src.itemsize and src.is_signed))
+    if node.op is Op.WHERE:
+        return all(args[1:])
+    if node.op is Op.BINARY and isinstance(node.attr, BinaryAttr):
+        fn = node.attr.fn
+        if fn in (BinaryFn.ADD, BinaryFn.MUL, BinaryFn.MIN, BinaryFn.OR, BinaryFn.XOR):
+            return all(args)
+        if fn in (BinaryFn.MOD, BinaryFn.SHR):  # C's remainder takes the dividend's sign
+            return args[0]
+        if fn is BinaryFn.DIV:  # a divisor is taken as positive unless it is a negative constant
+            divisor = constant(node.args[1])
+            return args[0] and not (isinstance(divisor, int) and divisor < 0)
+        if fn in (BinaryFn.MAX, BinaryFn.AND):
+            return any(args)
+    return False
+
+
+def _runs(node: Node, info: dict[Node, AxisInfo]) -> AxisInfo:
     if node.op is Op.CONST and isinstance(node.attr, ConstAttr) and isinstance(node.attr.value, int):
         return _uniform(node, _pow2_divisor(int(node.attr.value)))
     if node.op is Op.ARANGE and isinstance(node.attr, RangeAttr):
@@ -108,9 +164,9 @@ def _infer(node: Node, info: dict[Node, AxisInfo]) -> AxisInfo:
     if node.op is Op.RESHAPE:
         return _reshape(node, info[node.args[0]])
     if node.op is Op.PERMUTE and isinstance(node.attr, PermuteAttr):
-        src = info[node.args[0]]
-        return AxisInfo(*(tuple(facts[d] for d in node.attr.dims)
-                          for facts in (src.contiguity, src.divisibility, src.constancy)))
+        src, dims = info[node.args[0]], node.attr.dims
+        return AxisInfo(tuple(src.contiguity[d] for d in dims), tuple(src.divisibility[d] for d in dims),
+                        tuple(src.constancy[d] for d in dims))
     if node.op is Op.CAST and node.ty.dtype.is_int and node.args[0].ty.dtype.is_int:
         return info[node.args[0]]
     if node.op is Op.BINARY and isinstance(node.attr, BinaryAttr):
@@ -162,12 +218,17 @@ def _binary(node: Node, fn: BinaryFn, a: AxisInfo, b: AxisInfo) -> AxisInfo:
         for i, other in ((0, b), (1, a)):  # times 1 (a stride specialised to 1): the other operand's facts
             if constant(node.args[i]) == 1 and not node.ty.dtype.is_float:
                 return AxisInfo(other.contiguity, other.divisibility, _gcds(other.constancy, const))
-        div = tuple(min(MAX_DIV, x * y) for x, y in zip(a.divisibility, b.divisibility))
+        # the product has no runs, so its divisibility holds for every element: a factor with
+        # runs (x0, x0 + 1, ...) contributes 1, not what divides x0 (Triton's rule)
+        div = tuple(min(MAX_DIV, (1 if ca > 1 else da) * (1 if cb > 1 else db))
+                    for ca, da, cb, db in zip(a.contiguity, a.divisibility, b.contiguity, b.divisibility))
         return AxisInfo(ones, div, const)
     if fn.is_comparison:
-        # x, x+1, ... compared with a value constant over the run: equal results in runs of
-        # the length both sides are aligned to (why Triton specialises ints divisible by 16).
-        run = tuple(math.gcd(ca, da, db) if kb >= ca else 1
+        # x, x+1, ... against a value constant over the run: `x < b` and `x >= b` are equal over
+        # runs of the length both sides are aligned to (why Triton specialises ints divisible by
+        # 16). `<=`, `>`, `==` and `!=` change at x == b, the first value of such a run.
+        aligned = fn is BinaryFn.LT or fn is BinaryFn.GE
+        run = tuple(math.gcd(ca, da, db) if aligned and kb >= ca else 1
                     for ca, da, db, kb in zip(a.contiguity, a.divisibility, b.divisibility, b.constancy))
         return AxisInfo(ones, ones, tuple(max(k, r) for k, r in zip(const, run)))
     if fn is BinaryFn.MOD and node.ty.dtype.is_int:
@@ -190,11 +251,11 @@ def _mod(a: AxisInfo, b: AxisInfo, const: tuple[int, ...]) -> AxisInfo:
     """``x % m`` (Triton's rule): a run of x that starts at a multiple of ``g``, both x's run
     start and m being multiples of ``g``, holds no multiple of m inside its first ``g``
     values, so it stays consecutive for that long (``(pid_n * BN + arange(BN)) % N`` keeps
-    128-bit accesses when N is a multiple of 16). Like Triton's, it takes x >= 0 (a negative
-    x wraps toward zero: it would address memory before the block)."""
+    128-bit accesses when N is a multiple of 16). Only for x >= 0: C's remainder of a negative
+    x is <= 0 (``-4 % 4, -3 % 4`` are ``0, -3``), so no run survives (Triton assumes x >= 0)."""
     cont, div = [], []
     for ca, da, db, kb in zip(a.contiguity, a.divisibility, b.divisibility, b.constancy):
-        run = math.gcd(ca, da, db, kb)  # powers of two: the shortest of the four
+        run = math.gcd(ca, da, db, kb) if a.nonnegative else 1  # powers of two: the shortest of the four
         cont.append(run)
         div.append(math.gcd(da, db) if ca <= run else run)
     return AxisInfo(tuple(cont), tuple(div), const)
