@@ -46,8 +46,8 @@ def _width(node: Node, info: dict[Node, AxisInfo], fn: Function) -> int:
     width = math.gcd(layout.vector, facts.contiguity[-1], max(1, 16 // element.itemsize),
                      max(1, facts.divisibility[-1] // element.itemsize))
     mask = _mask(node)
-    if mask is not None and mask in info:
-        width = math.gcd(width, info[mask].constancy[-1])
+    if mask is not None:  # a mask the analysis did not see is taken as varying element by element
+        width = math.gcd(width, info[mask].constancy[-1] if mask in info else 1)
     return width
 
 
