@@ -422,6 +422,8 @@ def test_pytest_form(tmp_path: Path) -> None:
     ("triton.runtime.driver.active.utils.fill_1d_tma_descriptor",
      "triton.runtime.driver.active.utils.fill_1d_tma_descriptor is not provided"),
     ("tl.tensor_of_nothing", "'tensor_of_nothing'"),  # tile_lang's own AttributeError for its language
+    ("import triton.language.extra.cuda as cuda\ncuda.smid", "tl.extra.cuda.smid is not supported yet"),
+    ("tl.extra.cuda.libdevice.tanh\ntl.extra.cuda.no_such", "tl.extra.cuda has no attribute 'no_such'"),
     ("import triton.tools.disasm", "No module named 'triton.tools.disasm' in tile_lang's Triton shim"),
     ("triton.autotune([triton.Config({})], key=[], pre_hook=print)", "triton.autotune(pre_hook=...) is not provided"),
 ])

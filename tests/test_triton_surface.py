@@ -127,6 +127,19 @@ def test_an_unsupported_name_in_a_kernel_is_an_error_at_its_line(backend: str) -
     assert "apply_reduce_or.py" in str(err.value) and ":9" in str(err.value)
 
 
+def test_triton_extra_cuda_names_tile_lang_lacks_say_so(backend: str) -> None:
+    """``tl.extra.cuda.smid()`` was "'smid' is not a method a kernel may call"."""
+    import tile_lang.extra.cuda as cuda
+
+    assert cuda.libdevice.tanh is tl.extra.libdevice.tanh
+    with pytest.raises(Unsupported, match=r"tl\.extra\.cuda\.globaltimer is not supported yet"):
+        cuda.globaltimer  # noqa: B018
+    kernel = _libdevice_kernel("smid", "import tile_lang.extra.cuda as libdevice")
+    with tl.backend(backend), pytest.raises(KernelError, match=r"tl\.extra\.cuda\.smid is not supported yet") as err:
+        kernel[(1,)](tl.to_device(np.zeros(8, np.float32), tl.f32), tl.empty(8, tl.f32), B=8)
+    assert "apply_smid.py" in str(err.value) and ":9" in str(err.value)
+
+
 def _kernel_from(name: str, body: str) -> Any:
     """A kernel ``name(x_ptr: i32, u_ptr: u32, f_ptr: f32, o_ptr: i32)`` with ``body`` (x, u and f
     loaded), kept from mypy: some bodies break the operator rules on purpose."""

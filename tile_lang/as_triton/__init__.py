@@ -107,13 +107,17 @@ def _extra() -> types.ModuleType:
     return _optional("tile_lang.extra", lambda: types.ModuleType("tile_lang.extra"))
 
 
+def _extra_cuda() -> types.ModuleType:
+    return _optional("tile_lang.extra.cuda", _extra)
+
+
 _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton": _top,
     "triton.language": _alias("triton.language", lambda: tile_lang, {"dtype": shim.dtype, "str_to_ty": shim.str_to_ty}),
     "triton.language.math": _alias("triton.language.math", lambda: _optional("tile_lang.math", lambda: tile_lang.math)),
     "triton.language.extra": _alias("triton.language.extra", _extra),
     "triton.language.extra.libdevice": _alias("triton.language.extra.libdevice", _libdevice),
-    "triton.language.extra.cuda": _alias("triton.language.extra.cuda", _extra),
+    "triton.language.extra.cuda": _alias("triton.language.extra.cuda", _extra_cuda),
     "triton.language.extra.cuda.libdevice": _alias("triton.language.extra.cuda.libdevice", _libdevice),
     "triton.testing": _alias("triton.testing", lambda: tile_lang.testing),
     "triton.runtime": _runtime,
