@@ -435,6 +435,23 @@ def test_missing_name_is_a_clear_error(tmp_path: Path, body: str, message: str) 
     assert message in result.stderr, result.stderr
 
 
+def test_what_projects_probe_before_any_kernel(tmp_path: Path) -> None:
+    """``triton.__version__`` (Liger-Kernel's ``compare_version``) and the modules torch._inductor
+    imports whenever ``import triton`` works (``import torch._dynamo``, which transformers runs):
+    both stopped Liger-Kernel's own tests at import."""
+    pytest.importorskip("torch")
+    (tmp_path / "probes.py").write_text(textwrap.dedent('''
+        import triton
+        import triton.backends.compiler
+        import triton.compiler.compiler
+        assert tuple(int(part) for part in triton.__version__.split(".")[:2]) >= (3, 0)
+        assert not hasattr(triton.backends.compiler, "AttrsDescriptor")
+        import torch._dynamo
+        '''))
+    result = _run(tmp_path, "probes.py")
+    assert result.returncode == 0, result.stderr
+
+
 def test_torch_cuda_device_queries_on_the_reference(tmp_path: Path) -> None:
     """With a torch lacking CUDA, the runner lets ``torch.cuda.get_device_capability()`` and
     ``get_device_properties(...)`` answer for the sm_80 stand-in (tutorials 06, 08 and 09 ask them),

@@ -71,8 +71,14 @@ def _optional(name: str, instead: Callable[[], types.ModuleType] | None = None) 
         return instead()
 
 
+TRITON_VERSION = "3.6.0"
+"""The Triton release whose language and semantics tile_lang follows: the shim's ``triton.__version__``
+(projects compare it to pick code paths, e.g. Liger-Kernel's ``compare_version("triton", ...)``)."""
+
+
 def _top() -> types.ModuleType:
     return Namespace("triton", {
+        "__version__": TRITON_VERSION,
         "jit": shim.jit, "autotune": shim.autotune, "heuristics": shim.heuristics, "Config": shim.Config,
         "cdiv": tile_lang.cdiv, "next_power_of_2": shim.next_power_of_2, "set_allocator": shim.set_allocator,
         "CompilationError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources,
@@ -128,6 +134,11 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
         "InterpreterError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources}),
     "triton.compiler": _names("triton.compiler", {"CompilationError": tile_lang.KernelError}),
     "triton.compiler.errors": _names("triton.compiler.errors", {"CompilationError": tile_lang.KernelError}),
+    # torch._inductor imports these whenever `import triton` works (torch._dynamo, so transformers, imports it);
+    # what it then looks up in them is absent, and its feature tests (hasattr) take their fallbacks
+    "triton.compiler.compiler": _names("triton.compiler.compiler", {}),
+    "triton.backends": _names("triton.backends", {}),
+    "triton.backends.compiler": _names("triton.backends.compiler", {}),
     "triton.knobs": _names("triton.knobs", {"nvidia": types.SimpleNamespace(ptxas=shim.Ptxas())}),
     "triton.tools": _names("triton.tools", {}),
     "triton.tools.tensor_descriptor": _names("triton.tools.tensor_descriptor", {"TensorDescriptor": tools.TensorDescriptor}),
