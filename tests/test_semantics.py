@@ -328,6 +328,26 @@ def reshapes_on_the_else_side(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK:
 
 
 @tl.kernel
+def reads_the_last_iterations_value(x: Pointer[f32], out: Pointer[f32], n: int) -> None:
+    acc = tl.load(x) * 0.0
+    for k in range(n):
+        if k > 0:
+            acc += prev  # type: ignore[has-type]  # noqa: F821  # what the iteration before bound: Triton's NameError
+        prev = tl.load(x + k)  # noqa: F841
+    tl.store(out, acc)
+
+
+@tl.kernel
+def reads_what_an_inner_loop_bound(x: Pointer[f32], out: Pointer[f32], n: int) -> None:
+    acc = tl.load(x) * 0.0
+    for k in range(n):
+        for j in range(k, n):
+            t = tl.load(x + j)
+        acc += t  # the inner loop's own: its error, in the outer loop's body
+    tl.store(out, acc)
+
+
+@tl.kernel
 def int_mask_on_a_load(x: Pointer[f32], out: Pointer[f32], n: int, BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     tl.store(out + offs, tl.load(x + offs, mask=offs))  # type: ignore[arg-type]  # meant: offs < n
@@ -432,6 +452,8 @@ REJECTED = [
     (int_mask_on_an_atomic, "mask=offs % 2", "the mask of tl.atomic_add must be a bool block", {"BLOCK": 8}),
     (retypes_on_one_branch, "if n > 3", "'v' is f16[8] on one branch and f32[8] on the other", {"BLOCK": 8}),
     (reshapes_on_the_else_side, "if n < 3", "'v' is f32[8] on one branch and f32[2,4] on the other", {"BLOCK": 8}),
+    (reads_the_last_iterations_value, "acc += prev", "name 'prev' is bound only inside the loop at line", {}),
+    (reads_what_an_inner_loop_bound, "acc += t", "name 't' is bound only inside the loop at line", {}),
 ]
 
 
@@ -754,6 +776,115 @@ def test_a_name_retyped_under_a_compile_time_if_runs_on_both(backend: str, half:
         retypes_under_a_constexpr_if[(1,)](tl.to_device(x), out, BLOCK=8, HALF=half)
         got = out.numpy()
     np.testing.assert_array_equal(got, x.astype(np.float16).astype(np.float32) if half else x)
+
+
+@tl.kernel
+def reads_a_value_only_its_for_binds(x: Pointer[f32], trips: Pointer[i32], out: Pointer[f32]) -> None:
+    pid = tl.program_id(0)
+    for k in range(tl.load(trips + pid)):
+        w = tl.load(x + k) * 2.0
+    tl.store(out + pid, w)  # read: w
+
+
+@tl.kernel
+def reads_a_value_only_its_while_binds(x: Pointer[f32], trips: Pointer[i32], out: Pointer[f32]) -> None:
+    pid = tl.program_id(0)
+    k = 0
+    while k < tl.load(trips + pid):
+        w = tl.load(x + k) * 2.0
+        k += 1
+    tl.store(out + pid, w)  # read: w
+
+
+@tl.kernel
+def reads_the_index_after_its_loop(x: Pointer[f32], trips: Pointer[i32], out: Pointer[f32]) -> None:
+    pid = tl.program_id(0)
+    for i in range(tl.load(trips + pid)):
+        tl.store(out + pid, tl.load(x + i))
+    tl.store(out + pid, tl.load(x + i) * 2.0)  # read: i
+
+
+@tl.kernel
+def reads_names_bound_before_its_loop(x: Pointer[f32], trips: Pointer[i32], out: Pointer[f32]) -> None:
+    pid = tl.program_id(0)
+    i = -1
+    w = tl.load(x) * 0.0 + 0.5
+    for i in range(tl.load(trips + pid)):
+        w = tl.load(x + i) * 2.0 + w
+    tl.store(out + 2 * pid, i * 1.0)
+    tl.store(out + 2 * pid + 1, w)
+
+
+@tl.kernel
+def reads_names_its_unrolled_loop_binds(x: Pointer[f32], out: Pointer[f32], N: constexpr) -> None:
+    for k in tl.static_range(N):
+        w = tl.load(x + k) * 2.0
+    tl.store(out, w + k)  # read: w
+
+
+TRIPS = [[0], [3], [0, 2, 5, 0], [4, 1, 2, 3]]  # per program: the reference runs diverging programs masked
+TRIP_IDS = ["no trip", "trips", "diverging, some none", "diverging"]
+
+
+@pytest.mark.parametrize("trips", TRIPS, ids=TRIP_IDS)
+@pytest.mark.parametrize(("kernel", "name", "loop"), [(reads_a_value_only_its_for_binds, "w", "for k in"),
+                                                      (reads_a_value_only_its_while_binds, "w", "while k <"),
+                                                      (reads_the_index_after_its_loop, "i", "for i in")],
+                         ids=["for body", "while body", "for index"])
+def test_a_name_only_a_runtime_loop_binds_is_not_read_after_it_on_both(backend: str, kernel: Kernel[Any], name: str,
+                                                                       loop: str, trips: list[int]) -> None:
+    """A runtime loop carries only the names bound before it (Triton: the body's are not defined
+    after the loop, its index is undefined there): whatever the trip counts, reading after the
+    loop a name it alone bound is the shared rule's error (``forms.loop_local``) at the read's
+    line on both backends, the compiler's at compile time; the failed launch writes nothing."""
+    x = np.random.default_rng(8).standard_normal(8).astype(np.float32)
+    with registry.backend(backend):
+        out = tl.to_device(np.full(len(trips), np.nan, np.float32))
+        with pytest.raises(KernelError) as caught:
+            kernel[(len(trips),)](tl.to_device(x), tl.to_device(np.array(trips, np.int32), tl.i32), out)
+        assert np.isnan(out.numpy()).all()
+    comp = _compiler_error(kernel)
+    assert caught.value.message == comp.message == (f"name {name!r} is bound only inside the loop at line "
+                                                    f"{_line(kernel, loop)}; bind it before the loop to read it "
+                                                    "after the loop or in a later iteration")
+    assert caught.value.lineno == comp.lineno == _line(kernel, f"# read: {name}")
+
+
+@pytest.mark.parametrize("trips", TRIPS, ids=TRIP_IDS)
+def test_names_bound_before_a_runtime_loop_hold_pythons_values_after_it_on_both(backend: str,
+                                                                                trips: list[int]) -> None:
+    """The index and a value bound before the loop: the last ones after it, the earlier bindings
+    after no trip, as in Python (Triton reads an undefined index there: tile_lang defines it)."""
+    x = np.random.default_rng(9).standard_normal(8).astype(np.float32)
+    with registry.backend(backend):
+        out = tl.to_device(np.full(2 * len(trips), np.nan, np.float32))
+        reads_names_bound_before_its_loop[(len(trips),)](tl.to_device(x), tl.to_device(np.array(trips, np.int32),
+                                                                                       tl.i32), out)
+        got = out.numpy()
+    want = []
+    for n in trips:
+        i, w = -1, 0.5
+        for i in range(n):
+            w = float(x[i]) * 2.0 + w
+        want += [float(i), w]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_names_an_unrolled_loop_binds_keep_pythons_scope_on_both(backend: str) -> None:
+    """A ``tl.static_range`` loop is unrolled: its names are the function's, read after it as in
+    Python, and after no trip Python's UnboundLocalError at the read's line on both."""
+    x = np.random.default_rng(10).standard_normal(8).astype(np.float32)
+    with registry.backend(backend):
+        out = tl.to_device(np.full(1, np.nan, np.float32))
+        reads_names_its_unrolled_loop_binds[(1,)](tl.to_device(x), out, N=3)
+        np.testing.assert_allclose(out.numpy(), [float(x[2]) * 2.0 + 2.0], rtol=1e-6)
+        out = tl.to_device(np.full(1, np.nan, np.float32))
+        with pytest.raises(KernelError) as caught:
+            reads_names_its_unrolled_loop_binds[(1,)](tl.to_device(x), out, N=0)
+        assert np.isnan(out.numpy()).all()
+    assert caught.value.message == "UnboundLocalError: cannot access local variable 'w' where it is not associated " \
+                                   "with a value"
+    assert caught.value.lineno == _line(reads_names_its_unrolled_loop_binds, "# read: w")
 
 
 @tl.kernel

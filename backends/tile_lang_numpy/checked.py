@@ -33,7 +33,7 @@ from tile_lang.tensor import Tensor, dtype_value, type_value
 
 from tile_lang_numpy import debug, program, rewrite, values
 from tile_lang_numpy.engine import CAPABILITIES, Divergent, Engine, view
-from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
+from tile_lang_numpy.loops import UNBOUND, Carried, Unbound, bound, index_dtype, indices, range_bounds
 from tile_lang_numpy.program import ruled, scalar_values
 from tile_lang_numpy.values import Array
 
@@ -121,8 +121,8 @@ class Loop:
 
     __slots__ = ("carried",)
 
-    def __init__(self, spins: bool, names: tuple[str, ...], before: tuple[object, ...]) -> None:
-        self.carried = Carried(names, before, spins)  # a while loop is a runtime loop
+    def __init__(self, spins: bool, line: int, names: tuple[str, ...], before: tuple[object, ...]) -> None:
+        self.carried = Carried(names, before, spins, line, not spins)  # a while loop is a runtime loop
 
     def __enter__(self) -> Loop:
         return self
@@ -193,8 +193,8 @@ def legal_callee(f: object) -> None:
         legality.check(f.fn, engine.kernel, False)
 
 
-def loop(spins: bool, names: tuple[str, ...], *before: object) -> Loop:
-    return Loop(spins, names, before)
+def loop(spins: bool, line: int, names: tuple[str, ...], *before: object) -> Loop:
+    return Loop(spins, line, names, before)
 
 
 def fn(f: object) -> object:
@@ -244,8 +244,12 @@ def nested(f: Func[..., Any], run: Callable[..., Any]) -> Callable[..., Any]:
 
 def read(x: object, name: str) -> object:
     """A read of local ``name`` where it may be unbound (the preamble bound it to UNBOUND):
-    Python's UnboundLocalError when it is."""
-    if x is UNBOUND:
+    Python's UnboundLocalError when it is, the shared rule's error where only a runtime loop
+    bound it (``forms.loop_local``, as the compiler reads it)."""
+    if isinstance(x, Unbound):
+        if x.loop:
+            engine = _engine()
+            raise engine.error(str(apply(forms.loop_local, name, x.loop)))
         raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
     return x
 

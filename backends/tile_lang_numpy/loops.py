@@ -5,7 +5,8 @@ As in Triton, a range's bounds are integers (:func:`bound`), the index of a runt
 (``range``, ``tl.range``) is an integer scalar tensor (:func:`index_dtype`, :func:`indices`), a
 ``tl.static_range``'s a Python int, and a loop-carried value keeps its shape: a name rebound to
 another shape in a runtime loop becomes :class:`Stale` (:class:`Carried`), and reading it is the
-compiler's error at the line of the read.
+compiler's error at the line of the read; a name a runtime loop binds first (its body's, or its
+index with no earlier binding) is the loop's own, unbound after it and at each iteration's start.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ from tile_lang_numpy.values import Array
 
 class Unbound:
     """The value of a local variable not yet assigned (a rewritten version binds the locals it
-    tracks up front, so that a loop or an assignment can read the value it replaces)."""
+    tracks up front, so that a loop or an assignment can read the value it replaces), or (``loop``,
+    its line) one that only a runtime loop bound: reading it is the shared rule's error then
+    (``forms.loop_local``), else Python's UnboundLocalError."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self, loop: int = 0) -> None:
+        self.loop = loop
 
     def __repr__(self) -> str:
         return "<unbound local>"
@@ -50,11 +58,14 @@ def block_type(value: object) -> BlockType | None:
 
 class Carried:
     """The values a loop may carry: its names bound before it, and their types then (the
-    values themselves are not kept: a loop must not hold its first value's memory)."""
+    values themselves are not kept: a loop must not hold its first value's memory). ``names``
+    are those its body binds, then a ``for``'s index (``index``), which each iteration binds
+    first and only the code after the loop reads through :meth:`check`."""
 
-    __slots__ = ("names", "before", "carried", "runtime")
+    __slots__ = ("names", "before", "carried", "runtime", "local", "index")
 
-    def __init__(self, names: tuple[str, ...], before: tuple[object, ...], runtime: bool) -> None:
+    def __init__(self, names: tuple[str, ...], before: tuple[object, ...], runtime: bool, line: int,
+                 index: bool) -> None:
         self.names = names
         # a Python number before the loop takes the loop's type: it is not checked
         self.before = tuple(block_type(v) if isinstance(v, Tensor) else None for v in before)
@@ -62,16 +73,25 @@ class Carried:
         # as the compiler types it; None: a value no dtype rule covers)
         self.carried: list[DType | None] = [t[0] if (t := block_type(v)) is not None else None for v in before]
         self.runtime = runtime  # a runtime loop (not an unrolled tl.static_range or a loop over a tuple)
+        # what each name unbound before the loop holds after it and at an iteration's start (None: bound)
+        self.local = tuple(Unbound(line) if isinstance(v, Unbound) else None for v in before)
+        self.index = len(names) - 1 if index else len(names)
 
     def check(self, now: tuple[object, ...], engine: Engine) -> tuple[object, ...]:
-        """``now`` (the names' values at an iteration's start or after the loop), each name
-        rebound with another shape than before the loop replaced by :class:`Stale`; a value the
-        body gives a narrower dtype than it is carried in is the compiler's error (it never
-        settles on a type), at the user's line."""
+        """``now`` (the names' values at an iteration's start, or after the loop with the index),
+        each name unbound before the loop unbound again (the loop's own) and each rebound with
+        another shape than before the loop replaced by :class:`Stale`; a value the body gives a
+        narrower dtype than it is carried in is the compiler's error (it never settles on a type),
+        at the user's line."""
         if not self.runtime:
             return now
         out = now
         for k, (was, new) in enumerate(zip(self.before, now)):
+            if self.local[k] is not None:
+                out = out[:k] + (self.local[k],) + out[k + 1:]
+                continue
+            if k == self.index:  # bound before: Python's value, the last index or the earlier one
+                continue
             if was is not None and not (isinstance(new, Tensor) and new.block_shape == was[1]):
                 inside = block_type(new)
                 error = apply(forms.loop_carried, self.names[k], was, inside) if inside is not None else None

@@ -151,9 +151,14 @@ def _carried(s: ast.For | ast.While) -> list[str]:
     return sorted(names - _target_names(s.target) if isinstance(s, ast.For) else names)
 
 
+def _index(s: ast.For | ast.While) -> list[str]:
+    """A ``for``'s index (a plain name: legality), which it binds besides the names it may carry."""
+    return sorted(_target_names(s.target)) if isinstance(s, ast.For) else []
+
+
 def _all_carried(body: list[ast.stmt]) -> set[str]:
-    """The names any loop of ``body`` may carry."""
-    return {name for n in _walk(body) if isinstance(n, (ast.For, ast.While)) for name in _carried(n)}
+    """The names any loop of ``body`` binds."""
+    return {name for n in _walk(body) if isinstance(n, (ast.For, ast.While)) for name in _carried(n) + _index(n)}
 
 
 _Node = TypeVar("_Node", bound=ast.AST)
@@ -182,11 +187,15 @@ def _carry(loop: str, names: list[str], s: ast.For | ast.While) -> list[ast.stmt
 
 
 def _loop_with(loop: str, s: ast.For | ast.While, names: list[str], inner: ast.stmt) -> ast.With:
-    """``with RUNTIME.loop(spins, names, *values) as loop: inner; carry``."""
-    made = _call(RUNTIME, "loop", ast.Constant(isinstance(s, ast.While)),
-                 ast.Tuple([ast.Constant(n) for n in names], ast.Load()), *(ast.Name(n, ast.Load()) for n in names))
+    """``with RUNTIME.loop(spins, line, own, *values) as loop: inner; carry`` (``own``: the names
+    it carries, ``names``, and a ``for``'s index, carried after it; a ``while``'s also before it,
+    for its condition)."""
+    own = names + _index(s)
+    made = _call(RUNTIME, "loop", ast.Constant(isinstance(s, ast.While)), ast.Constant(s.lineno),
+                 ast.Tuple([ast.Constant(n) for n in own], ast.Load()), *(ast.Name(n, ast.Load()) for n in own))
     item = ast.withitem(_located(made, _header(s)), _located(ast.Name(loop, ast.Store()), _header(s)))
-    return ast.With([item], [ast.copy_location(inner, s), *_carry(loop, names, s)])
+    entry = _carry(loop, names, s) if isinstance(s, ast.While) else []
+    return ast.With([item], [*entry, ast.copy_location(inner, s), *_carry(loop, own, s)])
 
 
 def _source(loop: str, it: ast.expr) -> ast.expr:
@@ -219,8 +228,8 @@ class _Checks(ast.NodeTransformer):
         self.local = self.params | _assigned(fdef.body) | set(fn.__code__.co_freevars)
         self.globals = fn.__globals__
         self.names = itertools.count()
-        # the names the preamble binds to UNBOUND (a carried name unbound before its loop is not
-        # carried, see loops.Carried), and those bound for every program by the statements so far
+        # the names the preamble binds to UNBOUND (a name a loop binds and that is unbound before
+        # it is the loop's own, see loops.Carried), and those bound for every program by the statements so far
         self.unset = _all_carried(fdef.body) - self.params
         self.bound: set[str] = set()
         self.changed = False

@@ -45,7 +45,7 @@ from tile_lang_numpy.checked import discarded_hint as discarded_hint
 from tile_lang_numpy.checked import read as checked_read
 from tile_lang_numpy.checked import boolean, flags, nested, python_builtin
 from tile_lang_numpy.engine import Divergent, Engine, Stale
-from tile_lang_numpy.loops import UNBOUND, Carried, bound, index_dtype, indices, range_bounds
+from tile_lang_numpy.loops import UNBOUND, Carried, Unbound, bound, index_dtype, indices, range_bounds
 from tile_lang_numpy.program import ruled
 from tile_lang_numpy.values import Array, Lead
 
@@ -113,7 +113,7 @@ def execute(engine: Engine, fn: Callable[..., Any], args: dict[str, Any]) -> Non
 
 def merge(engine: Engine, mask: Array, new: object, old: object) -> object:
     """``new`` for the programs in ``mask``, ``old`` for the others."""
-    if old is UNBOUND or new is old:
+    if isinstance(old, Unbound) or new is old:
         return new
     if isinstance(new, Stale) or isinstance(old, Stale):
         return new if isinstance(new, Stale) else old  # reading it is an error for every program
@@ -179,13 +179,14 @@ def _kind(x: object) -> str:
 class Partial:
     """The value of a local variable that only some programs of the frame have bound (the
     others ran no trip of the loop or not the branch binding it): reading it is an error for
-    them (:func:`read`)."""
+    them (:func:`read`), as reading ``missing`` (what they hold) is."""
 
-    __slots__ = ("value", "bound")
+    __slots__ = ("value", "bound", "missing")
 
-    def __init__(self, value: object, bound: Array) -> None:
+    def __init__(self, value: object, bound: Array, missing: Unbound) -> None:
         self.value = value
         self.bound = bound  # the programs that bound it (grid space, see tiled)
+        self.missing = missing
 
 
 def assign(new: object, old: object) -> object:
@@ -200,25 +201,26 @@ def _rebind(state: State, new: object, old: object) -> object:
     """``new`` for the executing programs, ``old`` for the others (each part of a tuple
     target's); a :class:`Partial` while some program that may read it has not bound it."""
     if isinstance(old, Partial):
-        return _partial(state, merge(state.engine, state.active, new, old.value), old.bound | state.active)
-    if old is UNBOUND:
-        return _partial(state, new, state.active)
+        merged = merge(state.engine, state.active, new, old.value)
+        return _partial(state, merged, old.bound | state.active, old.missing)
+    if isinstance(old, Unbound):
+        return _partial(state, new, state.active, old)
     if isinstance(old, tuple) and isinstance(new, (tuple, list)) and len(new) == len(old):
         return type(new)(_rebind(state, n, o) for n, o in zip(new, old))
     return merge(state.engine, state.active, new, old)
 
 
-def _partial(state: State, value: object, bound: Array) -> object:
+def _partial(state: State, value: object, bound: Array, missing: Unbound) -> object:
     """``value`` bound by the programs ``bound``: a :class:`Partial` while some program still
-    in the frame has not bound it."""
-    return Partial(value, bound) if bool(np.greater(state.frames[-1].alive, bound).any()) else value
+    in the frame has not bound it (it holds ``missing``)."""
+    return Partial(value, bound, missing) if bool(np.greater(state.frames[-1].alive, bound).any()) else value
 
 
 def read(x: object, name: str) -> object:
     """A read of local ``name`` where some program may not have bound it: Python's error when an
     executing program has not (:func:`checked.read`)."""
     if isinstance(x, Partial):
-        x = UNBOUND if bool(np.greater(_STATE.get().active, x.bound).any()) else x.value
+        x = x.missing if bool(np.greater(_STATE.get().active, x.bound).any()) else x.value
     return checked_read(x, name)
 
 
@@ -239,8 +241,8 @@ def branch(cond: object) -> Branch:
     return Branch(_STATE.get(), cond)
 
 
-def loop(spins: bool, names: tuple[str, ...], *before: object) -> Loop:
-    return Loop(_STATE.get(), spins, Carried(names, before, spins))
+def loop(spins: bool, line: int, names: tuple[str, ...], *before: object) -> Loop:
+    return Loop(_STATE.get(), spins, Carried(names, before, spins, line, not spins))
 
 
 def and_(x: object, y: Callable[[], object]) -> object:
@@ -436,8 +438,8 @@ class Loop:
         if not self.static:
             return assign(value, old)
         if isinstance(old, Partial):
-            return assign(value, Partial(value, old.bound))
-        return assign(value, old) if old is UNBOUND else value
+            return assign(value, Partial(value, old.bound, old.missing))
+        return assign(value, old) if isinstance(old, Unbound) else value
 
     def carry(self, *now: object) -> tuple[object, ...]:
         """The carried names' values, each rebound with another shape made stale."""

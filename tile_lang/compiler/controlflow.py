@@ -1,7 +1,8 @@
 """Control flow in the front end: constexpr conditions are folded, runtime ones become regions.
 
 Values a loop or branch reassigns are carried as region parameters and results; a carried
-value first bound to a Python number takes the type the body gives it (as Triton retries).
+value first bound to a Python number takes the type the body gives it (as Triton retries). A
+name a runtime loop binds first is its own: unreadable after it (:class:`LoopLocal`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def assigned_names(stmts: list[ast.stmt]) -> set[str]:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
     return names
+
+
+@functools.lru_cache(maxsize=1024)
+def local_names(tree: ast.FunctionDef) -> frozenset[str]:
+    """The names ``tree``'s body binds: Python's locals, unbound where a read comes before any
+    binding (after a ``tl.static_range`` that ran no trip, a runtime ``if`` binding on one side)."""
+    return frozenset(assigned_names(tree.body))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -294,9 +302,10 @@ class ControlFlow(abc.ABC):
 
     def _runtime_for(self, node: ast.For, call: RangeCall) -> object:
         """A FOR node over the range's bounds promoted to one integer type. A constant step of 0
-        is an error here, a runtime one a device assertion before the loop. The loop variable
-        is carried when the code after the loop may read it, so that it holds the last value
-        taken (as in Python) or, after no iteration, what it held before (the start when unbound)."""
+        is an error here, a runtime one a device assertion before the loop. A loop variable bound
+        before the loop is carried when the code after the loop may read it, so that it holds the
+        last value taken (as in Python) or, after no iteration, what it held before; one unbound
+        before is the loop's own (the shared rule, ``forms.loop_local``)."""
         step = call.step if isinstance(call.step, Node) else \
             apply(forms.range_step, apply(forms.constant_index, call.step))
         bounds = [self.b.to_node(v if isinstance(v, Node) else apply(forms.constant_index, v))
@@ -317,11 +326,13 @@ class ControlFlow(abc.ABC):
 
         env = self._env()
         tree = getattr(self, "scope").tree
-        after = tree is not None and read_after_loops(tree, name)
-        if after and self._initial_type(env.get(name)) is None and aggregates.leaves(env.get(name)) is None:
-            env[name] = bounds[0]  # unbound (or stale) before: what a zero-trip loop leaves (the reference: unbound)
-        carried = sorted((assigned_names(node.body) | {name} if after else assigned_names(node.body) - {name}) & set(env))
-        self._loop(carried, body, lambda inits, params, b: self.b.emit(
+        carried, local = _split(assigned_names(node.body) | {name}, env)
+        after = name in carried and tree is not None and read_after_loops(tree, name)
+        if after and self._initial_type(env[name]) is None and aggregates.leaves(env[name]) is None:
+            env[name] = bounds[0]  # stale before: what a zero-trip loop leaves (the reference: the stale value)
+        if name in carried and not after:
+            carried.remove(name)
+        self._loop(carried, local, node, body, lambda inits, params, b: self.b.emit(
             Op.FOR, None, (*bounds, *inits), LoopAttr(call.unroll),
             regions=(Region((iv, *params), tuple(b[0]), b[1]),)))
         return None
@@ -329,7 +340,7 @@ class ControlFlow(abc.ABC):
     # ---------------------------------------------------------------- while
 
     def visit_While(self, node: ast.While) -> object:
-        carried = sorted(assigned_names(node.body) & set(self._env()))
+        carried, local = _split(assigned_names(node.body), self._env())
         cond_region: list[Region] = []
 
         def body(env: dict[str, Any]) -> bool:
@@ -346,14 +357,20 @@ class ControlFlow(abc.ABC):
             return self.b.emit(Op.WHILE, None, inits, regions=(
                 Region(params, cond.body, cond.results), Region(params, tuple(built[0]), built[1])))
 
-        self._loop(carried, body, emit)
+        self._loop(carried, local, node, body, emit)
         return None
 
     # ---------------------------------------------------------------- shared by loops
 
-    def _loop(self, carried: list[str], body: Callable[[dict[str, Any]], bool],
+    def _loop(self, carried: list[str], local: list[str], node: ast.For | ast.While,
+              body: Callable[[dict[str, Any]], bool],
               emit: Callable[[tuple[Node, ...], tuple[Node, ...], tuple[list[Node], tuple[Node, ...]]], Node]) -> None:
+        """The loop ``emit`` makes of ``body``, carrying the names ``carried`` may: each build of
+        the body starts with them as region parameters and the names ``local`` (the loop binds
+        them first) unbound, as the code after the loop sees them."""
         before = self._env()
+        line = node.lineno + getattr(self, "scope").line_offset
+        unbound = {name: LoopLocal(apply(forms.loop_local, name, line)) for name in local}
         types: dict[Slot, Type] = {}
         for slot in slots_of(carried, before):
             found = self._initial_type(self._get(before, slot))
@@ -366,6 +383,7 @@ class ControlFlow(abc.ABC):
             env = dict(before)
             _bind(env, keys, params)
             env.update(reshaped)
+            env.update(unbound)
             built: list[Node] = []
             self._set_env(env)
             with self.b.region(built), self.runtime_branch(True):
@@ -383,6 +401,7 @@ class ControlFlow(abc.ABC):
         loop = emit(inits, params, (built, yields))
         _bind(before, keys, [self.b.emit(Op.RESULT, types[k], (loop,), IndexAttr(i)) for i, k in enumerate(keys)])
         before.update(reshaped)
+        before.update(unbound)
         return None
 
     def _get(self, env: dict[str, Any], slot: Slot) -> Any:
@@ -451,6 +470,18 @@ class Stale:
 
     def message(self) -> str:
         return str(self.error)
+
+
+class LoopLocal(Stale):
+    """What a name a runtime loop binds first holds after the loop and at each iteration's
+    start: reading it is ``error`` (the shared rule, :func:`tile_lang.semantics.loops.loop_local`)."""
+
+
+def _split(names: set[str], env: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The names a loop binds: those bound before it, which it may carry, and those it binds
+    first (unbound in ``env``, or the own names of an earlier loop), which it keeps to itself."""
+    local = {name for name in names if name not in env or isinstance(env[name], LoopLocal)}
+    return sorted(names - local), sorted(local)
 
 
 class Unreached:

@@ -29,7 +29,7 @@ from tile_lang.builtin import builtin_of
 import tile_lang.compiler.lowering as lowering
 from tile_lang.compiler.lowering_base import block_of
 from tile_lang.compiler.builder import Builder, is_scalar_value
-from tile_lang.compiler.controlflow import RETURNED, ControlFlow, Stale
+from tile_lang.compiler.controlflow import RETURNED, ControlFlow, Stale, local_names
 from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
 from tile_lang.descriptor import Layout, part_names
@@ -320,6 +320,9 @@ class Frontend(ControlFlow):
             if isinstance(value, Stale):
                 raise self.error(value.message())
             return value
+        if scope.tree is not None and node.id in local_names(scope.tree):  # Python's words, as the reference's
+            raise self.error(f"UnboundLocalError: cannot access local variable {node.id!r} where it is not "
+                             "associated with a value")
         if node.id in scope.globals:  # a module-level tl.constexpr(v) is read as v
             return self.note(ReadKind.NAME, scope.owner, node.id, plain(scope.globals[node.id]))
         if hasattr(builtins, node.id):

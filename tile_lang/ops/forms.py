@@ -184,6 +184,13 @@ def loop_carried(name: str, before: BlockType | None, inside: BlockType) -> Sema
 
 
 @form
+def loop_local(name: str, line: int) -> SemanticError:
+    """The error for reading ``name`` where only the runtime loop at ``line`` bound it (its body,
+    or a ``for``'s index with no earlier binding): after the loop, or in an iteration before the
+    body binds it."""
+
+
+@form
 def loop_settles(name: str, carried: DType, inside: DType) -> DType:
     """The dtype a runtime loop carries ``name`` in once its body gives it ``inside`` (the
     carried dtype widened); a body that keeps narrowing it is an error."""

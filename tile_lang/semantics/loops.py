@@ -1,6 +1,7 @@
 """The rules of loops and branches, written once for the compiler and the reference: what a
 ``range`` call binds, the type of a runtime loop's index, its step's one constraint, which values
-a loop can carry from one iteration to the next, and the one type a runtime ``if`` leaves a name."""
+a loop can carry from one iteration to the next (and which names it keeps to itself), and the one
+type a runtime ``if`` leaves a name."""
 
 from __future__ import annotations
 
@@ -82,6 +83,18 @@ def loop_settles(name: str, carried: DType, inside: DType) -> DType:
     if inside != carried and widened == carried:
         raise SemanticError(f"loop-carried values do not settle on a type: {name}")
     return widened
+
+
+@applies(forms.loop_local)
+def loop_local(name: str, line: int) -> SemanticError:
+    """A runtime loop carries only the names bound before it, as Triton's front end does (a name
+    first bound in the body is not defined after the loop there); here a ``for``'s index with no
+    earlier binding is the loop's own too (Triton reads an undefined value after the loop). So
+    whatever the trip count, the compiler and the reference reject reading such a name after the
+    loop, or in the body before an iteration binds it; a ``tl.static_range`` loop, unrolled,
+    keeps Python's names."""
+    return SemanticError(f"name {name!r} is bound only inside the loop at line {line}; bind it before the loop "
+                         "to read it after the loop or in a later iteration")
 
 
 @applies(forms.loop_carried)
