@@ -38,7 +38,6 @@ CUPY_ONLY = ("tile_lang_cupy.launch", "tile_lang_cupy.memory", "tile_lang_cupy.b
 # Raises that stay builtin exceptions, with why: (module, function's qualname, class).
 ALLOWED = {
     ("tile_lang.testing", "assert_close", "AssertionError"): "a test assertion, as pytest reports it",
-    ("tile_lang.compiler.inspect", "Asm.__getitem__", "KeyError"): "Mapping's protocol (get, in) needs KeyError",
     ("tile_lang_numpy.checked", "read", "UnboundLocalError"): "Python's own error for the kernel's Python",
     ("tile_lang_numpy.rewrite", "*", "AssertionError"): "an unreachable case: a CompilerBug if hit",
     ("tile_lang.pytest_plugin", "*", "UsageError"): "pytest's own error for its command line",

@@ -12,7 +12,7 @@ import pytest
 from tests.compiler.kernels import add_kernel
 from tile_lang.cli import main
 from tile_lang.compiler.inspect import ASM_KEYS, Metadata
-from tile_lang.errors import BackendError
+from tile_lang.errors import BackendError, MissingAsm
 
 NVCC, PTXAS = shutil.which("nvcc"), shutil.which("ptxas")
 needs_toolkit = pytest.mark.skipif(NVCC is None or PTXAS is None,
@@ -33,6 +33,9 @@ def test_ir_and_cuda_need_no_toolkit(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert compiled.asm["ir"] == add_kernel.inspect(BLOCK=256)
     with pytest.raises(KeyError, match="the cubin is compiled.cubin"):
         compiled.asm["cubin"]
+    with pytest.raises(MissingAsm, match="'ttgir' \\(Triton's MLIR; tile_lang compiles through CUDA C\\+\\+\\)"):
+        compiled.asm["ttgir"]  # Triton's tests read it: a tile_lang error, and a KeyError for Mapping's get and in
+    assert compiled.asm.get("llir") is None and "ttgir" not in compiled.asm
 
 
 @pytest.mark.parametrize("arch, target", [("80", "sm_80"), ("90a", "sm_90a")])

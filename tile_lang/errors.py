@@ -130,3 +130,8 @@ def internal_errors(stage: str, kernel: str, where: Callable[[], tuple[str, int]
 
 class Unsupported(TileLangError, AttributeError):
     """A name of Triton's language tile_lang does not define yet (``tl.reduce_or``)."""
+
+
+class MissingAsm(TileLangError, KeyError):
+    """A form of a compiled kernel its ``asm`` does not hold (Triton's ``ttgir`` or ``llir``: tile_lang
+    compiles through CUDA C++, not MLIR)."""

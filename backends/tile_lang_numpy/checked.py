@@ -58,11 +58,28 @@ def boolean(x: object, y: Callable[[], object], conjunction: bool, run_by: RunBy
     none when it decides for all: ``y``'s rules still apply), and the result is a bool per program."""
     if not isinstance(x, Tensor):
         return x if apply(forms.decides, x, conjunction) else y()
+    if apply(forms.logical, x.block_shape):
+        rest = y()
+        if not isinstance(rest, Tensor):
+            return rest if apply(forms.decides, rest, conjunction) else logical_truth(x)
+        return logical_truth(x) & logical_truth(rest) if conjunction else logical_truth(x) | logical_truth(rest)
     engine = _engine()
     left = flags(engine, x)
     rest = run_by(engine, left if conjunction else ~left, y)
     right = flags(engine, rest) if isinstance(rest, Tensor) else np.asarray([bool(rest)])
     return values.make(left & right if conjunction else left | right, BOOL)
+
+
+def logical_truth(x: Tensor[Any, Any]) -> Tensor[Any, Any]:
+    """A block's truth element by element (non-zero), as ``and``/``or``/``not`` read it on a block."""
+    return x if x.type is BOOL else x != 0
+
+
+def not_(x: object) -> object:
+    """``not x``: element by element on a block (``forms.logical``), else Python's."""
+    if isinstance(x, Tensor) and apply(forms.logical, x.block_shape):
+        return ~logical_truth(x)
+    return not x
 
 
 def assert_(test: object, msg: Callable[[], object] | None, source: str) -> None:

@@ -211,7 +211,7 @@ def _source(loop: str, it: ast.expr) -> ast.expr:
 class _Checks(ast.NodeTransformer):
     """Rewrites one function body for its checked version: the constructs whose rules need the
     source, which the SIMT version (:class:`_Rewriter`) rewrites alike. ``and``/``or`` (a
-    compile-time operand that decides ends them), ``assert`` (a device assertion on a runtime
+    compile-time operand that decides ends them) and ``not`` (on a block, element by element), ``assert`` (a device assertion on a runtime
     scalar), calls whose callee may be a @tl.func (it runs its own version, made by
     ``RUNTIME.fn``), loops without ``else`` (see :mod:`loops`), reads of a module-level
     ``tl.constexpr(v)`` (``RUNTIME.constant``: read as ``v``, as the compiler does), ``.dtype``
@@ -380,6 +380,13 @@ class _Checks(ast.NodeTransformer):
             out = _call(RUNTIME, attr, part, _thunk(out))
         return ast.copy_location(out, node)
 
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        if isinstance(node.op, ast.Not):  # element by element on a block (forms.logical)
+            self.changed = True
+            return ast.copy_location(_call(RUNTIME, "not_", self.expr(node.operand)), node)
+        self.generic_visit(node)
+        return node
+
     def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
         return node  # its own scope: left as written
 
@@ -477,12 +484,6 @@ class _Rewriter(_Checks):
         return [_loop_with(name, s, names, inner)]
 
     # ---------------------------------------------------------------- expressions
-
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
-        if isinstance(node.op, ast.Not):
-            return ast.copy_location(_call(RUNTIME, "not_", self.expr(node.operand)), node)
-        self.generic_visit(node)
-        return node
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
         made = _call(RUNTIME, "select", self.expr(node.test), _thunk(self.expr(node.body)), _thunk(self.expr(node.orelse)))

@@ -267,9 +267,9 @@ def _run_by(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
 
 
 def not_(x: object) -> object:
-    """``not x``."""
-    if not isinstance(x, Tensor):
-        return not x
+    """``not x``: element by element on a block (``forms.logical``)."""
+    if not isinstance(x, Tensor) or apply(forms.logical, x.block_shape):
+        return checked.not_(x)
     state = _STATE.get()
     yes, no = state.split(state.truth(x))
     if not yes.any() or not no.any():

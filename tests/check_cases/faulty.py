@@ -41,20 +41,6 @@ def block_as_condition(x_ptr: Pointer[f32], BLOCK: constexpr = 64) -> None:
         tl.store(x_ptr + offs, -x)
 
 
-@tl.kernel
-def masks_joined_with_and(x_ptr: Pointer[f32], n: int, BLOCK: constexpr = 64) -> None:
-    offs = tl.arange(0, BLOCK)
-    keep = offs < n and offs > 2  # CHECK: used as a condition
-    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=keep), mask=keep)
-
-
-@tl.kernel
-def mask_negated_with_not(x_ptr: Pointer[f32], n: int, BLOCK: constexpr = 64) -> None:
-    offs = tl.arange(0, BLOCK)
-    outside = not (offs < n)  # CHECK: used as a condition
-    tl.store(x_ptr + offs, tl.load(x_ptr + offs), mask=outside)
-
-
 TILE_LANG_CHECK = [
     Specialization(odd_block, {"BLOCK": 64}),
     Specialization(odd_block, {"BLOCK": 100}),

@@ -89,6 +89,9 @@ class ControlFlow(abc.ABC):
     @abc.abstractmethod
     def assign(self, target: ast.expr, value: Any) -> None: ...
 
+    @abc.abstractmethod
+    def binop(self, op: type[ast.AST], left: Any, right: Any) -> Any: ...
+
     @property
     def in_runtime_branch(self) -> bool:
         return self._runtime_depth > 0
@@ -260,18 +263,33 @@ class ControlFlow(abc.ABC):
         if not isinstance(value, Node):
             return value if len(operands) == 1 or apply(forms.decides, value, conjunction) else \
                 self._boolean(operands[1:], conjunction)
+        if apply(forms.logical, value.ty.shape):
+            return self._logical(value, operands[1:], conjunction)
         cond = self.truth(value)
         if len(operands) == 1:
             return cond
         rest_body: list[Node] = []
         with self.b.region(rest_body), self.runtime_branch(True):
-            rest = self.b.truth(self.b.to_node(self._boolean(operands[1:], conjunction)))
+            rest = self.truth(self.b.to_node(self._boolean(operands[1:], conjunction)))  # a condition too
         decided_body: list[Node] = []
         with self.b.region(decided_body):
             decided = self.b.to_node(not conjunction, dtypes.BOOL)
         taken, other = Region((), tuple(rest_body), (rest,)), Region((), tuple(decided_body), (decided,))
         if_node = self.b.emit(Op.IF, None, (cond,), regions=(taken, other) if conjunction else (other, taken))
         return self.b.emit(Op.RESULT, Type(dtypes.BOOL), (if_node,), IndexAttr(0))
+
+    def _logical(self, block: Node, operands: Sequence[ast.expr], conjunction: bool) -> Any:
+        """``block and ...`` / ``block or ...`` element by element (the rule ``forms.logical``):
+        every operand evaluated, a compile-time one that decides the result ending it."""
+        result = self.b.truth(block)
+        for operand in operands:
+            value = self.visit(operand)
+            if not isinstance(value, Node):
+                if apply(forms.decides, value, conjunction):
+                    return value
+                continue
+            result = self.binop(ast.BitAnd if conjunction else ast.BitOr, result, self.b.truth(value))
+        return result
 
     # ---------------------------------------------------------------- for
 

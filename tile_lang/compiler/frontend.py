@@ -388,7 +388,8 @@ class Frontend(ControlFlow):
                 ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x, ast.Invert: lambda x: ~x}
             return python(table[type(node.op)], operand)
         if isinstance(node.op, ast.Not):
-            return self.b.unary(UnaryFn.NOT, self.truth(operand))
+            return self.b.unary(UnaryFn.NOT, self.b.truth(operand) if apply(forms.logical, operand.ty.shape)
+                                else self.truth(operand))
         ops = {ast.USub: UnaryOp.NEG, ast.UAdd: UnaryOp.POS, ast.Invert: UnaryOp.INVERT}
         return self.b.unary_op(ops[type(node.op)], operand)
 

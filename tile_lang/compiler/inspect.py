@@ -29,7 +29,7 @@ from tile_lang.compiler.passes import run_passes
 from tile_lang.compiler.printer import print_function
 from tile_lang.compiler.spec import static_spec
 from tile_lang.dtypes import DType
-from tile_lang.errors import BackendError, KernelError, SourceUnavailable
+from tile_lang.errors import BackendError, KernelError, MissingAsm, SourceUnavailable
 from tile_lang.registry import GeneratedSource
 
 CUDA_BACKEND = "cupy"  # the registered backend whose generated source ``cuda_source`` shows
@@ -179,7 +179,8 @@ class Asm(Mapping[str, str]):
             return self._compiled.ptx
         if key == "sass":
             return self._compiled.sass
-        raise KeyError(f"{key!r}: compiled.asm holds {', '.join(ASM_KEYS)} (the cubin is compiled.cubin)")
+        triton = " (Triton's MLIR; tile_lang compiles through CUDA C++)" if key in ("ttir", "ttgir", "llir") else ""
+        raise MissingAsm(f"{key!r}{triton}: compiled.asm holds {', '.join(ASM_KEYS)} (the cubin is compiled.cubin)")
 
     def __iter__(self) -> Iterator[str]:
         return iter(ASM_KEYS)

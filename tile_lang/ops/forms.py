@@ -126,6 +126,11 @@ def condition(shape: Shape) -> bool:
 
 
 @form
+def logical(shape: Shape) -> bool:
+    """Whether ``and``/``or``/``not`` on a runtime operand of ``shape`` works element by element."""
+
+
+@form
 def decides(value: object, conjunction: bool) -> bool:
     """Whether a compile-time operand of ``and`` (``conjunction``) or ``or`` decides the result."""
 

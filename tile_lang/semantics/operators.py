@@ -120,6 +120,17 @@ def condition(shape: tuple[int, ...]) -> bool:
     return bool(shape)
 
 
+@applies(forms.logical)
+def logical(shape: tuple[int, ...]) -> bool:
+    """``and``, ``or`` and ``not`` on a block of more than one element work element by element, as
+    Triton runs them (which it deprecates in favour of ``& | ~``; Liger-Kernel's and Triton's own
+    tests write ``mask = mask and (x % k != 0)``). Each operand becomes its truth (non-zero), the
+    blocks broadcast, and every operand is evaluated. Only a compile-time operand that decides the
+    result ends the expression. On a scalar or a one-element block they are Python's
+    (:func:`condition`): what follows a runtime scalar runs only where it does not decide."""
+    return math.prod(shape) != 1
+
+
 def _not_a_block(shape: tuple[int, ...], what: str) -> None:
     raise SemanticError(f"a block of shape {list(shape)} used as {what}; "
                         "Python control flow needs a scalar (reduce it first, or use tl.where)")
