@@ -402,6 +402,30 @@ def test_and_or_not_on_blocks_work_element_by_element(backend: str, flag: bool) 
         np.testing.assert_array_equal(out.numpy(), want)
 
 
+@tl.kernel
+def logical_blocks_per_program(x: Pointer[i32], o: Pointer[i32], BLOCK: constexpr) -> None:
+    """``not`` and ``and`` on blocks inside a branch some programs take (the reference's
+    per-program version)."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + pid * BLOCK + offs)
+    if pid % 2 == 1:
+        tl.store(o + pid * BLOCK + offs, v, mask=not (v > 0))
+    else:
+        tl.store(o + pid * BLOCK + offs, v, mask=(v > 0) and (offs > 2))
+
+
+def test_and_or_not_on_blocks_in_a_branch_some_programs_take(backend: str) -> None:
+    block, programs = 16, 4
+    v = np.random.default_rng(8).integers(-8, 9, (programs, block)).astype(np.int32)
+    odd = np.arange(programs)[:, None] % 2 == 1
+    keep = np.where(odd, ~(v > 0), (v > 0) & (np.arange(block)[None, :] > 2))
+    with registry.backend(backend):
+        out = tl.to_device(np.full(programs * block, -99, np.int32), tl.i32)
+        logical_blocks_per_program[(programs,)](tl.to_device(v.ravel(), tl.i32), out, BLOCK=block)
+        np.testing.assert_array_equal(out.numpy().reshape(programs, block), np.where(keep, v, -99))
+
+
 REJECTED = [
     (runtime_arange, "tl.arange(0, n)", "tl.arange: end must be a compile-time int, got a runtime value",
      {}),

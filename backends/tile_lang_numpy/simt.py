@@ -44,6 +44,7 @@ from tile_lang_numpy.checked import dtype_ as dtype_, isinstance_ as isinstance_
 from tile_lang_numpy.checked import discarded_hint as discarded_hint
 from tile_lang_numpy.checked import read as checked_read
 from tile_lang_numpy.checked import boolean, flags, nested, python_builtin
+from tile_lang_numpy.checked import not_ as checked_not
 from tile_lang_numpy.engine import Divergent, Engine, Stale
 from tile_lang_numpy.loops import UNBOUND, Carried, Unbound, bound, index_dtype, indices, range_bounds
 from tile_lang_numpy.program import ruled
@@ -269,7 +270,7 @@ def _run_by(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
 def not_(x: object) -> object:
     """``not x``: element by element on a block (``forms.logical``)."""
     if not isinstance(x, Tensor) or apply(forms.logical, x.block_shape):
-        return checked.not_(x)
+        return checked_not(x)
     state = _STATE.get()
     yes, no = state.split(state.truth(x))
     if not yes.any() or not no.any():
