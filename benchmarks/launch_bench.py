@@ -32,6 +32,7 @@ import tile_lang as tl
 from tests import gradual_kernels
 from tests.compiler import kernels
 from tile_lang import Pointer, constexpr, f32, registry
+from tile_lang.errors import BackendError
 from tile_lang.kernel import Launch
 
 N_INPUTS = 6
@@ -292,19 +293,6 @@ def _triton_rows(host: list[np.ndarray[Any, Any]], expected: np.ndarray[Any, Any
     return rows
 
 
-def gpu_missing() -> str | None:
-    """Why the GPU part cannot run here, or None."""
-    try:
-        import cupy
-    except ImportError as exc:
-        return f"CuPy is not importable ({exc})"
-    try:
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:
-        return f"no CUDA driver or device ({type(exc).__name__}: {exc})"
-    return None if count else "no CUDA device"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cpu", action="store_true", help="the Python side only, with a no-op driver call")
@@ -314,9 +302,10 @@ def main() -> None:
     if args.cpu:
         print(table(cpu_rows(args.count, args.repeats), "tile_lang add8 (CuPy arrays)"))
         return
-    missing = gpu_missing()
-    if missing is not None:
-        sys.exit(f"launch_bench: no GPU here: {missing}; run with --cpu for the Python side alone")
+    try:
+        registry.get("cupy")  # CuPy imports and sees a device, or the reason it does not
+    except BackendError as exc:
+        sys.exit(f"launch_bench: no GPU here: {exc}; run with --cpu for the Python side alone")
     print(table(gpu_rows(args.count, args.repeats), "CuPy RawKernel"))
 
 

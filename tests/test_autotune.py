@@ -19,6 +19,8 @@ from tile_lang.diskcache import CacheWarning
 from tile_lang.kernel import Launch
 from tile_lang_numpy import NumpyBackend
 
+from tests.compiler.conftest import recorded_launches
+
 REPO = Path(__file__).resolve().parents[1]
 BLOCKS = [tl.Config({"BLOCK": b}, num_warps=w) for b, w in ((32, 1), (64, 2), (128, 4), (256, 4))]
 
@@ -53,17 +55,8 @@ def drops_tail(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, BLOCK: 
 @pytest.fixture
 def launches() -> Iterator[list[Launch]]:
     """Every launch the NumPy backend runs during the test, in order."""
-    backend = registry.get("numpy")
-    seen: list[Launch] = []
-    original = backend.launch
-
-    def recording(launch: Launch) -> None:
-        seen.append(launch)
-        original(launch)
-
-    setattr(backend, "launch", recording)
-    yield seen
-    delattr(backend, "launch")
+    with recorded_launches() as seen:
+        yield seen
 
 
 def _data(n: int, seed: int = 0) -> np.ndarray[Any, np.dtype[np.float32]]:
@@ -207,15 +200,8 @@ class TimedBackend(NumpyBackend):
 def timed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Launch]]:
     monkeypatch.setenv("TILE_LANG_CACHE_DIR", str(tmp_path))
     backend = TimedBackend()
-    seen: list[Launch] = []
-
-    def recording(launch: Launch) -> None:
-        seen.append(launch)
-        NumpyBackend.launch(backend, launch)
-
-    setattr(backend, "launch", recording)
     registry.register(backend)
-    with tl.backend(backend.name):
+    with recorded_launches(backend) as seen, tl.backend(backend.name):
         yield seen
 
 

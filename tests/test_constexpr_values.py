@@ -5,6 +5,7 @@ CPU emulator, against float64 NumPy, outputs poisoned first."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,21 @@ def _rand(n: int, seed: int, low: float = -3.0, high: float = 3.0) -> np.ndarray
 
 def _poisoned(n: int) -> tl.Buffer[f32]:
     return tl.to_device(np.full(n, np.nan, np.float32), tl.f32)
+
+
+def _same_error_on_both(pattern: str, launch: Callable[[tl.Buffer[f32]], None]) -> KernelError:
+    """``launch`` of a poisoned 16-element output fails on both backends with one message at one
+    line, matching ``pattern`` and writing nothing; the emulator's error."""
+    registry.register(_BACKEND)
+    seen = []
+    for name in BACKENDS:
+        with tl.backend(name), pytest.raises(KernelError, match=pattern) as err:
+            out = _poisoned(16)
+            launch(out)
+        assert np.isnan(out.numpy()).all()
+        seen.append((err.value.message, err.value.lineno))
+    assert seen[0] == seen[1]
+    return err.value
 
 
 # ------------------------------------------------------------------------------ tl.constexpr(v) as a value
@@ -156,15 +172,8 @@ filled_with_a_block = load("filled_with_a_block", textwrap.dedent("""
 
 @needs_emulator
 def test_full_of_a_block_is_the_same_error_on_both_backends() -> None:
-    registry.register(_BACKEND)
-    seen = []
-    for name in BACKENDS:
-        with tl.backend(name), pytest.raises(KernelError, match=r"tl.full: the fill value must be a scalar") as err:
-            out = _poisoned(16)
-            filled_with_a_block[(1,)](tl.to_device(_rand(16, 5), tl.f32), out, BLOCK=16)
-        assert np.isnan(out.numpy()).all()
-        seen.append((err.value.message, err.value.lineno))
-    assert seen[0] == seen[1]
+    _same_error_on_both(r"tl.full: the fill value must be a scalar",
+                        lambda out: filled_with_a_block[(1,)](tl.to_device(_rand(16, 5), tl.f32), out, BLOCK=16))
 
 
 # ------------------------------------------------------------------------------ @tl.func recursion
@@ -200,13 +209,7 @@ def test_recursion_ended_by_a_constexpr(backend: str, depth: int) -> None:
 
 @needs_emulator
 def test_recursion_past_the_limit_is_the_same_error_on_both_backends() -> None:
-    registry.register(_BACKEND)
-    seen = []
-    for name in BACKENDS:
-        with tl.backend(name), pytest.raises(KernelError, match=f"@tl.func doubled: calls nest more than {MAX_DEPTH}") as err:
-            out = _poisoned(16)
-            doubling[(1,)](tl.to_device(_rand(16, 7), tl.f32), out, BLOCK=16, DEPTH=MAX_DEPTH)
-        assert np.isnan(out.numpy()).all()
-        seen.append((err.value.message, err.value.lineno))
-    assert seen[0] == seen[1]
-    assert "return doubled(x, N - 1) * 2.0" in str(err.value)
+    error = _same_error_on_both(
+        f"@tl.func doubled: calls nest more than {MAX_DEPTH}",
+        lambda out: doubling[(1,)](tl.to_device(_rand(16, 7), tl.f32), out, BLOCK=16, DEPTH=MAX_DEPTH))
+    assert "return doubled(x, N - 1) * 2.0" in str(error)

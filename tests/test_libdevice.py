@@ -329,7 +329,9 @@ def _bits(fn: Callable[..., int], width: int) -> Callable[..., Arr]:
     return ref
 
 
-def _signed(value: int, width: int) -> int:
+def _signed(value: int, width: int = 32) -> int:
+    """``value`` modulo ``2**width`` read as a signed integer of that width."""
+    value %= 1 << width
     return value - (1 << width) if value >= 1 << (width - 1) else value
 
 
@@ -425,7 +427,8 @@ UNARY = [
 DIRECTED_UNARY = ["sqrt_rd", "sqrt_ru", "sqrt_rz"]
 DIRECTED_BINARY = ["div_rd", "div_ru", "div_rz"]
 RECIPROCALS = ["rcp_rd", "rcp_ru", "rcp_rz"]
-ARITHMETIC = [f"{op}_{mode}" for op in ("add", "sub", "mul") for mode in ("rn", "rz", "rd", "ru")]
+ROUNDINGS = ("rn", "rz", "rd", "ru")
+ARITHMETIC = [f"{op}_{mode}" for op in ("add", "sub", "mul") for mode in ROUNDINGS]
 MODES = {"rd": -1, "ru": 1, "rz": 0}
 
 BINARY = [
@@ -659,7 +662,9 @@ def atan2_of_a_half(x: Pointer[tl.f16], BLOCK: constexpr) -> None:
     tl.store(x + offs, libdevice.atan2(v, v))  # type: ignore[type-var]
 
 
-WRONG_DTYPES = [
+Refusal = tuple[Kernel[Any], str, list[Any]]  # a kernel, the message both backends refuse it with, its buffers' dtypes
+
+WRONG_DTYPES: list[Refusal] = [
     (j0_of_ints, "libdevice.j0 takes (tl.f32) or (tl.f64), got (tl.i32)", [np.int32]),
     (popc_of_floats, "libdevice.popc takes (tl.i32) or (tl.i64), got (tl.f32)", [np.float32, np.int32]),
     (fast_expf_of_doubles, "libdevice.fast_expf takes (tl.f32), got (tl.f64)", [np.float64]),
@@ -669,9 +674,21 @@ WRONG_DTYPES = [
 ]
 
 
-@pytest.mark.parametrize("kernel, message, buffers", WRONG_DTYPES, ids=[str(case[1]).split()[0] for case in WRONG_DTYPES])
+def refusals(cases: list[Refusal]) -> pytest.MarkDecorator:
+    """A test parametrised by ``(kernel, message, buffers)`` cases, each named by its function."""
+    return pytest.mark.parametrize("kernel, message, buffers", cases,
+                                   ids=[message.split()[0] for _, message, _ in cases])
+
+
+@refusals(WRONG_DTYPES)
 def test_wrong_dtypes_are_rejected_alike_by_both_backends(kernel: Kernel[Any], message: str, buffers: list[Any]) -> None:
     """Triton's tables: no f16, no integers for float functions, f32 only for the fast ones."""
+    assert_refused_alike(kernel, message, buffers)
+
+
+def assert_refused_alike(kernel: Kernel[Any], message: str, buffers: list[Any]) -> None:
+    """Both backends refuse ``kernel`` (launched on zeroed ``buffers`` of these dtypes, BLOCK=8)
+    with ``message``, at the line of its libdevice call."""
     args = [tl.to_device(np.zeros(8, dtype)) for dtype in buffers]
     ref = _reference_error(kernel, *args, BLOCK=8)
     comp = _compiler_error(kernel, BLOCK=8)
@@ -746,6 +763,12 @@ def _all_kernels() -> list[Any]:
 @pytest.mark.slow
 def test_the_generated_cuda_compiles_with_nvcc(tmp_path: Any) -> None:
     """Every spelling is a CUDA device function nvcc knows, for sm_90 and sm_80 (and NVRTC where installed)."""
+    assert_compiles([(k, {"BLOCK": 64} if k is promoted_operands else {"B": B}) for k in _all_kernels()], tmp_path)
+
+
+def assert_compiles(kernels: list[tuple[Any, dict[str, Any]]], tmp_path: Any) -> None:
+    """Each kernel's CUDA for its constexprs compiles with nvcc for sm_90 and sm_80 and with NVRTC,
+    whichever are installed (skipped where neither is)."""
     from tile_lang.compiler import static_spec
 
     from tests.compiler.conftest import NVCC, NVRTC
@@ -753,5 +776,5 @@ def test_the_generated_cuda_compiles_with_nvcc(tmp_path: Any) -> None:
 
     if NVCC is None and NVRTC is None:
         pytest.skip("neither nvcc nor libnvrtc is here: the generated CUDA cannot be compile-checked")
-    for kernel in _all_kernels():
-        _check(kernel, static_spec(kernel, {"BLOCK": 64} if kernel is promoted_operands else {"B": B}), tmp_path)
+    for kernel, constexprs in kernels:
+        _check(kernel, static_spec(kernel, constexprs), tmp_path)

@@ -28,14 +28,11 @@ from tile_lang.ops.conversions import CONVERSIONS
 
 from tests.compiler.emulator import EMULATOR
 from tests.test_libdevice import (
-    MODES, RNG, B, Arr, Case, _bessel_first, _bessel_second, _check, _directed, _erfcinv, _fill, _ints,
-    anywhere, each, kernel_for, run, uniform,
+    FLOATS, MODES, RNG, ROUNDINGS, B, Arr, Case, Refusal, _bessel_first, _bessel_second, _check, _directed, _erfcinv,
+    _fill, _ints, _signed, anywhere, assert_compiles, assert_refused_alike, each, kernel_for, refusals, run, uniform,
 )
-from tests.test_semantics import _compiler_error, _line, _reference_error
 
 _EMU = EMULATOR
-FLOATS = [np.float32, np.float64]
-ROUNDINGS = ("rn", "rz", "rd", "ru")
 
 # Every function of Triton's triton.language.extra.cuda.libdevice (read from its libdevice.py)
 TRITON_LIBDEVICE = (
@@ -232,11 +229,6 @@ def test_double_words(backend: str) -> None:
     want = [struct.unpack("<Q", struct.pack("<II", low % 2**32, high % 2**32))[0]  # little-endian: low word first
             for high, low in zip(highs.tolist(), lows.tolist())]
     assert got.view(np.uint64).tolist() == want
-
-
-def _signed(value: int, width: int = 32) -> int:
-    value %= 1 << width
-    return value - (1 << width) if value >= 1 << (width - 1) else value
 
 
 def _low24(v: int, signed: bool) -> int:
@@ -474,7 +466,7 @@ def sad_of_signed(x: Pointer[i32], BLOCK: constexpr) -> None:
     tl.store(x + offs, libdevice.sad(v, v, v))  # type: ignore[arg-type]
 
 
-WRONG_DTYPES = [
+WRONG_DTYPES: list[Refusal] = [
     (jn_of_floats, "libdevice.jn takes (tl.i32, tl.f32) or (tl.i32, tl.f64), got (tl.f32, tl.f32)", [np.float32]),
     (float2ll_of_doubles, "libdevice.float2ll_rn takes (tl.f32), got (tl.f64)", [np.float64, np.int64]),
     (mul24_of_longs, "libdevice.mul24 takes (tl.i32, tl.i32) or (tl.u32, tl.u32), got (tl.i64, tl.i64)", [np.int64]),
@@ -483,16 +475,11 @@ WRONG_DTYPES = [
 ]
 
 
-@pytest.mark.parametrize("kernel, message, buffers", WRONG_DTYPES, ids=[str(case[1]).split()[0] for case in WRONG_DTYPES])
+@refusals(WRONG_DTYPES)
 def test_wrong_dtypes_are_refused_alike_by_both_backends(kernel: Any, message: str, buffers: list[Any]) -> None:
     """Triton's tables: jn's order is an i32, float2ll takes an f32, mul24 32-bit integers, sad's
     third operand unsigned; one message from both backends, at the call's line."""
-    args = [tl.to_device(np.zeros(8, dtype)) for dtype in buffers]
-    ref = _reference_error(kernel, *args, BLOCK=8)
-    comp = _compiler_error(kernel, BLOCK=8)
-    line = _line(kernel, "libdevice.")
-    assert (ref.lineno, comp.lineno) == (line, line)
-    assert ref.message == comp.message == message
+    assert_refused_alike(kernel, message, buffers)
 
 
 def _all_kernels() -> list[Any]:
@@ -514,12 +501,4 @@ def _all_kernels() -> list[Any]:
 def test_the_generated_cuda_compiles_with_nvcc(tmp_path: Any) -> None:
     """Every spelling is a CUDA device function nvcc knows (``__nv_rcp64h`` declared by the runtime
     header), for sm_90 and sm_80, and NVRTC where installed."""
-    from tile_lang.compiler import static_spec
-
-    from tests.compiler.conftest import NVCC, NVRTC
-    from tests.compiler.test_nvcc import _check as compiles
-
-    if NVCC is None and NVRTC is None:
-        pytest.skip("neither nvcc nor libnvrtc is here: the generated CUDA cannot be compile-checked")
-    for kernel in _all_kernels():
-        compiles(kernel, static_spec(kernel, {"B": B}), tmp_path)
+    assert_compiles([(kernel, {"B": B}) for kernel in _all_kernels()], tmp_path)

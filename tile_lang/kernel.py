@@ -38,6 +38,8 @@ P = ParamSpec("P")
 Grid: TypeAlias = (
     tuple[int] | tuple[int, int] | tuple[int, int, int] | Callable[[dict[str, Any]], tuple[int, ...]]
 )
+StaticArgs: TypeAlias = tuple[dict[str, Any], int, int, int, dict[str, DType], frozenset[str], frozenset[str]]
+"""What the compiler's inspect functions take after the kernel, for a specialisation without a launch."""
 
 
 class Kernel(Generic[P]):
@@ -139,12 +141,8 @@ class Kernel(Generic[P]):
         launch with such values specialises them."""
         from tile_lang.compiler.inspect import ir_text
 
-        self.require_annotations("inspect")
-        options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
-        pointees, named = self.split_pointees(constexprs)
-        return ir_text(self, self.check_constexprs(named), options.num_warps, optimized, options.num_stages,
-                       _capability(self, arch), pointees, self._int_params("divisible", divisible),
-                       self._int_params("ones", ones))
+        args = self._static_args("inspect", num_warps, num_stages, arch, divisible, ones, constexprs)
+        return ir_text(self, *args, optimized=optimized)
 
     def cuda_source(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, divisible: Sequence[str] = (),
                     ones: Sequence[str] = (), **constexprs: Any) -> str:
@@ -155,12 +153,8 @@ class Kernel(Generic[P]):
         ``ones`` gives the vector loads a launch with stride 1 compiles)."""
         from tile_lang.compiler.inspect import cuda_text
 
-        self.require_annotations("cuda_source")
-        options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
-        pointees, named = self.split_pointees(constexprs)
-        return cuda_text(self, self.check_constexprs(named), options.num_warps, options.num_stages,
-                         _capability(self, arch), pointees, self._int_params("divisible", divisible),
-                         self._int_params("ones", ones))
+        args = self._static_args("cuda_source", num_warps, num_stages, arch, divisible, ones, constexprs)
+        return cuda_text(self, *args)
 
     def compile(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, divisible: Sequence[str] = (),
                 ones: Sequence[str] = (), **constexprs: Any) -> Compiled:
@@ -169,14 +163,21 @@ class Kernel(Generic[P]):
         ``.instructions``, ``.metadata`` (the PTX onwards from the CUDA toolkit on PATH, made on first use; arguments as for :meth:`inspect`)."""
         from tile_lang.compiler.inspect import compile_kernel
 
-        self.require_annotations("compile")
-        options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
-        pointees, named = self.split_pointees(constexprs)
-        return compile_kernel(self, self.check_constexprs(named), options.num_warps, options.num_stages,
-                              _capability(self, arch), pointees, self._int_params("divisible", divisible),
-                              self._int_params("ones", ones))
+        args = self._static_args("compile", num_warps, num_stages, arch, divisible, ones, constexprs)
+        return compile_kernel(self, *args)
 
     warmup = compile  # Triton's name for compiling without launching
+
+    def _static_args(self, what: str, num_warps: int, num_stages: int, arch: str, divisible: Sequence[str],
+                     ones: Sequence[str], constexprs: Mapping[str, Any]) -> StaticArgs:
+        """The checked arguments of :meth:`inspect`, :meth:`cuda_source` and :meth:`compile` (``what``,
+        named in their errors), in the compiler's order: constexprs, warps, stages, capability,
+        pointees, the ints taken as multiples of 16 and those taken as 1."""
+        self.require_annotations(what)
+        options = checked_options(self, {"num_warps": num_warps, "num_stages": num_stages})
+        pointees, named = self.split_pointees(constexprs)
+        return (self.check_constexprs(named), options.num_warps, options.num_stages, _capability(self, arch), pointees,
+                self._int_params("divisible", divisible), self._int_params("ones", ones))
 
     def _int_params(self, what: str, names: Sequence[str]) -> frozenset[str]:
         """``names`` (the argument ``what``), each an int parameter of the kernel (else a

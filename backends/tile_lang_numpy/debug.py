@@ -147,15 +147,6 @@ def device_assert(engine: Engine, a: Mapping[str, Any]) -> None:
         raise engine.error(f"device_assert failed{msg} (at {element(engine, ~ok)[1]})")
 
 
-def triton_prefix(prefix: str, has_args: bool) -> str:
-    """Triton's normalisation: a prefix with arguments ends in ": ", a long one starts with " "."""
-    if has_args and not prefix.endswith(" "):
-        prefix += " "
-    if has_args and not prefix.endswith(": "):
-        prefix = prefix[:-1] + ": "
-    return " " + prefix if len(prefix) > 2 and not prefix.startswith(" ") else prefix
-
-
 def _show(x: object, hex: bool, row: int) -> str:
     """One program's view of a device_print argument."""
     if not isinstance(x, Tensor):
@@ -181,7 +172,7 @@ def device_print(engine: Engine, a: Mapping[str, Any]) -> None:
     """One line per program, ``pid (x, y, z)`` then the prefix and its values (the GPU prints a
     line per element)."""
     args = a["args"]
-    prefix = triton_prefix(str(a["prefix"]), bool(args))
+    prefix = a["prefix"]  # as the rule normalised it
     for row in engine.active_rows.tolist():
         pid = tuple(int(c) for c in engine.pids[row])
         engine.output.append(f"pid {pid}{prefix}" + " ".join(_show(x, a["hex"], row) for x in args))

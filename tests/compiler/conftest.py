@@ -8,6 +8,7 @@ import importlib.util
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,10 @@ def launch_spec(launch: Launch) -> Spec:
                 launch.options.num_stages)
 
 
-def record_example(name: str) -> list[Launch]:
-    """Run example ``name`` on the NumPy reference, recording every launch it makes."""
-    from examples import load
-
-    backend = registry.get("numpy")
+@contextmanager
+def recorded_launches(backend: registry.Backend | None = None) -> Iterator[list[Launch]]:
+    """Every launch ``backend`` (the NumPy reference's if None) runs inside the ``with`` block, in order."""
+    backend = registry.get("numpy") if backend is None else backend
     seen: list[Launch] = []
     original = backend.launch
 
@@ -53,10 +53,17 @@ def record_example(name: str) -> list[Launch]:
 
     setattr(backend, "launch", recording)
     try:
-        with registry.backend("numpy"):
-            load(name)(0)
+        yield seen
     finally:
         delattr(backend, "launch")
+
+
+def record_example(name: str) -> list[Launch]:
+    """Run example ``name`` on the NumPy reference, recording every launch it makes."""
+    from examples import load
+
+    with recorded_launches() as seen, registry.backend("numpy"):
+        load(name)(0)
     return seen
 
 

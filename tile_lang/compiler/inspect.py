@@ -47,9 +47,9 @@ INSTRUCTIONS = {
 }
 
 
-def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, optimized: bool = True,
-            num_stages: int = 3, arch: int = 80, pointees: Mapping[str, DType] | None = None,
-            divisible: Collection[str] = (), ones: Collection[str] = ()) -> str:
+def ir_text(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3, arch: int = 80,
+            pointees: Mapping[str, DType] | None = None, divisible: Collection[str] = (), ones: Collection[str] = (),
+            optimized: bool = True) -> str:
     fn = _build(kernel, constexprs, num_warps, num_stages, arch, pointees, divisible, ones)
     return print_function(run_passes(fn) if optimized else fn)
 

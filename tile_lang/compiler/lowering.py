@@ -30,8 +30,9 @@ from tile_lang.compiler.lowering_base import (
 from tile_lang.compiler.ir import (
     AssertAttr, AsmAttr, BinaryFn, LibAttr, LibFn, Node, Op, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
-from tile_lang.ops import creation as tlcreation, debug, libdevice as ld, math as tlmath, random as tlrandom
-from tile_lang.ops.conversions import CONVERSIONS
+from tile_lang.ops import (
+    conversions, creation as tlcreation, debug, libdevice as ld, math as tlmath, random as tlrandom,
+)
 from tile_lang.ops import reduction as tlreduction
 from tile_lang.ops import shape as tlshape
 from tile_lang.semantics import shape as shapes
@@ -116,36 +117,11 @@ for _math_fn, _ir_fn in MATH.items():
 
 
 # The LIBDEVICE family (semantics picks the overload: the operands' dtypes and the result's): each
-# function's IR function.
+# function's IR function, the LibFn of its name (``libdevice.pow``: LibFn.POW; ``double2float_rn``:
+# LibFn.DOUBLE2FLOAT_RN), so a new function's row is its LibFn member.
 LIBDEVICE: dict[Callable[..., Any], LibFn] = {
-    ld.pow: LibFn.POW, ld.ldexp: LibFn.LDEXP, ld.norm3d: LibFn.NORM3D, ld.isinf: LibFn.ISINF, ld.isnan: LibFn.ISNAN,
-    ld.isfinite: LibFn.ISFINITE, ld.signbit: LibFn.SIGNBIT, ld.ilogb: LibFn.ILOGB, ld.saturatef: LibFn.SATURATEF,
-    ld.fast_expf: LibFn.FAST_EXPF, ld.fast_logf: LibFn.FAST_LOGF, ld.fast_dividef: LibFn.FAST_DIVIDEF,
-    ld.float2int_rn: LibFn.FLOAT2INT_RN, ld.popc: LibFn.POPC, ld.clz: LibFn.CLZ, ld.ffs: LibFn.FFS, ld.brev:
-    LibFn.BREV, ld.mulhi: LibFn.MULHI, ld.byte_perm: LibFn.BYTE_PERM, ld.cbrt: LibFn.CBRT, ld.rcbrt: LibFn.RCBRT,
-    ld.exp10: LibFn.EXP10, ld.lgamma: LibFn.LGAMMA, ld.tgamma: LibFn.TGAMMA, ld.erfinv: LibFn.ERFINV, ld.erfcinv:
-    LibFn.ERFCINV, ld.j0: LibFn.J0, ld.j1: LibFn.J1, ld.y0: LibFn.Y0, ld.y1: LibFn.Y1, ld.logb: LibFn.LOGB,
-    ld.nearbyint: LibFn.NEARBYINT, ld.round: LibFn.ROUND, ld.cospi: LibFn.COSPI, ld.sinpi: LibFn.SINPI, ld.rcp_rn:
-    LibFn.RCP_RN, ld.rcp_rd: LibFn.RCP_RD, ld.rcp_ru: LibFn.RCP_RU, ld.rcp_rz: LibFn.RCP_RZ, ld.scalbn: LibFn.SCALBN,
-    ld.finitef: LibFn.FINITEF, ld.isfinited: LibFn.ISFINITED, ld.rnorm3d: LibFn.RNORM3D, ld.norm4d: LibFn.NORM4D,
-    ld.rnorm4d: LibFn.RNORM4D, ld.fast_sinf: LibFn.FAST_SINF, ld.fast_cosf: LibFn.FAST_COSF,
-    ld.fast_tanf: LibFn.FAST_TANF, ld.fast_log2f: LibFn.FAST_LOG2F, ld.fast_log10f: LibFn.FAST_LOG10F,
-    ld.fast_exp10f: LibFn.FAST_EXP10F, ld.fast_powf: LibFn.FAST_POWF, ld.int_as_float: LibFn.INT_AS_FLOAT,
-    ld.float_as_int: LibFn.FLOAT_AS_INT, ld.uint_as_float: LibFn.UINT_AS_FLOAT, ld.float_as_uint: LibFn.FLOAT_AS_UINT,
-    ld.longlong_as_double: LibFn.LONGLONG_AS_DOUBLE, ld.double_as_longlong: LibFn.DOUBLE_AS_LONGLONG,
-    ld.add_rn: LibFn.ADD_RN, ld.add_rz: LibFn.ADD_RZ, ld.add_rd: LibFn.ADD_RD, ld.add_ru: LibFn.ADD_RU,
-    ld.sub_rn: LibFn.SUB_RN, ld.sub_rz: LibFn.SUB_RZ, ld.sub_rd: LibFn.SUB_RD, ld.sub_ru: LibFn.SUB_RU,
-    ld.mul_rn: LibFn.MUL_RN, ld.mul_rz: LibFn.MUL_RZ, ld.mul_rd: LibFn.MUL_RD, ld.mul_ru: LibFn.MUL_RU, ld.sqrt_rd: LibFn.SQRT_RD, ld.sqrt_ru: LibFn.SQRT_RU, ld.sqrt_rz: LibFn.SQRT_RZ, ld.atan2:
-    LibFn.ATAN2, ld.hypot: LibFn.HYPOT, ld.fmod: LibFn.FMOD, ld.remainder: LibFn.REMAINDER, ld.copysign:
-    LibFn.COPYSIGN, ld.nextafter: LibFn.NEXTAFTER, ld.fdim: LibFn.FDIM, ld.fmax: LibFn.FMAX, ld.fmin: LibFn.FMIN,
-    ld.rhypot: LibFn.RHYPOT, ld.div_rd: LibFn.DIV_RD, ld.div_ru: LibFn.DIV_RU, ld.div_rz: LibFn.DIV_RZ,
-    ld.fma_rn: LibFn.FMA_RN, ld.fma_rz: LibFn.FMA_RZ, ld.fma_rd: LibFn.FMA_RD, ld.fma_ru: LibFn.FMA_RU,
-    ld.rsqrt_rn: LibFn.RSQRT_RN, ld.rcp64h: LibFn.RCP64H, ld.hiloint2double: LibFn.HILOINT2DOUBLE,
-    ld.double2loint: LibFn.DOUBLE2LOINT, ld.double2hiint: LibFn.DOUBLE2HIINT, ld.mul24: LibFn.MUL24, ld.sad: LibFn.SAD,
-    ld.hadd: LibFn.HADD, ld.rhadd: LibFn.RHADD, ld.llrint: LibFn.LLRINT, ld.llround: LibFn.LLROUND, ld.jn: LibFn.JN,
-    ld.yn: LibFn.YN, ld.cyl_bessel_i0: LibFn.CYL_BESSEL_I0, ld.cyl_bessel_i1: LibFn.CYL_BESSEL_I1,
-    ld.erfcx: LibFn.ERFCX, ld.normcdf: LibFn.NORMCDF, ld.normcdfinv: LibFn.NORMCDFINV,
-    **{fn: LibFn(fn.__name__) for fn in CONVERSIONS},  # each conversion's member is named as it
+    fn: LibFn(op.name) for module in (ld, conversions) for fn in vars(module).values()
+    if (op := builtin_of(fn)) is not None and op.family is Family.LIBDEVICE
 }
 
 
@@ -240,42 +216,26 @@ def _broadcast(c: Context, a: Args) -> tuple[Node, Node]:
 @lowers(tlshape.expand_dims)
 def _expand_dims(c: Context, a: Args) -> Node:
     x = node_arg(c.b, a["input"])
-    shape = shapes.expanded(x.ty.shape, a["axis"])
-    return c.b.reshape(x, shape) if x.ty.shape else c.b.splat(x, shape)
+    return _reshaped(c, x, shapes.expanded(x.ty.shape, a["axis"]))
 
 
 def _reshaped(c: Context, x: Node, shape: tuple[int, ...]) -> Node:
     return c.b.reshape(x, shape) if x.ty.shape else c.b.splat(x, shape)
 
 
-@lowers(tlshape.reshape)
+@lowers(tlshape.reshape, tlshape.view)
 def _reshape(c: Context, a: Args) -> Node:
-    x = node_arg(c.b, a["input"])
-    return _reshaped(c, x, a["shape"])
-
-
-@lowers(tlshape.view)
-def _view(c: Context, a: Args) -> Node:
-    x = node_arg(c.b, a["input"])
-    return _reshaped(c, x, a["shape"])
+    return _reshaped(c, node_arg(c.b, a["input"]), a["shape"])
 
 
 @lowers(tlshape.ravel)
 def _ravel(c: Context, a: Args) -> Node:
-    x = node_arg(c.b, a["x"])
-    return _reshaped(c, x, a["shape"])
+    return _reshaped(c, node_arg(c.b, a["x"]), a["shape"])
 
 
-@lowers(tlshape.permute)
+@lowers(tlshape.permute, tlshape.trans)
 def _permute(c: Context, a: Args) -> Node:
-    x = node_arg(c.b, a["input"])
-    return permute(c, x, a["dims"])
-
-
-@lowers(tlshape.trans)
-def _trans(c: Context, a: Args) -> Node:
-    x = node_arg(c.b, a["input"])
-    return permute(c, x, a["dims"])
+    return permute(c, node_arg(c.b, a["input"]), a["dims"])
 
 
 def _positions(c: Context, shape: tuple[int, ...], axis: int, value: Callable[[Node], Value]) -> Node:
@@ -424,19 +384,10 @@ def _device_assert(c: Context, a: Args) -> None:
     c.b.emit(Op.ASSERT, None, (ok,), AssertAttr(str(a["msg"] or "")))
 
 
-def print_prefix(prefix: str, has_args: bool) -> str:
-    """Triton's normalisation: a prefix with arguments ends in ": ", a long one starts with " "."""
-    if has_args and not prefix.endswith(" "):
-        prefix += " "
-    if has_args and not prefix.endswith(": "):
-        prefix = prefix[:-1] + ": "
-    return " " + prefix if len(prefix) > 2 and not prefix.startswith(" ") else prefix
-
-
 @lowers(debug.device_print)
 def _device_print(c: Context, a: Args) -> None:
     """One line per element (per program for scalars), as Triton prints on the GPU; compile-time
-    values are printed as text."""
+    values are printed as text (the prefix as the rule normalised it)."""
     values = tuple(a["args"])
     nodes = [v for v in values if isinstance(v, Node)]
     shape: tuple[int, ...] = ()
@@ -444,7 +395,7 @@ def _device_print(c: Context, a: Args) -> None:
         shape = broadcast_shapes(shape, n.ty.shape)
     items = tuple(None if isinstance(v, Node) else str(v) for v in values)
     operands = tuple(c.b.broadcast_to(n, shape) for n in nodes)
-    c.b.emit(Op.PRINT, None, operands, PrintAttr(print_prefix(str(a["prefix"]), bool(values)), items, bool(a["hex"])))
+    c.b.emit(Op.PRINT, None, operands, PrintAttr(a["prefix"], items, bool(a["hex"])))
 
 
 @lowers(debug.inline_asm_elementwise)

@@ -1,6 +1,7 @@
 """Hint rules: ``tl.multiple_of``, ``tl.max_contiguous`` and ``tl.max_constancy`` promise facts
 about an integer or pointer block, one positive compile-time int per axis. The reference checks
-the promise on the values; the compiler trusts it."""
+the promise on the values; the compiler trusts it. And ``tl.device_print``'s prefix, which both
+backends print as Triton normalises it."""
 
 from __future__ import annotations
 
@@ -48,3 +49,14 @@ def _hint(name: str, a: Args) -> dict[str, Any]:
 rule(tldebug.multiple_of)(lambda a: _hint("multiple_of", a))
 rule(tldebug.max_contiguous)(lambda a: _hint("max_contiguous", a))
 rule(tldebug.max_constancy)(lambda a: _hint("max_constancy", a))
+
+
+@rule(tldebug.device_print)
+def _device_print(a: Args) -> dict[str, Any]:
+    """``prefix`` as Triton prints it: with arguments it ends in ": "; a long one starts with " "."""
+    prefix, has_args = str(a["prefix"]), bool(a["args"])
+    if has_args and not prefix.endswith(" "):
+        prefix += " "
+    if has_args and not prefix.endswith(": "):
+        prefix = prefix[:-1] + ": "
+    return {"prefix": " " + prefix if len(prefix) > 2 and not prefix.startswith(" ") else prefix}
