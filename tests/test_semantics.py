@@ -930,6 +930,104 @@ def test_names_an_unrolled_loop_binds_keep_pythons_scope_on_both(backend: str) -
 
 
 @tl.kernel
+def reads_a_value_only_its_then_side_binds(x: Pointer[f32], n: int, out: Pointer[f32]) -> None:
+    pid = tl.program_id(0)
+    if pid < n:  # if: y
+        y = tl.load(x + pid) * 2.0
+    tl.store(out + pid, y)  # read: y
+
+
+@tl.kernel
+def reads_a_value_only_its_else_side_binds(x: Pointer[f32], n: int, out: Pointer[f32]) -> None:
+    pid = tl.program_id(0)
+    if pid < n:  # if: y
+        tl.store(out + pid, 1.0)
+    else:
+        y = tl.load(x + pid) - 1.0
+    tl.store(out + pid, y + 1.0)  # read: y
+
+
+@tl.kernel
+def reads_what_a_nested_if_bound(x: Pointer[f32], n: int, out: Pointer[f32]) -> None:
+    pid = tl.program_id(0)
+    v = tl.load(x + pid)
+    if pid < n:  # if: y
+        if v > 0.0:
+            y = v
+    acc = v * 0.5
+    acc += y  # read: y
+    tl.store(out + pid, acc)
+
+
+@pytest.mark.parametrize("n", [0, 2, 4], ids=["no program takes it", "diverging", "every program takes it"])
+@pytest.mark.parametrize("kernel", [reads_a_value_only_its_then_side_binds, reads_a_value_only_its_else_side_binds,
+                                    reads_what_a_nested_if_bound], ids=["then side", "else side", "nested if"])
+def test_a_name_one_side_of_a_runtime_if_binds_is_not_read_after_it_on_both(backend: str, kernel: Kernel[Any],
+                                                                            n: int) -> None:
+    """A runtime ``if`` keeps a name bound on one of its sides only to itself (Triton drops it:
+    a NameError at the read): whatever side each program takes, reading it after the ``if`` is
+    the shared rule's error (``forms.branch_own``) at the read's line on both backends, the
+    compiler's at compile time; the failed launch writes nothing."""
+    x = np.random.default_rng(11).standard_normal(4).astype(np.float32)
+    with registry.backend(backend):
+        out = tl.to_device(np.full(4, np.nan, np.float32))
+        with pytest.raises(KernelError) as caught:
+            kernel[(4,)](tl.to_device(x), n, out)
+        assert np.isnan(out.numpy()).all()
+    comp = _compiler_error(kernel)
+    assert caught.value.message == comp.message == (f"name 'y' is bound only on one side of the runtime if at line "
+                                                    f"{_line(kernel, '# if: y')}; bind it before the if (or on both "
+                                                    "sides) to read it after")
+    assert caught.value.lineno == comp.lineno == _line(kernel, "# read: y")
+
+
+@tl.kernel
+def reads_names_its_ifs_leave_bound(x: Pointer[f32], n: int, out: Pointer[f32], FLAG: constexpr) -> None:
+    pid = tl.program_id(0)
+    v = tl.load(x + pid)
+    w = v + 1.0
+    if v > 0.0:  # bound before, rebound on one side
+        w = v * 3.0
+    if pid < n:  # bound on both sides
+        z = w - 2.0
+    else:
+        z = w * 0.5
+    if FLAG:  # a compile-time if: Python's names
+        c = z + 0.25
+    if pid % 2 == 0:  # the other side returns: the names of the side that goes on flow out
+        u = c * 2.0 if v < 1.0 else c
+    else:
+        return
+    tl.store(out + pid, u)  # read: u
+
+
+@pytest.mark.parametrize("n", [0, 3, 8])
+def test_names_bound_before_on_both_sides_or_beside_a_return_are_read_after_a_runtime_if_on_both(backend: str,
+                                                                                                 n: int) -> None:
+    """What stays legal: a name bound before the ``if`` and rebound on one side, one bound on both
+    sides, one bound beside a side that returns, one a compile-time ``if`` binds (Python's value;
+    with a false condition Python's UnboundLocalError), each against Python's values in float64."""
+    x = np.random.default_rng(12).standard_normal(8).astype(np.float32)
+    want = []
+    for pid, v in enumerate(x.astype(np.float64)):
+        w = v * 3.0 if v > 0.0 else v + 1.0
+        c = (w - 2.0 if pid < n else w * 0.5) + 0.25
+        want.append((c * 2.0 if v < 1.0 else c) if pid % 2 == 0 else np.nan)
+    with registry.backend(backend):
+        out = tl.to_device(np.full(8, np.nan, np.float32))
+        reads_names_its_ifs_leave_bound[(8,)](tl.to_device(x), n, out, FLAG=True)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+        out = tl.to_device(np.full(8, np.nan, np.float32))
+        with pytest.raises(KernelError) as caught:
+            reads_names_its_ifs_leave_bound[(8,)](tl.to_device(x), n, out, FLAG=False)
+        assert np.isnan(out.numpy()).all()
+    comp = _compiler_error(reads_names_its_ifs_leave_bound, FLAG=False)
+    assert caught.value.message == comp.message == ("UnboundLocalError: cannot access local variable 'c' where it is "
+                                                    "not associated with a value")
+    assert caught.value.lineno == comp.lineno == _line(reads_names_its_ifs_leave_bound, "u = c * 2.0")
+
+
+@tl.kernel
 def python_min_of_loaded_floats(x: Pointer[f32], out: Pointer[f32]) -> None:
     a, b = tl.load(x), tl.load(x + 1)
     tl.store(out, min(a, b))

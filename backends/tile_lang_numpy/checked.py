@@ -168,22 +168,31 @@ class Loop:
 
 
 class Branch:
-    """An ``if`` whose sides bind the names ``then`` and ``orelse`` (each only there): after a
-    runtime condition, each such name that is a block before and after it keeps its type, which
-    the other side leaves as it was (the compiler's rule)."""
+    """An ``if`` at ``line`` whose sides bind the names ``then`` and ``orelse`` (each only there):
+    after a runtime condition, each such name that is a block before and after it keeps its type,
+    which the other side leaves as it was (the compiler's rule), and each of ``own`` (the names it
+    may keep to itself, ``forms.branch_own``) unbound before it is unbound after it, whatever
+    side ran."""
 
-    def __init__(self, then: tuple[str, ...], orelse: tuple[str, ...], scope: Mapping[str, object]) -> None:
+    def __init__(self, line: int, then: tuple[str, ...], orelse: tuple[str, ...], own: tuple[str, ...],
+                 scope: Mapping[str, object]) -> None:
         self.sides = then, orelse
         self.before = {n: _block_type(scope.get(n)) for n in then + orelse}
+        self.own = {n: Unbound(branch=line) if isinstance(scope.get(n), Unbound) else None for n in own}
         self.runtime = False
 
     def test(self, cond: object) -> object:
         self.runtime = isinstance(cond, Tensor)
         return cond
 
-    def join(self, scope: Mapping[str, object]) -> None:
+    def join(self, scope: Mapping[str, object]) -> tuple[object, ...]:
+        """The values of the names ``own`` after the ``if``, once its types are checked."""
         if not self.runtime:
-            return
+            return tuple(scope.get(n) for n in self.own)
+        self.check(scope)
+        return tuple(scope.get(n) if kept is None else kept for n, kept in self.own.items())
+
+    def check(self, scope: Mapping[str, object]) -> None:
         for side, names in enumerate(self.sides):
             for name in names:
                 before, after = self.before[name], _block_type(scope.get(name))
@@ -261,12 +270,14 @@ def nested(f: Func[..., Any], run: Callable[..., Any]) -> Callable[..., Any]:
 
 def read(x: object, name: str) -> object:
     """A read of local ``name`` where it may be unbound (the preamble bound it to UNBOUND):
-    Python's UnboundLocalError when it is, the shared rule's error where only a runtime loop
-    bound it (``forms.loop_local``, as the compiler reads it)."""
+    Python's UnboundLocalError when it is, the shared rule's error where only a runtime loop or
+    one side of a runtime ``if`` bound it (``forms.loop_local``, ``forms.branch_local``, as the
+    compiler reads it)."""
     if isinstance(x, Unbound):
-        if x.loop:
+        if x.loop or x.branch:
             engine = _engine()
-            raise engine.error(str(apply(forms.loop_local, name, x.loop)))
+            error = apply(forms.loop_local, name, x.loop) if x.loop else apply(forms.branch_local, name, x.branch)
+            raise engine.error(str(error))
         raise UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
     return x
 

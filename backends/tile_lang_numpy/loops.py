@@ -30,14 +30,16 @@ from tile_lang_numpy.values import Array
 
 class Unbound:
     """The value of a local variable not yet assigned (a rewritten version binds the locals it
-    tracks up front, so that a loop or an assignment can read the value it replaces), or (``loop``,
-    its line) one that only a runtime loop bound: reading it is the shared rule's error then
-    (``forms.loop_local``), else Python's UnboundLocalError."""
+    tracks up front, so that a loop or an assignment can read the value it replaces), or one that
+    only a runtime loop (``loop``, its line) or one side of a runtime ``if`` (``branch``) bound:
+    reading it is the shared rule's error then (``forms.loop_local``, ``forms.branch_local``),
+    else Python's UnboundLocalError."""
 
-    __slots__ = ("loop",)
+    __slots__ = ("loop", "branch")
 
-    def __init__(self, loop: int = 0) -> None:
+    def __init__(self, loop: int = 0, branch: int = 0) -> None:
         self.loop = loop
+        self.branch = branch
 
     def __repr__(self) -> str:
         return "<unbound local>"

@@ -21,7 +21,7 @@ import builtins
 import inspect
 import itertools
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from types import CellType, CodeType, FunctionType, ModuleType
 from typing import TypeVar
 
@@ -157,8 +157,26 @@ def _index(s: ast.For | ast.While) -> list[str]:
 
 
 def _all_carried(body: list[ast.stmt]) -> set[str]:
-    """The names any loop of ``body`` binds."""
-    return {name for n in _walk(body) if isinstance(n, (ast.For, ast.While)) for name in _carried(n) + _index(n)}
+    """The names any loop of ``body`` binds, and those any ``if`` may keep to itself."""
+    return {name for n in _walk(body) if isinstance(n, (ast.For, ast.While)) for name in _carried(n) + _index(n)} | \
+        {name for n in _walk(body) if isinstance(n, ast.If) for name in _own(n)}
+
+
+def _own(s: ast.If) -> list[str]:
+    """The names ``s`` keeps to itself when its condition is a runtime one and they are unbound
+    before it (the shared rule, ``forms.branch_own``)."""
+    own: frozenset[str] = apply(forms.branch_own, s.body, s.orelse)
+    return sorted(own)
+
+
+def _names(names: Iterable[str]) -> ast.Tuple:
+    """``("a", "b")``: the names, as the runtime receives them."""
+    return ast.Tuple([ast.Constant(n) for n in sorted(names)], ast.Load())
+
+
+def _rebound(names: list[str], value: ast.expr) -> ast.Assign:
+    """``(a, b) = value``."""
+    return ast.Assign([ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())], value)
 
 
 _Node = TypeVar("_Node", bound=ast.AST)
@@ -290,9 +308,10 @@ class _Checks(ast.NodeTransformer):
         return ast.copy_location(_loop_with(name, node, names, inner), node)
 
     def visit_If(self, node: ast.If) -> ast.stmt | list[ast.stmt]:
-        """``b = RUNTIME.Branch(then, orelse, locals()); if b.test(c): ...; b.join(locals())`` for an
-        ``if`` binding names on one side only: after a runtime ``if`` such a name keeps its type
-        (the compiler's rule, ``forms.branch_types``), which a run of the side taken shows."""
+        """``b = RUNTIME.Branch(line, then, orelse, own, locals()); if b.test(c): ...; own =
+        b.join(locals())`` for an ``if`` binding names on one side only: after a runtime ``if`` such
+        a name keeps its type (the compiler's rule, ``forms.branch_types``), which a run of the
+        side taken shows, and one of ``own`` unbound before it is unbound after it (``forms.branch_own``)."""
         then, orelse = _assigned(node.body), _assigned(node.orelse)
         self.generic_visit(node)
         if then == orelse:
@@ -300,13 +319,15 @@ class _Checks(ast.NodeTransformer):
         self.changed = True
         branch = self.fresh("branch")
         scope = ast.Call(ast.Name("locals", ast.Load()), [], [])
-        sides = [ast.Tuple([ast.Constant(n) for n in sorted(names)], ast.Load()) for names in (then - orelse, orelse - then)]
-        made = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "Branch", ast.Load()), [*sides, scope], [])
+        own = _own(node)
+        sides = [_names(names) for names in (then - orelse, orelse - then, own)]
+        made = _call(RUNTIME, "Branch", ast.Constant(node.lineno), *sides, scope)
         node.test = _call(branch, "test", node.test)
         header = ast.Pass(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.lineno,
                           end_col_offset=node.col_offset)  # errors point at the ``if`` line, as the compiler's
         entry = ast.Assign([ast.Name(branch, ast.Store())], made)
-        exit_ = ast.Expr(_call(branch, "join", ast.Call(ast.Name("locals", ast.Load()), [], [])))
+        joined = _call(branch, "join", ast.Call(ast.Name("locals", ast.Load()), [], []))
+        exit_ = _rebound(own, joined) if own else ast.Expr(joined)
         return [_located(entry, header), node, _located(exit_, header)]
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
@@ -461,12 +482,18 @@ class _Rewriter(_Checks):
         return out
 
     def branch(self, s: ast.If) -> list[ast.stmt]:
+        """``with RUNTIME.branch(c, line, *own) as b: ...`` then ``own = b.join(*own)``: the
+        names the ``if`` may keep to itself (``forms.branch_own``) unbound after it where they
+        were before it."""
         name = self.fresh("branch")
         body: list[ast.stmt] = [ast.If(_call(name, "then"), self.block(s.body) or [ast.Pass()], [])]
         if s.orelse:
             body.append(ast.If(_call(name, "otherwise"), self.block(s.orelse), []))
-        item = ast.withitem(_call(RUNTIME, "branch", self.expr(s.test)), ast.Name(name, ast.Store()))
-        return [ast.With([item], body)]
+        own = _own(s)
+        made = _call(RUNTIME, "branch", self.expr(s.test), ast.Constant(s.lineno), *(ast.Name(n, ast.Load()) for n in own))
+        item = ast.withitem(made, ast.Name(name, ast.Store()))
+        joined = _call(name, "join", *(ast.Name(n, ast.Load()) for n in own))
+        return [ast.With([item], body), *([_rebound(own, joined)] if own else [])]
 
     def loop(self, s: ast.While | ast.For, test: ast.expr | None) -> list[ast.stmt]:
         name = self.fresh("loop")

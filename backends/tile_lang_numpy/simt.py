@@ -217,6 +217,17 @@ def _partial(state: State, value: object, bound: Array, missing: Unbound) -> obj
     return Partial(value, bound, missing) if bool(np.greater(state.frames[-1].alive, bound).any()) else value
 
 
+def _unbound_after(state: State, before: object, line: int) -> object | None:
+    """What a name holds after the runtime ``if`` at ``line`` that keeps it to itself, where the
+    executing programs had not bound it before (None where they had): each other program's value
+    as it was (the ``if`` does not run for them)."""
+    if isinstance(before, Unbound):
+        return Unbound(branch=line)
+    if isinstance(before, Partial) and bool(np.greater(state.active, before.bound).any()):
+        return Partial(before.value, before.bound, Unbound(branch=line))
+    return None
+
+
 def read(x: object, name: str) -> object:
     """A read of local ``name`` where some program may not have bound it: Python's error when an
     executing program has not (:func:`checked.read`)."""
@@ -238,8 +249,8 @@ def function() -> Frame:
     return Frame(_STATE.get())
 
 
-def branch(cond: object) -> Branch:
-    return Branch(_STATE.get(), cond)
+def branch(cond: object, line: int, *own: object) -> Branch:
+    return Branch(_STATE.get(), cond, line, own)
 
 
 def loop(spins: bool, line: int, names: tuple[str, ...], *before: object) -> Loop:
@@ -352,15 +363,23 @@ class Frame:
 
 
 class Branch:
-    """An ``if``: each side runs under its share of the active programs; afterwards the
-    programs that did not leave (break, continue, return) on either side are active."""
+    """An ``if`` at ``line``: each side runs under its share of the active programs; afterwards the
+    programs that did not leave (break, continue, return) on either side are active. ``own``: the
+    values before it of the names it may keep to itself (``forms.branch_own``)."""
 
-    def __init__(self, state: State, cond: object) -> None:
+    def __init__(self, state: State, cond: object, line: int, own: tuple[object, ...]) -> None:
         self.state = state
         self.entry = state.active
         self.then_mask, self.else_mask = state.split(state.truth(cond))
         self.ran_then = self.ran_else = self.has_else = False
         self.after_then = state.none  # the programs still active at the end of the then side
+        # after a runtime condition, what each name the programs here had not bound holds (None: bound)
+        self.own = tuple(_unbound_after(state, v, line) if isinstance(cond, Tensor) else None for v in own)
+
+    def join(self, *now: object) -> tuple[object, ...]:
+        """The names ``own`` after the ``if``: unbound for the programs here where they were
+        before it, whatever side each took (as the compiler reads them)."""
+        return tuple(v if kept is None else kept for v, kept in zip(now, self.own))
 
     def __enter__(self) -> Branch:
         return self

@@ -2,7 +2,8 @@
 
 Values a loop or branch reassigns are carried as region parameters and results; a carried
 value first bound to a Python number takes the type the body gives it (as Triton retries). A
-name a runtime loop binds first is its own: unreadable after it (:class:`LoopLocal`).
+name a runtime loop binds first is its own: unreadable after it (:class:`LoopLocal`), as is one
+a runtime ``if`` binds first on one side only (:class:`BranchLocal`).
 """
 
 from __future__ import annotations
@@ -144,7 +145,12 @@ class ControlFlow(abc.ABC):
         self._set_env(before)
         if self._inlined() and (branches[0][2] or branches[1][2]):
             return self._returning_if(cond, branches[0][0], branches[1][0], branches[0][2] and branches[1][2])
-        return self._merge_if(cond, branches)
+        line = node.lineno + getattr(self, "scope").line_offset
+        own = {name: BranchLocal(apply(forms.branch_local, name, line))
+               for name in apply(forms.branch_own, node.body, node.orelse) if _unbound(before, name)}
+        result = self._merge_if(cond, branches)
+        self._env().update(own)
+        return result
 
     def _returning_if(self, cond: Node, then_body: list[Node], else_body: list[Node], both: bool) -> object:
         """A runtime ``if`` of a @tl.func that returns on both sides: the function's value is the
@@ -495,10 +501,20 @@ class LoopLocal(Stale):
     start: reading it is ``error`` (the shared rule, :func:`tile_lang.semantics.loops.loop_local`)."""
 
 
+class BranchLocal(Stale):
+    """What a name a runtime ``if`` keeps to itself holds after it: reading it is ``error`` (the
+    shared rule, :func:`tile_lang.semantics.loops.branch_own`)."""
+
+
+def _unbound(env: dict[str, Any], name: str) -> bool:
+    """Whether ``name`` is unbound in ``env``: never bound, or kept to itself by a loop or an ``if`` before."""
+    return name not in env or isinstance(env[name], (LoopLocal, BranchLocal))
+
+
 def _split(names: set[str], env: dict[str, Any]) -> tuple[list[str], list[str]]:
     """The names a loop binds: those bound before it, which it may carry, and those it binds
-    first (unbound in ``env``, or the own names of an earlier loop), which it keeps to itself."""
-    local = {name for name in names if name not in env or isinstance(env[name], LoopLocal)}
+    first (unbound in ``env``, or the own names of an earlier loop or ``if``), which it keeps to itself."""
+    local = {name for name in names if _unbound(env, name)}
     return sorted(names - local), sorted(local)
 
 

@@ -8,6 +8,7 @@ applied by :func:`~tile_lang.semantics.dispatch.checked` instead."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, Union
@@ -205,6 +206,18 @@ def loop_settles(name: str, carried: DType, inside: DType) -> DType:
 def branch_types(name: str, then: BlockType, orelse: BlockType) -> None:
     """A name a runtime ``if`` leaves bound on both of its sides has one type after it: the
     type each side leaves it (the one before the ``if`` for a side that does not bind it)."""
+
+
+@form
+def branch_own(body: Sequence[ast.stmt], orelse: Sequence[ast.stmt]) -> frozenset[str]:
+    """The names a runtime ``if`` with these sides keeps to itself when they are unbound before
+    it: unreadable after it, whatever side ran (:func:`branch_local`)."""
+
+
+@form
+def branch_local(name: str, line: int) -> SemanticError:
+    """The error for reading ``name`` after the runtime ``if`` at ``line`` that keeps it to itself
+    (:func:`branch_own`)."""
 
 
 # ---- what only running shows

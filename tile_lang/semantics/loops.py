@@ -5,8 +5,9 @@ type a runtime ``if`` leaves a name."""
 
 from __future__ import annotations
 
+import ast
 import builtins
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tile_lang.dtypes import I32, DType, promote
@@ -95,6 +96,37 @@ def loop_local(name: str, line: int) -> SemanticError:
     keeps Python's names."""
     return SemanticError(f"name {name!r} is bound only inside the loop at line {line}; bind it before the loop "
                          "to read it after the loop or in a later iteration")
+
+
+@applies(forms.branch_own)
+def branch_own(body: Sequence[ast.stmt], orelse: Sequence[ast.stmt]) -> frozenset[str]:
+    """The names bound on one side of a runtime ``if`` only, where neither side ends in a
+    ``return`` (the names the side that goes on binds flow out of an ``if`` whose other side
+    returns, as in Python). Triton's front end drops them after the ``if`` (a NameError at a
+    read); both backends reject reading one unbound before the ``if`` after it, whatever side
+    each program took, so that a kernel is legal or not whatever its data."""
+    if _returns(body) or _returns(orelse):
+        return frozenset()
+    return frozenset(_bound(body) ^ _bound(orelse))
+
+
+@applies(forms.branch_local)
+def branch_local(name: str, line: int) -> SemanticError:
+    """Reading a name a runtime ``if`` keeps to itself (:func:`branch_own`) after it."""
+    return SemanticError(f"name {name!r} is bound only on one side of the runtime if at line {line}; bind it "
+                         "before the if (or on both sides) to read it after")
+
+
+def _returns(stmts: Sequence[ast.stmt]) -> bool:
+    """Whether a block always ends in a ``return``: one of its statements, or an ``if`` both of
+    whose sides do."""
+    return any(isinstance(s, ast.Return) or isinstance(s, ast.If) and _returns(s.body) and _returns(s.orelse)
+               for s in stmts)
+
+
+def _bound(stmts: Sequence[ast.stmt]) -> set[str]:
+    """The names a block binds, its nested blocks' included."""
+    return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 @applies(forms.loop_carried)
