@@ -87,7 +87,7 @@ def test_do_bench_leaves_a_first_call_out_of_its_estimate() -> None:
         calls.append(1)
 
     every = testing.do_bench(first_slow, warmup=5, rep=20, return_mode="all")
-    assert len(every) >= 10 and max(every) < 100
+    assert len(every) >= 3 and max(every) < 100  # one slow call estimated in would give 1 (2 ms: about 20)
 
 
 def test_do_bench_times_a_launch() -> None:
