@@ -139,22 +139,29 @@ def compared_copy(src: Pointer[f32], dst: Pointer[f32], n: int, OP: constexpr, B
         mask = offs > n
     elif OP == "==":
         mask = offs == n
+    elif OP == "n >":
+        mask = n > offs
+    elif OP == "n <=":
+        mask = n <= offs
+    elif OP == "n <":
+        mask = n < offs
     else:
         mask = offs != n
     tl.store(dst + offs, tl.load(src + offs, mask=mask, other=-1.0), mask=mask)
 
 
 COMPARED = {"<": np.less, ">=": np.greater_equal, "<=": np.less_equal, ">": np.greater, "==": np.equal,
-            "!=": np.not_equal}
+            "!=": np.not_equal, "n >": np.less, "n <=": np.greater_equal, "n <": np.greater}
 
 
 def test_only_lt_and_ge_masks_are_constant_over_aligned_runs() -> None:
-    """``offs < n`` and ``offs >= n`` with n a multiple of 16 change only at a multiple of 16, so
-    one predicate serves a 128-bit access; ``<=``, ``>``, ``==`` and ``!=`` change just after or at
-    n itself, inside a run."""
+    """``offs < n`` and ``offs >= n`` (also written ``n > offs``, ``n <= offs``) with n a multiple
+    of 16 change only at a multiple of 16, so one predicate serves a 128-bit access; ``<=``, ``>``,
+    ``==`` and ``!=`` change just after or at n itself, inside a run."""
     widths = {op: _widths(compile_ir(compared_copy, _aligned(static_spec(compared_copy, {"OP": op, "BLOCK": 512}))))
               for op in COMPARED}
-    assert widths == {"<": [4, 4], ">=": [4, 4], "<=": [1, 1], ">": [1, 1], "==": [1, 1], "!=": [1, 1]}
+    assert widths == {"<": [4, 4], ">=": [4, 4], "<=": [1, 1], ">": [1, 1], "==": [1, 1], "!=": [1, 1],
+                      "n >": [4, 4], "n <=": [4, 4], "n <": [1, 1]}
 
 
 @pytest.mark.parametrize("op", list(COMPARED))

@@ -226,10 +226,12 @@ def _binary(node: Node, fn: BinaryFn, a: AxisInfo, b: AxisInfo) -> AxisInfo:
     if fn.is_comparison:
         # x, x+1, ... against a value constant over the run: `x < b` and `x >= b` are equal over
         # runs of the length both sides are aligned to (why Triton specialises ints divisible by
-        # 16). `<=`, `>`, `==` and `!=` change at x == b, the first value of such a run.
-        aligned = fn is BinaryFn.LT or fn is BinaryFn.GE
-        run = tuple(math.gcd(ca, da, db) if aligned and kb >= ca else 1
-                    for ca, da, db, kb in zip(a.contiguity, a.divisibility, b.divisibility, b.constancy))
+        # 16). `x <= b`, `x > b`, `==` and `!=` change at x == b, the first value of such a run.
+        # `n > x` is `x < n` and `n <= x` is `x >= n`: the same runs with the operands swapped
+        x, bound = (a, b) if fn is BinaryFn.LT or fn is BinaryFn.GE else (b, a)
+        aligned = fn in (BinaryFn.LT, BinaryFn.GE, BinaryFn.GT, BinaryFn.LE)
+        run = tuple(math.gcd(cx, dx, dn) if aligned and kn >= cx else 1
+                    for cx, dx, dn, kn in zip(x.contiguity, x.divisibility, bound.divisibility, bound.constancy))
         return AxisInfo(ones, ones, tuple(max(k, r) for k, r in zip(const, run)))
     if fn is BinaryFn.MOD and node.ty.dtype.is_int:
         return _mod(a, b, const)
