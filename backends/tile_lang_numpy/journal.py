@@ -11,7 +11,6 @@ them, and fresh pages fault: 2-4x the time of a 2^22-element vector add on a 2-c
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ class Journal:
     """Old values of written elements, in write order; undone newest first."""
 
     def __init__(self) -> None:
-        self._entries: list[tuple[Array, Array | None, Array] | Callable[[], None]] = []
+        self._entries: list[tuple[Array, Array | None, Array]] = []
 
     def mark(self) -> int:
         """A point to roll back to."""
@@ -55,18 +54,10 @@ class Journal:
         np.copyto(old, view)
         self._entries.append((view, None, old))
 
-    def record_undo(self, undo: Callable[[], None]) -> None:
-        """Any other state a rerun must not see (the race detector's)."""
-        self._entries.append(undo)
-
     def rollback(self, mark: int = 0) -> None:
         """Restore every element written since ``mark``."""
         while len(self._entries) > mark:
-            entry = self._entries.pop()
-            if callable(entry):
-                entry()
-                continue
-            target, index, old = entry
+            target, index, old = self._entries.pop()
             if index is None:
                 target[...] = old
             else:
