@@ -382,3 +382,34 @@ def test_a_descriptor_narrower_than_16_bytes_says_what_triton_says(backend: str)
             narrow_descriptor[(1,)](tl.to_device(x.ravel(), tl.f32), out, BN=2)
 
 
+
+
+MIXED_FMA = """
+import tile_lang as tl
+
+
+@tl.kernel
+def mixed_fma(x_ptr, w_ptr, o_ptr, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    x = tl.load(x_ptr + offs)
+    w = tl.load(w_ptr + offs)
+    r = tl.fma(x, w, 0.25)
+    tl.store(o_ptr + offs, r)
+    tl.store(o_ptr + B + offs, tl.fma(x, 3.0, w))
+"""
+
+
+def test_fma_of_mixed_widths_computes_in_the_wider(backend: str) -> None:
+    """``tl.fma(f16, f32, z)`` is an f32 fma, as Triton legalises each pair (unannotated code: the
+    stubs refuse mixing widths). The compiler converted y and z down to x's f16: a silent
+    difference from the reference, found by the address fuzzer."""
+    kernel = load("mixed_fma", MIXED_FMA.lstrip())
+    rng = np.random.default_rng(21)
+    x = rng.uniform(-4, 4, 64).astype(np.float16)
+    w = (rng.uniform(-4, 4, 64) + 1e-3).astype(np.float32)
+    wide_x, wide_w = x.astype(np.float64), w.astype(np.float64)
+    want = np.concatenate([wide_x * wide_w + 0.25, wide_x * 3.0 + wide_w]).astype(np.float32)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(128, np.nan, np.float32), tl.f32)
+        kernel[(1,)](tl.to_device(x, tl.f16), tl.to_device(w, tl.f32), out, B=64)
+        np.testing.assert_array_equal(out.numpy(), want)  # one rounding to f32 of the exact value

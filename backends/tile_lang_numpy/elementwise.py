@@ -662,8 +662,8 @@ def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 @implements(tl.fma)
 def fma(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    x = values.lift(a["x"])
-    ax, ay, dtype, _ = operands(engine, x, a["y"])
+    dtype = a["dtype"]  # the rule's: what x, y and z promote to
+    ax, ay, _, _ = operands(engine, values.lift(a["x"]), a["y"], lambda _x, _y: dtype)
     prod = ax.astype(np.float64) * ay.astype(np.float64)
     az = values.lift(a["z"], dtype)
     total = values.align(values.array(az).astype(np.float64), az.ndim, prod.ndim - 1) + prod

@@ -164,8 +164,7 @@ def _clamp(c: Context, a: Args) -> Node:
 
 @lowers(tlmath.fma)
 def _fma(c: Context, a: Args) -> Node:
-    x = node_arg(c.b, a["x"])
-    return c.b.elementwise(Op.FMA, (x, a["y"], a["z"]), x.ty.dtype)
+    return c.b.elementwise(Op.FMA, (a["x"], a["y"], a["z"]), a["dtype"])
 
 
 @lowers(tlmath.fdiv)

@@ -128,7 +128,22 @@ def _float_x(name: str) -> Callable[[Args], dict[str, Any]]:
 
 
 rule(tlmath.clamp)(_float_x("clamp"))
-rule(tlmath.fma)(_float_x("fma"))
+
+
+@rule(tlmath.fma)
+def _fma(a: Args) -> dict[str, Any]:
+    """``tl.fma(x, y, z)`` on a float block ``x``, computed in the dtype the three promote to, as
+    Triton legalises each pair (an f16 ``x`` with f32 ``y`` and ``z`` is an f32 fma); Python
+    numbers take the blocks' dtype. Returns that ``dtype``."""
+    dtype = operand(a["x"]).dtype
+    float_operand(dtype, "fma")
+    for other in (a["y"], a["z"]):
+        found = _dtype_or_number(other)
+        if isinstance(found, DType):
+            dtype = promote(dtype, found)
+    return {"dtype": dtype}
+
+
 rule(tlmath.fdiv, tlmath.div_rn)(_float_x("fdiv"))
 
 
