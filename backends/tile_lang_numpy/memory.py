@@ -382,7 +382,7 @@ def _window_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any]
         return False
     engine.note_block(math.prod(ptr.block_shape))
     whole = starts.view(np.uint64) < view.shape[0]  # the rows inside memory (negatives wrap to huge)
-    if ranges is not None:
+    if ranges is not None and ranges[2]:  # each program's live lanes are consecutive: whole when they span the block
         whole &= (ranges[0] == 0) & (ranges[1] == a.block[0])
         some = ranges[1] > ranges[0]
     elif lanes_live is not None:

@@ -621,3 +621,25 @@ def test_a_func_returning_on_one_side_of_a_runtime_if_compiles(backend: str) -> 
         out = _poisoned(grid)
         early_returns[(grid,)](tl.to_device(x, tl.f32), out, n)
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+
+
+@tl.kernel
+def store_where_positive(x_ptr: Pointer[f32], o_ptr: Pointer[f32], n: int, B: constexpr) -> None:
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    v = tl.load(x_ptr + offs, mask=offs < n, other=-1.0)
+    tl.store(o_ptr + offs, v, mask=(offs < n) & (v > 0))
+
+
+@pytest.mark.parametrize("n", [10, 16, 61])
+def test_masked_store_with_holes_between_live_lanes(backend: str, n: int) -> None:
+    """A program whose first and last lanes are live but not those between: the reference took
+    it as wholly live and wrote the masked-off lanes (a silent wrong result)."""
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    x[::8] = np.abs(x[::8]) + 0.5  # each program's first lane live ...
+    x[7::8] = np.abs(x[7::8]) + 0.5  # ... and its last
+    x[1::8] = -np.abs(x[1::8]) - 0.5  # with a hole between
+    want = np.where(x > 0, x.astype(np.float64), np.nan)
+    with tl.backend(backend):
+        out = _poisoned(n)
+        store_where_positive[(tl.cdiv(n, 8),)](tl.to_device(x, tl.f32), out, n, B=8)
+        np.testing.assert_array_equal(out.numpy(), want.astype(np.float32))
