@@ -94,6 +94,9 @@ class Carried:
                 continue
             if k == self.index:  # bound before: Python's value, the last index or the earlier one
                 continue
+            if isinstance(new, (bool, int, float)):  # carried as the compiler carries it: a scalar of its dtype
+                new = values.make(np.array([new], (dtype := scalar_dtype(new)).numpy), dtype)
+                out = out[:k] + (new,) + out[k + 1:]
             if was is not None and not (isinstance(new, Tensor) and new.block_shape == was[1]):
                 inside = block_type(new)
                 error = apply(forms.loop_carried, self.names[k], was, inside) if inside is not None else None

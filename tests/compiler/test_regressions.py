@@ -643,3 +643,28 @@ def test_masked_store_with_holes_between_live_lanes(backend: str, n: int) -> Non
         out = _poisoned(n)
         store_where_positive[(tl.cdiv(n, 8),)](tl.to_device(x, tl.f32), out, n, B=8)
         np.testing.assert_array_equal(out.numpy(), want.astype(np.float32))
+
+
+sum_from_a_python_float = _from_source("sum_from_a_python_float", """
+    def sum_from_a_python_float(x_ptr: Pointer[tl.f16], o_ptr: Pointer[tl.f32], n: int, B: constexpr) -> None:
+        offs = tl.arange(0, B)
+        acc = 0.0  # to mypy a float that becomes f16 in the loop; carried as f32 at run time
+        for i in range(n):
+            acc = acc + tl.sum(tl.load(x_ptr + i * B + offs), axis=0)
+        tl.static_assert(acc.dtype == tl.float32)
+        tl.store(o_ptr + offs, acc + tl.zeros((B,), tl.float32))
+""")
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_python_float_carried_by_a_loop_is_f32(backend: str, n: int) -> None:
+    """``acc = 0.0`` before a runtime loop is carried as an f32 scalar, as Triton carries it, so
+    ``acc + s`` of an f16 ``s`` is f32 from the first iteration (the reference kept the Python
+    float and made the first sum f16, then refused the loop as unsettled)."""
+    x = np.random.default_rng(n).standard_normal(max(n, 1) * 16).astype(np.float16)
+    sums = x[: n * 16].reshape(n, 16).astype(np.float32).sum(axis=1).astype(np.float16)  # each block's f16 sum
+    want = np.full(16, sums.astype(np.float64).sum())
+    with tl.backend(backend):
+        out = _poisoned(16)
+        sum_from_a_python_float[(1,)](tl.to_device(x, tl.f16), out, n, B=16)
+        np.testing.assert_allclose(out.numpy(), want, rtol=2e-3, atol=1e-3)
