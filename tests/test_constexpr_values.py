@@ -213,3 +213,91 @@ def test_recursion_past_the_limit_is_the_same_error_on_both_backends() -> None:
         f"@tl.func doubled: calls nest more than {MAX_DEPTH}",
         lambda out: doubling[(1,)](tl.to_device(_rand(16, 7), tl.f32), out, BLOCK=16, DEPTH=MAX_DEPTH))
     assert "return doubled(x, N - 1) * 2.0" in str(error)
+
+
+# ------------------------------------------------------------------------------ constexpr functions
+
+
+@tl.constexpr_function
+def halved(x: int) -> int:
+    """Python at compile time: ``x // 2``."""
+    return x // 2
+
+
+@tl.constexpr_function
+def scale_for(dtype: object, boost: float = 1.0) -> float:
+    """A compile-time float chosen by a dtype, with a keyword."""
+    return (2.0 if dtype == tl.float32 else 0.5) * boost
+
+
+@tl.kernel
+def half_block(x_ptr: Pointer[f32], o_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    HALF_BLOCK: constexpr = halved(BLOCK)
+    offs = tl.program_id(0) * HALF_BLOCK + tl.arange(0, HALF_BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(o_ptr + offs, x * scale_for(tl.float32, boost=halved(6)) + halved(9),
+             mask=offs < n)
+
+
+@pytest.mark.parametrize("n", [40, 64])
+def test_a_constexpr_function_runs_at_compile_time(backend: str, n: int) -> None:
+    """``@tl.constexpr_function`` (Triton's ``@triton.constexpr_function``): its result sizes the
+    block (``arange(0, halved(BLOCK))``) and scales the values, on both backends."""
+    x = _rand(64, 8)
+    with tl.backend(backend):
+        out = _poisoned(64)
+        half_block[(tl.cdiv(n, 8),)](tl.to_device(x, tl.f32), out, n, BLOCK=16)
+        got = out.numpy()
+    np.testing.assert_allclose(got[:n], x[:n].astype(np.float64) * 6.0 + 4, rtol=1e-6)
+    assert np.isnan(got[n:]).all()
+    assert halved(9) == 4  # on the host, the plain function
+
+
+@tl.kernel
+def half_of_a_runtime_int(o_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, tl.zeros((BLOCK,), tl.float32) + halved(n))
+
+
+@needs_emulator
+def test_a_constexpr_function_given_a_runtime_value_is_the_same_error_on_both_backends() -> None:
+    error = _same_error_on_both(r"constexpr function halved: argument 1 is a runtime value",
+                                lambda out: half_of_a_runtime_int[(1,)](out, 5, BLOCK=16))
+    assert "halved(n)" in str(error)
+
+
+twice_rows = load("twice_rows", textwrap.dedent("""
+    import tile_lang as tl
+    from tile_lang import Pointer, constexpr
+
+
+    @tl.constexpr
+    def twice(x):
+        return 2 * x
+
+
+    @tl.constexpr
+    def failing(x):
+        return x // 0
+
+
+    @tl.kernel
+    def twice_rows(o_ptr: Pointer[tl.f32], BLOCK: constexpr, FAIL: constexpr) -> None:
+        offs = tl.arange(0, twice(BLOCK))
+        tl.store(o_ptr + offs, offs.to(tl.float32) + (failing(BLOCK) if FAIL else 0))
+""").lstrip())
+
+
+def test_tl_constexpr_on_a_function_makes_a_constexpr_function(backend: str) -> None:
+    """``@tl.constexpr`` on a helper (as FlagGems writes it) is a constexpr function too."""
+    with tl.backend(backend):
+        out = _poisoned(16)
+        twice_rows[(1,)](out, BLOCK=4, FAIL=False)
+        got = out.numpy()
+    np.testing.assert_array_equal(got[:8], np.arange(8, dtype=np.float32))
+    assert np.isnan(got[8:]).all()
+
+
+@needs_emulator
+def test_a_constexpr_function_that_raises_is_the_kernels_error_on_both_backends() -> None:
+    _same_error_on_both(r"ZeroDivisionError", lambda out: twice_rows[(1,)](out, BLOCK=4, FAIL=True))

@@ -28,7 +28,7 @@ from tile_lang.reads import closure_vars, source_of
 from tile_lang.semantics import SemanticError, elementwise
 import tile_lang.tensor as tensor
 from tile_lang.ops.memory import TensorDescriptor
-from tile_lang.signature import constexpr
+from tile_lang.signature import ConstexprFunction, constexpr
 from tile_lang.tensor import FORWARDED_METHODS, Tensor, pointer_type
 
 # Python builtins a kernel may call on compile-time values, and tl's type makers (tl.pointer_type).
@@ -95,12 +95,15 @@ def python_builtin(callee: object) -> bool:
 
 def call_refusal(callee: object) -> str | None:
     """Why a kernel may not call ``callee`` (None: it may): only tl builtins, @tl.func functions
-    and library helpers, ``tl.constexpr``, the Python builtins above, and tensor methods."""
+    and library helpers, ``tl.constexpr`` and constexpr functions, the Python builtins above, and
+    tensor methods."""
     if isinstance(callee, functools.partial):
         return call_refusal(callee.func)
     if callee in RANGES:
         return RANGE_CALL
     if builtin_of(callee) is not None or inlinable(callee) is not None or callee in PURE_BUILTINS:
+        return None
+    if isinstance(callee, ConstexprFunction):  # called at compile time, on both backends
         return None
     if alias_of(callee) is not None:
         return None

@@ -5,21 +5,23 @@ from __future__ import annotations
 import enum
 import inspect
 import numbers
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeAlias, TypeVar
 
 import numpy as np
 
 import tile_lang.dtypes as dtypes
 from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.dtypes import DType
-from tile_lang.errors import LaunchError, UsageError
+from tile_lang.errors import LaunchError, SemanticError, UsageError
 from tile_lang.ops.memory import TensorDescriptor
-from tile_lang.tensor import Converts, Pointer
+from tile_lang.tensor import Converts, Pointer, Tensor
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class Constant:
     def __new__(cls, value: object) -> Constant:
         if isinstance(value, Constant):
             return value
+        if isinstance(value, types.FunctionType):  # @tl.constexpr on a helper, as Triton allows
+            return ConstexprFunction(value)
         made = super().__new__(cls)
         try:
             made.value = constant(value)
@@ -65,6 +69,52 @@ class Constant:
         return hash(self.value)
 
 
+class ConstexprFunction(Constant):
+    """``@tl.constexpr_function`` (Triton's ``@triton.constexpr_function``, or ``tl.constexpr`` applied
+    to a function): a Python function a kernel calls at compile time on compile-time values
+    (``H: tl.constexpr = half(BLOCK)``), its result a compile-time value, on both backends; a
+    runtime argument is the kernel's error at the call. On the host it is the plain function."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> ConstexprFunction:
+        if not callable(value):
+            raise UsageError(f"tl.constexpr_function takes a function, got {type(value).__name__}")
+        made = object.__new__(cls)
+        made.value = value
+        return made
+
+    @property
+    def __name__(self) -> str:
+        return str(getattr(self.value, "__name__", repr(self.value)))
+
+    def __repr__(self) -> str:
+        return f"<tl.constexpr_function {self.__name__}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.at_compile_time(args, kwargs, lambda v: isinstance(v, Tensor))
+
+    def at_compile_time(self, args: tuple[Any, ...], kwargs: dict[str, Any], runtime: Callable[[object], bool]) -> Any:
+        """The call in a kernel, whose runtime values are those ``runtime`` says: the function
+        of the arguments' compile-time values, its exception the kernel's error (as Python says it)."""
+        from tile_lang.semantics.base import python  # the rules' package imports this module
+
+        named = [*(f"argument {i + 1}" for i in range(len(args))), *(f"argument {k!r}" for k in kwargs)]
+        for name, value in zip(named, (*args, *kwargs.values())):
+            if runtime(value):
+                raise SemanticError(f"constexpr function {self.__name__}: {name} is a runtime value; it is called "
+                                    "at compile time, on constexprs, Python numbers and dtypes")
+        fn = self.value
+        assert callable(fn)
+        return python(fn, *map(plain, args), **{k: plain(v) for k, v in kwargs.items()})
+
+
+def constexpr_function(fn: Callable[P, T]) -> Callable[P, T]:
+    """Make ``fn`` callable in kernels at compile time (:class:`ConstexprFunction`); mypy sees ``fn``."""
+    made: Callable[P, T] = ConstexprFunction(fn)
+    return made
+
+
 def constant(value: object) -> object:
     """``value`` as a compile-time constant holds it (a NumPy scalar as the Python one, a tuple
     element by element), or a UsageError saying what a constant may be."""
@@ -80,8 +130,9 @@ def constant(value: object) -> object:
 
 
 def plain(value: object) -> object:
-    """What a kernel reads for ``value``: a :class:`Constant`'s value, anything else itself."""
-    return value.value if isinstance(value, Constant) else value
+    """What a kernel reads for ``value``: a :class:`Constant`'s value, anything else (a constexpr
+    function too) itself."""
+    return value.value if isinstance(value, Constant) and not isinstance(value, ConstexprFunction) else value
 
 
 if TYPE_CHECKING:

@@ -80,7 +80,8 @@ def _top() -> types.ModuleType:
     return Namespace("triton", {
         "__version__": TRITON_VERSION,
         "jit": shim.jit, "autotune": shim.autotune, "heuristics": shim.heuristics, "Config": shim.Config,
-        "cdiv": tile_lang.cdiv, "next_power_of_2": shim.next_power_of_2, "set_allocator": shim.set_allocator,
+        "cdiv": tile_lang.cdiv, "next_power_of_2": shim.next_power_of_2,
+        "constexpr_function": tile_lang.constexpr_function, "set_allocator": shim.set_allocator,
         "CompilationError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources,
         "JITFunction": shim.JITFunction, "TritonError": TileLangError, "reinterpret": tools.reinterpret,
     })

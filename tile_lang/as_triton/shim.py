@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 import tile_lang.dtypes as dtypes
 import tile_lang.registry as registry
 from tile_lang.errors import UsageError
+from tile_lang.signature import constexpr_function
 import tile_lang.as_triton.device as device
 import tile_lang.as_triton.proton as proton
 from tile_lang.as_triton.compiled import CompiledKernel, TritonLauncher, without_ignored
@@ -156,8 +157,9 @@ def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callabl
     return lambda fn: decorate(_launchable(fn))
 
 
+@constexpr_function
 def next_power_of_2(n: int) -> int:
-    """The smallest power of two >= ``n`` (0 for 0, as in Triton)."""
+    """The smallest power of two >= ``n`` (0 for 0, as in Triton); a kernel calls it at compile time."""
     if n < 0:
         raise UsageError(f"next_power_of_2 takes an int >= 0, got {n}")
     return 0 if n == 0 else 1 << (n - 1).bit_length()

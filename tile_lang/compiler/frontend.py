@@ -41,7 +41,7 @@ from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_s
 from tile_lang.ops import forms
 from tile_lang.semantics.base import python
 from tile_lang.semantics.dispatch import apply, checked
-from tile_lang.signature import Constant, plain
+from tile_lang.signature import Constant, ConstexprFunction, plain
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner
 
 _BINOPS: dict[type[ast.AST], BinaryOp] = {
@@ -448,6 +448,8 @@ class Frontend(ControlFlow):
             if any(isinstance(v, Node) for v in (*args, *kwargs.values())):
                 raise self.error("tl.constexpr takes a compile-time value, not a runtime tensor")
             return python(Constant, *args, **kwargs).value
+        if isinstance(callee, ConstexprFunction):  # Python run at compile time
+            return callee.at_compile_time(args, kwargs, lambda v: isinstance(v, Node))
         if callee is builtins.isinstance and len(args) == 2 and not kwargs:  # a compile-time bool
             return legality.kernel_isinstance(args[0], args[1], isinstance(args[0], Node))
         if callee in legality.PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
