@@ -301,3 +301,28 @@ def test_tl_constexpr_on_a_function_makes_a_constexpr_function(backend: str) -> 
 @needs_emulator
 def test_a_constexpr_function_that_raises_is_the_kernels_error_on_both_backends() -> None:
     _same_error_on_both(r"ZeroDivisionError", lambda out: twice_rows[(1,)](out, BLOCK=4, FAIL=True))
+
+
+@tl.kernel
+def target_flags(o_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    flags = tl.zeros((BLOCK,), tl.float32)
+    if tl.target_info.is_cuda():
+        flags += 1.0
+    if tl.target_info.cuda_capability_geq(8, 0):
+        flags += 10.0
+    if tl.target_info.cuda_capability_geq(12, 1):
+        flags += 100.0
+    if tl.target_info.is_hip():
+        flags += 1000.0
+    tl.store(o_ptr + offs, flags)
+
+
+def test_target_info_names_the_target_being_compiled_for(backend: str) -> None:
+    """``tl.target_info`` (Triton's): the compiler builds for CUDA at its capability (the emulator
+    at sm_80); the reference has no target, as Triton's interpreter has none."""
+    with tl.backend(backend):
+        out = _poisoned(16)
+        target_flags[(1,)](out, BLOCK=16)
+        got = out.numpy()
+    np.testing.assert_array_equal(got, np.full(16, 0.0 if backend == "numpy" else 11.0, np.float32))

@@ -22,7 +22,7 @@ from tile_lang.func import Func, func
 from tile_lang.host import empty, to_device, wrap
 from tile_lang.kernel import Grid, Kernel, Launcher, kernel
 from tile_lang.launch import Options
-from tile_lang import extra, math  # Triton's tl.math and tl.extra.libdevice namespaces
+from tile_lang import extra, math, target_info  # Triton's tl.math, tl.extra.libdevice and tl.target_info namespaces
 from tile_lang.ops import random
 from tile_lang.registry import BackendInfo, backend, backends
 from tile_lang.signature import Constexpr, FloatScalar, IntScalar, constexpr, constexpr_function
@@ -41,7 +41,7 @@ __all__ = [  # the names other than ops (those are generated below)
     "float8e4b15", "float8e4nv", "float8e5", "float8e5b16", "float16", "float32", "float64", "int1", "int8",
     "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "W16", "W32", "W64", "WBF16", "WE4M3",
     "WE4B8", "WE4B15", "WE5B16", "WE5M2", "Width", "f8e4b8", "f8e4b15", "f8e5b16", "backend", "backends", "bf16", "bool_", "constexpr", "constexpr_function", "empty", "f8e4m3", "f8e5m2", "f16",
-    "f32", "f64", "func", "i1", "i8", "i16", "i32", "i64", "kernel", "math", "pi32_t", "pointer_type", "random",
+    "f32", "f64", "func", "i1", "i8", "i16", "i32", "i64", "kernel", "math", "target_info", "pi32_t", "pointer_type", "random",
     "to_device", "u8", "u16", "u32", "u64", "wrap", "TRITON_MAX_TENSOR_NUMEL", "extra",
 ]
 

@@ -15,7 +15,7 @@ TRITON_LANGUAGE = frozenset({
     "async_task", "bitonic_merge", "block_type", "condition", "const", "constexpr_type", "dtype",
     "map_elementwise", "mul", "pair_uniform_to_normal",
     "philox", "philox_impl", "rand4x", "randn4x", "reduce_or", "slice",
-    "squeeze", "sub", "target_info", "tensor", "tuple", "unsqueeze", "void",
+    "squeeze", "sub", "tensor", "tuple", "unsqueeze", "void",
 })
 
 

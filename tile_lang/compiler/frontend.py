@@ -36,6 +36,7 @@ from tile_lang.descriptor import Layout, part_names
 from tile_lang.errors import CompilerBug, KernelError, SemanticError, TileLangError, debugging
 from tile_lang.func import refuse_captures, MAX_DEPTH, Func, inlinable, too_deep
 import tile_lang.legality as legality
+import tile_lang.target_info as target_info
 from tile_lang.operators import BinaryOp, UnaryOp
 from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store, make_tensor_descriptor
 from tile_lang.ops import forms
@@ -109,7 +110,7 @@ def build(kernel: Any, spec: Spec) -> Function:
         env[param.name] = front.b.const(1, arg.dtype) if arg.equals_one else node
     scope = Scope(kernel.name, filename, offset, ChainMap(closure_vars(kernel.fn), kernel.fn.__globals__), env,
                   tree=fdef)
-    with front.enter(scope):
+    with front.enter(scope), target_info.compiling_for(spec.arch):
         front.b.loc = Loc(filename, kernel.lineno, 0)
         for param in kernel.descriptors:
             env[param.name] = front.descriptor(param.name, param.annotation)
