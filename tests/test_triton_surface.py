@@ -111,8 +111,8 @@ def test_dtype_attributes_follow_triton() -> None:
 def test_triton_names_tile_lang_lacks_say_so() -> None:
     import tile_lang.extra.libdevice as libdevice
 
-    with pytest.raises(Unsupported, match=r"tl\.reduce_or is not supported yet"):
-        tl.reduce_or  # noqa: B018
+    with pytest.raises(Unsupported, match=r"tl\.map_elementwise is not supported yet"):
+        tl.map_elementwise  # noqa: B018
     assert libdevice.erfcx is libdevice.erfcx and libdevice.fma_rn is tl.math.fma_rn  # every one of Triton's
     with pytest.raises(Unsupported, match=r"libdevice has no attribute 'erfcxx' \(nor does Triton's\)"):
         libdevice.erfcxx  # noqa: B018
@@ -121,10 +121,10 @@ def test_triton_names_tile_lang_lacks_say_so() -> None:
 
 
 def test_an_unsupported_name_in_a_kernel_is_an_error_at_its_line(backend: str) -> None:
-    kernel = _libdevice_kernel("reduce_or", "import tile_lang as libdevice")  # a Triton name tile_lang lacks
-    with tl.backend(backend), pytest.raises(KernelError, match=r"tl\.reduce_or is not supported yet") as err:
+    kernel = _libdevice_kernel("map_elementwise", "import tile_lang as libdevice")  # a Triton name tile_lang lacks
+    with tl.backend(backend), pytest.raises(KernelError, match=r"tl\.map_elementwise is not supported yet") as err:
         kernel[(1,)](tl.to_device(np.zeros(8, np.float32), tl.f32), tl.empty(8, tl.f32), B=8)
-    assert "apply_reduce_or.py" in str(err.value) and ":9" in str(err.value)
+    assert "apply_map_elementwise.py" in str(err.value) and ":9" in str(err.value)
 
 
 def test_triton_extra_cuda_names_tile_lang_lacks_say_so(backend: str) -> None:
@@ -413,3 +413,105 @@ def test_fma_of_mixed_widths_computes_in_the_wider(backend: str) -> None:
         out = tl.to_device(np.full(128, np.nan, np.float32), tl.f32)
         kernel[(1,)](tl.to_device(x, tl.f16), tl.to_device(w, tl.f32), out, B=64)
         np.testing.assert_array_equal(out.numpy(), want)  # one rounding to f32 of the exact value
+
+
+@tl.kernel
+def standard_functions(x_ptr: Pointer[f32], y_ptr: Pointer[f32], i_ptr: Pointer[i32], o_ptr: Pointer[f32],
+                       r_ptr: Pointer[i32], B: constexpr) -> None:
+    """Triton's function spellings: tl.add/sub/mul, tl.reduce_or, tl.PropagateNan."""
+    rows = tl.arange(0, B)
+    x = tl.load(x_ptr + rows)
+    y = tl.load(y_ptr + rows)
+    tl.store(o_ptr + rows, tl.add(x, y))
+    tl.store(o_ptr + B + rows, tl.sub(x, 2.0))
+    tl.store(o_ptr + 2 * B + rows, tl.mul(x, y, sanitize_overflow=False))
+    tl.store(o_ptr + 3 * B + rows, tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL))
+    tl.store(o_ptr + 4 * B + rows, tl.minimum(x, y, propagate_nan=tl.PropagateNan.NONE))
+    bits = tl.load(i_ptr + rows[:, None] * B + rows[None, :])
+    tl.store(r_ptr + rows, tl.reduce_or(bits, 1))
+    tl.store(r_ptr + B + rows, tl.reduce_or(bits, 0, keep_dims=True).reshape(B))
+    tl.store(r_ptr + 2 * B, tl.reduce_or(bits, None))
+
+
+def test_standard_function_spellings(backend: str) -> None:
+    rng = np.random.default_rng(11)
+    x, y = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    x[3], y[5] = np.nan, np.nan
+    bits = (1 << rng.integers(0, 31, (16, 16))).astype(np.int32) * rng.integers(0, 2, (16, 16)).astype(np.int32)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(80, np.nan, np.float32), tl.f32)
+        red = tl.to_device(np.full(33, -7, np.int32), tl.i32)
+        standard_functions[(1,)](tl.to_device(x, tl.f32), tl.to_device(y, tl.f32), tl.to_device(bits, tl.i32), out,
+                                 red, B=16)
+        got, ors = out.numpy().reshape(5, 16), red.numpy()
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    np.testing.assert_allclose(got[:3], [x64 + y64, x64 - 2, x64 * y64], rtol=1e-6)
+    np.testing.assert_array_equal(got[3], np.maximum(x, y))  # NaN from either side
+    np.testing.assert_array_equal(got[4], np.fmin(x, y))  # the other operand
+    np.testing.assert_array_equal(ors[:16], np.bitwise_or.reduce(bits, axis=1))
+    np.testing.assert_array_equal(ors[16:32], np.bitwise_or.reduce(bits, axis=0))
+    assert ors[32] == np.bitwise_or.reduce(bits, axis=None)
+
+
+@tl.kernel
+def four_streams(u_ptr: Pointer[f32], n_ptr: Pointer[f32], w_ptr: Pointer[tl.u32], r_ptr: Pointer[f32], seed: int,
+                 B: constexpr) -> None:
+    """tl.rand4x, tl.randn4x and tl.pair_uniform_to_normal beside tl.randint4x and tl.randn."""
+    offs = tl.arange(0, B)
+    u1, u2, u3, u4 = tl.rand4x(seed, offs)
+    n1, n2, n3, n4 = tl.randn4x(seed, offs)
+    w1, w2, w3, w4 = tl.randint4x(seed, offs)
+    tl.store(u_ptr + offs, u1)
+    tl.store(u_ptr + B + offs, u2)
+    tl.store(u_ptr + 2 * B + offs, u3)
+    tl.store(u_ptr + 3 * B + offs, u4)
+    tl.store(n_ptr + offs, n1)
+    tl.store(n_ptr + B + offs, n2)
+    tl.store(n_ptr + 2 * B + offs, n3)
+    tl.store(n_ptr + 3 * B + offs, n4)
+    tl.store(w_ptr + offs, w1)
+    tl.store(w_ptr + B + offs, w2)
+    tl.store(w_ptr + 2 * B + offs, w3)
+    tl.store(w_ptr + 3 * B + offs, w4)
+    tl.store(r_ptr + offs, tl.randn(seed, offs))
+
+
+def test_four_random_streams_are_tritons(backend: str) -> None:
+    """Each uniform is its Philox word through ``uint_to_uniform_float``; each normal pair is
+    Box-Muller of a uniform pair (float64 here), the first of them ``tl.randn``'s."""
+    with tl.backend(backend):
+        u = tl.to_device(np.full(256, np.nan, np.float32), tl.f32)
+        n = tl.to_device(np.full(256, np.nan, np.float32), tl.f32)
+        w = tl.to_device(np.zeros(256, np.uint32), tl.u32)
+        r = tl.to_device(np.full(64, np.nan, np.float32), tl.f32)
+        four_streams[(1,)](u, n, w, r, 1234, B=64)
+        us, ns, ws, rs = u.numpy().reshape(4, 64), n.numpy().reshape(4, 64), w.numpy().reshape(4, 64), r.numpy()
+    signed = ws.view(np.int32).astype(np.float64)
+    np.testing.assert_allclose(us, np.where(signed < 0, -signed - 1, signed) * 4.6566127342e-10, rtol=2e-7)
+    u64 = us.astype(np.float64)
+    for pair in (0, 2):
+        radius = np.sqrt(-2.0 * np.log(np.maximum(1e-7, u64[pair])))
+        angle = 6.283185307179586 * u64[pair + 1]
+        np.testing.assert_allclose(ns[pair], radius * np.cos(angle), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ns[pair + 1], radius * np.sin(angle), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ns[0], rs, rtol=1e-5, atol=1e-6)
+    assert len(set(ws.ravel().tolist())) > 250  # four distinct streams
+
+
+@tl.kernel
+def copy_through_descriptors(x_ptr: Pointer[f32], o_ptr: Pointer[f32], M: int, N: int, BM: constexpr,
+                             BN: constexpr) -> None:
+    src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    dst = tl.make_tensor_descriptor(o_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    m, n = tl.program_id(0) * BM, tl.program_id(1) * BN
+    tl.store_tensor_descriptor(dst, [m, n], tl.load_tensor_descriptor(src, [m, n]) * 2.0)
+
+
+def test_tensor_descriptor_functions(backend: str) -> None:
+    """``tl.load_tensor_descriptor`` / ``tl.store_tensor_descriptor``: ``desc.load`` and
+    ``desc.store`` under Triton's function names (ragged edges clipped)."""
+    x = np.random.default_rng(12).standard_normal((24, 40)).astype(np.float32)
+    with tl.backend(backend):
+        out = tl.to_device(np.full((24, 40), np.nan, np.float32), tl.f32)
+        copy_through_descriptors[(2, 3)](tl.to_device(x, tl.f32), out, 24, 40, BM=16, BN=16)
+        np.testing.assert_array_equal(out.numpy(), x * 2)

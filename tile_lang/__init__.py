@@ -51,18 +51,19 @@ from tile_lang.ops.creation import (  # noqa: E402
 )
 from tile_lang.ops.memory import (  # noqa: E402
     BlockPointer, TensorDescriptor, load, store, make_block_ptr, advance, make_tensor_descriptor,
+    load_tensor_descriptor, store_tensor_descriptor,
 )
 from tile_lang.ops.atomic import (  # noqa: E402
     atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas,
 )
 from tile_lang.ops.math import (  # noqa: E402
     exp, exp2, log, log2, cos, sin, sqrt, sqrt_rn, rsqrt, erf, atan, tanh, tan, asin, acos, sinh, cosh, asinh,
-    acosh, atanh, erfc, expm1, log1p, log10, trunc, rint, ceil, floor, abs, sigmoid, maximum, minimum, clamp, fma,
-    fdiv, div_rn, umulhi, cdiv, where, swizzle2d,
+    acosh, atanh, erfc, expm1, log1p, log10, trunc, rint, ceil, floor, abs, PropagateNan, add, sub, mul, sigmoid,
+    maximum, minimum, clamp, fma, fdiv, div_rn, umulhi, cdiv, where, swizzle2d,
 )
 from tile_lang.ops.reduction import (  # noqa: E402
-    sum, xor_sum, max, min, argmax, argmin, reduce, associative_scan, cumsum, cumprod, sort, flip, topk, histogram,
-    gather, softmax,
+    sum, xor_sum, max, min, argmax, argmin, reduce, associative_scan, cumsum, cumprod, sort, flip, topk, reduce_or,
+    histogram, gather, softmax,
 )
 from tile_lang.ops.shape import (  # noqa: E402
     broadcast, broadcast_to, expand_dims, permute, trans, reshape, view, ravel, join, split, interleave, cat,
@@ -71,7 +72,7 @@ from tile_lang.ops.linalg import (  # noqa: E402
     dot, dot_scaled,
 )
 from tile_lang.ops.random import (  # noqa: E402
-    randint, randint4x, rand, randn, uint_to_uniform_float,
+    randint, randint4x, rand, randn, uint_to_uniform_float, rand4x, pair_uniform_to_normal, randn4x,
 )
 from tile_lang.ops.debug import (  # noqa: E402
     multiple_of, max_contiguous, max_constancy, assume, debug_barrier, device_assert, device_print, static_assert,
@@ -86,18 +87,20 @@ from tile_lang.ops.aliases import (  # noqa: E402
 )
 __all__ += [
     "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "full_like", "cast", "BlockPointer",
-    "TensorDescriptor", "load", "store", "make_block_ptr", "advance", "make_tensor_descriptor", "atomic_add",
-    "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "exp", "exp2",
-    "log", "log2", "cos", "sin", "sqrt", "sqrt_rn", "rsqrt", "erf", "atan", "tanh", "tan", "asin", "acos", "sinh",
-    "cosh", "asinh", "acosh", "atanh", "erfc", "expm1", "log1p", "log10", "trunc", "rint", "ceil", "floor", "abs",
+    "TensorDescriptor", "load", "store", "make_block_ptr", "advance", "make_tensor_descriptor",
+    "load_tensor_descriptor", "store_tensor_descriptor", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
+    "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "exp", "exp2", "log", "log2", "cos", "sin", "sqrt",
+    "sqrt_rn", "rsqrt", "erf", "atan", "tanh", "tan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "erfc", "expm1", "log1p", "log10", "trunc", "rint", "ceil", "floor", "abs", "PropagateNan", "add", "sub", "mul",
     "sigmoid", "maximum", "minimum", "clamp", "fma", "fdiv", "div_rn", "umulhi", "cdiv", "where", "swizzle2d",
     "sum", "xor_sum", "max", "min", "argmax", "argmin", "reduce", "associative_scan", "cumsum", "cumprod", "sort",
-    "flip", "topk", "histogram", "gather", "softmax", "broadcast", "broadcast_to", "expand_dims", "permute",
-    "trans", "reshape", "view", "ravel", "join", "split", "interleave", "cat", "dot", "dot_scaled", "randint",
-    "randint4x", "rand", "randn", "uint_to_uniform_float", "multiple_of", "max_contiguous", "max_constancy",
-    "assume", "debug_barrier", "device_assert", "device_print", "static_assert", "static_print",
-    "inline_asm_elementwise", "range", "static_range", "lt", "le", "gt", "ge", "eq", "ne", "lt_scalar", "le_scalar",
-    "gt_scalar", "ge_scalar", "eq_scalar", "ne_scalar", "where_", "max_with_indices",
+    "flip", "topk", "reduce_or", "histogram", "gather", "softmax", "broadcast", "broadcast_to", "expand_dims",
+    "permute", "trans", "reshape", "view", "ravel", "join", "split", "interleave", "cat", "dot", "dot_scaled",
+    "randint", "randint4x", "rand", "randn", "uint_to_uniform_float", "rand4x", "pair_uniform_to_normal", "randn4x",
+    "multiple_of", "max_contiguous", "max_constancy", "assume", "debug_barrier", "device_assert", "device_print",
+    "static_assert", "static_print", "inline_asm_elementwise", "range", "static_range", "lt", "le", "gt", "ge",
+    "eq", "ne", "lt_scalar", "le_scalar", "gt_scalar", "ge_scalar", "eq_scalar", "ne_scalar", "where_",
+    "max_with_indices",
 ]
 # ---- end of the generated part
 

@@ -11,11 +11,11 @@ from tile_lang.errors import Unsupported
 
 # triton.language.__all__ (Triton 3.x) less what tile_lang defines.
 TRITON_LANGUAGE = frozenset({
-    "PropagateNan", "load_tensor_descriptor", "store_tensor_descriptor", "tensor_descriptor", "add",
+    "tensor_descriptor",
     "async_task", "bitonic_merge", "block_type", "condition", "const", "constexpr_type", "dtype",
-    "map_elementwise", "mul", "pair_uniform_to_normal",
-    "philox", "philox_impl", "rand4x", "randn4x", "reduce_or", "slice",
-    "squeeze", "sub", "tensor", "tuple", "unsqueeze", "void",
+    "map_elementwise",
+    "philox", "philox_impl", "slice",
+    "squeeze", "tensor", "tuple", "unsqueeze", "void",
 })
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Any, TypeVar, overload
 
 from tile_lang.builtin import builtin, unary_math
 from tile_lang.dtypes import W32, Bool, Float, Int, UInt
 from tile_lang.func import helper
+from tile_lang.operators import BinaryOp, binary
 from tile_lang.tensor import R0, D, R, Tensor, W
 from tile_lang.tensor import tensor_members
 
@@ -159,6 +161,32 @@ def abs(x: Tensor[NumT, R]) -> Tensor[NumT, R]:
     """Absolute value (identity on unsigned integers)."""
 
 
+class PropagateNan(enum.IntEnum):
+    """Triton's ``propagate_nan=`` values for ``tl.maximum``/``tl.minimum``/``tl.clamp``: ``ALL``
+    is ``True`` (a NaN operand gives NaN), ``NONE`` is ``False`` (the other operand)."""
+
+    NONE = 0x0000
+    ALL = 0xFFFF
+
+
+@helper
+def add(x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, sanitize_overflow: bool = True) -> Tensor[NumT, R]:
+    """``x + y``, Triton's function spelling (overflow is the reference's check either way)."""
+    return binary(BinaryOp.ADD, x, y)  # type: ignore[no-any-return]
+
+
+@helper
+def sub(x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, sanitize_overflow: bool = True) -> Tensor[NumT, R]:
+    """``x - y``, Triton's function spelling."""
+    return binary(BinaryOp.SUB, x, y)  # type: ignore[no-any-return]
+
+
+@helper
+def mul(x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, sanitize_overflow: bool = True) -> Tensor[NumT, R]:
+    """``x * y``, Triton's function spelling."""
+    return binary(BinaryOp.MUL, x, y)  # type: ignore[no-any-return]
+
+
 @helper
 def sigmoid(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
     """1 / (1 + exp(-x))."""
@@ -167,31 +195,31 @@ def sigmoid(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
 
 @overload
 def maximum(
-    x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
+    x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool | PropagateNan = False
 ) -> Tensor[NumT, R]: ...
 @overload
-def maximum(x: float, y: Tensor[NumT, R], propagate_nan: bool = False) -> Tensor[NumT, R]: ...  # a running value started as a float
+def maximum(x: float, y: Tensor[NumT, R], propagate_nan: bool | PropagateNan = False) -> Tensor[NumT, R]: ...  # a running value started as a float
 @overload
-def maximum(x: int, y: int, propagate_nan: bool = False) -> Tensor[Int[W32], R0]: ...  # two scalars: a rank-0 block
+def maximum(x: int, y: int, propagate_nan: bool | PropagateNan = False) -> Tensor[Int[W32], R0]: ...  # two scalars: a rank-0 block
 @overload
-def maximum(x: float, y: float, propagate_nan: bool = False) -> Tensor[Float[W32], R0]: ...
+def maximum(x: float, y: float, propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R0]: ...
 @builtin
-def maximum(x: Any, y: Any, propagate_nan: bool = False) -> Any:
+def maximum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
     """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not)."""
 
 
 @overload
 def minimum(
-    x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool = False
+    x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool | PropagateNan = False
 ) -> Tensor[NumT, R]: ...
 @overload
-def minimum(x: float, y: Tensor[NumT, R], propagate_nan: bool = False) -> Tensor[NumT, R]: ...  # a running value started as a float
+def minimum(x: float, y: Tensor[NumT, R], propagate_nan: bool | PropagateNan = False) -> Tensor[NumT, R]: ...  # a running value started as a float
 @overload
-def minimum(x: int, y: int, propagate_nan: bool = False) -> Tensor[Int[W32], R0]: ...  # two scalars: a rank-0 block
+def minimum(x: int, y: int, propagate_nan: bool | PropagateNan = False) -> Tensor[Int[W32], R0]: ...  # two scalars: a rank-0 block
 @overload
-def minimum(x: float, y: float, propagate_nan: bool = False) -> Tensor[Float[W32], R0]: ...
+def minimum(x: float, y: float, propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R0]: ...
 @builtin
-def minimum(x: Any, y: Any, propagate_nan: bool = False) -> Any:
+def minimum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
     """Elementwise minimum."""
 
 
@@ -200,7 +228,7 @@ def clamp(
     x: Tensor[Float[W], R],
     min: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
     max: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
-    propagate_nan: bool = False,
+    propagate_nan: bool | PropagateNan = False,
 ) -> Tensor[Float[W], R]:
     """``min(max(x, min), max)``."""
 

@@ -7,6 +7,7 @@ from typing import Any, Generic, Literal, overload
 from tile_lang.builtin import builtin
 from tile_lang.dtypes import W32, Bool, DType, Float, Int
 from tile_lang.errors import SemanticError
+from tile_lang.func import helper
 from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor, W
 from tile_lang.tensor import tensor_members
 
@@ -268,6 +269,19 @@ def descriptor_load(desc: TensorDescriptor[D, R], offsets: list[Offset32] | tupl
 @builtin
 def descriptor_store(desc: TensorDescriptor[D, R], offsets: list[Offset32] | tuple[Offset32, ...], value: Tensor[D, R]) -> None:
     """``desc.store(offsets, value)``."""
+
+
+@helper
+def load_tensor_descriptor(desc: TensorDescriptor[D, R], offsets: list[Offset32] | tuple[Offset32, ...]) -> Tensor[D, R]:
+    """``desc.load(offsets)`` under Triton's function name."""
+    return descriptor_load(desc, offsets)
+
+
+@helper
+def store_tensor_descriptor(desc: TensorDescriptor[D, R], offsets: list[Offset32] | tuple[Offset32, ...],
+                            value: Tensor[D, R]) -> None:
+    """``desc.store(offsets, value)`` under Triton's function name."""
+    descriptor_store(desc, offsets, value)
 
 
 tensor_members(store)

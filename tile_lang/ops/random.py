@@ -7,7 +7,7 @@ from typing import Any, TypeAlias
 
 from tile_lang.dtypes import Float, Int, UInt, W32, float32, int32, int64
 from tile_lang.func import helper
-from tile_lang.ops.math import IntT, where
+from tile_lang.ops.math import IntT, cos, log, maximum, sin, sqrt, where
 from tile_lang.tensor import R0, R, Tensor
 
 DEFAULT_ROUNDS = 10
@@ -48,3 +48,33 @@ def uint_to_uniform_float(x: Tensor[IntT, R]) -> Tensor[Float[W32], R]:
         return where(wide < 0, ~wide, wide).to(float32) * 1.0842020432385337e-19
     bits = x.to(int32, bitcast=True)
     return where(bits < 0, ~bits, bits).to(float32) * 4.6566127342e-10
+
+
+@helper
+def rand4x(
+    seed: Seed, offset: Tensor[IntT, R], n_rounds: int = DEFAULT_ROUNDS
+) -> tuple[Tensor[Float[W32], R], Tensor[Float[W32], R], Tensor[Float[W32], R], Tensor[Float[W32], R]]:
+    """Four blocks of uniform f32 in [0, 1) for ``(seed, offset)``: the four Philox outputs."""
+    i1, i2, i3, i4 = randint4x(seed, offset, n_rounds)
+    return uint_to_uniform_float(i1), uint_to_uniform_float(i2), uint_to_uniform_float(i3), uint_to_uniform_float(i4)
+
+
+@helper
+def pair_uniform_to_normal(u1: Tensor[Float[W32], R], u2: Tensor[Float[W32], R]
+                           ) -> tuple[Tensor[Float[W32], R], Tensor[Float[W32], R]]:
+    """Two uniforms to two standard normals (Box-Muller), as Triton's and ``tl.randn``."""
+    u1 = maximum(1.0e-7, u1)
+    th = 6.283185307179586 * u2
+    r = sqrt(-2.0 * log(u1))
+    return r * cos(th), r * sin(th)
+
+
+@helper
+def randn4x(
+    seed: Seed, offset: Tensor[IntT, R], n_rounds: int = DEFAULT_ROUNDS
+) -> tuple[Tensor[Float[W32], R], Tensor[Float[W32], R], Tensor[Float[W32], R], Tensor[Float[W32], R]]:
+    """Four blocks of standard normal f32 for ``(seed, offset)``; the first is ``tl.randn``'s."""
+    u1, u2, u3, u4 = rand4x(seed, offset, n_rounds)
+    n1, n2 = pair_uniform_to_normal(u1, u2)
+    n3, n4 = pair_uniform_to_normal(u3, u4)
+    return n1, n2, n3, n4

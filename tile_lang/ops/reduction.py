@@ -6,10 +6,11 @@ from typing import Any, Literal, overload
 
 from tile_lang.builtin import builtin, reduction
 from tile_lang.dtypes import Bool, Float, Int, W32
-from tile_lang.func import Func, helper
+from tile_lang.func import Func, func, helper
 from tile_lang.ops.debug import static_assert
 from tile_lang.ops.math import IntT, NumT, exp, fdiv
 from tile_lang.ops.shape import reshape
+from tile_lang.operators import BinaryOp, binary
 from tile_lang.tensor import R0, R1, R2, R3, D, R, Tensor, W
 from tile_lang.tensor import tensor_members
 
@@ -171,6 +172,18 @@ def topk(x: Tensor[NumT, R], k: int, dim: int | None = None, descending: bool = 
     chunks = reshape(sort(x, last, descending), x.shape[:last] + (x.shape[last] // k, k))
     first = max(chunks, last, keep_dims=True) if descending else min(chunks, last, keep_dims=True)
     return reshape(first, x.shape[:last] + (k,))
+
+
+@func
+def _bitwise_or(a: Tensor[IntT, R0], b: Tensor[IntT, R0]) -> Tensor[IntT, R0]:
+    return binary(BinaryOp.OR, a, b)  # type: ignore[no-any-return]
+
+
+@helper
+def reduce_or(input: Tensor[IntT, R], axis: int | None, keep_dims: bool = False) -> Tensor[IntT, Any]:
+    """Bitwise or of all elements along ``axis``, as Triton's (a ``tl.reduce`` with ``|``)."""
+    static_assert(input.dtype.is_int(), "tl.reduce_or takes an integer block")
+    return reduce(input, axis, _bitwise_or, keep_dims=keep_dims)  # type: ignore[call-overload, no-any-return]
 
 
 @builtin
