@@ -16,6 +16,9 @@ import contextlib
 import linecache
 import os
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 DEBUG_ENV_VAR = "TILE_LANG_DEBUG"
 
@@ -39,6 +42,18 @@ class SemanticError(TileLangError):
     """A kernel breaks a rule (an op's, in ``tile_lang.semantics``, or Python's on a compile-time
     value). It carries only the message: the backend that met it re-raises it as a KernelError
     at the user's line."""
+
+
+def python(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``: Python's own work on a kernel's compile-time values (``t[5]`` of a
+    pair, ``1 // 0``, a helper called with too few arguments), whose exception is the kernel's
+    error: a SemanticError naming it as Python does (as the reference, which runs it, reports it)."""
+    try:
+        return fn(*args, **kwargs)
+    except TileLangError:
+        raise
+    except Exception as exc:
+        raise SemanticError(f"{type(exc).__name__}: {exc}") from exc
 
 
 class SourceUnavailable(TileLangError, OSError):

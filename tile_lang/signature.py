@@ -16,7 +16,7 @@ import numpy as np
 import tile_lang.dtypes as dtypes
 from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.dtypes import DType
-from tile_lang.errors import LaunchError, SemanticError, UsageError
+from tile_lang.errors import LaunchError, SemanticError, UsageError, python
 from tile_lang.ops.memory import TensorDescriptor
 from tile_lang.tensor import Converts, Pointer, Tensor
 
@@ -97,8 +97,6 @@ class ConstexprFunction(Constant):
     def at_compile_time(self, args: tuple[Any, ...], kwargs: dict[str, Any], runtime: Callable[[object], bool]) -> Any:
         """The call in a kernel, whose runtime values are those ``runtime`` says: the function
         of the arguments' compile-time values, its exception the kernel's error (as Python says it)."""
-        from tile_lang.semantics.base import python  # the rules' package imports this module
-
         named = [*(f"argument {i + 1}" for i in range(len(args))), *(f"argument {k!r}" for k in kwargs)]
         for name, value in zip(named, (*args, *kwargs.values())):
             if runtime(value):

@@ -11,7 +11,7 @@ import tile_lang.dtypes as dtypes
 from tile_lang.builtin import Builtin, Family, builtin_of
 from tile_lang.dtypes import DType
 from tile_lang.errors import SemanticError as SemanticError  # the rules' error, defined with the others
-from tile_lang.errors import TileLangError
+from tile_lang.errors import python as python  # Python's work on compile-time values, the kernel's error
 from tile_lang.ops import forms
 from tile_lang.ops.forms import Form
 from tile_lang.seen import Block as Block, Seen as Seen, Shape as Shape, Tiled as Tiled  # what rules see
@@ -31,18 +31,6 @@ def applies(form: Form[P, R]) -> Callable[[Callable[P, R]], Callable[P, R]]:
         return fn
 
     return register
-
-
-def python(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``fn(*args, **kwargs)``: Python's own work on a kernel's compile-time values (``t[5]`` of a
-    pair, ``1 // 0``, a helper called with too few arguments), whose exception is the kernel's
-    error: a SemanticError naming it as Python does (as the reference, which runs it, reports it)."""
-    try:
-        return fn(*args, **kwargs)
-    except TileLangError:
-        raise
-    except Exception as exc:
-        raise SemanticError(f"{type(exc).__name__}: {exc}") from exc
 
 
 @applies(forms.not_an_operand)
