@@ -515,3 +515,45 @@ def test_tensor_descriptor_functions(backend: str) -> None:
         out = tl.to_device(np.full((24, 40), np.nan, np.float32), tl.f32)
         copy_through_descriptors[(2, 3)](tl.to_device(x, tl.f32), out, 24, 40, BM=16, BN=16)
         np.testing.assert_array_equal(out.numpy(), x * 2)
+
+
+@tl.kernel
+def philox_streams(w_ptr: Pointer[tl.u32], seed: int, B: constexpr) -> None:
+    offs = tl.arange(0, B)
+    zero = offs * 0
+    p1, p2, p3, p4 = tl.philox(seed, offs, zero, zero, zero)
+    r1, r2, r3, r4 = tl.randint4x(seed, offs)
+    q1, q2, q3, q4 = tl.philox(seed, offs, offs + 1, zero + 7, offs * 3, n_rounds=7)
+    tl.store(w_ptr + offs, p1)
+    tl.store(w_ptr + B + offs, p4)
+    tl.store(w_ptr + 2 * B + offs, r1)
+    tl.store(w_ptr + 3 * B + offs, r4)
+    tl.store(w_ptr + 4 * B + offs, q1 ^ q2 ^ q3 ^ q4)
+
+
+def _philox_4x32(seed: int, counters: list[int], rounds: int) -> list[int]:
+    """Philox 4x32 in Python ints: the specification the kernels are checked against."""
+    c0, c1, c2, c3 = counters
+    k0, k1 = seed & 0xFFFFFFFF, seed >> 32
+    for _ in range(rounds):
+        p0, p2 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = (p2 >> 32) ^ c1 ^ k0, p2 & 0xFFFFFFFF, (p0 >> 32) ^ c3 ^ k1, p0 & 0xFFFFFFFF
+        k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+    return [c0, c1, c2, c3]
+
+
+def test_philox_is_randint4x_and_the_specification(backend: str) -> None:
+    """``tl.philox(seed, offs, 0, 0, 0)`` is ``tl.randint4x(seed, offs)``; with other counters
+    and rounds it is Philox 4x32 as written out in Python here."""
+    seed = 0x1234_5678_9ABC
+    with tl.backend(backend):
+        w = tl.to_device(np.zeros(5 * 32, np.uint32), tl.u32)
+        philox_streams[(1,)](w, seed, B=32)
+        got = w.numpy().reshape(5, 32)
+    np.testing.assert_array_equal(got[0], got[2])
+    np.testing.assert_array_equal(got[1], got[3])
+    want = [_philox_4x32(seed, [i, 0, 0, 0], 10) for i in range(32)]
+    np.testing.assert_array_equal(got[0], [v[0] for v in want])
+    np.testing.assert_array_equal(got[1], [v[3] for v in want])
+    mixed = [_philox_4x32(seed, [i, i + 1, 7, 3 * i], 7) for i in range(32)]
+    np.testing.assert_array_equal(got[4], [v[0] ^ v[1] ^ v[2] ^ v[3] for v in mixed])

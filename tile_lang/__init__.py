@@ -72,7 +72,8 @@ from tile_lang.ops.linalg import (  # noqa: E402
     dot, dot_scaled,
 )
 from tile_lang.ops.random import (  # noqa: E402
-    randint, randint4x, rand, randn, uint_to_uniform_float, rand4x, pair_uniform_to_normal, randn4x,
+    randint, randint4x, rand, randn, philox_impl, philox, uint_to_uniform_float, rand4x, pair_uniform_to_normal,
+    randn4x,
 )
 from tile_lang.ops.debug import (  # noqa: E402
     multiple_of, max_contiguous, max_constancy, assume, debug_barrier, device_assert, device_print, static_assert,
@@ -96,11 +97,11 @@ __all__ += [
     "sum", "xor_sum", "max", "min", "argmax", "argmin", "reduce", "associative_scan", "cumsum", "cumprod", "sort",
     "flip", "topk", "reduce_or", "histogram", "gather", "softmax", "broadcast", "broadcast_to", "expand_dims",
     "permute", "trans", "reshape", "view", "ravel", "join", "split", "interleave", "cat", "dot", "dot_scaled",
-    "randint", "randint4x", "rand", "randn", "uint_to_uniform_float", "rand4x", "pair_uniform_to_normal", "randn4x",
-    "multiple_of", "max_contiguous", "max_constancy", "assume", "debug_barrier", "device_assert", "device_print",
-    "static_assert", "static_print", "inline_asm_elementwise", "range", "static_range", "lt", "le", "gt", "ge",
-    "eq", "ne", "lt_scalar", "le_scalar", "gt_scalar", "ge_scalar", "eq_scalar", "ne_scalar", "where_",
-    "max_with_indices",
+    "randint", "randint4x", "rand", "randn", "philox_impl", "philox", "uint_to_uniform_float", "rand4x",
+    "pair_uniform_to_normal", "randn4x", "multiple_of", "max_contiguous", "max_constancy", "assume",
+    "debug_barrier", "device_assert", "device_print", "static_assert", "static_print", "inline_asm_elementwise",
+    "range", "static_range", "lt", "le", "gt", "ge", "eq", "ne", "lt_scalar", "le_scalar", "gt_scalar", "ge_scalar",
+    "eq_scalar", "ne_scalar", "where_", "max_with_indices",
 ]
 # ---- end of the generated part
 

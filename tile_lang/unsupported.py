@@ -14,7 +14,7 @@ TRITON_LANGUAGE = frozenset({
     "tensor_descriptor",
     "async_task", "bitonic_merge", "block_type", "condition", "const", "constexpr_type", "dtype",
     "map_elementwise",
-    "philox", "philox_impl", "slice",
+    "slice",
     "squeeze", "tensor", "tuple", "unsqueeze", "void",
 })
 
