@@ -223,10 +223,27 @@ def pytest_configure(config: pytest.Config) -> None:
     if _settings()["runner"]:  # again in each pytest-xdist worker: a process of its own, not under the runner
         from tile_lang.as_triton import install
         install()
+        _triton_ids()
     sys.meta_path.insert(0, _Helpers())
     config.addinivalue_line("markers", "interpreter: runs on Triton's interpreter")
     _time_launches()
     _warm_up()
+
+
+def _triton_ids() -> None:
+    """Give a case parametrized by a dtype the test id it has under Triton (``test_abs_fp8[in_dtype0]``):
+    the shim's dtypes are tile_lang's markers, whose ``__name__`` (``Float``) pytest would use, where
+    Triton's dtype objects have none and get the argument's name and index. Then ``--compare``
+    matches every case with the baseline's."""
+    from _pytest.python import IdMaker
+    from tile_lang.dtypes import is_marker
+
+    inner = IdMaker._idval_from_value
+
+    def idval(self: IdMaker, val: object) -> str | None:
+        return None if is_marker(val) else inner(self, val)
+
+    setattr(IdMaker, "_idval_from_value", idval)
 
 
 _launching = {"seconds": 0.0, "depth": 0}  # time inside kernel launches during the current case
@@ -378,9 +395,6 @@ def _record(item: pytest.Item, outcome: str, excinfo: pytest.ExceptionInfo[BaseE
 
 def cause(exc: BaseException, tb: TracebackType, test: Any) -> str:
     """Which of :data:`CAUSES` an exception that failed a test stands for."""
-    from tile_lang.errors import TileLangError, Unsupported
-    from tile_lang.as_triton import TritonNameError
-
     innermost = tb
     while innermost.tb_next is not None:
         innermost = innermost.tb_next
@@ -397,13 +411,26 @@ def cause(exc: BaseException, tb: TracebackType, test: Any) -> str:
         if "exc_info" in line or re.search(r"\b\w+\.value\b", line):  # on the error Triton raises (`e.value`)
             return "other error message"
         return "error not raised" if _in_raises_block(tb, test) else "wrong value"
-    if isinstance(exc, (TritonNameError, Unsupported, ImportError)):
+    if isinstance(exc, ImportError):
         return "missing name"
-    if isinstance(exc, TileLangError) and re.search(MISSING, str(exc)):
+    return _tile_lang_cause(exc) or ("tile_lang bug" if inside else "host error")
+
+
+def _tile_lang_cause(exc: BaseException) -> str | None:
+    """The cause of one of tile_lang's own errors; None for any other exception, and where
+    tile_lang is not installed (the baseline's Python, running Triton's interpreter)."""
+    try:
+        from tile_lang.errors import TileLangError, Unsupported
+        from tile_lang.as_triton import TritonNameError
+    except ImportError:
+        return None
+    if isinstance(exc, (TritonNameError, Unsupported)):
         return "missing name"
     if isinstance(exc, TileLangError):
+        if re.search(MISSING, str(exc)):
+            return "missing name"
         return "tile_lang bug" if type(exc).__name__ == "CompilerBug" else "unsupported"
-    return "tile_lang bug" if inside else "host error"
+    return None
 
 
 def _test_frame(tb: TracebackType | None, test: Any) -> TracebackType | None:

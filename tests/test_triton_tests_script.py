@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, TracebackType
 
 import pytest
 
@@ -87,3 +87,46 @@ def test_outcomes_are_read_from_every_process_file_and_a_cut_line_is_dropped(scr
     (tmp_path / "results.gw1.jsonl").write_text(json.dumps({"test": "b", "outcome": "skipped"}) + '\n{"test": "c", "outc')
     assert script._read_outcomes(tmp_path) == {"a": {"test": "a", "outcome": "passed"},
                                                "b": {"test": "b", "outcome": "skipped"}}
+
+
+def _failure(exc: BaseException) -> tuple[BaseException, TracebackType]:
+    """An exception as a failing test hands it over, with its traceback, raised in a file outside
+    this repository (as Triton's tests are; inside it, an exception counts as tile_lang's)."""
+    try:
+        exec(compile("raise exc", "/elsewhere/test_core.py", "exec"), {"exc": exc})
+    except BaseException as caught:
+        assert caught.__traceback__ is not None
+        return caught, caught.__traceback__
+    raise AssertionError("the exception was not raised")
+
+
+def test_cause_sorts_failures_also_where_tile_lang_is_not_installed(script: ModuleType,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The baseline runs in a Python with Triton and no tile_lang: a failure there is sorted (host
+    error, wrong value) instead of ending the pytest session with an ImportError."""
+    from tile_lang.errors import Unsupported
+
+    assert script.cause(*_failure(Unsupported("tl.foo")), None) == "missing name"
+    monkeypatch.setitem(sys.modules, "tile_lang.errors", None)  # `import tile_lang.errors` now fails
+    assert script.cause(*_failure(TypeError("not a scalar")), None) == "host error"
+    assert script.cause(*_failure(AssertionError("Arrays are not equal")), None) == "wrong value"
+    assert script.cause(*_failure(ModuleNotFoundError("triton.foo")), None) == "missing name"
+
+
+def test_dtype_parameters_get_the_ids_they_have_under_triton(script: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case parametrized by a dtype is named by the argument and its index, as Triton's dtype
+    objects are (``in_dtype0``), not by the marker's ``Float``, so --compare finds it in the baseline."""
+    from _pytest.mark.structures import ParameterSet
+    from _pytest.python import IdMaker
+
+    import tile_lang as tl
+
+    def ids(argnames: list[str], values: list[tuple[object, ...]]) -> list[object]:
+        sets = [ParameterSet.param(*v) for v in values]
+        return list(IdMaker(argnames, sets, None, None, None, None).make_unique_parameterset_ids())
+
+    monkeypatch.setattr(IdMaker, "_idval_from_value", IdMaker._idval_from_value)  # undone after the test
+    assert ids(["in_dtype"], [(tl.f8e4b15,), (tl.f8e5m2,)]) == ["Float0", "Float1"]
+    script._triton_ids()
+    assert ids(["in_dtype"], [(tl.f8e4b15,), (tl.f8e5m2,)]) == ["in_dtype0", "in_dtype1"]
+    assert ids(["dtype", "n"], [(tl.i8, 2), ("float32", 3)]) == ["dtype0-2", "float32-3"]  # others as before
