@@ -557,3 +557,44 @@ def test_philox_is_randint4x_and_the_specification(backend: str) -> None:
     np.testing.assert_array_equal(got[1], [v[3] for v in want])
     mixed = [_philox_4x32(seed, [i, i + 1, 7, 3 * i], 7) for i in range(32)]
     np.testing.assert_array_equal(got[4], [v[0] ^ v[1] ^ v[2] ^ v[3] for v in mixed])
+
+
+@tl.kernel
+def indexed_as_triton_reads_it(x_ptr: Pointer[f32], o_ptr: Pointer[f32], B: constexpr) -> None:
+    """``x[None]`` keeps the axes not indexed, ``s[None, None, :]`` of a scalar is (1, 1) (a ``:``
+    past the last axis keeps nothing), ``x[:, None, None]`` inserts after the first axis."""
+    offs = tl.arange(0, B)
+    x = tl.load(x_ptr + offs)
+    grid = x[:, None] * 10.0 + x[None]  # (B, B): x[None] is (1, B)
+    tl.store(o_ptr + offs[:, None] * B + offs[None, :], grid)
+    s = tl.sum(x, axis=0)
+    tl.store(o_ptr + B * B + tl.zeros((1, 1), tl.int32), s[None, None, :])
+    deep = x[:, None, None] + tl.zeros((B, 1, 2), tl.float32)
+    tl.store(o_ptr + B * B + 1 + offs[:, None, None] * 2 + tl.arange(0, 2)[None, None, :], deep)
+
+
+def test_subscripts_insert_axes_as_triton_does(backend: str) -> None:
+    x = np.random.default_rng(13).standard_normal(8).astype(np.float32)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(64 + 1 + 16, np.nan, np.float32), tl.f32)
+        indexed_as_triton_reads_it[(1,)](tl.to_device(x, tl.f32), out, B=8)
+        got = out.numpy()
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(got[:64].reshape(8, 8), x64[:, None] * 10 + x64[None, :], rtol=1e-6)
+    np.testing.assert_allclose(got[64], x64.sum(), rtol=1e-5)
+    np.testing.assert_array_equal(got[65:], np.repeat(x, 2))
+
+
+def test_a_none_past_the_axes_before_it_is_an_error_on_both_backends(backend: str) -> None:
+    kernel = load("none_too_far", textwrap.dedent("""
+        import tile_lang as tl
+        from tile_lang import Pointer, constexpr
+
+
+        @tl.kernel
+        def none_too_far(o_ptr: Pointer[tl.f32], B: constexpr) -> None:
+            offs = tl.arange(0, B)
+            tl.store(o_ptr + offs[:, :, None], offs.to(tl.float32)[:, :, None])
+    """).lstrip())
+    with tl.backend(backend), pytest.raises(KernelError, match=r"None at position 2 is past the 1 axes"):
+        kernel[(1,)](tl.empty(8, tl.f32), B=8)

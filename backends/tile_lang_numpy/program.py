@@ -74,9 +74,7 @@ def index(engine: Engine, a: Mapping[str, Any]) -> int:
 @implements(operators.subscript)
 def subscript(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x, key = a["x"], a["key"]
-    parts = apply(forms.subscript, key)  # inside Engine.call, which locates its error
-    if sum(p is not None for p in parts) != len(x.block_shape):
-        raise engine.error(f"index {key!r} does not match a block of rank {len(x.block_shape)}")
+    parts = apply(forms.subscript, key, len(x.block_shape))  # inside Engine.call, which locates its error
     index: tuple[Any, ...] = (slice(None),) + tuple(np.newaxis if p is None else slice(None) for p in parts)
     handle = x.handle
     if isinstance(handle, values.Pointers):

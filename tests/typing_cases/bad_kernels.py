@@ -309,7 +309,7 @@ def store_column_through_row(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
 def rank3_plus_rank2(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    x[:, None, None] + x[:, None]  # E: index
+    x[:, None, None] + x[:, None]  # E: operator
 
 
 @tl.kernel

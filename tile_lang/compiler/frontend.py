@@ -399,11 +399,8 @@ class Frontend(ControlFlow):
         key = self.visit(node.slice)
         if not isinstance(base, Node):
             return python(operator.getitem, base, key)
-        shape: list[int] = []
         dims = iter(base.ty.shape)
-        for k in apply(forms.subscript, key):
-            shape.append(1 if k is None else next(dims))
-        shape.extend(dims)
+        shape = [1 if k is None else next(dims) for k in apply(forms.subscript, key, len(base.ty.shape))]
         return self.b.reshape(base, tuple(shape)) if base.ty.shape else self.b.splat(base, tuple(shape))
 
     def visit_Slice(self, node: ast.Slice) -> slice:

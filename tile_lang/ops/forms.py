@@ -147,8 +147,9 @@ def constant_index(value: object) -> int:
 
 
 @form
-def subscript(key: object) -> tuple[object, ...]:
-    """The parts of ``x[key]``: each ``:`` or None."""
+def subscript(key: object, rank: int) -> tuple[object, ...]:
+    """The parts of ``x[key]`` on a block of ``rank`` axes, one ``:`` per axis kept and a None
+    per unit axis inserted, in order."""
 
 
 @form

@@ -25,14 +25,22 @@ def broadcast_to(x: Block, shape: object) -> Shape:
 
 
 @applies(forms.subscript)
-def index_parts(key: object) -> tuple[object, ...]:
-    """The parts of ``x[:, None]``: each ``:`` (an axis kept) or None (a unit axis inserted);
-    any other index is Triton's "unsupported tensor index"."""
-    parts = key if isinstance(key, tuple) else (key,)
-    for part in parts:
-        if part is not None and part != slice(None):
+def index_parts(key: object, rank: int) -> tuple[object, ...]:
+    """The parts of ``x[:, None]`` on a block of ``rank`` axes, as Triton reads them: the k-th
+    index a None inserts a unit axis at position k of the result so far, a ``:`` keeps what is
+    there (past the last axis too: ``s[None, None, :]`` of a scalar is ``(1, 1)``), and axes not
+    indexed stay (``x[None]`` of ``(N,)`` is ``(1, N)``); any other index is Triton's
+    "unsupported tensor index". The result has one ``:`` per axis, each None where it goes."""
+    parts: list[object] = [slice(None)] * rank
+    for position, part in enumerate(key if isinstance(key, tuple) else (key,)):
+        if part is None:
+            if position > len(parts):
+                raise SemanticError(f"index {key!r}: None at position {position} is past the {len(parts)} axes "
+                                    "there are before it")
+            parts.insert(position, None)
+        elif part != slice(None):
             raise SemanticError(f"unsupported tensor index: {part!r} (a block is indexed only with ':' and None)")
-    return parts
+    return tuple(parts)
 
 
 def expand_dims(x: Block, axis: object) -> tuple[int, ...]:
