@@ -145,6 +145,15 @@ class Exprs:
             value = rng.choice((1.5, -0.5, True))
         return literal(value)
 
+    def other_for(self, dtype: DType) -> Expr:
+        """A literal for a masked load's ``other=``: one ``dtype`` holds as it is."""
+        while True:
+            other = self.literal_for(Expr("", dtype, FULL))
+            value = other.value
+            if value is not None and isinstance(value, bool) == dtype.is_bool and (
+                    dtype.is_float or not isinstance(value, float)) and fits(value, dtype):
+                return other
+
     def operand(self, pool: list[Expr], like: Expr) -> Expr:
         if self.rng.random() < 0.3:
             return self.literal_for(like)
