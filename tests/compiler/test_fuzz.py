@@ -25,7 +25,7 @@ from tests.fuzz.hazards import KINDS
 from tests.fuzz.runner import Verdict, differs, initial_outputs, judge, run_many, unavailable_reason
 
 SEEDS = [*range(70), 151, 163, 255, 272, 356, 408, 462]  # 17 dot kernels among the first 70; then a chained dot,
-# fp8 wgmma, i8; then 1-D kernels through eight address forms each (about half the first 70 use some)
+# fp8 wgmma, i8; then 1-D kernels through seven or eight address forms each (half the first 70 use some)
 EDGE_CASES = {74: "loop", 81: "loop", 21: "loop", 65: "arg", 41: "ints", 57: "race", 113: "race", 36: "race",
               64: "race", 106: "race", 22: "constexpr", 1: "zeros"}  # seed: its edge case (b4868e2 failed 9)
 RACES = (57, 113, 36)  # no barrier: the reference must report them (36 runs one program)
@@ -59,7 +59,7 @@ def test_address_forms_are_generated() -> None:
     sources = "\n".join(c.source for c in cases if c.forms)
     for spelled in ("% sz", ") % sz", "- 1 - ", "(B - 1 - tl.arange(0, B))", ".to(tl.int64)", "[:, None] * st",
                     "[None, :] * sz", "tl.zeros_like(offs)", "+= st", "+= C", "~(", "!= k", "== j", ") | (",
-                    "% 3) != 0", "tl.where(offs < sz", ": constexpr"):
+                    "% 3) != 0", "(tl.arange(0, B) < k", ": constexpr"):
         assert spelled in sources, spelled
 
 
@@ -150,9 +150,9 @@ def test_edge_cases_are_planted_in_some_kernels() -> None:
     assert ">> (h" in cases[41].source and (dtypes.I32, Data.EDGE) in {(b.dtype, b.data) for b in cases[41].inputs}
     assert all(cases[s].expect == "data race" and "tl.debug_barrier()" not in cases[s].source for s in RACES)
     assert "tl.atomic_add(o15 + (pid * R" in cases[113].source and cases[36].grid == 1
-    for seed, read in ((64, "o8 + offs, tl.atomic_add(o7 + pid * B + (B - 1 - "),
-                       (106, "o10 + offs, tl.load(o9 + pid * B + (tl.arange")):
-        assert cases[seed].expect == "" and f"tl.debug_barrier()\n    tl.store({read}" in cases[seed].source
+    for seed, read in ((64, "tl.atomic_add(o7 + pid * B + (B - 1 - "), (106, "tl.load(o10 + pid * B + (tl.arange")):
+        barrier = r"tl\.debug_barrier\(\)\n    tl\.store\(o\d+ \+ offs, " + re.escape(read)
+        assert cases[seed].expect == "" and re.search(barrier, cases[seed].source), seed
     assert "K0 = tl.constexpr(0.1)" in cases[22].source and cases[22].twins
     assert "tl.maximum(h" in cases[1].source and (dtypes.F16, Data.EDGE) in {(b.dtype, b.data) for b in cases[1].inputs}
     plain = [generate(s) for s in range(300) if not is_dot(s)]

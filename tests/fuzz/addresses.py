@@ -68,7 +68,7 @@ class Addresses:
         self.rng = random.Random(f"addresses {gen.seed}")
         self.exprs = Exprs(self.rng, gen.two_d)
         self.active = self.rng.random() < SHARE  # as uses_addresses, drawn from this stream
-        self.loaded: list[Expr] = []  # top-level loads, for the data-dependent masks of later ones
+        self.loaded: list[Expr] = []  # top-level loads, for the data-dependent masks of later accesses
         self.forms: list[str] = []  # what was generated (see Case.forms)
 
     # ---------------------------------------------------------------- the generator's hooks
@@ -83,14 +83,14 @@ class Addresses:
 
     def store(self, e: Expr, depth: int) -> bool:
         """Store ``e`` (a block, or a scalar to one lane or broadcast) through one of the forms, or
-        add it atomically (to random contents), its mask maybe testing ``e`` itself; False: the
-        generator's own."""
+        add it atomically (to random contents), its mask maybe testing ``e`` or a top-level load
+        (never rebound: not mutable in the generator's scopes); False: the generator's own."""
         rng = self.rng
         if not self.active or e.shape not in (FULL, SCALAR) or rng.random() < (0.25 if e.shape == FULL else 0.6):
             return False
         form = self._broadcast(True, depth) if e.shape == SCALAR and rng.random() < 0.6 else self._form(True, depth)
         offsets = self._offsets(form, depth)
-        mask = self._mask(form, offsets, [e] if e.value is None and not e.python else [], depth)
+        mask = self._mask(form, offsets, ([e] if e.value is None and not e.python else []) + self.loaded, depth)
         atomic = e.dtype in _ATOMIC and not e.python and rng.random() < 0.25
         if atomic:
             self.forms.append("atomic")
@@ -295,7 +295,7 @@ class Addresses:
         """``, mask=...``: the form's guard, and'ed with a lane or data test sometimes (alone where
         there is no guard); "" for none."""
         rng = self.rng
-        extra = self._extra(form.index, pool) if rng.random() < 0.45 else None
+        extra = self._extra(form.index, pool) if rng.random() < 0.6 else None
         if form.guard is None:
             if extra is None:
                 self.forms.append("none")
@@ -311,9 +311,13 @@ class Addresses:
         return f", mask={guard}"
 
     def _extra(self, g: str, pool: list[Expr]) -> str | None:
-        rng = self.rng
-        lanes = self.gen.grid * self.gen.size
-        kind = rng.choice(("at_least", "equal", "not_equal", "holes", "either", "data"))
+        """A lane test of the global index ``g`` or (1-D) of the lane in its program, whose live
+        lanes need not be consecutive; or a data test of a value in ``pool``."""
+        rng, gen = self.rng, self.gen
+        lanes = gen.grid * gen.size
+        if not gen.two_d and rng.random() < 0.4:  # each program's own lanes: holes inside every block
+            g, lanes = "tl.arange(0, B)", gen.size
+        kind = rng.choice(("at_least", "equal", "not_equal") + ("holes", "either", "data") * 2)  # the last: not runs
         if kind == "data":
             values = [e for e in pool if e.safe and e.value is None and not e.python and e.shape in (FULL, SCALAR)]
             if not values:
@@ -333,7 +337,8 @@ class Addresses:
             return f"{g} != {k}"
         if kind == "holes":
             return rng.choice((f"({g} % 3) != 0", f"({g} & 1) == 0", f"({g} % 4) == {rng.randrange(4)}"))
-        return f"({g} < {k}) | ({g} >= {self._param('k', self._value(0, lanes))})"
+        low = dict(gen.ints)[k]
+        return f"({g} < {k}) | ({g} >= {self._param('k', self._value(max(0, low), lanes))})"  # a hole at k
 
     # ---------------------------------------------------------------- pointers walked in loops
 
