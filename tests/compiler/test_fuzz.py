@@ -7,6 +7,7 @@ Every fourth seed is a dot kernel (tensor cores on sm_80 and sm_90a). Bounded by
 from __future__ import annotations
 
 import collections
+import re
 
 import numpy as np
 import pytest
@@ -16,14 +17,16 @@ from tile_lang.dtypes import DType
 
 from tile_lang.errors import KernelError
 
-from tests.fuzz.case import Data
+from tests.fuzz.addresses import FORMS, MASKS, uses_addresses
+from tests.fuzz.case import Case, Data
 from tests.fuzz.dots import is_dot
 from tests.fuzz.generator import generate
 from tests.fuzz.hazards import KINDS
 from tests.fuzz.runner import Verdict, differs, initial_outputs, judge, run_many, unavailable_reason
 
-SEEDS = [*range(70), 151, 163, 255]  # 17 dot kernels among the first 70; then a chained dot, fp8 wgmma, i8
-EDGE_CASES = {74: "loop", 81: "loop", 21: "loop", 65: "arg", 6: "ints", 57: "race", 113: "race", 36: "race",
+SEEDS = [*range(70), 151, 163, 255, 272, 356, 408, 462]  # 17 dot kernels among the first 70; then a chained dot,
+# fp8 wgmma, i8; then 1-D kernels through seven or eight address forms each (half the first 70 use some)
+EDGE_CASES = {74: "loop", 81: "loop", 21: "loop", 65: "arg", 41: "ints", 57: "race", 113: "race", 36: "race",
               64: "race", 106: "race", 22: "constexpr", 1: "zeros"}  # seed: its edge case (b4868e2 failed 9)
 RACES = (57, 113, 36)  # no barrier: the reference must report them (36 runs one program)
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -45,6 +48,35 @@ def test_generator_is_deterministic_and_covers_the_language() -> None:
                     "tl.sum", "tl.max", "tl.argmax", "axis=1", "[:, None]", ".to(", "tl.f16", "tl.u32", "tl.i64",
                     "tl.int1", "(-0.0)", "2147483647", "1099511627776", "//", "%", ">>", "~", "tl.minimum"):
         assert feature in sources, feature
+
+
+def test_address_forms_are_generated() -> None:
+    """About half the kernels load and store through the address and mask forms, all of them over 200 seeds."""
+    cases = [generate(s) for s in range(200)]
+    assert 0.35 <= sum(bool(c.forms) for c in cases) / len(cases) <= 0.65
+    assert all(bool(c.forms) == uses_addresses(c.seed) for c in cases)
+    assert set(FORMS) | set(MASKS) == {form for c in cases for form in c.forms}
+    sources = "\n".join(c.source for c in cases if c.forms)
+    for spelled in ("% sz", ") % sz", "- 1 - ", "(B - 1 - tl.arange(0, B))", ".to(tl.int64)", "[:, None] * st",
+                    "[None, :] * sz", "tl.zeros_like(offs)", "+= st", "+= C", "~(", "!= k", "== j", ") | (",
+                    "% 3) != 0", "(tl.arange(0, B) < k", ": constexpr"):
+        assert spelled in sources, spelled
+
+
+def test_address_kernels_stay_in_bounds_on_the_reference() -> None:
+    """The reference checks every live lane's bounds and every store's races: the address kernels of
+    some seeds (no g++ needed) run, or stop only where the kernel is meant to (an ill-typed
+    statement, a planted race, a run-time check)."""
+    from tests.fuzz.runner import _run_time_check, execute, load
+
+    for seed in filter(uses_addresses, range(300, 400)):
+        case = generate(seed)
+        try:
+            execute(case, load(case.name, case.source), "numpy")
+        except KernelError as exc:
+            assert case.invalid or case.expect and case.expect in str(exc) or _run_time_check(exc), (seed, exc)
+        else:
+            assert not case.invalid and not case.expect, seed
 
 
 def test_dot_kernels_cover_tensor_core_paths() -> None:
@@ -111,21 +143,28 @@ def test_edge_cases_are_planted_in_some_kernels() -> None:
     """Each seed of EDGE_CASES ends with its edge case; about half the plain kernels carry one, every kind."""
     cases = {seed: generate(seed) for seed in EDGE_CASES}
     assert {seed: c.hazard for seed, c in cases.items()} == EDGE_CASES
-    assert ("h16", -(2**30)) in cases[74].scalars and "tl.range(h14, h15, h16)" in cases[74].source  # past i32
+    assert _range_step(cases[74], "tl.range") == -(2**30)  # past i32
     assert "tl.store(o5 + pid, hi" in cases[81].source  # the index read after the loop
-    assert ("h21", 0) in cases[21].scalars and "in range(h19, h20, h21)" in cases[21].source  # a zero step
+    assert _range_step(cases[21], "in range") == 0  # a zero step
     assert "tl.argmax(h" in cases[65].source and Data.NAN in {b.data for b in cases[65].inputs}
-    assert ">> (h" in cases[6].source and (dtypes.I32, Data.EDGE) in {(b.dtype, b.data) for b in cases[6].inputs}
+    assert ">> (h" in cases[41].source and (dtypes.I32, Data.EDGE) in {(b.dtype, b.data) for b in cases[41].inputs}
     assert all(cases[s].expect == "data race" and "tl.debug_barrier()" not in cases[s].source for s in RACES)
     assert "tl.atomic_add(o15 + (pid * R" in cases[113].source and cases[36].grid == 1
-    for seed, read in ((64, "o8 + offs, tl.atomic_add(o7 + pid * B + (B - 1 - "),
-                       (106, "o10 + offs, tl.load(o9 + pid * B + (tl.arange")):
-        assert cases[seed].expect == "" and f"tl.debug_barrier()\n    tl.store({read}" in cases[seed].source
+    for seed, read in ((64, "tl.atomic_add(o7 + pid * B + (B - 1 - "), (106, "tl.load(o10 + pid * B + (tl.arange")):
+        barrier = r"tl\.debug_barrier\(\)\n    tl\.store\(o\d+ \+ offs, " + re.escape(read)
+        assert cases[seed].expect == "" and re.search(barrier, cases[seed].source), seed
     assert "K0 = tl.constexpr(0.1)" in cases[22].source and cases[22].twins
     assert "tl.maximum(h" in cases[1].source and (dtypes.F16, Data.EDGE) in {(b.dtype, b.data) for b in cases[1].inputs}
     plain = [generate(s) for s in range(300) if not is_dot(s)]
     kinds = collections.Counter(c.hazard for c in plain)
     assert 0.35 <= 1 - kinds[""] / len(plain) <= 0.65 and set(kinds) == {"", *KINDS}, kinds
+
+
+def _range_step(case: Case, spelled: str) -> int | float:
+    """The step of the planted loop over runtime bounds (``h..`` parameters, named as counted)."""
+    found = re.search(spelled.replace(".", r"\.") + r"\(h\d+, h\d+, (h\d+)\)", case.source)
+    assert found is not None, spelled
+    return dict(case.scalars)[found.group(1)]
 
 
 def test_edge_case_kernels_agree_or_are_checked() -> None:

@@ -1,4 +1,4 @@
-"""``python -m tests.fuzz --seconds 900 --seed N [--out DIR] [--jobs 2] [--dots]``: fuzz until the time is
+"""``python -m tests.fuzz --seconds 900 --seed N [--out DIR] [--jobs 2] [--dots] [--addresses]``: fuzz until the time is
 up, printing each failure's seed and source and writing the failing kernels to ``--out``."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from tests.fuzz.addresses import uses_addresses
 from tests.fuzz.dots import is_dot
 from tests.fuzz.runner import Outcome, Verdict, run_many, unavailable_reason
 from tile_lang.progress import progress
@@ -33,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--out", type=Path, default=Path("fuzz-failures"), help="where failing kernels go")
     parser.add_argument("--dots", action="store_true", help="only the seeds of dot kernels (every fourth)")
+    parser.add_argument("--addresses", action="store_true", help="only the seeds whose kernels use address forms")
     args = parser.parse_args(argv)
     reason = unavailable_reason()
     if reason is not None:
@@ -42,10 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     seeds: Iterable[int] = itertools.count(args.seed) if args.count is None else range(args.seed, args.seed + args.count)
     if args.dots:
         seeds = filter(is_dot, seeds)
+    if args.addresses:
+        seeds = filter(uses_addresses, seeds)
     verdicts: collections.Counter[Verdict] = collections.Counter()
     failed: dict[str, list[int]] = collections.defaultdict(list)  # seeds by the edge case planted
     outcomes = run_many(seeds, args.jobs, lambda: time.monotonic() < deadline)
-    total = None if args.dots else args.count  # --dots runs a quarter of the --count seeds
+    total = None if args.dots or args.addresses else args.count  # a share of the --count seeds
     for outcome in progress(outcomes, "fuzzing", lambda o: f"seed {o.seed} {o.verdict.value}", total):
         verdicts[outcome.verdict] += 1
         if outcome.verdict.failed:

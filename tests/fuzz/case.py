@@ -56,7 +56,8 @@ class Case:
     90: wgmma); float outputs are compared at ``precision``'s tolerance when it is the looser.
     ``hazard`` names the edge case planted at its end (:mod:`tests.fuzz.hazards`), if any; ``expect`` is a phrase the reference's run-time error must hold (a planted race), and each
     pair in ``twins`` are two outputs that must be equal on each backend (one value spelled two
-    ways: with a module-level constexpr and with its literal)."""
+    ways: with a module-level constexpr and with its literal); ``forms`` names the address and mask
+    forms its loads and stores take (:mod:`tests.fuzz.addresses`)."""
 
     seed: int
     name: str
@@ -74,3 +75,4 @@ class Case:
     hazard: str = ""
     expect: str = ""
     twins: tuple[tuple[int, int], ...] = ()
+    forms: tuple[str, ...] = ()

@@ -105,8 +105,10 @@ def result_dtype(a: Expr, b: Expr) -> DType:
 
 def same_signedness(a: Expr, b: Expr) -> bool:
     """Whether ``a / b``, ``a // b`` and ``a % b`` are legal: two int blocks of one signedness, or a
-    Python int on a side (Triton's rule; both backends reject the rest, so it is no fuzz target)."""
-    typed = [e for e in (a, b) if not (e.python or e.value is not None)]
+    Python int on a side (Triton's rule; both backends reject the rest, so it is no fuzz target).
+    A runtime loop's index counts as the i32 it is in Triton (the reference, taking it for a
+    Python int, accepts it against a u32: a known difference kept out of the fuzz)."""
+    typed = [e for e in (a, b) if e.value is None]
     return len(typed) < 2 or not (a.is_int and b.is_int) or a.dtype.is_signed == b.dtype.is_signed
 
 
@@ -144,6 +146,15 @@ class Exprs:
         if rng.random() < 0.1:
             value = rng.choice((1.5, -0.5, True))
         return literal(value)
+
+    def other_for(self, dtype: DType) -> Expr:
+        """A literal for a masked load's ``other=``: one ``dtype`` holds as it is."""
+        while True:
+            other = self.literal_for(Expr("", dtype, FULL))
+            value = other.value
+            if value is not None and isinstance(value, bool) == dtype.is_bool and (
+                    dtype.is_float or not isinstance(value, float)) and fits(value, dtype):
+                return other
 
     def operand(self, pool: list[Expr], like: Expr) -> Expr:
         if self.rng.random() < 0.3:
