@@ -27,6 +27,83 @@ def check(out, expected, rtol=1e-5, atol=1e-6):
 '''
 
 SCRIPTS = {
+    "runtime_protocol": '''
+# a library's own launch layers over Triton's runtime objects, as FlagGems writes them: a KernelInterface
+# caching each specialisation's handle and relaunching it with every argument positional, an Autotuner
+# subclass choosing by _bench, heuristics, a grid reading a runtime argument, a `tl.tensor` annotation
+import inspect
+from triton.runtime.driver import driver
+import triton.language.core as core
+
+assert driver.active.get_benchmarker() is triton.testing.do_bench
+
+
+class Dispatch(triton.KernelInterface):
+    def __init__(self, fn):
+        self.fn, self.handles = fn, {}
+        jit = fn
+        while not isinstance(jit, triton.runtime.JITFunction):
+            jit = jit.fn
+        self.jit = jit
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        key = tuple(a if isinstance(a, int) else a.dtype.str for a in args)
+        if key not in self.handles:
+            handle = self.fn.run(*args, grid=grid, warmup=warmup, **kwargs)
+            consts, fn = {}, self.fn
+            while not isinstance(fn, triton.runtime.JITFunction):
+                if isinstance(fn, triton.runtime.Autotuner):
+                    consts.update(fn.best_config.kwargs)
+                elif isinstance(fn, triton.runtime.Heuristics):
+                    consts.update({k: rule({**dict(zip(fn.arg_names, args)), **consts}) for k, rule in fn.values.items()})
+                fn = fn.fn
+            self.handles[key] = (handle, consts)
+            return handle
+        handle, consts = self.handles[key]
+        named = {**dict(zip(self.jit.arg_names, args)), **consts}
+        g = grid(named) if callable(grid) else grid
+        handle[g](*[named[p.name] for p in self.jit.params])
+        return handle
+
+
+class Fastest(triton.runtime.Autotuner):
+    def run(self, *args, **kwargs):
+        self.nargs = dict(zip(self.arg_names, args))
+        times = {c: self._bench(*args, config=c, **kwargs) for c in self.prune_configs(kwargs)}
+        self.best_config = min(times, key=lambda c: times[c][0])
+        return self.fn.run(*args, **kwargs, **self.best_config.all_kwargs())
+
+
+def fastest(configs, key):
+    return lambda fn: Fastest(fn, fn.arg_names, configs, key, None, None)
+
+
+@triton.jit
+def cast_to(x, dtype: tl.constexpr):
+    return x.to(core.get_int_dtype(dtype.primitive_bitwidth, True))
+
+
+@Dispatch
+@fastest([triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"])
+@triton.heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})
+@triton.jit
+def affine(x_ptr: tl.tensor, out_ptr, n, scale, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = None if EVEN else offs < n
+    tl.store(out_ptr + offs, cast_to(tl.load(x_ptr + offs, mask=mask) * scale, tl.float32), mask=mask)
+
+
+jit = affine.jit
+assert [(p.num, p.name, p.is_constexpr) for p in jit.params][-2:] == [(4, "BLOCK", True), (5, "EVEN", True)]
+assert jit.arg_names == list(inspect.signature(jit.fn).parameters) and jit.__globals__ is globals()
+assert len({triton.Config({"B": 1}), triton.Config({"B": 1})}) == 1  # hashable by value, as timings are keyed
+for n in (100, 128, 77):  # first launch tunes; the repeat relaunches the cached handle
+    for _ in range(2):
+        x = rng.integers(-50, 50, n).astype(np.float32)
+        out = np.full(n, np.nan, np.float32)
+        affine[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](x, out, n, 3)
+        check(out, (x * 3).astype(np.float64))
+''',
     "patched_source": '''
 @triton.jit
 def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -596,5 +673,44 @@ def test_cublas_stand_in_multiplies_through_torch(tmp_path: Path) -> None:
         print("ok")
     '''))
     result = _run(tmp_path, script.name)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_tensor_like_objects_and_current_device(tmp_path: Path) -> None:
+    """An object with a torch ``dtype``, ``data_ptr()``, ``shape`` and ``stride()`` (FlagGems'
+    StridedBuffer) launches as the memory it addresses, a strided view of a CPU tensor; one with a
+    negative stride is refused by name; ``torch.cuda.current_device()`` answers 0 on the reference."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("torch has CUDA: its own answers stand")
+    (tmp_path / "strided.py").write_text(textwrap.dedent('''
+        import pytest, torch, triton
+        import triton.language as tl
+
+        class Strided:
+            def __init__(self, base, shape, strides, offset=0):
+                self.base, self.dtype, self.device, self.shape = base, base.dtype, base.device, shape
+                self.strides, self.ptr = strides, base.data_ptr() + offset * base.element_size()
+            def data_ptr(self):
+                return self.ptr
+            def stride(self):
+                return self.strides
+
+        @triton.jit
+        def double(x_ptr, out_ptr, n, sx, so, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs * so, tl.load(x_ptr + offs * sx, mask=offs < n) * 2, mask=offs < n)
+
+        assert torch.cuda.current_device() == 0
+        base = torch.randn(40, dtype=torch.float64)
+        out = torch.full((40,), float("nan"), dtype=torch.float64)
+        double[(1,)](Strided(base, (10,), (3,), offset=5), Strided(out, (10,), (4,)), 10, 3, 4, BLOCK=16)
+        assert torch.equal(out[0:40:4], base[5:35:3] * 2) and out.isnan().sum() == 30
+        with pytest.raises(Exception, match="negative strides"):
+            double[(1,)](Strided(base, (10,), (-1,), offset=39), out, 10, -1, 1, BLOCK=16)
+        print("ok")
+        '''))
+    result = _run(tmp_path, "strided.py")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"

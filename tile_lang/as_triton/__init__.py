@@ -21,6 +21,7 @@ import tile_lang
 import tile_lang.as_triton.cublas as cublas
 import tile_lang.as_triton.device as device
 import tile_lang.as_triton.proton as proton
+import tile_lang.as_triton.runtime as runtime
 import tile_lang.as_triton.shim as shim
 import tile_lang.as_triton.tools as tools
 from tile_lang.as_triton.shim import TritonNameError, missing
@@ -84,12 +85,14 @@ def _top() -> types.ModuleType:
         "constexpr_function": tile_lang.constexpr_function, "set_allocator": shim.set_allocator,
         "CompilationError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources,
         "JITFunction": shim.JITFunction, "TritonError": TileLangError, "reinterpret": tools.reinterpret,
+        "KernelInterface": runtime.KernelInterface,
     })
 
 
 def _runtime() -> types.ModuleType:
     return Namespace("triton.runtime", {
-        "driver": shim.driver, "Autotuner": tile_lang.Autotuner, "Heuristics": tile_lang.Heuristics,
+        "driver": shim.driver, "Autotuner": runtime.Autotuner, "Heuristics": runtime.Heuristics,
+        "KernelInterface": runtime.KernelInterface,
         "Config": shim.Config, "JITFunction": shim.JITFunction, "OutOfResources": tile_lang.OutOfResources,
     })
 
@@ -121,6 +124,9 @@ def _extra_cuda() -> types.ModuleType:
 _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton": _top,
     "triton.language": _alias("triton.language", lambda: tile_lang, {"dtype": shim.dtype, "str_to_ty": shim.str_to_ty}),
+    "triton.language.core": _alias("triton.language.core", lambda: tile_lang,
+                                   {"dtype": shim.dtype, "str_to_ty": shim.str_to_ty, "get_int_dtype": shim.get_int_dtype}),
+    "triton.language.standard": _alias("triton.language.standard", lambda: tile_lang),
     "triton.language.math": _alias("triton.language.math", lambda: _optional("tile_lang.math", lambda: tile_lang.math)),
     "triton.language.extra": _alias("triton.language.extra", _extra),
     "triton.language.extra.libdevice": _alias("triton.language.extra.libdevice", _libdevice),
@@ -128,8 +134,11 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton.language.extra.cuda.libdevice": _alias("triton.language.extra.cuda.libdevice", _libdevice),
     "triton.testing": _alias("triton.testing", lambda: tile_lang.testing),
     "triton.runtime": _runtime,
+    # a module holding `driver` (Triton's `from triton.runtime.driver import driver`); importing it makes it
+    # `triton.runtime.driver`, so it answers `.active` as the driver does
+    "triton.runtime.driver": _names("triton.runtime.driver", {"driver": shim.driver, "active": shim.driver.active}),
     "triton.runtime.jit": _names("triton.runtime.jit", {
-        "JITFunction": shim.JITFunction, "TensorWrapper": tools.TensorWrapper, "reinterpret": tools.reinterpret,
+        "JITFunction": shim.JITFunction, "KernelInterface": runtime.KernelInterface, "TensorWrapper": tools.TensorWrapper, "reinterpret": tools.reinterpret,
         "type_canonicalisation_dict": shim.type_canonicalisation_dict}),
     "triton.runtime.errors": _names("triton.runtime.errors", {
         "InterpreterError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources}),

@@ -126,6 +126,12 @@ def _on_reference() -> bool:
     return registry.current_name() == "numpy"
 
 
+def named_grid(grid: Any, named: Mapping[str, Any]) -> Any:
+    """``grid``, a function of it called with every argument by name as Triton calls it (``meta["M"]``
+    of a runtime ``M`` included), where tile_lang's launch gives it the constexprs alone."""
+    return (lambda meta: grid({**named, **meta})) if callable(grid) else grid
+
+
 class TritonLauncher:
     """``fn[grid]``: launches as tile_lang does, Triton's compiler-only keywords dropped, and
     returns the :class:`CompiledKernel` of the launch."""
@@ -136,6 +142,10 @@ class TritonLauncher:
     def __call__(self, *args: Any, **kwargs: Any) -> CompiledKernel:
         __tracebackhide__ = True
         kernel = self.launcher.kernel
-        args, kept = launch_arguments(kernel.name, [p.name for p in kernel.params], args, without_ignored(kwargs))
-        self.launcher(*args, **kept)
-        return CompiledKernel(self.launcher, args, kept)
+        names = [p.name for p in kernel.params]
+        args, kept = launch_arguments(kernel.name, names, args, without_ignored(kwargs))
+        launcher = self.launcher
+        if callable(launcher.grid):
+            launcher = kernel[named_grid(launcher.grid, {**dict(zip(names, args)), **kept}), launcher.options]
+        launcher(*args, **kept)
+        return CompiledKernel(launcher, args, kept)

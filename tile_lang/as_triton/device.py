@@ -105,6 +105,11 @@ def _torch_capability(device: Any = None) -> tuple[int, int]:
     return STAND_IN.major, STAND_IN.minor
 
 
+def _current_device() -> int:
+    """``torch.cuda.current_device()`` on the reference: the stand-in's index, 0 (FlagGems' heuristics ask)."""
+    return 0
+
+
 def _exchange_device(device: int | None) -> int:
     """``with torch.cuda.device(d):``'s switch on the reference: nothing to switch for ``None`` (a
     CPU tensor's ``.device.index``, which torch without CUDA fails to compare), a negative index
@@ -117,8 +122,8 @@ def _exchange_device(device: int | None) -> int:
 
 
 def answer_torch_cuda(torch: types.ModuleType) -> None:
-    """On the NumPy reference with a torch that has no CUDA, ``torch.cuda.get_device_capability``
-    and ``get_device_properties`` answer for :data:`STAND_IN` (they would raise) and
+    """On the NumPy reference with a torch that has no CUDA, ``torch.cuda.get_device_capability``,
+    ``get_device_properties`` and ``current_device`` answer for :data:`STAND_IN` (they would raise) and
     ``torch.cuda.device(d)`` switches nothing; ``is_available()`` stays False. A torch with CUDA,
     or the CUDA backend, is left alone."""
     if registry.current_name() != "numpy" or torch.cuda.is_available():
@@ -126,6 +131,7 @@ def answer_torch_cuda(torch: types.ModuleType) -> None:
     torch.cuda.get_device_capability = _torch_capability
     torch.cuda.get_device_properties = _torch_properties
     torch.cuda._exchange_device = torch.cuda._maybe_exchange_device = _exchange_device
+    torch.cuda.current_device = _current_device
 
 
 class TorchHook(importlib.abc.MetaPathFinder):

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import linecache
 import re
 import shutil
 import subprocess
 import textwrap
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -22,29 +24,32 @@ from typing import Any, NoReturn
 
 import tile_lang.dtypes as dtypes
 import tile_lang.registry as registry
+import tile_lang.tensor as tensor_module
+import tile_lang.testing as testing
 from tile_lang.errors import UsageError
 from tile_lang.signature import constexpr_function
 import tile_lang.as_triton.device as device
 import tile_lang.as_triton.proton as proton
+import tile_lang.as_triton.runtime as runtime
 from tile_lang.as_triton.compiled import CompiledKernel, TritonLauncher, without_ignored
 from tile_lang.as_triton.errors import DOCS, TritonNameError, missing
-from tile_lang.autotune import Autotuner, Heuristics, PruneConfigs, Wrapper
+from tile_lang.autotune import PruneConfigs
 from tile_lang.autotune import Config as TlConfig
-from tile_lang.autotune import autotune as tl_autotune
-from tile_lang.autotune import heuristics as tl_heuristics
 from tile_lang.func import Func, refuse_captures
 from tile_lang.kernel import Kernel
 from tile_lang.reads import source_of
 
 __all__ = ["DOCS", "TritonNameError", "missing"]
 
-class JITFunction(Func[..., Any]):
-    """``@triton.jit``: a device function kernels call, launched as a kernel by ``fn[grid](...)``."""
+class JITFunction(Func[..., Any], runtime.KernelInterface):
+    """``@triton.jit``: a device function kernels call, launched as a kernel by ``fn[grid](...)``
+    or ``fn.run(*args, grid=, warmup=)``, with Triton's ``params``, ``arg_names``, ``signature``."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[int | str] = ()) -> None:
         """Made on a closure too (Triton's tests wrap a closure kernel in ``triton.JITFunction`` and
         replace its text, :meth:`_unsafe_update_src`); called from a kernel it must not capture."""
         self._wrap(fn)
+        self.do_not_specialize = tuple(do_not_specialize)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         refuse_captures(self.fn)
@@ -52,11 +57,51 @@ class JITFunction(Func[..., Any]):
 
     @functools.cached_property
     def kernel(self) -> Kernel[...]:
-        """The kernel of this function, made at its first launch (device functions never need one)."""
-        return Kernel(self.fn)
+        """The kernel of this function, made at its first launch (device functions never need one);
+        a ``tl.tensor`` annotation, a type hint Triton ignores, is left out (:func:`_without_tensor_hints`)."""
+        return Kernel(_without_tensor_hints(self.fn))
+
+    @property
+    def native(self) -> bool:
+        return True
+
+    @property
+    def launchable(self) -> Kernel[...]:
+        return self.kernel
 
     def __getitem__(self, grid: Any) -> TritonLauncher:
         return TritonLauncher(self.kernel[grid])
+
+    def run(self, *args: Any, grid: Any, warmup: bool = False, **kwargs: Any) -> CompiledKernel:
+        """Triton's launch protocol: launch unless ``warmup``; the launch's handle either way
+        (with ``warmup``, compiled when first read: :meth:`warmup` compiles at once)."""
+        return runtime.handle(self.kernel, args, grid, warmup, kwargs)
+
+    @property
+    def __globals__(self) -> dict[str, Any]:
+        """The function's module namespace (Triton's attribute; FlagGems' generated kernels copy it)."""
+        return self.fn.__globals__
+
+    @property
+    def signature(self) -> inspect.Signature:
+        return inspect.signature(self.fn)
+
+    @property
+    def arg_names(self) -> list[str]:
+        return list(self.signature.parameters)
+
+    @property
+    def params(self) -> list[runtime.KernelParam]:
+        """Triton's parameter records, read from the annotations as Triton reads them (no kernel is
+        made: a FlagGems-style dispatcher reads them at its definition)."""
+        return [runtime.KernelParam(i, p, runtime.constexpr_annotated(p), i in self.do_not_specialize
+                                    or p.name in self.do_not_specialize)
+                for i, p in enumerate(self.signature.parameters.values())]
+
+    @property
+    def cache_key(self) -> str:
+        """A hash of the function's text (Triton's key of its compiled kernels)."""
+        return hashlib.sha256(self.src.encode()).hexdigest()
 
     def warmup(self, *args: Any, grid: Any, **kwargs: Any) -> CompiledKernel:
         """Triton's compile-without-launching: the handle of a launch with these arguments
@@ -88,73 +133,90 @@ class JITFunction(Func[..., Any]):
         return f"<triton.jit {self.__qualname__} on tile_lang>"
 
 
-Launchable = JITFunction | Kernel[Any] | Wrapper[Any]
-
-
 @dataclass(frozen=True)
 class Config(TlConfig):
     """``triton.Config(kwargs, num_warps=, num_stages=, num_ctas=, maxnreg=, pre_hook=)``: tile_lang's
     Config (which runs ``pre_hook(nargs)`` before each launch of the config); ``maxnreg`` (a
-    register cap) is accepted and ignored."""
+    register cap) is accepted and ignored. Hashable, as Triton's are (libraries key timings by config)."""
 
     maxnreg: int | None = None
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+def _without_tensor_hints(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, or a copy of it (same code and globals) without its parameters' ``tl.tensor``
+    annotations: Triton reads ``x: tl.tensor`` as no annotation (FlagGems' generated pointwise
+    kernels write it on every pointer); on the shim ``tl.tensor`` names tile_lang's tensor module."""
+    def is_tensor(hint: Any) -> bool:
+        if isinstance(hint, str):
+            try:
+                hint = eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
+            except Exception:
+                return False
+        return hint is tensor_module
+
+    hints = getattr(fn, "__annotations__", {})
+    kept = {name: hint for name, hint in hints.items() if not is_tensor(hint)}
+    if len(kept) == len(hints):
+        return fn
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__, copy.__annotations__ = fn.__kwdefaults__, kept
+    copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    return copy
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     """``@triton.jit`` or ``@triton.jit(do_not_specialize=..., debug=..., ...)``: the options tune
     Triton's compilation and are accepted and ignored (a tile_lang launch specialises ints by
-    their width and the ``== 1``/``% 16`` facts, which changes no result), but for ``launch_metadata``,
-    which names and measures each launch for proton (:mod:`tile_lang.as_triton.proton`)."""
+    their width and the ``== 1``/``% 16`` facts, which changes no result; ``do_not_specialize`` is
+    kept for ``params``), but for ``launch_metadata``, which names and measures each launch for
+    proton (:mod:`tile_lang.as_triton.proton`)."""
     metadata = options.get("launch_metadata")
+    keep = tuple(options.get("do_not_specialize") or ())
     if fn is None:
-        return lambda f: _jit(f, metadata)
-    return _jit(fn, metadata)
+        return lambda f: _jit(f, metadata, keep)
+    return _jit(fn, metadata, keep)
 
 
-def _jit(fn: Callable[..., Any], launch_metadata: proton.Metadata | None = None) -> JITFunction | Kernel[Any]:
+def _jit(fn: Callable[..., Any], launch_metadata: proton.Metadata | None = None,
+         do_not_specialize: Sequence[int | str] = ()) -> JITFunction | Kernel[Any]:
     if launch_metadata is not None:  # what proton's hook names and measures each launch with
         proton.LAUNCH_METADATA[fn] = launch_metadata
     # a function capturing local variables cannot be a tl.Func; it can still be launched
-    return Kernel(fn) if fn.__code__.co_freevars else JITFunction(fn)
-
-
-def _launchable(obj: Launchable) -> Kernel[Any] | Wrapper[Any]:
-    return obj.kernel if isinstance(obj, JITFunction) else obj
-
-
-def _kernel_of(obj: Launchable) -> Kernel[Any]:
-    inner = _launchable(obj)
-    return inner if isinstance(inner, Kernel) else inner.kernel
+    return Kernel(fn) if fn.__code__.co_freevars else JITFunction(fn, do_not_specialize)
 
 
 def autotune(configs: Sequence[Any], key: Sequence[str], prune_configs_by: PruneConfigs | None = None,
              reset_to_zero: Sequence[str] | None = None, restore_value: Sequence[str] | None = None,
              pre_hook: Callable[..., Any] | None = None, post_hook: Callable[..., Any] | None = None,
-             warmup: float = 25, rep: float = 100, use_cuda_graph: bool = False,
+             warmup: float | None = None, rep: float | None = None, use_cuda_graph: bool = False,
              do_bench: Callable[..., Any] | None = None,
-             cache_results: bool = False) -> Callable[[Launchable], Autotuner[Any]]:
-    """``@triton.autotune``: tile_lang's autotuner (on the NumPy reference every config runs and
-    must agree with the first that fits, which is used; on CUDA the fastest is timed and cached; a
-    config that fails a ``tl.static_assert`` or runs out of resources is skipped). A ``key``
-    naming no parameter of the kernel is ignored, as Triton ignores it."""
+             cache_results: bool = False) -> Callable[[Any], runtime.Autotuner]:
+    """``@triton.autotune``: a :class:`~tile_lang.as_triton.runtime.Autotuner` launching through
+    tile_lang's autotuner (on the NumPy reference every config runs and must agree with the first
+    that fits, which is used; on CUDA the fastest is timed and cached; a config that fails a
+    ``tl.static_assert`` or runs out of resources is skipped). A ``key`` naming no parameter of
+    the kernel is ignored, as Triton ignores it."""
     for name, value in (("pre_hook", pre_hook), ("post_hook", post_hook), ("do_bench", do_bench)):
         if value is not None:
             missing(f"triton.autotune({name}=...)", "tile_lang's autotuner has no hooks or custom timers")
-    if use_cuda_graph:
-        missing("triton.autotune(use_cuda_graph=True)", "tile_lang does not launch through CUDA graphs")
 
-    def decorate(fn: Launchable) -> Autotuner[Any]:
-        names = {p.name for p in _kernel_of(fn).params}
-        return tl_autotune(configs, [k for k in key if k in names], prune_configs_by, reset_to_zero, restore_value,
-                           warmup, rep, cache_results)(_launchable(fn))
+    def decorate(fn: Any) -> runtime.Autotuner:
+        return runtime.Autotuner(fn, runtime.arg_names_of(fn), configs, key, reset_to_zero, restore_value,
+                                 prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
+                                 use_cuda_graph=use_cuda_graph, cache_results=cache_results)
 
     return decorate
 
 
-def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Launchable], Heuristics[Any]]:
-    """``@triton.heuristics({"NAME": lambda args: ...})``: tile_lang's heuristics."""
-    decorate = tl_heuristics(values)
-    return lambda fn: decorate(_launchable(fn))
+def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Any], runtime.Heuristics]:
+    """``@triton.heuristics({"NAME": lambda args: ...})``: a :class:`~tile_lang.as_triton.runtime.Heuristics`."""
+    def decorate(fn: Any) -> runtime.Heuristics:
+        return runtime.Heuristics(fn, runtime.arg_names_of(fn), values)
+
+    return decorate
 
 
 @constexpr_function
@@ -222,6 +284,10 @@ class ActiveDriver:
         import torch
 
         return torch.device("cpu") if registry.current_name() == "numpy" else torch.device("cuda", 0)
+
+    def get_benchmarker(self) -> Callable[..., Any]:
+        """Triton's default timer of autotune configs: ``tl.testing.do_bench``."""
+        return testing.do_bench
 
     def get_device_interface(self) -> Any:
         import torch
@@ -294,4 +360,13 @@ def str_to_ty(name: str, c: object = None) -> Any:
     provided: tile_lang's pointer types come from parameters)."""
     if name not in TRITON_NAMES:
         missing(f"triton.language.str_to_ty({name!r})", f"the names are {', '.join(TRITON_NAMES)}")
+    return TRITON_NAMES[name]
+
+
+@constexpr_function
+def get_int_dtype(bitwidth: int, signed: bool) -> Any:
+    """``tl.core.get_int_dtype(bitwidth, signed)``: the integer dtype of that width (``int1`` for 1)."""
+    name = "int1" if bitwidth == 1 else f"{'' if signed else 'u'}int{bitwidth}"
+    if name not in TRITON_NAMES:
+        raise UsageError(f"get_int_dtype: no {'signed' if signed else 'unsigned'} integer dtype of {bitwidth} bits")
     return TRITON_NAMES[name]

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -102,10 +104,10 @@ def launch_arguments(kernel: str, names: Sequence[str], args: Sequence[Any],
     LaunchError naming the parameter where the current backend cannot take its memory).
     ``names`` are the kernel's parameters in order."""
     def passed(name: str, value: Any) -> Any:
-        if not isinstance(value, TensorWrapper):
-            return value
         try:
-            return value.tensor()
+            if isinstance(value, TensorWrapper):
+                return value.tensor()
+            return strided_tensor(value) if _strided_view(value) else value
         except TileLangError as exc:
             raise LaunchError(f"kernel {kernel}, parameter {name}: {exc}") from None
 
@@ -113,3 +115,34 @@ def launch_arguments(kernel: str, names: Sequence[str], args: Sequence[Any],
             {k: passed(k, v) for k, v in kwargs.items()})
 
 
+
+
+def _strided_view(value: Any) -> bool:
+    """Whether ``value`` is a tensor-like host object of a library's own (not a torch tensor):
+    a torch ``dtype``, ``data_ptr()``, ``shape`` and ``stride()``, as FlagGems' StridedBuffer has."""
+    torch = sys.modules.get("torch")
+    if torch is None or isinstance(value, torch.Tensor) or not isinstance(getattr(value, "dtype", None), torch.dtype):
+        return False
+    return all(hasattr(value, name) for name in ("data_ptr", "shape", "stride"))
+
+
+def strided_tensor(value: Any) -> Any:
+    """A torch tensor over the CPU memory a tensor-like object addresses, from its ``data_ptr()``
+    to its last element by its shape and strides: Triton launches such an object as the pointer
+    ``data_ptr()``, which tile_lang's buffers need the extent of. Negative strides (a flipped view)
+    reach memory before the pointer, which a buffer cannot start before: refused."""
+    import torch
+
+    device = getattr(value, "device", None)
+    if device is not None and torch.device(device).type != "cpu":
+        raise LaunchError(f"a {type(value).__name__} on {device}: only CPU memory is adopted this way")
+    shape, strides = tuple(value.shape), tuple(value.stride())
+    if any(st < 0 for st in strides):
+        raise LaunchError(f"a {type(value).__name__} with negative strides {strides}: its elements lie before "
+                          "its data_ptr(), where a tile_lang buffer cannot reach")
+    itemsize = torch.empty((), dtype=value.dtype).element_size()
+    count = 0 if 0 in shape else 1 + sum((n - 1) * st for n, st in zip(shape, strides))
+    if count == 0:
+        return torch.empty(0, dtype=value.dtype)
+    memory = (ctypes.c_char * (count * itemsize)).from_address(int(value.data_ptr()))
+    return torch.frombuffer(memory, dtype=value.dtype, count=count)
