@@ -598,3 +598,22 @@ def test_a_none_past_the_axes_before_it_is_an_error_on_both_backends(backend: st
     """).lstrip())
     with tl.backend(backend), pytest.raises(KernelError, match=r"None at position 2 is past the 1 axes"):
         kernel[(1,)](tl.empty(8, tl.f32), B=8)
+
+
+@tl.kernel
+def double_through_block_pointers(x_ptr: Pointer[tl.f16], y_ptr: Pointer[tl.f16], n: int, BLOCK: constexpr) -> None:
+    xb = tl.make_block_ptr(x_ptr, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+    yb = tl.make_block_ptr(y_ptr, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+    v = tl.load(xb, boundary_check=(0,)).to(tl.float32)
+    tl.store(yb, (v * 2.0).to(yb.type.element_ty), boundary_check=(0,))
+    tl.static_assert(xb.dtype.element_ty == tl.float16)
+
+
+def test_a_block_pointer_names_its_element_type(backend: str) -> None:
+    """``p.type.element_ty`` / ``p.dtype.element_ty`` of a block pointer is its element dtype
+    (FlagGems' pointwise kernels convert their results with it)."""
+    x = np.random.default_rng(14).standard_normal(100).astype(np.float16)
+    with tl.backend(backend):
+        y = tl.to_device(np.full(100, np.nan, np.float16), tl.f16)
+        double_through_block_pointers[(4,)](tl.to_device(x, tl.f16), y, 100, BLOCK=32)
+        np.testing.assert_array_equal(y.numpy(), x * 2)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any, Generic, Literal, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.dtypes import W32, Bool, DType, Float, Int
+from tile_lang.dtypes import W32, Bool, DType, Float, Int, marker_of
 from tile_lang.errors import SemanticError
+from tile_lang.seen import Seen
 from tile_lang.func import helper
-from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, R, Tensor, W
+from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, PointerType, R, Tensor, W
 from tile_lang.tensor import tensor_members
 
 PaddingOption = Literal["", "zero", "nan"]
@@ -40,6 +41,16 @@ class BlockPointer(Generic[D, R]):
 
     def __init__(self, handle: object) -> None:
         self.handle = handle
+
+    @property
+    def dtype(self) -> PointerType[D]:
+        """``p.dtype.element_ty`` (also ``p.type.element_ty``, as FlagGems writes it) is the element
+        type, usable in ``.to`` and ``tl.zeros`` (Triton's is the block type, whose scalar it is)."""
+        handle = self.handle
+        assert isinstance(handle, Seen)
+        return PointerType(marker_of(handle.seen().element))  # type: ignore[arg-type]
+
+    type = dtype
 
 
 class TensorDescriptor(Generic[D, R]):
