@@ -326,3 +326,35 @@ def test_target_info_names_the_target_being_compiled_for(backend: str) -> None:
         target_flags[(1,)](out, BLOCK=16)
         got = out.numpy()
     np.testing.assert_array_equal(got, np.full(16, 0.0 if backend == "numpy" else 11.0, np.float32))
+
+
+# ------------------------------------------------------------------------------ raise under a constexpr
+
+
+@tl.kernel
+def copy_f32_or_raise(x_ptr: Pointer[f32], o_ptr: Pointer[f32], BLOCK: constexpr, MODE: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    if MODE == "copy":
+        tl.store(o_ptr + offs, tl.load(x_ptr + offs))
+    elif MODE == "double":
+        tl.store(o_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+    else:
+        raise ValueError(f"unsupported mode {MODE}")
+
+
+@pytest.mark.parametrize("mode, scale", [("copy", 1.0), ("double", 2.0)])
+def test_a_raise_a_constexpr_leaves_out_is_never_compiled(backend: str, mode: str, scale: float) -> None:
+    """``raise`` in a branch a constexpr leaves out, as FlagGems' topk writes it, runs on both."""
+    x = _rand(16, 9)
+    with tl.backend(backend):
+        out = _poisoned(16)
+        copy_f32_or_raise[(1,)](tl.to_device(x, tl.f32), out, BLOCK=16, MODE=mode)
+        np.testing.assert_array_equal(out.numpy(), x * scale)
+
+
+@needs_emulator
+def test_a_raise_reached_is_the_same_error_on_both_backends() -> None:
+    error = _same_error_on_both(r"a kernel cannot raise \(\"raise ValueError\(f'unsupported mode \{MODE\}'\)\" is reached\)",
+                                lambda out: copy_f32_or_raise[(1,)](tl.to_device(_rand(16, 10), tl.f32), out, BLOCK=16,
+                                                                    MODE="triple"))
+    assert 'raise ValueError(f"unsupported mode {MODE}")' in str(error)

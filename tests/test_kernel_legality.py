@@ -36,7 +36,7 @@ REFUSED = {
     "while_else": ("while n > 0:  # here\n        n -= 1\n    else:\n        pass", r"while \.\.\. else is not supported"),
     "break_loop": ("for i in range(n):\n        break  # here", r"unsupported Python in a kernel: Break \('break'\)"),
     "continue_loop": ("for i in range(n):\n        continue  # here", "unsupported Python in a kernel: Continue"),
-    "raise_error": ("raise ValueError('no')  # here", "unsupported Python in a kernel: Raise"),
+    "raise_error": ("raise ValueError('no')  # here", r"a kernel cannot raise \(\"raise ValueError\('no'\)\" is reached\)"),
     "try_block": ("try:  # here\n        pass\n    finally:\n        pass", "unsupported Python in a kernel: Try"),
     "nested_def": ("def helper() -> None:  # here\n        pass", "unsupported Python in a kernel: FunctionDef"),
     "comprehension": ("ys = [i for i in range(4)]  # here", "unsupported Python in a kernel: ListComp"),

@@ -43,7 +43,7 @@ RANGES: frozenset[object] = frozenset({builtins.range, iterators.range, iterator
 # Methods a kernel may call on its values: tensors' (tile_lang.Tensor) and descriptors' load/store.
 METHODS = FORWARDED_METHODS | frozenset({"lt", "le", "gt", "ge", "eq", "ne", "add_offsets", "to", "cast", "store", "load"})
 
-_STATEMENTS = (ast.Expr, ast.Pass, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Return, ast.If,
+_STATEMENTS = (ast.Expr, ast.Pass, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Raise, ast.Return, ast.If,
                ast.For, ast.While)
 _EXPRESSIONS = (ast.Attribute, ast.BinOp, ast.BoolOp, ast.Call, ast.Compare, ast.Constant, ast.FormattedValue,
                 ast.IfExp, ast.JoinedStr, ast.List, ast.Name, ast.Slice, ast.Subscript, ast.Tuple, ast.UnaryOp)
@@ -216,6 +216,8 @@ class _Walker:
         message = self.rule(node)
         if message is not None:
             yield node, message
+        if isinstance(node, ast.Raise):  # its exception is host Python, never built (forms.raised)
+            return
         for child in ast.iter_child_nodes(node):
             yield from self.walk(child)
 

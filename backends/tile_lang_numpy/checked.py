@@ -82,6 +82,11 @@ def not_(x: object) -> object:
     return not x
 
 
+def raise_(source: str) -> None:
+    """A ``raise`` statement reached: the shared rule's error (``forms.raised``)."""
+    raise _engine().error(str(apply(forms.raised, source)))
+
+
 def assert_(test: object, msg: Callable[[], object] | None, source: str) -> None:
     """``assert test, msg``: checked now on a compile-time test, a device assertion on a
     runtime scalar or block (every element, for the programs executing it)."""

@@ -288,6 +288,11 @@ class _Checks(ast.NodeTransformer):
         msg = _thunk(self.expr(node.msg)) if node.msg is not None else ast.Constant(None)
         return ast.copy_location(ast.Expr(_call(RUNTIME, "assert_", self.expr(node.test), msg, source)), node)
 
+    def visit_Raise(self, node: ast.Raise) -> ast.stmt:
+        """``RUNTIME.raise_(source)``: the shared rule's error where a run reaches it."""
+        self.changed = True
+        return ast.copy_location(ast.Expr(_call(RUNTIME, "raise_", ast.Constant(ast.unparse(node)))), node)
+
     def visit_For(self, node: ast.For) -> ast.stmt:
         names = _carried(node)  # of the body as written (not the rewritten inner loops' handles)
         self.generic_visit(node)

@@ -38,7 +38,7 @@ from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
 from tile_lang_numpy.checked import legal_callee
-from tile_lang_numpy.checked import assert_ as assert_  # SIMT versions assert as checked ones do
+from tile_lang_numpy.checked import assert_ as assert_, raise_ as raise_  # SIMT versions assert and raise alike
 from tile_lang_numpy.checked import constant as constant  # SIMT versions read constants as checked ones do
 from tile_lang_numpy.checked import dtype_ as dtype_, isinstance_ as isinstance_, type_ as type_  # and answer these alike
 from tile_lang_numpy.checked import discarded_hint as discarded_hint

@@ -262,6 +262,9 @@ class Frontend(ControlFlow):
     def visit_Pass(self, node: ast.Pass) -> None:
         return None
 
+    def visit_Raise(self, node: ast.Raise) -> None:
+        raise self.error(str(apply(forms.raised, ast.unparse(node))))
+
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
         for target in node.targets:

@@ -153,6 +153,11 @@ def subscript(key: object, rank: int) -> tuple[object, ...]:
 
 
 @form
+def raised(source: str) -> SemanticError:
+    """A ``raise`` statement a run or a compile reaches."""
+
+
+@form
 def asserted(dtype: DType) -> None:
     """``assert`` on a runtime value of ``dtype``."""
 

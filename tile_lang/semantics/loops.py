@@ -86,6 +86,15 @@ def loop_settles(name: str, carried: DType, inside: DType) -> DType:
     return widened
 
 
+@applies(forms.raised)
+def raised(source: str) -> SemanticError:
+    """A ``raise`` in a kernel is legal Python only where no compile reaches it: Triton compiles a
+    branch a constexpr leaves out not at all (``if dtype == tl.float32: ... else: raise ...``), and
+    so do both backends; reached, it is this error at its line (a device cannot raise)."""
+    return SemanticError(f"a kernel cannot raise ({source!r} is reached); a raise may stand only in a branch "
+                         "a constexpr leaves out")
+
+
 @applies(forms.loop_local)
 def loop_local(name: str, line: int) -> SemanticError:
     """A runtime loop carries only the names bound before it, as Triton's front end does (a name
