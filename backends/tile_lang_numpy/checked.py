@@ -84,7 +84,8 @@ def not_(x: object) -> object:
 
 def raise_(source: str) -> None:
     """A ``raise`` statement reached: the shared rule's error (``forms.raised``)."""
-    raise _engine().error(str(apply(forms.raised, source)))
+    engine = _engine()
+    raise engine.error(str(apply(forms.raised, source)))
 
 
 def assert_(test: object, msg: Callable[[], object] | None, source: str) -> None:

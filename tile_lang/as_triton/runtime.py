@@ -38,7 +38,7 @@ class KernelInterface:
     warmup=False, **kwargs)``; ``obj.warmup(*args, grid=...)`` is ``run`` with ``warmup=True``."""
 
     def run(self, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"{type(self).__name__}.run")
+        raise UsageError(f"{type(self).__name__} subclasses triton.KernelInterface without defining run()")
 
     def warmup(self, *args: Any, grid: Any, **kwargs: Any) -> Any:
         return self.run(*args, grid=grid, warmup=True, **kwargs)
