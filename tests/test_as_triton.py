@@ -27,6 +27,24 @@ def check(out, expected, rtol=1e-5, atol=1e-6):
 '''
 
 SCRIPTS = {
+    "dtype_annotations": '''
+# scalars annotated with a dtype, as vLLM writes its strides: passed as that dtype
+@triton.jit
+def gather_rows(x_ptr, out_ptr, rows_ptr, row_stride: tl.int64, n_cols, scale: tl.float32, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    row = tl.load(rows_ptr + pid)
+    tl.static_assert(row_stride.dtype == tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * row_stride + cols, mask=cols < n_cols)
+    tl.store(out_ptr + pid * row_stride + cols, x * scale, mask=cols < n_cols)
+
+
+x = rng.standard_normal((6, 40)).astype(np.float32)
+rows = rng.permutation(6).astype(np.int32)
+out = np.full_like(x, np.nan)
+gather_rows[(6,)](x, out, rows, x.shape[1], 40, 0.5, BLOCK=64)
+check(out, x[rows].astype(np.float64) * 0.5)
+''',
     "runtime_protocol": '''
 # a library's own launch layers over Triton's runtime objects, as FlagGems writes them: a KernelInterface
 # caching each specialisation's handle and relaunching it with every argument positional, an Autotuner

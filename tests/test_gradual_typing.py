@@ -45,6 +45,26 @@ def constexpr_values(x_ptr: Pointer[tl.f32], out_ptr, n: int, BLOCK: constexpr, 
     tl.store(out_ptr + offs, acc + x.to(OUT_DTYPE), mask=mask)
 ''')
 
+# Scalars annotated with a dtype, as vLLM's kernels write strides (`block_table_stride: tl.int64`):
+# passed as that dtype whatever their value. mypy reads `n: tl.int64` as a dtype marker, so this
+# kernel too is imported from a file mypy does not see.
+dtype_scalars = load("dtype_scalars", '''
+import tile_lang as tl
+from tile_lang import Pointer, constexpr
+
+
+@tl.kernel
+def dtype_scalars(x_ptr: Pointer[tl.f64], out_ptr: Pointer[tl.f64], big_ptr: Pointer[tl.i64], n: tl.int64,
+                  scale: tl.float64, small: tl.int8, BLOCK: constexpr) -> None:
+    tl.static_assert(n.dtype == tl.int64)
+    tl.static_assert(scale.dtype == tl.float64)
+    tl.static_assert(small.dtype == tl.int8)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale + small, mask=mask)
+    tl.store(big_ptr + tl.program_id(0), n * n)  # past i32 for n = 100_000: no overflow in i64
+''')
+
 
 def _device(host: np.ndarray[Any, Any]) -> tl.Buffer[Any]:
     return tl.to_device(host)  # of the array's dtype
@@ -190,3 +210,29 @@ def test_inspect_and_check_need_annotations_or_a_launch() -> None:
     assert [r.outcome for r in reports] == [Outcome.NOT_CHECKED]
     assert "gradual_kernels.py:" in reports[0].message
     assert "kernel add_kernel not checked: x_ptr, y_ptr, out_ptr, n have no annotation" in reports[0].message
+
+
+@pytest.mark.parametrize("n", [100, 100_000])  # i32 would overflow at n * n = 10**10
+def test_scalars_annotated_with_a_dtype_are_passed_as_it(backend: str, n: int) -> None:
+    x = RNG.standard_normal(n)
+    blocks = tl.cdiv(n, 1024)
+    with tl.backend(backend):
+        for _ in range(2):  # the second launch takes the fast path where the backend has one
+            out, big = _poisoned(n, np.float64), _poisoned(blocks, np.int64)
+            dtype_scalars[(blocks,)](_device(x), out, big, n, 0.1, -3, BLOCK=1024)
+            # 0.1 as an f64 scale: as an f32 it would differ by 1.5e-9 relative
+            np.testing.assert_allclose(out.numpy(), x * 0.1 - 3, rtol=1e-15, atol=1e-15)
+            assert (big.numpy() == n * n).all()
+
+
+def test_a_value_outside_an_annotated_dtype_is_a_launch_error() -> None:
+    x = _device(RNG.standard_normal(8))
+    with tl.backend("numpy"):
+        out, big = _poisoned(8, np.float64), _poisoned(1, np.int64)
+        dtype_scalars[(1,)](x, out, big, 8, 1.0, 127, BLOCK=8)  # the checked path remembers this launch
+        with pytest.raises(tl.LaunchError, match="kernel dtype_scalars, parameter small: 128 does not fit in tl.i8"):
+            dtype_scalars[(1,)](x, out, big, 8, 1.0, 128, BLOCK=8)
+        with pytest.raises(tl.LaunchError, match="parameter n: 9223372036854775808 does not fit in tl.i64"):
+            dtype_scalars[(1,)](x, out, big, 2**63, 1.0, 0, BLOCK=8)
+        with pytest.raises(tl.LaunchError, match="parameter n: expected int, got float"):
+            dtype_scalars[(1,)](x, out, big, 8.0, 1.0, 0, BLOCK=8)

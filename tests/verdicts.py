@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 
-from tile_lang import dtypes
 from tile_lang.buffer import Buffer
-from tile_lang.compiler.spec import ArgSpec, Spec, int_spec
+from tile_lang.compiler.spec import ArgSpec, Spec, argument_spec
 from tile_lang.errors import CompilerBug, KernelError, LaunchError
 from tile_lang.launch import Launch
 
@@ -70,11 +69,7 @@ def _arg_spec(value: Any) -> ArgSpec:
     """What the CUDA backend specialises a launch argument as (its alignment taken as 16 bytes)."""
     if isinstance(value, Buffer):
         return ArgSpec(value.type.pointer_to(), True)
-    if isinstance(value, bool):
-        return ArgSpec(dtypes.BOOL)
-    if isinstance(value, int):
-        return int_spec(value)
-    return ArgSpec(dtypes.F32)
+    return argument_spec(value)
 
 
 def _compiled(kernel: Any, spec: Spec) -> Verdict:

@@ -294,6 +294,12 @@ def promote(a: DType, b: DType) -> DType:
     return unsigned if unsigned.bits >= signed.bits else signed
 
 
+def argument_dtype(value: bool | int | float | np.generic) -> DType:
+    """The dtype a scalar kernel argument is passed as: a NumPy scalar's own (a parameter annotated
+    ``n: tl.int64`` is passed as one), else :func:`scalar_dtype`'s."""
+    return from_numpy(value.dtype) if isinstance(value, np.generic) else scalar_dtype(value)
+
+
 def scalar_dtype(value: bool | int | float) -> DType:
     """The dtype Triton gives a Python scalar standing alone (an int beyond 64 bits is the kernel's error)."""
     if isinstance(value, bool):

@@ -487,12 +487,26 @@ def _check_scalar(kernel: Kernel[Any], param: Param, value: Any) -> Any:
         raise LaunchError(f"kernel {kernel.name}, parameter {param.name}: expected {expected.__name__}, "
                           f"got {type(value).__name__} {value!r}")
     try:
+        if param.dtype is not None:
+            return _typed_scalar(param.dtype, expected(value))
         if expected is int:
             dtypes.scalar_dtype(int(value))  # passed as i32, i64 or u64, the first that holds it (Triton's rule)
         return expected(value)
-    except (OverflowError, SemanticError):  # float() of a huge int; an int beyond 64 bits
-        fits = "i64 or u64 (-2**63 to 2**64 - 1)" if expected is int else "a float"
+    except (OverflowError, SemanticError):  # float() of a huge int; an int beyond 64 bits or the annotation's
+        fits = (f"tl.{param.dtype.name}" if param.dtype is not None and param.dtype.is_int
+                else "i64 or u64 (-2**63 to 2**64 - 1)" if expected is int else "a float")
         raise LaunchError(f"kernel {kernel.name}, parameter {param.name}: {value} does not fit in {fits}") from None
+
+
+def _typed_scalar(dtype: DType, value: bool | int | float) -> np.generic:
+    """A scalar of a parameter annotated with ``dtype`` as the NumPy scalar both backends pass it
+    as (``dtypes.scalar_dtype`` reads its dtype back); an int outside the dtype's range is a SemanticError."""
+    if dtype.is_int:
+        low, high = dtypes.int_limits(dtype)
+        if not low <= int(value) <= high:
+            raise SemanticError(f"{value} is out of range")
+    made: np.generic = dtype.numpy.type(value)
+    return made
 
 
 def _resolve_grid(kernel: Kernel[Any], grid: Any, constexprs: Mapping[str, Any]) -> tuple[int, int, int]:

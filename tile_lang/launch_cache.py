@@ -20,8 +20,9 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+import tile_lang.dtypes as dtypes
 from tile_lang.launch import Launch, LaunchedKernel
-from tile_lang.signature import ParamKind
+from tile_lang.signature import Param, ParamKind
 
 Probe: TypeAlias = Callable[[Any], tuple[Hashable, int]]
 """An array -> (validation token, device address). The token holds everything adoption and the
@@ -51,7 +52,7 @@ GRID_LIMITS = (2**31 - 1, 65535, 65535)
 """The most programs along each grid axis: CUDA's limits, enforced on every backend."""
 _MAX_X, _MAX_YZ, _ = GRID_LIMITS
 
-_POINTER, _INT, _FLOAT, _OTHER = 0, 1, 2, 3
+_POINTER, _INT, _FLOAT, _OTHER, _TYPED = 0, 1, 2, 3, 4  # _TYPED: a scalar annotated with a dtype
 
 
 def typed(value: Any) -> Hashable:
@@ -63,6 +64,10 @@ def typed(value: Any) -> Hashable:
         return type(value), tuple(map(typed, value))
     return type(value), value
 
+
+_KEYED = frozenset({dtypes.I32, dtypes.I64, dtypes.F16, dtypes.F32, dtypes.F64})
+"""The dtypes of annotated scalars (``n: tl.int64``) whose launches the fast path keys as it keys
+unannotated ints and floats: an int's width class says whether it fits in i32 or i64."""
 
 _PAD: dict[int, tuple[int, ...]] = {1: (1, 1), 2: (1,), 3: ()}
 _FLOAT_INTS = 1 << 1023  # ints passed for a float below this in magnitude convert; the rest take the checked path
@@ -132,9 +137,10 @@ class LaunchCache:
         self.kernel = kernel
         self.backend = backend
         self.option_names = option_names
-        kinds = [_kind(p.kind, p.annotation) for p in kernel.runtime_params]
+        kinds = [_kind(p) for p in kernel.runtime_params]
         self.pointers, self.ints, self.floats, self.others = (
             tuple(i for i, k in enumerate(kinds) if k == kind) for kind in (_POINTER, _INT, _FLOAT, _OTHER))
+        self.typed = _TYPED in kinds  # an int annotated tl.int8 (say): int_class does not say whether it fits
         self.probes: dict[type, Probe | None] = {}
         self.bindings: dict[tuple[int, tuple[str, ...]], _Binding | None] = {}
 
@@ -148,7 +154,7 @@ class LaunchCache:
             return None
         flat = args + tuple(kwargs.values()) if kwargs else args
         parts: list[Any] = [options, *static_key(binding.statics(flat))]
-        raw = self._probe(binding.runtime(flat), parts)
+        raw = None if self.typed else self._probe(binding.runtime(flat), parts)
         if raw is None:
             return None
         key = tuple(parts)
@@ -209,7 +215,8 @@ class LastLaunch:
     def __init__(self, kernel: LaunchedKernel, option_names: frozenset[str]) -> None:
         self.kernel = kernel
         self.option_names = option_names
-        self.kinds = tuple(_kind(p.kind, p.annotation) for p in kernel.runtime_params)
+        # an annotated scalar (``n: tl.int64``) is converted to its dtype by the checked path each time
+        self.kinds = tuple(_TYPED if p.dtype is not None else _kind(p) for p in kernel.runtime_params)
         self._last: _Last | None = None
 
     def find(self, grid: Any, options: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Launch | None:
@@ -239,7 +246,7 @@ class LastLaunch:
                     value = float(value)
                 elif type(value) is not float:
                     return None
-            elif type(value) is not bool:
+            elif kind == _TYPED or type(value) is not bool:
                 return None
             keep(value)
         shape = plain_grid(grid, last.constexprs)
@@ -315,10 +322,12 @@ def bind(kernel: LaunchedKernel, option_names: frozenset[str], n_args: int, name
     return _Binding(_picker(runtime), _picker(statics))
 
 
-def _kind(kind: ParamKind, annotation: Any) -> int:
-    if kind is ParamKind.POINTER:
+def _kind(param: Param) -> int:
+    if param.kind is ParamKind.POINTER:
         return _POINTER
-    return _INT if annotation is int else _FLOAT if annotation is float else _OTHER
+    if param.dtype is not None and param.dtype not in _KEYED:
+        return _TYPED
+    return _INT if param.annotation is int else _FLOAT if param.annotation is float else _OTHER
 
 
 def _picker(indices: list[int]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:

@@ -197,6 +197,7 @@ class Param:
     default: Any = NO_DEFAULT  # what a launch that omits it passes (Python's default value)
     inferred: bool = False  # unannotated, typed by this launch's argument
     optional: bool = False  # ``Pointer[D] | None``: a launch may pass None, a compile-time None there
+    dtype: DType | None = None  # a scalar annotated with a dtype (Triton's ``n: tl.int64``): passed as it
 
     def describe(self) -> str:
         if self.inferred:
@@ -206,6 +207,8 @@ class Param:
             return f"TensorDescriptor[{_show(pointee)}]"
         if self.kind is ParamKind.POINTER:
             return f"Pointer[{_show(self.annotation)}]" + (" | None" if self.optional else "")
+        if self.dtype is not None:
+            return f"a tl.{self.dtype.name} scalar"
         name = getattr(self.annotation, "__name__", repr(self.annotation))
         return f"constexpr {name}" if self.kind is ParamKind.CONSTEXPR else name
 
@@ -329,9 +332,11 @@ def _classify(kernel: str, name: str, hint: Any) -> Param:
         return Param(name, ParamKind.DESCRIPTOR, typing.get_args(hint)[0])
     if hint in (int, float, bool):
         return Param(name, ParamKind.SCALAR, hint)
+    if _is_dtype(hint) and not (dtype := dtypes.dtype_of(hint)).coded and dtype.numpy.kind in "biuf":
+        return Param(name, ParamKind.SCALAR, bool if dtype.is_bool else float if dtype.is_float else int, dtype=dtype)
     raise LaunchError(f"kernel {kernel}: parameter {name!r} has unsupported annotation {hint!r} "
-                    "(expected Pointer[D], Pointer[D] | None, TensorDescriptor[D, R], int, float, bool, constexpr or "
-                    "Constexpr[T])")
+                    "(expected Pointer[D], Pointer[D] | None, TensorDescriptor[D, R], int, float, bool, a scalar "
+                    "dtype such as tl.int64, constexpr or Constexpr[T])")
 
 
 def match_pointee(pattern: Any, dtype: DType, bindings: dict[Any, Any]) -> bool:

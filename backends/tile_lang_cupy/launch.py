@@ -186,20 +186,17 @@ def arg_key(value: Any) -> str:
         return "bool"
     if isinstance(value, int):
         return f"int{int_class(value)}"
-    return "float"
+    if isinstance(value, np.integer):  # a parameter annotated with an int dtype (``n: tl.int64``)
+        return f"{value.dtype}:{int_class(int(value)) & 7}"
+    return str(value.dtype) if isinstance(value, np.generic) else "float"
 
 
 def arg_spec(value: Any) -> ArgSpec:
-    from tile_lang import dtypes
-    from tile_lang.compiler.spec import ArgSpec, int_spec
+    from tile_lang.compiler.spec import ArgSpec, argument_spec
 
     if isinstance(value, Buffer):
         return ArgSpec(value.type.pointer_to(), address(value) % 16 == 0)
-    if isinstance(value, bool):
-        return ArgSpec(dtypes.BOOL)
-    if isinstance(value, int):
-        return int_spec(value)
-    return ArgSpec(dtypes.F32)
+    return argument_spec(value)
 
 
 class KernelCache:

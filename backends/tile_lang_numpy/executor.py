@@ -29,7 +29,7 @@ import numpy as np
 from tile_lang import builtin, legality
 from tile_lang.buffer import Buffer
 from tile_lang.descriptor import Layout, part_names
-from tile_lang.dtypes import scalar_dtype
+from tile_lang.dtypes import argument_dtype, scalar_dtype
 from tile_lang.errors import KernelError, LaunchError, TileLangError
 from tile_lang.launch import Launch
 from tile_lang.errors import SemanticError
@@ -279,9 +279,10 @@ _KEPT_INTS = 1024
 
 
 def _scalar(value: Any) -> Any:
-    """A scalar argument as a rank-0 tensor typed as Triton passes it: i32, i64 or u64; f32."""
+    """A scalar argument as a rank-0 tensor typed as Triton passes it: i32, i64 or u64; f32; a
+    NumPy scalar (a parameter annotated with a dtype) as its own dtype."""
     if type(value) is not int:
-        return values.scalar(value, scalar_dtype(value))
+        return values.scalar(value, argument_dtype(value))
     tensor = _INTS.get(value)
     if tensor is None:
         if len(_INTS) >= _KEPT_INTS:

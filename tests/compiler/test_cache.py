@@ -205,6 +205,16 @@ def test_fingerprints_tell_apart_values_equal_under_eq() -> None:
     assert fingerprint(object()) is None  # its repr shows only an address: never keyed on disk
 
 
+def test_scalars_annotated_with_a_dtype_key_and_compile_as_it() -> None:
+    """A parameter annotated ``tl.int64`` is checked into a NumPy scalar: keyed and compiled as
+    that dtype, not by the value's width as a plain int is."""
+    from tile_lang.compiler.spec import ArgSpec, argument_spec
+
+    assert len({arg_key(v) for v in (5, np.int64(5), np.int32(5), np.int64(16), 0.5, np.float64(0.5))}) == 6
+    assert argument_spec(np.int64(16)) == ArgSpec(dtypes.I64, divisible_by_16=True, nonnegative=True)
+    assert argument_spec(np.float64(0.5)).dtype == dtypes.F64 and argument_spec(0.5).dtype == dtypes.F32
+
+
 @pytest.mark.skipif(EMULATOR is not None, reason=str(EMULATOR))
 def test_same_named_kernels_from_a_factory_get_their_own_code(disk: cache.DiskCache, front_end: list[str]) -> None:
     x, args = buffers()

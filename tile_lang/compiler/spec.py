@@ -12,6 +12,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.signature import ParamKind
@@ -49,10 +51,22 @@ class Spec:
         return f"{';'.join(a.key() for a in self.args)}|{consts}|w{self.num_warps}|s{self.num_stages}|a{self.arch}"
 
 
-def int_spec(value: int) -> ArgSpec:
-    """An int argument: i32 when it fits, else i64 (u64 at 2**63 and above), as Triton types it."""
-    dtype = dtypes.I32 if -(2**31) <= value < 2**31 else (dtypes.I64 if value < 2**63 else dtypes.U64)
+def int_spec(value: int | np.integer[Any]) -> ArgSpec:
+    """An int argument: i32 when it fits, else i64 (u64 at 2**63 and above), as Triton types it; a
+    NumPy integer (a parameter annotated ``tl.int64``) as its own dtype."""
+    dtype = dtypes.argument_dtype(value)
+    value = int(value)
     return ArgSpec(dtype, value % DIVISIBILITY == 0, value == 1, value >= 0)
+
+
+def argument_spec(value: bool | int | float | np.generic) -> ArgSpec:
+    """A checked scalar argument as compiled: a bool, an int by :func:`int_spec`, a float as f32, a
+    NumPy scalar (a parameter annotated with a dtype) as its dtype."""
+    if isinstance(value, (bool, np.bool_)):
+        return ArgSpec(dtypes.BOOL)
+    if isinstance(value, (int, np.integer)):
+        return int_spec(value)
+    return ArgSpec(dtypes.argument_dtype(value))
 
 
 def pointer_spec(element: DType, address: int) -> ArgSpec:
@@ -82,9 +96,10 @@ def static_spec(kernel: Any, constexprs: Mapping[str, Any], num_warps: int = 4,
             element = _concrete(param.annotation) or (pointees or {}).get(param.name) or pointee
             args.append(ArgSpec(element.pointer_to(), True))
         elif param.annotation is int:
-            args.append(ArgSpec(dtypes.I32, param.name in divisible, param.name in ones, param.name not in negative))
+            args.append(ArgSpec(param.dtype or dtypes.I32, param.name in divisible, param.name in ones,
+                                param.name not in negative))
         else:
-            args.append(scalar_spec(param.annotation, 0))
+            args.append(ArgSpec(param.dtype) if param.dtype is not None else scalar_spec(param.annotation, 0))
     return Spec(tuple(args), tuple(sorted(constexprs.items())), num_warps, num_stages, arch)
 
 

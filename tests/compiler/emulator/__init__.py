@@ -26,7 +26,7 @@ import pytest
 
 from tile_lang import dtypes, registry
 from tile_lang.buffer import Buffer
-from tile_lang.compiler.spec import ArgSpec, Spec, int_spec
+from tile_lang.compiler.spec import ArgSpec, Spec, argument_spec
 from tile_lang.diskcache import private_directory
 from tile_lang.dtypes import DType
 from tile_lang.kernel import Launch
@@ -157,8 +157,10 @@ def build(source: str, name: str, params: list[str]) -> Path:
 SHARED_LIMIT = {80: 166912, 90: 232448}  # bytes of shared memory a block may opt into: A100, H100/H200
 
 
-_SCALARS: dict[DType, Any] = {dtypes.I32: ctypes.c_int32, dtypes.I64: ctypes.c_int64, dtypes.U64: ctypes.c_uint64,
-                              dtypes.F32: ctypes.c_float, dtypes.BOOL: ctypes.c_bool}
+_SCALARS: dict[DType, Any] = {
+    dtypes.I8: ctypes.c_int8, dtypes.I16: ctypes.c_int16, dtypes.I32: ctypes.c_int32, dtypes.I64: ctypes.c_int64,
+    dtypes.U8: ctypes.c_uint8, dtypes.U16: ctypes.c_uint16, dtypes.U32: ctypes.c_uint32, dtypes.U64: ctypes.c_uint64,
+    dtypes.F32: ctypes.c_float, dtypes.F64: ctypes.c_double, dtypes.BOOL: ctypes.c_bool}
 
 
 class EmuBackend:
@@ -211,8 +213,7 @@ class EmuBackend:
     def _arg(self, value: Any) -> Any:
         if isinstance(value, Buffer):
             return ctypes.c_void_p(value.data.ctypes.data)
-        spec = _spec(value)
-        return _SCALARS[spec.dtype](value)
+        return _SCALARS[_spec(value).dtype](value)
 
     def _function(self, launch: Launch) -> tuple[Any, int, int, int]:
         from tile_lang.compiler import compile_ir
@@ -239,11 +240,7 @@ class EmuBackend:
 def _spec(value: Any) -> ArgSpec:
     if isinstance(value, Buffer):
         return ArgSpec(value.type.pointer_to(), value.data.ctypes.data % 16 == 0)
-    if isinstance(value, bool):
-        return ArgSpec(dtypes.BOOL)
-    if isinstance(value, int):
-        return int_spec(value)
-    return ArgSpec(dtypes.F32)
+    return argument_spec(value)
 
 
 EMULATOR = EmuBackend()  # the sm_80 emulator the tests share (one cache of built kernels)
