@@ -100,8 +100,9 @@ F32_DOTS = {"tf32": _tf32_dot, "tf32x3": _tf32x3_dot, "ieee": _ieee_dot}
 
 @implements(tl.dot)
 def dot(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-    """``max_num_imprecise_acc`` (fp8 accumulation chunks on sm_90) is accepted and ignored:
-    fp8 products are accumulated exactly like every other float dot."""
+    """``max_num_imprecise_acc`` (fp8 partial sums added into f32 every so many K elements, on
+    Hopper's tensor cores) is checked by the shared rule and has nothing to do here: fp8 products
+    are accumulated exactly, like every other float dot."""
     x, y = operand(engine, a["input"], "tl.dot"), operand(engine, a["other"], "tl.dot")
     *batch, m, n = a["shape"]
     k = x.block_shape[-1]

@@ -18,7 +18,7 @@ from tile_lang import Pointer, constexpr, dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.errors import OutOfResources
 from tile_lang.compiler import build, compile_ir, static_spec
-from tile_lang.compiler.ir import LoopAttr, MemAttr, Mma, MmaRows, Node, Op, Shared, box_of, walk
+from tile_lang.compiler.ir import DotAttr, LoopAttr, MemAttr, Mma, MmaRows, Node, Op, Shared, box_of, walk
 from tile_lang.compiler.spec import Spec, int_spec, pointer_spec
 from tile_lang.compiler.passes.layouts import operand_pad
 from tile_lang_cupy.codegen import generate
@@ -1101,3 +1101,78 @@ def test_copies_are_issued_under_a_wgmma_that_runs_every_iteration() -> None:
     q64, w64, k64 = q.astype(np.float64), w.astype(np.float64), kt.astype(np.float64)
     want = q64 @ k64.reshape(bd, k // bn, bn).sum(1) + len(range(0, k, 2 * bn)) * (q64 @ w64)
     np.testing.assert_allclose(c, want, rtol=1e-3, atol=2e-3)
+
+
+@tl.kernel
+def fp8_chunked_matmul(a_ptr: Pointer[tl.f8e4m3], bt_ptr: Pointer[tl.f8e4m3], c_ptr: Pointer[tl.f32], K: int,
+                       stride_a: int, stride_b: int, stride_c: int, BM: constexpr, BN: constexpr, BK: constexpr,
+                       CHUNK: constexpr) -> None:
+    """One [BM, BN] tile of ``a @ bt.T``, its fp8 dots adding their partial sums into the f32
+    accumulator every ``CHUNK`` elements of K (``max_num_imprecise_acc``; -1 for Triton's default, none)."""
+    rows, cols, ks = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rows[:, None] * stride_a + (k + ks)[None, :])
+        b = tl.load(bt_ptr + cols[None, :] * stride_b + (k + ks)[:, None])  # B K-major: bt row-major
+        acc = tl.dot(a, b, acc=acc, max_num_imprecise_acc=None if CHUNK < 0 else CHUNK)
+    tl.store(c_ptr + rows[:, None] * stride_c + cols[None, :], acc)
+
+
+def _chunked_spec(chunk: int, warps: int = 4) -> Spec:
+    return replace(_aligned_spec(fp8_chunked_matmul, 256, warps, 3, BM=64, BN=64, BK=128, CHUNK=chunk), arch=90)
+
+
+@_EMULATED
+@pytest.mark.parametrize("chunk", [-1, 0, 32, 64, 128])
+def test_fp8_partial_sums_added_every_chunk_match_float64(chunk: int) -> None:
+    """``max_num_imprecise_acc``: each fp8 wgmma chunk accumulates into zeroed registers that are
+    then added into the f32 accumulator (Hopper's fp8 tensor cores keep fewer accumulator bits)."""
+    rng = np.random.default_rng(chunk + 2)
+    k = 256
+    a = rng.standard_normal((64, k)).astype(dtypes.F8E4M3.numpy)
+    bt = rng.standard_normal((64, k)).astype(dtypes.F8E4M3.numpy)
+    c = np.full((64, 64), np.nan, np.float32)
+    (dot,) = [n for n in walk(compile_ir(fp8_chunked_matmul, _chunked_spec(chunk)).body) if n.op is Op.DOT]
+    assert isinstance(dot.layout, Mma) and isinstance(dot.attr, DotAttr)
+    assert dot.attr.imprecise == (None if chunk < 0 else chunk)
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f32)
+        fp8_chunked_matmul[(1,)](tl.to_device(a, tl.f8e4m3), tl.to_device(bt, tl.f8e4m3), out, k, k, k, 64,
+                                 BM=64, BN=64, BK=128, CHUNK=chunk)
+        c[...] = out.numpy()
+
+    _on_emulator(launch, arch=90)
+    want = a.astype(np.float64) @ bt.astype(np.float64).T
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("chunk, adds", [(-1, 0), (32, 4), (64, 2), (128, 1)])
+def test_ptx_adds_each_partial_sum_once_per_accumulator_element(tmp_path: Path, chunk: int, adds: int) -> None:
+    """Triton's own count: an f32 ``add`` per accumulator element a thread holds (64 * 64 / 128) for
+    every chunk of a dot's K = 128, and no other f32 add in the kernel."""
+    if NVCC is None:
+        pytest.skip("nvcc is not installed: the PTX cannot be generated")
+    src = tmp_path / "k.cu"
+    src.write_text(generate(compile_ir(fp8_chunked_matmul, _chunked_spec(chunk))).source)
+    subprocess.run([NVCC, "--ptx", "-gencode=arch=compute_90a,code=compute_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
+                    str(src), "-o", str(tmp_path / "k.ptx")], check=True, capture_output=True)
+    ptx = (tmp_path / "k.ptx").read_text()
+    assert "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3" in ptx
+    assert ptx.count("add.f32") == 64 * 64 // 128 * adds
+
+
+@pytest.mark.parametrize("backend", ["numpy", "compiler"])
+@pytest.mark.parametrize("chunk, message", [
+    (256, r"max_num_imprecise_acc \(256\) must be <= K \(128\)"),
+    (1.5, "tl.dot: max_num_imprecise_acc must be an int >= 0 or None, got 1.5"),
+])
+def test_a_bad_max_num_imprecise_acc_is_refused_on_both_backends(backend: str, chunk: Any, message: str) -> None:
+    if backend == "compiler":
+        with pytest.raises(tl.KernelError, match=message):
+            compile_ir(fp8_chunked_matmul, _chunked_spec(chunk))
+        return
+    a = tl.to_device(np.zeros((64, 128), dtypes.F8E4M3.numpy), tl.f8e4m3)
+    with tl.backend("numpy"), pytest.raises(tl.KernelError, match=message):
+        fp8_chunked_matmul[(1,)](a, a, tl.empty((64, 64), tl.f32), 128, 128, 128, 64, BM=64, BN=64, BK=128,
+                                 CHUNK=chunk)

@@ -523,9 +523,10 @@ class ScanAttr:
 @dataclass(frozen=True)
 class DotAttr:
     precision: Precision
+    imprecise: int | None = None  # fp8 on Hopper: K elements a partial sum takes before it is added into the f32 acc
 
     def __str__(self) -> str:
-        return self.precision.value
+        return self.precision.value + (f" imprecise={self.imprecise}" if self.imprecise is not None else "")
 
 
 @dataclass(frozen=True)

@@ -190,8 +190,8 @@ def _zeros(c: Context, dtype: DType, shape: tuple[int, ...]) -> Node:
     return c.b.splat(c.b.const(0, dtype), shape)
 
 
-def dot(c: Context, x: Node, y: Node, acc: Node, precision: Precision) -> Node:
-    return c.b.emit(Op.DOT, acc.ty, (x, y, acc), DotAttr(precision))
+def dot(c: Context, x: Node, y: Node, acc: Node, precision: Precision, imprecise: int | None = None) -> Node:
+    return c.b.emit(Op.DOT, acc.ty, (x, y, acc), DotAttr(precision, imprecise))
 
 
 def _tf32x3(c: Context, x: Node, y: Node, shape: tuple[int, ...]) -> Node:
@@ -221,7 +221,7 @@ def _dot(c: Context, a: Args) -> Node:
             total = c.b.binary(BinaryFn.ADD, total, c.b.cast(acc, dtypes.F32))
         return c.b.cast(total, out)
     used = precision if x.ty.dtype == dtypes.F32 else Precision.IEEE
-    return dot(c, x, y, acc if acc is not None else _zeros(c, out, shape), used)
+    return dot(c, x, y, acc if acc is not None else _zeros(c, out, shape), used, a["max_num_imprecise_acc"])
 
 
 # ---------------------------------------------------------------- dot_scaled

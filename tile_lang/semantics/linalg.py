@@ -75,6 +75,20 @@ def precision(chosen: object, allow_tf32: object) -> str:
     return str(chosen)
 
 
+def imprecise_chunk(given: object, dtype: DType, k: int) -> int | None:
+    """How many K elements an fp8 dot accumulates in the tensor cores' reduced precision before
+    adding that partial sum into its f32 accumulator (Triton's ``max_num_imprecise_acc``, at most
+    K; 0: after each instruction), or None for no such adds (Triton's default on Hopper, and every
+    dot of other operands)."""
+    if given is None or not dtype.is_fp8:
+        return None
+    if isinstance(given, bool) or not isinstance(given, int) or given < 0:
+        raise SemanticError(f"tl.dot: max_num_imprecise_acc must be an int >= 0 or None, got {given!r}")
+    if given > k:
+        raise SemanticError(f"max_num_imprecise_acc ({given}) must be <= K ({k})")
+    return given
+
+
 def scaled_format(fmt: object, k_pack: object, side: str) -> DType:
     """The element dtype of one dot_scaled operand's format ("lhs" or "rhs")."""
     what = f"tl.dot_scaled: {side}"
@@ -140,7 +154,8 @@ def _dot(a: Args) -> dict[str, Any]:
     shape = dot_shape(x.dtype, x.shape, y.dtype, y.shape)
     out = dot_dtype(x.dtype, _out_dtype(a["out_dtype"], "tl.dot: out_dtype"))
     _accumulator(a, out, shape, "tl.dot")
-    return {"shape": shape, "out_dtype": out, "input_precision": precision(a["input_precision"], a["allow_tf32"])}
+    return {"shape": shape, "out_dtype": out, "input_precision": precision(a["input_precision"], a["allow_tf32"]),
+            "max_num_imprecise_acc": imprecise_chunk(a["max_num_imprecise_acc"], x.dtype, x.shape[-1])}
 
 
 def _scaled(a: Args, side: str) -> tuple[Block, DType]:

@@ -287,16 +287,40 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")  # the accumulator is written by now
     em.line("tl::wgmma_fence();")
     groups = em.fn.num_warps // 4
+    steps = range(k // step_k)
+    assert isinstance(node.attr, DotAttr)
+    chunk = len(steps) if node.attr.imprecise is None else max(1, -(-node.attr.imprecise // step_k))
+    partial = None if node.attr.imprecise is None else em.fresh("part")
+    if partial is not None:  # fp8 partial sums, added into the f32 acc every ``chunk`` instructions
+        em.line(f"float {partial}[{n // 2}];")
     for tile in range(node.layout.tiles_m):
-        for step in range(k // step_k):
-            panel, within = divmod(step * step_k, row)
-            if registers:  # this thread's A fragments of the step: n8 tiles 2 * step and + 1
-                first = (tile * (k // 8) + 2 * step) * 2
-                operand_a = ", ".join(f"{packed}[{first + i}]" for i in range(4))
-            else:  # the tile's rows of A, the step's panel and columns
-                operand_a = f"{desc_a} + {(panel * m * row + tile * groups * 64 * row + within) * item // 16}ull"
-            offset = step * step_k * row if n_major else panel * n * row + within
-            em.line(f"{helper}({acc} + {tile * n // 2}, {operand_a}, {desc_b} + {offset * item // 16}ull);")
+        for first_step in range(0, len(steps), chunk):
+            target = f"{acc} + {tile * n // 2}"
+            if partial is not None:
+                em.line("#pragma unroll")
+                em.line(f"for (int q = 0; q < {n // 2}; ++q) {partial}[q] = 0.0f;")
+                em.line(f"tl::fence_registers<{n // 2}>({partial});")
+                em.line("tl::wgmma_fence();")
+                target = partial
+            for step in steps[first_step:first_step + chunk]:
+                panel, within = divmod(step * step_k, row)
+                if registers:  # this thread's A fragments of the step: n8 tiles 2 * step and + 1
+                    first = (tile * (k // 8) + 2 * step) * 2
+                    operand_a = ", ".join(f"{packed}[{first + i}]" for i in range(4))
+                else:  # the tile's rows of A, the step's panel and columns
+                    operand_a = f"{desc_a} + {(panel * m * row + tile * groups * 64 * row + within) * item // 16}ull"
+                offset = step * step_k * row if n_major else panel * n * row + within
+                em.line(f"{helper}({target}, {operand_a}, {desc_b} + {offset * item // 16}ull);")
+            if partial is not None:  # the chunk's products are in: add them in full f32 precision
+                em.line("tl::wgmma_commit_and_wait<0>();")
+                em.line(f"tl::fence_registers<{n // 2}>({partial});")
+                em.line("#pragma unroll")
+                em.line(f"for (int q = 0; q < {n // 2}; ++q) {acc}[{tile * n // 2} + q] += {partial}[q];")
+    if partial is not None:  # every group has completed, the acc is written: work left for the wait runs now
+        if em.under_wgmma is not None and em.under_wgmma[0] is node:
+            hook, em.under_wgmma = em.under_wgmma[1], None
+            hook()
+        return
     if wait == 0 and em.under_wgmma is not None and em.under_wgmma[0] is node:  # work while the tensor cores run
         hook, em.under_wgmma = em.under_wgmma[1], None
         em.line("tl::wgmma_commit_and_wait<1>();")  # the group runs on
