@@ -58,7 +58,8 @@ class JITFunction(Func[..., Any], runtime.KernelInterface):
     @functools.cached_property
     def kernel(self) -> Kernel[...]:
         """The kernel of this function, made at its first launch (device functions never need one);
-        a ``tl.tensor`` annotation, a type hint Triton ignores, is left out (:func:`_without_tensor_hints`)."""
+        a ``tl.tensor`` annotation, a type hint Triton ignores, is left out, and a scalar's dtype
+        annotation is read as its Python type (:func:`_without_tensor_hints`)."""
         return Kernel(_without_tensor_hints(self.fn))
 
     @property
@@ -148,18 +149,32 @@ class Config(TlConfig):
 def _without_tensor_hints(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn``, or a copy of it (same code and globals) without its parameters' ``tl.tensor``
     annotations: Triton reads ``x: tl.tensor`` as no annotation (FlagGems' generated pointwise
-    kernels write it on every pointer); on the shim ``tl.tensor`` names tile_lang's tensor module."""
-    def is_tensor(hint: Any) -> bool:
+    kernels write it on every pointer); on the shim ``tl.tensor`` names tile_lang's tensor module.
+    A parameter annotated with a dtype (``dim_offset: tl.int64``, FlagGems' ``cat`` and ``repeat``)
+    is a scalar of that kind, read as ``int``, ``float`` or ``bool``: its width then comes from its
+    value, i32 where it fits, where Triton gives it the annotated dtype."""
+    def resolved(hint: Any) -> Any:
         if isinstance(hint, str):
             try:
-                hint = eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
+                return eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
             except Exception:
-                return False
-        return hint is tensor_module
+                return None
+        return hint
+
+    def scalar(hint: Any) -> type | None:
+        if not dtypes.is_marker(hint):
+            return None
+        d = dtypes.dtype_of(hint)
+        return bool if d.is_bool else int if d.is_int else float
 
     hints = getattr(fn, "__annotations__", {})
-    kept = {name: hint for name, hint in hints.items() if not is_tensor(hint)}
-    if len(kept) == len(hints):
+    kept: dict[str, Any] = {}
+    for name, hint in hints.items():
+        value = resolved(hint)
+        if value is tensor_module:
+            continue
+        kept[name] = scalar(value) if name != "return" and scalar(value) is not None else hint
+    if kept == hints:
         return fn
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     copy.__kwdefaults__, copy.__annotations__ = fn.__kwdefaults__, kept
@@ -370,3 +385,10 @@ def get_int_dtype(bitwidth: int, signed: bool) -> Any:
     if name not in TRITON_NAMES:
         raise UsageError(f"get_int_dtype: no {'signed' if signed else 'unsigned'} integer dtype of {bitwidth} bits")
     return TRITON_NAMES[name]
+
+
+@constexpr_function
+def log2_floor(n: int) -> int:
+    """``triton.language.standard._log2(n)``: the floor of the base-2 logarithm of a compile-time
+    int, 0 below 2 (its bitonic sorts count their stages so; FlagGems' sort and topk import it)."""
+    return max(int(n), 1).bit_length() - 1
