@@ -45,6 +45,27 @@ out = np.full_like(x, np.nan)
 gather_rows[(6,)](x, out, rows, x.shape[1], 40, 0.5, BLOCK=64)
 check(out, x[rows].astype(np.float64) * 0.5)
 ''',
+    "library_idioms": '''
+# what an operator library's kernels write (FlagGems): a scalar annotated with a dtype, and
+# triton.language.standard._log2 counting the stages of a bitonic sort
+from triton.language.standard import _log2
+
+
+@triton.jit
+def shifted_copy(x_ptr, out_ptr, start: tl.int64, n: tl.int32, scale: tl.float32, B: tl.constexpr):
+    stages: tl.constexpr = _log2(B)
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    mask = offs < n
+    tl.store(out_ptr + start + offs, tl.load(x_ptr + offs, mask=mask) * scale + stages, mask=mask)
+
+
+assert [_log2(v) for v in (1, 2, 3, 8, 1024, 1025)] == [0, 1, 1, 3, 10, 10]
+x = rng.standard_normal(50).astype(np.float32)
+out = np.full(57, np.nan, np.float32)
+shifted_copy[(4,)](x, out, 7, 50, 0.5, B=16)
+check(out[7:], x.astype(np.float64) * 0.5 + 4)
+assert np.isnan(out[:7]).all()
+''',
     "runtime_protocol": '''
 # a library's own launch layers over Triton's runtime objects, as FlagGems writes them: a KernelInterface
 # caching each specialisation's handle and relaunching it with every argument positional, an Autotuner

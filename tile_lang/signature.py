@@ -133,6 +133,20 @@ def plain(value: object) -> object:
     return value.value if isinstance(value, Constant) and not isinstance(value, ConstexprFunction) else value
 
 
+def value_attribute(value: object) -> object:
+    """``x.value`` in a kernel. In Triton every compile-time value is a ``tl.constexpr``, whose
+    ``value`` is what it holds: a ``dtype: tl.constexpr`` parameter of a jit function reads its
+    dtype as ``dtype.value`` (FlagGems' ``get_dtype_min``), a constexpr int its int. Here a
+    compile-time constant (what :func:`constant` accepts) is its own ``value``; anything else's
+    ``value`` is its attribute."""
+    if not hasattr(value, "value"):
+        try:
+            return constant(value)
+        except UsageError:
+            pass
+    return python(getattr, value, "value")
+
+
 if TYPE_CHECKING:
     constexpr: TypeAlias = int
     """A compile-time constant parameter, passed by keyword at launch: an int, bool, float or str

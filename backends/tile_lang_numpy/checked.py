@@ -28,7 +28,7 @@ from tile_lang.func import MAX_DEPTH, Func, too_deep
 from tile_lang.errors import SemanticError
 from tile_lang.ops import forms
 from tile_lang.semantics.dispatch import apply, checked
-from tile_lang.signature import plain
+from tile_lang.signature import plain, value_attribute
 from tile_lang.tensor import Tensor, dtype_value, type_value
 
 from tile_lang_numpy import debug, program, rewrite, values
@@ -58,7 +58,7 @@ def boolean(x: object, y: Callable[[], object], conjunction: bool, run_by: RunBy
     none when it decides for all: ``y``'s rules still apply), and the result is a bool per program."""
     if not isinstance(x, Tensor):
         return x if apply(forms.decides, x, conjunction) else y()
-    if apply(forms.logical, x.block_shape):
+    if apply(forms.logical, x.block_shape, _engine().combining):
         rest = y()
         if not isinstance(rest, Tensor):
             return rest if apply(forms.decides, rest, conjunction) else logical_truth(x)
@@ -77,7 +77,7 @@ def logical_truth(x: Tensor[Any, Any]) -> Tensor[Any, Any]:
 
 def not_(x: object) -> object:
     """``not x``: element by element on a block (``forms.logical``), else Python's."""
-    if isinstance(x, Tensor) and apply(forms.logical, x.block_shape):
+    if isinstance(x, Tensor) and apply(forms.logical, x.block_shape, _engine().combining, True):
         return ~logical_truth(x)
     return not x
 
@@ -305,6 +305,12 @@ def type_(x: object) -> object:
     """``x.type``: a tensor's Triton type (``tensor.type_value``; the tensor's own ``type`` slot
     is its DType, which tile_lang's code reads), anything else's ``type`` attribute."""
     return type_value(x.type, x.block_shape) if isinstance(x, Tensor) else getattr(x, "type")
+
+
+def value_(x: object) -> object:
+    """``x.value``: a compile-time constant's own value (Triton's ``tl.constexpr``), anything
+    else's ``value`` attribute (``signature.value_attribute``, as the compiler reads it)."""
+    return value_attribute(x)
 
 
 def discarded_hint(f: object) -> Callable[..., None]:

@@ -117,6 +117,7 @@ class Engine:
     mask: Array | None = None  # the programs executing now (see simt), in grid space (see tiled); None: all
     spin_check: Callable[[str], None] | None = None  # set by simt: refuses atomics that could spin forever
     addresses: Book = field(default_factory=lambda: Book({}))  # the launch's allocations, for pointers made from ints
+    combining: bool = False  # running a combine function's body (lanes_as_programs): and/or/not element by element
 
     _flat: tuple[Array, Array] | None = None  # (mask, the (P,) flags made from it)
     _ids: Array | None = None
@@ -197,10 +198,11 @@ class Engine:
     def lanes_as_programs(self) -> Iterator[None]:
         """For code run on lanes folded into the program axis (combine functions): nothing is masked."""
         saved, self.mask = self.mask, None
+        combining, self.combining = self.combining, True
         try:
             yield
         finally:
-            self.mask = saved
+            self.mask, self.combining = saved, combining
 
     @property
     def active_rows(self) -> Array:

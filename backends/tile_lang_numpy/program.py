@@ -9,15 +9,16 @@ import numpy as np
 
 import tile_lang as tl
 from tile_lang import operators
-from tile_lang.dtypes import I32
+from tile_lang.dtypes import BOOL, I32
 from tile_lang.errors import SemanticError
 from tile_lang.ops import forms
 from tile_lang.ops.forms import Form
 from tile_lang.semantics.dispatch import apply
 from tile_lang.tensor import Tensor
 
-from tile_lang_numpy import affine, tiled, values
+from tile_lang_numpy import addresses, affine, tiled, values
 from tile_lang_numpy.engine import Engine, implements
+from tile_lang_numpy.values import Pointers
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -38,6 +39,8 @@ def scalar_values(engine: Engine, x: Tensor[Any, Any], grid: bool = False) -> np
     grid space: see :mod:`tiled`), after the rule that a condition is a scalar (or a block of one
     element, whose unit axes are dropped)."""
     one = ruled(engine, forms.condition, x.block_shape)
+    if isinstance(x.handle, Pointers):  # `if bias_ptr:`: a pointer's truth is that it is not null, as Triton
+        x = values.make(addresses.addresses_of(x.handle) != 0, BOOL)  # casts a pointer to int1 (ptr != 0)
     held = tiled.space(engine, x) if grid else values.array(x)
     return held.reshape(held.shape[:held.ndim - x.ndim]) if one else held
 

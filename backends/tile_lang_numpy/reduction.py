@@ -35,7 +35,7 @@ from tile_lang.tensor import Tensor
 from tile_lang.ops import forms
 from tile_lang.semantics.dispatch import apply
 
-from tile_lang_numpy import values
+from tile_lang_numpy import checked, values
 from tile_lang_numpy.elementwise import convert
 from tile_lang_numpy.engine import Divergent, Engine, error_at, implements
 from tile_lang_numpy.shape import (
@@ -194,9 +194,10 @@ def _combine(engine: Engine, fn: Func[..., Any], kinds: tuple[DType, ...], what:
     def lane_values(arrays: list[Array]) -> list[Tensor[Any, Any]]:
         return [values.make(np.ascontiguousarray(a).reshape(-1), d) for a, d in zip(arrays, kinds)]
 
+    run = checked.version(fn.fn) if isinstance(fn, Func) else fn  # its checked version: `a and b` as the compiler reads it
     try:
         with engine.lanes_as_programs():
-            out = fn(*lane_values(left), *lane_values(right))
+            out = run(*lane_values(left), *lane_values(right))
     except Divergent as exc:  # at the combine function's branch, as the compiler reports it
         raise error_at(exc.site, str(apply(forms.combine_branches, fn)), engine.kernel) from None
     outs = out if isinstance(out, tuple) else (out,)

@@ -233,7 +233,7 @@ class _Checks(ast.NodeTransformer):
     scalar), calls whose callee may be a @tl.func (it runs its own version, made by
     ``RUNTIME.fn``), loops without ``else`` (see :mod:`loops`), reads of a module-level
     ``tl.constexpr(v)`` (``RUNTIME.constant``: read as ``v``, as the compiler does), ``.dtype``
-    and ``.type`` (``RUNTIME.dtype_``, ``RUNTIME.type_``: Triton's), hints whose result is
+    ``.type`` and ``.value`` (``RUNTIME.dtype_``, ``RUNTIME.type_``, ``RUNTIME.value_``: Triton's), hints whose result is
     discarded (``RUNTIME.discarded_hint``: its arguments checked, not its promise), an ``if``
     binding a name on one side only (``RUNTIME.Branch``: its type after a runtime one), and reads of
     a local name that may be unbound there (``RUNTIME.read(x, "x")``: Python's UnboundLocalError,
@@ -379,7 +379,7 @@ class _Checks(ast.NodeTransformer):
         if self.reads_constant(node):
             return self.constant(node)
         self.generic_visit(node)
-        if node.attr in ("dtype", "type") and isinstance(node.ctx, ast.Load):  # RUNTIME.dtype_, RUNTIME.type_
+        if node.attr in ("dtype", "type", "value") and isinstance(node.ctx, ast.Load):  # RUNTIME.dtype_, type_, value_
             self.changed = True
             return ast.copy_location(_call(RUNTIME, f"{node.attr}_", node.value), node)
         return node

@@ -37,10 +37,11 @@ from tile_lang.semantics.dispatch import apply
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy import blocks, elementwise, rewrite, tiled, values
-from tile_lang_numpy.checked import legal_callee
+from tile_lang_numpy.checked import _engine as _engine, legal_callee
 from tile_lang_numpy.checked import assert_ as assert_, raise_ as raise_  # SIMT versions assert and raise alike
 from tile_lang_numpy.checked import constant as constant  # SIMT versions read constants as checked ones do
 from tile_lang_numpy.checked import dtype_ as dtype_, isinstance_ as isinstance_, type_ as type_  # and answer these alike
+from tile_lang_numpy.checked import value_ as value_
 from tile_lang_numpy.checked import discarded_hint as discarded_hint
 from tile_lang_numpy.checked import read as checked_read
 from tile_lang_numpy.checked import boolean, flags, nested, python_builtin
@@ -280,7 +281,7 @@ def _run_by(engine: Engine, programs: Array, y: Callable[[], object]) -> object:
 
 def not_(x: object) -> object:
     """``not x``: element by element on a block (``forms.logical``)."""
-    if not isinstance(x, Tensor) or apply(forms.logical, x.block_shape):
+    if not isinstance(x, Tensor) or apply(forms.logical, x.block_shape, _engine().combining, True):
         return checked_not(x)
     state = _STATE.get()
     yes, no = state.split(state.truth(x))

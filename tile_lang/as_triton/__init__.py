@@ -126,7 +126,7 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton.language": _alias("triton.language", lambda: tile_lang, {"dtype": shim.dtype, "str_to_ty": shim.str_to_ty}),
     "triton.language.core": _alias("triton.language.core", lambda: tile_lang,
                                    {"dtype": shim.dtype, "str_to_ty": shim.str_to_ty, "get_int_dtype": shim.get_int_dtype}),
-    "triton.language.standard": _alias("triton.language.standard", lambda: tile_lang),
+    "triton.language.standard": _alias("triton.language.standard", lambda: tile_lang, {"_log2": shim.log2_floor}),
     "triton.language.math": _alias("triton.language.math", lambda: _optional("tile_lang.math", lambda: tile_lang.math)),
     "triton.language.extra": _alias("triton.language.extra", _extra),
     "triton.language.extra.libdevice": _alias("triton.language.extra.libdevice", _libdevice),

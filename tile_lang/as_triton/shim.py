@@ -149,16 +149,16 @@ def _without_tensor_hints(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn``, or a copy of it (same code and globals) without its parameters' ``tl.tensor``
     annotations: Triton reads ``x: tl.tensor`` as no annotation (FlagGems' generated pointwise
     kernels write it on every pointer); on the shim ``tl.tensor`` names tile_lang's tensor module."""
-    def is_tensor(hint: Any) -> bool:
+    def resolved(hint: Any) -> Any:
         if isinstance(hint, str):
             try:
-                hint = eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
+                return eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
             except Exception:
-                return False
-        return hint is tensor_module
+                return None
+        return hint
 
     hints = getattr(fn, "__annotations__", {})
-    kept = {name: hint for name, hint in hints.items() if not is_tensor(hint)}
+    kept = {name: hint for name, hint in hints.items() if resolved(hint) is not tensor_module}
     if len(kept) == len(hints):
         return fn
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
@@ -370,3 +370,10 @@ def get_int_dtype(bitwidth: int, signed: bool) -> Any:
     if name not in TRITON_NAMES:
         raise UsageError(f"get_int_dtype: no {'signed' if signed else 'unsigned'} integer dtype of {bitwidth} bits")
     return TRITON_NAMES[name]
+
+
+@constexpr_function
+def log2_floor(n: int) -> int:
+    """``triton.language.standard._log2(n)``: the floor of the base-2 logarithm of a compile-time
+    int, 0 below 2 (its bitonic sorts count their stages so; FlagGems' sort and topk import it)."""
+    return max(int(n), 1).bit_length() - 1

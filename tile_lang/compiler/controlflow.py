@@ -269,7 +269,7 @@ class ControlFlow(abc.ABC):
         if not isinstance(value, Node):
             return value if len(operands) == 1 or apply(forms.decides, value, conjunction) else \
                 self._boolean(operands[1:], conjunction)
-        if apply(forms.logical, value.ty.shape):
+        if apply(forms.logical, value.ty.shape, getattr(self, "scope").combine is not None):
             return self._logical(value, operands[1:], conjunction)
         cond = self.truth(value)
         if len(operands) == 1:

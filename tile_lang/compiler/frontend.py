@@ -42,7 +42,7 @@ from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_s
 from tile_lang.ops import forms
 from tile_lang.semantics.base import python
 from tile_lang.semantics.dispatch import apply, checked
-from tile_lang.signature import Constant, ConstexprFunction, plain
+from tile_lang.signature import Constant, ConstexprFunction, plain, value_attribute
 from tile_lang.reads import Read, ReadKind, closure_vars, fingerprint, location, module_owner
 
 _BINOPS: dict[type[ast.AST], BinaryOp] = {
@@ -357,6 +357,8 @@ class Frontend(ControlFlow):
             if node.attr == "T":
                 return self.call(member("trans"), (base,), {})
             return BoundMethod(base, node.attr)
+        if node.attr == "value":  # a constexpr's value, as Triton's tl.constexpr(...).value
+            return value_attribute(base)
         if isinstance(base, (types.ModuleType, type)):
             return self.note(ReadKind.ATTR, location(base), node.attr, plain(python(getattr, base, node.attr)))
         if node.attr == "dtype" and isinstance(base, (bool, int, float)):  # `value = 1; value.dtype`
@@ -392,7 +394,8 @@ class Frontend(ControlFlow):
                 ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x, ast.Invert: lambda x: ~x}
             return python(table[type(node.op)], operand)
         if isinstance(node.op, ast.Not):
-            return self.b.unary(UnaryFn.NOT, self.b.truth(operand) if apply(forms.logical, operand.ty.shape)
+            return self.b.unary(UnaryFn.NOT, self.b.truth(operand) if apply(forms.logical, operand.ty.shape,
+                                                                          self.scope.combine is not None, True)
                                 else self.truth(operand))
         ops = {ast.USub: UnaryOp.NEG, ast.UAdd: UnaryOp.POS, ast.Invert: UnaryOp.INVERT}
         return self.b.unary_op(ops[type(node.op)], operand)

@@ -127,8 +127,9 @@ def condition(shape: Shape) -> bool:
 
 
 @form
-def logical(shape: Shape) -> bool:
-    """Whether ``and``/``or``/``not`` on a runtime operand of ``shape`` works element by element."""
+def logical(shape: Shape, combine: bool, negation: bool = False) -> bool:
+    """Whether ``and``/``or`` (``not``: ``negation``) on a runtime operand of ``shape`` works element
+    by element (``combine``: in a combine function's body)."""
 
 
 @form

@@ -121,14 +121,20 @@ def condition(shape: tuple[int, ...]) -> bool:
 
 
 @applies(forms.logical)
-def logical(shape: tuple[int, ...]) -> bool:
-    """``and``, ``or`` and ``not`` on a block of more than one element work element by element, as
-    Triton runs them (which it deprecates in favour of ``& | ~``; Liger-Kernel's and Triton's own
-    tests write ``mask = mask and (x % k != 0)``). Each operand becomes its truth (non-zero), the
-    blocks broadcast, and every operand is evaluated. Only a compile-time operand that decides the
-    result ends the expression. On a scalar or a one-element block they are Python's
-    (:func:`condition`): what follows a runtime scalar runs only where it does not decide."""
-    return math.prod(shape) != 1
+def logical(shape: tuple[int, ...], combine: bool, negation: bool = False) -> bool:
+    """``and``, ``or`` and ``not`` on a block work element by element, as Triton runs them (which
+    it deprecates in favour of ``& | ~``; Liger-Kernel's and Triton's own tests write
+    ``mask = mask and (x % k != 0)``, FlagGems' ``triu`` ``m_mask and n_mask`` with ``m_mask`` of
+    shape [1, 1] and ``n_mask`` of [1, 2048]). Each operand becomes its truth (non-zero), the blocks
+    broadcast, and every operand is evaluated. Only a compile-time operand that decides the result
+    ends the expression. For ``and``/``or`` a block of one element is a block (its result one
+    too, which :func:`condition` reads as a scalar where it is a condition); ``not`` reads it as
+    its scalar, Python's ``not``. In a combine function's body,
+    which runs once per pair of elements with no branch, they are element by element on its
+    rank-0 values too (FlagGems' ``return a and b`` reducing bools: Triton's ``logical_and``).
+    Elsewhere on a scalar they are Python's (:func:`condition`): what follows a runtime scalar
+    runs only where it does not decide."""
+    return combine or (math.prod(shape) != 1 if negation else bool(shape))
 
 
 def _not_a_block(shape: tuple[int, ...], what: str) -> None:
