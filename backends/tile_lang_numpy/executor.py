@@ -238,27 +238,52 @@ def _kernel_args(launch: Launch, memories: dict[int, Memory], engine: Engine) ->
     """Kernel-visible arguments: rank-0 pointer and scalar tensors, constexprs as Python values,
     host descriptors as the tensor descriptors they describe."""
     out: dict[str, Any] = dict(launch.constexprs)
+    aliases: dict[tuple[int, int, DType], dict[str, Buffer[Any]]] = {}  # pointer arguments by where their memory lies
     for param, value in zip(launch.kernel.runtime_params, launch.args):
         if param.kind is ParamKind.POINTER:
-            assert isinstance(value, Buffer)
-            memory = memories.get(id(value))
-            if memory is None:
-                kept = _POINTERS.get(value)
-                if kept is not None and kept[0] is value.data and kept[1] == param.name:
-                    memories[id(value)] = kept[2].handle.memory
-                    out[param.name] = kept[2]
-                    continue
-                memory = memories[id(value)] = Memory(flat_view(value), param.name, value.type)
+            memory = _argument_memory(param.name, value, memories)
+            aliases.setdefault(_place(memory), {})[param.name] = value
             pointer = values.make(Pointers(memory, values.ARGUMENT_OFFSET), value.type.pointer_to())
             if memory.param == param.name:
                 _POINTERS[value] = (value.data, param.name, pointer)
             out[param.name] = pointer
         else:
             out[param.name] = _scalar(value)
+    for named in aliases.values():
+        if len(named) > 1:  # one memory under all their names: a store through one meets a load through another
+            first = memories[id(next(iter(named.values())))]
+            shared = Memory(first.flat, "/".join(named), first.dtype)
+            for name, value in named.items():
+                memories[id(value)] = shared
+                out[name] = values.make(Pointers(shared, values.ARGUMENT_OFFSET), value.type.pointer_to())
     for param in launch.kernel.descriptors:
         assert isinstance(param.annotation, Layout)
         out[param.name] = _descriptor(engine, param.name, param.annotation, out)
     return out
+
+
+def _argument_memory(name: str, value: Any, memories: dict[int, Memory]) -> Memory:
+    """The memory of a pointer argument: the one this launch made for the buffer, else the one
+    its last launch through this parameter made (the buffer unchanged), else a new one."""
+    assert isinstance(value, Buffer)
+    memory = memories.get(id(value))
+    if memory is None:
+        kept = _POINTERS.get(value)
+        if kept is not None and kept[0] is value.data and kept[1] == name:
+            memory = kept[2].handle.memory
+        else:
+            memory = Memory(flat_view(value), name, value.type)
+        memories[id(value)] = memory
+    return memory
+
+
+def _place(memory: Memory) -> tuple[int, int, DType]:
+    """Where a memory lies. Parameters given memories lying alike (one tensor passed for two of
+    them, so adopted twice; or the same buffer) get one memory named after all of them, so the
+    race check sees a store through one and a load through another (FlagGems' batch_norm writes
+    its statistics into its input so). Views that overlap in part keep their own memories: the
+    race check does not look across them."""
+    return memory.flat.__array_interface__["data"][0], memory.size, memory.dtype
 
 
 def _descriptor(engine: Engine, name: str, layout: Layout, args: dict[str, Any]) -> Any:

@@ -1118,13 +1118,15 @@ def fp8_chunked_matmul(a_ptr: Pointer[tl.f8e4m3], bt_ptr: Pointer[tl.f8e4m3], c_
     tl.store(c_ptr + rows[:, None] * stride_c + cols[None, :], acc)
 
 
-def _chunked_spec(chunk: int, warps: int = 4) -> Spec:
-    return replace(_aligned_spec(fp8_chunked_matmul, 256, warps, 3, BM=64, BN=64, BK=128, CHUNK=chunk), arch=90)
+def _chunked_spec(chunk: int, bk: int = 128, warps: int = 4) -> Spec:
+    """BK = 128 runs on wgmma; BK = 64 (under wgmma's fp8 panel) on mma.sync's m16n8k32."""
+    return replace(_aligned_spec(fp8_chunked_matmul, 256, warps, 3, BM=64, BN=64, BK=bk, CHUNK=chunk), arch=90)
 
 
 @_EMULATED
-@pytest.mark.parametrize("chunk", [-1, 0, 32, 64, 128])
-def test_fp8_partial_sums_added_every_chunk_match_float64(chunk: int) -> None:
+@pytest.mark.parametrize("chunk, bk, warps", [(-1, 128, 4), (0, 128, 4), (32, 128, 4), (64, 128, 4), (128, 128, 4),
+                                              (-1, 64, 8), (32, 64, 8), (64, 64, 8)])
+def test_fp8_partial_sums_added_every_chunk_match_float64(chunk: int, bk: int, warps: int) -> None:
     """``max_num_imprecise_acc``: each fp8 wgmma chunk accumulates into zeroed registers that are
     then added into the f32 accumulator (Hopper's fp8 tensor cores keep fewer accumulator bits)."""
     rng = np.random.default_rng(chunk + 2)
@@ -1132,14 +1134,14 @@ def test_fp8_partial_sums_added_every_chunk_match_float64(chunk: int) -> None:
     a = rng.standard_normal((64, k)).astype(dtypes.F8E4M3.numpy)
     bt = rng.standard_normal((64, k)).astype(dtypes.F8E4M3.numpy)
     c = np.full((64, 64), np.nan, np.float32)
-    (dot,) = [n for n in walk(compile_ir(fp8_chunked_matmul, _chunked_spec(chunk)).body) if n.op is Op.DOT]
+    (dot,) = [n for n in walk(compile_ir(fp8_chunked_matmul, _chunked_spec(chunk, bk, warps)).body) if n.op is Op.DOT]
     assert isinstance(dot.layout, Mma) and isinstance(dot.attr, DotAttr)
     assert dot.attr.imprecise == (None if chunk < 0 else chunk)
 
     def launch() -> None:
         out = tl.to_device(c, tl.f32)
-        fp8_chunked_matmul[(1,)](tl.to_device(a, tl.f8e4m3), tl.to_device(bt, tl.f8e4m3), out, k, k, k, 64,
-                                 BM=64, BN=64, BK=128, CHUNK=chunk)
+        fp8_chunked_matmul[(1,), tl.Options(num_warps=warps)](tl.to_device(a, tl.f8e4m3), tl.to_device(bt, tl.f8e4m3),
+                                                               out, k, k, k, 64, BM=64, BN=64, BK=bk, CHUNK=chunk)
         c[...] = out.numpy()
 
     _on_emulator(launch, arch=90)
@@ -1147,19 +1149,22 @@ def test_fp8_partial_sums_added_every_chunk_match_float64(chunk: int) -> None:
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("chunk, adds", [(-1, 0), (32, 4), (64, 2), (128, 1)])
-def test_ptx_adds_each_partial_sum_once_per_accumulator_element(tmp_path: Path, chunk: int, adds: int) -> None:
-    """Triton's own count: an f32 ``add`` per accumulator element a thread holds (64 * 64 / 128) for
-    every chunk of a dot's K = 128, and no other f32 add in the kernel."""
+@pytest.mark.parametrize("chunk, bk, warps, adds", [(-1, 128, 4, 0), (32, 128, 4, 4), (64, 128, 4, 2),
+                                                    (128, 128, 4, 1), (-1, 64, 8, 0), (32, 64, 8, 2), (64, 64, 8, 1)])
+def test_ptx_adds_each_partial_sum_once_per_accumulator_element(tmp_path: Path, chunk: int, bk: int, warps: int,
+                                                                adds: int) -> None:
+    """Triton's own count: an f32 ``add`` per accumulator element a thread holds (64 * 64 over the
+    threads) for every chunk of a dot's K, and no other f32 add in the kernel."""
     if NVCC is None:
         pytest.skip("nvcc is not installed: the PTX cannot be generated")
     src = tmp_path / "k.cu"
-    src.write_text(generate(compile_ir(fp8_chunked_matmul, _chunked_spec(chunk))).source)
+    src.write_text(generate(compile_ir(fp8_chunked_matmul, _chunked_spec(chunk, bk, warps))).source)
     subprocess.run([NVCC, "--ptx", "-gencode=arch=compute_90a,code=compute_90a", "-std=c++17", f"-I{INCLUDE_DIR}",
                     str(src), "-o", str(tmp_path / "k.ptx")], check=True, capture_output=True)
     ptx = (tmp_path / "k.ptx").read_text()
-    assert "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3" in ptx
-    assert ptx.count("add.f32") == 64 * 64 // 128 * adds
+    assert ("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3" if bk == 128 else
+            "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32") in ptx
+    assert ptx.count("add.f32") == 64 * 64 // (32 * warps) * adds
 
 
 @pytest.mark.parametrize("backend", ["numpy", "compiler"])

@@ -243,3 +243,35 @@ def test_a_checked_launch_leaves_no_cycle_holding_its_blocks() -> None:
             gc.enable()
     assert unreachable == 0
     np.testing.assert_array_equal(outh, xh * np.float32(2.0))
+
+
+@tl.kernel
+def stats_into(x: Pointer[f32], stats: Pointer[f32], BLOCK: constexpr) -> None:
+    """Every program sums all of x; program p writes its sum to stats[p]."""
+    total = tl.sum(tl.load(x + tl.arange(0, BLOCK)), axis=0)
+    tl.store(stats + tl.program_id(0), total)
+
+
+def test_one_array_passed_for_two_parameters_is_one_memory_to_the_race_check() -> None:
+    """FlagGems' batch_norm passes its input as its running statistics: the statistics a program
+    stores are elements other programs load. Adopted twice (a NumPy array, or a view of all of
+    it, given for both parameters), the two arguments are still one memory, so the race is
+    found and named by both parameters; distinct arrays are not."""
+    host = np.random.default_rng(3).standard_normal(8).astype(np.float32)
+    with tl.backend("numpy"):
+        for aliased in (host, host[:], tl.wrap(host, tl.f32)):
+            with pytest.raises(tl.KernelError, match=r"data race on x/stats\[\d\]: program \(\d,\) stores it"):
+                stats_into[(8,)](host, aliased, BLOCK=8)  # type: ignore[arg-type]
+        out = np.full(8, np.nan, np.float32)
+        stats_into[(8,)](host, out, BLOCK=8)  # type: ignore[arg-type]
+        np.testing.assert_allclose(out, np.full(8, host.astype(np.float64).sum()), rtol=1e-5)
+
+
+def test_an_in_place_kernel_given_one_array_twice_runs() -> None:
+    """The same array as input and output of an elementwise kernel: each program reads and
+    writes its own elements, which is no race."""
+    host = np.random.default_rng(4).standard_normal(4096).astype(np.float32)
+    want = host.astype(np.float64) * 2.0
+    with tl.backend("numpy"):
+        doubled[(4,)](host, host, BLOCK=1024)  # type: ignore[arg-type]
+    np.testing.assert_allclose(host, want, rtol=1e-6)

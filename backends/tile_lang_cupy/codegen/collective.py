@@ -239,9 +239,25 @@ def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
     k, n = a.ty.shape[1], b.ty.shape[1]
     lda = k + a.layout.row_pad
     ldb = (k if b.layout.transposed else n) + b.layout.row_pad
-    em.line(f"tl::mma_block<{ctype(a.ty.dtype)}, {layout.warps_m}, {layout.warps_n}, {layout.tiles_m}, "
-            f"{layout.tiles_n}, {k}, {lda}, {ldb}, {'true' if b.layout.transposed else 'false'}>("
-            f"{name}, {em.names[a]}, {em.names[b]}, tid);")
+    shape = f"{ctype(a.ty.dtype)}, {layout.warps_m}, {layout.warps_n}, {layout.tiles_m}, {layout.tiles_n}"
+    transposed = "true" if b.layout.transposed else "false"
+    assert isinstance(node.attr, DotAttr)
+    if node.attr.imprecise is None:
+        em.line(f"tl::mma_block<{shape}, {k}, {lda}, {ldb}, {transposed}>({name}, {em.names[a]}, {em.names[b]}, tid);")
+        return
+    # fp8 partial sums over chunks of K (m16n8k32 steps), each added into the f32 acc (see _dot_wgmma)
+    chunk = 32 * max(1, -(-node.attr.imprecise // 32))
+    partial = em.fresh("part")
+    em.line(f"float {partial}[{layout.per_thread}];")
+    for start in range(0, k, chunk):
+        width = min(chunk, k - start)
+        b_at = start if b.layout.transposed else start * ldb
+        em.line("#pragma unroll")
+        em.line(f"for (int q = 0; q < {layout.per_thread}; ++q) {partial}[q] = 0.0f;")
+        em.line(f"tl::mma_block<{shape}, {width}, {lda}, {ldb}, {transposed}>({partial}, {em.names[a]} + {start}, "
+                f"{em.names[b]} + {b_at}, tid);")
+        em.line("#pragma unroll")
+        em.line(f"for (int q = 0; q < {layout.per_thread}; ++q) {name}[q] += {partial}[q];")
 
 
 _WGMMA_TYPES = {dtypes.F16: "f16", dtypes.BF16: "bf16", dtypes.F8E4M3: "e4m3", dtypes.F8E5M2: "e5m2"}
