@@ -29,7 +29,7 @@ import numpy as np
 from tile_lang import builtin, legality
 from tile_lang.buffer import Buffer
 from tile_lang.descriptor import Layout, part_names
-from tile_lang.dtypes import argument_dtype, scalar_dtype
+from tile_lang.dtypes import DType, argument_dtype, scalar_dtype
 from tile_lang.errors import KernelError, LaunchError, TileLangError
 from tile_lang.launch import Launch
 from tile_lang.errors import SemanticError
