@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import textwrap
 import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -106,7 +107,7 @@ class JITFunction(Func[..., Any], runtime.KernelInterface):
     def warmup(self, *args: Any, grid: Any, **kwargs: Any) -> CompiledKernel:
         """Triton's compile-without-launching: the handle of a launch with these arguments
         (compiled now, so an error shows here), launched later by ``handle[grid](...)``."""
-        handle = CompiledKernel(self.kernel[grid], args, without_ignored(kwargs))
+        handle = CompiledKernel(self.kernel[grid], args, without_ignored(kwargs, self.arg_names))
         handle.compiled  # noqa: B018 (compiling is the point)
         return handle
 
@@ -146,16 +147,18 @@ class Config(TlConfig):
 
 
 def _without_tensor_hints(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn``, or a copy of it (same code and globals) without its parameters' ``tl.tensor``
-    annotations: Triton reads ``x: tl.tensor`` as no annotation (FlagGems' generated pointwise
-    kernels write it on every pointer); on the shim ``tl.tensor`` names tile_lang's tensor module."""
+    """``fn``, or a copy of it (same code and globals) without the parameter annotations Triton
+    reads as none: ``x: tl.tensor`` (FlagGems' generated pointwise kernels write it on every
+    pointer; on the shim ``tl.tensor`` names tile_lang's tensor module) and a union of plain
+    Python types, ``stride: int | None = None`` (vLLM's optional strides, typed by the argument:
+    None a compile-time None, an int an int)."""
     def is_tensor(hint: Any) -> bool:
         if isinstance(hint, str):
             try:
                 hint = eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
             except Exception:
                 return False
-        return hint is tensor_module
+        return hint is tensor_module or _plain_union(hint)
 
     hints = getattr(fn, "__annotations__", {})
     kept = {name: hint for name, hint in hints.items() if not is_tensor(hint)}
@@ -165,6 +168,15 @@ def _without_tensor_hints(fn: Callable[..., Any]) -> Callable[..., Any]:
     copy.__kwdefaults__, copy.__annotations__ = fn.__kwdefaults__, kept
     copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
     return copy
+
+
+def _plain_union(hint: Any) -> bool:
+    """Whether ``hint`` is a union of builtin types and None (``int | None``, ``Optional[float]``),
+    a type name Triton does not know, so an annotation it ignores (tile_lang's own ``Pointer[D] |
+    None`` is no such union)."""
+    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
+        return False
+    return all(member in (int, float, bool, type(None)) for member in typing.get_args(hint))
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
