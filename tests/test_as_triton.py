@@ -66,6 +66,31 @@ shifted_copy[(4,)](x, out, 7, 50, 0.5, B=16)
 check(out[7:], x.astype(np.float64) * 0.5 + 4)
 assert np.isnan(out[:7]).all()
 ''',
+    "optional_scalars_and_option_params": '''
+# vLLM's spellings: a stride annotated `int | None = None` (None a compile-time None, an int an int),
+# a parameter named like a launch option (`launch_pdl: tl.constexpr`, launched with launch_pdl=)
+@triton.jit
+def scaled_rows(x_ptr, out_ptr, s_ptr, n_cols, s_stride: int | None = None, launch_pdl: tl.constexpr = False,
+                BLOCK: tl.constexpr = 64):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols)
+    if s_stride is not None:
+        x = x * tl.load(s_ptr + row * s_stride)
+    if launch_pdl:
+        x = -x
+    tl.store(out_ptr + row * n_cols + cols, x, mask=cols < n_cols)
+
+
+x = rng.standard_normal((5, 40)).astype(np.float32)
+s = rng.standard_normal((5, 3)).astype(np.float32)
+for stride, pdl in ((None, False), (3, True)):
+    out = np.full_like(x, np.nan)
+    scaled_rows[(5,)](x, out, s, 40, s_stride=stride, launch_pdl=pdl)
+    want = x.astype(np.float64) * (1.0 if stride is None else s[:, :1].astype(np.float64))
+    check(out, -want if pdl else want)
+assert [p.name for p in scaled_rows.params][-2:] == ["launch_pdl", "BLOCK"]
+''',
     "runtime_protocol": '''
 # a library's own launch layers over Triton's runtime objects, as FlagGems writes them: a KernelInterface
 # caching each specialisation's handle and relaunching it with every argument positional, an Autotuner

@@ -40,8 +40,10 @@ ALIASES: tuple[tuple[object, object], ...] = ((builtins.print, debug.device_prin
 # Functions of typing that only mypy reads (each returns its first argument at run time).
 TYPING_ONLY: frozenset[object] = frozenset({typing.assert_type})
 RANGES: frozenset[object] = frozenset({builtins.range, iterators.range, iterators.static_range})
-# Methods a kernel may call on its values: tensors' (tile_lang.Tensor) and descriptors' load/store.
-METHODS = FORWARDED_METHODS | frozenset({"lt", "le", "gt", "ge", "eq", "ne", "add_offsets", "to", "cast", "store", "load"})
+# Methods a kernel may call on its values: tensors' (tile_lang.Tensor) and descriptors' load/store
+# (gather/scatter, Triton's, are names only: tile_lang.ops.memory.TensorDescriptor).
+METHODS = FORWARDED_METHODS | frozenset({"lt", "le", "gt", "ge", "eq", "ne", "add_offsets", "to", "cast", "store", "load",
+                                          "gather", "scatter"})
 
 _STATEMENTS = (ast.Expr, ast.Pass, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Raise, ast.Return, ast.If,
                ast.For, ast.While)
@@ -200,6 +202,9 @@ class _Walker:
         self.globals = ChainMap(closure_vars(fn), getattr(fn, "__globals__", {}))
         self.funcs: list[Func[..., Any]] = []
         self.iterators: set[int] = set()  # the calls that are for loops' iterators
+        self.constexprs = {arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs)
+                           if arg.annotation is not None and _names_constexpr(arg.annotation)}
+        self.guarded = 0  # depth of branches a constexpr may leave out (Triton compiles them not at all)
 
     def first(self) -> Refusal | None:
         body = self.fdef.body
@@ -218,8 +223,25 @@ class _Walker:
             yield node, message
         if isinstance(node, ast.Raise):  # its exception is host Python, never built (forms.raised)
             return
+        if isinstance(node, ast.If) and self.constexpr_test(node.test):
+            yield from self.walk(node.test)
+            self.guarded += 1
+            try:
+                for stmt in (*node.body, *node.orelse):
+                    yield from self.walk(stmt)
+            finally:
+                self.guarded -= 1
+            return
         for child in ast.iter_child_nodes(node):
             yield from self.walk(child)
+
+    def constexpr_test(self, test: ast.expr) -> bool:
+        """Whether ``test`` reads only constexpr parameters and constants (``if USE_GDC:``,
+        ``if SLICE_NUM == 1:``): its branches may never be compiled."""
+        names = [n for n in ast.walk(test) if isinstance(n, ast.Name)]
+        return bool(names) and all(n.id in self.constexprs for n in names) and all(
+            isinstance(n, (ast.Name, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Load,
+                           ast.cmpop, ast.boolop, ast.unaryop)) for n in ast.walk(test))
 
     def rule(self, node: ast.AST) -> str | None:
         if not isinstance(node, (ast.stmt, ast.expr)):
@@ -267,7 +289,7 @@ class _Walker:
         if callee is UNKNOWN:
             unsupported = self.unsupported(node.func)
             if unsupported is not None:
-                return unsupported
+                return None if self.guarded else unsupported
             if isinstance(node.func, ast.Attribute) and node.func.attr not in METHODS | dtypes.QUERIES:
                 return f"{node.func.attr!r} is not a method a kernel may call (kernel values have " \
                        f"{', '.join('.' + m for m in sorted(METHODS))})"
@@ -279,7 +301,9 @@ class _Walker:
         return call_refusal(callee)
 
     def unsupported(self, e: ast.expr) -> str | None:
-        """Why ``e`` names nothing when it is a Triton name tile_lang lacks (``tl.reduce_or``)."""
+        """Why ``e`` names nothing when it is a Triton name tile_lang lacks (``tl.reduce_or``): a
+        call to it under a constexpr's branch is left to the run or compile that reaches it
+        (vLLM's ``if USE_GDC: tl.extra.cuda.gdc_wait()``), as Triton compiles such a branch not at all."""
         if not isinstance(e, ast.Attribute) or (base := self.resolve(e.value)) is UNKNOWN:
             return None
         try:
@@ -298,6 +322,15 @@ def _plain_target(target: ast.expr) -> bool:
     if isinstance(target, ast.Name):
         return True
     return isinstance(target, (ast.Tuple, ast.List)) and all(_plain_target(t) for t in target.elts)
+
+
+def _names_constexpr(annotation: ast.expr) -> bool:
+    """Whether a parameter's annotation is ``tl.constexpr`` (or ``constexpr``, or either as a string)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.strip()
+    else:
+        text = ast.unparse(annotation)
+    return text == "constexpr" or text.endswith(".constexpr")
 
 
 def _is_none(value: ast.expr) -> bool:

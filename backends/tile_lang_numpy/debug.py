@@ -96,7 +96,9 @@ def _hint(name: str, check: Check, describe: str) -> Callable[[Engine, Mapping[s
             bad = engine.only_active(check(blocks, axis, v, unit))
             if bool(bad.any()):
                 at, where = element(engine, bad if x.ndim else bad[:, 0])
-                value = f"byte offset {int(arr[at]) * unit}" if isinstance(x.handle, Pointers) else int(arr[at])
+                # the values as the check saw them: one program's row stands for all when they agree
+                seen = int(np.broadcast_to(blocks, bad.shape)[at if x.ndim else (*at, 0)])
+                value = f"byte offset {seen * unit}" if isinstance(x.handle, Pointers) else seen
                 along = f" along axis {axis}" if x.ndim > 1 else ""
                 raise engine.error(f"tl.{name}(input, {a['values']!r}) does not hold: {where} is {value}"
                                    f"{along}, {describe.format(v)}")

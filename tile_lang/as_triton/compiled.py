@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from collections.abc import Hashable, Mapping
+from collections.abc import Collection, Hashable, Mapping
 from typing import Any
 
 import tile_lang.registry as registry
@@ -36,8 +36,11 @@ IGNORED_OPTIONS = frozenset({"extern_libs", "maxnreg", "enable_fp_fusion", "debu
 libdevice is its own); accepted and dropped."""
 
 
-def without_ignored(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in kwargs.items() if k not in IGNORED_OPTIONS}
+def without_ignored(kwargs: Mapping[str, Any], params: Collection[str] = ()) -> dict[str, Any]:
+    """``kwargs`` less the ignored launch keywords, but for those naming one of the kernel's
+    ``params``: Triton binds such a keyword to the parameter and reads it as the option too
+    (vLLM's LoRA kernels take ``launch_pdl: tl.constexpr`` and launch with ``launch_pdl=``)."""
+    return {k: v for k, v in kwargs.items() if k not in IGNORED_OPTIONS or k in params}
 
 
 class CompiledKernel:
@@ -143,7 +146,7 @@ class TritonLauncher:
         __tracebackhide__ = True
         kernel = self.launcher.kernel
         names = [p.name for p in kernel.params]
-        args, kept = launch_arguments(kernel.name, names, args, without_ignored(kwargs))
+        args, kept = launch_arguments(kernel.name, names, args, without_ignored(kwargs, names))
         launcher = self.launcher
         if callable(launcher.grid):
             launcher = kernel[named_grid(launcher.grid, {**dict(zip(names, args)), **kept}), launcher.options]

@@ -89,7 +89,8 @@ def handle(kernel: Kernel[Any], args: tuple[Any, ...], grid: Any, warmup: bool, 
     """Launch ``kernel`` unless ``warmup``; the launch's handle either way (compiled when first read)."""
     if not warmup:
         return TritonLauncher(kernel[grid])(*args, **kwargs)
-    args, kept = launch_arguments(kernel.name, [p.name for p in kernel.params], args, without_ignored(kwargs))
+    names = [p.name for p in kernel.params]
+    args, kept = launch_arguments(kernel.name, names, args, without_ignored(kwargs, names))
     return CompiledKernel(kernel[grid], args, kept)
 
 

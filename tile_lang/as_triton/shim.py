@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import textwrap
 import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -106,7 +107,7 @@ class JITFunction(Func[..., Any], runtime.KernelInterface):
     def warmup(self, *args: Any, grid: Any, **kwargs: Any) -> CompiledKernel:
         """Triton's compile-without-launching: the handle of a launch with these arguments
         (compiled now, so an error shows here), launched later by ``handle[grid](...)``."""
-        handle = CompiledKernel(self.kernel[grid], args, without_ignored(kwargs))
+        handle = CompiledKernel(self.kernel[grid], args, without_ignored(kwargs, self.arg_names))
         handle.compiled  # noqa: B018 (compiling is the point)
         return handle
 
@@ -146,25 +147,36 @@ class Config(TlConfig):
 
 
 def _without_tensor_hints(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn``, or a copy of it (same code and globals) without its parameters' ``tl.tensor``
-    annotations: Triton reads ``x: tl.tensor`` as no annotation (FlagGems' generated pointwise
-    kernels write it on every pointer); on the shim ``tl.tensor`` names tile_lang's tensor module."""
-    def resolved(hint: Any) -> Any:
+    """``fn``, or a copy of it (same code and globals) without the parameter annotations Triton
+    reads as none: ``x: tl.tensor`` (FlagGems' generated pointwise kernels write it on every
+    pointer; on the shim ``tl.tensor`` names tile_lang's tensor module) and a union of plain
+    Python types, ``stride: int | None = None`` (vLLM's optional strides, typed by the argument:
+    None a compile-time None, an int an int)."""
+    def ignored(hint: Any) -> bool:
         if isinstance(hint, str):
             try:
-                return eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
+                hint = eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
             except Exception:
-                return None
-        return hint
+                return False
+        return hint is tensor_module or _plain_union(hint)
 
     hints = getattr(fn, "__annotations__", {})
-    kept = {name: hint for name, hint in hints.items() if resolved(hint) is not tensor_module}
+    kept = {name: hint for name, hint in hints.items() if not ignored(hint)}
     if len(kept) == len(hints):
         return fn
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     copy.__kwdefaults__, copy.__annotations__ = fn.__kwdefaults__, kept
     copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
     return copy
+
+
+def _plain_union(hint: Any) -> bool:
+    """Whether ``hint`` is a union of builtin types and None (``int | None``, ``Optional[float]``),
+    a type name Triton does not know, so an annotation it ignores (tile_lang's own ``Pointer[D] |
+    None`` is no such union)."""
+    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
+        return False
+    return all(member in (int, float, bool, type(None)) for member in typing.get_args(hint))
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, overload
+from typing import Any, Generic, Literal, NoReturn, overload
 
 from tile_lang.builtin import builtin
 from tile_lang.dtypes import W32, Bool, DType, Float, Int, marker_of
@@ -68,6 +68,17 @@ class TensorDescriptor(Generic[D, R]):
     def store(self, offsets: list[Offset32] | tuple[Offset32, ...], value: Tensor[D, R]) -> None:
         """Store ``value`` at ``offsets``; out-of-bounds elements are dropped."""
         descriptor_store(self, offsets, value)
+
+    # Triton's row gather and scatter through a descriptor (TMA gather4 on Blackwell): kernels name
+    # them in branches a constexpr leaves out (vLLM's fused_moe_kernel under USE_TD), so the names
+    # are legal; reached, either is this error on both backends.
+    @property
+    def gather(self) -> NoReturn:
+        raise SemanticError("tensor descriptor gather (Triton's desc.gather) is not supported yet")
+
+    @property
+    def scatter(self) -> NoReturn:
+        raise SemanticError("tensor descriptor scatter (Triton's desc.scatter) is not supported yet")
 
 
 # A Python float ``other`` only for float pointers (``other=0.5`` on an int pointer is an error, as
