@@ -23,6 +23,7 @@ from mypy.nodes import (
     ARG_POS, CallExpr, ComparisonExpr, ConditionalExpr, Context, Expression, IndexExpr, ListExpr, MemberExpr, NameExpr,
     OpExpr, SliceExpr, TempNode, TupleExpr, UnaryExpr,
 )
+from mypy.operators import reverse_op_methods
 from mypy.plugin import FunctionSigContext, MethodSigContext
 from mypy.subtypes import is_same_type, is_subtype
 from mypy.typeops import make_simplified_union
@@ -171,6 +172,8 @@ def operator_checked(ctx: MethodSigContext, method: str, inner: Callable[[Method
     others their own result, when some pair is legal. Otherwise ``inner``'s signature."""
     operands = _operands(ctx.context)
     api, signature = ctx.api, ctx.default_signature
+    if method not in reverse_op_methods:
+        return inner(ctx)  # a reflected operator (``__rmul__``): its receiver is the right operand
     if _inside[0] or operands is None or not isinstance(api, TypeChecker) or not isinstance(signature, CallableType) \
             or len(ctx.args) != 1 or len(ctx.args[0]) != 1:
         return inner(ctx)

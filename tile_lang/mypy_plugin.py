@@ -110,6 +110,8 @@ CONVERSIONS = frozenset({f"{owner}.{name}" for owner in (TENSOR, "tile_lang.tens
 WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE4M3": "8e4m3", "WE5M2": "8e5m2",
           "WE4B15": "8e4b15", "WE4B8": "8e4b8", "WE5B16": "8e5b16"}
 CATEGORIES = {"Float": "f", "Int": "i", "UInt": "u"}
+LIST_SHAPES = {"tile_lang.ops.creation.zeros": 0, "tile_lang.ops.creation.full": 0, "tile_lang.ops.shape.reshape": 1,
+               "tile_lang.ops.shape.view": 1, f"{TENSOR}.reshape": 0, f"{TENSOR}.view": 0}  # the shape's position
 EXTREMA = {"builtins.min": ("tl.minimum", "tl.min"), "builtins.max": ("tl.maximum", "tl.max")}  # Python's, on kernel values
 ARRAYS = ("torch.Tensor", "cupy.ndarray")  # adopted by a launch for a Pointer[D] parameter
 OPS = "tile_lang.ops."  # the builtins' modules
@@ -153,6 +155,8 @@ class TileLangPlugin(Plugin):
         return with_launch_options(ctx, arrays)
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        if fullname in LIST_SHAPES:
+            return lambda ctx: ranked_by_list_shape(ctx, LIST_SHAPES[fullname])
         return with_supplied_optional if fullname.removesuffix(".__call__") in WRAPPER_DECORATORS else None
 
     def get_attribute_hook(self, fullname: str) -> Callable[[AttributeContext], Type] | None:
@@ -164,6 +168,8 @@ class TileLangPlugin(Plugin):
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         if fullname in EXTREMA:
             return lambda ctx: scalar_extremum(ctx, fullname)
+        if fullname in LIST_SHAPES:
+            return lambda ctx: ranked_by_list_shape(ctx, LIST_SHAPES[fullname])
         return with_constexprs_widened if fullname in DECORATORS else None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
@@ -212,6 +218,20 @@ def shape_of_rank(ctx: AttributeContext) -> Type:
     return TupleType([integer] * RANKS[rank.type.fullname], fallback=shape)
 
 
+def ranked_by_list_shape(ctx: FunctionContext | MethodContext, position: int) -> Type:
+    """A shape written as a list display, ``tl.zeros([BLOCK_M, BLOCK_N], tl.float32)`` or
+    ``x.reshape([BLOCK_M])`` (Triton's spelling as often as a tuple): the block has the list's length as
+    its rank, as the tuple's overloads give it, rather than the ``Tensor[D, Any]`` a ``list[int]`` gets."""
+    returned = get_proper_type(ctx.default_return_type)
+    shapes = ctx.args[position] if position < len(ctx.args) else []
+    given = shapes[0] if len(shapes) == 1 else None
+    if not (isinstance(returned, Instance) and returned.type.fullname == TENSOR and isinstance(given, ListExpr)
+            and len(given.items) <= 3 and isinstance(get_proper_type(returned.args[1]), AnyType)):
+        return ctx.default_return_type
+    rank = _class(ctx, f"tile_lang.tensor.R{len(given.items)}")
+    return returned.copy_modified(args=[returned.args[0], Instance(rank, [])]) if rank is not None else returned
+
+
 def dtype_constructor(ctx: FunctionSigContext) -> FunctionLike:
     """``tl.float32(v)`` typed ``(v: float) -> Tensor[f32, R0]``: a dtype called on a Python scalar is
     that scalar as a rank-0 block of the dtype, as in Triton (``tl.full((), v, tl.float32)``)."""
@@ -227,7 +247,7 @@ def dtype_constructor(ctx: FunctionSigContext) -> FunctionLike:
                                    arg_names=["value"], ret_type=Instance(tensor, [dtype, Instance(rank, [])]))
 
 
-def _class(ctx: FunctionSigContext | MethodSigContext | FunctionContext, fullname: str) -> TypeInfo | None:
+def _class(ctx: FunctionSigContext | MethodSigContext | FunctionContext | MethodContext, fullname: str) -> TypeInfo | None:
     """The class ``fullname`` from the modules mypy has loaded (``named_generic_type`` finds only
     names the checked module's packages re-export)."""
     module, _, name = fullname.rpartition(".")

@@ -711,7 +711,7 @@ class Tensor(Generic[D, R]):
 
     cast = to  # Triton's other spelling of .to
 
-    def permute(self, *dims: int | tuple[int, ...]) -> Tensor[D, R]:
+    def permute(self, *dims: int | tuple[int, ...] | list[int]) -> Tensor[D, R]:
         """Reorder the axes, as ``tl.permute``: ``x.permute(1, 0)`` or ``x.permute((1, 0))``."""
         out: Tensor[D, R] = _forward("permute", self, permute_dims(dims))
         return out
@@ -726,21 +726,23 @@ class Tensor(Generic[D, R]):
     def reshape(self, d0: int, d1: int, d2: int, /, *, can_reorder: bool = False) -> Tensor[D, R3]: ...
     @overload
     def reshape(self, d0: tuple[int, int, int], /, *, can_reorder: bool = False) -> Tensor[D, R3]: ...
+    @overload
+    def reshape(self, d0: list[int], /, *, can_reorder: bool = False) -> Tensor[D, Any]: ...  # ranked by the plugin
     def reshape(self, *shape: Any, can_reorder: bool = False) -> Any:
         """``tl.reshape``: ``x.reshape(2, 4)`` or ``x.reshape((2, 4))``."""
         return _forward("reshape", self, permute_dims(shape), can_reorder=can_reorder)
 
-    def view(self, *shape: int | tuple[int, ...]) -> Tensor[D, Any]:
+    def view(self, *shape: int | tuple[int, ...] | list[int]) -> Tensor[D, Any]:
         """``tl.view``: ``x.view(2, 4)`` or ``x.view((2, 4))``."""
         out: Tensor[D, Any] = _forward("view", self, permute_dims(shape))
         return out
 
-    def broadcast_to(self, *shape: int | tuple[int, ...]) -> Tensor[D, R]:
+    def broadcast_to(self, *shape: int | tuple[int, ...] | list[int]) -> Tensor[D, R]:
         """``tl.broadcast_to``: ``x.broadcast_to(4, 8)`` or ``x.broadcast_to((4, 8))``."""
         out: Tensor[D, R] = _forward("broadcast_to", self, permute_dims(shape))
         return out
 
-    def trans(self, *dims: int | tuple[int, ...]) -> Tensor[D, R]:
+    def trans(self, *dims: int | tuple[int, ...] | list[int]) -> Tensor[D, R]:
         """``tl.trans``: the axes reversed, or reordered as ``dims``."""
         out: Tensor[D, R] = _forward("trans", self, permute_dims(dims))
         return out

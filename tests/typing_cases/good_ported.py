@@ -287,3 +287,31 @@ def pointer_type_element(x_ptr: Pointer[f32], y_ptr: Pointer[Float[W]], BLOCK: c
     assert_type(y_ptr.type.element_ty, type[Float[W]])
     offs = tl.arange(0, BLOCK)
     tl.store(y_ptr + offs, (tl.load(x_ptr + offs) * 2.0).to(y_ptr.type.element_ty))
+
+
+@tl.kernel
+def shapes_as_lists(x_ptr: Pointer[f32], y_ptr: Pointer[f32], BM: constexpr, BN: constexpr) -> None:
+    """A shape written as a list display (FlagGems' ``val.reshape([BLOCK_M])``, ``tl.zeros([M, N], ...)``):
+    the block's rank is the list's length, as for a tuple (issue 17, third round)."""
+    rows = tl.arange(0, BM)
+    tile = tl.load(x_ptr + rows[:, None] * BN + tl.arange(0, BN)[None, :])
+    flat = tile.reshape([BM * BN])
+    assert_type(flat, Tensor[f32, R1])
+    assert_type(tl.reshape(flat, [BM, BN]), Tensor[f32, R2])
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    assert_type(acc, Tensor[f32, R2])
+    acc += tl.reshape(flat, [BM, BN]).permute([1, 0]).permute([1, 0])
+    tl.store(y_ptr + rows[:, None] * BN + tl.arange(0, BN)[None, :], acc + tl.full([BM, 1], 1.0, tl.float32))
+
+
+@tl.kernel
+def where_of_scalars(x_ptr: Pointer[f32], y_ptr: Pointer[f32], GROUP: constexpr, BLOCK: constexpr) -> None:
+    """``tl.where`` of a Python-bool condition and two Python ints (FlagGems' bmm, Liger's fused MoE
+    group sizes, ``tl.where(last > grid, grid % GROUP, GROUP)``): a rank-0 i32 block."""
+    pid = tl.program_id(0)
+    grid = tl.num_programs(0)
+    size = tl.where(pid * GROUP + GROUP > grid, grid % GROUP, GROUP)
+    assert_type(size, Tensor[i32, R0])
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + pid * BLOCK + offs)
+    tl.store(y_ptr + pid * BLOCK + offs, x * size.to(tl.float32) + tl.where(pid > 0, 0.5, 1.5))

@@ -290,6 +290,10 @@ def where(condition: Tensor[Bool, R], x: float, y: float) -> Tensor[Float[W32], 
 def where(condition: bool, x: Tensor[D, R], y: Tensor[D, R] | Tensor[D, R0] | float) -> Tensor[D, R]: ...
 @overload
 def where(condition: bool, x: Tensor[D, R0] | float, y: Tensor[D, R]) -> Tensor[D, R]: ...
+@overload
+def where(condition: bool, x: int, y: int) -> Tensor[Int[W32], R0]: ...  # scalars: program ids, parameters
+@overload
+def where(condition: bool, x: float, y: float) -> Tensor[Float[W32], R0]: ...
 @builtin
 def where(condition: Any, x: Any, y: Any) -> Any:
     """``x`` where ``condition`` holds, else ``y`` (broadcast); a Python bool condition (``C == 1`` of a

@@ -15,7 +15,7 @@ def broadcast(input: Tensor[D, R], other: Tensor[E, R]) -> tuple[Tensor[D, R], T
 
 
 @builtin
-def broadcast_to(input: Tensor[D, R], shape: tuple[int, ...]) -> Tensor[D, R]:
+def broadcast_to(input: Tensor[D, R], shape: tuple[int, ...] | list[int]) -> Tensor[D, R]:
     """``input`` broadcast to ``shape`` (same rank; size-1 axes expand)."""
 
 
@@ -31,7 +31,7 @@ def expand_dims(input: Any, axis: int) -> Any:
 
 
 @builtin
-def permute(input: Tensor[D, R], dims: tuple[int, ...]) -> Tensor[D, R]:
+def permute(input: Tensor[D, R], dims: tuple[int, ...] | list[int]) -> Tensor[D, R]:
     """Reorder the axes."""
 
 
@@ -51,9 +51,9 @@ def reshape(input: Tensor[D, R], shape: tuple[int, int], can_reorder: bool = Fal
 @overload
 def reshape(input: Tensor[D, R], shape: tuple[int, int, int], can_reorder: bool = False) -> Tensor[D, R3]: ...
 @overload
-def reshape(input: Tensor[D, R], shape: tuple[int, ...], can_reorder: bool = False) -> Tensor[D, Any]: ...
+def reshape(input: Tensor[D, R], shape: tuple[int, ...] | list[int], can_reorder: bool = False) -> Tensor[D, Any]: ...
 @builtin
-def reshape(input: Any, shape: tuple[int, ...], can_reorder: bool = False) -> Any:
+def reshape(input: Any, shape: tuple[int, ...] | list[int], can_reorder: bool = False) -> Any:
     """The same elements in row-major order under a new shape."""
 
 
@@ -63,8 +63,10 @@ def view(input: Tensor[D, R], shape: tuple[int]) -> Tensor[D, R1]: ...
 def view(input: Tensor[D, R], shape: tuple[int, int]) -> Tensor[D, R2]: ...
 @overload
 def view(input: Tensor[D, R], shape: tuple[int, int, int]) -> Tensor[D, R3]: ...
+@overload
+def view(input: Tensor[D, R], shape: list[int]) -> Tensor[D, Any]: ...  # ranked by the plugin
 @builtin
-def view(input: Any, shape: tuple[int, ...]) -> Any:
+def view(input: Any, shape: tuple[int, ...] | list[int]) -> Any:
     """Like ``reshape`` with ``can_reorder=True`` (element order is not guaranteed in Triton)."""
 
 
