@@ -54,6 +54,17 @@ one_element_conditions = _kernel("one_element_conditions", """
         tl.store(o_ptr + offs, y)
 """)
 
+one_element_choice = _kernel("one_element_choice", """
+    def one_element_choice(x_ptr: Pointer[tl.f32], t_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32],
+                           B: constexpr) -> None:
+        pid = tl.program_id(0)
+        offs = pid * B + tl.arange(0, B)
+        x = tl.load(x_ptr + offs)
+        low = tl.load(t_ptr + pid + tl.arange(0, 1)) <= 0.5  # a bool block of shape [1], kept in a name
+        y = x + 1.0 if low else x - 1.0
+        tl.store(o_ptr + offs, y)
+""")
+
 block_condition = _kernel("block_condition", """
     def block_condition(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], B: constexpr) -> None:
         x = tl.load(x_ptr + tl.arange(0, B))
@@ -79,6 +90,19 @@ def test_if_and_while_on_a_one_element_block(backend: str) -> None:
         out = tl.to_device(np.full(grid * b, np.nan, np.float32), tl.f32)
         one_element_conditions[(grid,)](tl.to_device(x, tl.f32), tl.to_device(t, tl.f32), out, B=b)
         np.testing.assert_allclose(out.numpy(), want.reshape(-1), rtol=1e-6)
+
+
+def test_a_one_element_block_named_before_a_conditional_expression(backend: str) -> None:
+    """The condition of ``x if c else y`` a [1] block made earlier: read as its scalar and spread
+    over the block; the compiler's axis analysis crashed on the scalar it reshapes it to."""
+    grid, b = 4, 16
+    rng = _rng(3)
+    x, t = rng.standard_normal(grid * b).astype(np.float32), rng.random(grid).astype(np.float32)
+    want = np.where(np.repeat(t, b) <= 0.5, x.astype(np.float64) + 1.0, x.astype(np.float64) - 1.0)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(grid * b, np.nan, np.float32), tl.f32)
+        one_element_choice[(grid,)](tl.to_device(x, tl.f32), tl.to_device(t, tl.f32), out, B=b)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
 
 
 def test_a_larger_block_is_still_no_condition(backend: str) -> None:

@@ -201,7 +201,7 @@ def _reshape(node: Node, src: AxisInfo) -> AxisInfo:
         return _unknown(node)
     every = math.gcd(*(1 if c > 1 else v for c, v in zip(src.contiguity, src.divisibility)))
     it = iter(real)
-    rows = [next(it) if s != 1 else (1, every, 1) for s in node.ty.shape]
+    rows = [next(it) if s != 1 else (1, every, 1) for s in _dims(node)]  # a scalar as a one-element block
     return AxisInfo(tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows))
 
 
