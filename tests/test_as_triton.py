@@ -65,6 +65,20 @@ out = np.full(57, np.nan, np.float32)
 shifted_copy[(4,)](x, out, 7, 50, 0.5, B=16)
 check(out[7:], x.astype(np.float64) * 0.5 + 4)
 assert np.isnan(out[:7]).all()
+
+
+# a dtype parameter annotated `tl.dtype` (Unsloth's grouped GEMM), a constexpr defaulting to a dtype
+@triton.jit
+def converted(x_ptr, out_ptr, n, OUT: tl.dtype, B: tl.constexpr, ACC: tl.constexpr = tl.float32):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    v = tl.load(x_ptr + offs, mask=offs < n).to(ACC) * 3.0
+    tl.static_assert(v.dtype == ACC)
+    tl.store(out_ptr + offs, v.to(OUT), mask=offs < n)
+
+
+out16 = np.full(50, np.nan, np.float16)
+converted[(4,)](x, out16, 50, tl.float16, B=16)
+check(out16, (x.astype(np.float64) * 3.0).astype(np.float16).astype(np.float64))
 ''',
     "optional_scalars_and_option_params": '''
 # vLLM's spellings: a stride annotated `int | None = None` (None a compile-time None, an int an int),

@@ -149,16 +149,17 @@ class Config(TlConfig):
 def _without_tensor_hints(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn``, or a copy of it (same code and globals) without the parameter annotations Triton
     reads as none: ``x: tl.tensor`` (FlagGems' generated pointwise kernels write it on every
-    pointer; on the shim ``tl.tensor`` names tile_lang's tensor module) and a union of plain
-    Python types, ``stride: int | None = None`` (vLLM's optional strides, typed by the argument:
-    None a compile-time None, an int an int)."""
+    pointer; on the shim ``tl.tensor`` names tile_lang's tensor module), ``out_dtype: tl.dtype``
+    (Unsloth's grouped GEMM: a dtype argument is a compile-time value, as Triton specialises it)
+    and a union of plain Python types, ``stride: int | None = None`` (vLLM's optional strides,
+    typed by the argument: None a compile-time None, an int an int)."""
     def ignored(hint: Any) -> bool:
         if isinstance(hint, str):
             try:
                 hint = eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
             except Exception:
                 return False
-        return hint is tensor_module or _plain_union(hint)
+        return hint is tensor_module or hint is dtype or _plain_union(hint)
 
     hints = getattr(fn, "__annotations__", {})
     kept = {name: hint for name, hint in hints.items() if not ignored(hint)}
