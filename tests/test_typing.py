@@ -344,7 +344,7 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
     constexprs, a dtype for a helper's constexpr, a loaded extent, a bool block meeting an int in a where,
     widening int stores and wheres, scalar arithmetic converted with .to,
     offsets plus a pointer, tl.minimum of two ints, a combine function generic over the width, a constexpr out_dtype,
-    cache hints from constexprs."""
+    cache hints from constexprs, a constexpr defaulting to a dtype."""
     cases = case_modules["good_ported"]
     rng = np.random.default_rng(17)
     x = rng.standard_normal(100).astype(np.float32)
@@ -399,6 +399,11 @@ def test_ported_spellings_run(case_modules: dict[str, object], backend: str) -> 
         getattr(cases, "cache_hints_from_constexprs")[(1,)](dx, out, LOAD_HINT=".ca", EVICTION="evict_last",
                                                             STORE_HINT=".cs", BLOCK=32)
         np.testing.assert_allclose(out.numpy(), x64[:32] + 1.0, rtol=1e-6)
+        for acc_dtype, rounded in ((None, x64), (tl.float16, x.astype(np.float16).astype(np.float64))):
+            out = _nan(100)
+            chosen = {} if acc_dtype is None else {"ACC": acc_dtype}
+            getattr(cases, "constexpr_dtype_default")[(4,)](dx, out, 100, BLOCK=32, **chosen)
+            np.testing.assert_allclose(out.numpy(), 2 * rounded, rtol=1e-6)
         runs = np.array([1, 1, 2, 2, 2, 3, 1, 1, 4, 5], np.float32)
         counts = tl.to_device(np.full(16, -1, np.int64), tl.i64)
         totals = tl.to_device(np.concatenate([[100], np.full(16, -1)]).astype(np.int64), tl.i64)

@@ -69,8 +69,8 @@ from mypy.checker import TypeChecker
 from mypy.checkexpr import has_any_type
 from mypy.expandtype import expand_type
 from mypy.nodes import (
-    ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, IndexExpr, MemberExpr, NameExpr, RefExpr,
-    SymbolNode, TypeInfo,
+    ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, FuncDef, IndexExpr, MemberExpr, NameExpr, RefExpr,
+    SymbolNode, TypeAlias, TypeInfo,
 )
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatExpr, ListExpr, StrExpr, TupleExpr, UnaryExpr
 from mypy.nodes import AssignmentStmt, ConditionalExpr, IntExpr
@@ -332,12 +332,41 @@ def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
     int default (``BLOCK: constexpr = 128``), is an int in arithmetic, and compares with a str. A local
     constant so annotated takes its value's type where the value is a float, str or tuple literal
     (``LN2: tl.constexpr = 0.693``, ``order: tl.constexpr = (0, 1) if ... else (1, 0)``)."""
-    statement = getattr(getattr(ctx.api, "api", None), "statement", None)  # the semantic analyser's statement
+    analyser = getattr(ctx.api, "api", None)
+    statement = getattr(analyser, "statement", None)  # the semantic analyser's statement
     if isinstance(statement, AssignmentStmt) and statement.type is not None:
         literal = _literal_type(ctx, statement.rvalue)
         if literal is not None:
             return literal
-    return UnionType([ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])])
+    items = [ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])]
+    dtype = ctx.api.named_type(DTYPE, []) if _dtype_default(ctx, analyser, statement) else None
+    return UnionType([*items, TypeType(dtype)] if isinstance(dtype, Instance) else items)
+
+
+def _dtype_default(ctx: AnalyzeTypeContext, analyser: object, statement: object) -> bool:
+    """Whether the annotation is a kernel parameter's whose default names a dtype (Unsloth's
+    ``acc_dtype: tl.constexpr = tl.float32``): the parameter then also holds a dtype."""
+    func = statement.func if isinstance(statement, Decorator) else statement
+    lookup = getattr(analyser, "lookup_qualified", None)
+    if not isinstance(func, FuncDef) or lookup is None:
+        return False
+    for arg in func.arguments:
+        if arg.type_annotation is ctx.type and arg.initializer is not None:
+            name = _dotted(arg.initializer)
+            found = lookup(name, arg.initializer, suppress_errors=True) if name else None
+            target = get_proper_type(found.node.target) if found is not None and isinstance(found.node, TypeAlias) else None
+            return isinstance(target, Instance) and any(base.fullname == DTYPE for base in target.type.mro)
+    return False
+
+
+def _dotted(expr: Expression) -> str | None:
+    """``a.b.c`` of a name or attribute chain, None for anything else."""
+    if isinstance(expr, NameExpr):
+        return expr.name
+    if isinstance(expr, MemberExpr):
+        base = _dotted(expr.expr)
+        return None if base is None else f"{base}.{expr.name}"
+    return None
 
 
 def _literal_type(ctx: AnalyzeTypeContext, value: Expression) -> Type | None:

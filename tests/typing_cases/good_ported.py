@@ -315,3 +315,14 @@ def where_of_scalars(x_ptr: Pointer[f32], y_ptr: Pointer[f32], GROUP: constexpr,
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + pid * BLOCK + offs)
     tl.store(y_ptr + pid * BLOCK + offs, x * size.to(tl.float32) + tl.where(pid > 0, 0.5, 1.5))
+
+
+@tl.kernel
+def constexpr_dtype_default(x_ptr: Pointer[f32], y_ptr: Pointer[f32], n: int, BLOCK: constexpr,
+                            ACC: constexpr = tl.float32) -> None:
+    """A bare constexpr defaulting to a dtype (Unsloth's grouped GEMM, ``acc_dtype: tl.constexpr =
+    tl.float32``): it holds a dtype or an int, and ``.to``/``tl.zeros`` take it."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=ACC)
+    acc += tl.load(x_ptr + offs, mask=offs < n).to(ACC) * 2
+    tl.store(y_ptr + offs, acc.to(tl.float32), mask=offs < n)
