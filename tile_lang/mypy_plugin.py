@@ -338,25 +338,31 @@ def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
         literal = _literal_type(ctx, statement.rvalue)
         if literal is not None:
             return literal
-    items = [ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])]
-    dtype = ctx.api.named_type(DTYPE, []) if _dtype_default(ctx, analyser, statement) else None
-    return UnionType([*items, TypeType(dtype)] if isinstance(dtype, Instance) else items)
+    dtype = _dtype_default(ctx, analyser, statement)
+    if dtype is not None:
+        return TypeType(dtype)
+    return UnionType([ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])])
 
 
-def _dtype_default(ctx: AnalyzeTypeContext, analyser: object, statement: object) -> bool:
-    """Whether the annotation is a kernel parameter's whose default names a dtype (Unsloth's
-    ``acc_dtype: tl.constexpr = tl.float32``): the parameter then also holds a dtype."""
+def _dtype_default(ctx: AnalyzeTypeContext, analyser: object, statement: object) -> Instance | None:
+    """The dtype a kernel parameter's default names, when the annotation is that parameter's
+    (Unsloth's ``acc_dtype: tl.constexpr = tl.float32``): the kernel is checked with it, as for a
+    launch that keeps the default; launches may pass any dtype (:func:`with_constexprs_widened`)."""
     func = statement.func if isinstance(statement, Decorator) else statement
     lookup = getattr(analyser, "lookup_qualified", None)
     if not isinstance(func, FuncDef) or lookup is None:
-        return False
+        return None
     for arg in func.arguments:
         if arg.type_annotation is ctx.type and arg.initializer is not None:
             name = _dotted(arg.initializer)
             found = lookup(name, arg.initializer, suppress_errors=True) if name else None
             target = get_proper_type(found.node.target) if found is not None and isinstance(found.node, TypeAlias) else None
-            return isinstance(target, Instance) and any(base.fullname == DTYPE for base in target.type.mro)
-    return False
+            return target if isinstance(target, Instance) and _is_dtype_class(target) else None
+    return None
+
+
+def _is_dtype_class(typ: Instance) -> bool:
+    return any(base.fullname == DTYPE for base in typ.type.mro)
 
 
 def _dotted(expr: Expression) -> str | None:
@@ -411,6 +417,8 @@ def with_constexprs_widened(ctx: FunctionContext) -> Type:
         proper = get_proper_type(typ)
         if isinstance(proper, Instance) and proper.type.fullname in SCALARS:
             return ctx.api.named_generic_type(SCALARS[proper.type.fullname], [])
+        if isinstance(proper, TypeType) and isinstance(proper.item, Instance) and _is_dtype_class(proper.item):
+            return given  # a constexpr defaulting to a dtype (``ACC: tl.constexpr = tl.float32``)
         return given if isinstance(proper, UnionType) and any(
             isinstance(item, Instance) and item.type.fullname == CONSTEXPR_VALUE
             for item in map(get_proper_type, proper.items)) else typ

@@ -321,8 +321,9 @@ def where_of_scalars(x_ptr: Pointer[f32], y_ptr: Pointer[f32], GROUP: constexpr,
 def constexpr_dtype_default(x_ptr: Pointer[f32], y_ptr: Pointer[f32], n: int, BLOCK: constexpr,
                             ACC: constexpr = tl.float32) -> None:
     """A bare constexpr defaulting to a dtype (Unsloth's grouped GEMM, ``acc_dtype: tl.constexpr =
-    tl.float32``): it holds a dtype or an int, and ``.to``/``tl.zeros`` take it."""
+    tl.float32``): checked as that dtype, as a launch keeping the default runs; a launch may pass another."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK,), dtype=ACC)
+    assert_type(acc, Tensor[f32, R1])
     acc += tl.load(x_ptr + offs, mask=offs < n).to(ACC) * 2
     tl.store(y_ptr + offs, acc.to(tl.float32), mask=offs < n)
