@@ -256,7 +256,7 @@ def test_timed_backend_restores_and_zeroes(timed: list[Launch]) -> None:
 
 def test_tuned_launches_keep_the_kernel_signature_under_mypy(tmp_path: Path) -> None:
     """The kernel's parameters are checked at a tuned launch; the constexprs the configs and the
-    heuristic set need no default (tile_lang.mypy_plugin makes them optional)."""
+    heuristic set need no default (tile_lang_mypy makes them optional)."""
     mypy_api = pytest.importorskip("mypy.api", reason="mypy is not installed (pip install -e '.[dev]')")
     source = tmp_path / "tuned_launch.py"
     source.write_text(

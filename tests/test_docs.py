@@ -76,7 +76,7 @@ def test_docs_type_check_and_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert {"README.md", "docs/getting-started.md", "docs/rust-book-translation.md", "docs/reference-backend.md",
             "docs/typing.md"} <= set(modules)
     # the setup the pages give for their blocks: mypy --strict with the package's plugin
-    assert 'plugins = ["tile_lang.mypy_plugin"]' in (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'plugins = ["tile_lang_mypy"]' in (REPO / "pyproject.toml").read_text(encoding="utf-8")
 
     # mypy_path in pyproject.toml is relative to the repository root.
     monkeypatch.chdir(REPO)

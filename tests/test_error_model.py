@@ -242,7 +242,7 @@ def imported(name: str) -> types.ModuleType | None:
     try:
         return importlib.import_module(name)
     except ImportError:
-        if name.startswith(CUPY_ONLY) or name in ("tile_lang.torch", "tile_lang.mypy_plugin", "tile_lang.mypy_choices"):
+        if name.startswith(CUPY_ONLY) or name in ("tile_lang.torch", "tile_lang_mypy.plugin", "tile_lang_mypy.choices"):
             return None  # needs CuPy, torch or mypy, which this machine may lack (a GPU host without the dev extras)
         raise
 

@@ -36,7 +36,7 @@ def scaled_copy(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n: int, BLOCK: const
 
 
 def test_launch_option_keywords_type_check_and_set_the_options() -> None:
-    """Triton's spelling, checked by tile_lang.mypy_plugin (no ignore here): the keywords are the launch's
+    """Triton's spelling, checked by tile_lang_mypy (no ignore here): the keywords are the launch's
     options, over those of a tl.Options next to the grid, and the kernel's arguments are unchanged."""
     x = np.random.default_rng(4).standard_normal(300).astype(np.float32)
     with tl.backend("numpy"):

@@ -151,11 +151,11 @@ if TYPE_CHECKING:
     constexpr: TypeAlias = int
     """A compile-time constant parameter, passed by keyword at launch: an int, bool, float or str
     (``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``). mypy sees an ``int``; with
-    tile_lang.mypy_plugin, an ``int | ConstexprValue`` in the kernel and ``int | str`` at its
+    tile_lang_mypy, an ``int | ConstexprValue`` in the kernel and ``int | str`` at its
     launches, and ``tl.constexpr(v)`` typed as ``v``."""
 
     class ConstexprValue(int):
-        """How mypy sees a bare ``constexpr`` parameter inside a kernel under tile_lang.mypy_plugin: an int
+        """How mypy sees a bare ``constexpr`` parameter inside a kernel under tile_lang_mypy: an int
         for arithmetic and shapes, that may be a str at run time, so ``ACTIVATION == "relu"`` checks."""
 
         def __eq__(self, other: object) -> bool:
@@ -172,11 +172,11 @@ else:
 if TYPE_CHECKING:
     class IntScalar(Converts, int):
         """An ``int`` kernel parameter (and ``tl.program_id``) that also converts like the rank-0 block
-        it is when the kernel runs: ``n.to(tl.int64)``. With tile_lang.mypy_plugin a launch passes an int."""
+        it is when the kernel runs: ``n.to(tl.int64)``. With tile_lang_mypy a launch passes an int."""
 
     class FloatScalar(Converts, float):
         """A ``float`` kernel parameter that also converts like the rank-0 f32 block it is when the
-        kernel runs: ``eps.to(tl.float32)``. With tile_lang.mypy_plugin a launch passes a float."""
+        kernel runs: ``eps.to(tl.float32)``. With tile_lang_mypy a launch passes a float."""
 else:
     IntScalar = int
     FloatScalar = float

@@ -170,13 +170,13 @@ def bad_launches(n: int) -> None:
     add_kernel[(1,)](x, out, 1.5, BLOCK=64)  # E: arg-type Argument 3 to "add_kernel" has incompatible type "float"
     generic_kernel[(1,)](x, half, n, BLOCK=64)  # E: misc Cannot infer value of type parameter "W"
     generic_kernel[(1,)](ints, half, n, BLOCK=64)  # E: arg-type "Buffer[Int[W32]]"; expected "Pointer[Float[W16]]
-    # launch options as keywords (tile_lang.mypy_plugin): typed as tl.Options declares them
+    # launch options as keywords (tile_lang_mypy): typed as tl.Options declares them
     add_kernel[(1,)](x, out, n, BLOCK=64, num_warps="8")  # E: arg-type Argument "num_warps" to "add_kernel" has incompatible type "str"; expected "int"
     add_kernel[(1,)](x, out, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "add_kernel"
     add_kernel[(1,)](x, out, n, BLOCK=64, num_wraps=8)  # E: call-arg Unexpected keyword argument "num_wraps" for "add_kernel"; did you mean "num_warps"?
     add_kernel[(1,)](half, out, n, BLOCK=64, num_warps=8, num_stages=3)  # E: arg-type Argument 1 to "add_kernel" has incompatible type "Buffer[Float[W16]]"
     staged_kernel[(1,)](x, n, BLOCK=64, num_stages=2.5)  # E: arg-type Argument "num_stages" to "staged_kernel" has incompatible type "float"; expected "int | str | type[Dtype]"
-    # a bare constexpr takes an int, bool or str (tile_lang.mypy_plugin); a float needs Constexpr[float]
+    # a bare constexpr takes an int, bool or str (tile_lang_mypy); a float needs Constexpr[float]
     activation_kernel[(1,)](x, BLOCK=64, ACTIVATION=None)  # E: arg-type Argument "ACTIVATION" to "activation_kernel" has incompatible type "None"; expected "int | str | type[Dtype]"
     activation_kernel[(1,)](x, BLOCK=64.0, ACTIVATION="relu")  # E: arg-type Argument "BLOCK" to "activation_kernel" has incompatible type "float"
     add_kernel[(1,), tl.Options(num_warps=2)](x, out, n, num_warps=4)  # E: call-arg Missing positional argument "BLOCK" in call to "add_kernel"
@@ -802,7 +802,7 @@ def libdevice_pow_of_halves(x_ptr: Pointer[f16], BLOCK: constexpr) -> None:
     libdevice.pow(x, x)  # E: type-var
 
 
-# a dtype chosen by a branch (a choice, mypy_choices): accepted where one choice of members is legal, so
+# a dtype chosen by a branch (a choice, tile_lang_mypy.choices): accepted where one choice of members is legal, so
 # these are the mistakes it still reports (a branch's own mistake in one mode is tile-lang check's)
 @tl.kernel
 def choice_no_member_fits(x_ptr: Pointer[f16], y_ptr: Pointer[f16], MODE: constexpr, BLOCK: constexpr) -> None:

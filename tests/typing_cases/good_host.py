@@ -57,7 +57,7 @@ def launch_all(n: int) -> None:
     add_kernel[lambda meta: (tl.cdiv(n, meta["BLOCK"]), 1), tl.Options(num_warps=2, num_stages=2)](
         x, y, out, n, BLOCK=256)
     add_kernel[(1, 1, 1)](x_ptr=x, y_ptr=y, out_ptr=out, n=n, BLOCK=64)
-    add_kernel[(1,)](x, y, out, n, BLOCK=1024, num_warps=8, num_stages=3)  # options as keywords: tile_lang.mypy_plugin
+    add_kernel[(1,)](x, y, out, n, BLOCK=1024, num_warps=8, num_stages=3)  # options as keywords: tile_lang_mypy
     add_kernel[(1,), tl.Options(num_warps=2)](x, y, out, n, BLOCK=64, num_stages=2, stream=None)
     softmax_persistent[(4,)](out, x, n, n, 1, n, BLOCK_SIZE=64, num_stages=2, num_warps=8)  # a parameter num_stages
 

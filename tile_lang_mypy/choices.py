@@ -1,4 +1,4 @@
-"""A dtype chosen by a branch, for :mod:`tile_lang.mypy_plugin`.
+"""A dtype chosen by a branch, for :mod:`tile_lang_mypy.plugin`.
 
 ``if casting_mode == LLAMA: X_row = X_row.to(tl.float32)`` leaves ``X_row`` a *choice* after the
 ``if``: a union of blocks of one rank that differ only in dtype (``Tensor[Float[W], R1] |

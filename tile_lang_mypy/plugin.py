@@ -32,7 +32,7 @@
   constexpr holding a dtype, ``.to(X_dtype)``, gives a block of that (unknown) dtype and the same rank.
 - A dtype chosen by a branch on a constexpr, ``if casting_mode == LLAMA: X_row = X_row.to(tl.float32)``:
   the name is a union of blocks differing only in dtype afterwards, which mypy checks member by member
-  (and pair by pair), so ``X_row * rstd`` fails on pairs no mode computes; :mod:`tile_lang.mypy_choices`
+  (and pair by pair), so ``X_row * rstd`` fails on pairs no mode computes; :mod:`tile_lang_mypy.choices`
   checks such an operator, builtin or store per choice of members and accepts it where one is legal.
 - A reduction's axis given as such a constexpr, ``tl.sum(x, axis=AXIS)``: the overloads type the
   result's rank from a literal axis (and reject one the input does not have); a constexpr's value
@@ -53,7 +53,7 @@
   (or of the heuristics dict); configs built otherwise make every bare constexpr of the decorated
   kernel optional.
 
-Enable it with ``plugins = ["tile_lang.mypy_plugin"]`` in ``[tool.mypy]`` (docs/typing.md).
+Enable it with ``plugins = ["tile_lang_mypy"]`` in ``[tool.mypy]`` (docs/typing.md).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ from mypy.types import (
     TupleType, TypeVarType, UninhabitedType, UnionType, get_proper_type,
 )
 
-from tile_lang import mypy_choices as choices
+from tile_lang_mypy import choices
 
 LAUNCH = "tile_lang.kernel.Launcher.__call__"
 CONSTEXPR = "tile_lang.signature.constexpr"
@@ -177,7 +177,7 @@ class TileLangPlugin(Plugin):
         if hook is None and fullname != POINTER_TYPE:
             return None
         checked = hook or _as_declared
-        return lambda ctx: choices.call_checked(ctx, checked)  # a dtype chosen by a branch: tile_lang.mypy_choices
+        return lambda ctx: choices.call_checked(ctx, checked)  # a dtype chosen by a branch: tile_lang_mypy.choices
 
     def _function_signature(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname == CONSTEXPR_CALL:
