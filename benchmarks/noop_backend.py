@@ -81,6 +81,7 @@ class NoopBackend:
     """Adopts :class:`DeviceArray` and ``Buffer`` of its own; every launch calls ``calls``."""
 
     name = "noop"
+    host = False  # it stands in for the CUDA backend
 
     def __init__(self) -> None:
         self.calls = Calls()

@@ -33,6 +33,9 @@ class Backend(Protocol):
     """What a backend implements: memory in and out, native-array adoption and launch."""
 
     name: str
+    host: bool
+    """True when its buffers are host memory (NumPy arrays, torch CPU tensors) and no GPU is involved:
+    the reference, a CPU emulator. Triton code run on it sees a stand-in CUDA device (as_triton)."""
 
     def unavailable_reason(self) -> str | None:
         """None when usable here, else a sentence saying why not (no GPU, no CuPy...)."""
@@ -183,6 +186,11 @@ def current_name() -> str:
 
 def current() -> Backend:
     return get(current_name())
+
+
+def current_is_host() -> bool:
+    """Whether the current backend keeps its buffers in host memory (:attr:`Backend.host`)."""
+    return get(current_name()).host
 
 
 @contextlib.contextmanager

@@ -29,6 +29,7 @@ class CupyBackend:
     launch runs on the device holding its buffers."""
 
     name = "cupy"
+    host = False  # device memory: CuPy arrays, torch CUDA tensors
 
     def __init__(self) -> None:
         self._kernels: KernelCache | None = None

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tile_lang.buffer import Buffer, native_buffer, native_dtype, torch_dtype
+from tile_lang.buffer import Buffer, Owner, native_buffer, native_dtype, torch_dtype
 from tile_lang.errors import LaunchError
 from tile_lang.dtypes import DType
 from tile_lang.launch import Launch
@@ -23,13 +23,14 @@ from tile_lang_numpy import atomic, blocks, debug, elementwise, libdevice, linal
 from tile_lang_numpy import allocator, executor
 from tile_lang_numpy.engine import DivergenceWarning
 
-__all__ = ["DivergenceWarning", "NumpyBackend"]
+__all__ = ["DivergenceWarning", "NumpyBackend", "adopt_host"]
 
 
 class NumpyBackend:
     """Host memory and host execution; native arrays are NumPy arrays."""
 
     name = "numpy"
+    host = True
 
     def __init__(self) -> None:
         allocator.keep_heap()
@@ -47,14 +48,21 @@ class NumpyBackend:
         return np.array(buffer.data, copy=True)
 
     def adopt(self, obj: object) -> Buffer[Any] | None:
-        if not isinstance(obj, np.ndarray):
-            obj = _host_tensor(obj) if _is_tensor(obj) else _host_dlpack(obj)
-            if obj is None:
-                return None
-        return native_buffer(self, obj, native_dtype(obj.dtype), tuple(obj.shape), tuple(obj.strides), obj.ctypes.data)
+        return adopt_host(self, obj)
 
     def launch(self, launch: Launch) -> None:
         executor.run(launch)
+
+
+def adopt_host(backend: Owner, obj: object) -> Buffer[Any] | None:
+    """A Buffer of ``backend`` over host memory without a copy: a NumPy array, a torch CPU tensor or
+    another host array exporting DLPack (None for anything else). Any backend whose kernels read
+    host memory adopts through this (the reference, the CPU emulator of the generated CUDA)."""
+    if not isinstance(obj, np.ndarray):
+        obj = _host_tensor(obj) if _is_tensor(obj) else _host_dlpack(obj)
+        if obj is None:
+            return None
+    return native_buffer(backend, obj, native_dtype(obj.dtype), tuple(obj.shape), tuple(obj.strides), obj.ctypes.data)
 
 
 _SAME_WIDTH = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}

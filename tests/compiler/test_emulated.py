@@ -9,7 +9,11 @@ The whole reference suite runs this way with
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +24,7 @@ from tile_lang import registry
 from tests.compiler.emulator import NAME, EmuBackend
 from tests.numpy_backend import test_blocks, test_dot, test_random, test_reduction, test_shape
 
+REPO = Path(__file__).resolve().parents[2]
 _BACKEND = EmuBackend()
 pytestmark = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None,
                                 reason=str(_BACKEND.unavailable_reason()))
@@ -47,3 +52,43 @@ def test_reference_case_on_the_emulator(case: Callable[..., None], args: tuple[A
     registry.register(_BACKEND)
     with registry.backend(NAME):
         case(NAME, *args)
+
+
+TRITON_SCRIPT = '''
+import numpy as np
+import triton
+import triton.language as tl
+from tile_lang import registry
+
+
+@triton.jit
+def scaled_add(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * alpha + y, mask=mask)
+
+
+rng = np.random.default_rng(5)
+n = 3000
+x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+for warps in (4, 16):  # 16 warps: 512 threads, whose launch bounds also ask for two blocks an SM
+    out = np.full(n + 7, np.nan, np.float32)  # poisoned, with a tail no lane may write
+    scaled_add[(triton.cdiv(n, 512),)](x, y, out, n, 1.5, BLOCK=512, num_warps=warps)
+    assert np.allclose(out[:n], x.astype(np.float64) * 1.5 + y, rtol=1e-6, atol=1e-6), warps
+    assert np.isnan(out[n:]).all()
+print("ran on", registry.current_name())
+'''
+
+
+def test_triton_script_runs_on_the_emulator(tmp_path: Path) -> None:
+    """``python -m tests.compiler.emulator script.py``: unmodified Triton code, its NumPy arrays
+    adopted in place, on the emulated CUDA (a project's kernels test the compiler without a GPU)."""
+    script = tmp_path / "script.py"
+    script.write_text(TRITON_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "backends"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "tests.compiler.emulator", str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ran on emu")

@@ -96,16 +96,16 @@ class CompiledKernel:
 
     @property
     def n_regs(self) -> int:
-        return REFERENCE_REGS if _on_reference() else self.compiled.n_regs
+        return REFERENCE_REGS if _on_host() else self.compiled.n_regs
 
     @property
     def n_spills(self) -> int:
-        return 0 if _on_reference() else self.compiled.n_spills
+        return 0 if _on_host() else self.compiled.n_spills
 
     @property
     def metadata(self) -> Metadata:
         c = self.compiled
-        if not _on_reference():
+        if not _on_host():
             return c.metadata
         return Metadata(REFERENCE_REGS, 0, c.source.dynamic_shared, c.num_warps, 32 * c.num_warps, c.instructions)
 
@@ -125,8 +125,9 @@ def _compiled(kernel: Any, constexprs: tuple[tuple[str, Any], ...], num_warps: i
     return compile_kernel(kernel, dict(constexprs), num_warps, num_stages, arch, dict(pointees))
 
 
-def _on_reference() -> bool:
-    return registry.current_name() == "numpy"
+def _on_host() -> bool:
+    """On a host backend (the reference, the CPU emulator) no toolkit counts registers: stand-ins."""
+    return registry.current_is_host()
 
 
 def named_grid(grid: Any, named: Mapping[str, Any]) -> Any:

@@ -56,7 +56,7 @@ STAND_IN = DeviceFacts(name="tile_lang NumPy reference (sm_80 stand-in)", major=
 def facts(device: int | None = None) -> DeviceFacts:
     """The current backend's device ``device`` (the current one for None). CUDA 13 dropped the clock
     rates from the device properties: 0 where CuPy does not report them."""
-    if registry.current_name() == "numpy":
+    if registry.current_is_host():
         return STAND_IN
     import cupy
 
@@ -126,7 +126,7 @@ def answer_torch_cuda(torch: types.ModuleType) -> None:
     ``get_device_properties`` and ``current_device`` answer for :data:`STAND_IN` (they would raise) and
     ``torch.cuda.device(d)`` switches nothing; ``is_available()`` stays False. A torch with CUDA,
     or the CUDA backend, is left alone."""
-    if registry.current_name() != "numpy" or torch.cuda.is_available():
+    if not registry.current_is_host() or torch.cuda.is_available():
         return
     torch.cuda.get_device_capability = _torch_capability
     torch.cuda.get_device_properties = _torch_properties

@@ -296,7 +296,7 @@ class ActiveDriver:
         """Where torch tensors must live for the current backend: the CPU on the NumPy reference."""
         import torch
 
-        return torch.device("cpu") if registry.current_name() == "numpy" else torch.device("cuda", 0)
+        return torch.device("cpu") if registry.current_is_host() else torch.device("cuda", 0)
 
     def get_benchmarker(self) -> Callable[..., Any]:
         """Triton's default timer of autotune configs: ``tl.testing.do_bench``."""

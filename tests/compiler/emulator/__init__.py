@@ -168,6 +168,7 @@ class EmuBackend:
     CUDA run on CPU threads."""
 
     name = NAME
+    host = True  # host arrays, kernels on CPU threads
 
     def __init__(self, arch: int = 80) -> None:
         self.arch = arch  # the target the code is generated for (90: Hopper's wgmma, emulated)
@@ -193,7 +194,11 @@ class EmuBackend:
         return host
 
     def adopt(self, obj: object) -> Buffer[Any] | None:
-        return None
+        """Host arrays as the reference adopts them (NumPy, torch CPU tensors, DLPack): the emulated
+        kernel addresses their memory, so real projects' kernels run here on their own tensors."""
+        from tile_lang_numpy import adopt_host
+
+        return adopt_host(self, obj)
 
     def launch(self, launch: Launch) -> None:
         """As the GPU would: a block needing more shared memory than the target's devices give one

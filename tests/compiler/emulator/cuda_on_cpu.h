@@ -20,7 +20,7 @@
 #include <vector>
 
 #define __global__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)  /* (threads) or (threads, min blocks): a register budget, nothing on the CPU */
 #define __align__(n)
 #undef __forceinline__
 #define __forceinline__ inline
