@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tile_lang import registry
 
 HEADER = '''
 import numpy as np
@@ -751,6 +754,42 @@ def test_cublas_stand_in_multiplies_through_torch(tmp_path: Path) -> None:
         print("ok")
     '''))
     result = _run(tmp_path, script.name)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_tensor_like_objects_on_the_gpu(tmp_path: Path) -> None:
+    """On the CUDA backend a tensor-like object over a CUDA tensor's memory (FlagGems' StridedBuffer
+    of a GPU tensor, bf16 here) launches as that device memory, in place, as Triton launches it."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or not {b.name: b for b in registry.backends()}["cupy"].available:
+        pytest.skip("needs torch with CUDA and the cupy backend (a GPU machine)")
+    (tmp_path / "strided_gpu.py").write_text(textwrap.dedent('''
+        import torch, triton
+        import triton.language as tl
+
+        class Strided:
+            def __init__(self, base, shape, strides, offset=0):
+                self.base, self.dtype, self.device, self.shape = base, base.dtype, base.device, shape
+                self.strides, self.ptr = strides, base.data_ptr() + offset * base.element_size()
+            def data_ptr(self):
+                return self.ptr
+            def stride(self):
+                return self.strides
+
+        @triton.jit
+        def double(x_ptr, out_ptr, n, sx, so, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs * so, tl.load(x_ptr + offs * sx, mask=offs < n) * 2, mask=offs < n)
+
+        base = torch.randn(40, device="cuda").to(torch.bfloat16)
+        out = torch.full((40,), float("nan"), device="cuda", dtype=torch.bfloat16)
+        double[(1,)](Strided(base, (10,), (3,), offset=5), Strided(out, (10,), (4,)), 10, 3, 4, BLOCK=16)
+        assert torch.equal(out[0:40:4], base[5:35:3] * 2) and out.isnan().sum() == 30
+        print("ok")
+        '''))
+    result = subprocess.run([sys.executable, "-m", "tile_lang.as_triton", "strided_gpu.py"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "TILE_LANG_BACKEND": "cupy"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Pointer, constexpr, f32, registry
+from tile_lang import Pointer, constexpr, f16, f32, registry
 from tile_lang.compiler import compile_ir, static_spec
 from tile_lang.compiler.ir import Function, MemAttr, Op, walk
 from tile_lang.compiler.spec import Spec
@@ -32,6 +32,26 @@ def descriptor_scale(x_ptr: Pointer[f32], o_ptr: Pointer[f32], m: int, n: int, r
     dst = tl.make_tensor_descriptor(o_ptr, [m, n], [n, 1], [BM, BN])
     i, j = tl.program_id(0) * BM, tl.program_id(1) * BN
     dst.store([i, j], src.load([i, j]) * 2.0 + 1.0)
+
+
+@tl.kernel
+def descriptor_attributes(x_ptr: Pointer[f16], o_ptr: Pointer[f16], m: int, n: int, BM: constexpr, BN: constexpr) -> None:
+    """o = 2x + 1 accumulated in f32 and converted back by ``acc.to(src.dtype)``, the block shape read
+    back from ``dst.block_shape`` (Triton's descriptor attributes, as FlagGems' Hopper matmul uses them)."""
+    src = tl.make_tensor_descriptor(x_ptr, [m, n], [n, 1], [BM, BN])
+    dst = tl.make_tensor_descriptor(o_ptr, [m, n], [n, 1], [BM, BN])
+    i, j = tl.program_id(0) * dst.block_shape[0], tl.program_id(1) * dst.block_shape[1]
+    acc = src.load([i, j]).to(tl.float32) * 2.0 + 1.0
+    dst.store([i, j], acc.to(src.dtype))
+
+
+def test_descriptor_dtype_and_block_shape(backend: str) -> None:
+    source = np.random.default_rng(5).standard_normal((M, N)).astype(np.float16)
+    want = (source.astype(np.float64) * 2 + 1).astype(np.float16)
+    with tl.backend(backend):
+        out = tl.to_device(np.full((M, N), np.nan, np.float16), tl.f16)
+        descriptor_attributes[(M // BM, -(-N // BN))](tl.to_device(source, tl.f16), out, M, N, BM=BM, BN=BN)
+        np.testing.assert_array_equal(out.numpy(), want)
 
 
 @tl.kernel

@@ -127,15 +127,16 @@ def _strided_view(value: Any) -> bool:
 
 
 def strided_tensor(value: Any) -> Any:
-    """A torch tensor over the CPU memory a tensor-like object addresses, from its ``data_ptr()``
-    to its last element by its shape and strides: Triton launches such an object as the pointer
-    ``data_ptr()``, which tile_lang's buffers need the extent of. Negative strides (a flipped view)
-    reach memory before the pointer, which a buffer cannot start before: refused."""
+    """A torch tensor over the memory a tensor-like object addresses (the CPU's, or a CUDA device's),
+    from its ``data_ptr()`` to its last element by its shape and strides: Triton launches such an
+    object as the pointer ``data_ptr()``, which tile_lang's buffers need the extent of. Negative
+    strides (a flipped view) reach memory before the pointer, which a buffer cannot start before:
+    refused."""
     import torch
 
-    device = getattr(value, "device", None)
-    if device is not None and torch.device(device).type != "cpu":
-        raise LaunchError(f"a {type(value).__name__} on {device}: only CPU memory is adopted this way")
+    device = torch.device(getattr(value, "device", None) or "cpu")
+    if device.type not in ("cpu", "cuda"):
+        raise LaunchError(f"a {type(value).__name__} on {device}: only CPU and CUDA memory is adopted this way")
     shape, strides = tuple(value.shape), tuple(value.stride())
     if any(st < 0 for st in strides):
         raise LaunchError(f"a {type(value).__name__} with negative strides {strides}: its elements lie before "
@@ -143,6 +144,19 @@ def strided_tensor(value: Any) -> Any:
     itemsize = torch.empty((), dtype=value.dtype).element_size()
     count = 0 if 0 in shape else 1 + sum((n - 1) * st for n, st in zip(shape, strides))
     if count == 0:
-        return torch.empty(0, dtype=value.dtype)
+        return torch.empty(0, dtype=value.dtype, device=device)
+    if device.type == "cuda":  # seen as integers of the element's width (the array interface has no bf16 or fp8)
+        span = _DeviceSpan(int(value.data_ptr()), count, itemsize)
+        return torch.as_tensor(span, device=device).view(value.dtype)
     memory = (ctypes.c_char * (count * itemsize)).from_address(int(value.data_ptr()))
     return torch.frombuffer(memory, dtype=value.dtype, count=count)
+
+
+class _DeviceSpan:
+    """``count`` elements of ``itemsize`` bytes of device memory at ``address``, as the CUDA array
+    interface describes them to ``torch.as_tensor`` (which views them without a copy). The object
+    the memory belongs to keeps it alive, as a Triton launch of the same pointer assumes."""
+
+    def __init__(self, address: int, count: int, itemsize: int) -> None:
+        self.__cuda_array_interface__ = {"shape": (count,), "typestr": f"<i{itemsize}", "data": (address, False),
+                                         "version": 2}

@@ -61,6 +61,21 @@ class TensorDescriptor(Generic[D, R]):
     def __init__(self, handle: object) -> None:
         self.handle = handle
 
+    @property
+    def dtype(self) -> type[D]:
+        """``desc.dtype``: the element type, as Triton's ``tensor_descriptor.dtype`` (FlagGems' Hopper
+        matmul converts its accumulator with ``acc.to(a_desc.dtype)``), usable in ``.to`` and ``tl.zeros``."""
+        handle = self.handle
+        assert isinstance(handle, Seen)
+        return marker_of(handle.seen().element)  # type: ignore[return-value]
+
+    @property
+    def block_shape(self) -> list[int]:
+        """``desc.block_shape``: the block each access moves, as Triton's ``tensor_descriptor.block_shape``."""
+        handle = self.handle
+        assert isinstance(handle, Seen)
+        return list(handle.seen().shape)
+
     def load(self, offsets: list[Offset32] | tuple[Offset32, ...]) -> Tensor[D, R]:
         """Load the block at ``offsets``; out-of-bounds elements read as the descriptor's padding."""
         return descriptor_load(self, offsets)
