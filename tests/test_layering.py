@@ -311,6 +311,23 @@ def test_no_language_module_imports_a_backend() -> None:
     assert set(found["missing"]) <= {"tile_lang.torch"}, found["missing"]
 
 
+def test_ml_dtypes_is_imported_on_the_first_bf16_or_fp8_numpy_dtype() -> None:
+    """1.25 s of ``import tile_lang`` before: ``tile_lang.dtypes`` imports it by name when a DType's
+    ``numpy`` is first read, and an ml_dtypes array's dtype is found once ml_dtypes is loaded."""
+    out = run_python("""
+        import sys
+        import numpy as np
+        import tile_lang as tl
+        from tile_lang import dtypes
+
+        print("ml_dtypes" in sys.modules, dtypes.F32.numpy, "ml_dtypes" in sys.modules)
+        print(dtypes.BF16.numpy, "ml_dtypes" in sys.modules)
+        import ml_dtypes
+        print(dtypes.from_numpy(np.zeros(2, ml_dtypes.float8_e5m2).dtype), tl.to_device(np.ones(2, ml_dtypes.bfloat16)).type)
+    """)
+    assert out.split("\n")[:3] == ["False float32 False", "bfloat16 True", "tl.f8e5m2 tl.bf16"]
+
+
 def test_no_language_source_names_a_backend_module() -> None:
     """Also the imports the test above cannot see: inside functions and under TYPE_CHECKING."""
     found = []
