@@ -11,7 +11,7 @@ import pytest
 
 from tests.compiler.kernels import add_kernel
 from tile_lang.cli import main
-from tile_lang.compiler.inspect import ASM_KEYS, Metadata
+from tile_lang.compiled import ASM_KEYS, Compiler, Metadata
 from tile_lang.errors import BackendError, MissingAsm
 
 NVCC, PTXAS = shutil.which("nvcc"), shutil.which("ptxas")
@@ -23,6 +23,15 @@ def hide(monkeypatch: pytest.MonkeyPatch, *tools: str) -> None:
     """Make ``tools`` look missing from PATH, wherever the test runs."""
     found = shutil.which
     monkeypatch.setattr(shutil, "which", lambda tool, *args, **kwargs: None if tool in tools else found(tool))
+
+
+def test_kernel_reaches_the_compiler_by_name_as_a_compiler() -> None:
+    """``Kernel.inspect``, ``cuda_source`` and ``compile`` import the compiler by name (so mypy does not
+    analyse it for each kernel file): the module is a ``Compiler`` for mypy here, and at run time."""
+    import tile_lang.compiler.inspect as entries
+
+    compiler: Compiler = entries
+    assert isinstance(compiler, Compiler)
 
 
 def test_ir_and_cuda_need_no_toolkit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

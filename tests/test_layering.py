@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from tile_lang import registry
 from tile_lang.errors import BackendError, TileLangError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,7 +149,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                          "tile_lang.extra", "tile_lang.target_info")),
     ("rules", ("tile_lang.semantics", "tile_lang.legality")),
     ("backend contract", ("tile_lang.launch", "tile_lang.buffer", "tile_lang.registry", "tile_lang.host",
-                          "tile_lang.launch_cache")),
+                          "tile_lang.launch_cache", "tile_lang.compiled")),
     ("compiler", ("tile_lang.compiler",)),
     ("user surface", ("tile_lang",)),
 )
@@ -193,6 +192,28 @@ def test_the_cycle_check_sees_lazy_type_checking_and_package_imports(tmp_path: P
     assert cycles(graph) == [["pkg", "pkg.a", "pkg.sub.b", "pkg"]]
     del graph["pkg.sub.b"]
     assert cycles({m: s - {"pkg.sub.b"} for m, s in graph.items()}) == []
+
+
+def test_mypy_analyses_no_compiler_module_for_a_file_importing_tile_lang() -> None:
+    """mypy analyses each module an import statement names, inside functions and under TYPE_CHECKING
+    too, and the packages above it: what ``tile_lang/__init__.py`` reaches so is analysed for every
+    file importing tile_lang. The compiler (whose package imports all of it) and ml_dtypes' stubs
+    stay out, about 1.3 s of each cold run (docs/typing.md); the kernel reaches the compiler by name."""
+    graph = import_graph(ROOT / "tile_lang")
+    modules = module_names(ROOT / "tile_lang")
+    reached: set[str] = set()
+    todo = ["tile_lang"]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo += [*graph[name], *(name.rsplit(".", n)[0] for n in range(1, name.count(".") + 1))]
+    assert len(reached) > 30 and "tile_lang.kernel" in reached and "tile_lang.compiled" in reached
+    assert sorted(m for m in reached if m.startswith("tile_lang.compiler")) == []
+    third = {f"{m}: {alias.name if isinstance(node, ast.Import) else node.module}" for m in reached
+             for node in ast.walk(ast.parse(modules[m].read_text())) if isinstance(node, (ast.Import, ast.ImportFrom))
+             for alias in node.names if "ml_dtypes" in (alias.name if isinstance(node, ast.Import) else node.module or "")}
+    assert sorted(third) == []
 
 
 DISPATCH_ENTRIES = frozenset({"apply", "checked", "lacking", "Capabilities"})
@@ -290,6 +311,23 @@ def test_no_language_module_imports_a_backend() -> None:
     assert set(found["missing"]) <= {"tile_lang.torch"}, found["missing"]
 
 
+def test_ml_dtypes_is_imported_on_the_first_bf16_or_fp8_numpy_dtype() -> None:
+    """1.25 s of ``import tile_lang`` before: ``tile_lang.dtypes`` imports it by name when a DType's
+    ``numpy`` is first read, and an ml_dtypes array's dtype is found once ml_dtypes is loaded."""
+    out = run_python("""
+        import sys
+        import numpy as np
+        import tile_lang as tl
+        from tile_lang import dtypes
+
+        print("ml_dtypes" in sys.modules, dtypes.F32.numpy, "ml_dtypes" in sys.modules)
+        print(dtypes.BF16.numpy, "ml_dtypes" in sys.modules)
+        import ml_dtypes
+        print(dtypes.from_numpy(np.zeros(2, ml_dtypes.float8_e5m2).dtype), tl.to_device(np.ones(2, ml_dtypes.bfloat16)).type)
+    """)
+    assert out.split("\n")[:3] == ["False float32 False", "bfloat16 True", "tl.f8e5m2 tl.bf16"]
+
+
 def test_no_language_source_names_a_backend_module() -> None:
     """Also the imports the test above cannot see: inside functions and under TYPE_CHECKING."""
     found = []
@@ -320,6 +358,8 @@ def test_cuda_source_needs_neither_cupy_nor_a_gpu() -> None:
 
 
 def test_a_backend_without_source_generation_is_named() -> None:
+    from tile_lang.compiler.inspect import source_generator
+
     with pytest.raises(BackendError, match="backend 'numpy' does not generate source code") as info:
-        registry.source_generator("numpy")
+        source_generator("numpy")
     assert isinstance(info.value, TileLangError)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import enum
 import functools
+import importlib
 import typing
 from dataclasses import dataclass
 from typing import Generic, TypeAlias, TypeVar
 
-import ml_dtypes
 import numpy as np
 
 from tile_lang.errors import SemanticError, UsageError
@@ -154,9 +154,14 @@ class DType:
     name: str
     kind: Kind
     bits: int
-    numpy: np.dtype[typing.Any]
+    host: str  # the NumPy dtype's name: :attr:`numpy`
     element: DType | None = None  # the pointee, for pointers
     coded: bool = False  # NumPy has no type for it: arrays hold its 8-bit codes (see :mod:`tile_lang.fp8`)
+
+    @functools.cached_property
+    def numpy(self) -> np.dtype[typing.Any]:
+        """The NumPy dtype of its host arrays (bf16 and most fp8 formats: ml_dtypes', loaded on first use)."""
+        return numpy_dtype(self.host)
 
     def __repr__(self) -> str:
         return f"tl.{self.name}" if self.element is None else f"tl.Pointer[{self.element!r}]"
@@ -196,33 +201,42 @@ class DType:
 
 @functools.cache
 def _pointer_type(element: DType) -> DType:
-    return DType(f"ptr<{element.name}>", Kind.POINTER, 64, np.dtype(np.int64), element)
+    return DType(f"ptr<{element.name}>", Kind.POINTER, 64, "int64", element)
 
 
-def _d(name: str, kind: Kind, bits: int, host: typing.Any) -> DType:
-    return DType(name, kind, bits, np.dtype(host))
+ML_DTYPES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"})
+"""The host types NumPy has from ml_dtypes, which registers them with NumPy when imported. It is imported
+on the first use of one (1.25 s of ``import tile_lang`` otherwise), and by name, so that mypy does not
+analyse ml_dtypes' stubs for every file importing tile_lang: tile_lang uses none of its API."""
 
 
-BOOL = _d("bool_", Kind.BOOL, 1, np.bool_)
-I8 = _d("i8", Kind.INT, 8, np.int8)
-I16 = _d("i16", Kind.INT, 16, np.int16)
-I32 = _d("i32", Kind.INT, 32, np.int32)
-I64 = _d("i64", Kind.INT, 64, np.int64)
-U8 = _d("u8", Kind.UINT, 8, np.uint8)
-U16 = _d("u16", Kind.UINT, 16, np.uint16)
-U32 = _d("u32", Kind.UINT, 32, np.uint32)
-U64 = _d("u64", Kind.UINT, 64, np.uint64)
-F16 = _d("f16", Kind.FLOAT, 16, np.float16)
-BF16 = _d("bf16", Kind.FLOAT, 16, ml_dtypes.bfloat16)
-F32 = _d("f32", Kind.FLOAT, 32, np.float32)
-F64 = _d("f64", Kind.FLOAT, 64, np.float64)
-F8E4M3 = _d("f8e4m3", Kind.FLOAT, 8, ml_dtypes.float8_e4m3fn)
-F8E5M2 = _d("f8e5m2", Kind.FLOAT, 8, ml_dtypes.float8_e5m2)
+def numpy_dtype(name: str) -> np.dtype[typing.Any]:
+    """The NumPy dtype called ``name`` (``"float32"``, ``"bfloat16"``...)."""
+    if name in ML_DTYPES:
+        importlib.import_module("ml_dtypes")
+    return np.dtype(name)
+
+
+BOOL = DType("bool_", Kind.BOOL, 1, "bool")
+I8 = DType("i8", Kind.INT, 8, "int8")
+I16 = DType("i16", Kind.INT, 16, "int16")
+I32 = DType("i32", Kind.INT, 32, "int32")
+I64 = DType("i64", Kind.INT, 64, "int64")
+U8 = DType("u8", Kind.UINT, 8, "uint8")
+U16 = DType("u16", Kind.UINT, 16, "uint16")
+U32 = DType("u32", Kind.UINT, 32, "uint32")
+U64 = DType("u64", Kind.UINT, 64, "uint64")
+F16 = DType("f16", Kind.FLOAT, 16, "float16")
+BF16 = DType("bf16", Kind.FLOAT, 16, "bfloat16")
+F32 = DType("f32", Kind.FLOAT, 32, "float32")
+F64 = DType("f64", Kind.FLOAT, 64, "float64")
+F8E4M3 = DType("f8e4m3", Kind.FLOAT, 8, "float8_e4m3fn")
+F8E5M2 = DType("f8e5m2", Kind.FLOAT, 8, "float8_e5m2")
 # Triton's other fp8 formats: bias 8 and 16 are ml_dtypes' "fnuz" types (no infinity, no -0, one NaN,
 # 0x80); bias 15 has no NumPy type, so its arrays hold codes (max 1.75, NaN 0x7F and 0xFF, no infinity)
-F8E4B15 = DType("f8e4b15", Kind.FLOAT, 8, np.dtype(np.uint8), coded=True)
-F8E4B8 = _d("f8e4b8", Kind.FLOAT, 8, ml_dtypes.float8_e4m3fnuz)
-F8E5B16 = _d("f8e5b16", Kind.FLOAT, 8, ml_dtypes.float8_e5m2fnuz)
+F8E4B15 = DType("f8e4b15", Kind.FLOAT, 8, "uint8", coded=True)
+F8E4B8 = DType("f8e4b8", Kind.FLOAT, 8, "float8_e4m3fnuz")
+F8E5B16 = DType("f8e5b16", Kind.FLOAT, 8, "float8_e5m2fnuz")
 
 ALL: tuple[DType, ...] = (BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, F8E4M3, F8E5M2,
                           F8E4B15, F8E4B8, F8E5B16)
@@ -233,7 +247,9 @@ _BY_MARKER: dict[object, DType] = {
     f8e4b15: F8E4B15, f8e4b8: F8E4B8, f8e5b16: F8E5B16,
 }
 _MARKER_BY_NAME: dict[str, object] = {d.name: m for m, d in _BY_MARKER.items()}
-_BY_NUMPY: dict[np.dtype[typing.Any], DType] = {d.numpy: d for d in ALL if not d.coded}
+_BY_HOST: dict[str, DType] = {d.host: d for d in ALL if not d.coded}
+_BY_NUMPY: dict[np.dtype[typing.Any], DType] = {d.numpy: d for d in ALL if not d.coded and d.host not in ML_DTYPES}
+"""The dtypes by NumPy dtype; ml_dtypes' join on first use (:func:`from_numpy`)."""
 
 
 def dtype_of(marker: object) -> DType:
@@ -261,9 +277,12 @@ def marker_of(dtype: DType) -> object:
 
 def from_numpy(dtype: np.dtype[typing.Any]) -> DType:
     """The tile_lang dtype holding a NumPy (or ml_dtypes) array's elements."""
-    found = _BY_NUMPY.get(np.dtype(dtype))
+    host = np.dtype(dtype)
+    found = _BY_NUMPY.get(host)
+    if found is None and host.name in ML_DTYPES and _BY_HOST[host.name].numpy == host:
+        found = _BY_NUMPY[host] = _BY_HOST[host.name]  # an array of ml_dtypes' type: ml_dtypes is loaded
     if found is None:
-        raise UsageError(f"NumPy dtype {np.dtype(dtype)} has no tile_lang equivalent")
+        raise UsageError(f"NumPy dtype {host} has no tile_lang equivalent")
     return found
 
 

@@ -7,6 +7,7 @@ kernel and the parameter, with nothing executed.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import numbers
 import types
@@ -31,7 +32,7 @@ from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constan
                                  read_params, runtime_parts, show_dtype, specialise, typed_by_class)
 
 if TYPE_CHECKING:
-    from tile_lang.compiler.inspect import Compiled
+    from tile_lang.compiled import Compiled, Compiler
 
 P = ParamSpec("P")
 
@@ -40,6 +41,17 @@ Grid: TypeAlias = (
 )
 StaticArgs: TypeAlias = tuple[dict[str, Any], int, int, int, dict[str, DType], frozenset[str], frozenset[str]]
 """What the compiler's inspect functions take after the kernel, for a specialisation without a launch."""
+
+
+def _compiler() -> Compiler:
+    """:mod:`tile_lang.compiler.inspect`, imported on first use and by name: an import statement,
+    even inside a function, would make mypy analyse the whole compiler for every file importing
+    ``tile_lang`` (see :class:`~tile_lang.compiled.Compiler`)."""
+    from tile_lang.compiled import Compiler
+
+    module = importlib.import_module("tile_lang.compiler.inspect")
+    assert isinstance(module, Compiler)
+    return module
 
 
 class Kernel(Generic[P]):
@@ -139,10 +151,8 @@ class Kernel(Generic[P]):
         for target ``arch`` ("80": mma.sync, "90a": Hopper's wgmma); the int parameters named in
         ``divisible`` taken as multiples of 16 and those in ``ones`` as 1 (a unit stride), as a
         launch with such values specialises them."""
-        from tile_lang.compiler.inspect import ir_text
-
         args = self._static_args("inspect", num_warps, num_stages, arch, divisible, ones, constexprs)
-        return ir_text(self, *args, optimized=optimized)
+        return _compiler().ir_text(self, *args, optimized=optimized)
 
     def cuda_source(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, divisible: Sequence[str] = (),
                     ones: Sequence[str] = (), **constexprs: Any) -> str:
@@ -151,20 +161,16 @@ class Kernel(Generic[P]):
         (``divisible`` and ``ones`` as for :meth:`inspect`: a descriptor's row strides must be known
         multiples of 16 bytes for its loads to become bulk tensor copies, and a unit stride named in
         ``ones`` gives the vector loads a launch with stride 1 compiles)."""
-        from tile_lang.compiler.inspect import cuda_text
-
         args = self._static_args("cuda_source", num_warps, num_stages, arch, divisible, ones, constexprs)
-        return cuda_text(self, *args)
+        return _compiler().cuda_text(self, *args)
 
     def compile(self, num_warps: int = 4, arch: str = "80", num_stages: int = 3, divisible: Sequence[str] = (),
                 ones: Sequence[str] = (), **constexprs: Any) -> Compiled:
         """The compiled kernel for these constexprs, as Triton's ``kernel.warmup`` returns it, without a
         GPU: ``.asm["ir" | "cuda" | "ptx" | "sass"]``, ``.cubin``, ``.n_regs``, ``.n_spills``, ``.shared``,
         ``.instructions``, ``.metadata`` (the PTX onwards from the CUDA toolkit on PATH, made on first use; arguments as for :meth:`inspect`)."""
-        from tile_lang.compiler.inspect import compile_kernel
-
         args = self._static_args("compile", num_warps, num_stages, arch, divisible, ones, constexprs)
-        return compile_kernel(self, *args)
+        return _compiler().compile_kernel(self, *args)
 
     warmup = compile  # Triton's name for compiling without launching
 

@@ -18,7 +18,6 @@ from tile_lang.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
     from tile_lang.buffer import Buffer
-    from tile_lang.compiler.ir import Function
     from tile_lang.launch import Launch
 
 ENTRY_POINT_GROUP = "tile_lang.backends"
@@ -68,15 +67,6 @@ class GeneratedSource:
 
 
 @runtime_checkable
-class SourceGenerator(Protocol):
-    """An optional backend capability: the source code it generates for a kernel's optimized IR
-    (``kernel.cuda_source``, ``kernel.compile``). It needs only the backend's code, not its device or libraries."""
-
-    def generate_source(self, fn: Function) -> GeneratedSource:
-        """The complete source of ``fn``, as the backend would compile it."""
-
-
-@runtime_checkable
 class Precompiler(Protocol):
     """An optional backend capability: compile the kernels of several checked launches together
     (an autotuner's configs, before it times them: the CUDA backend runs NVRTC for them side by
@@ -123,23 +113,19 @@ def _target(name: str) -> str:
 
 def get(name: str) -> Backend:
     """The backend called ``name``, loaded on first use; raises if it is unknown or unusable."""
-    backend = _try_load(name)
-    if backend is None:
-        raise BackendError(f"tile_lang backend {name!r} could not be loaded: {_LOAD_ERRORS[name]}")
+    backend = load(name)
     reason = backend.unavailable_reason()
     if reason is not None:
         raise BackendError(f"tile_lang backend {name!r} is not available here: {reason}")
     return backend
 
 
-def source_generator(name: str) -> SourceGenerator:
-    """Backend ``name``'s source generator, usable even where the backend cannot run (no GPU, no
-    CuPy); a BackendError if it cannot be loaded or generates no source."""
+def load(name: str) -> Backend:
+    """The backend called ``name``, loaded on first use, whether or not it can run here (its source
+    generator needs only its code: no GPU, no CuPy); raises if it is unknown or cannot be loaded."""
     backend = _try_load(name)
     if backend is None:
         raise BackendError(f"tile_lang backend {name!r} could not be loaded: {_LOAD_ERRORS[name]}")
-    if not isinstance(backend, SourceGenerator):
-        raise BackendError(f"tile_lang backend {name!r} does not generate source code")
     return backend
 
 

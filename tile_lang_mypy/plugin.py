@@ -727,17 +727,29 @@ def _converted_operators(source: str) -> frozenset[tuple[int, int]]:
             for part in [expr.left, expr.right] if isinstance(expr, ast.BinOp) else [expr.operand]:
                 mark(part)
 
-    for function in ast.walk(ast.parse(source)):
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        receivers = [node.func.value for node in ast.walk(function) if isinstance(node, ast.Call)
-                     and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast")]
+    # The outermost functions only: a nested function's conversions and assignments are its outer one's too.
+    outer: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    pending: list[ast.AST] = [ast.parse(source)]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            outer.append(node)
+        else:
+            pending.extend(ast.iter_child_nodes(node))
+    for function in outer:
+        receivers: list[ast.expr] = []
+        assignments: list[ast.Assign] = []
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
+                receivers.append(node.func.value)
+            elif isinstance(node, ast.Assign):
+                assignments.append(node)
         names = {receiver.id for receiver in receivers if isinstance(receiver, ast.Name)}
         for receiver in receivers:
             mark(receiver)
-        for node in ast.walk(function):
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
-                mark(node.value)
+        for assignment in assignments:
+            if any(isinstance(t, ast.Name) and t.id in names for t in assignment.targets):
+                mark(assignment.value)
     return frozenset(found)
 
 

@@ -1,6 +1,6 @@
 """Triton's compiled-kernel handle: what ``fn[grid](...)`` and ``fn.warmup(..., grid=)`` return.
 
-The handle is tile_lang's :class:`~tile_lang.compiler.inspect.Compiled` of the launch's
+The handle is tile_lang's :class:`~tile_lang.compiled.Compiled` of the launch's
 specialisation (the generated CUDA for the current device's target, sm_80 on the NumPy
 reference), made when an attribute is first read, so a launch costs nothing more. On the CUDA
 backend ``n_regs``, ``n_spills`` and ``metadata.shared`` are ptxas's figures; on the NumPy
@@ -20,7 +20,8 @@ import tile_lang.registry as registry
 import tile_lang.as_triton.device as device
 from tile_lang.as_triton.tools import launch_arguments
 from tile_lang.buffer import Buffer
-from tile_lang.compiler.inspect import Compiled, Metadata, compile_kernel
+from tile_lang.compiled import Compiled, Metadata
+from tile_lang.compiler.inspect import compile_kernel
 from tile_lang.kernel import Launcher
 from tile_lang.launch_cache import LaunchCache
 
