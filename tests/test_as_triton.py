@@ -48,6 +48,50 @@ out = np.full_like(x, np.nan)
 gather_rows[(6,)](x, out, rows, x.shape[1], 40, 0.5, BLOCK=64)
 check(out, x[rows].astype(np.float64) * 0.5)
 ''',
+    "autotuner_module_idioms": '''
+# what flash-linear-attention's import needs: Triton's triton.runtime.autotuner module (a library's
+# Autotuner subclass reading user_defined_pre_hook, run through super().run), a constexpr
+# defaulting to triton.language.core.CONSTEXPR_0, and the names torch._inductor imports
+import triton.compiler.compiler
+from triton.compiler import CompiledKernel
+from triton.runtime.autotuner import Autotuner, OutOfResources, autotune, heuristics
+
+assert isinstance(triton.compiler.compiler.triton_key(), str)
+assert OutOfResources is triton.OutOfResources and autotune is triton.autotune and heuristics is triton.heuristics
+
+
+class CountingAutotuner(Autotuner):
+    def __init__(self, fn, arg_names, configs, key, reset_to_zero, restore_value, **kwargs):
+        super().__init__(fn, arg_names, configs, key, reset_to_zero, restore_value, **kwargs)
+        assert not self.user_defined_pre_hook and not self.user_defined_post_hook
+        self.runs = 0
+
+    def run(self, *args, **kwargs):
+        self.runs += 1
+        return super().run(*args, **kwargs)
+
+
+def counting_autotune(configs, key):
+    return lambda fn: CountingAutotuner(fn, fn.arg_names, configs, key, None, None)
+
+
+@counting_autotune([triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"])
+@triton.jit
+def flip_sign(x_ptr, out_ptr, n, BLOCK: tl.constexpr, NEGATE: tl.constexpr = tl.core.CONSTEXPR_0):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, -x if NEGATE else x, mask=offs < n)
+
+
+x = rng.standard_normal(50).astype(np.float32)
+for negate in (False, True):
+    out = np.full_like(x, np.nan)
+    kwargs = {"NEGATE": True} if negate else {}
+    handle = flip_sign[lambda meta: (triton.cdiv(50, meta["BLOCK"]),)](x, out, 50, **kwargs)
+    assert isinstance(handle, CompiledKernel), type(handle)
+    check(out, -x.astype(np.float64) if negate else x.astype(np.float64))
+assert flip_sign.runs == 2 and flip_sign.best_config.kwargs["BLOCK"] in (16, 32)
+''',
     "library_idioms": '''
 # what an operator library's kernels write (FlagGems): a scalar annotated with a dtype, and
 # triton.language.standard._log2 counting the stages of a bitonic sort
@@ -605,6 +649,10 @@ def test_what_projects_probe_before_any_kernel(tmp_path: Path) -> None:
         assert tuple(int(part) for part in triton.__version__.split(".")[:2]) >= (3, 0)
         assert not hasattr(triton.backends.compiler, "AttrsDescriptor")
         import torch._dynamo
+        # torch.compile as a decorator imports inductor's Triton names (flash-linear-attention's
+        # modules decorate helpers so at import): CompiledKernel, triton_key, autotuner's OutOfResources
+        import torch._inductor.runtime.triton_compat
+        torch.compile(lambda x: x + 1)
         '''))
     result = _run(tmp_path, "probes.py")
     assert result.returncode == 0, result.stderr

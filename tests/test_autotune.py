@@ -130,6 +130,37 @@ def test_disagreeing_config_is_reported_with_the_worst_elements() -> None:
     assert "on 'out_ptr'" in text and "16 of 80 elements differ" in text and "index (64,)" in text
 
 
+@tl.kernel
+def block_partials(x_ptr: Pointer[tl.f32], out_ptr: Pointer[tl.f32], n: int, BLOCK: constexpr = 16) -> None:
+    """One partial sum per BLOCK elements, at the program's index: how many there are, and what each
+    holds, depend on the config (the host reads them back through ``best_config``)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+
+
+def test_agreement_check_can_be_turned_off_for_config_dependent_results(monkeypatch: pytest.MonkeyPatch,
+                                                                       launches: list[Launch]) -> None:
+    """With TILE_LANG_AUTOTUNE_CHECK=0 the reference runs the first config that fits and nothing else;
+    results that depend on the config by design are then read through ``best_config``."""
+    configs = [tl.Config({"BLOCK": 16}), tl.Config({"BLOCK": 32})]
+    x = _data(80)
+
+    def launch() -> Any:
+        tuned = tl.autotune(configs=configs, key=["n"])(block_partials)
+        out = tl.to_device(np.full(5, np.nan, dtype=np.float32), tl.f32)
+        tuned[lambda meta: (tl.cdiv(80, meta["BLOCK"]),)](tl.to_device(x, tl.f32), out, 80)
+        return tuned, out.numpy()
+
+    with pytest.raises(tl.KernelError, match="disagrees with config"):
+        launch()
+    monkeypatch.setenv("TILE_LANG_AUTOTUNE_CHECK", "0")
+    del launches[:]
+    tuned, out = launch()
+    assert [launch.constexprs["BLOCK"] for launch in launches] == [16]
+    count = tl.cdiv(80, tuned.best_config.kwargs["BLOCK"])
+    np.testing.assert_allclose(out[:count].astype(np.float64).sum(), x.astype(np.float64).sum(), rtol=1e-5)
+
+
 def test_heuristics_alone_and_under_autotune(launches: list[Launch]) -> None:
     by_rule = tl.heuristics({"BLOCK": lambda args: 128 if args["n"] > 500 else 32})(scale)
     _run_scale(by_rule, 1000)

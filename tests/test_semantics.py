@@ -426,6 +426,32 @@ def test_and_or_not_on_blocks_in_a_branch_some_programs_take(backend: str) -> No
         np.testing.assert_array_equal(out.numpy().reshape(programs, block), np.where(keep, v, -99))
 
 
+@tl.kernel
+def not_of_one_element_blocks(x: Pointer[i32], o: Pointer[i32]) -> None:
+    """``not`` on a block of one element is a block, element by element as Triton runs it (its
+    ``tensor.__not__``), not Python's ``not`` of the element: it has ``.to`` and a shape, and a
+    condition still reads it as its scalar."""
+    pid = tl.program_id(0)
+    v = tl.load(x + pid + tl.arange(0, 1))  # [1]
+    flipped = not v
+    tl.static_assert(len(flipped.shape) == 1)  # type: ignore[attr-defined]  # mypy types `not` as a bool
+    tl.store(o + 3 * pid + tl.arange(0, 1), flipped.to(tl.int32) * 10)  # type: ignore[attr-defined]
+    square = not tl.reshape(v, (1, 1))  # [1, 1]
+    tl.store(o + 3 * pid + 1 + tl.arange(0, 1)[:, None], square.to(tl.int32) * 20)  # type: ignore[attr-defined]
+    if not v:  # a condition on it
+        tl.store(o + 3 * pid + 2 + tl.arange(0, 1), v + 7)
+
+
+def test_not_of_a_one_element_block_is_a_block(backend: str) -> None:
+    v = np.array([0, 3, 0, -2], np.int32)
+    zero = v == 0
+    want = np.stack([np.where(zero, 10, 0), np.where(zero, 20, 0), np.where(zero, 7, -99)], axis=1).ravel()
+    with registry.backend(backend):
+        out = tl.to_device(np.full(12, -99, np.int32), tl.i32)
+        not_of_one_element_blocks[(4,)](tl.to_device(v, tl.i32), out)
+        np.testing.assert_array_equal(out.numpy(), want)
+
+
 REJECTED = [
     (runtime_arange, "tl.arange(0, n)", "tl.arange: end must be a compile-time int, got a runtime value",
      {}),

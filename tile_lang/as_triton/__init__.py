@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import tile_lang
+import tile_lang.as_triton.compiled as compiled
 import tile_lang.as_triton.cublas as cublas
 import tile_lang.as_triton.device as device
 import tile_lang.as_triton.proton as proton
@@ -109,6 +110,12 @@ def _names(name: str, names: Mapping[str, Any]) -> Callable[[], types.ModuleType
     return lambda: Namespace(name, names)
 
 
+def _triton_key() -> str:
+    """``triton.compiler.compiler.triton_key()``: a string naming the compiler, which torch's inductor
+    reads (at import, for its cache keys) whenever ``import triton`` works."""
+    return f"tile_lang-{TRITON_VERSION}"
+
+
 def _libdevice() -> types.ModuleType:
     return _optional("tile_lang.extra.libdevice")
 
@@ -125,7 +132,8 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton": _top,
     "triton.language": _alias("triton.language", lambda: tile_lang, {"dtype": shim.dtype, "str_to_ty": shim.str_to_ty}),
     "triton.language.core": _alias("triton.language.core", lambda: tile_lang,
-                                   {"dtype": shim.dtype, "str_to_ty": shim.str_to_ty, "get_int_dtype": shim.get_int_dtype}),
+                                   {"dtype": shim.dtype, "str_to_ty": shim.str_to_ty, "get_int_dtype": shim.get_int_dtype,
+                                    "CONSTEXPR_0": tile_lang.constexpr(0)}),
     "triton.language.standard": _alias("triton.language.standard", lambda: tile_lang, {"_log2": shim.log2_floor}),
     "triton.language.math": _alias("triton.language.math", lambda: _optional("tile_lang.math", lambda: tile_lang.math)),
     "triton.language.extra": _alias("triton.language.extra", _extra),
@@ -137,16 +145,20 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     # a module holding `driver` (Triton's `from triton.runtime.driver import driver`); importing it makes it
     # `triton.runtime.driver`, so it answers `.active` as the driver does
     "triton.runtime.driver": _names("triton.runtime.driver", {"driver": shim.driver, "active": shim.driver.active}),
+    "triton.runtime.autotuner": _names("triton.runtime.autotuner", {
+        "Autotuner": runtime.Autotuner, "Heuristics": runtime.Heuristics, "Config": shim.Config,
+        "autotune": shim.autotune, "heuristics": shim.heuristics, "OutOfResources": tile_lang.OutOfResources}),
     "triton.runtime.jit": _names("triton.runtime.jit", {
         "JITFunction": shim.JITFunction, "KernelInterface": runtime.KernelInterface, "TensorWrapper": tools.TensorWrapper, "reinterpret": tools.reinterpret,
         "type_canonicalisation_dict": shim.type_canonicalisation_dict}),
     "triton.runtime.errors": _names("triton.runtime.errors", {
         "InterpreterError": tile_lang.KernelError, "OutOfResources": tile_lang.OutOfResources}),
-    "triton.compiler": _names("triton.compiler", {"CompilationError": tile_lang.KernelError}),
+    "triton.compiler": _names("triton.compiler", {"CompilationError": tile_lang.KernelError,
+                                                  "CompiledKernel": compiled.CompiledKernel}),
     "triton.compiler.errors": _names("triton.compiler.errors", {"CompilationError": tile_lang.KernelError}),
     # torch._inductor imports these whenever `import triton` works (torch._dynamo, so transformers, imports it);
     # what it then looks up in them is absent, and its feature tests (hasattr) take their fallbacks
-    "triton.compiler.compiler": _names("triton.compiler.compiler", {}),
+    "triton.compiler.compiler": _names("triton.compiler.compiler", {"triton_key": _triton_key}),
     "triton.backends": _names("triton.backends", {}),
     "triton.backends.compiler": _names("triton.backends.compiler", {}),
     "triton.knobs": _names("triton.knobs", {"nvidia": types.SimpleNamespace(ptxas=shim.Ptxas())}),

@@ -152,6 +152,7 @@ class Autotuner(KernelInterface):
         self.perf_model = self.prune.get("perf_model")
         self.configs_top_k = self.prune.get("top_k", 1.0)
         self.early_config_prune = self.prune.get("early_config_prune")
+        self.user_defined_pre_hook, self.user_defined_post_hook = pre_hook is not None, post_hook is not None
         self.user_defined_hooks = pre_hook is not None or post_hook is not None
         self.pre_hook: Callable[..., Any] = pre_hook or self._reset_and_save
         self.post_hook: Callable[..., Any] = post_hook or self._restore

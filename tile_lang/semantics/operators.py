@@ -127,14 +127,15 @@ def logical(shape: tuple[int, ...], combine: bool, negation: bool = False) -> bo
     ``mask = mask and (x % k != 0)``, FlagGems' ``triu`` ``m_mask and n_mask`` with ``m_mask`` of
     shape [1, 1] and ``n_mask`` of [1, 2048]). Each operand becomes its truth (non-zero), the blocks
     broadcast, and every operand is evaluated. Only a compile-time operand that decides the result
-    ends the expression. For ``and``/``or`` a block of one element is a block (its result one
-    too, which :func:`condition` reads as a scalar where it is a condition); ``not`` reads it as
-    its scalar, Python's ``not``. In a combine function's body,
+    ends the expression. A block of one element is a block (its result one too, which
+    :func:`condition` reads as a scalar where it is a condition), for ``not`` as well: Triton's
+    ``tensor.__not__`` keeps the shape, so ``(not v).to(tl.int32)`` works on a ``[1]`` block.
+    In a combine function's body,
     which runs once per pair of elements with no branch, they are element by element on its
     rank-0 values too (FlagGems' ``return a and b`` reducing bools: Triton's ``logical_and``).
     Elsewhere on a scalar they are Python's (:func:`condition`): what follows a runtime scalar
     runs only where it does not decide."""
-    return combine or (math.prod(shape) != 1 if negation else bool(shape))
+    return combine or bool(shape)
 
 
 def _not_a_block(shape: tuple[int, ...], what: str) -> None:
