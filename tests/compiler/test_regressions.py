@@ -668,3 +668,29 @@ def test_python_float_carried_by_a_loop_is_f32(backend: str, n: int) -> None:
         out = _poisoned(16)
         sum_from_a_python_float[(1,)](tl.to_device(x, tl.f16), out, n, B=16)
         np.testing.assert_allclose(out.numpy(), want, rtol=2e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["double", "exp", "max", "tl_scale", "__scale"])
+def test_a_kernel_named_like_a_cuda_name_compiles(name: str, backend: str) -> None:
+    """A kernel may be named like a C++ keyword or a function CUDA's headers declare (``def double``,
+    FlagGems-style ``exp``): its C symbol becomes ``<name>_kernel``; NVRTC and g++ refused the
+    source before."""
+    kernel = load(name, textwrap.dedent(f"""
+        import tile_lang as tl
+        from tile_lang import Pointer, constexpr
+
+
+        @tl.kernel
+        def {name}(x_ptr: Pointer[tl.f32], o_ptr: Pointer[tl.f32], n: int, B: constexpr) -> None:
+            offs = tl.arange(0, B)
+            tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+    """))
+    x = np.random.default_rng(3).standard_normal(50).astype(np.float32)
+    with registry.backend(backend):
+        out = tl.to_device(np.full(64, np.nan, np.float32), tl.f32)
+        kernel[(1,)](tl.to_device(x, tl.f32), out, 50, B=64)
+        got = out.numpy()
+    np.testing.assert_array_equal(got[:50], x.astype(np.float64) * 2)
+    assert np.isnan(got[50:]).all()
+    if backend == NAME:
+        assert f" {name}_kernel(" in _BACKEND.last_source

@@ -58,8 +58,36 @@ def _generate(em: Emitter, fn: Function) -> CudaKernel:
             *(f"#define {f} 1" for f in em.features()),
             f'#include "{HEADER}"', "", *em.helpers.values(),
             line_directive(filename, line),
-            f'extern "C" __global__ void __launch_bounds__({_bounds(fn.threads)}) {fn.name}({", ".join(params)}) {{']
-    return CudaKernel(fn.name, "\n".join([*head, *em.lines, "}", ""]), fn.threads, em.smem_bytes, em.maps * MAP_BYTES)
+            f'extern "C" __global__ void __launch_bounds__({_bounds(fn.threads)}) {symbol(fn.name)}({", ".join(params)}) {{']
+    return CudaKernel(symbol(fn.name), "\n".join([*head, *em.lines, "}", ""]), fn.threads, em.smem_bytes,
+                      em.maps * MAP_BYTES)
+
+
+_MATH = ("abs acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos cosh cospi erf erfc erfcinv erfcx erfinv "
+         "exp exp10 exp2 expm1 fabs fdim floor fma fmax fmin fmod frexp hypot ilogb isfinite isinf isnan j0 j1 jn ldexp "
+         "lgamma llrint llround log log10 log1p log2 logb lrint lround max min modf nan nearbyint nextafter norm normcdf "
+         "normcdfinv pow rcbrt remainder remquo rhypot rint round rsqrt scalbln scalbn signbit sin sincos sincospi sinh "
+         "sinpi sqrt tan tanh tgamma trunc y0 y1 yn").split()
+_RESERVED = frozenset([
+    *_MATH, *(f + "f" for f in _MATH),  # C linkage in CUDA's headers: a kernel of that name would clash
+    *("alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class "
+      "compl concept const consteval constexpr constinit const_cast continue co_await co_return co_yield decltype "
+      "default delete do double dynamic_cast else enum explicit export extern false float for friend goto if inline "
+      "int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public register "
+      "reinterpret_cast requires return short signed sizeof static static_assert static_cast struct switch template "
+      "this thread_local throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t "
+      "while xor xor_eq restrict").split(),  # C++ keywords and alternative tokens
+    *("main printf malloc free memcpy memset assert clock clock64 dim3 threadIdx blockIdx blockDim gridDim warpSize "
+      "half half2 size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t").split(),
+])
+
+
+def symbol(name: str) -> str:
+    """The kernel's C symbol: its Python name, unless C++ or CUDA's headers own that name (a kernel
+    named ``double``, ``exp`` or ``max`` is legal Python), or it is reserved (``__x``, ``tl_x``): then
+    ``<name>_kernel``. PTX, profilers and error messages show it."""
+    reserved = name in _RESERVED or name.startswith("__") or name.startswith("tl_")
+    return f"{name}_kernel" if reserved else name
 
 
 def _bounds(threads: int) -> str:
