@@ -13,7 +13,8 @@ import pytest
 from benchmarks import dot_kernels as D
 from benchmarks import form_kernels as F
 from tests.compiler.test_tensor_cores import _aligned_spec
-from tile_lang import dtypes
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, dtypes, f32
 from tile_lang.compiler import compile_ir, static_spec
 from tile_lang.compiler.ir import BinaryAttr, BinaryFn, Function, LoopAttr, MemAttr, Node, Op, walk
 
@@ -108,3 +109,24 @@ def test_held_addresses_stay_as_loaded_and_each_copy_adds_its_offset(arch: int) 
         assert not re.search(rf"\b{name}\[k\] \+=", source), f"{name} is stepped in place"
         uses = re.findall(rf"cp_async<\d+>\([^;]*\({name}\[k\] \+ \(c\d+ \+ \d \*", source)
         assert len(uses) == 3, f"{name}: {len(uses)} copies add a carried offset, expected the 3 stages'"
+
+
+@tl.kernel
+def ieee_tile_product(a_ptr: Pointer[f32], b_ptr: Pointer[f32], o_ptr: Pointer[f32], BM: constexpr, BN: constexpr,
+                      BK: constexpr) -> None:
+    """An f32 ``tl.dot`` in IEEE precision: no tensor-core instruction takes it, so CUDA cores do."""
+    rows, cols, ks = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    a = tl.load(a_ptr + rows[:, None] * BK + ks[None, :])
+    b = tl.load(b_ptr + ks[:, None] * BN + cols[None, :])
+    tl.store(o_ptr + rows[:, None] * BN + cols[None, :], tl.dot(a, b, input_precision="ieee"))
+
+
+def test_a_cuda_core_dot_steps_k_at_run_time() -> None:
+    """K is the outer loop of a CUDA-core dot, unrolled by a few steps only, each step one
+    multiply-add per element of the thread: with K unrolled inside each element, NVVM's time
+    grew with the tile (an f32 128x128x32 tile took 96 s to compile, FlagGems' bmm configs
+    timed out while autotuning)."""
+    source = ieee_tile_product.cuda_source(num_warps=4, arch="90a", BM=128, BN=128, BK=32)
+    loop = re.search(r"#pragma unroll (\d+)\n\s*for \(unsigned q = 0; q < 32u; \+\+q\) \{\n\s*#pragma unroll\n", source)
+    assert loop is not None and int(loop.group(1)) <= 4, source
+    assert source.count("for (unsigned q = 0;") == 1

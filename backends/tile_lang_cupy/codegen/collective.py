@@ -196,27 +196,35 @@ def _dot(em: Emitter, node: Node) -> None:
     w = ctype(work)
     inner = a.ty.shape[-1]
     name = em.declare(node)
+    sums = em.fresh("s")
+    em.line(f"{w} {sums}[{em.layout(node).per_thread}];")
     with em.each(node) as idx:
-        *batch, m, n = idx.coords
-        x = em.elem(a, Index(None, (*batch, m, "q")))
-        y = em.elem(b, Index(None, (*batch, "q", n)))
-        em.line(f"{w} s = tl::cvt<{w}>({em.elem(acc, idx)});")
-        with em.block(f"for (unsigned q = 0; q < {inner}u; ++q)"):
-            em.line(f"const {w} x = tl::cvt<{w}>({x});")
-            em.line(f"const {w} y = tl::cvt<{w}>({y});")
-            for statement in _dot_step(node.attr.precision, work):
-                em.line(statement)
-        em.line(f"{name}[k] = tl::cvt<{ctype(out)}>(s);")
+        em.line(f"{sums}[k] = tl::cvt<{w}>({em.elem(acc, idx)});")
+    # K outermost and at run time, each step one multiply-add per element of the thread (unrolled, so
+    # reads of one row or column from shared memory are shared): with K innermost and unrolled as
+    # well, NVVM's time grew with the tile's area times K (96 s for an f32 128x128x32 tile)
+    em.line(f"#pragma unroll {_K_UNROLL}")
+    with em.block(f"for (unsigned q = 0; q < {inner}u; ++q)"):
+        with em.each(node) as idx:
+            *batch, m, n = idx.coords
+            em.line(f"const {w} x = tl::cvt<{w}>({em.elem(a, Index(None, (*batch, m, 'q')))});")
+            em.line(f"const {w} y = tl::cvt<{w}>({em.elem(b, Index(None, (*batch, 'q', n)))});")
+            em.line(_dot_step(node.attr.precision, work, f"{sums}[k]"))
+    with em.each(node) as idx:
+        em.line(f"{name}[k] = tl::cvt<{ctype(out)}>({sums}[k]);")
 
 
-def _dot_step(precision: Precision, work: DType) -> list[str]:
-    """One multiply-accumulate of the K loop (tf32x3 never gets here: the lowering splits it
-    into three tf32 dots, as Triton does)."""
+_K_UNROLL = 4  # steps of K unrolled in a CUDA-core dot (compile time grows with it)
+
+
+def _dot_step(precision: Precision, work: DType, s: str) -> str:
+    """One multiply-accumulate into ``s`` of the K loop (tf32x3 never gets here: the lowering splits
+    it into three tf32 dots, as Triton does)."""
     if not work.is_float:
-        return ["s += x * y;"]
+        return f"{s} += x * y;"
     if precision is Precision.TF32:
-        return ["s = fmaf(tl::tf32(x), tl::tf32(y), s);"]
-    return [f"s = {'fmaf' if work.bits == 32 else 'fma'}(x, y, s);"]
+        return f"{s} = fmaf(tl::tf32(x), tl::tf32(y), {s});"
+    return f"{s} = {'fmaf' if work.bits == 32 else 'fma'}(x, y, {s});"
 
 
 def _dot_mma(em: Emitter, node: Node, layout: Mma) -> None:
