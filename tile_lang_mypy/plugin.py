@@ -25,6 +25,8 @@
   ``tl.dot: input is f16 but other is f32``.
 - Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
   block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
+- ``tl.dtype`` as an annotation, ``output_dtype: tl.dtype = y_ptr.dtype.element_ty``: a dtype not known
+  statically, as a bare constexpr holding one (``x.to(output_dtype)`` keeps ``x``'s rank).
 - ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
   generic over ``W``): mypy infers ``dtype`` from the variable's type and rejects ``tl.float32`` as
   not ``type[Float[W]]``; the plugin types the call by its argument, so the error is the readable
@@ -74,10 +76,13 @@ from mypy.nodes import (
 )
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatExpr, ListExpr, StrExpr, TupleExpr, UnaryExpr
 from mypy.nodes import AssignmentStmt, ConditionalExpr, IntExpr
-from mypy.plugin import AnalyzeTypeContext, AttributeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
+from mypy.plugin import (
+    AnalyzeTypeContext, AttributeContext, CheckerPluginInterface, FunctionContext, FunctionSigContext, MethodContext,
+    MethodSigContext, Plugin,
+)
 from mypy.subtypes import is_same_type, is_subtype
 from mypy.types import (
-    AnyType, CallableType, FunctionLike, Instance, LiteralType, Parameters, ProperType, Type, TypeOfAny, TypeType,
+    AnyType, CallableType, FunctionLike, Instance, LiteralType, NoneType, Parameters, ProperType, Type, TypeOfAny, TypeType,
     TypeVarId,
     TupleType, TypeVarType, UninhabitedType, UnionType, get_proper_type,
 )
@@ -87,6 +92,7 @@ from tile_lang_mypy import choices
 LAUNCH = "tile_lang.kernel.Launcher.__call__"
 CONSTEXPR = "tile_lang.signature.constexpr"
 CONSTEXPR_VALUE = "tile_lang.signature.ConstexprValue"
+DTYPE_HINT = "tile_lang.signature.DtypeHint"  # ``tl.dtype`` as an annotation
 DECORATORS = frozenset({"tile_lang.kernel.kernel", "tile_lang.func.func"})
 CONSTEXPR_CALL = "builtins.int"  # what mypy calls for ``constexpr(v)``, the alias's target
 AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functions typed by a literal ``axis``
@@ -163,6 +169,8 @@ class TileLangPlugin(Plugin):
         return shape_of_rank if fullname == f"{TENSOR}.shape" else None
 
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
+        if fullname == DTYPE_HINT:
+            return dtype_hint
         return constexpr_value if fullname == CONSTEXPR else None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
@@ -173,6 +181,8 @@ class TileLangPlugin(Plugin):
         return with_constexprs_widened if fullname in DECORATORS else None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        if fullname == "builtins.range":
+            return range_hints_taken
         hook = self._function_signature(fullname)
         if hook is None and fullname != POINTER_TYPE:
             return None
@@ -200,6 +210,36 @@ class TileLangPlugin(Plugin):
         if fullname.startswith(AXIS_MODULES):
             return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         return lambda ctx: dtype_argument_taken(ctx._replace(default_signature=constexpr_hints_taken(ctx)))
+
+
+RANGE_HINTS = ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten", "warp_specialize")
+"""``tl.range``'s hints, which Triton's front end takes under Python's ``range`` too (and ignores)."""
+
+
+def range_hints_taken(ctx: FunctionSigContext) -> FunctionLike:
+    """Python's ``range`` in a kernel or ``@tl.func`` given ``tl.range``'s hints (Unsloth's ``range(E,
+    flatten=FLATTEN)``): Triton's front end accepts and ignores them, so does tile_lang; the signature takes
+    them as optional keywords (an int, a bool or a constexpr). Outside a kernel, Python's ``range``."""
+    signature = ctx.default_signature
+    call = ctx.context
+    given = {name for name in call.arg_names if name is not None} if isinstance(call, CallExpr) else set()
+    if not given or not given <= set(RANGE_HINTS) or not _in_kernel(ctx.api):
+        return signature
+    hint = UnionType([ctx.api.named_generic_type("builtins.int", []), NoneType()])
+    names = [n for n in RANGE_HINTS if n in given]
+    return signature.copy_modified(arg_types=[*signature.arg_types, *(hint for _ in names)],
+                                   arg_kinds=[*signature.arg_kinds, *(ARG_NAMED_OPT for _ in names)],
+                                   arg_names=[*signature.arg_names, *names])
+
+
+def _in_kernel(api: CheckerPluginInterface) -> bool:
+    """Whether the function being checked is a module-level ``@tl.kernel`` or ``@tl.func``."""
+    function = api.scope.current_function() if isinstance(api, TypeChecker) else None
+    found = api.globals.get(function.name) if isinstance(api, TypeChecker) and function is not None else None
+    decorator = found.node if found is not None else None
+    return isinstance(decorator, Decorator) and any(
+        isinstance(d := (e.callee if isinstance(e, CallExpr) else e), RefExpr) and d.fullname in DECORATORS
+        for e in decorator.original_decorators)
 
 
 def _as_declared(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
@@ -325,6 +365,14 @@ def _float_constant_taken(ctx: FunctionSigContext, signature: CallableType) -> C
     assert isinstance(fixed, CallableType)
     return fixed.copy_modified(arg_types=[ctx.api.named_generic_type("builtins.float", []), *fixed.arg_types[1:]],
                                variables=[v for v in signature.variables if v.id not in (width.id, rank.id)])
+
+
+def dtype_hint(ctx: AnalyzeTypeContext) -> Type:
+    """``tl.dtype`` as an annotation (``output_dtype: tl.dtype = y_ptr.dtype.element_ty``, a parameter
+    ``OUT: tl.dtype``): a dtype not known statically, as a bare constexpr holding one, so ``x.to(it)`` is
+    a block of that unknown dtype and of ``x``'s rank (``type[Any]``, a special form: not an ``Any`` that
+    ``disallow_any_expr`` reports)."""
+    return TypeType(AnyType(TypeOfAny.special_form))
 
 
 def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
