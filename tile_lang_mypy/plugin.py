@@ -624,7 +624,19 @@ def store_checked(ctx: FunctionSigContext, name: str = "store") -> FunctionLike:
 
 
 def _widening_store(pointer: tuple[ProperType, ProperType | None], value: Type) -> bool:
-    """Whether a store's value is a narrower integer block than its pointer's (lossless, accepted)."""
+    """Whether a store's value is a narrower integer block than its pointer's (lossless, accepted); a
+    Python int joined with such rank-0 blocks (Liger's ``argmax_idx = 0``, re-bound to a ``tl.where`` of
+    i32 indices, stored into an i64 buffer) too, each block widening or matching and the pointer an int one."""
+    proper = get_proper_type(value)
+    if isinstance(proper, UnionType) and _joins_scalar(proper):
+        items = [get_proper_type(item) for item in proper.items]
+        blocks = [i for i in items if isinstance(i, Instance) and i.type.fullname == TENSOR]
+        target = get_proper_type(pointer[0].args[0]) if isinstance(pointer[0], Instance) and pointer[0].args else None
+        ints = all(i.type.fullname == "builtins.int" for i in items if isinstance(i, Instance) and i not in blocks)
+        elements = [found[0] for b in blocks if (found := _element_and_rank(b)) is not None]
+        return (ints and isinstance(target, Instance) and target.type.name in ("Int", "UInt")
+                and len(elements) == len(blocks) and any(_widening_store(pointer, b) for b in blocks)
+                and all(_widening_store(pointer, b) or is_same_type(e, target) for b, e in zip(blocks, elements)))
     given, pointee = _element_and_rank(value), pointer[0]
     return (given is not None and isinstance(pointee, Instance) and pointee.type.fullname == POINTER
             and not is_same_type(given[0], get_proper_type(pointee.args[0]))

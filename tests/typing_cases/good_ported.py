@@ -391,3 +391,30 @@ def dtype_of_a_choice(x_ptr: Pointer[Float[W]], y_ptr: Pointer[Float[W]], CAST_F
         x = x.to(tl.float32)
     g = x * 2.0 + 1.0
     tl.store(y_ptr + offs, g.to(x.dtype).to(y_ptr.dtype.element_ty))
+
+
+@tl.kernel
+def int_joined_with_indices_widens(x_ptr: Pointer[f32], idx_ptr: Pointer[i64], n: int, BLOCK: constexpr) -> None:
+    """An index started as a Python int and re-bound to i32 blocks in a loop (Liger's cross entropy
+    ``argmax_idx = 0``, then a ``tl.where`` of block argmaxes), stored into an i64 buffer: the store widens
+    it losslessly, as it widens an i32 block."""
+    best_value = float("-inf")
+    best = 0
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=float("-inf"))
+        block_max = tl.max(x, axis=0)
+        best = tl.where(block_max > best_value, tl.argmax(x, axis=0) + start, best)
+        best_value = tl.maximum(best_value, block_max)
+    tl.store(idx_ptr, best)
+
+
+@tl.kernel
+def unsigned_offsets(x_ptr: Pointer[f32], y_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    """Pointers offset by unsigned blocks (Liger's fused MoE indexes with ``.to(tl.uint32)`` offsets):
+    Triton adds any integer block to a pointer, and so does the run time."""
+    offs = tl.arange(0, BLOCK).to(tl.uint32)
+    assert_type(x_ptr + offs, Tensor[tl.Pointer[f32], R1])
+    rows = (tl.arange(0, BLOCK) // 2).to(tl.uint32)
+    tile = tl.load(x_ptr + rows[:, None] + offs[None, :] * 0)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) + tl.sum(tile, axis=1))
