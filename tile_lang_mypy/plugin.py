@@ -72,7 +72,7 @@ from mypy.checkexpr import has_any_type
 from mypy.expandtype import expand_type
 from mypy.nodes import (
     ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, FuncDef, IndexExpr, MemberExpr, NameExpr, RefExpr,
-    SymbolNode, TypeAlias, TypeInfo,
+    OverloadedFuncDef, SymbolNode, TypeAlias, TypeInfo,
 )
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatExpr, ListExpr, StrExpr, TupleExpr, UnaryExpr
 from mypy.nodes import AssignmentStmt, ConditionalExpr, IntExpr
@@ -82,7 +82,8 @@ from mypy.plugin import (
 )
 from mypy.subtypes import is_same_type, is_subtype
 from mypy.types import (
-    AnyType, CallableType, FunctionLike, Instance, LiteralType, NoneType, Parameters, ProperType, Type, TypeOfAny, TypeType,
+    AnyType, CallableType, FunctionLike, Instance, LiteralType, NoneType, Overloaded, Parameters, ProperType, Type,
+    TypeOfAny, TypeType,
     TypeVarId,
     TupleType, TypeVarType, UninhabitedType, UnionType, get_proper_type,
 )
@@ -190,6 +191,23 @@ class TileLangPlugin(Plugin):
         return lambda ctx: choices.call_checked(ctx, checked)  # a dtype chosen by a branch: tile_lang_mypy.choices
 
     def _function_signature(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        hook = self._builtin_signature(fullname)
+        if hook is None:
+            return None
+        name = fullname.rpartition(".")[2]
+        def checked(ctx: FunctionSigContext) -> FunctionLike:
+            signature = hook(ctx)
+            if not isinstance(signature, CallableType):
+                return signature
+            signature = bool_arguments_checked(ctx._replace(default_signature=signature), name)
+            if not isinstance(signature, CallableType):
+                return signature
+            ctx = ctx._replace(default_signature=signature)
+            # an overloaded builtin (``tl.dot`` of floats or of ints) may take the block in another overload
+            return ctx.default_signature if _overloaded(ctx.api, fullname) else float_argument_checked(ctx, name)
+        return checked
+
+    def _builtin_signature(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname == CONSTEXPR_CALL:
             return constant_of_value
         if fullname in DTYPE_CATEGORIES:
@@ -240,6 +258,82 @@ def _in_kernel(api: CheckerPluginInterface) -> bool:
     return isinstance(decorator, Decorator) and any(
         isinstance(d := (e.callee if isinstance(e, CallExpr) else e), RefExpr) and d.fullname in DECORATORS
         for e in decorator.original_decorators)
+
+
+def _overloaded(api: CheckerPluginInterface, fullname: str) -> bool:
+    """Whether the function ``fullname`` (a builtin's) is declared with overloads."""
+    module, _, name = fullname.rpartition(".")
+    found = api.modules[module].names.get(name) if isinstance(api, TypeChecker) and module in api.modules else None
+    node = found.node if found is not None else None
+    return isinstance(node, OverloadedFuncDef) or (isinstance(node, Decorator) and isinstance(node.var.type, Overloaded))
+
+
+BOOL_PARAMETERS = ("mask", "condition")  # a builtin's parameters that take a bool block only
+
+
+def bool_arguments_checked(ctx: FunctionSigContext, name: str) -> FunctionLike:
+    """A builtin's ``mask`` (``tl.load``, ``tl.store``, the atomics) or ``condition`` (``tl.where``) given a
+    block of a known non-bool dtype: ``tl.load: mask is i32, not a bool block`` here, once, and the
+    signature taking what was given (mypy's own message for an overloaded builtin is "No overload variant
+    of "load" matches argument types ...", naming neither the argument nor its dtype)."""
+    signature = ctx.default_signature
+    if not isinstance(signature, CallableType):
+        return signature
+    for param in BOOL_PARAMETERS:
+        if param not in signature.arg_names:
+            continue
+        index = signature.arg_names.index(param)
+        if index >= len(ctx.args) or len(ctx.args[index]) != 1:
+            continue
+        given = get_proper_type(ctx.api.get_expression_type(ctx.args[index][0]))
+        found = _element_and_rank(given)
+        element = found[0] if found is not None and found[1] is not None else None
+        if element is None or _unknown(element) or not isinstance(element, Instance) or element.type.name == "Bool":
+            continue
+        what = "a comparison (offs < n) or & of them" if param == "mask" else "a comparison"
+        ctx.api.fail(f"tl.{name}: {param} is {_dtype_name(element)}, not a bool block; write {what}", ctx.context,
+                     code=errorcodes.ARG_TYPE)
+        taking = _with_element(signature.arg_types[index], element)  # its rank still binds the call's R
+        signature = signature.copy_modified(arg_types=[taking if i == index else t for i, t in enumerate(signature.arg_types)])
+    return signature
+
+
+def _with_element(declared: Type, element: Instance) -> Type:
+    """``declared`` (a ``Tensor[Bool, R]`` or a union holding such blocks) with ``element`` for ``Bool``."""
+    proper = get_proper_type(declared)
+    if isinstance(proper, UnionType):
+        return UnionType([_with_element(item, element) for item in proper.items])
+    if isinstance(proper, Instance) and proper.type.fullname == TENSOR and len(proper.args) == 2:
+        return proper.copy_modified(args=[element, proper.args[1]])
+    return declared
+
+
+def float_argument_checked(ctx: FunctionSigContext, name: str) -> FunctionLike:
+    """A float-only builtin (``tl.exp``, ``tl.sigmoid``, ``tl.sqrt``: its first parameter a ``Tensor[Float[W],
+    R]``) given a block of a known int, unsigned or bool dtype: ``tl.exp: x is i32, needs a floating-point
+    block`` here (the run time's words), and a result of an unknown dtype and the argument's rank, so the
+    name it is assigned to is not also "Need type annotation"."""
+    signature = ctx.default_signature
+    if not isinstance(signature, CallableType) or not signature.arg_types or not ctx.args or len(ctx.args[0]) != 1:
+        return signature
+    declared = _element_and_rank(signature.arg_types[0])
+    element = declared[0] if declared is not None else None
+    width = get_proper_type(element.args[0]) if isinstance(element, Instance) and element.type.name == "Float" and \
+        len(element.args) == 1 else None
+    if not isinstance(width, TypeVarType):
+        return signature
+    given = get_proper_type(ctx.api.get_expression_type(ctx.args[0][0]))
+    found = _element_and_rank(given)
+    actual = found[0] if found is not None and found[1] is not None else None
+    if not isinstance(actual, Instance) or actual.type.name not in ("Int", "UInt", "Bool") or _unknown(actual):
+        return signature
+    parameter = signature.arg_names[0] or "x"
+    ctx.api.fail(f"tl.{name}: {parameter} is {_dtype_name(actual)}, needs a floating-point block; convert it with "
+                 ".to(tl.float32)", ctx.context, code=errorcodes.ARG_TYPE)
+    anything = AnyType(TypeOfAny.from_error)
+    fixed = expand_type(signature, {v.id: anything for v in signature.variables})
+    assert isinstance(fixed, CallableType)
+    return fixed.copy_modified(arg_types=[given, *fixed.arg_types[1:]], variables=[])
 
 
 def _as_declared(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
