@@ -291,7 +291,7 @@ def bool_arguments_checked(ctx: FunctionSigContext, name: str) -> FunctionLike:
         if element is None or _unknown(element) or not isinstance(element, Instance) or element.type.name == "Bool":
             continue
         what = "a comparison (offs < n) or & of them" if param == "mask" else "a comparison"
-        ctx.api.fail(f"tl.{name}: {param} is {_dtype_name(element)}, not a bool block; write {what}", ctx.context,
+        ctx.api.fail(f"tl.{name}: {param} is {_dtype_name(element)}, not a bool block; write {what}", ctx.args[index][0],
                      code=errorcodes.ARG_TYPE)
         taking = _with_element(signature.arg_types[index], element)  # its rank still binds the call's R
         signature = signature.copy_modified(arg_types=[taking if i == index else t for i, t in enumerate(signature.arg_types)])
@@ -329,7 +329,7 @@ def float_argument_checked(ctx: FunctionSigContext, name: str) -> FunctionLike:
         return signature
     parameter = signature.arg_names[0] or "x"
     ctx.api.fail(f"tl.{name}: {parameter} is {_dtype_name(actual)}, needs a floating-point block; convert it with "
-                 ".to(tl.float32)", ctx.context, code=errorcodes.ARG_TYPE)
+                 ".to(tl.float32)", ctx.args[0][0], code=errorcodes.ARG_TYPE)  # at the argument's line
     anything = AnyType(TypeOfAny.from_error)
     fixed = expand_type(signature, {v.id: anything for v in signature.variables})
     assert isinstance(fixed, CallableType)
@@ -683,6 +683,8 @@ def _store_mismatch(pointer: Type, value: Type, widen: bool = True) -> str | Non
     if given is None or given[1] is None:
         return None
     rank, ptr_rank = given[1], ptr[1]
+    if ptr_rank is None and isinstance(rank, Instance) and rank.type.fullname in RANKS and rank.type.name != "R0":
+        return f"value is rank {rank.type.name[1:]} but the pointer is a scalar (one element)"
     if (isinstance(rank, Instance) and isinstance(ptr_rank, Instance) and rank.type.name != "R0"
             and rank.type.fullname != ptr_rank.type.fullname and rank.type.fullname in RANKS):
         return f"value is rank {rank.type.name[1:]} but the pointers are rank {ptr_rank.type.name[1:]}"
@@ -706,7 +708,7 @@ def store_checked(ctx: FunctionSigContext, name: str = "store") -> FunctionLike:
     if declared is None or actual is None or (declared[1] is None) != (actual[1] is None):
         return signature
     if problem is not None:
-        ctx.api.fail(f"tl.{name}: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+        ctx.api.fail(f"tl.{name}: {problem}", ctx.args[1][0], code=errorcodes.ARG_TYPE)  # the value's line
     elif not _failed(value) and not (widen and _widening_store(actual, value)):
         return signature
     anything = AnyType(TypeOfAny.from_error)  # reported here, or where the value failed to type

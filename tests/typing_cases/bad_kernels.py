@@ -886,3 +886,24 @@ def int_condition_of_scalars(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
 def unsigned_offsets_are_no_floats(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK).to(tl.float32)
     x_ptr + offs  # E: operator
+
+
+@tl.kernel
+def multi_line_load_int_mask(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(
+        x_ptr + offs,
+        mask=(offs < n).to(tl.int32),  # E: arg-type tl.load: mask is i32, not a bool block
+        other=0.0,
+    )
+    tl.store(
+        x_ptr + offs,
+        x.to(tl.float64),  # E: arg-type tl.store: value is f64 but the pointer is to f32
+        mask=offs < n,
+    )
+
+
+@tl.kernel
+def block_into_a_scalar_pointer(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(out_ptr, x)  # E: arg-type tl.store: value is rank 1 but the pointer is a scalar
