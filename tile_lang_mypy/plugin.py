@@ -23,6 +23,12 @@
   ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead; likewise the
   atomics (``tl.atomic_add: value is ...``), ``tl.where: x is f32 but y is f16`` and
   ``tl.dot: input is f16 but other is f32``.
+- A non-bool ``mask`` (``tl.load``, ``tl.store``, the atomics) or ``tl.where`` condition, and a float-only
+  builtin (``tl.exp``) given an int block: ``tl.load: mask is i32, not a bool block``, ``tl.exp: x is i32,
+  needs a floating-point block``, at the argument's line, instead of mypy's "No overload variant" or a
+  "Need type annotation" for the result.
+- Python's ``range`` in a kernel given ``tl.range``'s hints (``range(E, flatten=FLATTEN)``): Triton's front
+  end takes and ignores them; so does the signature.
 - Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
   block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
 - ``tl.dtype`` as an annotation, ``output_dtype: tl.dtype = y_ptr.dtype.element_ty``: a dtype not known
