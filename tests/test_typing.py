@@ -450,6 +450,47 @@ def test_branch_chosen_dtypes_run(case_modules: dict[str, object], backend: str)
             np.testing.assert_allclose(doubled.numpy().astype(np.float64), 2 * x32, rtol=1e-2)
 
 
+def test_fourth_round_spellings_run(case_modules: dict[str, object], backend: str) -> None:
+    """The classes issue 17's fourth round accepts run on the reference and the emulator and match float64
+    NumPy: a branch's dtype standing for a kernel's second width, ``tl.dtype`` annotations, Python's
+    ``range`` with ``tl.range``'s hints, ``.to(x.dtype)`` of a block whose dtype a branch chose, and a Python
+    int joined with i32 indices stored into an i64 buffer, and unsigned offsets of a pointer."""
+    cases = case_modules["good_ported"]
+    rng = np.random.default_rng(41)
+    x = rng.standard_normal(32).astype(np.float32)
+    x64 = x.astype(np.float64)
+    with tl.backend(backend):
+        outputs: tuple[tuple[type[tl.Dtype], Any, float], ...] = (
+            (tl.f16, np.float16, 1e-3), (tl.bf16, ml_dtypes.bfloat16, 1e-2), (tl.f32, np.float32, 1e-6))
+        for dtype, native, tolerance in outputs:
+            picked = tl.to_device(np.full(32, np.nan, native), dtype)
+            getattr(cases, "choice_for_a_second_width")[(1,)](tl.to_device(x.astype(np.float16), tl.f16), picked,
+                                                              BLOCK=32)
+            np.testing.assert_allclose(picked.numpy().astype(np.float64), 3 * x.astype(np.float16).astype(np.float64),
+                                       rtol=tolerance)
+        y, z = (tl.to_device(np.full(32, np.nan, np.float16), tl.f16) for _ in range(2))
+        getattr(cases, "dtype_annotations")[(1,)](tl.to_device(x, tl.f32), y, z, tl.float16, BLOCK=32)
+        np.testing.assert_allclose(y.numpy().astype(np.float64), 2 * x64, rtol=1e-3)
+        np.testing.assert_allclose(z.numpy().astype(np.float64), x64 - 1, rtol=1e-3, atol=1e-3)
+        rows = rng.standard_normal((5, 8)).astype(np.float32)
+        for flatten in (False, True):
+            out = _nan(8)
+            getattr(cases, "range_with_hints")[(1,)](tl.to_device(rows, tl.f32), out, 5, FLATTEN=flatten, BLOCK=8)
+            np.testing.assert_allclose(out.numpy(), rows.astype(np.float64).sum(0) + rows[::2].astype(np.float64).sum(0),
+                                       rtol=1e-5)
+        for cast in (False, True):
+            y = tl.to_device(np.full(32, np.nan, np.float16), tl.f16)
+            getattr(cases, "dtype_of_a_choice")[(1,)](tl.to_device(x.astype(np.float16), tl.f16), y, CAST_FP32=cast, BLOCK=32)
+            np.testing.assert_allclose(y.numpy().astype(np.float64), 2 * x.astype(np.float16).astype(np.float64) + 1,
+                                       rtol=2e-3, atol=2e-3)
+        best = tl.to_device(np.full(1, -1, np.int64), tl.i64)
+        getattr(cases, "int_joined_with_indices_widens")[(1,)](tl.to_device(x, tl.f32), best, 32, BLOCK=8)
+        assert best.numpy()[0] == np.argmax(x)
+        out = _nan(8)
+        getattr(cases, "unsigned_offsets")[(1,)](tl.to_device(x, tl.f32), out, BLOCK=8)
+        np.testing.assert_allclose(out.numpy(), x64[:8] + 8 * x64[np.arange(8) // 2], rtol=1e-5)
+
+
 # ---------------------------------------------------------------- the tutorial-shaped kernels run
 
 

@@ -181,6 +181,20 @@ else:
     IntScalar = int
     FloatScalar = float
 
+if TYPE_CHECKING:
+    DtypeHint: TypeAlias = type[dtypes.Dtype]
+    """``tl.dtype`` as an annotation, Triton's spelling for a dtype value: a parameter (``OUT: tl.dtype``,
+    read as unannotated, so a dtype argument is a compile-time value) or a local (``out_dtype: tl.dtype =
+    y_ptr.dtype.element_ty``). With tile_lang_mypy a dtype not known statically, as a bare constexpr
+    holding one: ``x.to(out_dtype)`` is a block of that dtype, of ``x``'s rank."""
+else:
+    class DtypeHint:
+        """``tl.dtype``: only an annotation (a parameter so annotated is read as unannotated)."""
+
+        def __init__(self) -> None:
+            raise UsageError("tl.dtype is an annotation only here; name a dtype as tl.float32, tl.int64...")
+
+
 Constexpr: TypeAlias = Annotated[T, CONSTEXPR]
 """A compile-time parameter of one type, checked at launch: ``Constexpr[int]``, ``Constexpr[float]``,
 ``Constexpr[str]``."""
@@ -335,6 +349,8 @@ def _classify(kernel: str, name: str, hint: Any) -> Param:
         hint = base
     if hint is Constant:
         return Param(name, ParamKind.CONSTEXPR, CONSTANT)
+    if hint is DtypeHint:  # ``out_dtype: tl.dtype``: typed at each launch, as Triton reads it
+        return Param(name, ParamKind.UNANNOTATED, None)
     members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, type(int | str)) else ()
     if len(members) == 2 and type(None) in members:  # Pointer[D] | None
         pointer = _classify(kernel, name, next(m for m in members if m is not type(None)))

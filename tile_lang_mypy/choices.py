@@ -108,8 +108,10 @@ def call_checked(ctx: Sig, inner: Callable[[Sig], FunctionLike]) -> FunctionLike
     lists = [found for _, found in chosen.values()]
     legal = _legal_picks(ctx, inner, list(chosen), lists)
     for k in range(len(lists)) if not legal else ():  # one choice's members standing for a type variable
-        legal += _legal_picks(ctx, inner, list(chosen), [_generic(found, _variables(api)) if j == k else found
-                                                         for j, found in enumerate(lists)])
+        for variable in _variables(api):  # each of the kernel's (fp8's A in Float[W], C in Float[WC])
+            if not legal:
+                legal += _legal_picks(ctx, inner, list(chosen), [_generic(found, variable) if j == k else found
+                                                                 for j, found in enumerate(lists)])
     if not legal:
         return inner(ctx)
     first = legal[0][1]
@@ -117,8 +119,18 @@ def call_checked(ctx: Sig, inner: Callable[[Sig], FunctionLike]) -> FunctionLike
     arg_types = list(first.arg_types)
     for i in chosen:
         if id(call.args[i]) in formals and formals[id(call.args[i])] < len(arg_types):
-            arg_types[formals[id(call.args[i])]] = chosen[i][0]
+            arg_types[formals[id(call.args[i])]] = _as_given(chosen[i][0], api)
     return first.copy_modified(arg_types=arg_types, ret_type=make_simplified_union([r for r, _ in legal]), variables=[])
+
+
+def _as_given(choice: Type, api: TypeChecker) -> Type:
+    """The parameter type taking a choice already checked member by member: the choice itself, but for
+    a choice of dtypes, which mypy would take as the context to infer the argument again (``gx.to(x.dtype)``
+    with ``x`` a choice: ``x.dtype``'s ``__get__`` overloads, inferred against a union of dtypes, fail):
+    there ``object``, a context that constrains nothing (the members were checked already)."""
+    found = members(choice)
+    return api.named_type("builtins.object") if found is not None and all(
+        _is_dtype(m) for m in found if not isinstance(m, AnyType)) else choice
 
 
 def _legal_picks(ctx: Sig, inner: Callable[[Sig], FunctionLike], at: list[int],
@@ -149,17 +161,17 @@ def _variables(api: TypeChecker) -> list[TypeVarType]:
         signature, CallableType) else []
 
 
-def _generic(found: list[ProperType], variables: list[TypeVarType]) -> list[ProperType]:
-    """The members with each concrete width a type variable may be (``Tensor[f16, R2]`` as ``Tensor[Float[W],
+def _generic(found: list[ProperType], variable: TypeVarType) -> list[ProperType]:
+    """The members with each concrete width ``variable`` may be (``Tensor[f16, R2]`` as ``Tensor[Float[W],
     R2]``): a branch choosing ``tl.float16`` or ``tl.float8e4nv`` by the pointer's dtype
     (``if c_ptr.dtype.element_ty == tl.float8e4nv``) picks the one the launch gives ``W``."""
     generic: list[ProperType] = []
     for member in found:
         element = get_proper_type(member.args[0]) if isinstance(member, Instance) and member.type.fullname == TENSOR else None
         width = get_proper_type(element.args[0]) if isinstance(element, Instance) and len(element.args) == 1 else None
-        stand_in = next((v for v in variables if isinstance(width, Instance) and is_subtype(width, v.upper_bound)), None)
-        if isinstance(member, Instance) and isinstance(element, Instance) and stand_in is not None:
-            member = member.copy_modified(args=[element.copy_modified(args=[stand_in]), member.args[1]])
+        fits = isinstance(width, Instance) and is_subtype(width, variable.upper_bound)
+        if isinstance(member, Instance) and isinstance(element, Instance) and fits:
+            member = member.copy_modified(args=[element.copy_modified(args=[variable]), member.args[1]])
         if not any(is_same_type(member, g) for g in generic):
             generic.append(member)
     return generic
@@ -187,9 +199,11 @@ def operator_checked(ctx: MethodSigContext, method: str, inner: Callable[[Method
     if given is None:
         return inner(ctx)
     sides = (lefts or [receiver], rights or [get_proper_type(given)])
-    results = _pairs_of(api, method, sides, ctx.context, None, [])
-    for side in [i for i, found in enumerate((lefts, rights)) if found is not None] if _none_legal(results) else []:
-        results = _pairs_of(api, method, sides, ctx.context, side, _variables(api))  # one choice standing for W
+    results = _pairs_of(api, method, sides, ctx.context, None, None)
+    stand_ins = [(side, variable) for side, found in enumerate((lefts, rights)) if found is not None
+                 for variable in _variables(api)]
+    for side, variable in stand_ins if _none_legal(results) else []:
+        results = _pairs_of(api, method, sides, ctx.context, side, variable)  # one choice standing for W
         if not _none_legal(results):
             break
     if _none_legal(results):
@@ -219,11 +233,11 @@ def _none_legal(results: dict[tuple[ProperType, ProperType], Type | None]) -> bo
 
 
 def _pairs_of(api: TypeChecker, method: str, sides: tuple[list[ProperType], list[ProperType]], context: Context,
-              generic: int | None, variables: list[TypeVarType]) -> dict[tuple[ProperType, ProperType], Type | None]:
+              generic: int | None, variable: TypeVarType | None) -> dict[tuple[ProperType, ProperType], Type | None]:
     """Each pair's result (:func:`_pair`), by its members; the members of side ``generic`` (0 the left,
-    1 the right) standing for ``variables`` (:func:`_generic`), the other side's as they are."""
+    1 the right) standing for ``variable`` (:func:`_generic`), the other side's as they are."""
     def member(typ: ProperType, side: int) -> ProperType:
-        return _generic([typ], variables)[0] if side == generic else typ
+        return _generic([typ], variable)[0] if side == generic and variable is not None else typ
 
     return {(a, b): _pair(api, method, member(a, 0), member(b, 1), context) for a in sides[0] for b in sides[1]}
 

@@ -23,8 +23,16 @@
   ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead; likewise the
   atomics (``tl.atomic_add: value is ...``), ``tl.where: x is f32 but y is f16`` and
   ``tl.dot: input is f16 but other is f32``.
+- A non-bool ``mask`` (``tl.load``, ``tl.store``, the atomics) or ``tl.where`` condition, and a float-only
+  builtin (``tl.exp``) given an int block: ``tl.load: mask is i32, not a bool block``, ``tl.exp: x is i32,
+  needs a floating-point block``, at the argument's line, instead of mypy's "No overload variant" or a
+  "Need type annotation" for the result.
+- Python's ``range`` in a kernel given ``tl.range``'s hints (``range(E, flatten=FLATTEN)``): Triton's front
+  end takes and ignores them; so does the signature.
 - Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
   block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
+- ``tl.dtype`` as an annotation, ``output_dtype: tl.dtype = y_ptr.dtype.element_ty``: a dtype not known
+  statically, as a bare constexpr holding one (``x.to(output_dtype)`` keeps ``x``'s rank).
 - ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
   generic over ``W``): mypy infers ``dtype`` from the variable's type and rejects ``tl.float32`` as
   not ``type[Float[W]]``; the plugin types the call by its argument, so the error is the readable
@@ -70,14 +78,18 @@ from mypy.checkexpr import has_any_type
 from mypy.expandtype import expand_type
 from mypy.nodes import (
     ARG_NAMED_OPT, ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, FuncDef, IndexExpr, MemberExpr, NameExpr, RefExpr,
-    SymbolNode, TypeAlias, TypeInfo,
+    OverloadedFuncDef, SymbolNode, TypeAlias, TypeInfo,
 )
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatExpr, ListExpr, StrExpr, TupleExpr, UnaryExpr
 from mypy.nodes import AssignmentStmt, ConditionalExpr, IntExpr
-from mypy.plugin import AnalyzeTypeContext, AttributeContext, FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
+from mypy.plugin import (
+    AnalyzeTypeContext, AttributeContext, CheckerPluginInterface, FunctionContext, FunctionSigContext, MethodContext,
+    MethodSigContext, Plugin,
+)
 from mypy.subtypes import is_same_type, is_subtype
 from mypy.types import (
-    AnyType, CallableType, FunctionLike, Instance, LiteralType, Parameters, ProperType, Type, TypeOfAny, TypeType,
+    AnyType, CallableType, FunctionLike, Instance, LiteralType, NoneType, Overloaded, Parameters, ProperType, Type,
+    TypeOfAny, TypeType,
     TypeVarId,
     TupleType, TypeVarType, UninhabitedType, UnionType, get_proper_type,
 )
@@ -87,6 +99,7 @@ from tile_lang_mypy import choices
 LAUNCH = "tile_lang.kernel.Launcher.__call__"
 CONSTEXPR = "tile_lang.signature.constexpr"
 CONSTEXPR_VALUE = "tile_lang.signature.ConstexprValue"
+DTYPE_HINT = "tile_lang.signature.DtypeHint"  # ``tl.dtype`` as an annotation
 DECORATORS = frozenset({"tile_lang.kernel.kernel", "tile_lang.func.func"})
 CONSTEXPR_CALL = "builtins.int"  # what mypy calls for ``constexpr(v)``, the alias's target
 AXIS_MODULES = ("tile_lang.ops.reduction.", "tile_lang.ops.aliases.")  # functions typed by a literal ``axis``
@@ -163,6 +176,8 @@ class TileLangPlugin(Plugin):
         return shape_of_rank if fullname == f"{TENSOR}.shape" else None
 
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
+        if fullname == DTYPE_HINT:
+            return dtype_hint
         return constexpr_value if fullname == CONSTEXPR else None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
@@ -173,6 +188,8 @@ class TileLangPlugin(Plugin):
         return with_constexprs_widened if fullname in DECORATORS else None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        if fullname == "builtins.range":
+            return range_hints_taken
         hook = self._function_signature(fullname)
         if hook is None and fullname != POINTER_TYPE:
             return None
@@ -180,6 +197,23 @@ class TileLangPlugin(Plugin):
         return lambda ctx: choices.call_checked(ctx, checked)  # a dtype chosen by a branch: tile_lang_mypy.choices
 
     def _function_signature(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        hook = self._builtin_signature(fullname)
+        if hook is None:
+            return None
+        name = fullname.rpartition(".")[2]
+        def checked(ctx: FunctionSigContext) -> FunctionLike:
+            signature = hook(ctx)
+            if not isinstance(signature, CallableType):
+                return signature
+            signature = bool_arguments_checked(ctx._replace(default_signature=signature), name)
+            if not isinstance(signature, CallableType):
+                return signature
+            ctx = ctx._replace(default_signature=signature)
+            # an overloaded builtin (``tl.dot`` of floats or of ints) may take the block in another overload
+            return ctx.default_signature if _overloaded(ctx.api, fullname) else float_argument_checked(ctx, name)
+        return checked
+
+    def _builtin_signature(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname == CONSTEXPR_CALL:
             return constant_of_value
         if fullname in DTYPE_CATEGORIES:
@@ -200,6 +234,112 @@ class TileLangPlugin(Plugin):
         if fullname.startswith(AXIS_MODULES):
             return lambda ctx: with_constexpr_axis(ctx._replace(default_signature=scalar_joins_taken(ctx)))
         return lambda ctx: dtype_argument_taken(ctx._replace(default_signature=constexpr_hints_taken(ctx)))
+
+
+RANGE_HINTS = ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten", "warp_specialize")
+"""``tl.range``'s hints, which Triton's front end takes under Python's ``range`` too (and ignores)."""
+
+
+def range_hints_taken(ctx: FunctionSigContext) -> FunctionLike:
+    """Python's ``range`` in a kernel or ``@tl.func`` given ``tl.range``'s hints (Unsloth's ``range(E,
+    flatten=FLATTEN)``): Triton's front end accepts and ignores them, so does tile_lang; the signature takes
+    them as optional keywords (an int, a bool or a constexpr). Outside a kernel, Python's ``range``."""
+    signature = ctx.default_signature
+    call = ctx.context
+    given = {name for name in call.arg_names if name is not None} if isinstance(call, CallExpr) else set()
+    if not given or not given <= set(RANGE_HINTS) or not _in_kernel(ctx.api):
+        return signature
+    hint = UnionType([ctx.api.named_generic_type("builtins.int", []), NoneType()])
+    names = [n for n in RANGE_HINTS if n in given]
+    return signature.copy_modified(arg_types=[*signature.arg_types, *(hint for _ in names)],
+                                   arg_kinds=[*signature.arg_kinds, *(ARG_NAMED_OPT for _ in names)],
+                                   arg_names=[*signature.arg_names, *names])
+
+
+def _in_kernel(api: CheckerPluginInterface) -> bool:
+    """Whether the function being checked is a module-level ``@tl.kernel`` or ``@tl.func``."""
+    function = api.scope.current_function() if isinstance(api, TypeChecker) else None
+    found = api.globals.get(function.name) if isinstance(api, TypeChecker) and function is not None else None
+    decorator = found.node if found is not None else None
+    return isinstance(decorator, Decorator) and any(
+        isinstance(d := (e.callee if isinstance(e, CallExpr) else e), RefExpr) and d.fullname in DECORATORS
+        for e in decorator.original_decorators)
+
+
+def _overloaded(api: CheckerPluginInterface, fullname: str) -> bool:
+    """Whether the function ``fullname`` (a builtin's) is declared with overloads."""
+    module, _, name = fullname.rpartition(".")
+    found = api.modules[module].names.get(name) if isinstance(api, TypeChecker) and module in api.modules else None
+    node = found.node if found is not None else None
+    return isinstance(node, OverloadedFuncDef) or (isinstance(node, Decorator) and isinstance(node.var.type, Overloaded))
+
+
+BOOL_PARAMETERS = ("mask", "condition")  # a builtin's parameters that take a bool block only
+
+
+def bool_arguments_checked(ctx: FunctionSigContext, name: str) -> FunctionLike:
+    """A builtin's ``mask`` (``tl.load``, ``tl.store``, the atomics) or ``condition`` (``tl.where``) given a
+    block of a known non-bool dtype: ``tl.load: mask is i32, not a bool block`` here, once, and the
+    signature taking what was given (mypy's own message for an overloaded builtin is "No overload variant
+    of "load" matches argument types ...", naming neither the argument nor its dtype)."""
+    signature = ctx.default_signature
+    if not isinstance(signature, CallableType):
+        return signature
+    for param in BOOL_PARAMETERS:
+        if param not in signature.arg_names:
+            continue
+        index = signature.arg_names.index(param)
+        if index >= len(ctx.args) or len(ctx.args[index]) != 1:
+            continue
+        given = get_proper_type(ctx.api.get_expression_type(ctx.args[index][0]))
+        found = _element_and_rank(given)
+        element = found[0] if found is not None and found[1] is not None else None
+        if element is None or _unknown(element) or not isinstance(element, Instance) or element.type.name == "Bool":
+            continue
+        what = "a comparison (offs < n) or & of them" if param == "mask" else "a comparison"
+        ctx.api.fail(f"tl.{name}: {param} is {_dtype_name(element)}, not a bool block; write {what}", ctx.args[index][0],
+                     code=errorcodes.ARG_TYPE)
+        taking = _with_element(signature.arg_types[index], element)  # its rank still binds the call's R
+        signature = signature.copy_modified(arg_types=[taking if i == index else t for i, t in enumerate(signature.arg_types)])
+    return signature
+
+
+def _with_element(declared: Type, element: Instance) -> Type:
+    """``declared`` (a ``Tensor[Bool, R]`` or a union holding such blocks) with ``element`` for ``Bool``."""
+    proper = get_proper_type(declared)
+    if isinstance(proper, UnionType):
+        return UnionType([_with_element(item, element) for item in proper.items])
+    if isinstance(proper, Instance) and proper.type.fullname == TENSOR and len(proper.args) == 2:
+        return proper.copy_modified(args=[element, proper.args[1]])
+    return declared
+
+
+def float_argument_checked(ctx: FunctionSigContext, name: str) -> FunctionLike:
+    """A float-only builtin (``tl.exp``, ``tl.sigmoid``, ``tl.sqrt``: its first parameter a ``Tensor[Float[W],
+    R]``) given a block of a known int, unsigned or bool dtype: ``tl.exp: x is i32, needs a floating-point
+    block`` here (the run time's words), and a result of an unknown dtype and the argument's rank, so the
+    name it is assigned to is not also "Need type annotation"."""
+    signature = ctx.default_signature
+    if not isinstance(signature, CallableType) or not signature.arg_types or not ctx.args or len(ctx.args[0]) != 1:
+        return signature
+    declared = _element_and_rank(signature.arg_types[0])
+    element = declared[0] if declared is not None else None
+    width = get_proper_type(element.args[0]) if isinstance(element, Instance) and element.type.name == "Float" and \
+        len(element.args) == 1 else None
+    if not isinstance(width, TypeVarType):
+        return signature
+    given = get_proper_type(ctx.api.get_expression_type(ctx.args[0][0]))
+    found = _element_and_rank(given)
+    actual = found[0] if found is not None and found[1] is not None else None
+    if not isinstance(actual, Instance) or actual.type.name not in ("Int", "UInt", "Bool") or _unknown(actual):
+        return signature
+    parameter = signature.arg_names[0] or "x"
+    ctx.api.fail(f"tl.{name}: {parameter} is {_dtype_name(actual)}, needs a floating-point block; convert it with "
+                 ".to(tl.float32)", ctx.args[0][0], code=errorcodes.ARG_TYPE)  # at the argument's line
+    anything = AnyType(TypeOfAny.from_error)
+    fixed = expand_type(signature, {v.id: anything for v in signature.variables})
+    assert isinstance(fixed, CallableType)
+    return fixed.copy_modified(arg_types=[given, *fixed.arg_types[1:]], variables=[])
 
 
 def _as_declared(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
@@ -325,6 +465,14 @@ def _float_constant_taken(ctx: FunctionSigContext, signature: CallableType) -> C
     assert isinstance(fixed, CallableType)
     return fixed.copy_modified(arg_types=[ctx.api.named_generic_type("builtins.float", []), *fixed.arg_types[1:]],
                                variables=[v for v in signature.variables if v.id not in (width.id, rank.id)])
+
+
+def dtype_hint(ctx: AnalyzeTypeContext) -> Type:
+    """``tl.dtype`` as an annotation (``output_dtype: tl.dtype = y_ptr.dtype.element_ty``, a parameter
+    ``OUT: tl.dtype``): a dtype not known statically, as a bare constexpr holding one, so ``x.to(it)`` is
+    a block of that unknown dtype and of ``x``'s rank (``type[Any]``, a special form: not an ``Any`` that
+    ``disallow_any_expr`` reports)."""
+    return TypeType(AnyType(TypeOfAny.special_form))
 
 
 def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
@@ -541,6 +689,8 @@ def _store_mismatch(pointer: Type, value: Type, widen: bool = True) -> str | Non
     if given is None or given[1] is None:
         return None
     rank, ptr_rank = given[1], ptr[1]
+    if ptr_rank is None and isinstance(rank, Instance) and rank.type.fullname in RANKS and rank.type.name != "R0":
+        return f"value is rank {rank.type.name[1:]} but the pointer is a scalar (one element)"
     if (isinstance(rank, Instance) and isinstance(ptr_rank, Instance) and rank.type.name != "R0"
             and rank.type.fullname != ptr_rank.type.fullname and rank.type.fullname in RANKS):
         return f"value is rank {rank.type.name[1:]} but the pointers are rank {ptr_rank.type.name[1:]}"
@@ -564,7 +714,7 @@ def store_checked(ctx: FunctionSigContext, name: str = "store") -> FunctionLike:
     if declared is None or actual is None or (declared[1] is None) != (actual[1] is None):
         return signature
     if problem is not None:
-        ctx.api.fail(f"tl.{name}: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+        ctx.api.fail(f"tl.{name}: {problem}", ctx.args[1][0], code=errorcodes.ARG_TYPE)  # the value's line
     elif not _failed(value) and not (widen and _widening_store(actual, value)):
         return signature
     anything = AnyType(TypeOfAny.from_error)  # reported here, or where the value failed to type
@@ -576,7 +726,19 @@ def store_checked(ctx: FunctionSigContext, name: str = "store") -> FunctionLike:
 
 
 def _widening_store(pointer: tuple[ProperType, ProperType | None], value: Type) -> bool:
-    """Whether a store's value is a narrower integer block than its pointer's (lossless, accepted)."""
+    """Whether a store's value is a narrower integer block than its pointer's (lossless, accepted); a
+    Python int joined with such rank-0 blocks (Liger's ``argmax_idx = 0``, re-bound to a ``tl.where`` of
+    i32 indices, stored into an i64 buffer) too, each block widening or matching and the pointer an int one."""
+    proper = get_proper_type(value)
+    if isinstance(proper, UnionType) and _joins_scalar(proper):
+        items = [get_proper_type(item) for item in proper.items]
+        blocks = [i for i in items if isinstance(i, Instance) and i.type.fullname == TENSOR]
+        target = get_proper_type(pointer[0].args[0]) if isinstance(pointer[0], Instance) and pointer[0].args else None
+        ints = all(i.type.fullname == "builtins.int" for i in items if isinstance(i, Instance) and i not in blocks)
+        elements = [found[0] for b in blocks if (found := _element_and_rank(b)) is not None]
+        return (ints and isinstance(target, Instance) and target.type.name in ("Int", "UInt")
+                and len(elements) == len(blocks) and any(_widening_store(pointer, b) for b in blocks)
+                and all(_widening_store(pointer, b) or is_same_type(e, target) for b, e in zip(blocks, elements)))
     given, pointee = _element_and_rank(value), pointer[0]
     return (given is not None and isinstance(pointee, Instance) and pointee.type.fullname == POINTER
             and not is_same_type(given[0], get_proper_type(pointee.args[0]))

@@ -52,13 +52,13 @@ def dot_mixed_dtypes(a_ptr: Pointer[f16], b_ptr: Pointer[f32], BLOCK: constexpr)
 @tl.kernel
 def int_mask_load(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
-    tl.load(x_ptr + offs, mask=offs)  # E: arg-type Argument "mask" to "load" has incompatible type "Tensor[Int[W32], R1]"
+    tl.load(x_ptr + offs, mask=offs)  # E: arg-type tl.load: mask is i32, not a bool block
 
 
 @tl.kernel
 def int_mask_store(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     offs = tl.arange(0, BLOCK)
-    tl.store(x_ptr + offs, 0.0, mask=offs % 2)  # E: arg-type Argument "mask" to "store" has incompatible type
+    tl.store(x_ptr + offs, 0.0, mask=offs % 2)  # E: arg-type tl.store: mask is i32, not a bool block
 
 
 # ---------------------------------------------------------------- (c) rank mismatch
@@ -101,7 +101,7 @@ def lambda_and_plain_combine(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
 @tl.kernel
 def exp_of_int(i_ptr: Pointer[i32], BLOCK: constexpr) -> None:
     i = tl.load(i_ptr + tl.arange(0, BLOCK))
-    tl.exp(i)  # E: arg-type Argument 1 to "exp" has incompatible type "Tensor[Int[W32], R1]"
+    tl.exp(i)  # E: arg-type tl.exp: x is i32, needs a floating-point block
 
 
 @tl.kernel
@@ -766,7 +766,7 @@ def misspelt_cache_hint(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
 @tl.kernel
 def int_condition_with_two_int_widths(n_ptr: Pointer[i64], BLOCK: constexpr) -> None:
     i = tl.arange(0, BLOCK)
-    tl.where((i > 2).to(tl.int32), tl.load(n_ptr + i), i)  # E: arg-type Argument 1 to "where" has incompatible type "Tensor[Int[W32], R1]"
+    tl.where((i > 2).to(tl.int32), tl.load(n_ptr + i), i)  # E: arg-type tl.where: condition is i32, not a bool block
 
 
 @tl.kernel
@@ -852,3 +852,58 @@ def two_concrete_choices_no_width_reconciles(x_ptr: Pointer[Float[W]], MODE: con
     a = x.to(tl.float16) if MODE == 1 else x.to(tl.bfloat16)
     b = x.to(tl.float32) if MODE == 1 else x.to(tl.float64)
     tl.dot(a[:, None], b[None, :])  # E: misc
+
+
+# ---------------------------------------------------------------- (h) issue 17, fourth round: messages name the argument and dtypes
+
+
+@tl.kernel
+def int_mask_with_other(x_ptr: Pointer[Float[W]], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.load(x_ptr + offs, mask=(offs < n).to(tl.int32), other=0.0)  # E: arg-type tl.load: mask is i32, not a bool block
+
+
+@tl.kernel
+def float_only_math_assigned(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    y = tl.sigmoid(tl.load(x_ptr + offs).to(tl.int32))  # E: arg-type tl.sigmoid: x is i32, needs a floating-point block
+    tl.store(x_ptr + offs, y)
+
+
+@tl.kernel
+def int_mask_of_an_atomic(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(x_ptr + offs, 1.0, mask=offs - n)  # E: arg-type tl.atomic_add: mask is i32, not a bool block
+
+
+@tl.kernel
+def int_condition_of_scalars(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.where(offs % 2, 1.0, 0.0))  # E: arg-type tl.where: condition is i32, not a bool block
+
+
+@tl.kernel
+def unsigned_offsets_are_no_floats(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK).to(tl.float32)
+    x_ptr + offs  # E: operator
+
+
+@tl.kernel
+def multi_line_load_int_mask(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(
+        x_ptr + offs,
+        mask=(offs < n).to(tl.int32),  # E: arg-type tl.load: mask is i32, not a bool block
+        other=0.0,
+    )
+    tl.store(
+        x_ptr + offs,
+        x.to(tl.float64),  # E: arg-type tl.store: value is f64 but the pointer is to f32
+        mask=offs < n,
+    )
+
+
+@tl.kernel
+def block_into_a_scalar_pointer(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(out_ptr, x)  # E: arg-type tl.store: value is rank 1 but the pointer is a scalar

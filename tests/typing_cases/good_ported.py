@@ -327,3 +327,94 @@ def constexpr_dtype_default(x_ptr: Pointer[f32], y_ptr: Pointer[f32], n: int, BL
     assert_type(acc, Tensor[f32, R1])
     acc += tl.load(x_ptr + offs, mask=offs < n).to(ACC) * 2
     tl.store(y_ptr + offs, acc.to(tl.float32), mask=offs < n)
+
+
+# ---------------------------------------------------------------- issue 17, fourth round
+
+
+WO = TypeVar("WO", bound=tl.Width)
+
+
+@tl.kernel
+def choice_for_a_second_width(x_ptr: Pointer[Float[W]], y_ptr: Pointer[Float[WO]], BLOCK: constexpr) -> None:
+    """A dtype picked by the output pointer's in a kernel over two widths (Unsloth's fp8 matmul: fp8
+    operands in ``Float[W]``, ``C`` in its own): a branch's member stands for the variable of the pointer it
+    is stored through, not only for the kernel's first one."""
+    offs = tl.arange(0, BLOCK)
+    acc = tl.load(x_ptr + offs).to(tl.float32) * 3.0
+    if y_ptr.dtype.element_ty == tl.bfloat16:
+        y = acc.to(tl.bfloat16)
+    elif y_ptr.dtype.element_ty == tl.float16:
+        y = acc.to(tl.float16)
+    else:
+        y = acc
+    tl.store(y_ptr + offs, y)
+
+
+@tl.kernel
+def dtype_annotations(x_ptr: Pointer[f32], y_ptr: Pointer[Float[W]], z_ptr: Pointer[Float[W]], Z_DTYPE: tl.dtype,
+                      BLOCK: constexpr) -> None:
+    """``tl.dtype`` as an annotation (Unsloth's grouped GEMM, ``output_dtype: tl.dtype =
+    y_ptr.dtype.element_ty``; a parameter ``Z_DTYPE: tl.dtype``, typed at each launch as Triton reads it):
+    a dtype not known statically; ``.to(it)`` keeps the rank."""
+    offs = tl.arange(0, BLOCK)
+    out_dtype: tl.dtype = y_ptr.dtype.element_ty
+    x = tl.load(x_ptr + offs)
+    y = (x * 2.0).to(out_dtype)
+    tl.store(y_ptr + offs, y)
+    tl.store(z_ptr + offs, (x - 1.0).to(Z_DTYPE))
+
+
+@tl.kernel
+def range_with_hints(x_ptr: Pointer[f32], y_ptr: Pointer[f32], n_rows: int, FLATTEN: constexpr,
+                     BLOCK: constexpr) -> None:
+    """Python's ``range`` given ``tl.range``'s hints (Unsloth's ``range(NUM_EXPERTS, flatten=FLATTEN)``):
+    Triton's front end takes and ignores them, and so do mypy (with the plugin) and the run time."""
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for row in range(n_rows, flatten=FLATTEN):
+        acc += tl.load(x_ptr + row * BLOCK + offs)
+    for row in range(0, n_rows, 2, num_stages=2, loop_unroll_factor=1):
+        acc += tl.load(x_ptr + row * BLOCK + offs)
+    tl.store(y_ptr + offs, acc)
+
+
+@tl.kernel
+def dtype_of_a_choice(x_ptr: Pointer[Float[W]], y_ptr: Pointer[Float[W]], CAST_FP32: constexpr,
+                      BLOCK: constexpr) -> None:
+    """``.to(x.dtype)`` with ``x`` a block whose dtype a branch chose (Liger's mhc backward, ``gx.to(x.dtype)``
+    after ``if CAST_FP32: x = x.to(tl.float32)``): ``x.dtype`` is a choice of dtypes, checked member by
+    member like the block."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if CAST_FP32:
+        x = x.to(tl.float32)
+    g = x * 2.0 + 1.0
+    tl.store(y_ptr + offs, g.to(x.dtype).to(y_ptr.dtype.element_ty))
+
+
+@tl.kernel
+def int_joined_with_indices_widens(x_ptr: Pointer[f32], idx_ptr: Pointer[i64], n: int, BLOCK: constexpr) -> None:
+    """An index started as a Python int and re-bound to i32 blocks in a loop (Liger's cross entropy
+    ``argmax_idx = 0``, then a ``tl.where`` of block argmaxes), stored into an i64 buffer: the store widens
+    it losslessly, as it widens an i32 block."""
+    best_value = float("-inf")
+    best = 0
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=float("-inf"))
+        block_max = tl.max(x, axis=0)
+        best = tl.where(block_max > best_value, tl.argmax(x, axis=0) + start, best)
+        best_value = tl.maximum(best_value, block_max)
+    tl.store(idx_ptr, best)
+
+
+@tl.kernel
+def unsigned_offsets(x_ptr: Pointer[f32], y_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    """Pointers offset by unsigned blocks (Liger's fused MoE indexes with ``.to(tl.uint32)`` offsets):
+    Triton adds any integer block to a pointer, and so does the run time."""
+    offs = tl.arange(0, BLOCK).to(tl.uint32)
+    assert_type(x_ptr + offs, Tensor[tl.Pointer[f32], R1])
+    rows = (tl.arange(0, BLOCK) // 2).to(tl.uint32)
+    tile = tl.load(x_ptr + rows[:, None] + offs[None, :] * 0)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) + tl.sum(tile, axis=1))

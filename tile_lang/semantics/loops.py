@@ -21,14 +21,22 @@ ZERO_STEP = "range() arg 3 must not be zero"
 step, when the loop is reached for a runtime one (a device assertion in the generated CUDA)."""
 
 
+RANGE_HINTS = frozenset({"num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten", "warp_specialize"})
+"""``tl.range``'s hints: Triton's front end takes them under Python's ``range`` too, and ignores them
+there (Unsloth's ``range(E, flatten=FLATTEN)``); so does tile_lang."""
+
+
 @applies(forms.range_call)
 def range_call(callee: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> RangeCall | None:
     """How ``callee(*args, **kwargs)`` binds when ``callee`` is one of the loop iterators (None
     for any other callee): ``range`` takes 1 to 3 positional arguments, ``tl.range`` also its
     keywords (``num_stages`` is accepted, the launch's applies), as in Python and Triton."""
     if callee is builtins.range:
-        if kwargs or not 1 <= len(args) <= 3:
-            raise SemanticError(f"range expected 1 to 3 positional arguments, got {len(args) + len(kwargs)}")
+        unknown = sorted(set(kwargs) - RANGE_HINTS)
+        if unknown:
+            raise SemanticError(f"range got an unexpected keyword argument {unknown[0]!r} (it takes tl.range's hints)")
+        if not 1 <= len(args) <= 3:
+            raise SemanticError(f"range expected 1 to 3 positional arguments, got {len(args)}")
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
         return RangeCall(start, stop, step, False)
     if callee is iterators.range or callee is iterators.static_range:
