@@ -806,16 +806,7 @@ def test_cublas_stand_in_multiplies_through_torch(tmp_path: Path) -> None:
     assert result.stdout.strip() == "ok"
 
 
-def test_tensor_like_objects_on_the_gpu(tmp_path: Path) -> None:
-    """On the CUDA backend a tensor-like object over a CUDA tensor's memory (FlagGems' StridedBuffer
-    of a GPU tensor, bf16 here) launches as that device memory, in place, as Triton launches it."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available() or not {b.name: b for b in registry.backends()}["cupy"].available:
-        pytest.skip("needs torch with CUDA and the cupy backend (a GPU machine)")
-    (tmp_path / "strided_gpu.py").write_text(textwrap.dedent('''
-        import torch, triton
-        import triton.language as tl
-
+STRIDED = textwrap.dedent('''
         class Strided:
             def __init__(self, base, shape, strides, offset=0):
                 self.base, self.dtype, self.device, self.shape = base, base.dtype, base.device, shape
@@ -829,7 +820,21 @@ def test_tensor_like_objects_on_the_gpu(tmp_path: Path) -> None:
         def double(x_ptr, out_ptr, n, sx, so, BLOCK: tl.constexpr):
             offs = tl.arange(0, BLOCK)
             tl.store(out_ptr + offs * so, tl.load(x_ptr + offs * sx, mask=offs < n) * 2, mask=offs < n)
+''')
+"""A tensor-like object of a library's own (FlagGems' StridedBuffer: a torch dtype, ``data_ptr()``,
+``shape``, ``stride()``) and a kernel reading and writing through such objects, for the scripts below."""
 
+
+def test_tensor_like_objects_on_the_gpu(tmp_path: Path) -> None:
+    """On the CUDA backend a tensor-like object over a CUDA tensor's memory (FlagGems' StridedBuffer
+    of a GPU tensor, bf16 here) launches as that device memory, in place, as Triton launches it."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or not {b.name: b for b in registry.backends()}["cupy"].available:
+        pytest.skip("needs torch with CUDA and the cupy backend (a GPU machine)")
+    (tmp_path / "strided_gpu.py").write_text(textwrap.dedent('''
+        import torch, triton
+        import triton.language as tl
+        ''') + STRIDED + textwrap.dedent('''
         base = torch.randn(40, device="cuda").to(torch.bfloat16)
         out = torch.full((40,), float("nan"), device="cuda", dtype=torch.bfloat16)
         double[(1,)](Strided(base, (10,), (3,), offset=5), Strided(out, (10,), (4,)), 10, 3, 4, BLOCK=16)
@@ -852,21 +857,7 @@ def test_tensor_like_objects_and_current_device(tmp_path: Path) -> None:
     (tmp_path / "strided.py").write_text(textwrap.dedent('''
         import pytest, torch, triton
         import triton.language as tl
-
-        class Strided:
-            def __init__(self, base, shape, strides, offset=0):
-                self.base, self.dtype, self.device, self.shape = base, base.dtype, base.device, shape
-                self.strides, self.ptr = strides, base.data_ptr() + offset * base.element_size()
-            def data_ptr(self):
-                return self.ptr
-            def stride(self):
-                return self.strides
-
-        @triton.jit
-        def double(x_ptr, out_ptr, n, sx, so, BLOCK: tl.constexpr):
-            offs = tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs * so, tl.load(x_ptr + offs * sx, mask=offs < n) * 2, mask=offs < n)
-
+        ''') + STRIDED + textwrap.dedent('''
         assert torch.cuda.current_device() == 0
         base = torch.randn(40, dtype=torch.float64)
         out = torch.full((40,), float("nan"), dtype=torch.float64)
