@@ -69,13 +69,6 @@ class TensorDescriptor(Generic[D, R]):
         assert isinstance(handle, Seen)
         return marker_of(handle.seen().element)  # type: ignore[return-value]
 
-    @property
-    def block_shape(self) -> list[int]:
-        """``desc.block_shape``: the block each access moves, as Triton's ``tensor_descriptor.block_shape``."""
-        handle = self.handle
-        assert isinstance(handle, Seen)
-        return list(handle.seen().shape)
-
     def load(self, offsets: list[Offset32] | tuple[Offset32, ...]) -> Tensor[D, R]:
         """Load the block at ``offsets``; out-of-bounds elements read as the descriptor's padding."""
         return descriptor_load(self, offsets)
