@@ -1,6 +1,6 @@
 """The PEP 517 build backend: setuptools, except that ``pip install -e .`` installs a plain
 ``tile_lang.pth`` naming two directories: ``build/editable/top`` (symlinks to the top-level
-packages the README promises anywhere: tile_lang) and ``backends/``.
+packages the README promises anywhere: tile_lang and its mypy plugin, tile_lang_mypy) and ``backends/``.
 
 setuptools' own editable install of this layout (packages in ``.`` and in ``backends/``) is an
 import hook, which mypy and other type checkers cannot see, so ``mypy`` on a kernel file outside
@@ -25,7 +25,7 @@ from setuptools.build_meta import (  # noqa: F401 (re-exported hooks)
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-TOP_LEVEL = ("tile_lang",)  # importable from any directory once installed
+TOP_LEVEL = ("tile_lang", "tile_lang_mypy")  # importable from any directory once installed (the mypy plugin too)
 LINKS = ROOT / "build" / "editable" / "top"
 PATH_ENTRIES = (LINKS, ROOT / "backends")  # backends/ holds only the backend packages
 

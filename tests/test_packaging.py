@@ -40,7 +40,7 @@ BAD_LAUNCH = "\nscale[(1,)](out, out, 300, 'two', BLOCK=128)\n"
 FOUND = """
 import importlib.util, pathlib
 import tile_lang
-print(sorted(n for n in ("tile_lang", "tile_lang_numpy", "tile_lang_cupy", "examples",
+print(sorted(n for n in ("tile_lang", "tile_lang_mypy", "tile_lang_numpy", "tile_lang_cupy", "examples",
                          "tests", "benchmarks", "scripts", "backends") if importlib.util.find_spec(n)))
 print(pathlib.Path(tile_lang.__file__).resolve().parent)
 """
@@ -65,6 +65,10 @@ def test_readme_install_lets_mypy_and_python_find_tile_lang_anywhere(tmp_path: P
     (work / "my_kernel.py").write_text(KERNEL)
     checked = _run([python, "-m", "mypy", "--strict", "--no-incremental", "my_kernel.py"], work)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    (work / "plugin.ini").write_text("[mypy]\nplugins = tile_lang_mypy\n")  # the README's plugin line, anywhere
+    with_plugin = _run([python, "-m", "mypy", "--strict", "--no-incremental", "--config-file", "plugin.ini",
+                        "my_kernel.py"], work)
+    assert with_plugin.returncode == 0, with_plugin.stdout + with_plugin.stderr
     (work / "bad_launch.py").write_text(KERNEL + BAD_LAUNCH)
     rejected = _run([python, "-m", "mypy", "--strict", "--no-incremental", "bad_launch.py"], work)
     line = (KERNEL + BAD_LAUNCH).splitlines().index(BAD_LAUNCH.strip()) + 1
@@ -80,7 +84,7 @@ def test_readme_install_lets_mypy_and_python_find_tile_lang_anywhere(tmp_path: P
     assert ran.returncode == 0 and "kernel ok" in ran.stdout, ran.stdout + ran.stderr
     found = _run([python, "-c", FOUND], work)
     assert found.returncode == 0, found.stdout + found.stderr
-    assert found.stdout.splitlines() == [str(["tile_lang", "tile_lang_cupy", "tile_lang_numpy"]),
+    assert found.stdout.splitlines() == [str(["tile_lang", "tile_lang_cupy", "tile_lang_mypy", "tile_lang_numpy"]),
                                          str(REPO / "tile_lang")], found.stdout  # the checkout's files: no reinstall
     for package in ("tests", "examples"):
         unseen = _run([python, "-c", f"import {package}"], work)
