@@ -524,8 +524,13 @@ def _dotted(expr: Expression) -> str | None:
 
 
 def _literal_type(ctx: AnalyzeTypeContext, value: Expression) -> Type | None:
-    """The type of a float, str or int-tuple literal (or a conditional of two such of one type), by its
-    syntax: a type annotation is analysed before the value is checked."""
+    """The type of a float, str or int-tuple literal, a signed float literal or ``float(...)`` (FlagGems'
+    ``value: tl.constexpr = float("-inf")``), or a conditional of two such of one type, by its syntax: a
+    type annotation is analysed before the value is checked."""
+    if isinstance(value, UnaryExpr) and value.op in "+-" and isinstance(value.expr, FloatExpr):
+        return _literal_type(ctx, value.expr)
+    if isinstance(value, CallExpr) and isinstance(value.callee, NameExpr) and value.callee.name == "float":
+        return ctx.api.named_type("builtins.float", [])
     if isinstance(value, ConditionalExpr):
         first, second = _literal_type(ctx, value.if_expr), _literal_type(ctx, value.else_expr)
         return first if first is not None and second is not None and is_same_type(first, second) else None

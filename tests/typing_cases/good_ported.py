@@ -128,10 +128,14 @@ def local_constexprs(x_ptr: Pointer[f32], n_ptr: Pointer[i32], out_ptr: Pointer[
     ``tl.range`` flag, a hint's list of values, and a block pointer whose shape is a loaded extent."""
     LN2: tl.constexpr = 0.6931471805599453
     TILE: tl.constexpr = (4, 8) if TALL else (8, 4)
+    LOWEST: tl.constexpr = float("-inf")
+    HALF: tl.constexpr = -0.5
     assert_type(LN2, float)
+    assert_type(LOWEST, float)
+    assert_type(HALF, float)
     n = tl.load(n_ptr)
     rows = tl.make_block_ptr(x_ptr, shape=(n,), strides=(1,), offsets=(0,), block_shape=(BLOCK,), order=(0,))
-    x = tl.load(rows, boundary_check=(0,), padding_option="zero")
+    x = tl.maximum(tl.load(rows, boundary_check=(0,), padding_option="zero"), LOWEST) * (HALF * -2.0)
     ones = tl.sum(tl.sum(tl.zeros(TILE, tl.float32) + 1.0, axis=1), axis=0)
     offs = tl.arange(0, BLOCK)
     tl.multiple_of(offs, [BLOCK])
