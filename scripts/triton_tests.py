@@ -173,7 +173,8 @@ def compare(results: list[dict[str, Any]], base: list[dict[str, Any]], name: str
     lines = [f"## Against {name}", "",
              f"Of the {len(passed)} cases {name} passed (and this run selected), {len(ok)} passed here "
              f"({100 * len(ok) / max(len(passed), 1):.1f}%)."]
-    for key, what in (("seconds", "whole test"), ("launch_seconds", "in kernel launches")):
+    for key, what in (("seconds", "whole test"), ("launch_seconds", "in kernel launches"),
+                      ("launch_cpu_seconds", "CPU time in kernel launches")):
         lines += _timing(ok, here, key, what, name)
     lost = collections.Counter(f'{here[b["test"]]["cause"] or here[b["test"]]["outcome"]}: {here[b["test"]]["type"]}: '
                                f'{_shape(here[b["test"]]["message"])}' for b in passed if b not in ok)
@@ -246,7 +247,9 @@ def _triton_ids() -> None:
     setattr(IdMaker, "_idval_from_value", idval)
 
 
-_launching = {"seconds": 0.0, "depth": 0}  # time inside kernel launches during the current case
+# time inside kernel launches during the current case: wall clock, and this process's CPU time
+# (steadier on a shared machine; BLAS threads count too, so pin OPENBLAS_NUM_THREADS=1 to compare)
+_launching = {"seconds": 0.0, "cpu": 0.0, "depth": 0}
 
 
 def _time_launches() -> None:
@@ -264,13 +267,14 @@ def _time_launches() -> None:
 
     def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
         _launching["depth"] += 1  # an autotuner's launches run inside its own: counted once
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             return inner(self, *args, **kwargs)
         finally:
             _launching["depth"] -= 1
             if not _launching["depth"]:
                 _launching["seconds"] += time.perf_counter() - start
+                _launching["cpu"] += time.process_time() - cpu
 
     setattr(entry, "__call__", timed)
 
@@ -291,7 +295,7 @@ def _warm_up() -> None:
     dst = torch.empty_like(src)
     copy[(1,)](src, dst, BLOCK=16)
     assert torch.equal(dst, src + 1), "the warm-up kernel gave a wrong result"
-    _launching["seconds"] = 0.0
+    _launching["seconds"] = _launching["cpu"] = 0.0
 
 
 @pytest.fixture
@@ -328,15 +332,15 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(_settings()["timeout"])
-    _launching["seconds"] = 0.0
+    _launching["seconds"] = _launching["cpu"] = 0.0
     try:
         return (yield)
     finally:
         signal.alarm(0)
-        _launch_seconds[item.nodeid] = _launching["seconds"]
+        _launch_seconds[item.nodeid] = (_launching["seconds"], _launching["cpu"])
 
 
-_launch_seconds: dict[str, float] = {}
+_launch_seconds: dict[str, tuple[float, float]] = {}
 
 
 @pytest.hookimpl(wrapper=True)
@@ -346,7 +350,8 @@ def pytest_runtest_makereport(item: pytest.Item,
     if report.when == "call" or report.outcome != "passed":
         record = _results.setdefault(item.nodeid, _record(item, report.outcome, call.excinfo))
         record["seconds"] = f"{report.duration:.4f}"
-        record["launch_seconds"] = f"{_launch_seconds.get(item.nodeid, 0.0):.4f}"
+        wall, cpu = _launch_seconds.get(item.nodeid, (0.0, 0.0))
+        record["launch_seconds"], record["launch_cpu_seconds"] = f"{wall:.4f}", f"{cpu:.4f}"
     return report
 
 

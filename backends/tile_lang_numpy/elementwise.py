@@ -81,6 +81,8 @@ def convert(a: Array, src: DType, dst: DType, to_zero: bool = False) -> Array:
         limit = _FP8_MAX[dst.name]
         wide = a.astype(np.float32) if not src.is_float or src.bits < 64 else a
         return np.clip(wide, -limit, limit).astype(dst.numpy)
+    if src.is_fp8 and dst.is_float:  # a fresh array either way
+        return values.widen(a, dst.numpy)
     return a.astype(dst.numpy)
 
 

@@ -66,7 +66,7 @@ def _matmul(x: Array, y: Array, acc: Array | None, wide: type[np.number[Any]] = 
     """``x @ y + acc`` computed in ``wide``: float64 (exact) for i8 and f64 operands, f32 for the
     others, like the GPU's f32 accumulator (every product of f16, bf16, fp8 or tf32 values is
     exact in f32; only the summation order differs from the GPU's, which is unspecified)."""
-    product: Array = np.matmul(x.astype(wide, copy=False), y.astype(wide, copy=False))
+    product: Array = np.matmul(values.widen(x, wide), values.widen(y, wide))
     if acc is not None:
         product += acc.astype(wide, copy=False)  # in place: no second block-sized temporary
     return product

@@ -100,6 +100,23 @@ def array(x: Tensor[Any, Any]) -> Array:
     return handle
 
 
+_FP8_TABLES: dict[tuple[np.dtype[Any], np.dtype[Any]], Array] = {}
+
+
+def widen(x: Array, wide: type[np.number[Any]] | np.dtype[Any]) -> Array:
+    """``x.astype(wide, copy=False)``; an fp8 array (ml_dtypes' one-byte floats) through a table
+    of its 256 codes, made by that same ``astype`` so every value, NaN included, is the same bits:
+    about 4x faster than ml_dtypes' element-by-element cast (an fp8 ``tl.dot``'s operands)."""
+    if x.dtype.itemsize != 1 or not x.dtype.name.startswith("float8"):
+        return x.astype(wide, copy=False)
+    key = (x.dtype, np.dtype(wide))
+    table = _FP8_TABLES.get(key)
+    if table is None:
+        table = _FP8_TABLES[key] = np.arange(256, dtype=np.uint8).view(x.dtype).astype(wide)
+        table.flags.writeable = False
+    return table.take(x.view(np.uint8))
+
+
 def pointers(x: object, what: str) -> Pointers:
     """The pointer block of ``x``, or a clear error naming the parameter ``what``."""
     handle = x.handle if isinstance(x, Tensor) else None

@@ -176,6 +176,28 @@ def test_fp8_dot_accumulates_in_f32(tile_backend: str, dtype: Any) -> None:
     np.testing.assert_allclose(run_tile(a, b, acc, tl.f32), tile_dot(a, b, acc), rtol=1e-6, atol=1e-6)
 
 
+@tl.kernel
+def widen_codes(x_ptr: Pointer[D], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.float32))
+
+
+@pytest.mark.parametrize("dtype", [tl.f8e4m3, tl.f8e5m2], ids=name)
+def test_every_fp8_code_widens_to_its_value(tile_backend: str, dtype: Any) -> None:
+    """All 256 codes (zeros, subnormals, infinities, NaNs) converted to f32 and through a dot with
+    the identity: the values ml_dtypes gives in float64 (the reference widens fp8 by a table)."""
+    codes = np.arange(256, dtype=np.uint8).view(np_type(dtype))
+    want = codes.astype(np.float64)
+    out = poisoned((256,), tl.f32)
+    widen_codes[(1,)](tl.to_device(codes), out, BLOCK=256)
+    np.testing.assert_array_equal(out.numpy().astype(np.float64), want)
+    finite = codes[np.isfinite(want)]
+    tile = np.resize(finite, 16 * 32).reshape(16, 32)  # every finite code (fp8 dots take K >= 32)
+    eye = np.eye(32).astype(np_type(dtype))
+    got = run_tile(tile, eye, np.zeros((16, 32), np.float32), tl.f32)
+    np.testing.assert_array_equal(got.astype(np.float64), tile.astype(np.float64))
+
+
 def test_f64_dot_is_f64(tile_backend: str) -> None:
     gen = np.random.default_rng(44)
     a, b, acc = gen.standard_normal((16, 8)), gen.standard_normal((8, 16)), gen.standard_normal((16, 16))

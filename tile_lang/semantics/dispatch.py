@@ -6,6 +6,7 @@ Importing this module registers every family's rules and every form's."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
@@ -26,7 +27,7 @@ from tile_lang.dtypes import DType
 from tile_lang.errors import SemanticError
 from tile_lang.ops.forms import Form
 from tile_lang.ops.memory import BlockPointer, TensorDescriptor
-from tile_lang.semantics.base import FAMILY_RULES, RULES, Block, Seen
+from tile_lang.semantics.base import FAMILY_RULES, RULES, Block, Seen, Tiled
 from tile_lang.semantics.coded import MOVES, moves_only
 
 P = ParamSpec("P")
@@ -78,6 +79,20 @@ def checked(op: Builtin, args: Mapping[str, Any], view: View, capabilities: Capa
     if own is None and shared is None and op in MOVES and not capabilities.lacks_dtypes:
         return args  # nothing to check: the hot path of the reference's moves
     seen = {name: _seen(value, view) for name, value in args.items()}
+    key = _key(op, capabilities, seen)
+    made = _MADE.get(key) if key is not None else None
+    if made is None:
+        made = _made(op, own, shared, seen, capabilities)
+        if key is not None and _immutable(made):
+            if len(_MADE) >= _MADE_LIMIT:
+                _MADE.clear()
+            _MADE[key] = made
+    return {**args, **made} if made else args
+
+
+def _made(op: Builtin, own: Any, shared: Any, seen: dict[str, object], capabilities: Capabilities
+          ) -> Mapping[str, Any]:
+    """What the rule makes of ``seen`` (raising the rule's error), its dtypes checked."""
     moves_only(op, seen.values())
     made: Mapping[str, Any] = {}
     if own is not None:
@@ -86,7 +101,52 @@ def checked(op: Builtin, args: Mapping[str, Any], view: View, capabilities: Capa
         made = shared(repr(op), seen)
     if capabilities.lacks_dtypes:
         _has_dtypes(capabilities, (*seen.values(), *made.values()))
-    return {**args, **made} if made else args
+    return made
+
+
+# What a rule made of the arguments, by what it saw: a rule is a pure function of the Blocks,
+# dtypes and constants it sees (it reads nothing else), so a call site meeting values of the same
+# types again (every program of a lock, every launch of a kernel) reuses it. Only results of
+# immutable values are kept; a rule that raises keeps nothing and raises again.
+_MADE: dict[tuple[object, ...], Mapping[str, Any]] = {}
+_MADE_LIMIT = 4096
+_KEYED = (Block, Tiled, DType, enum.Enum)
+
+
+def _key(op: Builtin, capabilities: Capabilities, seen: Mapping[str, object]) -> tuple[object, ...] | None:
+    """The cache key of one call: the op, the backend, and each argument as the rule saw it, a
+    constant with its type (``1``, ``1.0`` and ``True`` are equal keys otherwise, with different
+    rules, and so are ``0.0`` and ``-0.0``); None where an argument is anything else."""
+    parts: list[object] = [op, id(capabilities)]
+    for name, value in seen.items():
+        part = _part(value)
+        if part is None:
+            return None
+        parts += (name, part)
+    return tuple(parts)
+
+
+def _part(value: object) -> object | None:
+    kind = type(value)
+    if kind is float:
+        return (float, value.hex())  # type: ignore[attr-defined]
+    if kind in _CONSTANTS:
+        return (kind, value)
+    if isinstance(value, _KEYED):
+        return value
+    if kind is tuple:
+        parts = tuple(_part(v) for v in value)  # type: ignore[attr-defined]
+        return None if any(p is None for p in parts) else (tuple, parts)
+    return None
+
+
+def _immutable(made: Mapping[str, Any]) -> bool:
+    """Whether ``made`` holds only hashable values (no list or dict a caller could change)."""
+    try:
+        hash(tuple(made.values()))
+    except TypeError:
+        return False
+    return True
 
 
 def _has_dtypes(capabilities: Capabilities, seen: tuple[object, ...]) -> None:
