@@ -127,15 +127,14 @@ def _key(op: Builtin, capabilities: Capabilities, seen: Mapping[str, object]) ->
 
 
 def _part(value: object) -> object | None:
-    kind = type(value)
-    if kind is float:
-        return (float, value.hex())  # type: ignore[attr-defined]
-    if kind in _CONSTANTS:
-        return (kind, value)
+    if type(value) is float:
+        return (float, value.hex())
+    if type(value) in _CONSTANTS:
+        return (type(value), value)
     if isinstance(value, _KEYED):
         return value
-    if kind is tuple:
-        parts = tuple(_part(v) for v in value)  # type: ignore[attr-defined]
+    if type(value) is tuple:
+        parts = tuple(_part(v) for v in value)
         return None if any(p is None for p in parts) else (tuple, parts)
     return None
 
