@@ -33,13 +33,15 @@ class Index:
     coords: tuple[str, ...]
     flat: str = ""  # the flat (row-major) index, when iterating a register layout
     layout: Registers | None = None  # the register layout ``k`` counts in
+    transposed: bool = False  # ``k`` counts in ``layout`` over the reversed shape (a copy walked by columns)
 
     def at(self, j: int, shape: tuple[int, ...]) -> Index:
         """The element ``j`` positions further inside this thread's vector (same row)."""
         if j == 0:
             return self
         flat = f"({self.flat} + {j}u)"
-        return Index(f"(k + {j})" if self.k == "k" else None, coords_of(flat, shape), flat, self.layout)
+        return Index(f"(k + {j})" if self.k == "k" and not self.transposed else None, coords_of(flat, shape), flat,
+                     self.layout)
 
 
 SCALAR = Index("0", ())
@@ -87,6 +89,7 @@ class Held:
 
     name: str
     layout: Registers
+    transposed: bool = False  # filled by a walk over the reversed shape (``Index.transposed``)
 
 
 def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
@@ -225,14 +228,15 @@ class Emitter:
             return self.names[node] if node in self.names else ELEMENTS[node.op](self, node, SCALAR)
         if isinstance(node.layout, Computed):
             held = self.hoisted.get(node)
-            if held is not None and index.k is not None and index.layout == held.layout:
+            if (held is not None and index.k is not None and index.layout == held.layout
+                    and index.transposed == held.transposed):
                 return f"{held.name}[{index.k}]"
             return ELEMENTS[node.op](self, node, index)
         if isinstance(node.layout, Shared):
             return f"{self.names[node]}[{shared_offset(node.layout, index.coords, node.ty.shape, node.ty.dtype.itemsize)}]"
         if node.ty.numel == 1:
             return f"{self.names[node]}[0]"
-        assert index.k is not None, f"register value read at foreign coordinates: {node.op}"
+        assert index.k is not None and not index.transposed, f"register value read at foreign coordinates: {node.op}"
         if isinstance(node.layout, MmaRows) and isinstance(index.layout, Mma) and node.layout.spans(index.layout):
             return f"{self.names[node]}[tl::mma_row_of<{index.layout.tiles_n}>({index.k})]"
         assert index.layout is None or index.layout == self.layout(node), (

@@ -43,6 +43,17 @@ def _copy_layout(em: Emitter, copy: Node) -> Blocked:
     return Blocked(used, width, numel // (used * width))
 
 
+@contextmanager
+def _walk_copy(em: Emitter, copy: Node) -> Iterator[Index]:
+    """A loop over the first element of each of this thread's runs of ``copy``, in the order
+    ``issue`` copies them: a copy into a transposed layout walks the reversed shape, so its runs
+    go down the first dimension (``Index.transposed``; ``k`` counts its runs as ``issue``'s do)."""
+    assert isinstance(copy.attr, MemAttr) and isinstance(copy.layout, Shared)
+    lay, flip = _copy_layout(em, copy), copy.layout.transposed
+    with em.walk(lay, copy.ty.shape[::-1] if flip else copy.ty.shape, copy.attr.vector) as walked:
+        yield Index(walked.k, walked.coords[::-1], walked.flat, lay, True) if flip else walked
+
+
 @dataclass(frozen=True)
 class Runs:
     """Where this thread's runs of a copy go in its shared buffer, computed once before the loop:
@@ -63,10 +74,7 @@ def issue(em: Emitter, copy: Node, dst: str, runs: Runs | None = None) -> None:
     ptr = copy.args[0]
     mask = copy.args[1] if copy.attr.has_mask else None
     nbytes = width * copy.ty.dtype.itemsize
-    flip = copy.layout.transposed  # runs of ``width`` go down the first dimension
-    shape = copy.ty.shape[::-1] if flip else copy.ty.shape
-    with em.walk(lay, shape, width) as walked:
-        idx = Index(None, walked.coords[::-1]) if flip else walked
+    with _walk_copy(em, copy) as idx:
         if runs is None:
             at = f"{dst}[{shared_offset(copy.layout, idx.coords, copy.ty.shape, copy.ty.dtype.itemsize)}]"
         elif runs.step is None:
@@ -345,9 +353,9 @@ def _hoist(em: Emitter, copy: Node, body: Region) -> Runs:
         elif node.ty.dtype.element is not None and node not in em.hoisted:
             name = em.fresh("at")
             em.line(f"{ctype(node.ty.dtype)} {name}[{lay.per_thread}];")
-            with em.walk(lay, node.ty.shape, lay.vector) as idx:
+            with _walk_copy(em, copy) as idx:
                 em.line(f"{name}[k] = {em.elem(node, idx)};")
-            em.hoisted[node] = Held(name, lay)
+            em.hoisted[node] = Held(name, lay, flip)
     return Runs(offsets, step)
 
 

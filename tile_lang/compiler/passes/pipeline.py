@@ -57,9 +57,8 @@ def pipeline(fn: Function) -> Function:
 
 
 def _hold_addresses(fn: Function) -> Function:
-    """Mark the ``cp.async`` copies of pipelined loops whose addresses are held (``MemAttr.hold``;
-    a copy walked column by column, into a transposed layout, reads its addresses at coordinates
-    and holds none). A pointer block stepped by a carried offset (``a_ptrs += BK``) is held only
+    """Mark the ``cp.async`` copies of pipelined loops whose addresses are held (``MemAttr.hold``).
+    A pointer block stepped by a carried offset (``a_ptrs += BK``) is held only
     when its addresses cost integer divisions to recompute; otherwise each copy recomputes them
     from coordinates plus the offset, which ptxas schedules better (H200, 4096^3 f16: the tutorial
     matmul 0.92 -> 1.01 of Triton; the grouped matmul's ``% M`` addresses 0.86 -> 0.41). A held
@@ -71,7 +70,6 @@ def _hold_addresses(fn: Function) -> Function:
         if loop.op is Op.FOR and isinstance(loop.attr, LoopAttr) and loop.attr.stages > 1:
             for copy in loop.regions[0].body:
                 if (copy.op is Op.ASYNC_COPY and box_of(copy) is None and isinstance(copy.layout, Shared)
-                        and not copy.layout.transposed
                         and (not _advancing(copy.args[0], loop) or _divides(copy.args[0]))):
                     holds.add(copy)
 
