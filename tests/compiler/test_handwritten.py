@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import dtypes
+from tile_lang import Pointer, constexpr, dtypes, f32
 
-from tests.compiler.emulator import EMULATOR, NAME
+from tests.compiler.emulator import EMULATOR
 from tests.fuzz.runner import load
 
 pytestmark = pytest.mark.skipif(EMULATOR.unavailable_reason() is not None,
@@ -71,3 +71,61 @@ def test_float_to_int_casts_saturate_and_take_nan_to_zero(backend: str, source: 
         float_to_ints[(1,)](tl.to_device(x), *outs, B=len(EDGES))
         for name, out in zip(INTS, outs):
             assert out.numpy().tolist() == _saturated(x, name), (source, name)
+
+
+# ---------------------------------------------------------------- a block store, then a scalar load
+
+@tl.kernel
+def stored_then_read_as_scalar(p_ptr: Pointer[f32], o_ptr: Pointer[f32], n: int, B: constexpr) -> None:
+    """Each iteration reads the first element of the block the previous one stored (a running
+    scan over chunks, its carry read back as a scalar): lane 0 stored it, and the reference's
+    scalar lane is lane 0, so no race."""
+    offs = tl.arange(0, B)
+    acc = tl.zeros((B,), tl.float32)
+    for i in range(n):
+        carry = tl.load(p_ptr + i * B)
+        acc += tl.load(p_ptr + i * B + offs) + carry
+        tl.store(p_ptr + (i + 1) * B + offs, acc)
+    tl.store(o_ptr + offs, acc + tl.load(p_ptr + n * B))
+
+
+@pytest.mark.parametrize("block, warps", [(16, 4), (64, 2), (128, 4), (256, 1)])
+def test_a_scalar_load_reads_the_block_lane_zero_stored(backend: str, block: int, warps: int) -> None:
+    """Every thread runs a scalar load, but only thread 0 had stored the element: with no barrier
+    between, the other threads read the old value (3 of 640 elements of the buffer and 1 of the
+    128 outputs wrong, 128 elements and 4 warps)."""
+    n = 4
+    p = np.random.default_rng(block).standard_normal((n + 1) * block).astype(np.float32)
+    want, acc = p.astype(np.float64), np.zeros(block)
+    for i in range(n):
+        acc = acc + want[i * block:(i + 1) * block] + want[i * block]
+        want[(i + 1) * block:(i + 2) * block] = acc
+    with tl.backend(backend):
+        buffer, out = tl.to_device(p), tl.to_device(np.full(block, np.nan, np.float32))
+        stored_then_read_as_scalar[(1,), tl.Options(num_warps=warps)](buffer, out, n, B=block)
+        np.testing.assert_allclose(buffer.numpy(), want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(out.numpy(), acc + acc[0], rtol=1e-5, atol=1e-5)
+
+
+@tl.kernel
+def scalar_loads_beside_stores(x_ptr: Pointer[f32], scale_ptr: Pointer[f32], o_ptr: Pointer[f32], n: int,
+                               B: constexpr) -> None:
+    """A scalar per row read from another argument than the one stored to: no barrier needed."""
+    offs = tl.arange(0, B)
+    for i in range(n):
+        tl.store(o_ptr + i * B + offs, tl.load(x_ptr + i * B + offs) * tl.load(scale_ptr + i))
+
+
+def test_scalar_loads_of_another_argument_get_no_barrier() -> None:
+    """The barrier goes only where a scalar load may read a stored block's buffer (same kernel
+    argument, or one not known), so a loop storing rows scaled by per-row scalars keeps none."""
+    from tile_lang.compiler import compile_ir
+    from tile_lang.compiler.ir import Op, walk
+    from tile_lang.compiler.spec import ArgSpec, Spec, int_spec
+
+    pointer = ArgSpec(dtypes.F32.pointer_to(), True)
+    for kernel, args in ((scalar_loads_beside_stores, (pointer, pointer, pointer, int_spec(4))),
+                         (stored_then_read_as_scalar, (pointer, pointer, int_spec(4)))):
+        fn = compile_ir(kernel, Spec(args, (("B", 64),), 4, 3, 80))
+        barriers = sum(node.op is Op.BARRIER for node in walk(fn.body))
+        assert barriers == (0 if kernel is scalar_loads_beside_stores else 2), kernel
