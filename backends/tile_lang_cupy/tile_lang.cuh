@@ -73,6 +73,40 @@ template <>
 struct Convert<bool, bool> {
   __device__ static bool run(bool x) { return x; }
 };
+// Float -> integer: truncate toward zero, saturate to the target's range, NaN gives 0, as the
+// reference does. static_cast is undefined out of range: nvcc makes an 8- or 16-bit target's
+// cast a cvt.rzi.s32/u32 whose low bits wrap (300.7 -> i8 gave 44), and x86 gives INT_MIN.
+#define TL_FLOAT_TO_INT(To, From, via, wide, clamped) \
+  template <>                                          \
+  struct Convert<To, From> {                           \
+    __device__ static To run(From x) {                 \
+      const wide v = via(x);                           \
+      return static_cast<To>(clamped);                 \
+    }                                                  \
+  };
+TL_FLOAT_TO_INT(signed char, float, __float2int_rz, int, v < -128 ? -128 : v > 127 ? 127 : v)
+TL_FLOAT_TO_INT(short, float, __float2int_rz, int, v < -32768 ? -32768 : v > 32767 ? 32767 : v)
+TL_FLOAT_TO_INT(unsigned char, float, __float2uint_rz, unsigned, v > 255u ? 255u : v)
+TL_FLOAT_TO_INT(unsigned short, float, __float2uint_rz, unsigned, v > 65535u ? 65535u : v)
+TL_FLOAT_TO_INT(signed char, double, __double2int_rz, int, v < -128 ? -128 : v > 127 ? 127 : v)
+TL_FLOAT_TO_INT(short, double, __double2int_rz, int, v < -32768 ? -32768 : v > 32767 ? 32767 : v)
+TL_FLOAT_TO_INT(unsigned char, double, __double2uint_rz, unsigned, v > 255u ? 255u : v)
+TL_FLOAT_TO_INT(unsigned short, double, __double2uint_rz, unsigned, v > 65535u ? 65535u : v)
+#undef TL_FLOAT_TO_INT
+#define TL_FLOAT_TO_INT(To, From, via) \
+  template <>                          \
+  struct Convert<To, From> {           \
+    __device__ static To run(From x) { return via(x); } \
+  };
+TL_FLOAT_TO_INT(int, float, __float2int_rz)
+TL_FLOAT_TO_INT(unsigned, float, __float2uint_rz)
+TL_FLOAT_TO_INT(long long, float, __float2ll_rz)
+TL_FLOAT_TO_INT(unsigned long long, float, __float2ull_rz)
+TL_FLOAT_TO_INT(int, double, __double2int_rz)
+TL_FLOAT_TO_INT(unsigned, double, __double2uint_rz)
+TL_FLOAT_TO_INT(long long, double, __double2ll_rz)
+TL_FLOAT_TO_INT(unsigned long long, double, __double2ull_rz)
+#undef TL_FLOAT_TO_INT
 #if defined(TL_USE_FP16)
 template <class To>
 struct Convert<To, __half> {
