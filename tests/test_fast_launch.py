@@ -417,3 +417,86 @@ def test_a_parameter_named_like_an_option_takes_the_fast_path(noop: NoopBackend,
     assert checked[0] == 2 and noop.runners == 2 and noop.calls.count == 5
     with pytest.raises(tl.LaunchError, match="given twice"):
         launch_untyped(staged_copy, (1,), src, dst, 50, 64, 2, num_stages=2)
+
+
+@tl.kernel
+def scaled_by(src: Pointer[f32], dst: Pointer[f32], n: int, SCALE: constexpr, BLOCK: constexpr) -> None:
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * SCALE, mask=offs < n)
+
+
+def test_constexprs_equal_under_eq_take_entries_of_their_own(noop: NoopBackend, checked: list[int]) -> None:
+    """0.0 and -0.0, 1, 1.0 and True, (1, 2) and (1.0, 2.0) compare equal but compile differently:
+    each is checked once, then repeats on its own entry."""
+    src, dst = array(), array()
+    scales: list[Any] = [0.0, -0.0, 1, 1.0, True, (1, 2), (1.0, 2.0)]
+    for scale in scales * 2:
+        scaled_by[(1,)](src, dst, 100, SCALE=scale, BLOCK=64)
+    assert checked[0] == noop.runners == len(scales) and noop.calls.count == 2 * len(scales)
+
+
+def test_pointers_of_another_class_than_the_first_launchs_repeat_too(noop: NoopBackend, checked: list[int]) -> None:
+    """The key of a call shape reads its first launch's pointer classes directly, any other through
+    the backend's probes: both repeat on the fast path."""
+    buffers, arrays = (tl.empty(100, tl.f32), tl.empty(100, tl.f32)), (array(), array(address=2 << 20))
+    for src, dst in [arrays, buffers, arrays, buffers, (arrays[0], buffers[1])] * 2:
+        copy_kernel[(1,)](src, dst, 100, BLOCK=64)
+    assert checked[0] == 3 and noop.calls.count == 10
+
+
+def test_a_constant_grid_reuses_its_launcher_and_a_callable_one_is_not_held(noop: NoopBackend) -> None:
+    import gc
+    import weakref
+
+    grid = (2,)
+    assert copy_kernel[grid] is copy_kernel[grid] and copy_kernel[(3,)] is not copy_kernel[grid]
+    options = tl.Options(num_warps=8)
+    assert copy_kernel[grid, options].options is options
+
+    def by_block(meta: dict[str, Any]) -> tuple[int]:
+        return (tl.cdiv(100, meta["BLOCK"]),)
+
+    held = weakref.ref(by_block)
+    copy_kernel[by_block](array(), array(), 100, BLOCK=64)
+    del by_block
+    gc.collect()
+    assert held() is None
+
+
+def test_a_backend_registered_again_under_its_name_takes_the_launches(checked: list[int]) -> None:
+    """A kernel finds the backend it launched on by name, unless another was registered under it since."""
+    src, dst = array(), array()
+    first, second = NoopBackend(), NoopBackend()
+    registry.register(first)
+    with tl.backend("noop"):
+        for _ in range(2):
+            copy_kernel[(1,)](src, dst, 100, BLOCK=64)
+        registry.register(second)
+        for _ in range(2):
+            copy_kernel[(1,)](src, dst, 100, BLOCK=64)
+    assert (first.calls.count, first.runners, second.calls.count, second.runners, checked[0]) == (2, 1, 2, 1, 2)
+
+
+def test_unannotated_kernels_are_found_by_positional_classes_and_keywords_alike(noop: NoopBackend) -> None:
+    """An unannotated kernel's typed specialisation is found by its positional arguments' classes, or
+    by the specialising ones when some come by keyword: the same one, and a new class a new one."""
+    from tests.gradual_kernels import add_kernel
+
+    x, y, out = array(), array(), array()
+    found = {add_kernel.specialised((x, y, out, 4), {"BLOCK": 64}) for _ in range(2)}
+    found.add(add_kernel.specialised((x, y), {"out_ptr": out, "n": 4, "BLOCK": 64}))
+    assert len(found) == 1
+    assert add_kernel.specialised((x, y, out, 4.0), {"BLOCK": 64}) not in found
+
+
+def test_arguments_are_packed_again_whenever_one_changes(cuda: Driver) -> None:
+    """A runner keeps the last arguments it packed and skips packing equal ones, but for a kernel
+    taking a float: 0.0 == -0.0, and the kernel must get -0.0's sign."""
+    a, b = device_array(), device_array(address=(1 << 32) + 4096)
+    for src, dst, n in [(a, b, 100), (a, b, 100), (b, a, 100), (b, a, 101), (b, a, 101)]:
+        copy_kernel[(1,)](src, dst, n, BLOCK=64)
+    assert [args for _, args in cuda.seen] == [(a.data.ptr, b.data.ptr, 100)] * 2 + [(b.data.ptr, a.data.ptr, 100)] + [
+        (b.data.ptr, a.data.ptr, 101)] * 2
+    for alpha in [0.0, -0.0, -0.0, 0.0]:
+        launch_untyped(scaled_copy, (1,), a, b, 100, alpha, False, BLOCK=64)
+    assert [np.signbit(args[3]) for _, args in cuda.seen[-4:]] == [False, True, True, False]

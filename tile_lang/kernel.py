@@ -68,6 +68,7 @@ class Kernel(Generic[P]):
                                   or (p.optional and p.kind is ParamKind.POINTER))
         self._specialised: dict[tuple[tuple[ParamKind, Any], ...], Kernel[P]] = {}
         self._by_classes: dict[tuple[type, ...], Kernel[P]] = {}  # the same, by the arguments' classes
+        self._by_positional: dict[tuple[type, ...], Kernel[P]] = {}  # the same, by all positional arguments' classes
         self.runtime_params = tuple(part for p in self.params for part in runtime_parts(p))
         self.descriptors = tuple(p for p in self.params if isinstance(p.annotation, Layout))  # specialised ones
         self.constexpr_params = tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
@@ -82,14 +83,19 @@ class Kernel(Generic[P]):
         self.__doc__ = fn.__doc__
         self.matched_pointees: set[tuple[Any, ...]] = set()  # pointer dtypes already checked
         self._launch_caches: dict[str, tuple[registry.Backend, LaunchCache | LastLaunch]] = {}  # by backend name
+        self._last_launcher: tuple[Any, Launcher[P]] | None = None  # (key, kernel[key]), held: its id stays unique
 
     def specialised(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Kernel[P]:
         """This kernel with each unannotated or optional parameter typed by its argument in this call
         (:func:`~tile_lang.signature.specialise`): one kernel per combination of kinds, with its
         own checks and fast path; the compile caches key on the arguments' dtypes and values.
-        Found by the arguments' classes, which decide the kinds (:func:`~tile_lang.signature.typed_by_class`)."""
+        Found by the arguments' classes, which decide the kinds (:func:`~tile_lang.signature.typed_by_class`):
+        those of all positional arguments first (one tuple, no loop), when they hold every such parameter."""
         if not self.specialising:
             return self
+        found = self._by_positional.get(tuple(map(type, args)))
+        if found is not None:
+            return found
         values = []
         for index, param in self.specialising:
             value = args[index] if index < len(args) else kwargs.get(param.name, param.default)
@@ -107,6 +113,8 @@ class Kernel(Generic[P]):
                 found = self._specialised[key] = Kernel(self.fn, tuple(by_name.get(p.name, p) for p in self.params))
             if all(map(typed_by_class, classes)):
                 self._by_classes[classes] = found
+        if self.specialising[-1][0] < len(args) and all(map(typed_by_class, classes)):  # all passed by position
+            self._by_positional[tuple(map(type, args))] = found
         return found
 
     def require_annotations(self, what: str) -> None:
@@ -128,14 +136,30 @@ class Kernel(Generic[P]):
             known = self._launch_caches[backend.name] = (backend, cache)
         return known[1]
 
+    def current_cache(self) -> tuple[registry.Backend, LaunchCache | LastLaunch]:
+        """The current backend and this kernel's fast path on it (:meth:`launch_cache`); a backend
+        this kernel launched on before is found by its name alone, without the registry's checks."""
+        known = self._launch_caches.get(registry.current_name())
+        if known is None or not registry.is_loaded(known[0]):
+            backend = registry.current()
+            return backend, self.launch_cache(backend)
+        return known
+
     @overload
     def __getitem__(self, key: Grid) -> Launcher[P]: ...
     @overload
     def __getitem__(self, key: tuple[Grid, Options]) -> Launcher[P]: ...
     def __getitem__(self, key: Any) -> Launcher[P]:
+        last = self._last_launcher
+        if last is not None and last[0] is key:  # the same grid object (a constant tuple): its launcher again
+            return last[1]
         if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Options):
-            return Launcher(self, key[0], key[1])
-        return Launcher(self, key, DEFAULT_OPTIONS)
+            launcher = Launcher(self, key[0], key[1])
+        else:
+            launcher = Launcher(self, key, DEFAULT_OPTIONS)
+        if launcher.fixed_grid is not None:  # a tuple of ints; a callable grid may hold on to arrays
+            self._last_launcher = key, launcher
+        return launcher
 
     def __repr__(self) -> str:
         return f"<tl.kernel {self.name} at {self.filename}:{self.lineno}>"
@@ -270,6 +294,7 @@ class Launcher(Generic[P]):
         self.kernel = kernel
         self.grid = grid
         self.options = options
+        self.fixed_grid = None if callable(grid) else plain_grid(grid, {})  # a tuple of ints, padded: fixed
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> None:
         """Launch; an error is raised from here without tile_lang's frames (:func:`~tile_lang.errors.trimmed`)."""
@@ -291,15 +316,14 @@ class Launcher(Generic[P]):
         """Through the fast path when this call looks like an earlier checked one (see
         :mod:`tile_lang.launch_cache`), else check everything first. As in Triton, a grid with a
         zero entry launches nothing."""
-        backend = registry.current()
         kernel = self.kernel.specialised(args, kwargs) if self.kernel.specialising else self.kernel
-        cache = kernel.launch_cache(backend)
+        backend, cache = kernel.current_cache()
         if isinstance(cache, LastLaunch):
             self._launch_checked(cache, backend, args, kwargs)
             return
         found = cache.find(self.options, args, kwargs)
         if found is not None and found[0] is not None:  # prepared, unless the grid needs the checked path
-            grid = plain_grid(self.grid, found[0].constexprs)
+            grid = self.fixed_grid if self.fixed_grid is not None else plain_grid(self.grid, found[0].constexprs)
             if grid is not None:
                 if grid[0] and grid[1] and grid[2]:
                     found[0].runner(grid, found[1])

@@ -17,11 +17,11 @@ from __future__ import annotations
 import operator
 import weakref
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import tile_lang.dtypes as dtypes
-from tile_lang.launch import Launch, LaunchedKernel
+from tile_lang.launch import DEFAULT_OPTIONS, Launch, LaunchedKernel
 from tile_lang.signature import Param, ParamKind
 
 Probe: TypeAlias = Callable[[Any], tuple[Hashable, int]]
@@ -115,19 +115,23 @@ class Entry:
     constexprs: Mapping[str, Any]
 
 
-@dataclass
-class _Binding:
-    """How calls with a given number of positional arguments and given keyword names map to
-    parameters (as ``Kernel.bind`` would map them), and the specialisations seen for them."""
+@dataclass(frozen=True)
+class Binding:
+    """Where the runtime arguments and the constexpr and option values of calls with a given
+    number of positional arguments and given keyword names sit in ``(*args, *kwargs.values())``,
+    as ``Kernel.bind`` would map them."""
 
-    runtime: Callable[[tuple[Any, ...]], tuple[Any, ...]]  # (*args, *kwargs values) -> runtime args
-    statics: Callable[[tuple[Any, ...]], tuple[Any, ...]]  # ... -> constexpr and option values
-    entries: dict[Hashable, Entry] = field(default_factory=dict)
+    runtime: tuple[int, ...]
+    statics: tuple[int, ...]
 
 
-Found: TypeAlias = tuple[Entry | None, tuple[Any, ...], _Binding, Hashable]
-"""A launch described by a key: the entry if the key was seen before, the raw arguments, and
-where to store a new entry (a plain tuple: it is built on every launch)."""
+Found: TypeAlias = tuple[Entry | None, tuple[Any, ...], dict[Hashable, Entry], Hashable]
+"""A launch described by a key: the entry if the key was seen before, the raw arguments, where
+to store a new entry, and the key (a plain tuple: it is built on every launch)."""
+
+KeyFunction: TypeAlias = Callable[[Hashable, tuple[Any, ...], dict[str, Any]], Found | None]
+"""(options, args, kwargs) -> the launch's :data:`Found`, or None if the key cannot describe it;
+one per kernel and shape of call (:func:`key_function`)."""
 
 
 class LaunchCache:
@@ -137,72 +141,83 @@ class LaunchCache:
         self.kernel = kernel
         self.backend = backend
         self.option_names = option_names
-        kinds = [_kind(p) for p in kernel.runtime_params]
-        self.pointers, self.ints, self.floats, self.others = (
-            tuple(i for i, k in enumerate(kinds) if k == kind) for kind in (_POINTER, _INT, _FLOAT, _OTHER))
-        self.typed = _TYPED in kinds  # an int annotated tl.int8 (say): int_class does not say whether it fits
-        self.probes: dict[type, Probe | None] = {}
-        self.bindings: dict[tuple[int, tuple[str, ...]], _Binding | None] = {}
+        self.kinds = tuple(_kind(p) for p in kernel.runtime_params)
+        self.probes = _Probes(backend)
+        self.keys: dict[tuple[int, tuple[str, ...]], KeyFunction | None] = {}
 
     def find(self, options: Hashable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Found | None:
         """The key and raw arguments of a call, or None if the key cannot describe it."""
-        names = tuple(kwargs)
-        binding = self.bindings.get((len(args), names), _UNSEEN)
-        if binding is _UNSEEN:
-            binding = self.bindings[(len(args), names)] = bind(self.kernel, self.option_names, len(args), names)
-        if binding is None:
-            return None
-        flat = args + tuple(kwargs.values()) if kwargs else args
-        parts: list[Any] = [options, *static_key(binding.statics(flat))]
-        raw = None if self.typed else self._probe(binding.runtime(flat), parts)
-        if raw is None:
-            return None
-        key = tuple(parts)
-        try:
-            entry = binding.entries.get(key)
-        except TypeError:  # an unhashable constexpr or option
-            return None
-        return entry, raw, binding, key
+        shape = len(args), tuple(kwargs)
+        key = self.keys.get(shape, _UNSEEN)
+        if key is _UNSEEN:
+            binding = bind(self.kernel, self.option_names, *shape)
+            key = self.keys[shape] = None if binding is None or _TYPED in self.kinds else key_function(
+                self.kernel.name, self.kinds, binding, args + tuple(kwargs.values()), shape[1], self.probes)
+        return None if key is None else key(options, args, kwargs)
 
     def remember(self, found: Found, launch: Launch) -> Runner:
         """Prepare and store the runner for a checked launch that ``find`` described."""
         runner = self.backend.runner(launch)
-        found[2].entries[found[3]] = Entry(runner, launch.constexprs)
+        found[2][found[3]] = Entry(runner, launch.constexprs)
         return runner
 
-    def _probe(self, values: tuple[Any, ...], parts: list[Any]) -> tuple[Any, ...] | None:
-        """The raw arguments (addresses for pointers), with the per-argument part of the key added
-        to ``parts``: the pointers first, then the ints, then the rest (positions worked out once,
-        in ``__init__``); None if the key cannot describe them."""
-        raw = list(values)
-        part, probes = parts.append, self.probes  # bound once: these loops are hot
-        for i in self.pointers:
-            value = raw[i]
-            cls = type(value)
-            probe = probes.get(cls, _UNSEEN)
-            if probe is _UNSEEN:
-                probe = probes[cls] = self.backend.probe(cls)
-            if probe is None:
-                return None
-            try:
-                token, address = probe(value)
-            except Exception:  # e.g. a tensor without storage: the checked path says why
-                return None
-            part((cls, token, address & 15))  # the alignment, to the element as well as to 16 bytes
-            raw[i] = address
-        for i in self.ints:
-            value = raw[i]
-            if type(value) is not int:
-                return None
-            part(int_class(value))
-        for i in self.floats:
-            value = raw[i]
-            if type(value) is int and not -_FLOAT_INTS < value < _FLOAT_INTS:
-                return None
-            part(type(value))
-        for i in self.others:
-            part(type(raw[i]))
-        return tuple(raw)
+
+class _Probes(dict[type, Probe | None]):
+    """The backend's probe of each array class met so far (None: the backend has none)."""
+
+    def __init__(self, backend: FastBackend) -> None:
+        super().__init__()
+        self.backend = backend
+
+    def __missing__(self, cls: type) -> Probe | None:
+        probe = self[cls] = self.backend.probe(cls)
+        return probe
+
+
+def key_function(kernel: str, kinds: tuple[int, ...], binding: Binding, flat: tuple[Any, ...],
+                 names: tuple[str, ...], probes: _Probes) -> KeyFunction:
+    """The key of a kernel's calls shaped like ``flat`` (``(*args, *kwargs.values())``, keywords
+    ``names``), as a function generated for it: it reads each argument once, in a fixed order,
+    with no loop or dispatch per argument (a repeat launch runs it every time); each pointer's
+    probe is found by comparing its class with the one in ``flat`` (the dictionary only for another).
+
+    The key holds the options; each constexpr and option value with its type (:func:`typed` for
+    a float or tuple: 0.0 == -0.0); for each pointer its class, the probe's token and its address
+    mod 16; each int's :func:`int_class`; each other scalar's type. Anything it cannot describe
+    raises inside (no probe: None is called; an unhashable constexpr) and gives None.
+    """
+    n_args = len(flat) - len(names)
+    names_of = [f"a{i}" for i in range(n_args)] + [f"kwargs[{name!r}]" for name in names]
+    namespace: dict[str, Any] = {"probes": probes, "typed": typed, "int_class": int_class, "big": _FLOAT_INTS,
+                                 "default": DEFAULT_OPTIONS, "entries": {}}
+    lines = [f"{', '.join(names_of[:n_args])}, = args"] if n_args else []
+    parts, raw = ["None if options is default else options"], []  # hashing Options is a Python call
+    for j, i in enumerate(binding.statics):
+        lines += [f"s{j} = {names_of[i]}; k{j} = type(s{j})", f"if k{j} is float or k{j} is tuple: k{j} = typed(s{j})"]
+        parts += [f"s{j}", f"k{j}"]
+    for j, (i, kind) in enumerate(zip(binding.runtime, kinds)):
+        raw.append(f"r{j}")
+        if kind == _POINTER:
+            namespace[f"C{j}"] = cls = type(flat[i])
+            namespace[f"P{j}"] = probes[cls]
+            lines.append(f"c{j} = type({names_of[i]}); t{j}, r{j} = (P{j} if c{j} is C{j} else probes[c{j}])({names_of[i]})")
+            parts += [f"c{j}", f"t{j}", f"r{j} & 15"]  # the alignment, to the element as well as to 16 bytes
+            continue
+        lines.append(f"r{j} = {names_of[i]}")
+        if kind == _INT:
+            lines.append(f"if type(r{j}) is not int: return None")
+            parts.append(f"int_class(r{j})")
+        else:
+            if kind == _FLOAT:
+                lines.append(f"if type(r{j}) is int and not -big < r{j} < big: return None")
+            parts.append(f"type(r{j})")
+    lines += [f"key = ({', '.join(parts)},)", f"return entries.get(key), ({''.join(r + ', ' for r in raw)}), entries, key"]
+    source = "def key(options, args, kwargs):\n    try:\n" + "".join(f"        {line}\n" for line in lines) + (
+        "    except Exception:  # a probe failing or missing, an unhashable constexpr: the checked path\n"
+        "        return None\n")
+    exec(compile(source, f"<launch key of {kernel}>", "exec"), namespace)  # noqa: S102 (text built above)
+    key: KeyFunction = namespace["key"]
+    return key
 
 
 class LastLaunch:
@@ -228,13 +243,13 @@ class LastLaunch:
             return None
         flat = args + tuple(kwargs.values()) if kwargs else args
         try:
-            if static_key(last.binding.statics(flat)) != last.statics:
+            if static_key(last.statics_of(flat)) != last.statics:
                 return None
         except (TypeError, ValueError):  # a constexpr compared elementwise (an array): not compared here
             return None
         checked: list[Any] = []
         keep = checked.append
-        for kind, value, held in zip(self.kinds, last.binding.runtime(flat), last.buffers):
+        for kind, value, held in zip(self.kinds, last.runtime_of(flat), last.buffers):
             if kind == _POINTER:
                 if held is None or held() is not value:
                     return None
@@ -261,14 +276,15 @@ class LastLaunch:
         if binding is None:
             return
         flat = args + tuple(kwargs.values()) if kwargs else args
+        runtime_of, statics_of = _picker(binding.runtime), _picker(binding.statics)
         buffers: list[weakref.ref[Any] | None] = []
-        for kind, value, checked in zip(self.kinds, binding.runtime(flat), launch.args):
+        for kind, value, checked in zip(self.kinds, runtime_of(flat), launch.args):
             if kind == _POINTER and value is not checked:  # adopted from an array: adoption runs each launch
                 self._last = None
                 return
             buffers.append(weakref.ref(value) if kind == _POINTER else None)
-        self._last = _Last(len(args), names, options, static_key(binding.statics(flat)), binding, tuple(buffers),
-                           launch.constexprs, launch.options)
+        self._last = _Last(len(args), names, options, static_key(statics_of(flat)), runtime_of, statics_of,
+                           tuple(buffers), launch.constexprs, launch.options)
 
 
 @dataclass(frozen=True)
@@ -279,7 +295,8 @@ class _Last:
     names: tuple[str, ...]
     given_options: object
     statics: tuple[tuple[Any, ...], tuple[Hashable, ...]]
-    binding: _Binding
+    runtime_of: Callable[[tuple[Any, ...]], tuple[Any, ...]]  # (*args, *kwargs values) -> runtime args
+    statics_of: Callable[[tuple[Any, ...]], tuple[Any, ...]]  # ... -> constexpr and option values
     buffers: tuple[weakref.ref[Any] | None, ...]  # by runtime parameter, for the pointers
     constexprs: Mapping[str, Any]
     launch_options: Any
@@ -297,7 +314,7 @@ def static_key(statics: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Hashabl
     return statics, kinds
 
 
-def bind(kernel: LaunchedKernel, option_names: frozenset[str], n_args: int, names: tuple[str, ...]) -> _Binding | None:
+def bind(kernel: LaunchedKernel, option_names: frozenset[str], n_args: int, names: tuple[str, ...]) -> Binding | None:
     """How calls with ``n_args`` positional arguments and keywords ``names`` bind (as
     ``Kernel.bind`` would bind them), or None if ``Kernel.bind`` would reject them or the kernel
     takes a host descriptor (passed as several arguments: its launches take the checked path)."""
@@ -317,9 +334,8 @@ def bind(kernel: LaunchedKernel, option_names: frozenset[str], n_args: int, name
         slot[name] = i
     if len(slot) != len(params):
         return None
-    runtime = [slot[p.name] for p in kernel.runtime_params]
-    statics = [slot[p.name] for p in kernel.constexpr_params] + options
-    return _Binding(_picker(runtime), _picker(statics))
+    return Binding(tuple(slot[p.name] for p in kernel.runtime_params),
+                   tuple(slot[p.name] for p in kernel.constexpr_params) + tuple(options))
 
 
 def _kind(param: Param) -> int:
@@ -330,7 +346,7 @@ def _kind(param: Param) -> int:
     return _INT if param.annotation is int else _FLOAT if param.annotation is float else _OTHER
 
 
-def _picker(indices: list[int]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+def _picker(indices: tuple[int, ...]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
     """A function taking these positions of a tuple, as a tuple."""
     if not indices:
         return lambda flat: ()

@@ -174,6 +174,12 @@ def current() -> Backend:
     return get(current_name())
 
 
+def is_loaded(backend: Backend) -> bool:
+    """Whether ``backend`` is the one its name gives (none registered in its place since): a kernel
+    that launched on it finds it again by the name alone (:meth:`tile_lang.kernel.Kernel.current_cache`)."""
+    return _LOADED.get(backend.name) is backend
+
+
 def current_is_host() -> bool:
     """Whether the current backend keeps its buffers in host memory (:attr:`Backend.host`)."""
     return get(current_name()).host

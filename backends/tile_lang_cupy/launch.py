@@ -108,6 +108,8 @@ def _runner(compiled: Compiled, stream: Any) -> Runner:
     fixed = on.ptr if on is not None else None
     ambient = _ambient_stream(current_stream, device)
     local = threading.local()  # cuLaunchKernel reads the arguments without the GIL: one memory per thread
+    # equal arguments pass equal bytes unless a float is among them (0.0 == -0.0)
+    reuse = all(p is None or np.dtype(p).kind != "f" for p in params)
 
     def run(grid: tuple[int, int, int], raw: tuple[Any, ...]) -> None:
         if current_device() != device:
@@ -115,19 +117,22 @@ def _runner(compiled: Compiled, stream: Any) -> Runner:
                 return run(grid, raw)
         x, y, z = grid
         try:
-            values, address, _ = local.slots
+            slots = local.slots
         except AttributeError:
-            values, address, _ = local.slots = _slots(count)
+            slots = local.slots = _Slots(count)
         where = ambient() if fixed is None else fixed
         if per_program:  # held until the launch on its stream is queued
             maps, maps_address = scratch(per_program * x * y * z, on if on is not None or not where else
                                          _stream(where))
             raw = (*raw, maps_address)
-        try:
-            pack_into(values, 0, *raw)
-        except OverflowError:  # the checks and the fast-path key fix each int's width: a float beyond f32's range
-            pack_into(values, 0, *numpy_values(raw))  # converted as NumPy converts it, to inf
-        launch_kernel(handle, x, y, z, threads, 1, 1, smem, where, address, 0)
+        if raw != slots.packed or not reuse:  # the driver copies them at each launch: the last ones are still there
+            slots.packed = None  # a failed pack may leave some written
+            try:
+                pack_into(slots.values, 0, *raw)
+            except OverflowError:  # the checks and the fast-path key fix each int's width: a float beyond f32's range
+                pack_into(slots.values, 0, *numpy_values(raw))  # converted as NumPy converts it, to inf
+            slots.packed = raw
+        launch_kernel(handle, x, y, z, threads, 1, 1, smem, where, slots.address, 0)
         return None
 
     return run
@@ -138,25 +143,35 @@ def _ambient_stream(current_stream: Callable[[], Any], device: int) -> Callable[
     made one current; else torch's current stream on the kernel's device where torch has CUDA
     started, as Triton launches (torch's streams do not wait for the default stream, so work
     queued on one, tutorial 02's benchmark, would race a kernel on another); else the default."""
+    torch_stream: list[Callable[[int], int]] = []  # torch's, once torch has CUDA started (it stays started)
+
     def ptr() -> int:
         own = int(current_stream().ptr)
         if own:
             return own
-        torch = sys.modules.get("torch")
-        if torch is None or not torch.cuda.is_initialized():
-            return 0
-        return int(torch._C._cuda_getCurrentRawStream(device))
+        if not torch_stream:
+            torch = sys.modules.get("torch")
+            if torch is None or not torch.cuda.is_initialized():
+                return 0
+            torch_stream.append(torch._C._cuda_getCurrentRawStream)
+        return int(torch_stream[0](device))
 
     return ptr
 
 
-def _slots(count: int) -> tuple[Any, int, Any]:
-    """One thread's argument memory for a runner: an 8-byte slot per argument, the address of the
-    array of the slots' addresses that ``cuLaunchKernel`` takes as its kernel parameters, and that array."""
-    values = (ctypes.c_uint64 * count)()
-    base = ctypes.addressof(values)
-    pointers = (ctypes.c_void_p * count)(*range(base, base + 8 * count, 8))
-    return values, ctypes.addressof(pointers), pointers
+class _Slots:
+    """One thread's argument memory for a runner: an 8-byte slot per argument (``values``), the
+    array of the slots' addresses that ``cuLaunchKernel`` takes as its kernel parameters, its
+    ``address``, and the raw arguments last packed into the slots (None: none known)."""
+
+    __slots__ = ("values", "pointers", "address", "packed")
+
+    def __init__(self, count: int) -> None:
+        self.values = (ctypes.c_uint64 * count)()
+        base = ctypes.addressof(self.values)
+        self.pointers = (ctypes.c_void_p * count)(*range(base, base + 8 * count, 8))
+        self.address = ctypes.addressof(self.pointers)
+        self.packed: tuple[Any, ...] | None = None
 
 
 _CODES = {("b", 1): "?", ("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
