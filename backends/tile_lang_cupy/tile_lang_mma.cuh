@@ -258,16 +258,18 @@ __device__ __forceinline__ unsigned pack2(__nv_bfloat16 lo, __nv_bfloat16 hi) {
 #endif
 
 // Hopper's warpgroup MMA (sm_90a): a shared-memory matrix descriptor (start address, leading and
-// stride byte offsets, 128-byte swizzle), and the fences around a group of wgmma instructions.
+// stride byte offsets, the swizzle of 128-, 64- or 32-byte rows: layout types 1, 2, 3), and the
+// fences around a group of wgmma instructions.
 // Under the emulator a wgmma runs at once (tl_emu::wgmma), so the fences and waits are empty.
-__device__ __forceinline__ unsigned long long wgmma_desc(const void* p, unsigned lbo, unsigned sbo) {
+__device__ __forceinline__ unsigned long long wgmma_desc(const void* p, unsigned lbo, unsigned sbo, unsigned swizzle) {
 #if defined(TL_EMULATOR)
   const unsigned a = static_cast<unsigned>(static_cast<const unsigned char*>(p) - tl_smem);
 #else
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
 #endif
   return static_cast<unsigned long long>((a & 0x3FFFFu) >> 4) | (static_cast<unsigned long long>(lbo >> 4) << 16) |
-         (static_cast<unsigned long long>(sbo >> 4) << 32) | (1ull << 62);
+         (static_cast<unsigned long long>(sbo >> 4) << 32) |
+         (static_cast<unsigned long long>(swizzle == 128u ? 1u : swizzle == 64u ? 2u : 3u) << 62);
 }
 // This thread's warpgroup (128 threads). Read back from lane 0 with a shuffle, which ptxas knows
 // is the same for the whole warp: descriptor arithmetic on it then stays in uniform registers

@@ -383,7 +383,7 @@ def test_hopper_dots_use_wgmma_on_swizzled_operands(tmp_path: Path) -> None:
     fn = compile_ir(matmul, replace(spec, arch=90), verify_each=True)
     nodes = walk(fn.body)
     assert [n.layout for n in nodes if n.op is Op.DOT] == [Mma(8, 1, 1, 32)]
-    assert [n.layout for n in nodes if n.op is Op.ASYNC_COPY] == [Shared(swizzle=True)] * 2
+    assert [n.layout for n in nodes if n.op is Op.ASYNC_COPY] == [Shared(swizzle=128)] * 2
     assert [n.layout for n in walk(compile_ir(matmul, spec).body) if n.op is Op.DOT] == [Mma(2, 4, 4, 8)]  # sm_80
     if NVCC is None:
         pytest.skip("nvcc is not installed: the PTX cannot be generated")
@@ -505,7 +505,7 @@ def test_hopper_flash_attention_on_the_emulator_matches_float64(head: int, bn: i
     assert [d.layout for d in dots] == [Mma(warps, 1, tiles, n // 8, interleaved=tiles > 1) for n in (bn, head)]
     assert isinstance(dots[1].args[0].layout, Mma)  # p stays in its registers
     bulk = [n.layout for n in nodes if n.op is Op.ASYNC_COPY and box_of(n) is not None]
-    assert bulk == ([Shared(swizzle=True, transposed=True), Shared(swizzle=True)] if descriptors else [])
+    assert bulk == ([Shared(swizzle=128, transposed=True), Shared(swizzle=128)] if descriptors else [])
     rng = np.random.default_rng(7 + head + causal)
     q, k, v = (rng.standard_normal((heads, seq, head)).astype(np.float16) for _ in range(3))
     o = np.full(q.shape, np.nan, np.float16)
@@ -599,7 +599,7 @@ def test_hopper_fp8_matmul_on_the_emulator_matches_float64(fp8: Any, warps: int,
                          BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=128, GROUP_M=2)
     fn = compile_ir(matmul, replace(spec, arch=90), verify_each=True)
     (dot,) = [node for node in walk(fn.body) if node.op is Op.DOT]
-    assert isinstance(dot.layout, Mma) and dot.args[1].layout == Shared(swizzle=True, transposed=True)
+    assert isinstance(dot.layout, Mma) and dot.args[1].layout == Shared(swizzle=128, transposed=True)
     assert [n.op for n in walk(fn.body) if n.op is Op.ASYNC_COPY] == [Op.ASYNC_COPY] * 2
     assert f"k32.f32.{dtype.name[2:]}.{dtype.name[2:]}" in generate(fn).source
 
@@ -681,27 +681,19 @@ def test_k_major_copies_hold_their_wrapped_addresses_and_match_float64() -> None
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-2, atol=5e-2)
 
 
-@_EMULATED
-@pytest.mark.parametrize("fp8, bk, transposed", [(tl.f8e5m2, 32, True), (tl.f8e4m3, 64, True), (tl.f8e5m2, 64, False)])
-def test_fp8_dots_wgmma_cannot_take_run_on_mma_sync_and_match_float64(fp8: Any, bk: int, transposed: bool) -> None:
-    """An fp8 dot whose K is under wgmma's 128-byte panel (tutorial 03's fp8 configs with BLOCK_K
-    32 or 64) runs on mma.sync m16n8k32 (sm_89 on: int8's fragments, f32 sums), B K-major or
-    N-major, not on CUDA cores (about 70x slower on the H200); sm_80 has no fp8 tensor cores."""
+def _small_k_matmul(dtype: DType, bk: int, transposed: bool, warps: int, bm: int) -> None:
+    """``benchmarks.dot_kernels.matmul`` at ``BLOCK_K = bk`` on the sm_90a emulator against
+    float64: ragged M and N, three K blocks and a ragged fourth, B K-major or N-major."""
     from benchmarks.dot_kernels import matmul
 
-    rng = np.random.default_rng(bk + transposed)
-    warps, bm, bn, m, n, k = 4, 64, 64, 80, 96, 3 * bk + 32
-    dtype = dtypes.dtype_of(fp8)
+    rng = np.random.default_rng(bk + transposed + warps)
+    bn, m, n, k = 64, bm + 16, 96, 3 * bk + bk // 2
     a = rng.standard_normal((m, k)).astype(dtype.numpy)
     b = rng.standard_normal((k, n)).astype(dtype.numpy)
     held = np.ascontiguousarray(b.T) if transposed else b  # K-major: B's transpose row-major
     strides = (1, k) if transposed else (n, 1)
     c = np.full((m, n), np.nan, np.float16)
-    spec = _aligned_spec(matmul, 16, warps, 3, dtype, ("stride_bk",) if transposed else ("stride_bn",),
-                         {"c_ptr": dtypes.F16}, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=2)
-    source = generate(compile_ir(matmul, replace(spec, arch=90), verify_each=True)).source
-    assert f"tl::mma_block<{ctype(dtype)}" in source and "wgmma.mma_async" not in source
-    assert "tl::mma_block" not in generate(compile_ir(matmul, spec)).source  # sm_80: CUDA cores
+    fp8: Any = dtypes.marker_of(dtype)
 
     def launch() -> None:
         out = tl.to_device(c, tl.f16)
@@ -716,13 +708,48 @@ def test_fp8_dots_wgmma_cannot_take_run_on_mma_sync_and_match_float64(fp8: Any, 
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-2, atol=5e-2)
 
 
+def _small_k_source(dtype: DType, bk: int, transposed: bool, warps: int, bm: int, arch: int = 90) -> str:
+    from benchmarks.dot_kernels import matmul
+
+    spec = _aligned_spec(matmul, 16, warps, 3, dtype, ("stride_bk",) if transposed else ("stride_bn",),
+                         {"c_ptr": dtypes.F16}, BLOCK_M=bm, BLOCK_N=64, BLOCK_K=bk, GROUP_M=2)
+    return generate(compile_ir(matmul, replace(spec, arch=arch), verify_each=True)).source
+
+
+@_EMULATED
+@pytest.mark.parametrize("dtype, bk, transposed, swizzle", [
+    (dtypes.F16, 32, False, 64), (dtypes.F16, 32, True, 64), (dtypes.BF16, 16, True, 32),
+    (dtypes.F8E5M2, 32, True, 32), (dtypes.F8E4M3, 64, True, 64), (dtypes.F8E5M2, 64, False, 64)])
+def test_dots_under_a_128_byte_panel_run_on_wgmma_and_match_float64(dtype: DType, bk: int, transposed: bool,
+                                                                    swizzle: int) -> None:
+    """K rows under 128 bytes (``BLOCK_K`` 32 of f16, 32 or 64 of fp8: tutorial 03's configs) run
+    on wgmma from 64- or 32-byte swizzled panels, as Triton's do (they ran on mma.sync, 0.3-0.5x
+    of Triton on the H200); an N-major B, where its N allows, keeps 128-byte panels."""
+    source = _small_k_source(dtype, bk, transposed, 4, 64)
+    assert "wgmma.mma_async" in source and "tl::mma_block" not in source
+    assert f"u, {8 * swizzle}u, {swizzle}u)" in source  # the descriptors' swizzle
+    _small_k_matmul(dtype, bk, transposed, 4, 64)
+
+
+@_EMULATED
+@pytest.mark.parametrize("fp8, transposed", [(dtypes.F8E5M2, True), (dtypes.F8E4M3, False)])
+def test_fp8_dots_wgmma_cannot_take_run_on_mma_sync_and_match_float64(fp8: DType, transposed: bool) -> None:
+    """An fp8 dot wgmma cannot take (2 warps: no warpgroup) runs on mma.sync m16n8k32 (sm_89 on:
+    int8's fragments, f32 sums), B K-major or N-major, not on CUDA cores (about 70x slower on the
+    H200); sm_80 has no fp8 tensor cores."""
+    source = _small_k_source(fp8, 64, transposed, 2, 32)
+    assert f"tl::mma_block<{ctype(fp8)}" in source and "wgmma.mma_async" not in source
+    assert "tl::mma_block" not in _small_k_source(fp8, 64, transposed, 2, 32, arch=80)  # sm_80: CUDA cores
+    _small_k_matmul(fp8, 64, transposed, 2, 32)
+
+
 @pytest.mark.skipif(NVCC is None, reason="needs nvcc (the CUDA toolkit) to compile for sm_90a")
 def test_ptxas_takes_the_fp8_mma_sync(tmp_path: Path) -> None:
     """ptxas (sm_90a) accepts the fp8 m16n8k32 mma.sync of a dot wgmma cannot take, unspilled."""
     from benchmarks.dot_kernels import matmul
 
-    spec = _aligned_spec(matmul, 16, 4, 3, dtypes.F8E5M2, ("stride_bk",), {"c_ptr": dtypes.F16},
-                         BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, GROUP_M=2)
+    spec = _aligned_spec(matmul, 16, 2, 3, dtypes.F8E5M2, ("stride_bk",), {"c_ptr": dtypes.F16},
+                         BLOCK_M=32, BLOCK_N=64, BLOCK_K=64, GROUP_M=2)
     source = generate(compile_ir(matmul, replace(spec, arch=90))).source
     sm90a_report(source, tmp_path)
     (tmp_path / "k.cu").write_text(source)

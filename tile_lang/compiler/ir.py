@@ -821,16 +821,16 @@ class Shared:
     (``ldmatrix``) of consecutive rows fall in different banks; ``transposed`` stores a 2-D
     block column by column (its first dimension contiguous), as a dot operand loaded from
     memory that is contiguous along it (``k.T`` in attention) lies best; ``swizzle`` stores it
-    as column panels of 64 16-bit elements whose 16-byte chunks are XOR-swizzled by row, the
-    layout wgmma reads through its descriptors (1024-byte aligned)."""
+    as column panels of that many bytes (128, 64 or 32) whose 16-byte chunks are XOR-swizzled by
+    row, the layouts wgmma reads through its descriptors (1024-byte aligned)."""
 
     row_pad: int = 0
     transposed: bool = False
-    swizzle: bool = False  # 128-byte swizzled panels of 64 16-bit columns: the operand layout of wgmma
+    swizzle: int = 0  # bytes of a swizzled panel's row (128, 64, 32; 0: none): the operand layouts of wgmma
 
     def __str__(self) -> str:
         parts = ([f"pad={self.row_pad}"] if self.row_pad else []) + (["transposed"] if self.transposed else []) + (
-            ["swizzle128"] if self.swizzle else [])
+            [f"swizzle{self.swizzle}"] if self.swizzle else [])
         return "#shared" + (f"<{','.join(parts)}>" if parts else "")
 
 

@@ -274,9 +274,10 @@ _WGMMA_TYPES = {dtypes.F16: "f16", dtypes.BF16: "bf16", dtypes.F8E4M3: "e4m3", d
 def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     """Hopper's warpgroup MMA: each warpgroup multiplies its 64 rows of A (per m64 tile) by all
     of B, K in steps of 32 bytes (16 16-bit or 32 fp8 elements). Operands in shared memory are
-    read by the tensor cores through descriptors over 128-byte swizzled panels: a K-major
-    operand moves 32 bytes along its rows per step (the next panel every 4 steps); an N-major B
-    (16-bit) 16 rows per step, its 64-column panels ``K * 128`` bytes apart. An A in registers
+    read by the tensor cores through descriptors over swizzled panels: a K-major operand (rows
+    of 128, 64 or 32 bytes) moves 32 bytes along its rows per step (the next panel every 4, 2 or
+    1 steps); an N-major B (16-bit, 128-byte rows) 16 rows per step, its 64-column panels
+    ``K * 128`` bytes apart. An A in registers
     (``p`` of attention) is passed as this thread's fragments of the step's 16 columns.
     Shared-memory writes from registers reach the tensor cores' (async) proxy through a proxy
     fence and a barrier. ``wait``: how many groups of wgmma may still run when this returns (1 in
@@ -287,7 +288,9 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     n_major = not b.layout.transposed  # B stored [K, N] (else [N, K], K-major like A)
     registers = not isinstance(a.layout, Shared)
     item = a.ty.dtype.itemsize
-    step_k, row = 32 // item, 128 // item  # elements of one instruction's K, of a swizzled row
+    step_k = 32 // item  # elements of one instruction's K
+    row_a = a.layout.swizzle // item if isinstance(a.layout, Shared) else 0  # elements of a panel's row
+    row_b = b.layout.swizzle // item
     types = (_WGMMA_TYPES[a.ty.dtype], _WGMMA_TYPES[b.ty.dtype])
     helper = f"tl_wgmma_m64n{n}k{step_k}_{'_'.join(types)}{'' if n_major else '_kb'}{'_rs' if registers else ''}"
     em.helpers.setdefault(helper, _wgmma_helper(helper, n, (a.ty.dtype, b.ty.dtype), n_major, registers))
@@ -307,7 +310,7 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     em.line(f"const unsigned long long {desc_b} = {_descriptor(em, b, '', k * 128 if n_major else 16)};")
     desc_a = em.fresh("da")
     if not registers:  # this warpgroup's first 64 rows of A
-        em.line(f"const unsigned long long {desc_a} = {_descriptor(em, a, f' + tl::warpgroup(tid) * {64 * row}u', 16)};")
+        em.line(f"const unsigned long long {desc_a} = {_descriptor(em, a, f' + tl::warpgroup(tid) * {64 * row_a}u', 16)};")
     em.line(f"tl::fence_registers<{node.layout.per_thread}>({acc});")  # the accumulator is written by now
     em.line("tl::wgmma_fence();")
     groups = em.fn.num_warps // 4
@@ -327,13 +330,14 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
                 em.line("tl::wgmma_fence();")
                 target = partial
             for step in steps[first_step:first_step + chunk]:
-                panel, within = divmod(step * step_k, row)
                 if registers:  # this thread's A fragments of the step: n8 tiles 2 * step and + 1
                     first = (tile * (k // 8) + 2 * step) * 2
                     operand_a = ", ".join(f"{packed}[{first + i}]" for i in range(4))
                 else:  # the tile's rows of A, the step's panel and columns
-                    operand_a = f"{desc_a} + {(panel * m * row + tile * groups * 64 * row + within) * item // 16}ull"
-                offset = step * step_k * row if n_major else panel * n * row + within
+                    panel, within = divmod(step * step_k, row_a)
+                    operand_a = f"{desc_a} + {(panel * m * row_a + tile * groups * 64 * row_a + within) * item // 16}ull"
+                panel, within = divmod(step * step_k, row_b)
+                offset = step * step_k * row_b if n_major else panel * n * row_b + within
                 em.line(f"{helper}({target}, {operand_a}, {desc_b} + {offset * item // 16}ull);")
             if partial is not None:  # the chunk's products are in: add them in full f32 precision
                 em.line("tl::wgmma_commit_and_wait<0>();")
@@ -360,11 +364,14 @@ def _descriptor(em: Emitter, operand: Node, offset: str, lbo: int) -> str:
     """The wgmma descriptor of ``operand`` (plus ``offset`` elements). A pipelined copy's is its
     ring's, loop-invariant, plus the slot's offset in 16-byte units: one multiply-add an
     iteration before the first wgmma instead of the address arithmetic."""
+    assert isinstance(operand.layout, Shared)
+    swizzle = operand.layout.swizzle  # 8-row groups of panel rows: 8 * swizzle bytes apart
     slot = em.slots.get(operand)
     if slot is None:
-        return f"tl::wgmma_desc({em.names[operand]}{offset}, {lbo}u, 1024u)"
+        return f"tl::wgmma_desc({em.names[operand]}{offset}, {lbo}u, {8 * swizzle}u, {swizzle}u)"
     ring, index, size = slot
-    return f"tl::wgmma_desc({ring}{offset}, {lbo}u, 1024u) + {index} * {size * operand.ty.dtype.itemsize // 16}ull"
+    return (f"tl::wgmma_desc({ring}{offset}, {lbo}u, {8 * swizzle}u, {swizzle}u) + "
+            f"{index} * {size * operand.ty.dtype.itemsize // 16}ull")
 
 
 def _wgmma_helper(name: str, n: int, types: tuple[DType, DType], n_major: bool, registers: bool) -> str:

@@ -106,14 +106,16 @@ def flat_index(layout: Registers, shape: tuple[int, ...], k: str) -> str:
 
 def shared_offset(layout: Shared, coords: tuple[str, ...], shape: tuple[int, ...], itemsize: int = 2) -> str:
     """Where the element at ``coords`` sits in a shared-memory block (rows padded by ``row_pad``;
-    a transposed block is stored column by column; a swizzled one in panels of 128-byte rows,
-    the 8 16-byte chunks of each row permuted by the row's low 3 bits)."""
+    a transposed block is stored column by column; a swizzled one in panels of ``swizzle``-byte
+    rows, the 16-byte chunks of each row permuted by XOR with address bits 7 and up: the row's
+    low 3 bits for 128-byte rows, bits 1-2 for 64, bit 2 for 32, as wgmma's swizzle modes)."""
     if layout.swizzle:  # transposed: the block's transpose, swizzled (K-major rows for wgmma)
         r, c = coords[::-1] if layout.transposed else coords
         rows = shape[1] if layout.transposed else shape[0]
-        row, chunk = 128 // itemsize, 16 // itemsize  # elements of a 128-byte row, of a 16-byte chunk
-        return (f"(({c}) / {row}u) * {rows * row}u + ({r}) * {row}u + (((({c}) / {chunk}u) % 8u) ^ (({r}) & 7u)) "
-                f"* {chunk}u + (({c}) % {chunk}u)")
+        row, chunk = layout.swizzle // itemsize, 16 // itemsize  # elements of a panel's row, of a 16-byte chunk
+        chunks, shift = layout.swizzle // 16, {128: "", 64: " / 2u", 32: " / 4u"}[layout.swizzle]
+        return (f"(({c}) / {row}u) * {rows * row}u + ({r}) * {row}u + (((({c}) / {chunk}u) % {chunks}u) ^ "
+                f"((({r}){shift}) & {chunks - 1}u)) * {chunk}u + (({c}) % {chunk}u)")
     if layout.transposed:
         return f"{coords[1]} * {shape[0] + layout.row_pad}u + {coords[0]}"
     if not layout.row_pad:

@@ -142,17 +142,21 @@ inline void mma(D* d, const unsigned* a, const unsigned* b) {
 }
 
 // wgmma.mma_async m64nNk16 (f32 += A * B) of one warpgroup, from the PTX definitions of the
-// shared-memory matrix descriptor (start, leading and stride byte offsets; 128-byte swizzle:
-// address bits 4-6 XOR bits 7-9) and of the accumulator fragments (warp w of the group holds
+// shared-memory matrix descriptor (start, leading and stride byte offsets; the swizzle of its
+// layout type, rows of 128, 64 or 32 bytes: address bits 4-6, 4-5 or 4 XOR bits 7-9, 7-8 or 7)
+// and of the accumulator fragments (warp w of the group holds
 // rows 16w + lane/4 and +8, columns 8j + 2(lane%4) and +1). A is K-major; B is N-major when
 // TRANS_B (rows of K, 64-column panels LBO bytes apart), else K-major. Runs at issue.
 inline unsigned wgmma_field(unsigned long long desc, unsigned shift) {  // a 14-bit field, in bytes
   return static_cast<unsigned>((desc >> shift) & 0x3FFFu) << 4;
 }
+inline unsigned wgmma_row(unsigned long long desc) {  // bytes of a swizzled row, from the layout type
+  return 256u >> static_cast<unsigned>(desc >> 62);
+}
 template <class T>
-inline float wgmma_at(unsigned address) {  // 128-byte swizzle: bits 4-6 XOR bits 7-9
+inline float wgmma_at(unsigned address, unsigned row) {  // chunk bits 4.. XOR bits 7.. (row / 16 values)
   T x;
-  std::memcpy(&x, tl_smem + (address ^ (((address >> 7) & 7u) << 4)), sizeof x);
+  std::memcpy(&x, tl_smem + (address ^ (((address >> 7) & (row / 16u - 1u)) << 4)), sizeof x);
   return static_cast<float>(x);
 }
 // This thread's fragments of D += A * B over one step of K (rows of the thread's warp).
@@ -170,17 +174,17 @@ inline void wgmma_apply(float* d, FA A, FB B) {
 // apart, 8-row groups SBO apart) or K-major (rows of N, 8-row groups SBO apart).
 template <class T, bool TRANS_B>
 inline auto wgmma_b(unsigned long long db) {
-  const unsigned b0 = wgmma_field(db, 0), lbo = wgmma_field(db, 16), sbo = wgmma_field(db, 32);
+  const unsigned b0 = wgmma_field(db, 0), lbo = wgmma_field(db, 16), sbo = wgmma_field(db, 32), row = wgmma_row(db);
   return [=](unsigned k, unsigned n) {
-    if (TRANS_B) return wgmma_at<T>(b0 + n / 64 * lbo + k / 8 * sbo + k % 8 * 128 + n % 64 * sizeof(T));
-    return wgmma_at<T>(b0 + n / 8 * sbo + n % 8 * 128 + k * sizeof(T));
+    if (TRANS_B) return wgmma_at<T>(b0 + n / 64 * lbo + k / 8 * sbo + k % 8 * row + n % 64 * sizeof(T), row);
+    return wgmma_at<T>(b0 + n / 8 * sbo + n % 8 * row + k * sizeof(T), row);
   };
 }
 // K: 32 bytes of A's type (16 16-bit or 32 fp8 elements); A and B may differ among fp8 types.
 template <class TA, class TB, unsigned N, bool TRANS_B>
 inline void wgmma(float* d, unsigned long long da, unsigned long long db) {
-  const unsigned a0 = wgmma_field(da, 0), a_sbo = wgmma_field(da, 32);
-  auto A = [&](unsigned m, unsigned k) { return wgmma_at<TA>(a0 + m / 8 * a_sbo + m % 8 * 128 + k * sizeof(TA)); };
+  const unsigned a0 = wgmma_field(da, 0), a_sbo = wgmma_field(da, 32), row = wgmma_row(da);
+  auto A = [&](unsigned m, unsigned k) { return wgmma_at<TA>(a0 + m / 8 * a_sbo + m % 8 * row + k * sizeof(TA), row); };
   wgmma_apply<N, 32 / sizeof(TA)>(d, A, wgmma_b<TB, TRANS_B>(db));
 }
 

@@ -36,11 +36,17 @@ _MMA_ACC = {dtypes.I8: dtypes.I32}  # the accumulator of mma.sync per operand dt
 
 @dataclass(frozen=True)
 class Wgmma:
-    """How a ``dot`` runs as Hopper's wgmma: A from registers (its fragments, as the result's
-    rows hold them: attention's ``p``) or from swizzled shared memory, and B's shared layout."""
+    """How a ``dot`` runs as Hopper's wgmma: A's shared layout, or None from registers (its
+    fragments, as the result's rows hold them: attention's ``p``), and B's shared layout."""
 
-    a_in_registers: bool
+    a: Shared | None
     b: Shared
+
+
+def k_major_swizzle(row_bytes: int) -> int:
+    """The widest of wgmma's swizzled panels (128, 64 or 32 bytes a row) that K-major rows of
+    ``row_bytes`` split into, or 0 for none (rows not a multiple of 32 bytes)."""
+    return next((width for width in (128, 64, 32) if row_bytes % width == 0), 0)
 
 
 def wgmma_operands(node: Node, num_warps: int, arch: int, a_layout: Layout | None = None) -> Wgmma | None:
@@ -48,9 +54,10 @@ def wgmma_operands(node: Node, num_warps: int, arch: int, a_layout: Layout | Non
     f16/bf16 or fp8 (e4m3, e5m2) operands, M a multiple of 16 rows per warp (each warpgroup of
     4 warps issues one m64 instruction per 64 rows), N a multiple of 8 up to 256. A comes from
     registers when it already sits in the matching fragments (16-bit), else K-major from shared
-    memory in 128-byte swizzle panels (K a multiple of a panel: 64 16-bit or 128 fp8 elements).
-    B is N-major in panels of 64 columns (16-bit, N a multiple of 64), or K-major like A (fp8
-    operands are K-major only)."""
+    memory in swizzled panels, 128 bytes wide where K allows, else 64 or 32 (Triton's choice:
+    ``BLOCK_K`` 32 of f16 or 64 of fp8 on wgmma, not mma.sync). B is N-major in 128-byte panels
+    of 64 columns (16-bit, N a multiple of 64), or K-major like A (fp8 operands are K-major
+    only)."""
     if arch < 90 or node.op is not Op.DOT or len(node.ty.shape) != 2 or num_warps % 4:
         return None
     a, b = node.args[:2]
@@ -58,16 +65,14 @@ def wgmma_operands(node: Node, num_warps: int, arch: int, a_layout: Layout | Non
     wide = a.ty.dtype in (dtypes.F16, dtypes.BF16)
     if not (wide or a.ty.dtype.is_fp8 and b.ty.dtype.is_fp8) or node.ty.dtype != dtypes.F32:
         return None
-    panel = 128 // a.ty.dtype.itemsize
     if m % (16 * num_warps) or n % 8 or n > 256 or k % (32 // a.ty.dtype.itemsize):
         return None
     tiles = m // (16 * num_warps)
-    in_registers = wide and a_layout == Mma(num_warps, 1, tiles, k // 8, interleaved=tiles > 1)
-    if not in_registers and k % panel:
-        return None
+    k_major = Shared(swizzle=k_major_swizzle(k * a.ty.dtype.itemsize))
+    a_smem = None if wide and a_layout == Mma(num_warps, 1, tiles, k // 8, interleaved=tiles > 1) else k_major
     if wide and n % 64 == 0:
-        return Wgmma(in_registers, Shared(swizzle=True))
-    return Wgmma(in_registers, Shared(swizzle=True, transposed=True)) if k % panel == 0 else None
+        return Wgmma(a_smem, Shared(swizzle=128))
+    return Wgmma(a_smem, replace(k_major, transposed=True))
 
 
 def mma_layout(node: Node, num_warps: int, rowwise: bool = False, arch: int = 80,
@@ -396,7 +401,7 @@ def _staging(node: Node, i: int, own: Fragment | None, target: Target) -> Shared
     if node.op is Op.DOT and own is not None:
         wgmma = wgmma_operands(node, target.num_warps, target.arch, node.args[0].layout)
         if wgmma is not None:
-            return wgmma.b if i == 1 else (None if wgmma.a_in_registers else Shared(swizzle=True))
+            return wgmma.b if i == 1 else wgmma.a
         return Shared(operand_pad(arg.ty.dtype, arg.ty.shape[-1], i))
     return None if random_access(arg) else Shared()
 

@@ -26,7 +26,7 @@ from tile_lang.compiler.ir import (
     writes_memory,
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
-from tile_lang.compiler.passes.layouts import operand_pad
+from tile_lang.compiler.passes.layouts import k_major_swizzle, operand_pad
 from tile_lang.compiler.passes.rebuild import rebuild
 
 COPY_BYTES = (4, 8, 16)  # the sizes cp.async copies
@@ -132,11 +132,12 @@ def _async_copy(convert: Node, epochs: dict[Node, int], users: dict[Node, list[N
     mask = load.args[1] if attr.has_mask else None
     layout = convert.layout
     facts = info.get(load.args[0])
+    k_major = k_major_swizzle(load.ty.shape[0] * load.ty.dtype.itemsize)
     if (facts is not None and facts.contiguity[-1] == 1 and facts.contiguity[0] > 1 and not layout.transposed
-            and (not layout.swizzle or load.ty.shape[0] % 64 == 0)
+            and (not layout.swizzle or k_major)
             and all(isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert for d in dots)):
         # a B operand contiguous in memory along K (``k.T``): stored column by column (K-major)
-        layout = (Shared(swizzle=True, transposed=True) if layout.swizzle
+        layout = (Shared(swizzle=k_major, transposed=True) if layout.swizzle
                   else Shared(operand_pad(load.ty.dtype, load.ty.shape[0], 0), transposed=True))
     box = box_of(load)
     if box is not None and loop is not None and _bulk(box, layout, load.ty.shape, info) and _ahead_ok(box, loop):
@@ -166,13 +167,13 @@ def _bulk_transposed(convert: Node, epochs: dict[Node, int], users: dict[Node, l
             or not unwritten_between(epochs, load, convert)
             or users.get(load) != [view] or users.get(permute) != [convert] or not dots
             or (load.attr.has_other and not is_zero(load.args[2]))
-            or not (isinstance(convert.layout, Shared) and convert.layout.swizzle)
+            or not (isinstance(convert.layout, Shared) and convert.layout.swizzle == 128)
             or not all(d.op is Op.DOT and isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert
                        for d in dots)
-            or not _bulk(box, Shared(swizzle=True), load.ty.shape, info) or not _ahead_ok(box, loop)):
+            or not _bulk(box, Shared(swizzle=128), load.ty.shape, info) or not _ahead_ok(box, loop)):
         return None
     return Node(Op.ASYNC_COPY, convert.type, (box.base, *box.shape, *box.strides, *box.offsets),
-                MemAttr(False, box=load.attr.box), loc=load.loc, layout=Shared(swizzle=True, transposed=True))
+                MemAttr(False, box=load.attr.box), loc=load.loc, layout=Shared(swizzle=128, transposed=True))
 
 
 TMA_BOX = 256  # the most elements a bulk tensor copy's box has along a dim
@@ -185,7 +186,7 @@ def _bulk(box: Box, layout: Shared, shape: tuple[int, ...], info: dict[Node, Axi
     base and row stride (TMA's rules; the launch's specialisation tells), 32-bit shape and
     offsets. Out-of-bounds elements read as zero, as the masked load's."""
     element = box.base.ty.dtype.element
-    if len(shape) != 2 or not layout.swizzle or layout.transposed or element is None:
+    if len(shape) != 2 or layout.swizzle != 128 or layout.transposed or element is None:
         return False
     rows, cols = shape
     panel = 128 // element.itemsize
