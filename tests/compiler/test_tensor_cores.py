@@ -681,13 +681,13 @@ def test_k_major_copies_hold_their_wrapped_addresses_and_match_float64() -> None
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-2, atol=5e-2)
 
 
-def _small_k_matmul(dtype: DType, bk: int, transposed: bool, warps: int, bm: int) -> None:
+def _small_k_matmul(dtype: DType, bk: int, transposed: bool, warps: int, bm: int, bn: int = 64) -> None:
     """``benchmarks.dot_kernels.matmul`` at ``BLOCK_K = bk`` on the sm_90a emulator against
     float64: ragged M and N, three K blocks and a ragged fourth, B K-major or N-major."""
     from benchmarks.dot_kernels import matmul
 
-    rng = np.random.default_rng(bk + transposed + warps)
-    bn, m, n, k = 64, bm + 16, 96, 3 * bk + bk // 2
+    rng = np.random.default_rng(bk + transposed + warps + bn)
+    m, n, k = bm + 16, bn + 32, 3 * bk + bk // 2
     a = rng.standard_normal((m, k)).astype(dtype.numpy)
     b = rng.standard_normal((k, n)).astype(dtype.numpy)
     held = np.ascontiguousarray(b.T) if transposed else b  # K-major: B's transpose row-major
@@ -708,11 +708,11 @@ def _small_k_matmul(dtype: DType, bk: int, transposed: bool, warps: int, bm: int
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-2, atol=5e-2)
 
 
-def _small_k_source(dtype: DType, bk: int, transposed: bool, warps: int, bm: int, arch: int = 90) -> str:
+def _small_k_source(dtype: DType, bk: int, transposed: bool, warps: int, bm: int, arch: int = 90, bn: int = 64) -> str:
     from benchmarks.dot_kernels import matmul
 
     spec = _aligned_spec(matmul, 16, warps, 3, dtype, ("stride_bk",) if transposed else ("stride_bn",),
-                         {"c_ptr": dtypes.F16}, BLOCK_M=bm, BLOCK_N=64, BLOCK_K=bk, GROUP_M=2)
+                         {"c_ptr": dtypes.F16}, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=2)
     return generate(compile_ir(matmul, replace(spec, arch=arch), verify_each=True)).source
 
 
@@ -729,6 +729,18 @@ def test_dots_under_a_128_byte_panel_run_on_wgmma_and_match_float64(dtype: DType
     assert "wgmma.mma_async" in source and "tl::mma_block" not in source
     assert f"u, {8 * swizzle}u, {swizzle}u)" in source  # the descriptors' swizzle
     _small_k_matmul(dtype, bk, transposed, 4, 64)
+
+
+@_EMULATED
+@pytest.mark.parametrize("dtype, bn, swizzle", [(dtypes.F16, 32, 64), (dtypes.BF16, 16, 32), (dtypes.BF16, 32, 64)])
+def test_n_major_b_under_64_columns_reads_narrower_panels_and_matches_float64(dtype: DType, bn: int,
+                                                                           swizzle: int) -> None:
+    """An N-major B whose rows of N are under 128 bytes is read by wgmma from a 64- or 32-byte
+    MN-major panel; it went through registers into a K-major layout (tutorial 03's f16
+    128x32x64: 0.42x of Triton)."""
+    source = _small_k_source(dtype, 64, False, 4, 64, bn=bn)
+    assert "wgmma.mma_async" in source and f"u, {8 * swizzle}u, {swizzle}u)" in source
+    _small_k_matmul(dtype, 64, False, 4, 64, bn=bn)
 
 
 @_EMULATED

@@ -276,8 +276,8 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     of B, K in steps of 32 bytes (16 16-bit or 32 fp8 elements). Operands in shared memory are
     read by the tensor cores through descriptors over swizzled panels: a K-major operand (rows
     of 128, 64 or 32 bytes) moves 32 bytes along its rows per step (the next panel every 4, 2 or
-    1 steps); an N-major B (16-bit, 128-byte rows) 16 rows per step, its 64-column panels
-    ``K * 128`` bytes apart. An A in registers
+    1 steps); an N-major B (16-bit, rows of 128, 64 or 32 bytes of N) 16 rows per step, its
+    panels ``K`` rows apart. An A in registers
     (``p`` of attention) is passed as this thread's fragments of the step's 16 columns.
     Shared-memory writes from registers reach the tensor cores' (async) proxy through a proxy
     fence and a barrier. ``wait``: how many groups of wgmma may still run when this returns (1 in
@@ -307,7 +307,7 @@ def _dot_wgmma(em: Emitter, node: Node, acc: str, wait: int) -> None:
     # one descriptor per operand; a step's is it plus the step's offset in 16-byte units (the
     # address field is the low 14 bits and shared memory ends below 2^18 bytes: no carry out)
     desc_b = em.fresh("db")
-    em.line(f"const unsigned long long {desc_b} = {_descriptor(em, b, '', k * 128 if n_major else 16)};")
+    em.line(f"const unsigned long long {desc_b} = {_descriptor(em, b, '', k * b.layout.swizzle if n_major else 16)};")
     desc_a = em.fresh("da")
     if not registers:  # this warpgroup's first 64 rows of A
         em.line(f"const unsigned long long {desc_a} = {_descriptor(em, a, f' + tl::warpgroup(tid) * {64 * row_a}u', 16)};")

@@ -170,13 +170,14 @@ inline void wgmma_apply(float* d, FA A, FB B) {
     d[i] = s;
   }
 }
-// B(k, n) through its descriptor: N-major (TRANS_B: rows of K, 64-column panels LBO bytes
-// apart, 8-row groups SBO apart) or K-major (rows of N, 8-row groups SBO apart).
+// B(k, n) through its descriptor: N-major (TRANS_B: rows of K, panels of a row's columns LBO
+// bytes apart, 8-row groups SBO apart) or K-major (rows of N, 8-row groups SBO apart).
 template <class T, bool TRANS_B>
 inline auto wgmma_b(unsigned long long db) {
   const unsigned b0 = wgmma_field(db, 0), lbo = wgmma_field(db, 16), sbo = wgmma_field(db, 32), row = wgmma_row(db);
   return [=](unsigned k, unsigned n) {
-    if (TRANS_B) return wgmma_at<T>(b0 + n / 64 * lbo + k / 8 * sbo + k % 8 * row + n % 64 * sizeof(T), row);
+    const unsigned cols = row / sizeof(T);  // N-major: columns of a panel's row
+    if (TRANS_B) return wgmma_at<T>(b0 + n / cols * lbo + k / 8 * sbo + k % 8 * row + n % cols * sizeof(T), row);
     return wgmma_at<T>(b0 + n / 8 * sbo + n % 8 * row + k * sizeof(T), row);
   };
 }

@@ -43,9 +43,9 @@ class Wgmma:
     b: Shared
 
 
-def k_major_swizzle(row_bytes: int) -> int:
-    """The widest of wgmma's swizzled panels (128, 64 or 32 bytes a row) that K-major rows of
-    ``row_bytes`` split into, or 0 for none (rows not a multiple of 32 bytes)."""
+def panel_swizzle(row_bytes: int) -> int:
+    """The widest of wgmma's swizzled panels (128, 64 or 32 bytes a row) that an operand's rows of
+    ``row_bytes`` (along K, or along N for an N-major B) split into, or 0 for none."""
     return next((width for width in (128, 64, 32) if row_bytes % width == 0), 0)
 
 
@@ -55,8 +55,8 @@ def wgmma_operands(node: Node, num_warps: int, arch: int, a_layout: Layout | Non
     4 warps issues one m64 instruction per 64 rows), N a multiple of 8 up to 256. A comes from
     registers when it already sits in the matching fragments (16-bit), else K-major from shared
     memory in swizzled panels, 128 bytes wide where K allows, else 64 or 32 (Triton's choice:
-    ``BLOCK_K`` 32 of f16 or 64 of fp8 on wgmma, not mma.sync). B is N-major in 128-byte panels
-    of 64 columns (16-bit, N a multiple of 64), or K-major like A (fp8 operands are K-major
+    ``BLOCK_K`` 32 of f16 or 64 of fp8 on wgmma, not mma.sync). B is N-major in panels of N
+    chosen alike (16-bit, N a multiple of 16), or K-major like A (fp8 operands are K-major
     only)."""
     if arch < 90 or node.op is not Op.DOT or len(node.ty.shape) != 2 or num_warps % 4:
         return None
@@ -68,10 +68,11 @@ def wgmma_operands(node: Node, num_warps: int, arch: int, a_layout: Layout | Non
     if m % (16 * num_warps) or n % 8 or n > 256 or k % (32 // a.ty.dtype.itemsize):
         return None
     tiles = m // (16 * num_warps)
-    k_major = Shared(swizzle=k_major_swizzle(k * a.ty.dtype.itemsize))
+    k_major = Shared(swizzle=panel_swizzle(k * a.ty.dtype.itemsize))
     a_smem = None if wide and a_layout == Mma(num_warps, 1, tiles, k // 8, interleaved=tiles > 1) else k_major
-    if wide and n % 64 == 0:
-        return Wgmma(a_smem, Shared(swizzle=128))
+    n_major = panel_swizzle(n * a.ty.dtype.itemsize)  # the same panel widths along N
+    if wide and n_major:
+        return Wgmma(a_smem, Shared(swizzle=n_major))
     return Wgmma(a_smem, replace(k_major, transposed=True))
 
 

@@ -26,7 +26,7 @@ from tile_lang.compiler.ir import (
     writes_memory,
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
-from tile_lang.compiler.passes.layouts import k_major_swizzle, operand_pad
+from tile_lang.compiler.passes.layouts import panel_swizzle, operand_pad
 from tile_lang.compiler.passes.rebuild import rebuild
 
 COPY_BYTES = (4, 8, 16)  # the sizes cp.async copies
@@ -132,7 +132,7 @@ def _async_copy(convert: Node, epochs: dict[Node, int], users: dict[Node, list[N
     mask = load.args[1] if attr.has_mask else None
     layout = convert.layout
     facts = info.get(load.args[0])
-    k_major = k_major_swizzle(load.ty.shape[0] * load.ty.dtype.itemsize)
+    k_major = panel_swizzle(load.ty.shape[0] * load.ty.dtype.itemsize)
     if (facts is not None and facts.contiguity[-1] == 1 and facts.contiguity[0] > 1 and not layout.transposed
             and (not layout.swizzle or k_major)
             and all(isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert for d in dots)):
@@ -167,7 +167,8 @@ def _bulk_transposed(convert: Node, epochs: dict[Node, int], users: dict[Node, l
             or not unwritten_between(epochs, load, convert)
             or users.get(load) != [view] or users.get(permute) != [convert] or not dots
             or (load.attr.has_other and not is_zero(load.args[2]))
-            or not (isinstance(convert.layout, Shared) and convert.layout.swizzle == 128)
+            or not (isinstance(convert.layout, Shared) and convert.layout.swizzle)
+            or panel_swizzle(convert.ty.shape[0] * convert.ty.dtype.itemsize) != 128  # TMA's panels: 128 bytes
             or not all(d.op is Op.DOT and isinstance(d.layout, Mma) and d.args[1] is convert and d.args[0] is not convert
                        for d in dots)
             or not _bulk(box, Shared(swizzle=128), load.ty.shape, info) or not _ahead_ok(box, loop)):
