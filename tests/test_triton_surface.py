@@ -259,6 +259,33 @@ def test_triton_tensor_methods_and_topk(backend: str) -> None:
         np.testing.assert_array_equal(top.numpy().reshape(M, 2 * K), np.hstack([ordered[:, ::-1][:, :K], ordered[:, :K]]))
 
 
+@tl.kernel
+def varargs_permutes(x_ptr: Pointer[f32], out_ptr: Pointer[f32], A: constexpr, B: constexpr, C: constexpr) -> None:
+    i, j, k = tl.arange(0, A), tl.arange(0, B), tl.arange(0, C)
+    x = tl.load(x_ptr + i[:, None, None] * (B * C) + j[None, :, None] * C + k[None, None, :])
+    cab = tl.permute(x, 2, 0, 1)  # Triton's *dims: ints, or one tuple
+    bca = tl.trans(x, 1, 2, 0)
+    ba = tl.trans(tl.sum(x, 2), 1, 0)
+    tl.store(out_ptr + k[:, None, None] * (A * B) + i[None, :, None] * B + j[None, None, :], cab)
+    tl.store(out_ptr + A * B * C + j[:, None, None] * (C * A) + k[None, :, None] * A + i[None, None, :],
+             bca + tl.permute(x, (1, 2, 0)))
+    tl.store(out_ptr + 2 * A * B * C + j[:, None] * A + i[None, :], ba)
+
+
+def test_permute_and_trans_take_dims_as_ints_or_one_tuple(backend: str) -> None:
+    """``tl.permute(x, 2, 0, 1)`` and ``tl.trans(x, 1, 2, 0)``, Triton's varargs spellings (they
+    were "too many positional arguments"), as well as one tuple of dims."""
+    a, b, c = 2, 4, 8
+    x = np.random.default_rng(6).standard_normal((a, b, c)).astype(np.float32)
+    wide = x.astype(np.float64)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(2 * a * b * c + a * b, np.nan, np.float32), tl.f32)
+        varargs_permutes[(1,)](tl.to_device(x, tl.f32), out, A=a, B=b, C=c)
+        got = out.numpy()
+    want = np.concatenate([wide.transpose(2, 0, 1).ravel(), 2 * wide.transpose(1, 2, 0).ravel(), wide.sum(2).T.ravel()])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_topk_takes_a_power_of_two_along_the_last_axis(backend: str) -> None:
     kernel = _kernel_from("topk_of_three", "tl.store(o_ptr + offs, tl.topk(x, 3).broadcast_to(B))")
     with tl.backend(backend), pytest.raises(KernelError, match=r"in kernel topk_of_three: static_assert failed: "

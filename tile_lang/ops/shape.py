@@ -31,17 +31,18 @@ def expand_dims(input: Any, axis: int) -> Any:
 
 
 @builtin
-def permute(input: Tensor[D, R], dims: tuple[int, ...] | list[int]) -> Tensor[D, R]:
-    """Reorder the axes."""
+def permute(input: Tensor[D, R], *dims: int | tuple[int, ...] | list[int]) -> Tensor[D, R]:
+    """Reorder the axes: ``tl.permute(x, (1, 0))`` or ``tl.permute(x, 1, 0)``, as in Triton."""
 
 
 @overload
-def trans(input: Tensor[D, R2], dims: tuple[int, ...] = ()) -> Tensor[D, R2]: ...
+def trans(input: Tensor[D, R2], *dims: int | tuple[int, ...] | list[int]) -> Tensor[D, R2]: ...
 @overload
-def trans(input: Tensor[D, R3], dims: tuple[int, ...] = ()) -> Tensor[D, R3]: ...
+def trans(input: Tensor[D, R3], *dims: int | tuple[int, ...] | list[int]) -> Tensor[D, R3]: ...
 @builtin
-def trans(input: Any, dims: tuple[int, ...] = ()) -> Any:
-    """Transpose (reverse the axes unless ``dims`` is given); a block of rank 2 or 3, as in Triton."""
+def trans(input: Any, *dims: int | tuple[int, ...] | list[int]) -> Any:
+    """Transpose (swap the two axes unless ``dims`` is given, as ints or one tuple); a block of
+    rank 2 or 3, as in Triton."""
 
 
 @overload

@@ -61,9 +61,16 @@ def expanded(shape: Shape, axes: tuple[int, ...]) -> Shape:
     return tuple(out)
 
 
+def _one_tuple(dims: object) -> object:
+    """``dims`` as Triton's ``*dims`` takes them, ints or one tuple or list of ints: the ints."""
+    if isinstance(dims, tuple) and len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        return dims[0]
+    return dims
+
+
 def permute(x: Block, dims: object, what: str = "tl.permute") -> tuple[int, ...]:
     """The permutation (result axis i is x's axis order[i]), negative dims from the end."""
-    given = int_tuple(dims, what, "dims")
+    given = int_tuple(_one_tuple(dims), what, "dims")
     order = tuple(block_axis(x.rank, d, what) for d in given) if len(given) == x.rank else ()
     if sorted(order) != list(range(x.rank)):
         raise SemanticError(f"{what}: dims {list(given)} are not a permutation of the {x.rank} axes of {x}")
@@ -73,6 +80,7 @@ def permute(x: Block, dims: object, what: str = "tl.permute") -> tuple[int, ...]
 def trans(x: Block, dims: object) -> tuple[int, ...]:
     """Without ``dims`` Triton 3.6 permutes with ``(1, 0)``: only 2-D blocks are accepted then
     (Triton 3.9 would swap the last two axes of a 3-D block, so that case is refused, not guessed)."""
+    dims = _one_tuple(dims)
     if not dims:
         if x.rank != 2:
             raise SemanticError(f"tl.trans without dims transposes a 2-D block; got {x}, so pass dims explicitly")
