@@ -11,6 +11,7 @@ import tile_lang as tl
 from tile_lang import Float, Pointer, Width, constexpr
 
 W = TypeVar("W", bound=Width)
+V = TypeVar("V", bound=Width)
 
 
 @tl.kernel
@@ -33,12 +34,13 @@ def mm_tutorial(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Point
 
 
 @tl.kernel
-def mm_grouped(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Float[W]], M: int, N: int, K: int,
+def mm_grouped(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Float[V]], M: int, N: int, K: int,
                stride_am: int, stride_ak: int, stride_bk: int, stride_bn: int, stride_cm: int, stride_cn: int,
                BM: constexpr, BN: constexpr, BK: constexpr, GROUP_M: constexpr) -> None:
     """(b) C = A @ B on a 1-D grid swizzled GROUP_M tile rows at a time (the index arithmetic
     written out), rows and columns wrapped modulo M and N, offsets widened to int64 before the
-    strides multiply, the K loop masked for a ragged last block; all six strides passed."""
+    strides multiply, the K loop masked for a ragged last block; all six strides passed; C of its
+    own float type (fp8 operands, an f16 C: tutorial 03)."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(M, BM)
     num_n = tl.cdiv(N, BN)

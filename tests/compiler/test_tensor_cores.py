@@ -8,13 +8,13 @@ import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Float, Pointer, Width, constexpr, dtypes, registry
+from tile_lang import Pointer, constexpr, dtypes, registry
 from tile_lang.dtypes import DType
 from tile_lang.errors import OutOfResources
 from tile_lang.compiler import build, compile_ir, static_spec
@@ -28,8 +28,6 @@ from tile_lang_cupy.headers import INCLUDE_DIR
 from tests.compiler.conftest import NVCC, sm90a_report
 from tests.compiler.emulator import NAME, EmuBackend
 from tests.compiler.kernels import Precision, matmul_kernel
-
-W = TypeVar("W", bound=Width)
 
 _BACKEND = EmuBackend()
 _EMULATED = pytest.mark.skipif(_BACKEND.unavailable_reason() is not None, reason=str(_BACKEND.unavailable_reason()))
@@ -616,52 +614,23 @@ def test_hopper_fp8_matmul_on_the_emulator_matches_float64(fp8: Any, warps: int,
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=1e-2, atol=5e-2)
 
 
-@tl.kernel
-def grouped_fp8_matmul(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[tl.f16], M: int, N: int,
-                       K: int, stride_am: int, stride_ak: int, stride_bk: int, stride_bn: int, stride_cm: int,
-                       stride_cn: int, BM: constexpr, BN: constexpr, BK: constexpr, GROUP_M: constexpr) -> None:
-    """Tutorial 03's form: a grouped 1-D grid, rows and columns wrapped ``% M`` / ``% N``, the K
-    loop masked, pointers stepped by the passed strides."""
-    pid = tl.program_id(0)
-    num_n = tl.cdiv(N, BN)
-    in_group = GROUP_M * num_n
-    first_m = pid // in_group * GROUP_M
-    group_rows = min(tl.cdiv(M, BM) - first_m, GROUP_M)
-    pid_m = first_m + (pid % in_group) % group_rows
-    pid_n = (pid % in_group) // group_rows
-    offs_am = (pid_m * BM + tl.arange(0, BM)) % M
-    offs_bn = (pid_n * BN + tl.arange(0, BN)) % N
-    offs_k = tl.arange(0, BK)
-    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BK, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BK, other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BK * stride_ak
-        b_ptrs += BK * stride_bk
-    offs_cm = pid_m * BM + tl.arange(0, BM)
-    offs_cn = pid_n * BN + tl.arange(0, BN)
-    tl.store(c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn, acc.to(tl.float16),
-             mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
-
-
 @_EMULATED
 def test_k_major_copies_hold_their_wrapped_addresses_and_match_float64() -> None:
-    """Tutorial 03's fp8 path (B passed as ``b.T``: K-major, copied column by column into wgmma's
-    K-major panels): both operands' ``% M`` / ``% N`` addresses are held in registers from before
-    the loop, the K-major one walked in its copy's column order (recomputed each iteration, the
-    64x256x128 config ran at 237 TFLOP/s against Triton's 1174 on the H200)."""
+    """Tutorial 03's fp8 path (``mm_grouped``, B passed as ``b.T``: K-major, copied column by
+    column into wgmma's K-major panels): both operands' ``% M`` / ``% N`` addresses are held in
+    registers from before the loop, the K-major one walked in its copy's column order (recomputed
+    each iteration, the 64x256x128 config ran at 237 TFLOP/s against Triton's 1174 on the H200)."""
+    from benchmarks.form_kernels import mm_grouped
+
     rng = np.random.default_rng(3)
     bm, bn, bk, m, n, k = 64, 64, 128, 104, 88, 3 * 128 + 64
     fp8 = dtypes.F8E5M2
     a = rng.standard_normal((m, k)).astype(fp8.numpy)
     bt = rng.standard_normal((n, k)).astype(fp8.numpy)  # B's transpose row-major: B is K-major
     c = np.full((m, n), np.nan, np.float16)
-    spec = _aligned_spec(grouped_fp8_matmul, 16, 4, 3, fp8, ("stride_ak", "stride_bk", "stride_cn"),
+    spec = _aligned_spec(mm_grouped, 16, 4, 3, fp8, ("stride_ak", "stride_bk", "stride_cn"),
                          {"c_ptr": dtypes.F16}, BM=bm, BN=bn, BK=bk, GROUP_M=2)
-    fn = compile_ir(grouped_fp8_matmul, replace(spec, arch=90), verify_each=True)
+    fn = compile_ir(mm_grouped, replace(spec, arch=90), verify_each=True)
     copies = [node for node in walk(fn.body) if node.op is Op.ASYNC_COPY]
     assert [c.layout.transposed for c in copies if isinstance(c.layout, Shared)] == [False, True]
     assert all(isinstance(c.attr, MemAttr) and c.attr.hold for c in copies)
@@ -671,7 +640,7 @@ def test_k_major_copies_hold_their_wrapped_addresses_and_match_float64() -> None
     def launch() -> None:
         out = tl.to_device(c, tl.f16)
         grid = (tl.cdiv(m, bm) * tl.cdiv(n, bn),)
-        grouped_fp8_matmul[grid, tl.Options(num_warps=4, num_stages=3)](
+        mm_grouped[grid, tl.Options(num_warps=4, num_stages=3)](
             tl.to_device(a, tl.f8e5m2), tl.to_device(bt, tl.f8e5m2), out, m, n, k, k, 1, 1, k, n, 1,
             BM=bm, BN=bn, BK=bk, GROUP_M=2)
         c[...] = out.numpy()
