@@ -248,7 +248,7 @@ class Autotuner(Wrapper[P]):
         backend = registry.current()
         kernel = self.kernel.specialised((), named)
         keyed = _buffers(kernel, {k: named[k] for k in self.key}, backend)  # only the key's pointers
-        key = (backend.name,) + tuple(_key_value(named[k], keyed.get(k)) for k in self.key)
+        key = (backend.name, *(_key_value(named[k], keyed.get(k)) for k in self.key), *_dtypes(named))
         tuned = self.cache.get(key)
         if tuned is not None:  # tuned already: only the buffers to zero are adopted here
             self.best_config = tuned.config
@@ -427,8 +427,8 @@ def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: Pr
              reset_to_zero: Sequence[str] | None = None, restore_value: Sequence[str] | None = None,
              warmup: float = 25, rep: float = 100, cache_results: bool = True) -> AutotuneDecorator:
     """Choose each launch's constexprs and options among ``configs``, once per value of the
-    ``key`` arguments (pointers contribute their dtype). ``reset_to_zero`` buffers are zeroed
-    before every run (accumulators the caller zeroed); ``restore_value`` buffers are restored
+    ``key`` arguments (pointers contribute their dtype) and of every argument's dtype, as Triton's
+    key. ``reset_to_zero`` buffers are zeroed before every run (accumulators the caller zeroed); ``restore_value`` buffers are restored
     after each timed run (data updated in place). ``warmup``/``rep`` are ``do_bench``'s budgets."""
     return AutotuneDecorator(lambda inner: Autotuner(inner, configs, key, prune_configs_by, reset_to_zero or (),
                                                      restore_value or (), warmup, rep, cache_results))
@@ -462,6 +462,13 @@ def _buffers(kernel: Kernel[Any], named: Mapping[str, Any], backend: registry.Ba
 
 def _key_value(value: Any, buffer: Buffer[Any] | None) -> Any:
     return buffer.type.name if buffer is not None else value
+
+
+def _dtypes(named: dict[str, Any]) -> tuple[str, ...]:
+    """The element types of every argument that has one, which Triton's autotuner adds to the key:
+    a kernel tuned on f16 buffers tunes again for fp8 ones (tutorial 03 runs both at one size)."""
+    return tuple(v.type.name if isinstance(v, Buffer) else str(v.dtype) for v in named.values()
+                 if isinstance(v, Buffer) or hasattr(v, "dtype"))
 
 
 def _native(buffer: Buffer[Any]) -> Any:
