@@ -75,9 +75,13 @@ extern "C" __global__ void add8(const float* a, const float* b, const float* c, 
 def per_launch_us(launch: Callable[[], Any], count: int, repeats: int, sync: Callable[[], None],
                   clock: Callable[[], float] = time.perf_counter) -> float:
     """Median microseconds per launch over ``repeats`` batches of ``count`` launches, ``sync``
-    before each batch and inside its timing at the end, by ``clock``."""
-    for _ in range(max(10, count // 10)):  # warm-up: compiles, loads and fast-path entries
-        launch()
+    before each batch and inside its timing at the end, by ``clock``. The warm-up (compiles,
+    loads, fast-path entries) runs a quarter of a second at least: the first row of a run, timed
+    after 100 launches, read 13.7 us where the same launches read 9.8 us later in the process."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < 0.25:
+        for _ in range(max(10, count // 10)):
+            launch()
     times = []
     for _ in range(repeats):
         sync()

@@ -189,6 +189,47 @@ def test_fused_epilogue_on_fragments_matches_float64(bm: int, bn: int, bk: int, 
 
 
 @_EMULATED
+@pytest.mark.parametrize("arch, warps, bm, bn", [(80, 4, 32, 64), (90, 4, 64, 64), (90, 8, 128, 32)])
+@pytest.mark.parametrize("kernel", [mm_epilogue, mm_bf16])
+def test_fragment_stores_are_staged_in_shared_memory_and_stored_16_bytes_a_thread(kernel: Any, arch: int, warps: int,
+                                                                                 bm: int, bn: int) -> None:
+    """A store from accumulator fragments (two adjacent columns a thread: 4-byte stores of f16,
+    8-byte of f32) goes through shared memory and out 16 bytes a thread where the pointers allow
+    it, as Triton converts its mma layout first: an f16 epilogue (bias, relu) and an f32 one,
+    M and N ragged against the block (N a multiple of 16: each vector masked as one), poisoned."""
+    f16_out = kernel is mm_epilogue
+    width = 8 if f16_out else 4
+    spec = _aligned_spec(kernel, 48, warps, 2, BM=bm, BN=bn, BK=32)
+    fn = compile_ir(kernel, replace(spec, arch=arch), verify_each=True)
+    (store,) = [n for n in walk(fn.body) if n.op is Op.STORE]
+    assert store.args[1].op is Op.CONVERT and isinstance(store.attr, MemAttr) and store.attr.vector == width
+    assert f"tl::load<{width}>(t, &s" in generate(fn).source
+
+    import ml_dtypes
+
+    in_dtype, np_in = (tl.f16, np.float16) if f16_out else (tl.bf16, ml_dtypes.bfloat16)
+    out_dtype, np_out = (tl.f16, np.float16) if f16_out else (tl.f32, np.float32)
+    rng = np.random.default_rng(arch + warps + bm + bn + width)
+    m, n, k = bm + 40, 2 * bn + 16, 80
+    a, b = (rng.standard_normal(s).astype(np_in) for s in ((m, k), (k, n)))
+    bias = rng.standard_normal(n).astype(np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    if f16_out:
+        want = np.maximum(want + bias, 0.0)
+    c = np.full((m, n), np.nan, np_out)
+
+    def launch() -> None:
+        out = tl.to_device(c, out_dtype)
+        ops = (tl.to_device(a, in_dtype), tl.to_device(b, in_dtype)) + ((tl.to_device(bias, tl.f32),) if f16_out else ())
+        kernel[(tl.cdiv(m, bm), tl.cdiv(n, bn)), tl.Options(num_warps=warps, num_stages=2)](
+            *ops, out, m, n, k, BM=bm, BN=bn, BK=32)
+        c[...] = out.numpy()
+
+    _on_emulator(launch, arch=arch)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2)
+
+
+@_EMULATED
 def test_bf16_accumulating_sum_of_dots_matches_float64() -> None:
     import ml_dtypes
 

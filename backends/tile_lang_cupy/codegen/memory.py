@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tile_lang import dtypes
-from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, MemAttr, Node, Op, Sem
+from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, MemAttr, Node, Op, Sem, Shared
 from tile_lang.dtypes import DType
 from tile_lang.errors import BackendError
 
@@ -87,10 +87,20 @@ def _store(em: Emitter, node: Node) -> None:
             stmt = f"*({p}) = {em.elem(value, idx)};"
         elif walked is value:
             stmt = f"tl::store{hint}<{width}>({p}, &{em.names[value]}[k]);"
+        elif _rows_in_shared(value, width):  # a staged block: one vector read of shared memory
+            stmt = f"{{ {t} t[{width}]; tl::load<{width}>(t, &{em.elem(value, idx)}); tl::store{hint}<{width}>({p}, t); }}"
         else:
             parts = ", ".join(em.elem(value, idx.at(j, ptr.ty.shape)) for j in range(width))
             stmt = f"{{ const {t} t[{width}] = {{{parts}}}; tl::store{hint}<{width}>({p}, t); }}"
         em.line(f"if ({guard}) {stmt}" if guard else stmt)
+
+
+def _rows_in_shared(value: Node, width: int) -> bool:
+    """Whether runs of ``width`` elements of ``value`` lie contiguous and aligned in shared memory
+    (row-major, unswizzled, rows padded by a multiple of the run)."""
+    layout = value.layout
+    return (isinstance(layout, Shared) and not layout.transposed and not layout.swizzle
+            and layout.row_pad % width == 0 and value.ty.shape[-1] % width == 0)
 
 
 @dataclass(frozen=True)

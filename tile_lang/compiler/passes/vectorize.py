@@ -34,16 +34,23 @@ def _vector_atomic(node: Node, fn: Function) -> bool:
 
 
 def _width(node: Node, info: dict[Node, AxisInfo], fn: Function) -> int:
+    value = node.args[1] if node.op is Op.STORE else node
+    layout = value.layout if isinstance(value.layout, REGISTER_LAYOUTS) else blocked(node.args[0].ty.numel, fn.threads,
+                                                                                       fn.vector)
+    return widest(node, info, layout.vector)
+
+
+def widest(node: Node, info: dict[Node, AxisInfo], runs: int) -> int:
+    """The widest vector an access of ``node`` may use when each thread holds runs of ``runs``
+    elements: what the pointers' contiguity and alignment and the mask's constancy allow."""
     ptr = node.args[0]
     element = ptr.ty.dtype.element
     if ptr.ty.is_scalar or element is None:
         return 1
-    value = node.args[1] if node.op is Op.STORE else node
-    layout = value.layout if isinstance(value.layout, REGISTER_LAYOUTS) else blocked(ptr.ty.numel, fn.threads, fn.vector)
     facts = info.get(ptr)
     if facts is None:
         return 1
-    width = math.gcd(layout.vector, facts.contiguity[-1], max(1, 16 // element.itemsize),
+    width = math.gcd(runs, facts.contiguity[-1], max(1, 16 // element.itemsize),
                      max(1, facts.divisibility[-1] // element.itemsize))
     mask = _mask(node)
     if mask is not None:  # a mask the analysis did not see is taken as varying element by element

@@ -1,0 +1,46 @@
+"""Stores from tensor-core fragments go through shared memory where that makes them wider.
+
+A thread holds two adjacent columns of each accumulator row it owns, so a store straight from
+the fragments writes 4 or 8 bytes at a time and a warp half-fills the 32-byte sectors it
+touches (a matmul epilogue then moves each sector through L2 twice). Where the pointers allow
+wider vectors (axis info), the value is staged in shared memory and stored from the default
+blocked layout, 16 bytes a thread, as Triton converts an mma layout before a store. Only stores
+at the kernel's top level: one inside a loop could run while the loop's rings hold shared memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tile_lang.compiler.ir import Function, MemAttr, Mma, Node, Op, Shared, blocked
+from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
+from tile_lang.compiler.passes.vectorize import widest
+
+ROW_PAD = 8
+"""Elements a staged row is padded by: a warp writes 8 rows of 4 lanes x 2 columns at once, and
+the padding shifts each row by those 8 elements' banks, so the 8 rows hit different banks."""
+
+
+def stage_fragment_stores(fn: Function) -> Function:
+    info = analyze(fn)
+    body: list[Node] = []
+    for node in fn.body.body:
+        if _widens(node, info, fn):
+            value = node.args[1]
+            staged = Node(Op.CONVERT, value.ty, (value,), loc=value.loc, layout=Shared(row_pad=ROW_PAD))
+            body.append(staged)
+            node = replace(node, args=(node.args[0], staged, *node.args[2:]))
+        body.append(node)
+    return replace(fn, body=replace(fn.body, body=tuple(body)))
+
+
+def _widens(node: Node, info: dict[Node, AxisInfo], fn: Function) -> bool:
+    """Whether ``node`` stores a 2-D block of fragments through pointers that take wider vectors
+    from the default blocked layout than from the fragments' column pairs."""
+    if node.op is not Op.STORE or not isinstance(node.attr, MemAttr) or node.args[0].ty.is_scalar:
+        return False
+    value = node.args[1]
+    if not isinstance(value.layout, Mma) or len(value.ty.shape) != 2:
+        return False
+    runs = blocked(value.ty.numel, fn.threads, fn.vector).vector
+    return widest(node, info, runs) > widest(node, info, value.layout.vector)
