@@ -474,7 +474,8 @@ def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str,
     lost) or injects its own fences and waits when anything it cannot prove safe touches the
     accumulators or A's registers around an instruction in flight; it says so (C75xx), and
     the benchmark kernels must not make it say so, nor spill (the i8 matmul's mma.sync code
-    neither, for sm_80 and sm_90a: its 128x256 i32 accumulator takes 128 registers a thread)."""
+    neither, for sm_80 and sm_90a: its 128x256 i32 accumulator takes 128 registers a thread);
+    attention d=64 keeps to the registers of three blocks an SM."""
     import benchmarks.dot_kernels as kernels
 
     assert NVCC is not None
@@ -488,6 +489,9 @@ def test_ptxas_keeps_the_benchmark_wgmma_asynchronous(tmp_path: Path, name: str,
                             check=True, capture_output=True, text=True).stderr
     assert "(C75" not in report, report
     assert " 0 bytes spill stores" in report, report
+    if name == "attention" and warps == 4:  # three 4-warp blocks an SM: 65,536 / 384, in steps of 8
+        used = re.search(r"Used (\d+) registers", report)
+        assert used is not None and int(used[1]) <= 168, report  # its staged output store once took 206
 
 
 @_EMULATED

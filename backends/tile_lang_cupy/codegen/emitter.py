@@ -255,16 +255,17 @@ class Emitter:
         return name
 
     @contextmanager
-    def each(self, node: Node, step: int = 1) -> Iterator[Index]:
+    def each(self, node: Node, step: int = 1, unroll: int = 0) -> Iterator[Index]:
         """A loop over this thread's elements of ``node``'s register layout."""
-        with self.walk(self.layout(node), node.ty.shape, step) as idx:
+        with self.walk(self.layout(node), node.ty.shape, step, unroll) as idx:
             yield idx
 
     @contextmanager
-    def walk(self, lay: Registers, shape: tuple[int, ...], step: int = 1) -> Iterator[Index]:
-        """A loop over this thread's elements of a block of ``shape`` in layout ``lay``."""
+    def walk(self, lay: Registers, shape: tuple[int, ...], step: int = 1, unroll: int = 0) -> Iterator[Index]:
+        """A loop over this thread's elements of a block of ``shape`` in layout ``lay``, unrolled
+        ``unroll`` iterations at a time (0: all)."""
         flat = self.fresh("f")
-        self.line("#pragma unroll")
+        self.line(f"#pragma unroll {unroll}" if unroll else "#pragma unroll")
         with self.block(f"for (int k = 0; k < {lay.per_thread}; k += {step})"):
             if isinstance(lay, Mma) and len(shape) == 2:  # the fragment's row and column, not a division
                 il = ", true" if lay.interleaved else ""
