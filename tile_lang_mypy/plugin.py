@@ -15,6 +15,9 @@
   str), and the decorated kernel takes ``int | str`` for it.
 - Scalar parameters that convert, ``eps: tl.FloatScalar`` / ``n: tl.IntScalar`` (a float or int with
   ``.to``, as Triton's scalars): the decorated kernel takes a plain float / int for them.
+- Local constants, ``value: tl.constexpr = float("-inf")``: typed by their value where it is a float
+  constant expression, a str or a tuple literal; annotated again in the same function (in each branch,
+  FlagGems' ``get_dtype_min``), one constant, where mypy alone reports ``no-redef``.
 - Module-level constants, ``LOG2_E = tl.constexpr(1.4426950408889634)``: mypy reads a call of the
   ``constexpr`` alias as ``int(v)``; the plugin types it as ``v`` (here a float), the value a
   kernel reads.
