@@ -491,6 +491,30 @@ def test_fourth_round_spellings_run(case_modules: dict[str, object], backend: st
         np.testing.assert_allclose(out.numpy(), x64[:8] + 8 * x64[np.arange(8) // 2], rtol=1e-5)
 
 
+def test_fifth_round_spellings_run(case_modules: dict[str, object], backend: str) -> None:
+    """The classes issue 17's fifth round accepts run on the reference and the emulator and match float64
+    NumPy: a local constexpr annotated in each branch (of a constexpr ``if``, and of a dtype helper ending
+    in a ``raise`` no launch reaches), float constant expressions, and a descriptor's ``dtype`` and
+    ``block_shape`` in a kernel generic over the width."""
+    cases = case_modules["good_ported"]
+    rng = np.random.default_rng(53)
+    x = rng.standard_normal(20).astype(np.float32)
+    with tl.backend(backend):
+        for scaled, factor in ((True, np.log(2) / 4), (False, -np.log(2) * 2)):
+            out = _nan(2)
+            getattr(cases, "reannotated_constexprs")[(1,)](tl.to_device(x, tl.f32), tl.empty(1, tl.i16), out, 20,
+                                                           SCALED=scaled, BLOCK=32)
+            np.testing.assert_allclose(out.numpy(), [x.astype(np.float64).max() * factor, -2.0 ** 15], rtol=1e-6)
+        formats: tuple[tuple[type[tl.Dtype], Any, float], ...] = ((tl.f16, np.float16, 1e-3), (tl.f32, np.float32, 1e-6))
+        for dtype, native, tolerance in formats:
+            source = rng.standard_normal((16, 32)).astype(native)
+            y = tl.to_device(np.full((16, 32), np.nan, native), dtype)
+            descs = [tl.HostTensorDescriptor(t, [16, 32], [32, 1], [8, 16])
+                     for t in (tl.to_device(source, dtype), y)]
+            getattr(cases, "descriptor_dtype")[(2, 2)](*descs, BM=8, BN=16)
+            np.testing.assert_allclose(y.numpy().astype(np.float64), 2 * source.astype(np.float64) + 1, rtol=tolerance)
+
+
 # ---------------------------------------------------------------- the tutorial-shaped kernels run
 
 

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tile_lang.ops.memory import TensorDescriptor
 
+if TYPE_CHECKING:
+    Described = TensorDescriptor[Any, Any]
+else:  # at run time no device descriptor: its read-only ``block_shape`` would refuse the field
+    Described = object
+
 
 @dataclass
-class HostTensorDescriptor(TensorDescriptor[Any, Any]):
+class HostTensorDescriptor(Described):
     """A tensor (any array a pointer parameter takes) described for ``desc.load``/``desc.store``
     in a kernel: ``shape`` and ``strides`` in elements, ``block_shape`` the tile each access moves
     (assignable until the launch), ``padding`` what out-of-bounds loads read ("zero" or "nan").

@@ -15,6 +15,9 @@
   str), and the decorated kernel takes ``int | str`` for it.
 - Scalar parameters that convert, ``eps: tl.FloatScalar`` / ``n: tl.IntScalar`` (a float or int with
   ``.to``, as Triton's scalars): the decorated kernel takes a plain float / int for them.
+- Local constants, ``value: tl.constexpr = float("-inf")``: typed by their value where it is a float
+  constant expression, a str or a tuple literal; annotated again in the same function (in each branch,
+  FlagGems' ``get_dtype_min``), one constant, where mypy alone reports ``no-redef``.
 - Module-level constants, ``LOG2_E = tl.constexpr(1.4426950408889634)``: mypy reads a call of the
   ``constexpr`` alias as ``int(v)``; the plugin types it as ``v`` (here a float), the value a
   kernel reads.
@@ -81,7 +84,7 @@ from mypy.nodes import (
     OverloadedFuncDef, SymbolNode, TypeAlias, TypeInfo,
 )
 from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatExpr, ListExpr, StrExpr, TupleExpr, UnaryExpr
-from mypy.nodes import AssignmentStmt, ConditionalExpr, IntExpr
+from mypy.nodes import AssignmentStmt, Block, ClassDef, ConditionalExpr, IntExpr, OpExpr, Var
 from mypy.plugin import (
     AnalyzeTypeContext, AttributeContext, CheckerPluginInterface, FunctionContext, FunctionSigContext, MethodContext,
     MethodSigContext, Plugin,
@@ -91,7 +94,7 @@ from mypy.types import (
     AnyType, CallableType, FunctionLike, Instance, LiteralType, NoneType, Overloaded, Parameters, ProperType, Type,
     TypeOfAny, TypeType,
     TypeVarId,
-    TupleType, TypeVarType, UninhabitedType, UnionType, get_proper_type,
+    TupleType, TypeVarType, UnboundType, UninhabitedType, UnionType, get_proper_type,
 )
 
 from tile_lang_mypy import choices
@@ -114,6 +117,8 @@ AUTOTUNE, CONFIG = "tile_lang.autotune.autotune", "tile_lang.autotune.Config"
 WRAPPER_DECORATORS = {"tile_lang.autotune.AutotuneDecorator": AUTOTUNE,  # what each decorator class is made by
                       "tile_lang.autotune.HeuristicsDecorator": "tile_lang.autotune.heuristics"}
 SCALARS = {"tile_lang.signature.IntScalar": "builtins.int", "tile_lang.signature.FloatScalar": "builtins.float"}
+SCALARS_FLOAT = "tile_lang.signature.FloatScalar"
+FLOAT_OPERATORS = frozenset({"+", "-", "*", "/", "//", "%", "**"})  # a float operand makes a float constant
 TENSOR = "tile_lang.tensor.Tensor"
 RANKS = {f"tile_lang.tensor.R{n}": n for n in range(4)}  # a block's rank type: its number of axes
 POINTER = "tile_lang.tensor.Pointer"
@@ -478,11 +483,13 @@ def dtype_hint(ctx: AnalyzeTypeContext) -> Type:
 def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
     """A bare ``constexpr`` annotation as a kernel body sees it: ``int | ConstexprValue``, which takes an
     int default (``BLOCK: constexpr = 128``), is an int in arithmetic, and compares with a str. A local
-    constant so annotated takes its value's type where the value is a float, str or tuple literal
-    (``LN2: tl.constexpr = 0.693``, ``order: tl.constexpr = (0, 1) if ... else (1, 0)``)."""
+    constant so annotated takes its value's type where the value is a float constant expression, a str
+    or a tuple literal (``LN2: tl.constexpr = 0.693``, ``SCALE: tl.constexpr = LN2 / BLOCK``,
+    ``order: tl.constexpr = (0, 1) if ... else (1, 0)``); annotated again, it is the same constant."""
     analyser = getattr(ctx.api, "api", None)
     statement = getattr(analyser, "statement", None)  # the semantic analyser's statement
     if isinstance(statement, AssignmentStmt) and statement.type is not None:
+        _reannotations_merged(analyser, statement)
         literal = _literal_type(ctx, statement.rvalue)
         if literal is not None:
             return literal
@@ -490,6 +497,41 @@ def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
     if dtype is not None:
         return TypeType(dtype)
     return UnionType([ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])])
+
+
+def _reannotations_merged(analyser: object, first: AssignmentStmt) -> None:
+    """A local constexpr annotated again later in its function (FlagGems' ``value: tl.constexpr = ...``
+    in each branch of ``get_dtype_min``; Python allows it, mypy reports ``no-redef``) is one constant:
+    the later annotations are dropped before mypy analyses them, so their values are assigned to the
+    name as the first annotation typed it (a value of another type is the assignment's error)."""
+    stack = getattr(analyser, "function_stack", None)
+    lookup = getattr(analyser, "lookup_qualified", None)
+    target = first.lvalues[0] if len(first.lvalues) == 1 else None
+    if not stack or lookup is None or not isinstance(target, NameExpr):
+        return
+    for statement in _assignments(stack[-1].body):
+        annotation = statement.unanalyzed_type
+        if (statement is not first and isinstance(annotation, UnboundType) and len(statement.lvalues) == 1
+                and isinstance(statement.lvalues[0], NameExpr) and statement.lvalues[0].name == target.name):
+            found = lookup(annotation.name, statement, suppress_errors=True)
+            if found is not None and found.fullname == CONSTEXPR:
+                statement.type = statement.unanalyzed_type = None
+
+
+def _assignments(block: Block) -> list[AssignmentStmt]:
+    """The assignments of a function body, nested blocks included (``if``, loops, ``with``, ``try``),
+    nested functions and classes not. (mypy's compiled visitors cannot be subclassed by a plugin.)"""
+    found: list[AssignmentStmt] = []
+    for statement in block.body:
+        if isinstance(statement, AssignmentStmt):
+            found.append(statement)
+        elif not isinstance(statement, (FuncDef, Decorator, ClassDef)):
+            for name in ("body", "else_body", "handlers", "finally_body", "bodies"):
+                part = getattr(statement, name, None)
+                for inner in part if isinstance(part, list) else [part]:
+                    if isinstance(inner, Block):
+                        found.extend(_assignments(inner))
+    return found
 
 
 def _dtype_default(ctx: AnalyzeTypeContext, analyser: object, statement: object) -> Instance | None:
@@ -524,12 +566,11 @@ def _dotted(expr: Expression) -> str | None:
 
 
 def _literal_type(ctx: AnalyzeTypeContext, value: Expression) -> Type | None:
-    """The type of a float, str or int-tuple literal, a signed float literal or ``float(...)`` (FlagGems'
-    ``value: tl.constexpr = float("-inf")``), or a conditional of two such of one type, by its syntax: a
-    type annotation is analysed before the value is checked."""
-    if isinstance(value, UnaryExpr) and value.op in "+-" and isinstance(value.expr, FloatExpr):
-        return _literal_type(ctx, value.expr)
-    if isinstance(value, CallExpr) and isinstance(value.callee, NameExpr) and value.callee.name == "float":
+    """The type of a float, str or int-tuple literal, a float constant expression (:func:`_is_float_constant`:
+    FlagGems' ``value: tl.constexpr = float("-inf")``, ``log_scale: tl.constexpr = sm_scale * 1.44``), or
+    a conditional of two such of one type, by its syntax: a type annotation is analysed before the value
+    is checked."""
+    if _is_float_constant(ctx, value):
         return ctx.api.named_type("builtins.float", [])
     if isinstance(value, ConditionalExpr):
         first, second = _literal_type(ctx, value.if_expr), _literal_type(ctx, value.else_expr)
@@ -540,6 +581,24 @@ def _literal_type(ctx: AnalyzeTypeContext, value: Expression) -> Type | None:
         fallback = ctx.api.named_type("builtins.tuple", [ctx.api.named_type("builtins.int", [])])
         return TupleType([ctx.api.named_type("builtins.int", [])] * len(value.items), fallback)
     return None
+
+
+def _is_float_constant(ctx: AnalyzeTypeContext, value: Expression) -> bool:
+    """Whether a constant expression is a float by its syntax: a float literal, ``float(...)``, a name
+    declared a float (a local constexpr so typed, a ``float`` parameter), a sign of one, or arithmetic with
+    one or a true division (a constant's operands are numbers, so the float wins)."""
+    if isinstance(value, FloatExpr):
+        return True
+    if isinstance(value, CallExpr):
+        return isinstance(value.callee, NameExpr) and value.callee.name == "float"
+    if isinstance(value, UnaryExpr):
+        return value.op in "+-" and _is_float_constant(ctx, value.expr)
+    if isinstance(value, OpExpr):
+        return value.op in FLOAT_OPERATORS and (value.op == "/" or _is_float_constant(ctx, value.left) or _is_float_constant(ctx, value.right))
+    lookup = getattr(getattr(ctx.api, "api", None), "lookup", None)
+    found = lookup(value.name, value, suppress_errors=True) if isinstance(value, NameExpr) and lookup else None
+    declared = get_proper_type(found.node.type) if found is not None and isinstance(found.node, Var) and found.node.type else None
+    return isinstance(declared, Instance) and declared.type.fullname in ("builtins.float", SCALARS_FLOAT)
 
 
 def constant_of_value(ctx: FunctionSigContext) -> FunctionLike:

@@ -36,16 +36,16 @@ def descriptor_scale(x_ptr: Pointer[f32], o_ptr: Pointer[f32], m: int, n: int, r
 
 @tl.kernel
 def descriptor_attributes(x_ptr: Pointer[f16], o_ptr: Pointer[f16], m: int, n: int, BM: constexpr, BN: constexpr) -> None:
-    """o = 2x + 1 accumulated in f32 and converted back by ``acc.to(src.dtype)`` (Triton's descriptor
-    attribute, as FlagGems' Hopper matmul uses it)."""
+    """o = 2x + 1 accumulated in f32 and converted back by ``acc.to(src.dtype)``, the block's origin
+    from ``dst.block_shape`` (Triton's descriptor attributes; FlagGems' Hopper matmul uses the first)."""
     src = tl.make_tensor_descriptor(x_ptr, [m, n], [n, 1], [BM, BN])
     dst = tl.make_tensor_descriptor(o_ptr, [m, n], [n, 1], [BM, BN])
-    i, j = tl.program_id(0) * BM, tl.program_id(1) * BN
+    i, j = tl.program_id(0) * dst.block_shape[0], tl.program_id(1) * dst.block_shape[1]
     acc = src.load([i, j]).to(tl.float32) * 2.0 + 1.0
     dst.store([i, j], acc.to(src.dtype))
 
 
-def test_descriptor_dtype(backend: str) -> None:
+def test_descriptor_dtype_and_block_shape(backend: str) -> None:
     source = np.random.default_rng(5).standard_normal((M, N)).astype(np.float16)
     want = (source.astype(np.float64) * 2 + 1).astype(np.float16)
     with tl.backend(backend):

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import tile_lang as tl
 from tile_lang.extra import libdevice
-from tile_lang import Float, Pointer, Tensor0, bf16, constexpr, f16, f32, f64, i8, i16, i32, i64, u64
+from tile_lang import R2, Float, Pointer, Tensor0, bf16, constexpr, f16, f32, f64, i8, i16, i32, i64, u64
 
 W = TypeVar("W", bound=tl.Width)
 
@@ -907,3 +907,45 @@ def multi_line_load_int_mask(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> N
 def block_into_a_scalar_pointer(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
     tl.store(out_ptr, x)  # E: arg-type tl.store: value is rank 1 but the pointer is a scalar
+
+
+# ---------------------------------------------------------------- (i) issue 17, fifth round: descriptor dtypes, local constexprs
+
+
+@tl.kernel
+def descriptor_dtype_into_another_buffer(x_desc: tl.TensorDescriptor[f16, R2], out_ptr: Pointer[f32], BM: constexpr,
+                                         BN: constexpr) -> None:
+    acc = x_desc.load([0, 0]).to(tl.float32) * 2.0
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    tl.store(out_ptr + offs, acc.to(x_desc.dtype))  # E: arg-type tl.store: value is f16 but the pointer is to f32
+
+
+@tl.kernel
+def generic_descriptor_dtype_into_f32(x_desc: tl.TensorDescriptor[Float[W], R2], out_ptr: Pointer[f32], BM: constexpr,
+                                      BN: constexpr) -> None:
+    acc = x_desc.load([0, 0]).to(tl.float32) * 2.0
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    tl.store(out_ptr + offs, acc.to(x_desc.dtype))  # E: arg-type value is Float[W] but the pointer is to f32
+
+
+@tl.kernel
+def descriptor_store_of_another_dtype(x_desc: tl.TensorDescriptor[f16, R2], y_desc: tl.TensorDescriptor[bf16, R2]) -> None:
+    acc = x_desc.load([0, 0]).to(tl.float32)
+    y_desc.store([0, 0], acc.to(x_desc.dtype))  # E: arg-type "Tensor[Float[W16], R2]"; expected "Tensor[Float[WBF16], R2]"
+
+
+@tl.kernel
+def reannotated_constexpr_of_another_type(x_ptr: Pointer[f32], MODE: constexpr, BLOCK: constexpr) -> None:
+    if MODE == 1:
+        scale: tl.constexpr = 0.5
+    else:
+        scale: tl.constexpr = "half"  # E: assignment expression has type "str", variable has type "float"
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * scale)
+
+
+@tl.kernel
+def true_division_for_a_block_size(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    HALF: tl.constexpr = BLOCK / 2
+    offs = tl.arange(0, HALF)  # E: arg-type Argument 2 to "arange" has incompatible type "float"; expected "int"
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs))

@@ -12,7 +12,7 @@ from typing import TypeVar
 from typing_extensions import assert_type
 
 import tile_lang as tl
-from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f16, f32, i32, i64
+from tile_lang import R0, R1, R2, W16, W32, W64, WBF16, Float, Pointer, Tensor, constexpr, f16, f32, i16, i32, i64
 from tile_lang.ops.memory import CacheModifier
 
 W = TypeVar("W", bound=tl.Width)
@@ -422,3 +422,51 @@ def unsigned_offsets(x_ptr: Pointer[f32], y_ptr: Pointer[f32], BLOCK: constexpr)
     rows = (tl.arange(0, BLOCK) // 2).to(tl.uint32)
     tile = tl.load(x_ptr + rows[:, None] + offs[None, :] * 0)
     tl.store(y_ptr + offs, tl.load(x_ptr + offs) + tl.sum(tile, axis=1))
+
+
+# ---------------------------------------------------------------- issue 17, fifth round
+
+
+@tl.func
+def fill_below(dtype: type[tl.Dtype]) -> float:
+    """A constant per dtype, named ``fill`` in each branch (FlagGems' ``get_dtype_min`` shape): a local
+    constexpr annotated again is the same constant, and one from a constant expression of floats is a
+    float. The function ends in a ``raise`` the taken branch never reaches, where mypy needs a return."""
+    if dtype.is_floating():
+        fill: tl.constexpr = -float("inf")
+        return fill
+    if dtype.is_int_signed():
+        fill: tl.constexpr = -(1 << (dtype.int_bitwidth - 1))
+        return fill
+    raise ValueError("fill_below: float or signed int dtypes only")
+
+
+@tl.kernel
+def reannotated_constexprs(x_ptr: Pointer[f32], i_ptr: Pointer[i16], out_ptr: Pointer[f32], n: int, SCALED: constexpr,
+                           BLOCK: constexpr) -> None:
+    """A masked maximum filled with the dtype's lowest value (and an i16 pointer's lowest value), and a local constexpr annotated in both
+    branches of a constexpr ``if`` whose value is a float constant expression (``LN2 / 4``, ``-LN2 * 2``)."""
+    LN2: tl.constexpr = 0.6931471805599453
+    if SCALED:
+        factor: tl.constexpr = LN2 / 4
+    else:
+        factor: tl.constexpr = -LN2 * 2
+    assert_type(factor, float)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=fill_below(x_ptr.dtype.element_ty))
+    tl.store(out_ptr, tl.max(x, axis=0) * factor)
+    tl.store(out_ptr + 1, tl.cast(fill_below(i_ptr.dtype.element_ty), tl.float32))
+
+
+@tl.kernel
+def descriptor_dtype(x_desc: tl.TensorDescriptor[Float[W], R2], y_desc: tl.TensorDescriptor[Float[W], R2],
+                     BM: constexpr, BN: constexpr) -> None:
+    """``acc.to(desc.dtype)`` and ``tl.zeros(..., dtype=desc.dtype)`` keep a descriptor's element type,
+    here the kernel's ``W`` (Liger's mlp stores its f32 accumulators so); ``desc.block_shape`` is its
+    tile (Triton's attributes). y = 2x + 1, computed in f32."""
+    assert_type(x_desc.dtype, type[Float[W]])
+    i, j = tl.program_id(0) * x_desc.block_shape[0], tl.program_id(1) * x_desc.block_shape[1]
+    acc = x_desc.load([i, j]).to(tl.float32) * 2.0 + 1.0
+    out = acc.to(x_desc.dtype) + tl.zeros((BM, BN), dtype=y_desc.dtype)
+    assert_type(out, Tensor[Float[W], R2])
+    y_desc.store([i, j], out)

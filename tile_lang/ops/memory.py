@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Generic, Literal, NoReturn, overload
 
 from tile_lang.builtin import builtin
@@ -68,6 +69,14 @@ class TensorDescriptor(Generic[D, R]):
         handle = self.handle
         assert isinstance(handle, Seen)
         return marker_of(handle.seen().element)  # type: ignore[return-value]
+
+    @property
+    def block_shape(self) -> Sequence[int]:
+        """``desc.block_shape``: the block each access moves, a tuple of ints as Triton's
+        ``tensor_descriptor.block_shape`` (a host descriptor's is its assignable list)."""
+        handle = self.handle
+        assert isinstance(handle, Seen)
+        return handle.seen().shape
 
     def load(self, offsets: list[Offset32] | tuple[Offset32, ...]) -> Tensor[D, R]:
         """Load the block at ``offsets``; out-of-bounds elements read as the descriptor's padding."""
