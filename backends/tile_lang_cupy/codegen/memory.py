@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tile_lang import dtypes
-from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, MemAttr, Node, Op, Sem
+from tile_lang.compiler.ir import AtomicAttr, AtomicFn, MemAttr, Node, Op, Sem, stored_walk
 from tile_lang.dtypes import DType
 from tile_lang.errors import BackendError
 
@@ -79,7 +79,7 @@ def _store(em: Emitter, node: Node) -> None:
         return
     width = node.attr.vector
     t = ctype(value.ty.dtype)
-    walked = value if isinstance(value.layout, REGISTER_LAYOUTS) and value.ty.numel > 1 else ptr
+    walked = stored_walk(node)
     with em.each(walked, width) as idx:
         guard = _guard(em.owner(walked), em.elem(mask, idx) if mask is not None else None)
         p = em.elem(ptr, idx)

@@ -13,14 +13,14 @@ from tile_lang.compiler.passes.hoist import hoist_conversions
 from tile_lang.compiler.passes.layouts import assign_layouts
 from tile_lang.compiler.passes.permute_loads import permute_loads
 from tile_lang.compiler.passes.pipeline import pipeline
-from tile_lang.compiler.passes.scalar_order import order_scalar_accesses
+from tile_lang.compiler.passes.access_order import order_accesses
 from tile_lang.compiler.passes.vectorize import vectorize
 from tile_lang.errors import internal_errors
 
 Pass = Callable[[Function], Function]
 
 PASSES: tuple[Pass, ...] = (permute_loads, dce, carry_offsets, fold_accumulate, dce, assign_layouts, hoist_conversions,
-                            vectorize, pipeline, dce, discard_atomic_results, order_scalar_accesses)
+                            vectorize, pipeline, dce, discard_atomic_results, order_accesses)
 
 
 def run_passes(fn: Function, verify_each: bool = False) -> Function:

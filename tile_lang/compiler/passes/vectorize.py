@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 import tile_lang.dtypes as dtypes
-from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, Function, MemAttr, Node, Op, blocked
+from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Function, MemAttr, Node, Op, held_in, stored_walk
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.rebuild import rebuild
 
@@ -38,8 +38,7 @@ def _width(node: Node, info: dict[Node, AxisInfo], fn: Function) -> int:
     element = ptr.ty.dtype.element
     if ptr.ty.is_scalar or element is None:
         return 1
-    value = node.args[1] if node.op is Op.STORE else node
-    layout = value.layout if isinstance(value.layout, REGISTER_LAYOUTS) else blocked(ptr.ty.numel, fn.threads, fn.vector)
+    layout = held_in(stored_walk(node) if node.op is Op.STORE else node, fn)
     facts = info.get(ptr)
     if facts is None:
         return 1
