@@ -908,6 +908,21 @@ class Function:
         return self.num_warps * 32
 
 
+def held_in(node: Node, fn: Function) -> Registers:
+    """The register layout ``node`` is held in, or walked in when it has no registers (the
+    default layout of its size)."""
+    if isinstance(node.layout, REGISTER_LAYOUTS):
+        return node.layout
+    return blocked(node.ty.numel, fn.threads, fn.vector)
+
+
+def stored_walk(store: Node) -> Node:
+    """The operand whose layout a block store walks, so whose threads write which elements: its
+    value, or its pointers where the value has no registers or one element."""
+    value = store.args[1]
+    return value if isinstance(value.layout, REGISTER_LAYOUTS) and value.ty.numel > 1 else store.args[0]
+
+
 def walk(region: Region) -> list[Node]:
     """Every node of ``region`` and its nested regions, in program order (params first)."""
     out: list[Node] = list(region.params)

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tile_lang.compiler.ir import (
-    REGISTER_LAYOUTS, Category, Computed, Function, Mma, MmaRows, Node, Op, Region, Registers, Shared, blocked, use_counts, walk,
+    REGISTER_LAYOUTS, Category, Computed, Function, Mma, MmaRows, Node, Op, Region, Registers, Shared, held_in, use_counts,
+    walk,
 )
 from tile_lang.dtypes import DType
 
@@ -220,9 +221,7 @@ class Emitter:
 
     def layout(self, node: Node) -> Registers:
         """The register layout ``node`` is held in, or walked in when it has no registers."""
-        if isinstance(node.layout, REGISTER_LAYOUTS):
-            return node.layout
-        return blocked(node.ty.numel, self.fn.threads, self.fn.vector)
+        return held_in(node, self.fn)
 
     def elem(self, node: Node, index: Index) -> str:
         """The C++ expression of ``node``'s element at ``index``."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tile_lang import dtypes
-from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, MemAttr, Node, Op, Sem, Shared
+from tile_lang.compiler.ir import AtomicAttr, AtomicFn, MemAttr, Node, Op, Sem, Shared, stored_walk
 from tile_lang.dtypes import DType
 from tile_lang.errors import BackendError
 
@@ -79,7 +79,7 @@ def _store(em: Emitter, node: Node) -> None:
         return
     width = node.attr.vector
     t = ctype(value.ty.dtype)
-    walked = value if isinstance(value.layout, REGISTER_LAYOUTS) and value.ty.numel > 1 else ptr
+    walked = stored_walk(node)
     staged = width > 1 and _rows_in_shared(value, width)
     # a staged block's loop unrolled 4 at a time: fully unrolled, ptxas issued all its shared
     # loads and addresses at once (attention d=64: 168 -> 206 registers, a block fewer an SM)

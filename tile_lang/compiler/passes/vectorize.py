@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 import tile_lang.dtypes as dtypes
-from tile_lang.compiler.ir import REGISTER_LAYOUTS, AtomicAttr, AtomicFn, Function, MemAttr, Node, Op, blocked
+from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Function, MemAttr, Node, Op, held_in, stored_walk
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.rebuild import rebuild
 
@@ -34,10 +34,7 @@ def _vector_atomic(node: Node, fn: Function) -> bool:
 
 
 def _width(node: Node, info: dict[Node, AxisInfo], fn: Function) -> int:
-    value = node.args[1] if node.op is Op.STORE else node
-    layout = value.layout if isinstance(value.layout, REGISTER_LAYOUTS) else blocked(node.args[0].ty.numel, fn.threads,
-                                                                                       fn.vector)
-    return widest(node, info, layout.vector)
+    return widest(node, info, held_in(stored_walk(node) if node.op is Op.STORE else node, fn).vector)
 
 
 def widest(node: Node, info: dict[Node, AxisInfo], runs: int) -> int:
