@@ -229,6 +229,64 @@ def test_fragment_stores_are_staged_in_shared_memory_and_stored_16_bytes_a_threa
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-2, atol=2e-2)
 
 
+@tl.kernel
+def mm_scaled_columns(a_ptr: Pointer[tl.f16], b_ptr: Pointer[tl.f16], s_ptr: Pointer[tl.f32], c_ptr: Pointer[tl.f32],
+                      K: int, N: int, BM: constexpr, BN: constexpr, BK: constexpr, SCRIBBLE: constexpr) -> None:
+    """C = sum over K blocks of (A_k @ B_k) * s_k[None, :]: a row loaded every iteration meets the
+    dot result (attention backward's ``lse[None, :]``); with SCRIBBLE the kernel stores to the
+    row's buffer between the load and its use."""
+    om = tl.program_id(0) * BM + tl.arange(0, BM)
+    on = tl.program_id(1) * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.f32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + om[:, None] * K + (k + ok)[None, :])
+        b = tl.load(b_ptr + (k + ok)[:, None] * N + on[None, :])
+        s = tl.load(s_ptr + k // BK * N + on)
+        if SCRIBBLE:
+            tl.store(s_ptr + k // BK * N + on, s, mask=on < 0)
+        acc += tl.dot(a, b) * s[None, :]
+    tl.store(c_ptr + om[:, None] * N + on[None, :], acc)
+
+
+@_EMULATED
+@pytest.mark.parametrize("arch, warps, bm", [(80, 4, 32), (90, 4, 64)])
+@pytest.mark.parametrize("scribble", [False, True])
+def test_a_row_broadcast_onto_fragments_is_loaded_there_unless_written_between(arch: int, warps: int, bm: int,
+                                                                               scribble: bool) -> None:
+    """``s[None, :]`` of a row loaded in the loop, meeting a dot result: loaded again in the
+    fragments' layout (each thread its columns) rather than staged through shared memory behind
+    two barriers, as Triton loads it in the slice of its mma layout; a store to memory between
+    the load and the use keeps the staging. Both match float64 on the emulator."""
+    bn, bk, m, n, k = 32, 16, 2 * bm, 64, 48
+    spec = _aligned_spec(mm_scaled_columns, 64, warps, 2, dtypes.F16, (), {"s_ptr": dtypes.F32, "c_ptr": dtypes.F32},
+                         BM=bm, BN=bn, BK=bk, SCRIBBLE=scribble)
+    fn = compile_ir(mm_scaled_columns, replace(spec, arch=arch), verify_each=True)
+    (loop,) = [n for n in fn.body.body if n.op is Op.FOR]
+    inside = walk(loop.regions[0])
+    rows = [n for n in inside if n.op is Op.LOAD and n.ty.shape == (bm, bn)]
+    staged = [n for n in inside if n.op is Op.CONVERT and n.ty.shape == (1, bn)]
+    assert (len(rows), len(staged)) == ((0, 1) if scribble else (1, 0))
+    assert scribble or isinstance(rows[0].layout, Mma)
+
+    rng = np.random.default_rng(arch + bm + scribble)
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    scales = rng.standard_normal((k // bk, n)).astype(np.float32)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    want = sum(a64[:, j * bk:(j + 1) * bk] @ b64[j * bk:(j + 1) * bk] * scales[j] for j in range(k // bk))
+    c = np.full((m, n), np.nan, np.float32)
+
+    def launch() -> None:
+        out = tl.to_device(c, tl.f32)
+        mm_scaled_columns[(m // bm, n // bn), tl.Options(num_warps=warps, num_stages=2)](
+            tl.to_device(a, tl.f16), tl.to_device(b, tl.f16), tl.to_device(scales, tl.f32), out, k, n,
+            BM=bm, BN=bn, BK=bk, SCRIBBLE=scribble)
+        c[...] = out.numpy()
+
+    _on_emulator(launch, arch=arch)
+    np.testing.assert_allclose(c, want, rtol=2e-3, atol=2e-3)
+
+
 @_EMULATED
 def test_bf16_accumulating_sum_of_dots_matches_float64() -> None:
     import ml_dtypes
@@ -312,7 +370,8 @@ def test_dot_operands_copy_asynchronously_and_loops_pipeline(stages: int) -> Non
     nodes = walk(fn.body)
     copies = [n for n in nodes if n.op is Op.ASYNC_COPY]
     assert len(copies) == 2 and all(isinstance(c.attr, MemAttr) and c.attr.vector == 8 for c in copies)
-    assert not [n for n in nodes if n.op is Op.LOAD and len(n.ty.shape) == 2]  # no round trip through registers
+    # no operand through registers: the one 2-D load is bias[None, :], loaded onto the fragments
+    assert [n.args[0].op for n in nodes if n.op is Op.LOAD and len(n.ty.shape) == 2] == [Op.BROADCAST]
     (loop,) = [n for n in nodes if n.op is Op.FOR]
     assert isinstance(loop.attr, LoopAttr) and loop.attr.stages == stages
 

@@ -22,7 +22,7 @@ from typing import Union
 import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import (
     MAX_VECTOR, REGISTER_LAYOUTS, Blocked, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, MmaRows, Node,
-    Op, Precision, ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, blocked, walk,
+    MemAttr, Op, Precision, ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, blocked, walk, writes_memory,
 )
 from tile_lang.compiler.passes.rebuild import rebuild
 
@@ -370,10 +370,46 @@ def _place(node: Node, body: list[Node], target: Target) -> Node:
             mine = registers(arg)
             if i not in gathered and mine is not None and mine != walked:
                 args[i] = _convert(arg, body)  # held in another register layout than the reader's
+            elif isinstance(walked, Mma):
+                args[i] = _reloaded(arg, walked, body) or arg
         node = _with_args(node, args)
         if layout is not None and not isinstance(layout, Shared) and node.op is not Op.CONVERT:
             layout = _layout(node, own, target)  # a converted operand may make it computable
     return node if layout is None else replace(node, layout=layout)
+
+
+def _reloaded(value: Node, layout: Mma, body: list[Node]) -> Node | None:
+    """A broadcast of a block loaded in this region and staged through shared memory to be read
+    at fragments' coordinates (``lse[None, :]`` meeting a dot result in attention's backward),
+    loaded again in the fragments' layout instead: each thread reads its elements from memory (a
+    cached line) where the block went through shared memory behind two barriers. Only where
+    nothing writes memory between the load and here, and its operands are computed."""
+    if value.op is not Op.BROADCAST or value.args[0].op is not Op.CONVERT:
+        return None
+    reshapes, load = [], value.args[0].args[0]
+    while load.op is Op.RESHAPE:
+        reshapes.append(load)
+        load = load.args[0]
+    at = next((i for i, n in enumerate(body) if n is load), None)
+    if (load.op is not Op.LOAD or not isinstance(load.attr, MemAttr) or load.attr.volatile or load.attr.box
+            or at is None or any(writes_memory(n) for n in body[at + 1:])
+            or not all(isinstance(a.layout, Computed) for a in load.args)):
+        return None
+    operands = []
+    for operand in load.args:
+        if operand.op is Op.SPLAT:  # a splat stays one (``other=0.0`` is still seen as zero)
+            operand = replace(operand, type=operand.ty.with_shape(value.ty.shape))
+            body.append(operand)
+            operands.append(operand)
+            continue
+        for shaping in (*reversed(reshapes), value):
+            operand = Node(shaping.op, operand.ty.with_shape(shaping.ty.shape), (operand,), shaping.attr,
+                           loc=shaping.loc, layout=Computed())
+            body.append(operand)
+        operands.append(operand)
+    reloaded = replace(load, type=value.type, args=tuple(operands), loc=value.loc, layout=layout)
+    body.append(reloaded)
+    return reloaded
 
 
 def _convert(value: Node, body: list[Node], layout: Shared = Shared()) -> Node:
