@@ -186,6 +186,19 @@ def test_benchmark_configs_pass_ptxas_for_sm_90a(tmp_path: Path, name: str, head
     print(f"{name} d{head}{' causal' if causal else ''} {tiles}: {registers.group(1)} registers")
 
 
+@pytest.mark.parametrize("head", [64, 128])
+def test_rows_loaded_before_a_loop_are_staged_once_before_it(head: int) -> None:
+    """dq's ``lse[:, None]`` and ``delta[:, None]``, rows loaded before its key loop and viewed
+    inside it: their conversions to shared memory (and the views) leave the loop, so no
+    iteration stages them behind two barriers each."""
+    tiles = _tiles("attention_dq", head)
+    fn = compile_ir(A.attention_dq, _bench_spec(A.attention_dq, tiles, HOPPER[head].stages, head, False))
+    (loop,) = [n for n in fn.body.body if n.op is Op.FOR]
+    rows = [n for n in fn.body.body if n.op is Op.CONVERT and n.ty.shape == (tiles.bm, 1)]
+    assert [n.ty.dtype for n in rows] == [dtypes.F32, dtypes.F32]
+    assert not [n for n in walk(loop.regions[0]) if n.op is Op.CONVERT and n.ty.dtype == dtypes.F32]
+
+
 def test_every_kernel_has_a_triton_twin_statement_for_statement() -> None:
     """benchmarks/attention_bench.py compares one algorithm: each tt_attention_* twin in
     benchmarks/triton_kernels.py is its kernel's body with Triton's names (read by ast)."""
