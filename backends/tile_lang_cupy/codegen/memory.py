@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tile_lang import dtypes
-from tile_lang.compiler.ir import AtomicAttr, AtomicFn, MemAttr, Node, Op, Sem, Shared, stored_walk
+from tile_lang.compiler.ir import AtomicAttr, AtomicFn, MemAttr, Mma, Node, Op, Sem, Shared, stored_walk
 from tile_lang.dtypes import DType
 from tile_lang.errors import BackendError
 
@@ -55,14 +55,28 @@ def _load(em: Emitter, node: Node) -> None:
     name = em.declare(node)
     width = node.attr.vector
     with em.each(node, width) as idx:
+        if _rows_alike(node):  # a register whose column an earlier one holds copies it
+            assert isinstance(node.layout, Mma)
+            first = f"((k >> 2) % {node.layout.tiles_n}u) * 4u + (k & 1u)"
+            copies = " ".join(f"{name}[k + {j}] = {name}[{first} + {j}];" for j in range(width))
+            em.line(f"if ({first} != (unsigned)k) {{ {copies} }} else")
         p = em.elem(ptr, idx)
         m = em.elem(mask, idx) if mask is not None else None
         load = f"{name}[k] = {deref(p)};" if width == 1 and not hint else f"tl::load{hint}<{width}>(&{name}[k], {p});"
-        em.line(load if m is None else f"if ({m}) {load}")
         if m is not None and other is not None:
             fills = " ".join(f"{name}[k + {j}] = {em.elem(other, idx.at(j, node.ty.shape))};"
                              for j in range(width))
-            em.line(f"else {{ {fills} }}")
+            em.line(f"{{ if ({m}) {load} else {{ {fills} }} }}")
+        else:
+            em.line(load if m is None else f"{{ if ({m}) {load} }}")
+
+
+def _rows_alike(load: Node) -> bool:
+    """Whether a load on tensor-core fragments reads the same elements for every row: its
+    operands broadcast along the first dimension (a row loaded onto the fragments, as
+    ``layouts._reloaded`` makes it), so each thread loads each of its columns once."""
+    return isinstance(load.layout, Mma) and all(
+        a.op is Op.SPLAT or a.op is Op.BROADCAST and a.args[0].ty.shape[0] == 1 for a in load.args)
 
 
 @emits(Op.STORE)
