@@ -290,6 +290,23 @@ def test_a_row_broadcast_onto_fragments_is_loaded_there_unless_written_between(a
     np.testing.assert_allclose(c, want, rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.parametrize("arch", [80, 90])
+def test_a_row_broadcast_onto_large_fragments_stays_staged(arch: int) -> None:
+    """At 128x256 a thread holds 128 accumulator registers: a reloaded row would hold as many
+    beside them, so it is staged in shared memory and read there at each use."""
+    from tile_lang.compiler.passes.layouts import RELOADED_REGISTERS
+
+    spec = _aligned_spec(mm_scaled_columns, 64, 8, 3, dtypes.F16, (), {"s_ptr": dtypes.F32, "c_ptr": dtypes.F32},
+                         BM=128, BN=256, BK=64, SCRIBBLE=False)
+    fn = compile_ir(mm_scaled_columns, replace(spec, arch=arch), verify_each=True)
+    (loop,) = [n for n in fn.body.body if n.op is Op.FOR]
+    inside = walk(loop.regions[0])
+    (dot,) = [n for n in inside if n.op is Op.DOT]
+    assert isinstance(dot.layout, Mma) and dot.layout.per_thread > RELOADED_REGISTERS
+    assert not [n for n in inside if n.op is Op.LOAD and n.ty.shape == (128, 256)]
+    assert [n.ty.shape for n in inside if n.op is Op.CONVERT and n.ty.dtype == dtypes.F32] == [(1, 256)]
+
+
 @_EMULATED
 def test_bf16_accumulating_sum_of_dots_matches_float64() -> None:
     import ml_dtypes

@@ -370,12 +370,18 @@ def _place(node: Node, body: list[Node], target: Target) -> Node:
             mine = registers(arg)
             if i not in gathered and mine is not None and mine != walked:
                 args[i] = _convert(arg, body)  # held in another register layout than the reader's
-            elif isinstance(walked, Mma):
+            elif isinstance(walked, Mma) and walked.per_thread <= RELOADED_REGISTERS:
                 args[i] = _reloaded(arg, walked, body) or arg
         node = _with_args(node, args)
         if layout is not None and not isinstance(layout, Shared) and node.op is not Op.CONVERT:
             layout = _layout(node, own, target)  # a converted operand may make it computable
     return node if layout is None else replace(node, layout=layout)
+
+
+RELOADED_REGISTERS = 32
+"""The most registers a thread a row reloaded onto fragments may take (:func:`_reloaded`): its copy
+lives beside the fragments, where a staged row is read from shared memory at each use; at
+128x256 (128 a thread) ptxas spilled 45 -> 78 registers' worth in a loop accumulating a dot."""
 
 
 def _reloaded(value: Node, layout: Mma, body: list[Node]) -> Node | None:
