@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Callable
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Union
 
 from tile_lang.dtypes import DType
@@ -974,6 +975,22 @@ def write_epochs(fn: Function) -> dict[Node, int]:
 
     region(fn.body)
     return epochs
+
+
+def load_operands_at(load: Node, shape: tuple[int, ...], view: Callable[[Node], Node],
+                     body: list[Node]) -> tuple[Node, ...]:
+    """The operands of ``load`` for the same load read at ``shape`` (a pass moving a load past a
+    view of its result): a splat splatted to ``shape`` again (``other=0.0`` is still seen as
+    zero), a scalar as it is, a block through ``view`` (which appends what it makes to ``body``)."""
+    operands = []
+    for operand in load.args:
+        if operand.op is Op.SPLAT:
+            operand = replace(operand, type=operand.ty.with_shape(shape))
+            body.append(operand)
+        elif operand.ty.shape:
+            operand = view(operand)
+        operands.append(operand)
+    return tuple(operands)
 
 
 def unwritten_between(epochs: dict[Node, int], load: Node, reader: Node) -> bool:

@@ -22,7 +22,8 @@ from typing import Union
 import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import (
     MAX_VECTOR, REGISTER_LAYOUTS, Blocked, Category, Computed, DotAttr, Function, IndexAttr, Layout, Mma, MmaRows, Node,
-    MemAttr, Op, Precision, ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, blocked, walk, writes_memory,
+    MemAttr, Op, Precision, ReduceAttr, ReduceFn, Registers, Shared, UnaryAttr, UnaryFn, blocked, load_operands_at,
+    walk, writes_memory,
 )
 from tile_lang.compiler.passes.rebuild import rebuild
 
@@ -404,19 +405,15 @@ def _reloaded(value: Node, layout: Mma, body: list[Node]) -> Node | None:
             or at is None or any(writes_memory(n) for n in body[at + 1:])
             or not all(isinstance(a.layout, Computed) for a in load.args)):
         return None
-    operands = []
-    for operand in load.args:
-        if operand.op is Op.SPLAT:  # a splat stays one (``other=0.0`` is still seen as zero)
-            operand = replace(operand, type=operand.ty.with_shape(value.ty.shape))
-            body.append(operand)
-            operands.append(operand)
-            continue
+    def viewed(operand: Node) -> Node:  # through the same reshapes and broadcast, computed
         for shaping in (*reversed(reshapes), value):
             operand = Node(shaping.op, operand.ty.with_shape(shaping.ty.shape), (operand,), shaping.attr,
                            loc=shaping.loc, layout=Computed())
             body.append(operand)
-        operands.append(operand)
-    reloaded = replace(load, type=value.type, args=tuple(operands), loc=value.loc, layout=layout)
+        return operand
+
+    operands = load_operands_at(load, value.ty.shape, viewed, body)
+    reloaded = replace(load, type=value.type, args=operands, loc=value.loc, layout=layout)
     body.append(reloaded)
     return reloaded
 

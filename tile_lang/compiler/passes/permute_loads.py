@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from tile_lang.compiler.ir import Function, MemAttr, Node, Op, PermuteAttr, unwritten_between, walk, write_epochs
+from tile_lang.compiler.ir import (
+    Function, MemAttr, Node, Op, PermuteAttr, load_operands_at, unwritten_between, walk, write_epochs,
+)
 from tile_lang.compiler.passes.rebuild import rebuild
 
 
@@ -31,16 +33,12 @@ def permute_loads(fn: Function) -> Function:
                 or not unwritten_between(epochs, load, node)):
             return node
         dims = node.attr.dims
-        operands = []
-        for operand in load.args:
-            if operand.op is Op.SPLAT:  # a splat stays one (``other=0.0`` is still seen as zero)
-                operand = replace(operand, type=operand.ty.with_shape(node.ty.shape))
-                body.append(operand)
-            elif operand.ty.shape:
-                operand = Node(Op.PERMUTE, operand.ty.with_shape(node.ty.shape), (operand,), PermuteAttr(dims),
-                               loc=node.loc)
-                body.append(operand)
-            operands.append(operand)
-        return replace(load, type=node.type, args=tuple(operands), loc=node.loc)
+
+        def permuted(operand: Node) -> Node:
+            out = Node(Op.PERMUTE, operand.ty.with_shape(node.ty.shape), (operand,), PermuteAttr(dims), loc=node.loc)
+            body.append(out)
+            return out
+
+        return replace(load, type=node.type, args=load_operands_at(load, node.ty.shape, permuted, body), loc=node.loc)
 
     return rebuild(fn, rule)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tile_lang.compiler.ir import Function, MemAttr, Mma, Node, Op, Shared, blocked
+from tile_lang.compiler.ir import Function, MemAttr, Mma, Node, Op, Shared, held_in
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.vectorize import widest
 
@@ -36,11 +36,10 @@ def stage_fragment_stores(fn: Function) -> Function:
 
 def _widens(node: Node, info: dict[Node, AxisInfo], fn: Function) -> bool:
     """Whether ``node`` stores a 2-D block of fragments through pointers that take wider vectors
-    from the default blocked layout than from the fragments' column pairs."""
+    walked as they are held (the default blocked layout) than from the fragments' column pairs."""
     if node.op is not Op.STORE or not isinstance(node.attr, MemAttr) or node.args[0].ty.is_scalar:
         return False
     value = node.args[1]
     if not isinstance(value.layout, Mma) or len(value.ty.shape) != 2:
         return False
-    runs = blocked(value.ty.numel, fn.threads, fn.vector).vector
-    return widest(node, info, runs) > widest(node, info, value.layout.vector)
+    return widest(node, info, held_in(node.args[0], fn).vector) > widest(node, info, value.layout.vector)
