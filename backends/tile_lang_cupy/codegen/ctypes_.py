@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
 
@@ -45,6 +47,16 @@ def literal(value: bool | int | float, dtype: DType) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+_BITS = frozenset({dtypes.F16, dtypes.BF16})
+"""The 16-bit floats whose constants are spelt as bits (``tl::from_bits``), so they fold."""
+
+
+def _bits(value: float, dtype: DType) -> int:
+    """The bits of ``value`` rounded to f32 and then to ``dtype`` (nearest even, as ``tl::cvt``)."""
+    with np.errstate(over="ignore"):  # beyond the range: inf, as the conversion gives
+        return int(np.array(np.float32(value)).astype(dtype.numpy).view(np.uint16))
+
+
 def _literal(value: bool | int | float, dtype: DType) -> str:
     if dtype.is_bool:
         return "true" if value else "false"
@@ -58,7 +70,11 @@ def _literal(value: bool | int | float, dtype: DType) -> str:
                                              else "__longlong_as_double(0x7ff0000000000000LL)")
         else:
             text = repr(f) + ("f" if c == "float" else "")
-        return text if dtype.bits >= 32 else f"tl::cvt<{ctype(dtype)}>({text})"
+        if dtype.bits >= 32:
+            return text
+        if dtype in _BITS and not math.isnan(f):  # f32-rounded first, as the C++ literal is
+            return f"tl::from_bits<{ctype(dtype)}>({_bits(f, dtype):#06x})"
+        return f"tl::cvt<{ctype(dtype)}>({text})"
     v = int(value)
     if dtype.bits == 64:
         if dtype.is_signed:

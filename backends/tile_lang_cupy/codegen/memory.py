@@ -11,7 +11,7 @@ from tile_lang.dtypes import DType
 from tile_lang.errors import BackendError
 
 from tile_lang_cupy.codegen.ctypes_ import const_decl, ctype, literal
-from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, emits
+from tile_lang_cupy.codegen.emitter import SCALAR, Emitter, Index, emits
 
 
 def _hint(attr: MemAttr) -> str:
@@ -62,13 +62,19 @@ def _load(em: Emitter, node: Node) -> None:
             em.line(f"if ({first} != (unsigned)k) {{ {copies} }} else")
         p = em.elem(ptr, idx)
         m = em.elem(mask, idx) if mask is not None else None
-        load = f"{name}[k] = {deref(p)};" if width == 1 and not hint else f"tl::load{hint}<{width}>(&{name}[k], {p});"
-        if m is not None and other is not None:
-            fills = " ".join(f"{name}[k + {j}] = {em.elem(other, idx.at(j, node.ty.shape))};"
+        if m is None:
+            em.line(f"{name}[k] = {deref(p)};" if width == 1 and not hint else f"tl::load{hint}<{width}>(&{name}[k], {p});")
+        elif width == 1 and not hint:  # one plain element (a volatile load is one: vectorize)
+            em.line(f"if ({m}) {name}[k] = {deref(p)}; else {name}[k] = {_fill(em, other, idx, node)};")
+        else:  # the fill, then a predicated load over it, with no branch (Triton's form)
+            fills = " ".join(f"{name}[k + {j}] = {_fill(em, other, idx.at(j, node.ty.shape), node)};"
                              for j in range(width))
-            em.line(f"{{ if ({m}) {load} else {{ {fills} }} }}")
-        else:
-            em.line(load if m is None else f"{{ if ({m}) {load} }}")
+            em.line(f"{{ {fills} tl::load_if{hint}<{width}>(&{name}[k], {p}, {m}); }}")
+
+
+def _fill(em: Emitter, other: Node | None, idx: Index, load: Node) -> str:
+    """What a masked-off element of ``load`` holds: its ``other`` there, else 0 (as Triton fills)."""
+    return em.elem(other, idx) if other is not None else literal(0, load.ty.dtype)
 
 
 def _rows_alike(load: Node) -> bool:
@@ -92,7 +98,6 @@ def _store(em: Emitter, node: Node) -> None:
         em.line(f"if ({guard}) {stmt}")
         return
     width = node.attr.vector
-    t = ctype(value.ty.dtype)
     walked = stored_walk(node)
     staged = width > 1 and _rows_in_shared(value, width)
     # a staged block's loop unrolled 4 at a time: fully unrolled, ptxas issued all its shared
@@ -102,14 +107,26 @@ def _store(em: Emitter, node: Node) -> None:
         p = em.elem(ptr, idx)
         if width == 1 and not hint:
             stmt = f"*({p}) = {em.elem(value, idx)};"
-        elif walked is value:
-            stmt = f"tl::store{hint}<{width}>({p}, &{em.names[value]}[k]);"
-        elif staged:  # one vector read of shared memory
-            stmt = f"{{ {t} t[{width}]; tl::load<{width}>(t, &{em.elem(value, idx)}); tl::store{hint}<{width}>({p}, t); }}"
+            em.line(f"if ({guard}) {stmt}" if guard else stmt)
         else:
-            parts = ", ".join(em.elem(value, idx.at(j, ptr.ty.shape)) for j in range(width))
-            stmt = f"{{ const {t} t[{width}] = {{{parts}}}; tl::store{hint}<{width}>({p}, t); }}"
-        em.line(f"if ({guard}) {stmt}" if guard else stmt)
+            em.line(_vector_store(em, node, idx, p, guard, staged))
+
+
+def _vector_store(em: Emitter, store: Node, idx: Index, p: str, guard: str | None, staged: bool) -> str:
+    """The store of this thread's run of ``store``'s value at ``idx`` to address ``p``; guarded, a
+    predicated store with no branch, as Triton's (a branch cost a masked layer norm 4 registers)."""
+    assert isinstance(store.attr, MemAttr)
+    ptr, value, width, hint = store.args[0], store.args[1], store.attr.vector, _hint(store.attr)
+    t = ctype(value.ty.dtype)
+    if stored_walk(store) is value:
+        before, src = "", f"&{em.names[value]}[k]"
+    elif staged:  # one vector read of shared memory
+        before, src = f"{t} t[{width}]; tl::load<{width}>(t, &{em.elem(value, idx)}); ", "t"
+    else:
+        parts = ", ".join(em.elem(value, idx.at(j, ptr.ty.shape)) for j in range(width))
+        before, src = f"const {t} t[{width}] = {{{parts}}}; ", "t"
+    access = f"tl::store_if{hint}<{width}>({p}, {src}, {guard});" if guard else f"tl::store{hint}<{width}>({p}, {src});"
+    return f"{{ {before}{access} }}"
 
 
 def _rows_in_shared(value: Node, width: int) -> bool:

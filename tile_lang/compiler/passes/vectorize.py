@@ -18,8 +18,8 @@ def vectorize(fn: Function) -> Function:
     def rule(node: Node, body: list[Node]) -> Node:
         if node.op is Op.ATOMIC and isinstance(node.attr, AtomicAttr) and _vector_atomic(node, fn):
             return replace(node, attr=replace(node.attr, vector=_width(node, info, fn)))
-        if node.op not in (Op.LOAD, Op.STORE) or not isinstance(node.attr, MemAttr):
-            return node
+        if node.op not in (Op.LOAD, Op.STORE) or not isinstance(node.attr, MemAttr) or node.attr.volatile:
+            return node  # a volatile load reads each element through its own volatile access
         return replace(node, attr=replace(node.attr, vector=_width(node, info, fn)))
 
     return rebuild(fn, rule)
