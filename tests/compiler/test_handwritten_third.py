@@ -72,3 +72,34 @@ def test_a_one_element_atomic_gives_every_thread_its_old_value(target: str) -> N
         shifted_by_ticket[(1,), tl.Options(num_warps=4)](ticket, tl.to_device(x), out, B=256)
         np.testing.assert_array_equal(ticket.numpy(), [4.0])
         np.testing.assert_allclose(out.numpy(), x.astype(np.float64) + 3.0, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- a fragment store masked by a row's maximum
+
+@tl.kernel
+def rows_above(a_ptr: Pointer[f16], b_ptr: Pointer[f16], c_ptr: Pointer[f32], M: constexpr, N: constexpr,
+               K: constexpr) -> None:
+    """``A @ B`` shifted by each row's maximum, stored only for the rows whose maximum passes 1: the
+    mask is the maximum's row broadcast, held on the fragments."""
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    acc = tl.dot(tl.load(a_ptr + rm[:, None] * K + rk[None, :]), tl.load(b_ptr + rk[:, None] * N + rn[None, :]))
+    top = tl.max(acc, 1)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc - top[:, None], mask=(top > 1.0)[:, None])
+
+
+@pytest.mark.parametrize("m, n, k, warps", [(64, 64, 32, 4), (32, 32, 16, 4)])
+def test_a_fragment_store_masked_on_the_fragments(target: str, m: int, n: int, k: int, warps: int) -> None:
+    """The store was staged through shared memory to go out 16 bytes a thread from the default
+    layout while its mask stayed on the fragments: an internal compiler error at 64x64 (rows split
+    over the 4 warps)."""
+    rng = np.random.default_rng(m)
+    a, b = (rng.standard_normal(shape).astype(np.float16) for shape in ((m, k), (k, n)))
+    before = rng.standard_normal((m, n)).astype(np.float32)
+    c = a.astype(np.float64) @ b.astype(np.float64)
+    top = c.max(axis=1, keepdims=True)
+    with tl.backend(target):
+        out = tl.to_device(before)
+        rows_above[(1,), tl.Options(num_warps=warps)](tl.to_device(a), tl.to_device(b), out, M=m, N=n, K=k)
+        np.testing.assert_allclose(out.numpy(), np.where(top > 1.0, c - top, before), rtol=1e-3, atol=1e-3)
