@@ -2,8 +2,9 @@
 a program's accesses in order, lane by lane (a scalar is lane 0), and a lane may re-read or
 overwrite what it wrote; on the GPU a lane is the thread holding that element in the layout the
 access walks. A scalar store or atomic runs on thread 0, which holds lane 0 of every layout; a
-scalar load runs on every thread; so do a block of one element's (every thread holds a copy, and
-reads its own); a block access runs on the threads of its register layout. So
+scalar load runs on every thread; a block of one element is accessed as a scalar is (every thread
+loads its own copy, thread 0 writes); another block access runs on the threads of its register
+layout. So
 where two accesses, at least one a write, may touch one element and a lane of one is not on the
 thread of the same lane of the other, the later one gets a ``__syncthreads()`` before it unless a
 barrier lies between:
