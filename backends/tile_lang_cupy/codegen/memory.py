@@ -288,3 +288,5 @@ def _atomic(em: Emitter, node: Node) -> None:
             update = atomic_update(node.attr, node.ty.dtype, f"{name}[k]", em.elem(ptr, idx),
                                    [f"{v}[k]" for v in values])
         em.line(f"if ({guard}) {update}" if guard else update)
+    if node.ty.numel == 1 and em.uses.get(node):  # every thread reads its copy, thread 0 updated it
+        em.line(f"{name}[0] = tl::broadcast({name}[0], tl_smem);")

@@ -2,7 +2,9 @@
 a program's accesses in order, lane by lane (a scalar is lane 0), and a lane may re-read or
 overwrite what it wrote; on the GPU a lane is the thread holding that element in the layout the
 access walks. A scalar store or atomic runs on thread 0, which holds lane 0 of every layout; a
-scalar load runs on every thread; a block access runs on the threads of its register layout. So
+scalar load runs on every thread; a block of one element is accessed as a scalar is (every thread
+loads its own copy, thread 0 writes); another block access runs on the threads of its register
+layout. So
 where two accesses, at least one a write, may touch one element and a lane of one is not on the
 thread of the same lane of the other, the later one gets a ``__syncthreads()`` before it unless a
 barrier lies between:
@@ -14,7 +16,9 @@ barrier lies between:
   then ``tl.store(p + offs, x)`` must not see it (an in-place ``x / x[0]``: 1020 of 1024 lanes
   divided by the new ``x[0]`` on the emulator);
 - a dot result stored from its fragments, then loaded back by rows (``tl.load(c_ptrs)`` in the
-  default layout): 420-520 of 1024 elements read stale on the emulator.
+  default layout): 420-520 of 1024 elements read stale on the emulator;
+- ``x = tl.load(p + tl.arange(0, 1))`` then ``tl.store(p + tl.arange(0, 1), x * 2)``: the other
+  threads' copies of ``x`` read the new value (1019 of 1024 lanes of a later ``y * x`` wrong).
 
 Two accesses may touch one element when their pointers come from the same kernel argument, or
 either one's is not known; two scalar accesses always may. Kernels whose accesses agree on their
@@ -96,7 +100,7 @@ def _accesses(node: Node, fn: Function, roots: _Roots) -> list[_Access]:
         return []
     ptr = node.args[0]
     root = roots(ptr)
-    if ptr.ty.is_scalar:
+    if ptr.ty.numel == 1:  # a scalar, or a block of one element: every thread holds it, thread 0 writes it
         threads: Registers | Threads = Threads.EVERY if node.op is Op.LOAD else Threads.FIRST
     else:
         threads = held_in(stored_walk(node) if node.op is Op.STORE else node, fn)

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from tile_lang.compiler.ir import Function, MemAttr, Mma, Node, Op, Shared, held_in
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
+from tile_lang.compiler.passes.layouts import registers
 from tile_lang.compiler.passes.vectorize import widest
 
 ROW_PAD = 8
@@ -42,4 +43,6 @@ def _widens(node: Node, info: dict[Node, AxisInfo], fn: Function) -> bool:
     value = node.args[1]
     if not isinstance(value.layout, Mma) or len(value.ty.shape) != 2:
         return False
+    if node.attr.has_mask and registers(node.args[2]) is not None:
+        return False  # a mask on the fragments (``keep[:, None]`` of a row maximum) is not read where the pointers walk
     return widest(node, info, held_in(node.args[0], fn).vector) > widest(node, info, value.layout.vector)
