@@ -851,7 +851,7 @@ def two_concrete_choices_no_width_reconciles(x_ptr: Pointer[Float[W]], MODE: con
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
     a = x.to(tl.float16) if MODE == 1 else x.to(tl.bfloat16)
     b = x.to(tl.float32) if MODE == 1 else x.to(tl.float64)
-    tl.dot(a[:, None], b[None, :])  # E: misc
+    tl.dot(a[:, None], b[None, :])  # E: arg-type tl.dot: input may be f16 or bf16 but other may be f32 or f64
 
 
 # ---------------------------------------------------------------- (h) issue 17, fourth round: messages name the argument and dtypes
