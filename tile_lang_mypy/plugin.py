@@ -403,21 +403,22 @@ def _class(ctx: FunctionSigContext | MethodSigContext | FunctionContext | Method
 
 
 def _joins_scalar(typ: Type) -> bool:
-    """Whether ``typ`` is a Python scalar joined with rank-0 blocks (``float | Tensor[f32, R0]``): a loop
-    variable started as ``m = float("-inf")`` and re-bound to a block in the loop (the run time carries
-    it as a rank-0 block)."""
+    """Whether ``typ`` is a Python scalar joined with blocks of one rank (``float | Tensor[f32, R0]``): a
+    loop variable started as ``m = float("-inf")`` (or ``acc = 0.0``) and re-bound to a block in the loop
+    (``acc += tl.load(...)``, rank 1); the run time carries the block, the number broadcast to it."""
     proper = get_proper_type(typ)
     if not isinstance(proper, UnionType):
         return False
     items = [get_proper_type(item) for item in proper.items]
     scalars = [i for i in items if isinstance(i, Instance) and i.type.fullname in PYTHON_SCALARS]
-    blocks = [i for i in items if isinstance(i, Instance) and i.type.fullname == TENSOR and len(i.args) == 2
-              and isinstance(rank := get_proper_type(i.args[1]), Instance) and rank.type.name == "R0"]
-    return bool(scalars) and bool(blocks) and len(scalars) + len(blocks) == len(items)
+    ranks = {rank.type.fullname for i in items if isinstance(i, Instance) and i.type.fullname == TENSOR and len(i.args) == 2
+             and isinstance(rank := get_proper_type(i.args[1]), Instance) and rank.type.fullname in RANKS}
+    blocks = [i for i in items if isinstance(i, Instance) and i.type.fullname == TENSOR]
+    return bool(scalars) and len(ranks) == 1 and len(scalars) + len(blocks) == len(items)
 
 
 def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
-    """A builtin's signature with each parameter given a Python scalar joined with a rank-0 block
+    """A builtin's signature with each parameter given a Python scalar joined with blocks
     (:func:`_joins_scalar`) also taking a ``float``, so the block's dtype and rank are inferred from
     the block (``tl.log(d)`` after ``d = 0.0`` and ``d = d * ... + tl.sum(...)`` in a loop)."""
     signature = ctx.default_signature
@@ -744,6 +745,17 @@ def _reported_dropped(typ: Type) -> Type:
     return make_simplified_union(kept) if kept and len(kept) < len(proper.items) else typ
 
 
+def _operand(typ: Type) -> Type:
+    """The block an operand of ``tl.where`` or ``tl.dot`` stands for: :func:`_reported_dropped`, and a Python
+    number joined with blocks (:func:`_joins_scalar`) as its blocks, which the run time carries, so
+    ``tl.where(c, acc, h)`` after ``acc = 0.0`` and ``acc += tl.load(...)`` reads ``x is f32 but y is f16``."""
+    dropped = _reported_dropped(typ)
+    proper = get_proper_type(dropped)
+    if not (isinstance(proper, UnionType) and _joins_scalar(proper)):
+        return dropped
+    return make_simplified_union([item for item in proper.items if _element_and_rank(item) is not None])
+
+
 def _reported_any(typ: Type) -> bool:
     """Whether ``typ`` is the Any of an error (or an Any derived from one)."""
     proper = get_proper_type(typ)
@@ -847,7 +859,8 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
     problem = _choice_mismatch(given, ("x", "y"))
     if problem is not None:
         return _reported(ctx, signature, "where", problem, [ctx.api.get_expression_type(ctx.args[0][0]), *given])
-    found = [f for f in map(_element_and_rank, given) if f is not None and isinstance(f[1], Instance)]
+    operands = [_operand(t) for t in given]
+    found = [f for f in map(_element_and_rank, operands) if f is not None and isinstance(f[1], Instance)]
     if len(found) != 2:
         return signature
     (x, x_rank), (y, y_rank) = found
@@ -855,8 +868,8 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
     same_rank = "R0" in (x_rank.type.name, y_rank.type.name) or x_rank.type.fullname == y_rank.type.fullname
     element = next((v for v in signature.variables if v.name == "D"), None)
     if same_rank and not is_same_type(x, y) and (_widens(x, y) or _widens(y, x)):
-        if element is None:
-            return signature  # an overload for bool blocks: not this call's
+        if element is None or any(o is not g for o, g in zip(operands, given)):
+            return signature  # an overload for bool blocks, or a join: not this call's
         wider, rank = (y if _widens(x, y) else x), (y_rank if x_rank.type.name == "R0" else x_rank)
         fixed = expand_type(signature, {element.id: wider})  # ints of two widths: the wider; the condition keeps its check
         tensor = get_proper_type(given[0])
@@ -900,9 +913,9 @@ def _choice_mismatch(given: list[Type], names: tuple[str, str]) -> str | None:
 
 
 def _dtypes_of(typ: Type) -> list[ProperType] | None:
-    """The element types of a block, or of each member of a choice of blocks (an error's Any left out:
-    :func:`_reported_dropped`); None for anything else."""
-    proper = get_proper_type(_reported_dropped(typ))
+    """The element types of a block, or of each member of a choice of blocks (an error's Any and a joined
+    Python number left out: :func:`_operand`); None for anything else."""
+    proper = get_proper_type(_operand(typ))
     items = [get_proper_type(item) for item in proper.items] if isinstance(proper, UnionType) else [proper]
     found = [_element_and_rank(item) for item in items]
     dtypes = [f[0] for f in found if f is not None and f[1] is not None]
@@ -923,7 +936,7 @@ def dot_checked(ctx: FunctionSigContext) -> FunctionLike:
     problem = _choice_mismatch(given, ("input", "other"))
     if problem is not None:
         return _reported(ctx, signature, "dot", problem, given)
-    found = [f for f in map(_element_and_rank, given) if f is not None and isinstance(f[1], Instance)]
+    found = [f for f in (_element_and_rank(_operand(t)) for t in given) if f is not None and isinstance(f[1], Instance)]
     if len(found) != 2:
         return signature
     (a, a_rank), (b, b_rank) = found
