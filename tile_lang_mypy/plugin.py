@@ -25,7 +25,12 @@
   say it "cannot infer" a type parameter of ``store``; the plugin reports
   ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead; likewise the
   atomics (``tl.atomic_add: value is ...``), ``tl.where: x is f32 but y is f16`` and
-  ``tl.dot: input is f16 but other is f32``.
+  ``tl.dot: input is f16 but other is f32`` (``other may be f32 or f16`` for a dtype chosen by a branch no
+  member of which fits). A value holding the Any of an error already reported (``m.to(tl.float64)`` of a
+  Python float joined with a block: mypy's ``Item "float" ... has no attribute "to"``, which no hook reaches)
+  is read without it, so the builtin still names its own mistake.
+- A Python number joined with blocks of one rank, a loop's ``m = float("-inf")`` then ``m = m_new`` (or
+  ``acc = 0.0`` then ``acc += row``): every builtin given the name takes it as its block, as the run time does.
 - A non-bool ``mask`` (``tl.load``, ``tl.store``, the atomics) or ``tl.where`` condition, and a float-only
   builtin (``tl.exp``) given an int block: ``tl.load: mask is i32, not a bool block``, ``tl.exp: x is i32,
   needs a floating-point block``, at the argument's line, instead of mypy's "No overload variant" or a
