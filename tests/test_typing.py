@@ -3,7 +3,7 @@ mistake is reported with the exact error code on the exact line.
 
 The cases live in tests/typing_cases/ (excluded from the repo-wide mypy run): good_*.py must
 produce no error except on lines marked ``# GAP: <code>`` (a correct spelling mypy rejects, a
-known gap), and bad_kernels.py must produce exactly the errors its
+known gap), and each bad_*.py must produce exactly the errors its
 ``# E: <code> [message fragment]`` comments announce and nothing on its ``# MISS:`` lines (a
 mistake mypy does not catch yet). Both kinds of gap are counted against issue 8's targets. All of them go through one in-process
 ``mypy.api.run`` with the repo's configuration and a fresh cache, so the result does not
@@ -38,6 +38,7 @@ CASES = REPO / "tests" / "typing_cases"
 GOOD = (CASES / "good_kernels.py", CASES / "good_host.py", CASES / "good_tutorials.py", CASES / "good_liger.py",
         CASES / "good_ported.py")
 BAD = CASES / "bad_kernels.py"
+BADS = (BAD, CASES / "bad_redefinition.py")  # the second under allow-redefinition, as ported kernels are checked
 TORCH = CASES / "torch_launches.py"  # checked by its own run where torch is installed
 
 _REPORT_LINE = re.compile(
@@ -64,13 +65,14 @@ class Diagnostic:
 class Expected:
     """One ``# E:`` marker: the line, the error code and an optional message fragment."""
 
+    path: Path
     line: int
     code: str
     fragment: str
     source: str
 
     def __str__(self) -> str:
-        return f"{BAD.name}:{self.line}: [{self.code}] {self.fragment!r} at `{self.source}`"
+        return f"{self.path.name}:{self.line}: [{self.code}] {self.fragment!r} at `{self.source}`"
 
 
 def _markers(path: Path) -> list[Expected]:
@@ -79,11 +81,11 @@ def _markers(path: Path) -> list[Expected]:
     for number, text in enumerate(path.read_text().splitlines(), start=1):
         source = text.partition("#")[0].strip()
         for marker in _MARKER.finditer(text):
-            found.append(Expected(number, marker["code"], marker["fragment"].strip(), source))
+            found.append(Expected(path.resolve(), number, marker["code"], marker["fragment"].strip(), source))
     return found
 
 
-EXPECTED = _markers(BAD)
+EXPECTED = [expected for path in BADS for expected in _markers(path)]
 
 
 def _lines_marked(path: Path, marker: re.Pattern[str]) -> set[tuple[int, str]]:
@@ -93,7 +95,7 @@ def _lines_marked(path: Path, marker: re.Pattern[str]) -> set[tuple[int, str]]:
 
 
 GAPS = {(path.resolve(), line, code) for path in GOOD for line, code in _lines_marked(path, _GAP)}
-MISSES = sorted({line for line, _ in _lines_marked(BAD, _MISS)})
+MISSES = sorted({(path.resolve(), line) for path in BADS for line, _ in _lines_marked(path, _MISS)})
 
 
 def _run_mypy(paths: tuple[Path, ...], cache: Path) -> list[Diagnostic]:
@@ -123,7 +125,7 @@ def _run_mypy(paths: tuple[Path, ...], cache: Path) -> list[Diagnostic]:
 @pytest.fixture(scope="module")
 def diagnostics(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
     """Run mypy once over every case file; the errors it reports."""
-    return _run_mypy((*GOOD, BAD), tmp_path_factory.mktemp("mypy-cache"))
+    return _run_mypy((*GOOD, *BADS), tmp_path_factory.mktemp("mypy-cache"))
 
 
 def test_good_cases_check_cleanly(diagnostics: list[Diagnostic]) -> None:
@@ -142,14 +144,14 @@ def test_known_gaps_still_rejected(diagnostics: list[Diagnostic]) -> None:
 
 def test_missed_mistakes_stay_silent(diagnostics: list[Diagnostic]) -> None:
     """Each ``# MISS:`` line is still uncaught; once mypy reports it, turn the marker into ``# E:``."""
-    caught = [str(d) for d in diagnostics if d.path == BAD.resolve() and d.line in MISSES]
+    caught = [str(d) for d in diagnostics if (d.path, d.line) in MISSES]
     assert not caught, f"now caught, mark these lines # E: {caught}"
 
 
-@pytest.mark.parametrize("expected", EXPECTED, ids=lambda e: f"L{e.line}-{e.code}")
+@pytest.mark.parametrize("expected", EXPECTED, ids=lambda e: f"{e.path.stem}-L{e.line}-{e.code}")
 def test_bad_case_is_reported(diagnostics: list[Diagnostic], expected: Expected) -> None:
     """The marked line has an error with the marked code (and message fragment)."""
-    here = [d for d in diagnostics if d.path == BAD.resolve() and d.line == expected.line]
+    here = [d for d in diagnostics if d.path == expected.path and d.line == expected.line]
     hits = [d for d in here if d.code == expected.code and expected.fragment in d.message]
     reported = "\n".join(str(d) for d in here) or "nothing"
     assert hits, f"expected {expected}\nmypy reported on that line:\n{reported}"
@@ -157,11 +159,12 @@ def test_bad_case_is_reported(diagnostics: list[Diagnostic], expected: Expected)
 
 def test_bad_cases_report_nothing_else(diagnostics: list[Diagnostic]) -> None:
     """Exactly the marked (line, code) pairs: no extra error, no duplicate."""
-    actual = collections.Counter((d.line, d.code) for d in diagnostics if d.path == BAD.resolve())
-    wanted = collections.Counter((e.line, e.code) for e in EXPECTED)
+    bad = {path.resolve() for path in BADS}
+    actual = collections.Counter((d.path, d.line, d.code) for d in diagnostics if d.path in bad)
+    wanted = collections.Counter((e.path, e.line, e.code) for e in EXPECTED)
     extra = actual - wanted
     missing = wanted - actual
-    detail = [str(d) for d in diagnostics if d.path == BAD.resolve() and (d.line, d.code) in extra]
+    detail = [str(d) for d in diagnostics if (d.path, d.line, d.code) in extra]
     assert not extra and not missing, f"unexpected: {detail}\nmissing: {sorted(missing)}"
 
 
@@ -215,7 +218,8 @@ def corpus_counts() -> dict[str, int]:
     spans = [(path.resolve(), span) for path in GOOD for span in _kernel_spans(path)]
     rejected = {(path, span) for path, span in spans for gap_path, line, _ in GAPS if gap_path == path
                 and span[0] <= line <= span[1]}
-    return {"wrong": len({e.line for e in EXPECTED}) + len(MISSES), "wrong_caught": len({e.line for e in EXPECTED}),
+    caught = {(e.path, e.line) for e in EXPECTED}
+    return {"wrong": len(caught) + len(MISSES), "wrong_caught": len(caught),
             "correct": len(spans), "correct_clean": len(spans) - len(rejected)}
 
 
@@ -513,6 +517,30 @@ def test_fifth_round_spellings_run(case_modules: dict[str, object], backend: str
                      for t in (tl.to_device(source, dtype), y)]
             getattr(cases, "descriptor_dtype")[(2, 2)](*descs, BM=8, BN=16)
             np.testing.assert_allclose(y.numpy().astype(np.float64), 2 * source.astype(np.float64) + 1, rtol=tolerance)
+
+
+
+def test_sixth_round_spellings_run(case_modules: dict[str, object], backend: str) -> None:
+    """The classes issue 17's sixth round accepts run on the reference and the emulator and match float64
+    NumPy: a row accumulator started as a Python float (a join of rank 1) given to builtins, and ``tl.dot``
+    and ``tl.where`` of two blocks converted by one constexpr (choices), in f16 and in f32."""
+    cases = case_modules["good_ported"]
+    rng = np.random.default_rng(67)
+    rows = rng.standard_normal((5, 16)).astype(np.float32)
+    sums = rows.astype(np.float64).sum(axis=0) * 0.125
+    a, b = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
+    with tl.backend(backend):
+        out = _nan(32)
+        getattr(cases, "row_accumulator_from_a_float")[(1,)](tl.to_device(rows, tl.f32), out, 5, BLOCK=16)
+        expected = np.concatenate([np.exp(sums), np.where(np.arange(16) % 2 == 0, sums, sums.max()) * 8.0])
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
+        for half in (True, False):  # f32 operands multiply as tf32 (Triton's default), with f16's 10-bit mantissa
+            product = _nan((16, 16))
+            getattr(cases, "choices_in_dot_and_where")[(1,)](tl.to_device(a, tl.f32), tl.to_device(b, tl.f32), product,
+                                                             HALF=half, BLOCK=16)
+            rounded = [x.astype(np.float16).astype(np.float64) if half else x.astype(np.float64) for x in (a, b)]
+            reference = np.where(a > 0, rounded[0], rounded[1]) @ rounded[1]
+            np.testing.assert_allclose(product.numpy(), reference, rtol=2e-2, atol=5e-2)
 
 
 # ---------------------------------------------------------------- the tutorial-shaped kernels run

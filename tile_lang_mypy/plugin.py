@@ -25,7 +25,12 @@
   say it "cannot infer" a type parameter of ``store``; the plugin reports
   ``tl.store: value is f32 but the pointer is to f16`` (or the two ranks) instead; likewise the
   atomics (``tl.atomic_add: value is ...``), ``tl.where: x is f32 but y is f16`` and
-  ``tl.dot: input is f16 but other is f32``.
+  ``tl.dot: input is f16 but other is f32`` (``other may be f32 or f16`` for a dtype chosen by a branch no
+  member of which fits). A value holding the Any of an error already reported (``m.to(tl.float64)`` of a
+  Python float joined with a block: mypy's ``Item "float" ... has no attribute "to"``, which no hook reaches)
+  is read without it, so the builtin still names its own mistake.
+- A Python number joined with blocks of one rank, a loop's ``m = float("-inf")`` then ``m = m_new`` (or
+  ``acc = 0.0`` then ``acc += row``): every builtin given the name takes it as its block, as the run time does.
 - A non-bool ``mask`` (``tl.load``, ``tl.store``, the atomics) or ``tl.where`` condition, and a float-only
   builtin (``tl.exp``) given an int block: ``tl.load: mask is i32, not a bool block``, ``tl.exp: x is i32,
   needs a floating-point block``, at the argument's line, instead of mypy's "No overload variant" or a
@@ -90,6 +95,7 @@ from mypy.plugin import (
     MethodSigContext, Plugin,
 )
 from mypy.subtypes import is_same_type, is_subtype
+from mypy.typeops import make_simplified_union
 from mypy.types import (
     AnyType, CallableType, FunctionLike, Instance, LiteralType, NoneType, Overloaded, Parameters, ProperType, Type,
     TypeOfAny, TypeType,
@@ -296,7 +302,7 @@ def bool_arguments_checked(ctx: FunctionSigContext, name: str) -> FunctionLike:
         index = signature.arg_names.index(param)
         if index >= len(ctx.args) or len(ctx.args[index]) != 1:
             continue
-        given = get_proper_type(ctx.api.get_expression_type(ctx.args[index][0]))
+        given = get_proper_type(_reported_dropped(ctx.api.get_expression_type(ctx.args[index][0])))
         found = _element_and_rank(given)
         element = found[0] if found is not None and found[1] is not None else None
         if element is None or _unknown(element) or not isinstance(element, Instance) or element.type.name == "Bool":
@@ -333,7 +339,7 @@ def float_argument_checked(ctx: FunctionSigContext, name: str) -> FunctionLike:
         len(element.args) == 1 else None
     if not isinstance(width, TypeVarType):
         return signature
-    given = get_proper_type(ctx.api.get_expression_type(ctx.args[0][0]))
+    given = get_proper_type(_reported_dropped(ctx.api.get_expression_type(ctx.args[0][0])))
     found = _element_and_rank(given)
     actual = found[0] if found is not None and found[1] is not None else None
     if not isinstance(actual, Instance) or actual.type.name not in ("Int", "UInt", "Bool") or _unknown(actual):
@@ -402,21 +408,22 @@ def _class(ctx: FunctionSigContext | MethodSigContext | FunctionContext | Method
 
 
 def _joins_scalar(typ: Type) -> bool:
-    """Whether ``typ`` is a Python scalar joined with rank-0 blocks (``float | Tensor[f32, R0]``): a loop
-    variable started as ``m = float("-inf")`` and re-bound to a block in the loop (the run time carries
-    it as a rank-0 block)."""
+    """Whether ``typ`` is a Python scalar joined with blocks of one rank (``float | Tensor[f32, R0]``): a
+    loop variable started as ``m = float("-inf")`` (or ``acc = 0.0``) and re-bound to a block in the loop
+    (``acc += tl.load(...)``, rank 1); the run time carries the block, the number broadcast to it."""
     proper = get_proper_type(typ)
     if not isinstance(proper, UnionType):
         return False
     items = [get_proper_type(item) for item in proper.items]
     scalars = [i for i in items if isinstance(i, Instance) and i.type.fullname in PYTHON_SCALARS]
-    blocks = [i for i in items if isinstance(i, Instance) and i.type.fullname == TENSOR and len(i.args) == 2
-              and isinstance(rank := get_proper_type(i.args[1]), Instance) and rank.type.name == "R0"]
-    return bool(scalars) and bool(blocks) and len(scalars) + len(blocks) == len(items)
+    ranks = {rank.type.fullname for i in items if isinstance(i, Instance) and i.type.fullname == TENSOR and len(i.args) == 2
+             and isinstance(rank := get_proper_type(i.args[1]), Instance) and rank.type.fullname in RANKS}
+    blocks = [i for i in items if isinstance(i, Instance) and i.type.fullname == TENSOR]
+    return bool(scalars) and len(ranks) == 1 and len(scalars) + len(blocks) == len(items)
 
 
 def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
-    """A builtin's signature with each parameter given a Python scalar joined with a rank-0 block
+    """A builtin's signature with each parameter given a Python scalar joined with blocks
     (:func:`_joins_scalar`) also taking a ``float``, so the block's dtype and rank are inferred from
     the block (``tl.log(d)`` after ``d = 0.0`` and ``d = d * ... + tl.sum(...)`` in a loop)."""
     signature = ctx.default_signature
@@ -731,11 +738,41 @@ def _unknown(t: Type) -> bool:
         isinstance(proper, Instance) and any(isinstance(get_proper_type(a), UninhabitedType) for a in proper.args))
 
 
+def _reported_dropped(typ: Type) -> Type:
+    """``typ`` less the Any members an error already reported put in it, so a builtin given the rest still
+    names its own mistake: ``m.to(tl.float64)`` with ``m`` a Python float joined with a block is mypy's
+    ``Item "float" ... has no attribute "to"`` (no hook reaches it), then ``Any | Tensor[f64, R0]``, which
+    ``tl.store(out_ptr, ...)`` into f32 is ``value is f64 but the pointer is to f32``. Other types as given."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, UnionType):
+        return typ
+    kept = [item for item in proper.items if not _reported_any(item)]
+    return make_simplified_union(kept) if kept and len(kept) < len(proper.items) else typ
+
+
+def _operand(typ: Type) -> Type:
+    """The block an operand of ``tl.where`` or ``tl.dot`` stands for: :func:`_reported_dropped`, and a Python
+    number joined with blocks (:func:`_joins_scalar`) as its blocks, which the run time carries, so
+    ``tl.where(c, acc, h)`` after ``acc = 0.0`` and ``acc += tl.load(...)`` reads ``x is f32 but y is f16``."""
+    dropped = _reported_dropped(typ)
+    proper = get_proper_type(dropped)
+    if not (isinstance(proper, UnionType) and _joins_scalar(proper)):
+        return dropped
+    return make_simplified_union([item for item in proper.items if _element_and_rank(item) is not None])
+
+
+def _reported_any(typ: Type) -> bool:
+    """Whether ``typ`` is the Any of an error (or an Any derived from one)."""
+    proper = get_proper_type(typ)
+    source = proper.source_any if isinstance(proper, AnyType) and proper.source_any is not None else proper
+    return isinstance(source, AnyType) and source.type_of_any == TypeOfAny.from_error
+
+
 def _store_mismatch(pointer: Type, value: Type, widen: bool = True) -> str | None:
     """What is wrong with ``tl.store(pointer, value)``, in words, when the element types or ranks
     plainly disagree (both known, no type variables or Any); None otherwise. ``widen``: a narrower
     integer value fits (a store converts it losslessly; an atomic's value must match)."""
-    ptr, val = _element_and_rank(pointer), get_proper_type(value)
+    ptr, val = _element_and_rank(pointer), get_proper_type(_reported_dropped(value))
     if isinstance(val, UnionType):  # a loop's float joined with its block, or a name re-bound in a branch
         blocks = [item for item in map(get_proper_type, val.items) if _element_and_rank(item) is not None]
         if _joins_scalar(val) or len(blocks) == len(val.items):
@@ -824,7 +861,11 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
     if len(ctx.args) < 3 or any(len(arg) != 1 for arg in ctx.args[1:3]) or not isinstance(signature, CallableType):
         return signature
     given = [ctx.api.get_expression_type(arg[0]) for arg in ctx.args[1:3]]
-    found = [f for f in map(_element_and_rank, given) if f is not None and isinstance(f[1], Instance)]
+    problem = _choice_mismatch(given, ("x", "y"))
+    if problem is not None:
+        return _reported(ctx, signature, "where", problem, [ctx.api.get_expression_type(ctx.args[0][0]), *given])
+    operands = [_operand(t) for t in given]
+    found = [f for f in map(_element_and_rank, operands) if f is not None and isinstance(f[1], Instance)]
     if len(found) != 2:
         return signature
     (x, x_rank), (y, y_rank) = found
@@ -832,8 +873,8 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
     same_rank = "R0" in (x_rank.type.name, y_rank.type.name) or x_rank.type.fullname == y_rank.type.fullname
     element = next((v for v in signature.variables if v.name == "D"), None)
     if same_rank and not is_same_type(x, y) and (_widens(x, y) or _widens(y, x)):
-        if element is None:
-            return signature  # an overload for bool blocks: not this call's
+        if element is None or any(o is not g for o, g in zip(operands, given)):
+            return signature  # an overload for bool blocks, or a join: not this call's
         wider, rank = (y if _widens(x, y) else x), (y_rank if x_rank.type.name == "R0" else x_rank)
         fixed = expand_type(signature, {element.id: wider})  # ints of two widths: the wider; the condition keeps its check
         tensor = get_proper_type(given[0])
@@ -847,9 +888,45 @@ def where_checked(ctx: FunctionSigContext) -> FunctionLike:
         problem = f"x is rank {x_rank.type.name[1:]} but y is rank {y_rank.type.name[1:]}; add an axis with [None, :] or [:, None]"
     else:
         return signature
-    ctx.api.fail(f"tl.where: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
     condition = ctx.api.get_expression_type(ctx.args[0][0]) if len(ctx.args[0]) == 1 else AnyType(TypeOfAny.from_error)
-    return signature.copy_modified(arg_types=[condition, *given], ret_type=AnyType(TypeOfAny.from_error), variables=[])
+    return _reported(ctx, signature, "where", problem, [condition, *given])
+
+
+def _reported(ctx: FunctionSigContext, signature: CallableType, name: str, problem: str, given: list[Type]) -> CallableType:
+    """``tl.<name>: <problem>`` reported at the call, and the signature taking what was given (the leading
+    arguments ``given``) with an unknown result: one error, not mypy's "cannot infer" on top."""
+    ctx.api.fail(f"tl.{name}: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
+    return signature.copy_modified(arg_types=[*given, *signature.arg_types[len(given):]],
+                                   ret_type=AnyType(TypeOfAny.from_error), variables=[])
+
+
+def _choice_mismatch(given: list[Type], names: tuple[str, str]) -> str | None:
+    """``input is f16 but other may be f32 or f64; convert one with .to()`` where one of two operands that
+    must share a dtype (``tl.dot``'s, ``tl.where``'s values) is a choice (a dtype chosen by a branch,
+    :mod:`tile_lang_mypy.choices`, which reaches here when no choice of members is legal) and no member
+    has the other's dtype; None otherwise (two plain blocks are the callers' own check)."""
+    found = [_dtypes_of(t) for t in given]
+    if any(f is None for f in found) or all(len(f) == 1 for f in found if f is not None):
+        return None
+    first, second = (f for f in found if f is not None)
+    if any(_unknown(d) for d in [*first, *second]) or any(
+            is_same_type(a, b) or _widens(a, b) or _widens(b, a) for a in first for b in second):
+        return None
+    described = [f"{name} {'is' if len(dtypes) == 1 else 'may be'} {' or '.join(map(_dtype_name, dtypes))}"
+                 for name, dtypes in zip(names, (first, second))]
+    return f"{described[0]} but {described[1]}; convert one with .to()"
+
+
+def _dtypes_of(typ: Type) -> list[ProperType] | None:
+    """The element types of a block, or of each member of a choice of blocks (an error's Any and a joined
+    Python number left out: :func:`_operand`); None for anything else."""
+    proper = get_proper_type(_operand(typ))
+    items = [get_proper_type(item) for item in proper.items] if isinstance(proper, UnionType) else [proper]
+    found = [_element_and_rank(item) for item in items]
+    dtypes = [f[0] for f in found if f is not None and f[1] is not None]
+    if len(dtypes) != len(items) or (len(items) > 1 and choices.members(proper) is None):
+        return None
+    return [d for i, d in enumerate(dtypes) if not any(is_same_type(d, e) for e in dtypes[:i])]
 
 
 def dot_checked(ctx: FunctionSigContext) -> FunctionLike:
@@ -861,7 +938,10 @@ def dot_checked(ctx: FunctionSigContext) -> FunctionLike:
     if len(ctx.args) < 2 or any(len(arg) != 1 for arg in ctx.args[:2]) or not isinstance(signature, CallableType):
         return signature
     given = [ctx.api.get_expression_type(arg[0]) for arg in ctx.args[:2]]
-    found = [f for f in map(_element_and_rank, given) if f is not None and isinstance(f[1], Instance)]
+    problem = _choice_mismatch(given, ("input", "other"))
+    if problem is not None:
+        return _reported(ctx, signature, "dot", problem, given)
+    found = [f for f in (_element_and_rank(_operand(t)) for t in given) if f is not None and isinstance(f[1], Instance)]
     if len(found) != 2:
         return signature
     (a, a_rank), (b, b_rank) = found
@@ -872,9 +952,7 @@ def dot_checked(ctx: FunctionSigContext) -> FunctionLike:
         problem = f"input is rank {a_rank.type.name[1:]} but other is rank {b_rank.type.name[1:]}"
     else:
         return signature
-    ctx.api.fail(f"tl.dot: {problem}", ctx.context, code=errorcodes.ARG_TYPE)
-    return signature.copy_modified(arg_types=[*given, *signature.arg_types[2:]], ret_type=AnyType(TypeOfAny.from_error),
-                                   variables=[])
+    return _reported(ctx, signature, "dot", problem, given)
 
 
 def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:

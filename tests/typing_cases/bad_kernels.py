@@ -851,7 +851,7 @@ def two_concrete_choices_no_width_reconciles(x_ptr: Pointer[Float[W]], MODE: con
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
     a = x.to(tl.float16) if MODE == 1 else x.to(tl.bfloat16)
     b = x.to(tl.float32) if MODE == 1 else x.to(tl.float64)
-    tl.dot(a[:, None], b[None, :])  # E: misc
+    tl.dot(a[:, None], b[None, :])  # E: arg-type tl.dot: input may be f16 or bf16 but other may be f32 or f64
 
 
 # ---------------------------------------------------------------- (h) issue 17, fourth round: messages name the argument and dtypes
@@ -949,3 +949,38 @@ def true_division_for_a_block_size(x_ptr: Pointer[f32], BLOCK: constexpr) -> Non
     HALF: tl.constexpr = BLOCK / 2
     offs = tl.arange(0, HALF)  # E: arg-type Argument 2 to "arange" has incompatible type "float"; expected "int"
     tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+
+
+# ---------------------------------------------------------------- (j) issue 17, sixth round: choices in dot and where, Python bools
+# (joins of a Python float and a block are in bad_redefinition.py, checked under allow-redefinition)
+
+
+@tl.kernel
+def dot_of_a_choice_no_member_fits(x_ptr: Pointer[f64], y_ptr: Pointer[f32], FLAG: constexpr, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    y = tl.load(y_ptr + offs[:, None] * BLOCK + offs[None, :])
+    b = y if FLAG else y.to(tl.float16)
+    tl.dot(a, b)  # E: arg-type tl.dot: input is f64 but other may be f32 or f16; convert one with .to()
+
+
+@tl.kernel
+def dot_of_a_conditional_expression(x_ptr: Pointer[f64], y_ptr: Pointer[f32], FLAG: constexpr, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    y = tl.load(y_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.dot(y if FLAG else y.to(tl.bfloat16), tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :]))  # E: arg-type tl.dot: input may be f32 or bf16 but other is f64
+
+
+@tl.kernel
+def where_of_a_choice_no_member_fits(x_ptr: Pointer[f16], y_ptr: Pointer[f32], FLAG: constexpr, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    y = tl.load(y_ptr + offs)
+    b = y if FLAG else y.to(tl.float64)
+    tl.store(x_ptr + offs, tl.where(offs < 4, tl.load(x_ptr + offs), b))  # E: arg-type tl.where: x is f16 but y may be f32 or f64
+
+
+@tl.kernel
+def python_bool_converted(x_ptr: Pointer[f32], C: constexpr, BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(x_ptr + offs, tl.where((C == 1).to(tl.int32), x, 0.0))  # E: attr-defined "bool" has no attribute "to"

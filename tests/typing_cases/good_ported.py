@@ -470,3 +470,31 @@ def descriptor_dtype(x_desc: tl.TensorDescriptor[Float[W], R2], y_desc: tl.Tenso
     out = acc.to(x_desc.dtype) + tl.zeros((BM, BN), dtype=y_desc.dtype)
     assert_type(out, Tensor[Float[W], R2])
     y_desc.store([i, j], out)
+
+
+@tl.kernel
+def row_accumulator_from_a_float(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n_rows: int, BLOCK: constexpr) -> None:
+    """``acc = 0.0``, then ``acc += tl.load(...)`` of a row in a loop: a Python float joined with a rank-1 block,
+    which the run time carries as the block; builtins given the name take it so, as a rank-0 join
+    (``tl.exp(acc)``, ``tl.where(..., acc, m)``, ``tl.max``, a store). With s the column sums:
+    out[:B] = exp(s / 8), out[B:] = s where the column is even, else max(s)."""
+    offs = tl.arange(0, BLOCK)
+    acc = 0.0
+    for row in range(0, n_rows):
+        acc += tl.load(x_ptr + row * BLOCK + offs) * 0.125
+    m = tl.max(acc, axis=0)
+    tl.store(out_ptr + offs, tl.exp(acc))
+    tl.store(out_ptr + BLOCK + offs, tl.where(offs % 2 == 0, acc, m) * 8.0)
+
+
+@tl.kernel
+def choices_in_dot_and_where(a_ptr: Pointer[f32], b_ptr: Pointer[f32], out_ptr: Pointer[f32], HALF: constexpr,
+                             BLOCK: constexpr) -> None:
+    """Both operands of ``tl.dot`` and ``tl.where`` converted by one constexpr (choices): one choice is
+    legal, so both launches check. out = where(a > 0, a, b) @ b, in f16 or f32."""
+    offs = tl.arange(0, BLOCK)
+    tile = offs[:, None] * BLOCK + offs[None, :]
+    a32, b32 = tl.load(a_ptr + tile), tl.load(b_ptr + tile)
+    a = a32.to(tl.float16) if HALF else a32
+    b = b32.to(tl.float16) if HALF else b32
+    tl.store(out_ptr + tile, tl.dot(tl.where(a32 > 0.0, a, b), b).to(tl.float32))
