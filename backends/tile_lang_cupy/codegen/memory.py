@@ -62,14 +62,33 @@ def _load(em: Emitter, node: Node) -> None:
             em.line(f"if ({first} != (unsigned)k) {{ {copies} }} else")
         p = em.elem(ptr, idx)
         m = em.elem(mask, idx) if mask is not None else None
+        load = f"{name}[k] = {deref(p)};" if width == 1 and not hint else f"tl::load{hint}<{width}>(&{name}[k], {p});"
         if m is None:
-            em.line(f"{name}[k] = {deref(p)};" if width == 1 and not hint else f"tl::load{hint}<{width}>(&{name}[k], {p});")
-        elif width == 1 and not hint:  # one plain element (a volatile load is one: vectorize)
-            em.line(f"if ({m}) {name}[k] = {deref(p)}; else {name}[k] = {_fill(em, other, idx, node)};")
-        else:  # the fill, then a predicated load over it, with no branch (Triton's form)
+            em.line(load)
+        elif _predicated(node):  # the fill, then a predicated load over it, with no branch (Triton's form)
             fills = " ".join(f"{name}[k + {j}] = {_fill(em, other, idx.at(j, node.ty.shape), node)};"
                              for j in range(width))
             em.line(f"{{ {fills} tl::load_if{hint}<{width}>(&{name}[k], {p}, {m}); }}")
+        else:
+            fills = " ".join(f"{name}[k + {j}] = {_fill(em, other, idx.at(j, node.ty.shape), node)};"
+                             for j in range(width))
+            em.line(f"{{ if ({m}) {load} else {{ {fills} }} }}")
+
+
+PREDICATED_BYTES = 16
+"""Masked accesses of at least this many bytes a thread are predicated PTX (``tl::load_if``,
+``tl::store_if``), as Triton issues them: as branches, ptxas kept a masked f16 layer norm's
+16-byte rows at 48 registers a thread against 40. Narrower ones stay branches: predicated, the
+8-byte rows attention's backward reloads onto its fragments each iteration (inline PTX, which the
+compiler does not move other accesses across) cost it 1-2% (A/B on the H200). A store staged
+through shared memory stays a branch too: its shared read, predicated, unpacked and repacked the
+16-bit elements (dq's epilogue 80 PTX instructions longer)."""
+
+
+def _predicated(access: Node) -> bool:
+    assert isinstance(access.attr, MemAttr)
+    value = access.args[1] if access.op is Op.STORE else access
+    return access.attr.vector * value.ty.dtype.bits >= 8 * PREDICATED_BYTES
 
 
 def _fill(em: Emitter, other: Node | None, idx: Index, load: Node) -> str:
@@ -108,13 +127,15 @@ def _store(em: Emitter, node: Node) -> None:
         if width == 1 and not hint:
             stmt = f"*({p}) = {em.elem(value, idx)};"
             em.line(f"if ({guard}) {stmt}" if guard else stmt)
+        elif guard and (staged or not _predicated(node)):  # a staged run: its shared read under the branch
+            em.line(f"if ({guard}) {_vector_store(em, node, idx, p, None, staged)}")
         else:
             em.line(_vector_store(em, node, idx, p, guard, staged))
 
 
 def _vector_store(em: Emitter, store: Node, idx: Index, p: str, guard: str | None, staged: bool) -> str:
-    """The store of this thread's run of ``store``'s value at ``idx`` to address ``p``; guarded, a
-    predicated store with no branch, as Triton's (a branch cost a masked layer norm 4 registers)."""
+    """The store of this thread's run of ``store``'s value at ``idx`` to address ``p``; given a
+    ``guard``, a predicated store with no branch (a branch cost a masked layer norm 4 registers)."""
     assert isinstance(store.attr, MemAttr)
     ptr, value, width, hint = store.args[0], store.args[1], store.attr.vector, _hint(store.attr)
     t = ctype(value.ty.dtype)
