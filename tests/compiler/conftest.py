@@ -137,3 +137,15 @@ def nvrtc_compile(source: str, name: str, arch: str) -> tuple[bool, str]:
     NVRTC.nvrtcGetProgramLog(prog, log)
     NVRTC.nvrtcDestroyProgram(ctypes.byref(prog))
     return status == 0, log.value.decode(errors="replace")
+
+
+@pytest.fixture(params=[("numpy", 80), ("emulator", 80), ("emulator", 90)], ids=["numpy", "emu-sm80", "emu-sm90"])
+def target(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A backend for hand-written kernels to run on: the reference, then the emulated CUDA of each
+    target (mma.sync; Hopper's wgmma and bulk copies). Files using it skip where the emulator is missing."""
+    from tests.compiler.emulator import EMULATOR, NAME
+
+    name, arch = request.param
+    registry.register(EMULATOR)
+    monkeypatch.setattr(EMULATOR, "arch", arch)
+    return NAME if name == "emulator" else str(name)

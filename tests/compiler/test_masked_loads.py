@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Pointer, constexpr, dtypes, f16, f32, registry
+from tile_lang import Pointer, constexpr, dtypes, f16, f32
 from tile_lang.dtypes import DType
 
-from tests.compiler.emulator import EMULATOR, NAME as EMU
+from tests.compiler.emulator import EMULATOR
 from tile_lang_cupy.codegen.ctypes_ import literal
 
 
@@ -54,12 +54,6 @@ def masked_fills(x_ptr: Pointer[f16], fill_ptr: Pointer[f16], out_ptr: Pointer[f
 _EMULATED = pytest.mark.skipif(EMULATOR.unavailable_reason() is not None, reason=str(EMULATOR.unavailable_reason()))
 
 
-@pytest.fixture(params=[("numpy", 80), (EMU, 80), (EMU, 90)], ids=["numpy", "emu-sm80", "emu-sm90"])
-def target(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    name, arch = request.param
-    registry.register(EMULATOR)
-    monkeypatch.setattr(EMULATOR, "arch", arch)
-    return str(name)
 
 
 @_EMULATED
