@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
 import itertools
 import textwrap
 from collections.abc import Iterable, Iterator
@@ -28,6 +27,7 @@ from typing import TypeVar
 from tile_lang.func import Func
 from tile_lang.legality import UNKNOWN, alias_of, python_builtin, resolve
 from tile_lang.ops import forms
+from tile_lang.reads import source_of
 from tile_lang.semantics.dispatch import apply
 from tile_lang.signature import Constant
 
@@ -43,14 +43,14 @@ def transform(fn: FunctionType, runtime: ModuleType, unbound: object, masked: bo
     checked version (:mod:`checked`); None when its source cannot be read or parsed, or (checked)
     when nothing in it needs checking."""
     try:
-        lines, first = inspect.getsourcelines(fn)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        text, _, offset = source_of(fn)  # the text the legality check and the compiler read, once a process
+        tree = ast.parse(textwrap.dedent(text))
     except (OSError, TypeError, SyntaxError):
         return None
     fdef = tree.body[0] if tree.body else None
     if not isinstance(fdef, ast.FunctionDef) or fdef.name != fn.__name__:
         return None
-    ast.increment_lineno(tree, first - 1)
+    ast.increment_lineno(tree, offset)
     _strip_annotations(fdef)
     fdef.decorator_list = []
     rewriter = _Rewriter(fdef, fn) if masked else _Checks(fdef, fn)
