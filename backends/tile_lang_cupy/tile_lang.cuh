@@ -142,6 +142,18 @@ template <>
 struct Convert<__nv_bfloat16, double> {
   __device__ static __nv_bfloat16 run(double x) { return __double2bfloat16(x); }
 };
+// An integer past float's 24 bits rounds once, as the reference does: through float it rounded
+// twice (2**25 + 2**17 + 1 gave 2**25, not 2**25 + 2**18).
+#define TL_INT_TO_BF16(From, via) \
+  template <> \
+  struct Convert<__nv_bfloat16, From> { \
+    __device__ static __nv_bfloat16 run(From x) { return via(x); } \
+  };
+TL_INT_TO_BF16(int, __int2bfloat16_rn)
+TL_INT_TO_BF16(unsigned, __uint2bfloat16_rn)
+TL_INT_TO_BF16(long long, __ll2bfloat16_rn)
+TL_INT_TO_BF16(unsigned long long, __ull2bfloat16_rn)
+#undef TL_INT_TO_BF16
 template <>
 struct Convert<__nv_bfloat16, __nv_bfloat16> {
   __device__ static __nv_bfloat16 run(__nv_bfloat16 x) { return x; }
@@ -191,6 +203,16 @@ struct Convert<__nv_fp8_e4m3, From> {
 template <class From>
 struct Convert<__nv_fp8_e5m2, From> {
   __device__ static __nv_fp8_e5m2 run(From x) { return __nv_fp8_e5m2(static_cast<float>(x)); }
+};
+// f64 rounds once, from its own bits (cuda_fp8's double constructor): through float it rounded
+// twice (1 + 2**-4 + 2**-40 gave e4m3's 1, not 1.125).
+template <>
+struct Convert<__nv_fp8_e4m3, double> {
+  __device__ static __nv_fp8_e4m3 run(double x) { return __nv_fp8_e4m3(x); }
+};
+template <>
+struct Convert<__nv_fp8_e5m2, double> {
+  __device__ static __nv_fp8_e5m2 run(double x) { return __nv_fp8_e5m2(x); }
 };
 // Pairs that two partial specialisations above both match (an fp8 with bool, half, bfloat16 or an
 // fp8): through float, which holds every value of each narrow type exactly, so one rounding.

@@ -142,15 +142,15 @@ def build(source: str, name: str, params: list[str]) -> Path:
     lib = private_dir(CACHE) / f"{digest}.so"
     if lib.exists():
         return lib
-    src = CACHE / f"{digest}.cpp"
+    src = CACHE / f"{digest}.{os.getpid()}.cpp"  # per process: two building one kernel do not share files
     src.write_text(text)
     assert CXX is not None
     cmd = [CXX, "-std=c++20", "-O1", "-w", "-fPIC", "-shared", "-pthread", f"-I{INCLUDE_DIR}", f"-I{CUDA_INCLUDE}",
-           "-include", str(HERE / "cuda_on_cpu.h"), str(src), "-o", str(lib) + ".tmp"]
+           "-include", str(HERE / "cuda_on_cpu.h"), str(src), "-o", f"{src}.so"]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"g++ failed on {src}:\n{done.stderr[:4000]}")
-    os.replace(str(lib) + ".tmp", lib)
+    os.replace(f"{src}.so", lib)
     return lib
 
 
