@@ -11,22 +11,12 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Pointer, constexpr, f16, f32, f64, i8, i32, i64, registry
+from tile_lang import Pointer, constexpr, f16, f32, f64, i8, i32, i64
 
-from tests.compiler.emulator import EMULATOR, NAME as EMU
+from tests.compiler.emulator import EMULATOR
 
 pytestmark = pytest.mark.skipif(EMULATOR.unavailable_reason() is not None,
                                 reason=str(EMULATOR.unavailable_reason()))
-TARGETS = [("numpy", 80), (EMU, 80), (EMU, 90)]  # the reference, then the emulated CUDA of each target
-
-
-@pytest.fixture(params=TARGETS, ids=["numpy", "emu-sm80", "emu-sm90"])
-def target(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A backend to run on, the emulator generating code for the parametrised target."""
-    name, arch = request.param
-    registry.register(EMULATOR)
-    monkeypatch.setattr(EMULATOR, "arch", arch)
-    return str(name)
 
 
 # ---------------------------------------------------------------- conversions that must round once
