@@ -75,3 +75,22 @@ def test_two_phases_need_the_larger_one_and_compute_float64(backend: str) -> Non
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     np.testing.assert_allclose(got_c, a64 @ b64, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(got_d, (a64 @ b64).T + (a64[:, :16] @ b64[:16]).T, rtol=1e-3, atol=1e-3)
+
+
+def test_no_barrier_follows_another_with_nothing_between() -> None:
+    """A reused buffer's barrier and the next copy's used to be emitted back to back, with only
+    the buffer's pointer declaration between (attention's dq: 14 barriers, 2 of them redundant)."""
+    import re
+
+    from examples import flash_attention as A
+
+    config = A.hopper_config(128)
+    for kernel, tiles in ((A.attention_dq, config.dq), (A.attention_dkdv, config.dkdv)):
+        source = kernel.cuda_source(num_warps=tiles.warps, arch="90a", num_stages=config.stages, divisible=("seq",),
+                                    BM=tiles.bm, BN=tiles.bn, HEAD=128, CAUSAL=False)
+        statements = [line.strip() for line in source.splitlines()
+                      if not re.match(r"\s*(#line |\S+\* s\d+ = reinterpret_cast<)", line)]
+        pairs = [i for i in range(len(statements) - 1)
+                 if statements[i].startswith("__syncthreads();") and statements[i + 1].startswith("__syncthreads();")]
+        assert not pairs, [statements[i - 2:i + 3] for i in pairs]
+        assert source.count("__syncthreads();") >= 10  # the kernel's own barriers are all there

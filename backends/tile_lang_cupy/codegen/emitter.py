@@ -158,6 +158,11 @@ def flat_of(coords: tuple[str, ...], shape: tuple[int, ...]) -> str:
 
 
 
+BARRIER = "__syncthreads();"
+_INERT = re.compile(r"#line |[\w:]+\* s\d+ = reinterpret_cast<[\w:]+\*>\(tl_smem \+ \d+\);$")
+"""Lines that touch no memory: a ``#line`` directive, a shared buffer's pointer declaration."""
+
+
 def line_directive(filename: str, line: int) -> str:
     """``#line`` naming a Python source line; the file name escaped as a C string (a quote or
     newline in a path can neither break the directive nor start another)."""
@@ -189,7 +194,21 @@ class Emitter:
     # ---------------------------------------------------------------- text
 
     def line(self, text: str) -> None:
+        if text.startswith(BARRIER) and self._after_barrier():
+            return  # a second barrier with no memory access since the first (a reused buffer's, then a copy's)
         self.lines.append("  " * self.depth + text)
+
+    def _after_barrier(self) -> bool:
+        """Whether the statements since the last line, back to a barrier at this depth, are only
+        ``#line`` directives and shared-memory pointer declarations (no memory access)."""
+        indent = "  " * self.depth
+        for prev in reversed(self.lines):
+            body = prev.strip()
+            if body.startswith(BARRIER):
+                return prev.startswith(indent) and not prev.startswith(indent + " ")
+            if not _INERT.match(body):
+                return False
+        return False
 
     @contextmanager
     def block(self, head: str, close: str = "}") -> Iterator[None]:
