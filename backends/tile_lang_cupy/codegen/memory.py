@@ -65,13 +65,11 @@ def _load(em: Emitter, node: Node) -> None:
         load = f"{name}[k] = {deref(p)};" if width == 1 and not hint else f"tl::load{hint}<{width}>(&{name}[k], {p});"
         if m is None:
             em.line(load)
-        elif _predicated(node):  # the fill, then a predicated load over it, with no branch (Triton's form)
-            fills = " ".join(f"{name}[k + {j}] = {_fill(em, other, idx.at(j, node.ty.shape), node)};"
-                             for j in range(width))
+            return
+        fills = " ".join(f"{name}[k + {j}] = {_fill(em, other, idx.at(j, node.ty.shape), node)};" for j in range(width))
+        if _predicated(node):  # the fill, then a predicated load over it, with no branch (Triton's form)
             em.line(f"{{ {fills} tl::load_if{hint}<{width}>(&{name}[k], {p}, {m}); }}")
         else:
-            fills = " ".join(f"{name}[k + {j}] = {_fill(em, other, idx.at(j, node.ty.shape), node)};"
-                             for j in range(width))
             em.line(f"{{ if ({m}) {load} else {{ {fills} }} }}")
 
 
