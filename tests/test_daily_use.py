@@ -59,7 +59,7 @@ def test_launch_error_traceback_has_no_library_frames(monkeypatch: pytest.Monkey
 def test_debug_env_var_keeps_library_frames(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(DEBUG_ENV_VAR, "1")
     frames = traceback.extract_tb(_failing_launch().__traceback__)
-    assert any(f.filename.startswith(LIBRARY[1]) for f in frames)
+    assert any(f.filename.startswith(LIBRARY[1]) for f in frames), (LIBRARY, [(f.filename, f.name) for f in frames])
 
 
 def test_calling_a_kernel_says_how_to_launch_it() -> None:
