@@ -139,13 +139,32 @@ def nvrtc_compile(source: str, name: str, arch: str) -> tuple[bool, str]:
     return status == 0, log.value.decode(errors="replace")
 
 
-@pytest.fixture(params=[("numpy", 80), ("emulator", 80), ("emulator", 90)], ids=["numpy", "emu-sm80", "emu-sm90"])
+TARGETS = {"numpy": ("numpy", 80), "emu-sm80": ("emulator", 80), "emu-sm90": ("emulator", 90)}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``target`` runs over the reference and both emulated targets, and over the GPU too when the run
+    selects the cupy backend (``--tile-backend=numpy,cupy``), so hand-written cases also run on hardware."""
+    if "target" in metafunc.fixturenames:
+        from tile_lang.pytest_plugin import selected
+
+        ids = [*TARGETS, *(["cupy"] if "cupy" in selected(metafunc.config) else [])]
+        metafunc.parametrize("target", ids, indirect=True)
+
+
+@pytest.fixture
 def target(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """A backend for hand-written kernels to run on: the reference, then the emulated CUDA of each
-    target (mma.sync; Hopper's wgmma and bulk copies). Files using it skip where the emulator is missing."""
+    target (mma.sync; Hopper's wgmma and bulk copies), then the GPU if selected. Files using it skip
+    where the emulator is missing."""
     from tests.compiler.emulator import EMULATOR, NAME
 
-    name, arch = request.param
+    if request.param == "cupy":
+        info = {b.name: b for b in registry.backends()}["cupy"]
+        if not info.available:
+            pytest.skip(f"tile_lang backend 'cupy' is not available here: {info.reason}")
+        return "cupy"
+    name, arch = TARGETS[request.param]
     registry.register(EMULATOR)
     monkeypatch.setattr(EMULATOR, "arch", arch)
     return NAME if name == "emulator" else str(name)
