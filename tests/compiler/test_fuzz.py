@@ -48,6 +48,9 @@ def test_generator_is_deterministic_and_covers_the_language() -> None:
                     "tl.sum", "tl.max", "tl.argmax", "axis=1", "[:, None]", ".to(", "tl.f16", "tl.u32", "tl.i64",
                     "tl.int1", "(-0.0)", "2147483647", "1099511627776", "//", "%", ">>", "~", "tl.minimum"):
         assert feature in sources, feature
+    blocks = [dict(generate(s).constexprs) for s in range(200)]  # one-element axes (R, C or B) in a few
+    assert 0.04 <= sum(any(b.get(axis) == 1 for axis in "RCB") for b in blocks) / len(blocks) <= 0.2
+    assert any(dict(generate(s).constexprs).get("B") == 1 for s in SEEDS)
 
 
 def test_address_forms_are_generated() -> None:

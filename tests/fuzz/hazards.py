@@ -152,11 +152,11 @@ class Hazards:
         gen.emit(0, f"tl.store({buf.name} + offs, {value.text}{', mask=mask' if rng.random() < 0.5 else ''})")
         returned = any(line.strip() == "return" for line in gen.lines)  # the race might never run: no expectation
         barrier = rng.random() < 0.5 or returned
-        if barrier:
+        other = self._other_lane()
+        if barrier or not self._flips(other):  # along an axis of one element each lane meets only itself
             gen.emit(0, "tl.debug_barrier()")
         else:
             gen.expect = "data race"
-        other = self._other_lane()
         if atomic:
             self._store(f"tl.atomic_add({buf.name} + {other}, {value.text})", value.dtype, FULL)
         else:
@@ -168,6 +168,13 @@ class Hazards:
             return self.rng.choice(("rows[:, None] * C + (C - 1 - cols)[None, :]",
                                     "(pid * R + (R - 1 - tl.arange(0, R)))[:, None] * C + cols[None, :]"))
         return self.rng.choice(("pid * B + (B - 1 - tl.arange(0, B))", "pid * B + (tl.arange(0, B) + 1) % B"))
+
+    def _flips(self, other: str) -> bool:
+        """Whether the offsets of :meth:`_other_lane` move some lane off its own element."""
+        gen = self.gen
+        if not gen.two_d:
+            return gen.size > 1
+        return (gen.cols if "C - 1 - cols" in other else gen.rows) > 1
 
     def _constexpr(self, scope: Scope) -> None:
         """A module-level constexpr must compute what its literal computes: two outputs, twins."""
