@@ -389,6 +389,13 @@ def _prefetch(em: Emitter, loop: Node, rings: dict[Node, Ring], bars: str | None
         em.line("tl::cp_async_commit();")
 
 
+def _wgmma_operands(dot: Node) -> bool:
+    """Whether ``dot`` runs on wgmma: B swizzled in shared memory, A too or in registers."""
+    a, b = dot.args[:2]
+    swizzled = isinstance(b.layout, Shared) and bool(b.layout.swizzle)
+    return swizzled and (not isinstance(a.layout, Shared) or bool(a.layout.swizzle))
+
+
 def _async_accumulators(em: Emitter, body: Region, names: list[str]) -> list[tuple[str, int]]:
     """The wgmma dots of the loop that accumulate into a carried value only (``acc = tl.dot(a, b,
     acc)``): they write the carried registers in place and run on while the next iteration
@@ -396,7 +403,7 @@ def _async_accumulators(em: Emitter, body: Region, names: list[str]) -> list[tup
     found = []
     params = body.params[1:]
     for dot in body.body:
-        if dot.op is not Op.DOT or not all(isinstance(x.layout, Shared) and x.layout.swizzle for x in dot.args[:2]):
+        if dot.op is not Op.DOT or not _wgmma_operands(dot):
             continue
         acc = dot.args[2]
         if acc not in params or em.uses.get(dot) != 1:
