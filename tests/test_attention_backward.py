@@ -199,6 +199,24 @@ def test_rows_loaded_before_a_loop_are_staged_once_before_it(head: int) -> None:
     assert not [n for n in walk(loop.regions[0]) if n.op is Op.CONVERT and n.ty.dtype == dtypes.F32]
 
 
+@pytest.mark.parametrize("head", [64, 128])
+def test_dkdv_schedule_is_tritons(head: int) -> None:
+    """dk/dv's loop as Triton schedules it: ``dv += p^T do`` and ``dk += ds^T q`` (A in registers)
+    accumulate in place and run on while the next dot issues (a wait for the group before last,
+    not for all), and the rows ``lse`` and ``delta`` are loaded before the dots that precede their
+    use, so their latency hides under the tensor cores' work."""
+    tiles = _tiles("attention_dkdv", head)
+    source = generate(compile_ir(A.attention_dkdv, _bench_spec(A.attention_dkdv, tiles, HOPPER[head].stages, head,
+                                                               False))).source
+    loop = source[source.index("for (unsigned"):]
+    waits = re.findall(r"tl::wgmma_commit_and_wait<(\d)>", loop)
+    assert waits == ["0", "1", "0", "1"], waits  # p^T, dv, v do^T, dk
+    dots = [m.start() for m in re.finditer(r"tl_wgmma_m64n\d+k16_f16_f16_kb\(", loop)]
+    for row, dot in (("p_lse_ptr", 0), ("p_delta_ptr", 1)):
+        first_dot = dots[0] if dot == 0 else dots[len(dots) // 2]  # the first of p^T's and of v do^T's
+        assert loop.index(row) < first_dot, row
+
+
 def test_every_kernel_has_a_triton_twin_statement_for_statement() -> None:
     """benchmarks/attention_bench.py compares one algorithm: each tt_attention_* twin in
     benchmarks/triton_kernels.py is its kernel's body with Triton's names (read by ast)."""
