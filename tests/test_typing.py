@@ -543,6 +543,21 @@ def test_sixth_round_spellings_run(case_modules: dict[str, object], backend: str
             np.testing.assert_allclose(product.numpy(), reference, rtol=2e-2, atol=5e-2)
 
 
+def test_seventh_round_spellings_run(case_modules: dict[str, object], backend: str) -> None:
+    """The classes issue 17's seventh round accepts run on the reference and the emulator and match float64
+    NumPy: bare constexprs defaulting to a str and a float, kept or passed, and a builtin given arithmetic on a
+    Python float joined with a block."""
+    cases = case_modules["good_ported"]
+    x = np.random.default_rng(71).uniform(0.1, 1.0, 20).astype(np.float32)
+    wide = x.astype(np.float64)
+    with tl.backend(backend):
+        for options, first in (({}, 0.5 * wide.sum()), ({"REDUCTION": "max", "SCALE": 2.0}, 2.0 * wide.max())):
+            out = _nan(3)
+            getattr(cases, "str_and_float_defaults")[(1,)](tl.to_device(x, tl.f32), out, 20, BLOCK=8, **options)
+            expected = [first, 1.0 / np.sqrt(wide.sum() / 4 + 1), np.exp(-wide.sum() / 8)]
+            np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5)
+
+
 # ---------------------------------------------------------------- the tutorial-shaped kernels run
 
 

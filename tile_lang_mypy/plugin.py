@@ -431,8 +431,10 @@ def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
     types = list(signature.arg_types)
     changed = False
     for index, actuals in enumerate(ctx.args[:len(types)]):
-        # a join is a variable's type, a float constant a literal: other arguments are not re-checked
-        simple = len(actuals) == 1 and isinstance(actuals[0], (NameExpr, FloatExpr, UnaryExpr))
+        # a join is a variable's type, a float constant a literal; arithmetic is re-checked only where a
+        # name it combines holds a join (``rsqrt(var_sum * inv_n + eps)``), other arguments not at all
+        simple = len(actuals) == 1 and (isinstance(actuals[0], (NameExpr, FloatExpr, UnaryExpr))
+                                        or _combines_a_join(ctx, actuals[0]))
         actual = ctx.api.get_expression_type(actuals[0]) if simple else None
         if actual is not None and _joins_scalar(actual):
             types[index] = UnionType([types[index], ctx.api.named_generic_type("builtins.float", [])])
@@ -440,6 +442,16 @@ def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
         elif index == 0 and actual is not None and _is_float(actual):
             return _float_constant_taken(ctx, signature) or signature
     return signature.copy_modified(arg_types=types) if changed else signature
+
+
+def _combines_a_join(ctx: FunctionSigContext, expr: Expression) -> bool:
+    """Whether ``expr`` is arithmetic (operators and signs, parenthesised as written) one of whose
+    names holds a Python scalar joined with blocks."""
+    if isinstance(expr, OpExpr) and expr.op in FLOAT_OPERATORS:
+        return _combines_a_join(ctx, expr.left) or _combines_a_join(ctx, expr.right)
+    if isinstance(expr, UnaryExpr):
+        return _combines_a_join(ctx, expr.expr)
+    return isinstance(expr, NameExpr) and _joins_scalar(ctx.api.get_expression_type(expr))
 
 
 def constexpr_hints_taken(ctx: FunctionSigContext) -> CallableType:
@@ -503,6 +515,9 @@ def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
     dtype = _dtype_default(ctx, analyser, statement)
     if dtype is not None:
         return TypeType(dtype)
+    literal = _literal_default(ctx, statement)
+    if literal is not None:
+        return literal
     return UnionType([ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])])
 
 
@@ -555,6 +570,19 @@ def _dtype_default(ctx: AnalyzeTypeContext, analyser: object, statement: object)
             found = lookup(name, arg.initializer, suppress_errors=True) if name else None
             target = get_proper_type(found.node.target) if found is not None and isinstance(found.node, TypeAlias) else None
             return target if isinstance(target, Instance) and _is_dtype_class(target) else None
+    return None
+
+
+def _literal_default(ctx: AnalyzeTypeContext, statement: object) -> Type | None:
+    """The type of a kernel parameter's str, float or int-tuple default, when the annotation is that
+    parameter's (Liger's ``reduction: tl.constexpr = "batchmean"``): the kernel is checked as a launch
+    keeping the default runs it, and launches pass a value of that type, as for ``Constexpr[str]``."""
+    func = statement.func if isinstance(statement, Decorator) else statement
+    if not isinstance(func, FuncDef):
+        return None
+    for arg in func.arguments:
+        if arg.type_annotation is ctx.type and arg.initializer is not None:
+            return _literal_type(ctx, arg.initializer)
     return None
 
 

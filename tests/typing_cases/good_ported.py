@@ -498,3 +498,27 @@ def choices_in_dot_and_where(a_ptr: Pointer[f32], b_ptr: Pointer[f32], out_ptr: 
     a = a32.to(tl.float16) if HALF else a32
     b = b32.to(tl.float16) if HALF else b32
     tl.store(out_ptr + tile, tl.dot(tl.where(a32 > 0.0, a, b), b).to(tl.float32))
+
+
+@tl.kernel
+def str_and_float_defaults(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n: int, BLOCK: constexpr,
+                           REDUCTION: constexpr = "sum", SCALE: constexpr = 0.5) -> None:
+    """A bare constexpr defaulting to a str or a float (Liger's ``reduction: tl.constexpr = "batchmean"``) is that
+    type, as the launch keeping the default runs it; and a builtin takes arithmetic on a float joined with a block
+    (``rsqrt(var_sum * inv_n + eps)``, Liger's layer norm) as the block. With s the sum of x:
+    out[0] = SCALE * s (or SCALE * max(x)), out[1] = rsqrt(s / 4 + 1), out[2] = exp(-s / 8)."""
+    assert_type(REDUCTION, str)
+    assert_type(SCALE, float)
+    offs = tl.arange(0, BLOCK)
+    total = 0.0
+    peak = tl.full((), float("-inf"), tl.float32)
+    for start in range(0, n, BLOCK):
+        x = tl.load(x_ptr + start + offs, mask=start + offs < n, other=0.0)
+        total += tl.sum(x, axis=0)
+        peak = tl.maximum(peak, tl.max(tl.where(start + offs < n, x, float("-inf")), axis=0))
+    if REDUCTION == "sum":
+        tl.store(out_ptr, tl.cast(total, tl.float32) * SCALE)
+    else:
+        tl.store(out_ptr, peak * SCALE)
+    tl.store(out_ptr + 1, tl.rsqrt(total * 0.25 + 1.0))
+    tl.store(out_ptr + 2, tl.exp(-total * 0.125))
