@@ -545,8 +545,8 @@ def test_sixth_round_spellings_run(case_modules: dict[str, object], backend: str
 
 def test_seventh_round_spellings_run(case_modules: dict[str, object], backend: str) -> None:
     """The classes issue 17's seventh round accepts run on the reference and the emulator and match float64
-    NumPy: bare constexprs defaulting to a str and a float, kept or passed, and a builtin given arithmetic on a
-    Python float joined with a block."""
+    NumPy: bare constexprs defaulting to a str and a float, kept or passed, a builtin given arithmetic on a
+    Python float joined with a block, and a typed reduction of a tuple of blocks (Welford's mean and variance)."""
     cases = case_modules["good_ported"]
     x = np.random.default_rng(71).uniform(0.1, 1.0, 20).astype(np.float32)
     wide = x.astype(np.float64)
@@ -556,6 +556,12 @@ def test_seventh_round_spellings_run(case_modules: dict[str, object], backend: s
             getattr(cases, "str_and_float_defaults")[(1,)](tl.to_device(x, tl.f32), out, 20, BLOCK=8, **options)
             expected = [first, 1.0 / np.sqrt(wide.sum() / 4 + 1), np.exp(-wide.sum() / 8)]
             np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5)
+        rows = np.random.default_rng(73).standard_normal((2, 13)).astype(np.float32)
+        stats = _nan(4)
+        getattr(cases, "tuple_reduction")[(1,)](tl.to_device(rows, tl.f32), stats, 13, BLOCK=16)
+        wide_rows = rows.astype(np.float64)
+        expected_stats = np.stack([wide_rows.mean(axis=1), wide_rows.var(axis=1)], axis=1).ravel()
+        np.testing.assert_allclose(stats.numpy(), expected_stats, rtol=1e-4, atol=1e-5)
 
 
 # ---------------------------------------------------------------- the tutorial-shaped kernels run

@@ -522,3 +522,29 @@ def str_and_float_defaults(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n: int, B
         tl.store(out_ptr, peak * SCALE)
     tl.store(out_ptr + 1, tl.rsqrt(total * 0.25 + 1.0))
     tl.store(out_ptr + 2, tl.exp(-total * 0.125))
+
+
+@tl.func
+def welford_combine(mean_a: Tensor[f32, R0], count_a: Tensor[f32, R0], m2_a: Tensor[f32, R0], mean_b: Tensor[f32, R0],
+                    count_b: Tensor[f32, R0], m2_b: Tensor[f32, R0]
+                    ) -> tuple[Tensor[f32, R0], Tensor[f32, R0], Tensor[f32, R0]]:
+    """Chan's merge of two (mean, count, M2) partial statistics."""
+    count = count_a + count_b
+    delta = mean_b - mean_a
+    share = count_b / tl.maximum(count, 1.0)
+    return mean_a + delta * share, count, m2_a + m2_b + delta * delta * count_a * share
+
+
+@tl.kernel
+def tuple_reduction(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n_cols: int, BLOCK: constexpr) -> None:
+    """A reduction of a tuple of blocks (FlagGems' Welford ``var_mean``): each result keeps its block's dtype and
+    loses the axis, so what is stored is checked. Per row of a (2, n) input: out = [mean, variance] of each."""
+    rows = tl.arange(0, 2)
+    cols = tl.arange(0, BLOCK)
+    mask = (rows[:, None] < 2) & (cols[None, :] < n_cols)
+    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+    ones = tl.where(mask, 1.0, 0.0)
+    mean, count, m2 = tl.reduce((x, ones, tl.zeros((2, BLOCK), tl.float32)), 1, welford_combine)
+    assert_type(mean, Tensor[f32, R1])
+    tl.store(out_ptr + rows * 2, mean)
+    tl.store(out_ptr + rows * 2 + 1, m2 / count)
