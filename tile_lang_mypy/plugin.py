@@ -196,6 +196,8 @@ class TileLangPlugin(Plugin):
             return lambda ctx: scalar_extremum(ctx, fullname)
         if fullname in LIST_SHAPES:
             return lambda ctx: ranked_by_list_shape(ctx, LIST_SHAPES[fullname])
+        if fullname == "builtins.range":
+            return range_over_block_bounds
         return with_constexprs_widened if fullname in DECORATORS else None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
@@ -265,6 +267,34 @@ def range_hints_taken(ctx: FunctionSigContext) -> FunctionLike:
     return signature.copy_modified(arg_types=[*signature.arg_types, *(hint for _ in names)],
                                    arg_kinds=[*signature.arg_kinds, *(ARG_NAMED_OPT for _ in names)],
                                    arg_names=[*signature.arg_names, *names])
+
+
+INT_WIDTHS = ("W8", "W16", "W32", "W64")
+INT_CATEGORIES = frozenset({"tile_lang.dtypes.Int", "tile_lang.dtypes.UInt"})
+
+
+def range_over_block_bounds(ctx: FunctionContext) -> Type:
+    """Python's ``range`` in a kernel given a rank-0 int block for a bound (``row_end = tl.minimum(...)``, a
+    loaded extent) iterates as ``tl.range`` does: the index is a rank-0 block of the widest bound's int type,
+    as at run time, so ``row_idx.to(tl.int64)`` (Liger's cross entropy) checks; int bounds keep an int index."""
+    widths = {_rank0_int_width(t): t for types in ctx.arg_types[:3] for t in map(get_proper_type, types)}
+    widths.pop(None, None)
+    iterator = _class(ctx, "tile_lang.ops.iterators.range")
+    if not widths or iterator is None or not _in_kernel(ctx.api):
+        return ctx.default_return_type
+    return Instance(iterator, [widths[max(w for w in widths if w is not None)]])
+
+
+def _rank0_int_width(typ: ProperType) -> int | None:
+    """The place in ``INT_WIDTHS`` of a rank-0 int block's width; None for any other type."""
+    if not (isinstance(typ, Instance) and typ.type.fullname == TENSOR and len(typ.args) == 2):
+        return None
+    element, rank = get_proper_type(typ.args[0]), get_proper_type(typ.args[1])
+    if not (isinstance(rank, Instance) and rank.type.name == "R0" and isinstance(element, Instance)
+            and element.type.fullname in INT_CATEGORIES and element.args):
+        return None
+    width = get_proper_type(element.args[0])
+    return INT_WIDTHS.index(width.type.name) if isinstance(width, Instance) and width.type.name in INT_WIDTHS else None
 
 
 def _in_kernel(api: CheckerPluginInterface) -> bool:
