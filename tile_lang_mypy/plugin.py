@@ -12,7 +12,8 @@
   takes one and the launch checks its dtype when it runs.
 - String constexprs, ``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``: inside a
   kernel or ``@tl.func`` a bare ``constexpr`` is a ``ConstexprValue`` (an int that compares with a
-  str), and the decorated kernel takes ``int | str`` for it.
+  str), and the decorated kernel takes ``int | str`` for it. One defaulting to a str, a float or an int
+  tuple (Liger's ``reduction: tl.constexpr = "batchmean"``) is that type, as for a dtype default.
 - Scalar parameters that convert, ``eps: tl.FloatScalar`` / ``n: tl.IntScalar`` (a float or int with
   ``.to``, as Triton's scalars): the decorated kernel takes a plain float / int for them.
 - Local constants, ``value: tl.constexpr = float("-inf")``: typed by their value where it is a float
@@ -30,13 +31,15 @@
   Python float joined with a block: mypy's ``Item "float" ... has no attribute "to"``, which no hook reaches)
   is read without it, so the builtin still names its own mistake.
 - A Python number joined with blocks of one rank, a loop's ``m = float("-inf")`` then ``m = m_new`` (or
-  ``acc = 0.0`` then ``acc += row``): every builtin given the name takes it as its block, as the run time does.
+  ``acc = 0.0`` then ``acc += row``): every builtin given the name, or arithmetic on it
+  (``rsqrt(var_sum * inv_n + eps)``), takes it as its block, as the run time does.
 - A non-bool ``mask`` (``tl.load``, ``tl.store``, the atomics) or ``tl.where`` condition, and a float-only
   builtin (``tl.exp``) given an int block: ``tl.load: mask is i32, not a bool block``, ``tl.exp: x is i32,
   needs a floating-point block``, at the argument's line, instead of mypy's "No overload variant" or a
   "Need type annotation" for the result.
 - Python's ``range`` in a kernel given ``tl.range``'s hints (``range(E, flatten=FLATTEN)``): Triton's front
-  end takes and ignores them; so does the signature.
+  end takes and ignores them; so does the signature. Given a rank-0 int block for a bound, its index is an
+  ``IntScalar`` (an int with ``.to``, a rank-0 block at run time).
 - Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
   block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
 - ``tl.dtype`` as an annotation, ``output_dtype: tl.dtype = y_ptr.dtype.element_ty``: a dtype not known
@@ -269,32 +272,28 @@ def range_hints_taken(ctx: FunctionSigContext) -> FunctionLike:
                                    arg_names=[*signature.arg_names, *names])
 
 
-INT_WIDTHS = ("W8", "W16", "W32", "W64")
 INT_CATEGORIES = frozenset({"tile_lang.dtypes.Int", "tile_lang.dtypes.UInt"})
 
 
 def range_over_block_bounds(ctx: FunctionContext) -> Type:
     """Python's ``range`` in a kernel given a rank-0 int block for a bound (``row_end = tl.minimum(...)``, a
-    loaded extent) iterates as ``tl.range`` does: the index is a rank-0 block of the widest bound's int type,
-    as at run time, so ``row_idx.to(tl.int64)`` (Liger's cross entropy) checks; int bounds keep an int index."""
-    widths = {_rank0_int_width(t): t for types in ctx.arg_types[:3] for t in map(get_proper_type, types)}
-    widths.pop(None, None)
-    iterator = _class(ctx, "tile_lang.ops.iterators.range")
-    if not widths or iterator is None or not _in_kernel(ctx.api):
+    loaded extent): the index is an ``IntScalar``, an int with ``.to`` as ``tl.program_id(0)`` is (at run time a
+    rank-0 block), so ``row_idx.to(tl.int64)`` (Liger's cross entropy) checks and the index stays an int in
+    arithmetic; int bounds keep Python's range."""
+    iterator, scalar = _class(ctx, "tile_lang.ops.iterators.range"), _class(ctx, INT_SCALAR)
+    if iterator is None or scalar is None or not _in_kernel(ctx.api) or not any(
+            _is_rank0_int(t) for types in ctx.arg_types[:3] for t in map(get_proper_type, types)):
         return ctx.default_return_type
-    return Instance(iterator, [widths[max(w for w in widths if w is not None)]])
+    return Instance(iterator, [Instance(scalar, [])])
 
 
-def _rank0_int_width(typ: ProperType) -> int | None:
-    """The place in ``INT_WIDTHS`` of a rank-0 int block's width; None for any other type."""
+def _is_rank0_int(typ: ProperType) -> bool:
+    """Whether ``typ`` is a rank-0 block of a signed or unsigned int dtype."""
     if not (isinstance(typ, Instance) and typ.type.fullname == TENSOR and len(typ.args) == 2):
-        return None
+        return False
     element, rank = get_proper_type(typ.args[0]), get_proper_type(typ.args[1])
-    if not (isinstance(rank, Instance) and rank.type.name == "R0" and isinstance(element, Instance)
-            and element.type.fullname in INT_CATEGORIES and element.args):
-        return None
-    width = get_proper_type(element.args[0])
-    return INT_WIDTHS.index(width.type.name) if isinstance(width, Instance) and width.type.name in INT_WIDTHS else None
+    return (isinstance(rank, Instance) and rank.type.name == "R0" and isinstance(element, Instance)
+            and element.type.fullname in INT_CATEGORIES)
 
 
 def _in_kernel(api: CheckerPluginInterface) -> bool:

@@ -554,12 +554,12 @@ def tuple_reduction(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n_cols: int, BLO
 def range_over_a_block_bound(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n_rows: int, ROWS: constexpr,
                              BLOCK: constexpr) -> None:
     """Python's ``range`` with a rank-0 block for a bound (``row_end = tl.minimum(...)``, Liger's cross
-    entropy): the index is a rank-0 i32 block, as at run time, and converts with ``.to``. Each program
-    doubles its ``ROWS`` rows of ``BLOCK`` columns, the last program fewer."""
+    entropy): the index is an ``IntScalar``, an int that converts with ``.to`` (a rank-0 block at run time).
+    Each program doubles its ``ROWS`` rows of ``BLOCK`` columns, the last program fewer."""
     row_start = tl.program_id(0) * ROWS
     row_end = tl.minimum(row_start + ROWS, n_rows)
     cols = tl.arange(0, BLOCK)
     for row in range(row_start, row_end):
-        assert_type(row, Tensor[i32, R0])
+        assert_type(row, tl.IntScalar)
         offs = row.to(tl.int64) * BLOCK + cols
         tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
