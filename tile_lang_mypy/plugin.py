@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -95,7 +96,7 @@ from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatE
 from mypy.nodes import AssignmentStmt, Block, ClassDef, ConditionalExpr, IntExpr, OpExpr, Var
 from mypy.plugin import (
     AnalyzeTypeContext, AttributeContext, CheckerPluginInterface, FunctionContext, FunctionSigContext, MethodContext,
-    MethodSigContext, Plugin,
+    MethodSigContext, Plugin, ReportConfigContext,
 )
 from mypy.subtypes import is_same_type, is_subtype
 from mypy.typeops import make_simplified_union
@@ -159,6 +160,11 @@ SCALAR_ARITHMETIC = frozenset({f"{owner}.__{op}__" for owner in ("builtins.int",
 
 class TileLangPlugin(Plugin):
     """The hooks: launch signatures, bare constexpr annotations and axes, and the kernel decorators."""
+
+    def report_config_data(self, ctx: ReportConfigContext) -> str:
+        """The plugin's own source digest: mypy keys its cache on the plugin package's ``__init__.py``
+        alone, so an edit of these modules would otherwise leave cached results of the old hooks."""
+        return _source_digest()
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         if fullname in CONVERSIONS:
@@ -254,6 +260,15 @@ class TileLangPlugin(Plugin):
 
 RANGE_HINTS = ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten", "warp_specialize")
 """``tl.range``'s hints, which Triton's front end takes under Python's ``range`` too (and ignores)."""
+
+
+@functools.cache
+def _source_digest() -> str:
+    """A digest of the plugin package's modules, read once a process."""
+    digest = hashlib.sha256()
+    for module in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(module.read_bytes())
+    return digest.hexdigest()
 
 
 def range_hints_taken(ctx: FunctionSigContext) -> FunctionLike:
