@@ -543,6 +543,32 @@ def test_sixth_round_spellings_run(case_modules: dict[str, object], backend: str
             np.testing.assert_allclose(product.numpy(), reference, rtol=2e-2, atol=5e-2)
 
 
+def test_seventh_round_spellings_run(case_modules: dict[str, object], backend: str) -> None:
+    """The classes issue 17's seventh round accepts run on the reference and the emulator and match float64
+    NumPy: bare constexprs defaulting to a str and a float, kept or passed, a builtin given arithmetic on a
+    Python float joined with a block, a typed reduction of a tuple of blocks (Welford's mean and variance), and
+    Python's ``range`` over a rank-0 block bound whose index converts with ``.to``."""
+    cases = case_modules["good_ported"]
+    x = np.random.default_rng(71).uniform(0.1, 1.0, 20).astype(np.float32)
+    wide = x.astype(np.float64)
+    with tl.backend(backend):
+        for options, first in (({}, 0.5 * wide.sum()), ({"REDUCTION": "max", "SCALE": 2.0}, 2.0 * wide.max())):
+            out = _nan(3)
+            getattr(cases, "str_and_float_defaults")[(1,)](tl.to_device(x, tl.f32), out, 20, BLOCK=8, **options)
+            expected = [first, 1.0 / np.sqrt(wide.sum() / 4 + 1), np.exp(-wide.sum() / 8)]
+            np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5)
+        rows = np.random.default_rng(73).standard_normal((2, 13)).astype(np.float32)
+        stats = _nan(4)
+        getattr(cases, "tuple_reduction")[(1,)](tl.to_device(rows, tl.f32), stats, 13, BLOCK=16)
+        wide_rows = rows.astype(np.float64)
+        expected_stats = np.stack([wide_rows.mean(axis=1), wide_rows.var(axis=1)], axis=1).ravel()
+        np.testing.assert_allclose(stats.numpy(), expected_stats, rtol=1e-4, atol=1e-5)
+        doubled = _nan((7, 8))
+        getattr(cases, "range_over_a_block_bound")[(3,)](tl.to_device(rows[:, :8].repeat(4, axis=0)[:7], tl.f32), doubled,
+                                                         7, ROWS=3, BLOCK=8)
+        np.testing.assert_array_equal(doubled.numpy(), 2 * rows[:, :8].repeat(4, axis=0)[:7])
+
+
 # ---------------------------------------------------------------- the tutorial-shaped kernels run
 
 

@@ -12,7 +12,8 @@
   takes one and the launch checks its dtype when it runs.
 - String constexprs, ``ACTIVATION: tl.constexpr`` launched with ``ACTIVATION="relu"``: inside a
   kernel or ``@tl.func`` a bare ``constexpr`` is a ``ConstexprValue`` (an int that compares with a
-  str), and the decorated kernel takes ``int | str`` for it.
+  str), and the decorated kernel takes ``int | str`` for it. One defaulting to a str, a float or an int
+  tuple (Liger's ``reduction: tl.constexpr = "batchmean"``) is that type, as for a dtype default.
 - Scalar parameters that convert, ``eps: tl.FloatScalar`` / ``n: tl.IntScalar`` (a float or int with
   ``.to``, as Triton's scalars): the decorated kernel takes a plain float / int for them.
 - Local constants, ``value: tl.constexpr = float("-inf")``: typed by their value where it is a float
@@ -30,13 +31,15 @@
   Python float joined with a block: mypy's ``Item "float" ... has no attribute "to"``, which no hook reaches)
   is read without it, so the builtin still names its own mistake.
 - A Python number joined with blocks of one rank, a loop's ``m = float("-inf")`` then ``m = m_new`` (or
-  ``acc = 0.0`` then ``acc += row``): every builtin given the name takes it as its block, as the run time does.
+  ``acc = 0.0`` then ``acc += row``): every builtin given the name, or arithmetic on it
+  (``rsqrt(var_sum * inv_n + eps)``), takes it as its block, as the run time does.
 - A non-bool ``mask`` (``tl.load``, ``tl.store``, the atomics) or ``tl.where`` condition, and a float-only
   builtin (``tl.exp``) given an int block: ``tl.load: mask is i32, not a bool block``, ``tl.exp: x is i32,
   needs a floating-point block``, at the argument's line, instead of mypy's "No overload variant" or a
   "Need type annotation" for the result.
 - Python's ``range`` in a kernel given ``tl.range``'s hints (``range(E, flatten=FLATTEN)``): Triton's front
-  end takes and ignores them; so does the signature.
+  end takes and ignores them; so does the signature. Given a rank-0 int block for a bound, its index is an
+  ``IntScalar`` (an int with ``.to``, a rank-0 block at run time).
 - Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
   block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
 - ``tl.dtype`` as an annotation, ``output_dtype: tl.dtype = y_ptr.dtype.element_ty``: a dtype not known
@@ -76,6 +79,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -92,7 +96,7 @@ from mypy.nodes import ARG_NAMED, ARG_OPT, Context, DictExpr, Expression, FloatE
 from mypy.nodes import AssignmentStmt, Block, ClassDef, ConditionalExpr, IntExpr, OpExpr, Var
 from mypy.plugin import (
     AnalyzeTypeContext, AttributeContext, CheckerPluginInterface, FunctionContext, FunctionSigContext, MethodContext,
-    MethodSigContext, Plugin,
+    MethodSigContext, Plugin, ReportConfigContext,
 )
 from mypy.subtypes import is_same_type, is_subtype
 from mypy.typeops import make_simplified_union
@@ -157,6 +161,11 @@ SCALAR_ARITHMETIC = frozenset({f"{owner}.__{op}__" for owner in ("builtins.int",
 class TileLangPlugin(Plugin):
     """The hooks: launch signatures, bare constexpr annotations and axes, and the kernel decorators."""
 
+    def report_config_data(self, ctx: ReportConfigContext) -> str:
+        """The plugin's own source digest: mypy keys its cache on the plugin package's ``__init__.py``
+        alone, so an edit of these modules would otherwise leave cached results of the old hooks."""
+        return _source_digest()
+
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         if fullname in CONVERSIONS:
             return lambda ctx: choices.call_checked(ctx, converted_to_argument)
@@ -196,6 +205,8 @@ class TileLangPlugin(Plugin):
             return lambda ctx: scalar_extremum(ctx, fullname)
         if fullname in LIST_SHAPES:
             return lambda ctx: ranked_by_list_shape(ctx, LIST_SHAPES[fullname])
+        if fullname == "builtins.range":
+            return range_over_block_bounds
         return with_constexprs_widened if fullname in DECORATORS else None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
@@ -251,6 +262,15 @@ RANGE_HINTS = ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", 
 """``tl.range``'s hints, which Triton's front end takes under Python's ``range`` too (and ignores)."""
 
 
+@functools.cache
+def _source_digest() -> str:
+    """A digest of the plugin package's modules, read once a process."""
+    digest = hashlib.sha256()
+    for module in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(module.read_bytes())
+    return digest.hexdigest()
+
+
 def range_hints_taken(ctx: FunctionSigContext) -> FunctionLike:
     """Python's ``range`` in a kernel or ``@tl.func`` given ``tl.range``'s hints (Unsloth's ``range(E,
     flatten=FLATTEN)``): Triton's front end accepts and ignores them, so does tile_lang; the signature takes
@@ -265,6 +285,30 @@ def range_hints_taken(ctx: FunctionSigContext) -> FunctionLike:
     return signature.copy_modified(arg_types=[*signature.arg_types, *(hint for _ in names)],
                                    arg_kinds=[*signature.arg_kinds, *(ARG_NAMED_OPT for _ in names)],
                                    arg_names=[*signature.arg_names, *names])
+
+
+INT_CATEGORIES = frozenset({"tile_lang.dtypes.Int", "tile_lang.dtypes.UInt"})
+
+
+def range_over_block_bounds(ctx: FunctionContext) -> Type:
+    """Python's ``range`` in a kernel given a rank-0 int block for a bound (``row_end = tl.minimum(...)``, a
+    loaded extent): the index is an ``IntScalar``, an int with ``.to`` as ``tl.program_id(0)`` is (at run time a
+    rank-0 block), so ``row_idx.to(tl.int64)`` (Liger's cross entropy) checks and the index stays an int in
+    arithmetic; int bounds keep Python's range."""
+    iterator, scalar = _class(ctx, "tile_lang.ops.iterators.range"), _class(ctx, INT_SCALAR)
+    if iterator is None or scalar is None or not _in_kernel(ctx.api) or not any(
+            _is_rank0_int(t) for types in ctx.arg_types[:3] for t in map(get_proper_type, types)):
+        return ctx.default_return_type
+    return Instance(iterator, [Instance(scalar, [])])
+
+
+def _is_rank0_int(typ: ProperType) -> bool:
+    """Whether ``typ`` is a rank-0 block of a signed or unsigned int dtype."""
+    if not (isinstance(typ, Instance) and typ.type.fullname == TENSOR and len(typ.args) == 2):
+        return False
+    element, rank = get_proper_type(typ.args[0]), get_proper_type(typ.args[1])
+    return (isinstance(rank, Instance) and rank.type.name == "R0" and isinstance(element, Instance)
+            and element.type.fullname in INT_CATEGORIES)
 
 
 def _in_kernel(api: CheckerPluginInterface) -> bool:
@@ -431,8 +475,10 @@ def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
     types = list(signature.arg_types)
     changed = False
     for index, actuals in enumerate(ctx.args[:len(types)]):
-        # a join is a variable's type, a float constant a literal: other arguments are not re-checked
-        simple = len(actuals) == 1 and isinstance(actuals[0], (NameExpr, FloatExpr, UnaryExpr))
+        # a join is a variable's type, a float constant a literal; arithmetic is re-checked only where a
+        # name it combines holds a join (``rsqrt(var_sum * inv_n + eps)``), other arguments not at all
+        simple = len(actuals) == 1 and (isinstance(actuals[0], (NameExpr, FloatExpr, UnaryExpr))
+                                        or _combines_a_join(ctx, actuals[0]))
         actual = ctx.api.get_expression_type(actuals[0]) if simple else None
         if actual is not None and _joins_scalar(actual):
             types[index] = UnionType([types[index], ctx.api.named_generic_type("builtins.float", [])])
@@ -440,6 +486,16 @@ def scalar_joins_taken(ctx: FunctionSigContext) -> CallableType:
         elif index == 0 and actual is not None and _is_float(actual):
             return _float_constant_taken(ctx, signature) or signature
     return signature.copy_modified(arg_types=types) if changed else signature
+
+
+def _combines_a_join(ctx: FunctionSigContext, expr: Expression) -> bool:
+    """Whether ``expr`` is arithmetic (operators and signs, parenthesised as written) one of whose
+    names holds a Python scalar joined with blocks."""
+    if isinstance(expr, OpExpr) and expr.op in FLOAT_OPERATORS:
+        return _combines_a_join(ctx, expr.left) or _combines_a_join(ctx, expr.right)
+    if isinstance(expr, UnaryExpr):
+        return _combines_a_join(ctx, expr.expr)
+    return isinstance(expr, NameExpr) and _joins_scalar(ctx.api.get_expression_type(expr))
 
 
 def constexpr_hints_taken(ctx: FunctionSigContext) -> CallableType:
@@ -503,6 +559,9 @@ def constexpr_value(ctx: AnalyzeTypeContext) -> Type:
     dtype = _dtype_default(ctx, analyser, statement)
     if dtype is not None:
         return TypeType(dtype)
+    literal = _literal_default(ctx, statement)
+    if literal is not None:
+        return literal
     return UnionType([ctx.api.named_type("builtins.int", []), ctx.api.named_type(CONSTEXPR_VALUE, [])])
 
 
@@ -555,6 +614,19 @@ def _dtype_default(ctx: AnalyzeTypeContext, analyser: object, statement: object)
             found = lookup(name, arg.initializer, suppress_errors=True) if name else None
             target = get_proper_type(found.node.target) if found is not None and isinstance(found.node, TypeAlias) else None
             return target if isinstance(target, Instance) and _is_dtype_class(target) else None
+    return None
+
+
+def _literal_default(ctx: AnalyzeTypeContext, statement: object) -> Type | None:
+    """The type of a kernel parameter's str, float or int-tuple default, when the annotation is that
+    parameter's (Liger's ``reduction: tl.constexpr = "batchmean"``): the kernel is checked as a launch
+    keeping the default runs it, and launches pass a value of that type, as for ``Constexpr[str]``."""
+    func = statement.func if isinstance(statement, Decorator) else statement
+    if not isinstance(func, FuncDef):
+        return None
+    for arg in func.arguments:
+        if arg.type_annotation is ctx.type and arg.initializer is not None:
+            return _literal_type(ctx, arg.initializer)
     return None
 
 

@@ -984,3 +984,26 @@ def python_bool_converted(x_ptr: Pointer[f32], C: constexpr, BLOCK: constexpr) -
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.store(x_ptr + offs, tl.where((C == 1).to(tl.int32), x, 0.0))  # E: attr-defined "bool" has no attribute "to"
+
+
+# ---------------------------------------------------------------- (k) the seventh round: a tuple reduction's results
+
+
+@tl.func
+def pair_max(a: Tensor0[f32], i: Tensor0[i32], b: Tensor0[f32], j: Tensor0[i32]) -> tuple[Tensor0[f32], Tensor0[i32]]:
+    return tl.maximum(a, b), tl.where(a >= b, i, j)
+
+
+@tl.kernel
+def tuple_reduction_stored_narrower(x_ptr: Pointer[f32], out_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    best, where = tl.reduce((tl.load(x_ptr + offs), offs), 0, pair_max)
+    tl.store(out_ptr, best)  # E: arg-type tl.store: value is f32 but the pointer is to f16
+
+
+@tl.kernel
+def tuple_reduction_rank(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    best, where = tl.reduce((tile, offs[:, None] + offs[None, :] * 0), 1, pair_max)
+    tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], best)  # E: arg-type tl.store: value is rank 1 but the pointers are rank 2

@@ -498,3 +498,68 @@ def choices_in_dot_and_where(a_ptr: Pointer[f32], b_ptr: Pointer[f32], out_ptr: 
     a = a32.to(tl.float16) if HALF else a32
     b = b32.to(tl.float16) if HALF else b32
     tl.store(out_ptr + tile, tl.dot(tl.where(a32 > 0.0, a, b), b).to(tl.float32))
+
+
+@tl.kernel
+def str_and_float_defaults(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n: int, BLOCK: constexpr,
+                           REDUCTION: constexpr = "sum", SCALE: constexpr = 0.5) -> None:
+    """A bare constexpr defaulting to a str or a float (Liger's ``reduction: tl.constexpr = "batchmean"``) is that
+    type, as the launch keeping the default runs it; and a builtin takes arithmetic on a float joined with a block
+    (``rsqrt(var_sum * inv_n + eps)``, Liger's layer norm) as the block. With s the sum of x:
+    out[0] = SCALE * s (or SCALE * max(x)), out[1] = rsqrt(s / 4 + 1), out[2] = exp(-s / 8)."""
+    assert_type(REDUCTION, str)
+    assert_type(SCALE, float)
+    offs = tl.arange(0, BLOCK)
+    total = 0.0
+    peak = tl.full((), float("-inf"), tl.float32)
+    for start in range(0, n, BLOCK):
+        x = tl.load(x_ptr + start + offs, mask=start + offs < n, other=0.0)
+        total += tl.sum(x, axis=0)
+        peak = tl.maximum(peak, tl.max(tl.where(start + offs < n, x, float("-inf")), axis=0))
+    if REDUCTION == "sum":
+        tl.store(out_ptr, tl.cast(total, tl.float32) * SCALE)
+    else:
+        tl.store(out_ptr, peak * SCALE)
+    tl.store(out_ptr + 1, tl.rsqrt(total * 0.25 + 1.0))
+    tl.store(out_ptr + 2, tl.exp(-total * 0.125))
+
+
+@tl.func
+def welford_combine(mean_a: Tensor[f32, R0], count_a: Tensor[f32, R0], m2_a: Tensor[f32, R0], mean_b: Tensor[f32, R0],
+                    count_b: Tensor[f32, R0], m2_b: Tensor[f32, R0]
+                    ) -> tuple[Tensor[f32, R0], Tensor[f32, R0], Tensor[f32, R0]]:
+    """Chan's merge of two (mean, count, M2) partial statistics."""
+    count = count_a + count_b
+    delta = mean_b - mean_a
+    share = count_b / tl.maximum(count, 1.0)
+    return mean_a + delta * share, count, m2_a + m2_b + delta * delta * count_a * share
+
+
+@tl.kernel
+def tuple_reduction(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n_cols: int, BLOCK: constexpr) -> None:
+    """A reduction of a tuple of blocks (FlagGems' Welford ``var_mean``): each result keeps its block's dtype and
+    loses the axis, so what is stored is checked. Per row of a (2, n) input: out = [mean, variance] of each."""
+    rows = tl.arange(0, 2)
+    cols = tl.arange(0, BLOCK)
+    mask = (rows[:, None] < 2) & (cols[None, :] < n_cols)
+    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+    ones = tl.where(mask, 1.0, 0.0)
+    mean, count, m2 = tl.reduce((x, ones, tl.zeros((2, BLOCK), tl.float32)), 1, welford_combine)
+    assert_type(mean, Tensor[f32, R1])
+    tl.store(out_ptr + rows * 2, mean)
+    tl.store(out_ptr + rows * 2 + 1, m2 / count)
+
+
+@tl.kernel
+def range_over_a_block_bound(x_ptr: Pointer[f32], out_ptr: Pointer[f32], n_rows: int, ROWS: constexpr,
+                             BLOCK: constexpr) -> None:
+    """Python's ``range`` with a rank-0 block for a bound (``row_end = tl.minimum(...)``, Liger's cross
+    entropy): the index is an ``IntScalar``, an int that converts with ``.to`` (a rank-0 block at run time).
+    Each program doubles its ``ROWS`` rows of ``BLOCK`` columns, the last program fewer."""
+    row_start = tl.program_id(0) * ROWS
+    row_end = tl.minimum(row_start + ROWS, n_rows)
+    cols = tl.arange(0, BLOCK)
+    for row in range(row_start, row_end):
+        assert_type(row, tl.IntScalar)
+        offs = row.to(tl.int64) * BLOCK + cols
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)

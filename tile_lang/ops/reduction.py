@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
 from tile_lang.builtin import builtin, reduction
-from tile_lang.dtypes import Bool, Float, Int, W32
+from tile_lang.dtypes import Bool, Dtype, Float, Int, W32
 from tile_lang.func import Func, func, helper
 from tile_lang.ops.debug import static_assert
 from tile_lang.ops.math import IntT, NumT, exp, fdiv
@@ -13,6 +13,9 @@ from tile_lang.ops.shape import reshape
 from tile_lang.operators import BinaryOp, binary
 from tile_lang.tensor import R0, R1, R2, R3, D, R, Tensor, W
 from tile_lang.tensor import tensor_members
+
+D2 = TypeVar("D2", bound=Dtype)
+D3 = TypeVar("D3", bound=Dtype)  # the second and third blocks of a tuple reduction
 
 Combine = Func[[Tensor[D, R0], Tensor[D, R0]], Tensor[D, R0]]
 
@@ -121,6 +124,20 @@ def reduce(input: Tensor[D, R3], axis: Literal[0, 1, 2, -1], combine_fn: Combine
 def reduce(input: Tensor[D, R], axis: int | None, combine_fn: Combine[D], keep_dims: Literal[True]) -> Tensor[D, R]: ...
 @overload
 def reduce(input: Tensor[D, R], axis: None, combine_fn: Combine[D], keep_dims: Literal[False] = False) -> Tensor[D, R0]: ...
+# a tuple of two or three blocks (FlagGems' Welford mean, count and M2): the results keep the blocks' dtypes,
+# as Triton's reduce requires of its combine function, and lose the axis
+@overload
+def reduce(input: tuple[Tensor[D, R1], Tensor[D2, R1]], axis: Literal[0, -1] | None, combine_fn: Func[..., Any],
+           keep_dims: Literal[False] = False) -> tuple[Tensor[D, R0], Tensor[D2, R0]]: ...
+@overload
+def reduce(input: tuple[Tensor[D, R2], Tensor[D2, R2]], axis: Literal[0, 1, -1], combine_fn: Func[..., Any],
+           keep_dims: Literal[False] = False) -> tuple[Tensor[D, R1], Tensor[D2, R1]]: ...
+@overload
+def reduce(input: tuple[Tensor[D, R1], Tensor[D2, R1], Tensor[D3, R1]], axis: Literal[0, -1] | None,
+           combine_fn: Func[..., Any], keep_dims: Literal[False] = False) -> tuple[Tensor[D, R0], Tensor[D2, R0], Tensor[D3, R0]]: ...
+@overload
+def reduce(input: tuple[Tensor[D, R2], Tensor[D2, R2], Tensor[D3, R2]], axis: Literal[0, 1, -1],
+           combine_fn: Func[..., Any], keep_dims: Literal[False] = False) -> tuple[Tensor[D, R1], Tensor[D2, R1], Tensor[D3, R1]]: ...
 @overload
 def reduce(input: tuple[Tensor[Any, R], ...], axis: int | None, combine_fn: Func[..., Any], keep_dims: bool = False) -> tuple[Any, ...]: ...
 @builtin
