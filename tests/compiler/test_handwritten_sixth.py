@@ -1,0 +1,391 @@
+"""A sixth set of hand-written kernels in the idioms of real Triton code (its tutorials and
+test_core, Liger-Kernel, FlagGems, Unsloth), probing loop-carried state, while loops, early
+returns, chains of dots, scans along axis 0, shape round trips, integer edge semantics and mixed
+precision: each runs on the NumPy reference and on the generated CUDA under the CPU emulator
+(sm_80 and sm_90), outputs poisoned first, against NumPy in float64 or exact integers."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, f16, f32, i8, i16, i32, i64, u8, u16, u64
+
+from tests.compiler.emulator import EMULATOR
+
+pytestmark = pytest.mark.skipif(EMULATOR.unavailable_reason() is not None,
+                                reason=str(EMULATOR.unavailable_reason()))
+
+
+# ---------------------------------------------------------------- loops and control flow
+
+@tl.kernel
+def carried(x_ptr: Pointer[f32], o_ptr: Pointer[f32], n: int, B: constexpr, S: constexpr, U: constexpr) -> None:
+    """Three values carried through a pipelined, unrolled loop whose loads walk the input by a
+    quadratic and a reversed index: a running sum, a running max and a shift register."""
+    offs = tl.arange(0, B)
+    s = tl.zeros((B,), tl.float32)
+    m = tl.full((B,), float("-inf"), tl.float32)
+    prev = tl.zeros((B,), tl.float32)
+    for k in tl.range(1, n, 2, num_stages=S, loop_unroll_factor=U):
+        a = tl.load(x_ptr + ((k * k) % n) * B + offs)
+        b = tl.load(x_ptr + (n - 1 - k) * B + offs, mask=offs < k * 3, other=-1.0)
+        s = s + a * b - prev
+        m = tl.maximum(m, a - b)
+        prev = b
+    tl.store(o_ptr + offs, s)
+    tl.store(o_ptr + B + offs, m)
+    tl.store(o_ptr + 2 * B + offs, prev)
+
+
+@pytest.mark.parametrize("stages, unroll, n", [(3, 1, 11), (2, 4, 12), (4, 3, 2), (1, 2, 1)])
+def test_several_values_carried_through_a_pipelined_loop(target: str, stages: int, unroll: int, n: int) -> None:
+    b = 32
+    x = np.random.default_rng(n).standard_normal((max(n, 1), b)).astype(np.float32)
+    s, m, prev = np.zeros(b), np.full(b, -np.inf), np.zeros(b)
+    lanes = np.arange(b)
+    for k in range(1, n, 2):
+        a = x[(k * k) % n].astype(np.float64)
+        bb = np.where(lanes < k * 3, x[n - 1 - k], -1.0)
+        s, m, prev = s + a * bb - prev, np.maximum(m, a - bb), bb
+    with tl.backend(target):
+        o = tl.to_device(np.full(3 * b, np.nan, np.float32))
+        carried[(1,)](tl.to_device(x), o, n, B=b, S=stages, U=unroll)
+        got = o.numpy()
+    np.testing.assert_allclose(got[:b], s, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[b:2 * b], m.astype(np.float32))
+    np.testing.assert_array_equal(got[2 * b:], prev.astype(np.float32))
+
+
+@tl.kernel
+def newton(x_ptr: Pointer[f32], o_ptr: Pointer[f32], c_ptr: Pointer[i32], B: constexpr) -> None:
+    """Newton's square root: a while loop carrying a block and a counter until every lane has
+    converged (a data-dependent trip count per program), then an early exit for odd programs."""
+    pid = tl.program_id(0)
+    offs = pid * B + tl.arange(0, B)
+    x = tl.load(x_ptr + offs)
+    y = x + 1.0
+    it = 0
+    err = tl.max(tl.abs(y * y - x), 0)
+    while err > 1e-4 * tl.max(x, 0):
+        y = 0.5 * (y + x / y)
+        err = tl.max(tl.abs(y * y - x), 0)
+        it += 1
+    tl.store(c_ptr + pid, it)
+    if pid % 2 == 1:
+        tl.store(o_ptr + offs, -y)
+        return
+    tl.store(o_ptr + offs, y)
+
+
+def test_a_while_loop_carries_a_block_to_convergence(target: str) -> None:
+    rng, b, p = np.random.default_rng(3), 64, 4
+    x = (1.0 + rng.random(b * p) * np.repeat([1.0, 100.0, 1e4, 3.0], b)).astype(np.float32)
+    with tl.backend(target):
+        o, c = tl.to_device(np.full(b * p, np.nan, np.float32)), tl.to_device(np.full(p, -1, np.int32))
+        newton[(p,)](tl.to_device(x), o, c, B=b)
+        got, its = o.numpy(), c.numpy()
+    signs = np.repeat([1.0, -1.0, 1.0, -1.0], b)
+    np.testing.assert_allclose(got, signs * np.sqrt(x.astype(np.float64)), rtol=1e-3)
+    assert (its > 0).all() and its[2] > its[0]
+    y = x.reshape(p, b).astype(np.float32) + np.float32(1)  # the counts, from a float32 model
+    want = []
+    for row, xs in zip(y, x.reshape(p, b)):
+        k = 0
+        while np.abs(row * row - xs).max() > np.float32(1e-4) * xs.max():
+            row = np.float32(0.5) * (row + xs / row)
+            k += 1
+        want.append(k)
+    np.testing.assert_array_equal(its, want)
+
+
+# ---------------------------------------------------------------- chains of dots
+
+@tl.kernel
+def attention(q_ptr: Pointer[f16], k_ptr: Pointer[f16], v_ptr: Pointer[f16], o_ptr: Pointer[f32], l_ptr: Pointer[f32],
+              n_q: int, n_ctx: int, scale: float, BM: constexpr, BN: constexpr, D: constexpr, S: constexpr) -> None:
+    """Flash attention's forward loop: keys read transposed through ``tl.trans``, a ragged last key
+    block masked to -inf, the online softmax rescaling ``acc`` and the second dot taking it as
+    ``acc=``; queries past ``n_q`` masked, the row sums stored beside."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :], mask=rm[:, None] < n_q, other=0.0)
+    m_i = tl.full((BM,), float("-inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for start in tl.range(0, n_ctx, BN, num_stages=S):
+        rn = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < n_ctx, other=0.0)
+        v = tl.load(v_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < n_ctx, other=0.0)
+        s = tl.dot(q, tl.trans(k)) * scale
+        s = tl.where(rn[None, :] < n_ctx, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
+        m_i = m_new
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc / l_i[:, None], mask=rm[:, None] < n_q)
+    tl.store(l_ptr + rm, m_i + tl.log(l_i), mask=rm < n_q)
+
+
+@pytest.mark.parametrize("n_q, n_ctx, bm, bn, d, stages", [(37, 45, 16, 16, 16, 2), (20, 70, 32, 32, 32, 3),
+                                                            (16, 5, 16, 32, 16, 1)])
+def test_attention_forward_with_ragged_keys(target: str, n_q: int, n_ctx: int, bm: int, bn: int, d: int,
+                                            stages: int) -> None:
+    rng = np.random.default_rng(n_ctx)
+    q, k, v = (rng.standard_normal((n, d)).astype(np.float16) for n in (n_q, n_ctx, n_ctx))
+    scale = 0.3
+    s = q.astype(np.float64) @ k.astype(np.float64).T * scale
+    lse = np.log(np.exp(s - s.max(1, keepdims=True)).sum(1)) + s.max(1)
+    want = np.exp(s - lse[:, None]) @ v.astype(np.float64)
+    with tl.backend(target):
+        o, lo = tl.to_device(np.full((n_q, d), np.nan, np.float32)), tl.to_device(np.full(n_q, np.nan, np.float32))
+        attention[(tl.cdiv(n_q, bm),)](tl.to_device(q), tl.to_device(k), tl.to_device(v), o, lo, n_q, n_ctx, scale,
+                                       BM=bm, BN=bn, D=d, S=stages)
+        np.testing.assert_allclose(o.numpy(), want, atol=2e-2, rtol=2e-2)
+        np.testing.assert_allclose(lo.numpy(), lse, atol=1e-3, rtol=1e-3)
+
+
+@tl.kernel
+def dot_forms(a_ptr: Pointer[f16], b_ptr: Pointer[f16], i_ptr: Pointer[i8], j_ptr: Pointer[i8], c_ptr: Pointer[i32],
+              o_ptr: Pointer[f32], h_ptr: Pointer[f16], k_len: int, M: constexpr, N: constexpr, K: constexpr) -> None:
+    """Dots in the forms real kernels use: int8 to int32 onto a loaded int32 ``acc``; an f16
+    ``out_dtype``; an operand transposed by ``permute``; K masked ragged; reductions and a scan
+    along axis 0 of a dot's result, and a dot of a dot."""
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=rk[None, :] < k_len, other=0.0)
+    bt = tl.load(b_ptr + rn[:, None] * K + rk[None, :])
+    b = tl.permute(bt, (1, 0))
+    ia = tl.load(i_ptr + rm[:, None] * K + rk[None, :])
+    ib = tl.load(j_ptr + rk[:, None] * N + rn[None, :])
+    c0 = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(c_ptr + M * N + rm[:, None] * N + rn[None, :], tl.dot(ia, ib, acc=c0, out_dtype=tl.int32))
+    d = tl.dot(a, b)
+    tl.store(h_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, out_dtype=tl.float16))
+    tl.store(o_ptr + rn, tl.sum(d, 0))
+    tl.store(o_ptr + N + rn, tl.max(d, 0))
+    tl.store(o_ptr + 2 * N + rm[:, None] * N + rn[None, :], tl.cumsum(d, 0, reverse=True))
+    e = tl.dot(d.to(tl.float16), tl.trans(d.to(tl.float16)))
+    tl.store(o_ptr + 2 * N + M * N + rm[:, None] * M + tl.arange(0, M)[None, :], e)
+    tl.store(o_ptr + 2 * N + M * N + M * M + rm, tl.argmin(e, 0).to(tl.float32))
+
+
+@pytest.mark.parametrize("m, n, k, k_len", [(16, 32, 32, 27), (32, 16, 64, 64), (64, 64, 32, 1)])
+def test_dot_forms_and_reductions_of_their_results(target: str, m: int, n: int, k: int, k_len: int) -> None:
+    rng = np.random.default_rng(m + n + k)
+    a = (rng.integers(-4, 5, (m, k)) / 4).astype(np.float16)
+    bt = (rng.integers(-4, 5, (n, k)) / 4).astype(np.float16)
+    ia, ib = rng.integers(-128, 128, (m, k)).astype(np.int8), rng.integers(-128, 128, (k, n)).astype(np.int8)
+    c0 = rng.integers(-2**20, 2**20, (m, n)).astype(np.int32)
+    am = np.where(np.arange(k) < k_len, a.astype(np.float64), 0.0)
+    d = am @ bt.astype(np.float64).T  # exact: quarters, sums below 2**11
+    dh = d.astype(np.float16).astype(np.float64)
+    e = dh @ dh.T
+    with tl.backend(target):
+        c = tl.to_device(np.concatenate([c0.ravel(), np.full(m * n, 7, np.int32)]))
+        o = tl.to_device(np.full(2 * n + m * n + m * m + m, np.nan, np.float32))
+        h = tl.to_device(np.full((m, n), np.nan, np.float16))
+        dot_forms[(1,)](tl.to_device(a), tl.to_device(bt), tl.to_device(ia), tl.to_device(ib), c, o, h, k_len,
+                        M=m, N=n, K=k)
+        np.testing.assert_array_equal(c.numpy()[m * n:].reshape(m, n),
+                                      c0 + ia.astype(np.int64) @ ib.astype(np.int64))
+        got = o.numpy()
+        np.testing.assert_array_equal(h.numpy(), d.astype(np.float16))
+        np.testing.assert_array_equal(got[:n], d.sum(0))
+        np.testing.assert_array_equal(got[n:2 * n], d.max(0))
+        np.testing.assert_array_equal(got[2 * n:2 * n + m * n].reshape(m, n), np.cumsum(d[::-1], 0)[::-1])
+        np.testing.assert_allclose(got[2 * n + m * n:2 * n + m * n + m * m].reshape(m, m), e, rtol=1e-6)
+        np.testing.assert_array_equal(got[2 * n + m * n + m * m:], e.argmin(0))
+
+
+# ---------------------------------------------------------------- scans, sorts and shape round trips
+
+@tl.kernel
+def column_scans(x_ptr: Pointer[f32], i_ptr: Pointer[i32], o_ptr: Pointer[f32], oi_ptr: Pointer[i32], carry_ptr: Pointer[f32],
+                 n_chunks: int, M: constexpr, N: constexpr) -> None:
+    """Scans along axis 0 of 2-D blocks, both directions: a chunked cumsum carrying each column's
+    running total across chunks (FlagGems' and fla's chunked scans), cumprod, wrapping int cumsum,
+    int cumprod, gather along axis 0, and sort/topk of the transpose (both sort the last axis only)."""
+    rm, rn = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    total = tl.zeros((N,), tl.float32)
+    for c in range(n_chunks):
+        x = tl.load(x_ptr + (c * M + rm) * N + rn)
+        tl.store(o_ptr + (c * M + rm) * N + rn, tl.cumsum(x, 0) + total[None, :])
+        total += tl.sum(x, 0)
+    tl.store(carry_ptr + tl.arange(0, N), total)
+    x = tl.load(x_ptr + rm * N + rn)
+    i = tl.load(i_ptr + rm * N + rn)
+    base = n_chunks * M * N
+    tl.store(o_ptr + base + rm * N + rn, tl.cumprod(x, 0, reverse=True))
+    tl.store(o_ptr + base + M * N + rm * N + rn, tl.trans(tl.sort(tl.trans(x), descending=True)))
+    tl.store(o_ptr + base + 2 * M * N + rm * N + rn, tl.gather(x, (i & 0x7fffffff) % M, 0))
+    tl.store(oi_ptr + rm * N + rn, tl.cumsum(i, 0))
+    tl.store(oi_ptr + M * N + rm * N + rn, tl.cumprod(i | 1, 0, reverse=True))
+    tl.store(oi_ptr + 2 * M * N + rm * N + rn, tl.trans(tl.sort(tl.trans(i))))
+    tl.store(oi_ptr + 3 * M * N + tl.arange(0, 2)[:, None] * N + rn, tl.trans(tl.topk(tl.trans(i), 2)))
+
+
+@pytest.mark.parametrize("m, n, warps", [(16, 8, 4), (8, 32, 2), (32, 4, 1)])
+def test_scans_and_sorts_along_axis_0(target: str, m: int, n: int, warps: int) -> None:
+    rng, chunks = np.random.default_rng(m * n), 3
+    x = rng.standard_normal((chunks * m, n)).astype(np.float32)
+    x[:m] = (1 + rng.integers(-3, 4, (m, n)) / 8).astype(np.float32)  # products exact in f32
+    i = rng.integers(-2**31, 2**31, (m, n)).astype(np.int32)
+    i[0, 0], i[1, 0] = 2**31 - 1, 5  # a sum past the maximum wraps
+    mn = m * n
+    with tl.backend(target):
+        o = tl.to_device(np.full(chunks * mn + 3 * mn, np.nan, np.float32))
+        oi = tl.to_device(np.full(3 * mn + 2 * n, 7, np.int32))
+        carry = tl.to_device(np.full(n, np.nan, np.float32))
+        column_scans[(1,), tl.Options(num_warps=warps)](tl.to_device(x), tl.to_device(i), o, oi, carry, chunks, M=m, N=n)
+        got, goti = o.numpy(), oi.numpy()
+        np.testing.assert_allclose(got[:chunks * mn].reshape(-1, n), np.cumsum(x.astype(np.float64), 0), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(carry.numpy(), x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
+    head, b = x[:m].astype(np.float64), chunks * mn
+    np.testing.assert_allclose(got[b:b + mn].reshape(m, n), np.cumprod(head[::-1], 0)[::-1], rtol=1e-6)
+    np.testing.assert_array_equal(got[b + mn:b + 2 * mn].reshape(m, n), -np.sort(-head, 0))
+    np.testing.assert_array_equal(got[b + 2 * mn:].reshape(m, n), np.take_along_axis(head, (i & 0x7fffffff) % m, 0))
+    wide = i.astype(np.int64)
+    np.testing.assert_array_equal(goti[:mn].reshape(m, n), (np.cumsum(wide, 0) + 2**31) % 2**32 - 2**31)
+    prods = np.ones((m, n), object)
+    acc = np.ones(n, object)
+    for r in range(m - 1, -1, -1):
+        acc = acc * (wide[r] | 1).astype(object)
+        prods[r] = [(int(v) + 2**31) % 2**32 - 2**31 for v in acc]
+    np.testing.assert_array_equal(goti[mn:2 * mn].reshape(m, n), prods.astype(np.int64))
+    np.testing.assert_array_equal(goti[2 * mn:3 * mn].reshape(m, n), np.sort(i, 0))
+    np.testing.assert_array_equal(goti[3 * mn:].reshape(2, n), -np.sort(-wide, 0)[:2])
+
+
+@tl.kernel
+def round_trips(x_ptr: Pointer[f32], o_ptr: Pointer[f32], M: constexpr, N: constexpr) -> None:
+    """Rotary-style halves: a row split into (even, odd) lanes by reshape and split, rotated,
+    interleaved back and stored; join then reshape storing pairs; cat; a 3-D reshape summed
+    along its middle axis; trans of a join."""
+    rm, rn = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rm * N + rn)
+    ev, od = tl.split(tl.reshape(x, (M, N // 2, 2)))
+    cos = tl.load(x_ptr + M * N + rm * (N // 2) + tl.arange(0, N // 2)[None, :])
+    tl.store(o_ptr + rm * N + rn, tl.interleave(ev * cos - od, od * cos + ev))
+    pairs = tl.reshape(tl.join(ev, od * 2.0), (M, N))
+    tl.store(o_ptr + M * N + rm * N + rn, pairs)
+    flat = tl.reshape(x, (M * N,))
+    tl.store(o_ptr + 2 * M * N + tl.arange(0, 2 * M * N), tl.cat(flat, flat * -1.0, can_reorder=False))
+    mid = tl.sum(tl.reshape(x, (M, 2, N // 2)), 1)
+    tl.store(o_ptr + 4 * M * N + rm * (N // 2) + tl.arange(0, N // 2)[None, :], mid)
+    t = tl.trans(tl.join(ev, od), (2, 1, 0))
+    tl.store(o_ptr + 5 * M * N + tl.arange(0, 2)[:, None, None] * (N // 2) * M
+             + tl.arange(0, N // 2)[None, :, None] * M + tl.arange(0, M)[None, None, :], t)
+
+
+@pytest.mark.parametrize("m, n, warps", [(4, 16, 1), (16, 32, 4), (8, 8, 8)])
+def test_split_interleave_join_reshape_round_trips(target: str, m: int, n: int, warps: int) -> None:
+    rng = np.random.default_rng(m * 31 + n)
+    x = rng.standard_normal(m * n + m * n // 2).astype(np.float32)
+    xx, cos = x[:m * n].reshape(m, n), x[m * n:].reshape(m, n // 2)
+    ev, od = xx[:, 0::2], xx[:, 1::2]
+    with tl.backend(target):
+        o = tl.to_device(np.full(6 * m * n, np.nan, np.float32))
+        round_trips[(1,), tl.Options(num_warps=warps)](tl.to_device(x), o, M=m, N=n)
+        got = o.numpy()
+    mn = m * n
+    np.testing.assert_array_equal(got[:mn].reshape(m, n), np.stack([ev * cos - od, od * cos + ev], -1).reshape(m, n))
+    np.testing.assert_array_equal(got[mn:2 * mn].reshape(m, n), np.stack([ev, od * 2], -1).reshape(m, n))
+    np.testing.assert_array_equal(got[2 * mn:4 * mn], np.concatenate([xx.ravel(), -xx.ravel()]))
+    np.testing.assert_array_equal(got[4 * mn:4 * mn + mn // 2].reshape(m, n // 2), xx.reshape(m, 2, n // 2).sum(1))
+    np.testing.assert_array_equal(got[5 * mn:].reshape(2, n // 2, m), np.stack([ev, od], -1).transpose(2, 1, 0))
+
+
+# ---------------------------------------------------------------- integer semantics
+
+@tl.kernel
+def narrow_ints(a_ptr: Pointer[i8], b_ptr: Pointer[i16], u_ptr: Pointer[u8], w_ptr: Pointer[u16], l_ptr: Pointer[i64],
+                q_ptr: Pointer[u64], o_ptr: Pointer[i64], B: constexpr) -> None:
+    """C's truncating // and % at every width (i8, i16, i64 with negative operands; u8, u16, u64),
+    the mixed-sign promotions (i8 with u8 is u8, u8 with i16 is i16, i8 with u16 is u16, u32 with
+    i64 is i64), comparisons across them, literals wrapping in an unsigned block, and right shifts
+    of each sign."""
+    offs = tl.arange(0, B)
+    a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
+    u, w = tl.load(u_ptr + offs), tl.load(w_ptr + offs)
+    ll, q = tl.load(l_ptr + offs), tl.load(q_ptr + offs)
+    ad = tl.where(a == 0, 3, a).to(tl.int8)
+    tl.store(o_ptr + offs, (b // ad).to(tl.int64))
+    tl.store(o_ptr + B + offs, (b % ad).to(tl.int64))
+    tl.store(o_ptr + 2 * B + offs, ll // (b.to(tl.int64) | 1))
+    tl.store(o_ptr + 3 * B + offs, ll % (b.to(tl.int64) | 1))
+    tl.store(o_ptr + 4 * B + offs, (w // (u | 1)).to(tl.int64))
+    tl.store(o_ptr + 5 * B + offs, (q % (w.to(tl.uint64) | 1)).to(tl.int64))
+    tl.store(o_ptr + 6 * B + offs, (a + u).to(tl.int64))
+    tl.store(o_ptr + 7 * B + offs, (u - (b >> 2)).to(tl.int64))
+    tl.store(o_ptr + 8 * B + offs, (a * w).to(tl.int64))
+    tl.store(o_ptr + 9 * B + offs, (a < u).to(tl.int64) + (a < w).to(tl.int64) * 2 + (u > b).to(tl.int64) * 4
+             + (w.to(tl.uint32) < ll).to(tl.int64) * 8)
+    tl.store(o_ptr + 10 * B + offs, (u + 200).to(tl.int64) + (w * 3).to(tl.int64) * 1000)
+    tl.store(o_ptr + 11 * B + offs, (q >> 60).to(tl.int64) + ((ll >> 62) * 100) + (a >> 7).to(tl.int64) * 10000)
+
+
+def test_narrow_and_mixed_sign_integer_rules(target: str) -> None:
+    rng, b = np.random.default_rng(21), 64
+    a = rng.integers(-128, 128, b).astype(np.int8)
+    bb = rng.integers(-2**15, 2**15, b).astype(np.int16)
+    u = rng.integers(0, 256, b).astype(np.uint8)
+    w = rng.integers(0, 2**16, b).astype(np.uint16)
+    ll = rng.integers(-2**63, 2**63 - 1, b, dtype=np.int64)
+    q = rng.integers(0, 2**64 - 1, b, dtype=np.uint64)
+    a[:3], bb[:3] = [-128, -1, 127], [-2**15, 2**15 - 1, -7]
+
+    def trunc_div(x: list[int], y: list[int]) -> list[int]:
+        return [abs(p) // abs(r) * (1 if (p < 0) == (r < 0) else -1) for p, r in zip(x, y)]
+
+    def wrap(values: list[int], bits: int, signed: bool) -> list[int]:
+        return [(v + 2**(bits - 1)) % 2**bits - 2**(bits - 1) if signed else v % 2**bits for v in values]
+
+    A, BB, U, W, L, Q = ([int(v) for v in z] for z in (a, bb, u, w, ll, q))
+    ad = [3 if v == 0 else v for v in A]
+    bd = [v | 1 for v in BB]
+    quot16 = wrap(trunc_div(BB, ad), 16, True)
+    want = [quot16, [p - r * t for p, r, t in zip(BB, ad, trunc_div(BB, ad))],
+            trunc_div(L, bd), [p - r * t for p, r, t in zip(L, bd, trunc_div(L, bd))],
+            [p // (r | 1) for p, r in zip(W, U)], [p % (r | 1) for p, r in zip(Q, W)],
+            wrap([p + r for p, r in zip(A, U)], 8, False), [p - (r >> 2) for p, r in zip(U, BB)],
+            wrap([p * r for p, r in zip(A, W)], 16, False),
+            [int(p % 256 < r) + 2 * int(p % 65536 < s) + 4 * int(r > t) + 8 * int(s < v)
+             for p, r, s, t, v in zip(A, U, W, BB, L)],
+            [(r + 200) % 256 + (s * 3) % 2**16 * 1000 for r, s in zip(U, W)],
+            [(z >> 60) + (v >> 62) * 100 + (p >> 7) * 10000 for z, v, p in zip(Q, L, A)]]
+    with tl.backend(target):
+        o = tl.to_device(np.full(12 * b, -99, np.int64))
+        narrow_ints[(1,)](*(tl.to_device(z) for z in (a, bb, u, w, ll, q)), o, B=b)
+        got = o.numpy().reshape(12, b)
+    for row, (g, wv) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(g.astype(object), np.array(wrap(wv, 64, True), dtype=object), err_msg=str(row))
+
+
+@tl.kernel
+def far_offsets(x_ptr: Pointer[f32], o_ptr: Pointer[f32], stride: int, big: int, B: constexpr) -> None:
+    """Offsets past 2**31 that cancel: a program id times a 64-bit stride, a pointer moved forward
+    by a 64-bit amount and back, and a rank-0 loaded value broadcast over a 2-D block."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, B)
+    far = pid * stride - pid * (stride - B)
+    x = tl.load(x_ptr + big + far + offs - big)
+    s = tl.load(x_ptr + pid)
+    tile = s + tl.zeros((4, B), tl.float32) * x[None, :]
+    tl.store(o_ptr + far + offs, x * 2.0)
+    tl.store(o_ptr + 4 * B + pid * 4 * B + tl.arange(0, 4)[:, None] * B + offs[None, :], tile + x[None, :])
+
+
+def test_offsets_past_two_to_the_31_cancel(target: str) -> None:
+    rng, b, p = np.random.default_rng(22), 32, 4
+    x = rng.standard_normal(p * b).astype(np.float32)
+    with tl.backend(target):
+        o = tl.to_device(np.full(p * b + 4 * p * b, np.nan, np.float32))
+        far_offsets[(p,)](tl.to_device(x), o, 2**31 + 5 * b, 3 * 2**32 + 7, B=b)
+        got = o.numpy()
+    np.testing.assert_array_equal(got[:p * b], x * 2)
+    want = x[:p, None, None] + np.broadcast_to(x.reshape(p, 1, b), (p, 4, b))
+    np.testing.assert_array_equal(got[p * b:].reshape(p, 4, b), want)
