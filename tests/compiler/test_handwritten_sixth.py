@@ -389,3 +389,201 @@ def test_offsets_past_two_to_the_31_cancel(target: str) -> None:
     np.testing.assert_array_equal(got[:p * b], x * 2)
     want = x[:p, None, None] + np.broadcast_to(x.reshape(p, 1, b), (p, 4, b))
     np.testing.assert_array_equal(got[p * b:].reshape(p, 4, b), want)
+
+
+# ---------------------------------------------------------------- floating point and mixed precision
+
+@tl.kernel
+def float_ops(x_ptr: Pointer[f32], y_ptr: Pointer[f32], o_ptr: Pointer[f32], B: constexpr) -> None:
+    """clamp (NaN bounds and NaN inputs, both NaN modes, scalar and block bounds), fma, div_rn and
+    fdiv with specials, as Liger's and FlagGems' clamps and normalisations write them."""
+    offs = tl.arange(0, B)
+    x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+    lo = tl.minimum(x, y) - 0.5
+    tl.store(o_ptr + offs, tl.clamp(x, -0.5, 0.75))
+    tl.store(o_ptr + B + offs, tl.clamp(x, -0.5, 0.75, propagate_nan=tl.PropagateNan.ALL))
+    tl.store(o_ptr + 2 * B + offs, tl.clamp(y, lo, lo + 1.0))
+    tl.store(o_ptr + 3 * B + offs, tl.fma(x, y, -x * y))
+    tl.store(o_ptr + 4 * B + offs, tl.div_rn(x, y))
+    tl.store(o_ptr + 5 * B + offs, tl.fdiv(x, y, ieee_rounding=True))
+
+
+def test_clamp_fma_and_divisions_with_specials(target: str) -> None:
+    rng, b = np.random.default_rng(31), 64
+    x, y = rng.standard_normal((2, b)).astype(np.float32)
+    x[:6] = [np.nan, np.inf, -np.inf, 0.75, -0.5, -0.0]
+    y[:10] = [1.0, np.nan, 0.0, -0.0, np.inf, 3.0, np.nan, 1e-38, 3e38, -1e-45]
+    x[6:10] = [1.0, 3e38, 1e-38, 7.0]
+    with tl.backend(target):
+        o = tl.to_device(np.full(6 * b, 12345.0, np.float32))
+        float_ops[(1,)](tl.to_device(x), tl.to_device(y), o, B=b)
+        got = o.numpy().reshape(6, b)
+    xd, yd = x.astype(np.float64), y.astype(np.float64)
+    lo = np.fmin(x, y) - np.float32(0.5)  # tl.minimum takes the number over a NaN by default
+
+    def clamp(v: np.ndarray, low: np.ndarray, high: np.ndarray, nan: bool) -> np.ndarray:
+        out = np.fmin(np.fmax(v, low), high)
+        return np.where(np.isnan(v), np.nan, out) if nan else out
+
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got[0], clamp(x, np.float32(-0.5), np.float32(0.75), False))
+        np.testing.assert_array_equal(got[1], clamp(x, np.float32(-0.5), np.float32(0.75), True))
+        np.testing.assert_array_equal(got[2], clamp(y, lo, lo + np.float32(1), False))
+        fma = (xd * yd - (x * y).astype(np.float64))
+        np.testing.assert_array_equal(got[3], fma.astype(np.float32))
+        np.testing.assert_array_equal(got[4], (xd / yd).astype(np.float32))
+        np.testing.assert_array_equal(got[5], (xd / yd).astype(np.float32))
+
+
+@tl.kernel
+def mixed_precision(h_ptr: Pointer[f16], g_ptr: Pointer[tl.bfloat16], x_ptr: Pointer[f32], i_ptr: Pointer[i32],
+                    o_ptr: Pointer[f32], oh_ptr: Pointer[f16], og_ptr: Pointer[tl.bfloat16], B: constexpr) -> None:
+    """Promotions real kernels lean on: f16 with bf16 is f32, f16 with f32 is f32, an int block
+    with f16 is f16, f16 times a Python float stays f16, bf16 with an i64 is bf16; stored through
+    a narrower pointer the value is converted once."""
+    offs = tl.arange(0, B)
+    h, g, x, i = tl.load(h_ptr + offs), tl.load(g_ptr + offs), tl.load(x_ptr + offs), tl.load(i_ptr + offs)
+    tl.store(o_ptr + offs, h + g)
+    tl.store(o_ptr + B + offs, h * x)
+    tl.store(oh_ptr + offs, i + h)
+    tl.store(oh_ptr + B + offs, h * 1.1)
+    tl.store(og_ptr + offs, g * i.to(tl.int64))
+    tl.store(oh_ptr + 2 * B + offs, h * g)
+    tl.store(og_ptr + B + offs, x - h)
+
+
+def test_mixed_precision_promotions(target: str) -> None:
+    rng, b = np.random.default_rng(32), 64
+    h = (rng.standard_normal(b) * 100).astype(np.float16)
+    g = (rng.standard_normal(b) * 100).astype(ml_dtypes.bfloat16)
+    x = rng.standard_normal(b).astype(np.float32)
+    i = rng.integers(-3000, 3000, b).astype(np.int32)
+    hd, gd, xd = h.astype(np.float64), g.astype(np.float64), x.astype(np.float64)
+    bf = ml_dtypes.bfloat16
+    with tl.backend(target):
+        o = tl.to_device(np.full(2 * b, np.nan, np.float32))
+        oh, og = tl.to_device(np.full(3 * b, np.nan, np.float16)), tl.to_device(np.full(2 * b, np.nan, bf))
+        mixed_precision[(1,)](tl.to_device(h), tl.to_device(g), tl.to_device(x), tl.to_device(i), o, oh, og, B=b)
+        got, goth, gotg = o.numpy(), oh.numpy(), og.numpy()
+    np.testing.assert_array_equal(got[:b], (hd + gd).astype(np.float32))
+    np.testing.assert_array_equal(got[b:], (hd * xd).astype(np.float32))
+    np.testing.assert_array_equal(goth[:b], (i.astype(np.float16).astype(np.float64) + hd).astype(np.float16))
+    np.testing.assert_array_equal(goth[b:2 * b], (hd * np.float16(1.1).astype(np.float64)).astype(np.float16))
+    ib = i.astype(np.float64).astype(bf).astype(np.float64)
+    np.testing.assert_array_equal(gotg[:b].astype(np.float64), (gd * ib).astype(bf).astype(np.float64))
+    np.testing.assert_array_equal(goth[2 * b:], (hd * gd).astype(np.float32).astype(np.float16))
+    np.testing.assert_array_equal(gotg[b:].astype(np.float64), (xd - hd).astype(np.float32).astype(bf).astype(np.float64))
+
+
+# ---------------------------------------------------------------- memory idioms
+
+@tl.kernel
+def odd_fills(x_ptr: Pointer[f16], u_ptr: Pointer[u8], i_ptr: Pointer[i32], d_ptr: Pointer[i32], o_ptr: Pointer[f32],
+              oi_ptr: Pointer[i32], n: int, B: constexpr) -> None:
+    """``other=`` of another type than the pointee (converted to it: an int fill and one past f16's
+    range for f16; a float fill for an int pointer is refused), fills at u8's and i32's edges,
+    stores whose block holds duplicated
+    addresses of one value, and a gather-by-pointer store with a hinted stride."""
+    offs = tl.arange(0, B)
+    m = offs < n
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=m, other=3).to(tl.float32))
+    tl.store(o_ptr + B + offs, tl.load(x_ptr + offs, mask=m, other=70000.0).to(tl.float32))
+    tl.store(oi_ptr + offs, tl.load(u_ptr + offs, mask=m, other=200).to(tl.int32))
+    tl.store(oi_ptr + B + offs, tl.load(i_ptr + offs, mask=m, other=2**31 - 1))
+    pairs = offs // 2
+    v = tl.load(i_ptr + pairs)
+    tl.store(oi_ptr + 2 * B + pairs, v * 3)
+    d = tl.load(d_ptr + offs)
+    tl.store(oi_ptr + 3 * B + d, d * 7 + 1)
+    s = tl.multiple_of(n * 0 + 4, 4)
+    tl.store(oi_ptr + 4 * B + tl.max_contiguous(tl.multiple_of((offs // 4) * 8 + offs % 4, 4), 4) + s, v)
+
+
+def test_fills_of_another_type_and_duplicated_store_addresses(target: str) -> None:
+    rng, b, n = np.random.default_rng(41), 64, 45
+    x = rng.standard_normal(b).astype(np.float16)
+    u = rng.integers(0, 256, b).astype(np.uint8)
+    i = rng.integers(-2**31, 2**31, b).astype(np.int32) // 3
+    d = rng.integers(0, 8, b).astype(np.int32)  # eight addresses, each stored by many lanes the same value
+    lanes = np.arange(b)
+    with tl.backend(target):
+        o = tl.to_device(np.full(2 * b, np.nan, np.float32))
+        oi = tl.to_device(np.full(6 * b, -7, np.int32))
+        odd_fills[(1,)](tl.to_device(x), tl.to_device(u), tl.to_device(i), tl.to_device(d), o, oi, n, B=b)
+        got, goti = o.numpy(), oi.numpy()
+    np.testing.assert_array_equal(got[:b], np.where(lanes < n, x, np.float16(3)).astype(np.float32))
+    np.testing.assert_array_equal(got[b:], np.where(lanes < n, x.astype(np.float32), np.float32(np.inf)))
+    np.testing.assert_array_equal(goti[:b], np.where(lanes < n, u, 200))
+    np.testing.assert_array_equal(goti[b:2 * b], np.where(lanes < n, i, 2**31 - 1))
+    pairs = np.full(b, -7, np.int32)
+    pairs[:b // 2] = i[:b // 2] * 3
+    np.testing.assert_array_equal(goti[2 * b:3 * b], pairs)
+    stored = np.full(b, -7, np.int32)
+    stored[np.unique(d)] = np.unique(d) * 7 + 1
+    np.testing.assert_array_equal(goti[3 * b:4 * b], stored)
+    spread = np.full(2 * b, -7, np.int32)
+    spread[(lanes // 4) * 8 + lanes % 4 + 4] = i[lanes // 2]
+    np.testing.assert_array_equal(goti[4 * b:], spread)
+
+
+@tl.kernel
+def grouped_tiles(a_ptr: Pointer[f32], o_ptr: Pointer[f32], m: int, n: int, BM: constexpr, BN: constexpr,
+                  G: constexpr) -> None:
+    """The matmul tutorial's grouped ordering (``tl.swizzle2d`` beside it written out by hand), a
+    causal-style inner loop whose trip count follows the outer index, and a pointer block walked
+    by ``+=`` in a loop with unrolling."""
+    pid = tl.program_id(0)
+    grid_m, grid_n = tl.cdiv(m, BM), tl.cdiv(n, BN)
+    width = G * grid_n
+    group = pid // width
+    first = group * G
+    size = tl.minimum(grid_m - first, G)
+    pm, pn = first + (pid % width) % size, (pid % width) // size
+    sm, sn = tl.swizzle2d(pid // grid_n, pid % grid_n, grid_m, grid_n, G)
+    rm, rn = pm * BM + tl.arange(0, BM), pn * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < m) & (rn[None, :] < n)
+    acc = tl.zeros((BM, BN), tl.float32)
+    ptrs = a_ptr + rm[:, None] * n + rn[None, :]
+    for j in tl.range(0, pm + 1, loop_unroll_factor=2):
+        for k in tl.range(j, pm + 1, num_stages=2):
+            acc += tl.load(ptrs, mask=mask, other=0.0) * (k - j + 1)
+    tl.store(o_ptr + rm[:, None] * n + rn[None, :], acc, mask=mask)
+    tl.store(o_ptr + m * n + pid * 4 + tl.arange(0, 4), tl.where(tl.arange(0, 4) < 2, pm * 1000 + pn, sm * 1000 + sn) * 1.0)
+    walk, at = a_ptr + tl.arange(0, BN), tl.arange(0, BN)
+    tot = tl.zeros((BN,), tl.float32)
+    for _ in tl.range(0, pn + 1, loop_unroll_factor=3):
+        tot += tl.load(walk, mask=at < m * n, other=0.0)
+        walk += BN
+        at += BN
+    tl.store(o_ptr + m * n + 4 * grid_m * grid_n + pid * BN + tl.arange(0, BN), tot)
+
+
+@pytest.mark.parametrize("m, n, group", [(100, 70, 3), (64, 48, 8), (17, 200, 1)])
+def test_grouped_ordering_and_triangular_loops(target: str, m: int, n: int, group: int) -> None:
+    bm, bn = 16, 16
+    a = np.random.default_rng(m).standard_normal((m, n)).astype(np.float32)
+    gm, gn = -(-m // bm), -(-n // bn)
+    want = np.zeros((m, n))
+    ids, walks = np.zeros((gm * gn, 4)), np.zeros((gm * gn, bn))
+    flat = np.concatenate([a.ravel(), np.zeros(bn * gn)]).astype(np.float64)
+    for pid in range(gm * gn):
+        g, width = pid // (group * gn), group * gn
+        size = min(gm - g * group, group)
+        pm, pn = g * group + (pid % width) % size, (pid % width) // size
+        i, j = pid // gn, pid % gn  # swizzle2d of the row-major (i, j)
+        ij = i * gn + j
+        size_gj = gn * group
+        group_id, off_i = ij // size_gj, (ij // size_gj) * group
+        size_g = min(gm - off_i, group)
+        sm, sn = off_i + (ij % size_gj) % size_g, (ij % size_gj) // size_g
+        ids[pid] = [pm * 1000 + pn] * 2 + [sm * 1000 + sn] * 2
+        weight = sum(k - jj + 1 for jj in range(pm + 1) for k in range(jj, pm + 1))
+        want[pm * bm:(pm + 1) * bm, pn * bn:(pn + 1) * bn] = a[pm * bm:(pm + 1) * bm, pn * bn:(pn + 1) * bn] * weight
+        walks[pid] = sum(flat[t * bn:(t + 1) * bn] for t in range(pn + 1))
+    with tl.backend(target):
+        o = tl.to_device(np.full(m * n + 4 * gm * gn + bn * gm * gn, np.nan, np.float32))
+        grouped_tiles[(gm * gn,)](tl.to_device(a), o, m, n, BM=bm, BN=bn, G=group)
+        got = o.numpy()
+    np.testing.assert_allclose(got[:m * n].reshape(m, n), want, rtol=1e-5)
+    np.testing.assert_array_equal(got[m * n:m * n + 4 * gm * gn].reshape(-1, 4), ids)
+    np.testing.assert_allclose(got[m * n + 4 * gm * gn:].reshape(-1, bn), walks, rtol=1e-5, atol=1e-6)
