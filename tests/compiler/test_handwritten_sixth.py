@@ -587,3 +587,47 @@ def test_grouped_ordering_and_triangular_loops(target: str, m: int, n: int, grou
     np.testing.assert_allclose(got[:m * n].reshape(m, n), want, rtol=1e-5)
     np.testing.assert_array_equal(got[m * n:m * n + 4 * gm * gn].reshape(-1, 4), ids)
     np.testing.assert_allclose(got[m * n + 4 * gm * gn:].reshape(-1, bn), walks, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- sorts move bits
+
+@tl.kernel
+def sorted_rows(x_ptr: Pointer[f32], h_ptr: Pointer[f16], g_ptr: Pointer[tl.bfloat16], o_ptr: Pointer[f32],
+                oh_ptr: Pointer[f16], og_ptr: Pointer[tl.bfloat16], M: constexpr, N: constexpr) -> None:
+    """Rows sorted both ways, each holding one NaN (quiet or signalling, either sign, a payload)."""
+    r, c = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    x, h, g = tl.load(x_ptr + r * N + c), tl.load(h_ptr + r * N + c), tl.load(g_ptr + r * N + c)
+    tl.store(o_ptr + r * N + c, tl.sort(x))
+    tl.store(o_ptr + M * N + r * N + c, tl.sort(x, descending=True))
+    tl.store(oh_ptr + r * N + c, tl.sort(h, descending=True))
+    tl.store(og_ptr + r * N + c, tl.sort(g))
+
+
+def test_a_sort_moves_each_nan_bit_for_bit(target: str) -> None:
+    """Triton's sort is a network of swaps, so each output is one of the row's elements, bit for
+    bit. The reference sorted with ``np.sort``, which rewrites NaNs: every f16 NaN came out as
+    0x7c01 and every f32 one as 0x7fc00000 (11 of the 512 elements here, every f32 and f16 NaN
+    not already of that form; bf16 kept its bits; silent). The CUDA network was right."""
+    rng, m, n = np.random.default_rng(51), 4, 32
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    h, g = x.astype(np.float16), x.astype(ml_dtypes.bfloat16)
+    cols = rng.integers(0, n, m)
+    x.view(np.uint32)[np.arange(m), cols] = [0x7FC00001, 0xFFC00000, 0x7F800001, 0xFFFFFFFF]
+    h.view(np.uint16)[np.arange(m), cols] = [0x7E00, 0xFE00, 0x7C01, 0x7E55]
+    g.view(np.uint16)[np.arange(m), cols] = [0x7FC0, 0xFFC1, 0x7F81, 0xFFC0]
+
+    def bits(a: np.ndarray, descending: bool) -> np.ndarray:
+        """The row's elements in NumPy's order (NaN last), as unsigned bits."""
+        order = np.argsort(a.astype(np.float32), axis=-1, kind="stable")
+        moved = np.take_along_axis(a, order[:, ::-1] if descending else order, axis=-1)
+        return moved.view(np.uint32 if a.dtype.itemsize == 4 else np.uint16)
+
+    with tl.backend(target):
+        o = tl.to_device(np.zeros((2, m, n), np.float32))
+        oh, og = tl.to_device(np.zeros((m, n), np.float16)), tl.to_device(np.zeros((m, n), ml_dtypes.bfloat16))
+        sorted_rows[(1,)](tl.to_device(x), tl.to_device(h), tl.to_device(g), o, oh, og, M=m, N=n)
+        got = o.numpy()
+        np.testing.assert_array_equal(got[0].view(np.uint32), bits(x, False))
+        np.testing.assert_array_equal(got[1].view(np.uint32), bits(x, True))
+        np.testing.assert_array_equal(oh.numpy().view(np.uint16), bits(h, True))
+        np.testing.assert_array_equal(og.numpy().view(np.uint16), bits(g, False))
