@@ -631,3 +631,172 @@ def test_a_sort_moves_each_nan_bit_for_bit(target: str) -> None:
         np.testing.assert_array_equal(got[1].view(np.uint32), bits(x, True))
         np.testing.assert_array_equal(oh.numpy().view(np.uint16), bits(h, True))
         np.testing.assert_array_equal(og.numpy().view(np.uint16), bits(g, False))
+
+
+# ---------------------------------------------------------------- dots sharing operands and results
+
+@tl.kernel
+def lagged(a_ptr: Pointer[f16], b_ptr: Pointer[f16], o_ptr: Pointer[f32], n: int, M: constexpr, N: constexpr,
+           K: constexpr, FORM: constexpr) -> None:
+    """An accumulator carried beside its previous value (``acc, prev = tl.dot(a, b, acc), acc``):
+    a dot accumulating in the carried registers in place must not clobber what ``prev`` takes."""
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    acc = tl.zeros((M, N), tl.float32) + 1.0
+    prev = tl.zeros((M, N), tl.float32)
+    for i in range(n):
+        a = tl.load(a_ptr + i * M * K + rm[:, None] * K + rk[None, :])
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+        if FORM == 0:
+            acc, prev = tl.dot(a, b, acc), acc
+        elif FORM == 1:
+            acc, prev = acc + tl.dot(a, b), acc
+        else:
+            prev, acc = acc, acc * 0.5 + tl.dot(a, b)
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], acc)
+    tl.store(o_ptr + M * N + rm[:, None] * N + rn[None, :], prev)
+
+
+@pytest.mark.parametrize("form", [0, 1, 2])
+def test_an_accumulator_carried_beside_its_previous_value(target: str, form: int) -> None:
+    rng, m, n = np.random.default_rng(61), 32, 3
+    a, b = (rng.integers(-4, 5, (n, m, m)) / 4).astype(np.float16), (rng.integers(-4, 5, (m, m)) / 4).astype(np.float16)
+    acc, prev = np.ones((m, m)), np.zeros((m, m))
+    for i in range(n):
+        d = a[i].astype(np.float64) @ b.astype(np.float64)
+        acc, prev = (acc * 0.5 + d, acc) if form == 2 else (acc + d, acc)
+    with tl.backend(target):
+        o = tl.to_device(np.full((2, m, m), np.nan, np.float32))
+        lagged[(1,)](tl.to_device(a), tl.to_device(b), o, n, M=m, N=m, K=m, FORM=form)
+        np.testing.assert_array_equal(o.numpy(), np.stack([acc, prev]))
+
+
+@tl.kernel
+def operand_roles(a_ptr: Pointer[f16], o_ptr: Pointer[f32], n: int, M: constexpr) -> None:
+    """One tile as both operands of a dot, transposed on either side, and a power iteration
+    ``x = dot(x, a)`` whose result is the next A."""
+    r, c = tl.arange(0, M)[:, None], tl.arange(0, M)[None, :]
+    a = tl.load(a_ptr + r * M + c)
+    x = a
+    for _ in range(n):
+        x = tl.dot(x, a).to(tl.float16)
+    tl.store(o_ptr + r * M + c, tl.dot(a, a))
+    tl.store(o_ptr + M * M + r * M + c, tl.dot(a, tl.trans(a)))
+    tl.store(o_ptr + 2 * M * M + r * M + c, tl.dot(tl.trans(a), a))
+    tl.store(o_ptr + 3 * M * M + r * M + c, x.to(tl.float32))
+    tl.store(o_ptr + 4 * M * M + r * M + c, tl.dot(tl.trans(x), tl.trans(a)))
+
+
+@pytest.mark.parametrize("m, warps", [(16, 4), (64, 8), (128, 8)])
+def test_one_tile_in_every_operand_role(target: str, m: int, warps: int) -> None:
+    a = (np.random.default_rng(m).integers(-2, 3, (m, m)) / 4).astype(np.float16)
+    aa = a.astype(np.float64)
+    x = aa
+    for _ in range(2):
+        x = (x @ aa).astype(np.float16).astype(np.float64)
+    with tl.backend(target):
+        o = tl.to_device(np.full((5, m, m), np.nan, np.float32))
+        operand_roles[(1,), tl.Options(num_warps=warps)](tl.to_device(a), o, 2, M=m)
+        np.testing.assert_array_equal(o.numpy(), np.stack([aa @ aa, aa @ aa.T, aa.T @ aa, x, x.T @ aa.T]))
+
+
+@tl.kernel
+def fragment_uses(a_ptr: Pointer[f16], b_ptr: Pointer[f16], c_ptr: Pointer[f16], o_ptr: Pointer[f32], i_ptr: Pointer[i32],
+                  M: constexpr, N: constexpr, K: constexpr, N2: constexpr) -> None:
+    """Two dots of different widths sharing rows: one's row maximum (with its index) shifting the
+    other, scans, flips, interleaves, a 3-D reshape summed and a 2-D mask on a dot's result."""
+    rm, rn, rk, rn2 = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K), tl.arange(0, N2)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    s1 = tl.dot(a, tl.load(b_ptr + rk[:, None] * N + rn[None, :]))
+    s2 = tl.dot(a, tl.load(c_ptr + rk[:, None] * N2 + rn2[None, :]))
+    mx, am = tl.max(s1, 1, return_indices=True)
+    tl.store(o_ptr + rm[:, None] * N2 + rn2[None, :], s2 - mx[:, None])
+    tl.store(i_ptr + rm, am)
+    tl.store(i_ptr + M + rm, tl.argmin(s2, 1))
+    at = M * N2
+    tl.store(o_ptr + at + rm[:, None] * N + rn[None, :], tl.cumsum(s1, 1))
+    tl.store(o_ptr + at + M * N + rm[:, None] * N + rn[None, :], tl.flip(s1, 1))
+    tl.store(o_ptr + at + 2 * M * N + rm[:, None] * 2 * N + tl.arange(0, 2 * N)[None, :], tl.interleave(s1, s1 * 2.0))
+    at += 4 * M * N
+    tl.store(o_ptr + at + rm[:, None] * (N // 2) + tl.arange(0, N // 2)[None, :], tl.sum(tl.reshape(s1, (M, N // 2, 2)), 2))
+    w = tl.where((rn[None, :] % 3 == 0) & (rm[:, None] > 2), s1, -s1)
+    tl.store(o_ptr + at + M * (N // 2) + rm[:, None] * N + rn[None, :], w)
+    tl.store(o_ptr + at + M * (N // 2) + M * N + rm, tl.sum(w * w, 1) + tl.min(s2, 1))
+
+
+@pytest.mark.parametrize("m, n, k, n2, warps", [(16, 32, 16, 16, 8), (64, 16, 32, 64, 4), (128, 32, 16, 16, 8)])
+def test_dots_of_two_widths_sharing_rows(target: str, m: int, n: int, k: int, n2: int, warps: int) -> None:
+    rng = np.random.default_rng(m + n)
+    a, b, c = ((rng.integers(-4, 5, shape) / 4).astype(np.float16) for shape in ((m, k), (k, n), (k, n2)))
+    s1, s2 = a.astype(np.float64) @ b.astype(np.float64), a.astype(np.float64) @ c.astype(np.float64)
+    w = np.where((np.arange(n)[None, :] % 3 == 0) & (np.arange(m)[:, None] > 2), s1, -s1)
+    want = np.concatenate([(s2 - s1.max(1)[:, None]).ravel(), np.cumsum(s1, 1).ravel(), s1[:, ::-1].ravel(),
+                           np.stack([s1, 2 * s1], -1).ravel(), s1.reshape(m, n // 2, 2).sum(2).ravel(), w.ravel(),
+                           (w * w).sum(1) + s2.min(1)])
+    with tl.backend(target):
+        o, i = tl.to_device(np.full(want.size, np.nan, np.float32)), tl.to_device(np.full(2 * m, -9, np.int32))
+        fragment_uses[(1,), tl.Options(num_warps=warps)](tl.to_device(a), tl.to_device(b), tl.to_device(c), o, i,
+                                                        M=m, N=n, K=k, N2=n2)
+        np.testing.assert_array_equal(o.numpy(), want)
+        np.testing.assert_array_equal(i.numpy(), np.concatenate([s1.argmax(1), s2.argmin(1)]))
+
+
+@tl.kernel
+def scattered_rows(a_ptr: Pointer[f16], b_ptr: Pointer[f16], idx_ptr: Pointer[i32], o_ptr: Pointer[f32], s_ptr: Pointer[f32],
+                   c_ptr: Pointer[f16], n: int, M: constexpr, N: constexpr, K: constexpr) -> None:
+    """A dot's rows stored to rows a loaded permutation names (MoE's scatter), its transpose to
+    columns so named, row sums of squares added atomically to shared slots (Liger's dS), and
+    an atomic add of every other column onto five rows."""
+    rm = tl.program_id(0) * M + tl.arange(0, M)
+    rn, rk = tl.arange(0, N), tl.arange(0, K)
+    live = rm < n
+    d = tl.dot(tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=live[:, None], other=0.0),
+               tl.load(b_ptr + rk[:, None] * N + rn[None, :]))
+    dest = tl.load(idx_ptr + rm, mask=live, other=0)
+    tl.store(o_ptr + dest[:, None] * N + rn[None, :], d, mask=live[:, None])
+    tl.atomic_add(s_ptr + dest % 7, tl.sum(d * d, 1), mask=live)
+    tl.store(c_ptr + rn[:, None] * n + dest[None, :], tl.trans(d).to(tl.float16), mask=live[None, :])
+    tl.atomic_add(o_ptr + n * N + (dest[:, None] % 5) * N + rn[None, :], d, mask=live[:, None] & (rn[None, :] % 2 == 0))
+
+
+@pytest.mark.parametrize("n, m, nn, k, warps", [(50, 16, 32, 16, 4), (100, 32, 64, 32, 4), (64, 64, 16, 32, 8)])
+def test_dot_rows_scattered_by_a_permutation(target: str, n: int, m: int, nn: int, k: int, warps: int) -> None:
+    rng = np.random.default_rng(n + k)
+    a, b = (rng.integers(-4, 5, (n, k)) / 4).astype(np.float16), (rng.integers(-4, 5, (k, nn)) / 4).astype(np.float16)
+    idx = rng.permutation(n).astype(np.int32)
+    d = a.astype(np.float64) @ b.astype(np.float64)
+    want_o, want_s = np.zeros((n + 5, nn)), np.zeros(7)
+    want_o[idx] = d
+    for r in range(n):
+        want_o[n + idx[r] % 5, ::2] += d[r, ::2]
+        want_s[idx[r] % 7] += (d[r] ** 2).sum()
+    with tl.backend(target):
+        o = tl.to_device(np.concatenate([np.full((n, nn), np.nan, np.float32), np.zeros((5, nn), np.float32)]))
+        s, c = tl.to_device(np.zeros(7, np.float32)), tl.to_device(np.full((nn, n), np.nan, np.float16))
+        scattered_rows[(-(-n // m),), tl.Options(num_warps=warps)](tl.to_device(a), tl.to_device(b), tl.to_device(idx), o, s, c,
+                                                                  n, M=m, N=nn, K=k)
+        np.testing.assert_array_equal(o.numpy(), want_o)  # quarters: every sum exact in any order
+        np.testing.assert_array_equal(s.numpy(), want_s)
+        np.testing.assert_array_equal(c.numpy()[:, idx], d.T.astype(np.float16))
+
+
+@tl.kernel
+def batched(a_ptr: Pointer[f16], b_ptr: Pointer[f16], o_ptr: Pointer[f32], Z: constexpr, M: constexpr, N: constexpr,
+            K: constexpr) -> None:
+    """A 3-D (batched) dot and its maximum along M."""
+    rz = tl.arange(0, Z)[:, None, None]
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    c = tl.dot(tl.load(a_ptr + rz * M * K + rm[None, :, None] * K + rk[None, None, :]),
+               tl.load(b_ptr + rz * K * N + rk[None, :, None] * N + rn[None, None, :]))
+    tl.store(o_ptr + rz * M * N + rm[None, :, None] * N + rn[None, None, :], c)
+    tl.store(o_ptr + Z * M * N + tl.arange(0, Z)[:, None] * N + rn[None, :], tl.max(c, 1))
+
+
+@pytest.mark.parametrize("z, m, n, k, warps", [(2, 16, 16, 16, 4), (4, 32, 16, 32, 4), (2, 64, 32, 16, 8)])
+def test_a_batched_dot(target: str, z: int, m: int, n: int, k: int, warps: int) -> None:
+    rng = np.random.default_rng(z * m)
+    a, b = (rng.integers(-4, 5, (z, m, k)) / 4).astype(np.float16), (rng.integers(-4, 5, (z, k, n)) / 4).astype(np.float16)
+    e = a.astype(np.float64) @ b.astype(np.float64)
+    with tl.backend(target):
+        o = tl.to_device(np.full(z * m * n + z * n, np.nan, np.float32))
+        batched[(1,), tl.Options(num_warps=warps)](tl.to_device(a), tl.to_device(b), o, Z=z, M=m, N=n, K=k)
+        np.testing.assert_array_equal(o.numpy(), np.concatenate([e.ravel(), e.max(1).ravel()]))
