@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Pointer, constexpr, f16, f32, i8, i16, i32, i64, u8, u16, u64
+from tile_lang import Pointer, constexpr, f16, f32, i8, i16, i32, i64, u8, u16, u32, u64
 
 from tests.compiler.emulator import EMULATOR
 
@@ -800,3 +800,145 @@ def test_a_batched_dot(target: str, z: int, m: int, n: int, k: int, warps: int) 
         o = tl.to_device(np.full(z * m * n + z * n, np.nan, np.float32))
         batched[(1,), tl.Options(num_warps=warps)](tl.to_device(a), tl.to_device(b), o, Z=z, M=m, N=n, K=k)
         np.testing.assert_array_equal(o.numpy(), np.concatenate([e.ravel(), e.max(1).ravel()]))
+
+
+# ---------------------------------------------------------------- programs that disagree
+
+@tl.kernel
+def divergent(x_ptr: Pointer[f32], o_ptr: Pointer[f32], c_ptr: Pointer[i32], B: constexpr) -> None:
+    """Programs of a 3-D grid taking different branches (on each axis), while loops and ranges
+    of their own lengths, a conditional expression, an early return and a short-circuit ``or``
+    reading memory: the reference runs them masked, in lockstep."""
+    p0, p1, p2 = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    lin = (p2 * tl.num_programs(1) + p1) * tl.num_programs(0) + p0
+    offs = tl.arange(0, B)
+    x = tl.load(x_ptr + lin * B + offs)
+    if p1 % 2 == 0:
+        y, z = x * 2.0, p0 * 1.0
+    elif p0 > p2:
+        y, z = x + p0, -1.0
+    else:
+        y, z = x - p2, p1 * 0.5
+    k = 0
+    acc = tl.zeros((B,), tl.float32)
+    while k < p0 + p1 and tl.max(acc, 0) < 5.0:
+        acc += tl.abs(x) * (k + 1)
+        k += 1
+    t = 0
+    for i in range(p2, p0 + p1 + p2):
+        if i % 3 == 1:
+            t += i
+        else:
+            t -= 1
+    w = (p0 if p1 > p2 else p2) * 10 + t
+    if p0 == 1 and p1 == 2:
+        tl.store(c_ptr + lin, -5)
+        return
+    ok = (p0 > 0) or (tl.load(x_ptr + lin * B) > 0)
+    tl.store(o_ptr + lin * B + offs, y + z + acc)
+    tl.store(c_ptr + lin, k * 100000 + w * 10 + ok.to(tl.int32))
+
+
+@pytest.mark.parametrize("grid", [(5, 7, 3), (64, 3, 2), (1, 1, 9)])
+def test_programs_that_disagree_on_every_construct(target: str, grid: tuple[int, int, int]) -> None:
+    b, programs = 16, int(np.prod(grid))
+    x = np.random.default_rng(programs).standard_normal((programs, b)).astype(np.float32)
+    want_o, want_c = np.full((programs, b), np.nan, np.float32), np.full(programs, -7, np.int64)
+    for p2, p1, p0 in np.ndindex(grid[2], grid[1], grid[0]):
+        lin, xx = (p2 * grid[1] + p1) * grid[0] + p0, x[(p2 * grid[1] + p1) * grid[0] + p0]
+        if p1 % 2 == 0:
+            y, z = xx * np.float32(2), np.float32(p0)
+        elif p0 > p2:
+            y, z = xx + np.float32(p0), np.float32(-1)
+        else:
+            y, z = xx - np.float32(p2), np.float32(p1 * 0.5)
+        k, acc = 0, np.zeros(b, np.float32)
+        while k < p0 + p1 and acc.max() < 5.0:
+            acc, k = acc + np.abs(xx) * np.float32(k + 1), k + 1
+        t = sum(i if i % 3 == 1 else -1 for i in range(p2, p0 + p1 + p2))
+        if p0 == 1 and p1 == 2:
+            want_c[lin] = -5
+            continue
+        want_o[lin] = y + z + acc
+        want_c[lin] = k * 100000 + ((p0 if p1 > p2 else p2) * 10 + t) * 10 + int(p0 > 0 or xx[0] > 0)
+    with tl.backend(target):
+        o, c = tl.to_device(np.full((programs, b), np.nan, np.float32)), tl.to_device(np.full(programs, -7, np.int32))
+        divergent[grid](tl.to_device(x), o, c, B=b)
+        np.testing.assert_allclose(o.numpy(), want_o, rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(c.numpy(), want_c)
+
+
+@tl.kernel
+def strided_views(x_ptr: Pointer[f32], s_ptr: Pointer[i32], o_ptr: Pointer[f32], n: int, R: constexpr, C: constexpr) -> None:
+    """Offsets the reference keeps lazy and affine, per program: a loaded stride, a reversed
+    block, a column-major read, a pointer walked by a loaded step for a per-program trip count,
+    and a block small enough to be gathered."""
+    pid = tl.program_id(0)
+    st = tl.load(s_ptr + pid)
+    r, c = tl.arange(0, R)[:, None], tl.arange(0, C)[None, :]
+    base = (pid * 37) % (n - R * C * 4)
+    out = o_ptr + pid * (3 * R * C + C + 4)
+    tl.store(out + r * C + c, tl.load(x_ptr + base + r * st * C + c * st))
+    tl.store(out + R * C + r * C + c, tl.load(x_ptr + base + (R * C - 1 - (r * C + c))))
+    tl.store(out + 2 * R * C + r * C + c, tl.load(x_ptr + base + c * R + r))
+    p = x_ptr + base + tl.arange(0, C)
+    acc = tl.zeros((C,), tl.float32)
+    for _ in range(pid % 5):
+        acc += tl.load(p)
+        p += st * 3
+    tl.store(out + 3 * R * C + tl.arange(0, C), acc)
+    tl.store(out + 3 * R * C + C + tl.arange(0, 4), tl.load(x_ptr + base + tl.arange(0, 4) * 2))
+
+
+@pytest.mark.parametrize("programs, r, c", [(200, 4, 8), (9, 8, 16)])
+def test_per_program_strided_views(target: str, programs: int, r: int, c: int) -> None:
+    rng, n = np.random.default_rng(programs), 5000
+    x, s = rng.standard_normal(n).astype(np.float32), rng.integers(1, 5, programs).astype(np.int32)
+    size, rr, cc = 3 * r * c + c + 4, np.arange(r)[:, None], np.arange(c)[None, :]
+    want = np.zeros((programs, size), np.float32)
+    for pid in range(programs):
+        st, base = s[pid], (pid * 37) % (n - r * c * 4)
+        acc = np.zeros(c, np.float32)
+        for k in range(pid % 5):
+            acc += x[base + np.arange(c) + k * st * 3]
+        want[pid] = np.concatenate([x[base + rr * st * c + cc * st].ravel(), x[base + (r * c - 1 - (rr * c + cc))].ravel(),
+                                    x[base + cc * r + rr].ravel(), acc, x[base + np.arange(4) * 2]])
+    with tl.backend(target):
+        o = tl.to_device(np.full((programs, size), np.nan, np.float32))
+        strided_views[(programs,)](tl.to_device(x), tl.to_device(s), o, n, R=r, C=c)
+        np.testing.assert_array_equal(o.numpy(), want)
+
+
+@tl.kernel
+def by_constants(a_ptr: Pointer[i32], l_ptr: Pointer[i64], c_ptr: Pointer[i8], u_ptr: Pointer[u32], o_ptr: Pointer[i64],
+                 B: constexpr, D: constexpr) -> None:
+    """``//`` and ``%`` by a constexpr power of two (and its negation) of negative values, at
+    each width: truncating, where a shift or a mask would floor."""
+    offs = tl.arange(0, B)
+    a, ll, c, u = tl.load(a_ptr + offs), tl.load(l_ptr + offs), tl.load(c_ptr + offs), tl.load(u_ptr + offs)
+    tl.store(o_ptr + offs, (a // D).to(tl.int64))
+    tl.store(o_ptr + B + offs, (a % D).to(tl.int64))
+    tl.store(o_ptr + 2 * B + offs, ll // D)
+    tl.store(o_ptr + 3 * B + offs, ll % D)
+    tl.store(o_ptr + 4 * B + offs, (c // D).to(tl.int64) * 1000 + (c % D).to(tl.int64))
+    tl.store(o_ptr + 5 * B + offs, (u // D).to(tl.int64) * 1000 + (u % D).to(tl.int64))
+    tl.store(o_ptr + 6 * B + offs, (a // -D).to(tl.int64) * 1000 + (a % -D).to(tl.int64))
+
+
+@pytest.mark.parametrize("d", [1, 2, 16, 64])
+def test_division_by_a_constant_power_of_two_truncates(target: str, d: int) -> None:
+    rng, b = np.random.default_rng(d), 64
+    a, ll = rng.integers(-1000, 1000, b).astype(np.int32), rng.integers(-2**62, 2**62, b)
+    c, u = rng.integers(-128, 128, b).astype(np.int8), rng.integers(0, 2**32, b, dtype=np.uint64).astype(np.uint32)
+
+    def qr(x: np.ndarray, y: int) -> tuple[list[int], list[int]]:
+        q = [abs(int(v)) // abs(y) * (1 if (v < 0) == (y < 0) else -1) for v in x]
+        return q, [int(v) - y * t for v, t in zip(x, q)]
+
+    (qa, ra), (ql, rl), (qc, rc), (qn, rn) = qr(a, d), qr(ll, d), qr(c, d), qr(a, -d)
+    want = [qa, ra, ql, rl, [p * 1000 + r for p, r in zip(qc, rc)],
+            [int(v) // d * 1000 + int(v) % d for v in u], [p * 1000 + r for p, r in zip(qn, rn)]]
+    with tl.backend(target):
+        o = tl.to_device(np.full(7 * b, -99, np.int64))
+        by_constants[(1,)](tl.to_device(a), tl.to_device(ll), tl.to_device(c), tl.to_device(u), o, B=b, D=d)
+        np.testing.assert_array_equal(o.numpy().reshape(7, b).astype(object), np.array(want, dtype=object))
