@@ -942,3 +942,64 @@ def test_division_by_a_constant_power_of_two_truncates(target: str, d: int) -> N
         o = tl.to_device(np.full(7 * b, -99, np.int64))
         by_constants[(1,)](tl.to_device(a), tl.to_device(ll), tl.to_device(c), tl.to_device(u), o, B=b, D=d)
         np.testing.assert_array_equal(o.numpy().reshape(7, b).astype(object), np.array(want, dtype=object))
+
+
+# ---------------------------------------------------------------- umulhi reads bits as unsigned
+
+@tl.kernel
+def high_words(a_ptr: Pointer[i32], l_ptr: Pointer[i64], q_ptr: Pointer[u64], o_ptr: Pointer[i64], oq_ptr: Pointer[u64],
+               B: constexpr) -> None:
+    """``tl.umulhi`` of signed blocks (hash mixing and Philox-style counters on i32/i64), of a
+    negative literal, and of u64; libdevice's ``mulhi`` beside it, signed."""
+    offs = tl.arange(0, B)
+    a, ll, q = tl.load(a_ptr + offs), tl.load(l_ptr + offs), tl.load(q_ptr + offs)
+    tl.store(o_ptr + offs, tl.umulhi(a, a ^ 0x1234).to(tl.int64))
+    tl.store(o_ptr + B + offs, tl.umulhi(ll, ll ^ 0x5555))
+    tl.store(o_ptr + 2 * B + offs, tl.umulhi(a, -7).to(tl.int64))
+    tl.store(o_ptr + 3 * B + offs, tl.extra.cuda.libdevice.mulhi(a, a ^ 0x1234).to(tl.int64))
+    tl.store(o_ptr + 4 * B + offs, tl.extra.cuda.libdevice.mulhi(ll, ll ^ 0x5555))
+    tl.store(oq_ptr + offs, tl.umulhi(q, q + 12345))
+
+
+def test_umulhi_reads_signed_operands_as_unsigned(target: str) -> None:
+    """Triton lowers ``tl.umulhi`` to ``__nv_umulhi``/``__nv_umul64hi`` whatever the operands'
+    signedness; both backends took the signed high half of i32 and i64 products (``__mulhi``),
+    wrong wherever an operand was negative (61 of the 96 signed elements here; silent)."""
+    rng, b = np.random.default_rng(71), 32
+    a = rng.integers(-2**31, 2**31, b).astype(np.int32)
+    ll = rng.integers(-2**63, 2**63 - 1, b, dtype=np.int64)
+    q = rng.integers(0, 2**64 - 1, b, dtype=np.uint64)
+
+    def high(x: int, y: int, bits: int, signed: bool) -> int:
+        """The high ``bits`` of the product of ``x`` and ``y`` (as unsigned unless ``signed``),
+        wrapped to a signed value of that width."""
+        if not signed:
+            x, y = x % 2**bits, y % 2**bits
+        word = ((x * y) >> bits) % 2**bits
+        return word - 2**bits if word >= 2**(bits - 1) else word
+
+    A, L = [int(v) for v in a], [int(v) for v in ll]
+    want = [[high(x, x ^ 0x1234, 32, False) for x in A], [high(x, x ^ 0x5555, 64, False) for x in L],
+            [high(x, -7, 32, False) for x in A], [high(x, x ^ 0x1234, 32, True) for x in A],
+            [high(x, x ^ 0x5555, 64, True) for x in L]]
+    with tl.backend(target):
+        o, oq = tl.to_device(np.full(5 * b, -9, np.int64)), tl.to_device(np.zeros(b, np.uint64))
+        high_words[(1,)](tl.to_device(a), tl.to_device(ll), tl.to_device(q), o, oq, B=b)
+        np.testing.assert_array_equal(o.numpy().reshape(5, b).astype(object), np.array(want, dtype=object))
+        np.testing.assert_array_equal(oq.numpy().astype(object),
+                                      np.array([(int(v) * ((int(v) + 12345) % 2**64)) >> 64 for v in q], dtype=object))
+
+
+@tl.kernel
+def narrow_high(a_ptr: Pointer[i8], o_ptr: Pointer[i8], B: constexpr) -> None:
+    """``tl.umulhi`` of an 8-bit block."""
+    offs = tl.arange(0, B)
+    a = tl.load(a_ptr + offs)
+    tl.store(o_ptr + offs, tl.umulhi(a, a))
+
+
+def test_umulhi_of_a_narrow_block_is_refused(target: str) -> None:
+    """Triton has no 8- or 16-bit umulhi; the reference gave the 8-bit high half and the CUDA the
+    high half of the 32-bit product of the promoted values (0 or -1): now both refuse it."""
+    with tl.backend(target), pytest.raises(tl.KernelError, match="32- or 64-bit"):
+        narrow_high[(1,)](tl.to_device(np.arange(16, dtype=np.int8)), tl.to_device(np.zeros(16, np.int8)), B=16)
