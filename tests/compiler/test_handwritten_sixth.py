@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from tile_lang import Pointer, constexpr, f16, f32, i8, i16, i32, i64, u8, u16, u32, u64
+from tile_lang import Pointer, constexpr, f16, f32, i8, i32, i64, u8, u32, u64
 
 from tests.compiler.emulator import EMULATOR
+from tests.compiler.test_handwritten import _from_source
 
 pytestmark = pytest.mark.skipif(EMULATOR.unavailable_reason() is not None,
                                 reason=str(EMULATOR.unavailable_reason()))
@@ -301,31 +302,31 @@ def test_split_interleave_join_reshape_round_trips(target: str, m: int, n: int, 
 
 # ---------------------------------------------------------------- integer semantics
 
-@tl.kernel
-def narrow_ints(a_ptr: Pointer[i8], b_ptr: Pointer[i16], u_ptr: Pointer[u8], w_ptr: Pointer[u16], l_ptr: Pointer[i64],
-                q_ptr: Pointer[u64], o_ptr: Pointer[i64], B: constexpr) -> None:
-    """C's truncating // and % at every width (i8, i16, i64 with negative operands; u8, u16, u64),
-    the mixed-sign promotions (i8 with u8 is u8, u8 with i16 is i16, i8 with u16 is u16, u32 with
-    i64 is i64), comparisons across them, literals wrapping in an unsigned block, and right shifts
-    of each sign."""
-    offs = tl.arange(0, B)
-    a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
-    u, w = tl.load(u_ptr + offs), tl.load(w_ptr + offs)
-    ll, q = tl.load(l_ptr + offs), tl.load(q_ptr + offs)
-    ad = tl.where(a == 0, 3, a).to(tl.int8)
-    tl.store(o_ptr + offs, (b // ad).to(tl.int64))
-    tl.store(o_ptr + B + offs, (b % ad).to(tl.int64))
-    tl.store(o_ptr + 2 * B + offs, ll // (b.to(tl.int64) | 1))
-    tl.store(o_ptr + 3 * B + offs, ll % (b.to(tl.int64) | 1))
-    tl.store(o_ptr + 4 * B + offs, (w // (u | 1)).to(tl.int64))
-    tl.store(o_ptr + 5 * B + offs, (q % (w.to(tl.uint64) | 1)).to(tl.int64))
-    tl.store(o_ptr + 6 * B + offs, (a + u).to(tl.int64))
-    tl.store(o_ptr + 7 * B + offs, (u - (b >> 2)).to(tl.int64))
-    tl.store(o_ptr + 8 * B + offs, (a * w).to(tl.int64))
-    tl.store(o_ptr + 9 * B + offs, (a < u).to(tl.int64) + (a < w).to(tl.int64) * 2 + (u > b).to(tl.int64) * 4
-             + (w.to(tl.uint32) < ll).to(tl.int64) * 8)
-    tl.store(o_ptr + 10 * B + offs, (u + 200).to(tl.int64) + (w * 3).to(tl.int64) * 1000)
-    tl.store(o_ptr + 11 * B + offs, (q >> 60).to(tl.int64) + ((ll >> 62) * 100) + (a >> 7).to(tl.int64) * 10000)
+narrow_ints = _from_source("hw6_narrow_ints", '''
+    def hw6_narrow_ints(a_ptr, b_ptr, u_ptr, w_ptr, l_ptr, q_ptr, o_ptr, B: constexpr):
+        """C's truncating // and % at every width (i8, i16, i64 with negative operands; u8, u16, u64),
+        the mixed-sign promotions (i8 with u8 is u8, u8 with i16 is i16, i8 with u16 is u16, u32 with
+        i64 is i64), comparisons across them, literals wrapping in an unsigned block, and right shifts
+        of each sign."""
+        offs = tl.arange(0, B)
+        a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
+        u, w = tl.load(u_ptr + offs), tl.load(w_ptr + offs)
+        ll, q = tl.load(l_ptr + offs), tl.load(q_ptr + offs)
+        ad = tl.where(a == 0, 3, a).to(tl.int8)
+        tl.store(o_ptr + offs, (b // ad).to(tl.int64))
+        tl.store(o_ptr + B + offs, (b % ad).to(tl.int64))
+        tl.store(o_ptr + 2 * B + offs, ll // (b.to(tl.int64) | 1))
+        tl.store(o_ptr + 3 * B + offs, ll % (b.to(tl.int64) | 1))
+        tl.store(o_ptr + 4 * B + offs, (w // (u | 1)).to(tl.int64))
+        tl.store(o_ptr + 5 * B + offs, (q % (w.to(tl.uint64) | 1)).to(tl.int64))
+        tl.store(o_ptr + 6 * B + offs, (a + u).to(tl.int64))
+        tl.store(o_ptr + 7 * B + offs, (u - (b >> 2)).to(tl.int64))
+        tl.store(o_ptr + 8 * B + offs, (a * w).to(tl.int64))
+        tl.store(o_ptr + 9 * B + offs, (a < u).to(tl.int64) + (a < w).to(tl.int64) * 2 + (u > b).to(tl.int64) * 4
+                 + (w.to(tl.uint32) < ll).to(tl.int64) * 8)
+        tl.store(o_ptr + 10 * B + offs, (u + 200).to(tl.int64) + (w * 3).to(tl.int64) * 1000)
+        tl.store(o_ptr + 11 * B + offs, (q >> 60).to(tl.int64) + ((ll >> 62) * 100) + (a >> 7).to(tl.int64) * 10000)
+''')
 
 
 def test_narrow_and_mixed_sign_integer_rules(target: str) -> None:
@@ -421,7 +422,7 @@ def test_clamp_fma_and_divisions_with_specials(target: str) -> None:
     xd, yd = x.astype(np.float64), y.astype(np.float64)
     lo = np.fmin(x, y) - np.float32(0.5)  # tl.minimum takes the number over a NaN by default
 
-    def clamp(v: np.ndarray, low: np.ndarray, high: np.ndarray, nan: bool) -> np.ndarray:
+    def clamp(v: np.ndarray, low: np.ndarray | np.float32, high: np.ndarray | np.float32, nan: bool) -> np.ndarray:
         out = np.fmin(np.fmax(v, low), high)
         return np.where(np.isnan(v), np.nan, out) if nan else out
 
@@ -435,21 +436,21 @@ def test_clamp_fma_and_divisions_with_specials(target: str) -> None:
         np.testing.assert_array_equal(got[5], (xd / yd).astype(np.float32))
 
 
-@tl.kernel
-def mixed_precision(h_ptr: Pointer[f16], g_ptr: Pointer[tl.bfloat16], x_ptr: Pointer[f32], i_ptr: Pointer[i32],
-                    o_ptr: Pointer[f32], oh_ptr: Pointer[f16], og_ptr: Pointer[tl.bfloat16], B: constexpr) -> None:
-    """Promotions real kernels lean on: f16 with bf16 is f32, f16 with f32 is f32, an int block
-    with f16 is f16, f16 times a Python float stays f16, bf16 with an i64 is bf16; stored through
-    a narrower pointer the value is converted once."""
-    offs = tl.arange(0, B)
-    h, g, x, i = tl.load(h_ptr + offs), tl.load(g_ptr + offs), tl.load(x_ptr + offs), tl.load(i_ptr + offs)
-    tl.store(o_ptr + offs, h + g)
-    tl.store(o_ptr + B + offs, h * x)
-    tl.store(oh_ptr + offs, i + h)
-    tl.store(oh_ptr + B + offs, h * 1.1)
-    tl.store(og_ptr + offs, g * i.to(tl.int64))
-    tl.store(oh_ptr + 2 * B + offs, h * g)
-    tl.store(og_ptr + B + offs, x - h)
+mixed_precision = _from_source("hw6_mixed_precision", '''
+    def hw6_mixed_precision(h_ptr, g_ptr, x_ptr, i_ptr, o_ptr, oh_ptr, og_ptr, B: constexpr):
+        """Promotions real kernels lean on: f16 with bf16 is f32, f16 with f32 is f32, an int block
+        with f16 is f16, f16 times a Python float stays f16, bf16 with an i64 is bf16; stored through
+        a narrower pointer the value is converted once."""
+        offs = tl.arange(0, B)
+        h, g, x, i = tl.load(h_ptr + offs), tl.load(g_ptr + offs), tl.load(x_ptr + offs), tl.load(i_ptr + offs)
+        tl.store(o_ptr + offs, h + g)
+        tl.store(o_ptr + B + offs, h * x)
+        tl.store(oh_ptr + offs, i + h)
+        tl.store(oh_ptr + B + offs, h * 1.1)
+        tl.store(og_ptr + offs, g * i.to(tl.int64))
+        tl.store(oh_ptr + 2 * B + offs, h * g)
+        tl.store(og_ptr + B + offs, x - h)
+''')
 
 
 def test_mixed_precision_promotions(target: str) -> None:
@@ -546,9 +547,9 @@ def grouped_tiles(a_ptr: Pointer[f32], o_ptr: Pointer[f32], m: int, n: int, BM: 
     ptrs = a_ptr + rm[:, None] * n + rn[None, :]
     for j in tl.range(0, pm + 1, loop_unroll_factor=2):
         for k in tl.range(j, pm + 1, num_stages=2):
-            acc += tl.load(ptrs, mask=mask, other=0.0) * (k - j + 1)
+            acc += tl.load(ptrs, mask=mask, other=0.0) * (k - j + 1).to(tl.float32)
     tl.store(o_ptr + rm[:, None] * n + rn[None, :], acc, mask=mask)
-    tl.store(o_ptr + m * n + pid * 4 + tl.arange(0, 4), tl.where(tl.arange(0, 4) < 2, pm * 1000 + pn, sm * 1000 + sn) * 1.0)
+    tl.store(o_ptr + m * n + pid * 4 + tl.arange(0, 4), tl.where(tl.arange(0, 4) < 2, pm * 1000 + pn, sm * 1000 + sn).to(tl.float32))
     walk, at = a_ptr + tl.arange(0, BN), tl.arange(0, BN)
     tot = tl.zeros((BN,), tl.float32)
     for _ in tl.range(0, pn + 1, loop_unroll_factor=3):
@@ -573,7 +574,7 @@ def test_grouped_ordering_and_triangular_loops(target: str, m: int, n: int, grou
         i, j = pid // gn, pid % gn  # swizzle2d of the row-major (i, j)
         ij = i * gn + j
         size_gj = gn * group
-        group_id, off_i = ij // size_gj, (ij // size_gj) * group
+        off_i = (ij // size_gj) * group
         size_g = min(gm - off_i, group)
         sm, sn = off_i + (ij % size_gj) % size_g, (ij % size_gj) // size_g
         ids[pid] = [pm * 1000 + pn] * 2 + [sm * 1000 + sn] * 2
@@ -834,9 +835,12 @@ def divergent(x_ptr: Pointer[f32], o_ptr: Pointer[f32], c_ptr: Pointer[i32], B: 
     if p0 == 1 and p1 == 2:
         tl.store(c_ptr + lin, -5)
         return
-    ok = (p0 > 0) or (tl.load(x_ptr + lin * B) > 0)
+    if (p0 > 0) or (tl.load(x_ptr + lin * B) > 0):
+        flag = 1
+    else:
+        flag = 0
     tl.store(o_ptr + lin * B + offs, y + z + acc)
-    tl.store(c_ptr + lin, k * 100000 + w * 10 + ok.to(tl.int32))
+    tl.store(c_ptr + lin, k * 100000 + w * 10 + flag)
 
 
 @pytest.mark.parametrize("grid", [(5, 7, 3), (64, 3, 2), (1, 1, 9)])
@@ -973,10 +977,11 @@ def test_umulhi_reads_signed_operands_as_unsigned(target: str) -> None:
     def high(x: int, y: int, bits: int, signed: bool) -> int:
         """The high ``bits`` of the product of ``x`` and ``y`` (as unsigned unless ``signed``),
         wrapped to a signed value of that width."""
+        size = 1 << bits
         if not signed:
-            x, y = x % 2**bits, y % 2**bits
-        word = ((x * y) >> bits) % 2**bits
-        return word - 2**bits if word >= 2**(bits - 1) else word
+            x, y = x % size, y % size
+        word = ((x * y) >> bits) % size
+        return word - size if word >= size >> 1 else word
 
     A, L = [int(v) for v in a], [int(v) for v in ll]
     want = [[high(x, x ^ 0x1234, 32, False) for x in A], [high(x, x ^ 0x5555, 64, False) for x in L],
