@@ -365,10 +365,24 @@ __device__ __forceinline__ T div(T a, T b) { return b == T(-1) ? neg(a) : static
 template <class T>
 __device__ __forceinline__ T mod(T a, T b) { return b == T(-1) ? T(0) : static_cast<T>(a % b); }
 
-__device__ __forceinline__ int umulhi(int a, int b) { return __mulhi(a, b); }
+// tl.umulhi: the high half of the product of the operands' bits read as unsigned, whatever their
+// signedness (Triton calls __nv_umulhi / __nv_umul64hi); libdevice's mulhi is signed for signed
+// operands.
+__device__ __forceinline__ int umulhi(int a, int b) {
+  return static_cast<int>(__umulhi(static_cast<unsigned>(a), static_cast<unsigned>(b)));
+}
 __device__ __forceinline__ unsigned umulhi(unsigned a, unsigned b) { return __umulhi(a, b); }
-__device__ __forceinline__ long long umulhi(long long a, long long b) { return __mul64hi(a, b); }
+__device__ __forceinline__ long long umulhi(long long a, long long b) {
+  return static_cast<long long>(
+      __umul64hi(static_cast<unsigned long long>(a), static_cast<unsigned long long>(b)));
+}
 __device__ __forceinline__ unsigned long long umulhi(unsigned long long a, unsigned long long b) {
+  return __umul64hi(a, b);
+}
+__device__ __forceinline__ int mulhi(int a, int b) { return __mulhi(a, b); }
+__device__ __forceinline__ unsigned mulhi(unsigned a, unsigned b) { return __umulhi(a, b); }
+__device__ __forceinline__ long long mulhi(long long a, long long b) { return __mul64hi(a, b); }
+__device__ __forceinline__ unsigned long long mulhi(unsigned long long a, unsigned long long b) {
   return __umul64hi(a, b);
 }
 

@@ -681,8 +681,11 @@ def divide(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 
 @implements(tl.umulhi)
 def umulhi(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    """The high half of the product of the operands' bits read as unsigned, whatever their
+    signedness (Triton's ``__nv_umulhi``/``__nv_umul64hi``), in their type."""
     ax, ay, dtype, _ = operands(engine, a["x"], a["y"])
-    return values.make(high_product(ax, ay), dtype)
+    unsigned = np.dtype(f"u{ax.dtype.itemsize}")
+    return values.make(high_product(ax.view(unsigned), ay.view(unsigned)).view(ax.dtype), dtype)
 
 
 def high_product(ax: Array, ay: Array) -> Array:

@@ -285,9 +285,11 @@ implements(tl.cumprod)(_scan(np.multiply, "tl.cumprod"))
 @implements(tl.sort)
 def sort(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     """Along the last axis only, as in Triton; NaNs sort last (first when descending), which
-    Triton leaves unspecified."""
+    Triton leaves unspecified. A permutation of the elements, as Triton's network of swaps is:
+    ``np.sort`` would rewrite each NaN (f16 ones to 0x7c01, f32 ones to a positive quiet NaN)."""
     x = operand(engine, a["x"], "tl.sort")
-    ordered = np.sort(values.array(x), axis=-1)
+    data = values.array(x)
+    ordered = np.take_along_axis(data, np.argsort(data, axis=-1, kind="stable"), axis=-1)
     return values.make(ordered[..., ::-1] if a["descending"] else ordered, x.type)
 
 

@@ -253,7 +253,8 @@ def div_rn(x: Tensor[Float[W], R], y: Tensor[Float[W], R] | Tensor[Float[W], R0]
 
 @builtin
 def umulhi(x: Tensor[IntT, R], y: Tensor[IntT, R] | Tensor[IntT, R0] | int) -> Tensor[IntT, R]:
-    """The high half of the double-width product of two 32-bit integers."""
+    """The high half of the double-width product of two 32- or 64-bit integers, their bits read
+    as unsigned whatever their signedness (as Triton's ``__nv_umulhi``)."""
 
 
 @overload

@@ -156,7 +156,11 @@ def _dtype_or_number(value: object) -> DType | bool | int | float:
 
 @rule(tlmath.umulhi)
 def _umulhi(a: Args) -> dict[str, Any]:
-    integer_operands(promote(_dtype_or_number(a["x"]), _dtype_or_number(a["y"])), "umulhi")
+    """32- or 64-bit integers: Triton calls ``__nv_umulhi`` or ``__nv_umul64hi``, and has no
+    narrower form (its lowering picks the 64-bit function for any other width)."""
+    dtype = integer_operands(promote(_dtype_or_number(a["x"]), _dtype_or_number(a["y"])), "umulhi")
+    if dtype.bits not in (32, 64):
+        raise SemanticError(f"tl.umulhi takes 32- or 64-bit integers, got {dtype!r}")
     return {}
 
 

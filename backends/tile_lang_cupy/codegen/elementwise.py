@@ -68,7 +68,7 @@ _LIBDEVICE: dict[LibFn, tuple[str, str]] = {
     LibFn.POPC: ("__popc((unsigned)({0}))", "__popcll((unsigned long long)({0}))"),
     LibFn.CLZ: ("__clz({0})", "__clzll({0})"), LibFn.FFS: ("__ffs({0})", "__ffsll({0})"),
     LibFn.BREV: ("(int)__brev((unsigned)({0}))", "(long long)__brevll((unsigned long long)({0}))"),
-    LibFn.MULHI: _both("tl::umulhi({0}, {1})"),
+    LibFn.MULHI: _both("tl::mulhi({0}, {1})"),
     LibFn.BYTE_PERM: _both("(int)__byte_perm((unsigned)({0}), (unsigned)({1}), (unsigned)({2}))"),
     LibFn.CBRT: _c("cbrt"), LibFn.RCBRT: _c("rcbrt"), LibFn.EXP10: _c("exp10"), LibFn.LGAMMA: _c("lgamma"),
     LibFn.TGAMMA: _c("tgamma"), LibFn.ERFINV: _c("erfinv"), LibFn.ERFCINV: _c("erfcinv"), LibFn.J0: _c("j0"),
