@@ -1,5 +1,5 @@
 """Branches a constexpr leaves out, as Triton compiles them (not at all): a Triton name tile_lang
-lacks (``tl.extra.cuda.gdc_wait``) or a descriptor's ``gather`` there is legal, reached it is one
+lacks (``tl.extra.cuda.smid``) or a descriptor's ``gather`` there is legal, reached it is one
 error at its line on both backends (the NumPy reference and the compiler's CUDA run by the CPU
 emulator); a branch on a runtime value is still refused before it runs. Against float64 NumPy,
 outputs poisoned first. Also: a broken promise on values every program shares is reported, not
@@ -26,7 +26,7 @@ ROWS, COLS = 8, 16
 def scale_rows(x_ptr: Pointer[f32], o_ptr: Pointer[f32], scale: float, WAIT: constexpr, GATHER: constexpr) -> None:
     desc = tl.make_tensor_descriptor(x_ptr, shape=[ROWS, COLS], strides=[COLS, 1], block_shape=[ROWS, COLS])
     if WAIT:
-        tl.extra.cuda.gdc_wait()  # type: ignore[operator]  # PDL: tile_lang has no such name (mypy says so too)
+        tl.extra.cuda.smid()  # type: ignore[operator]  # tile_lang has no such name (mypy says so too)
     block = desc.load([0, 0])
     if GATHER and not WAIT:
         block = desc.gather(tl.arange(0, ROWS), 0)
@@ -39,7 +39,7 @@ def scale_rows(x_ptr: Pointer[f32], o_ptr: Pointer[f32], scale: float, WAIT: con
 def runtime_guard(x_ptr: Pointer[f32], o_ptr: Pointer[f32], n: int) -> None:
     offs = tl.arange(0, COLS)
     if n > 100:
-        tl.extra.cuda.gdc_wait()  # type: ignore[operator]
+        tl.extra.cuda.smid()  # type: ignore[operator]
     tl.store(o_ptr + offs, tl.load(x_ptr + offs))
 
 
@@ -63,7 +63,7 @@ def test_names_in_branches_a_constexpr_leaves_out_are_never_compiled(backend: st
 
 @needs_emulator
 @pytest.mark.parametrize(("consts", "message"), [
-    ({"WAIT": True, "GATHER": False}, r"tl\.extra\.cuda\.gdc_wait is not supported yet"),
+    ({"WAIT": True, "GATHER": False}, r"tl\.extra\.cuda\.smid is not supported yet"),
     ({"WAIT": False, "GATHER": True}, r"tensor descriptor gather \(Triton's desc\.gather\) is not supported yet"),
 ])
 def test_reached_they_are_one_error_on_both_backends(consts: dict[str, bool], message: str) -> None:
@@ -80,7 +80,7 @@ def test_reached_they_are_one_error_on_both_backends(consts: dict[str, bool], me
 
 def test_a_branch_on_a_runtime_value_is_still_refused_before_it_runs() -> None:
     out = tl.to_device(np.full(COLS, np.nan, np.float32), tl.f32)
-    with pytest.raises(KernelError, match=r"tl\.extra\.cuda\.gdc_wait is not supported yet"):
+    with pytest.raises(KernelError, match=r"tl\.extra\.cuda\.smid is not supported yet"):
         runtime_guard[(1,)](tl.to_device(_x(3)[0], tl.f32), out, 5)
     assert np.isnan(out.numpy()).all()
 

@@ -99,6 +99,26 @@ def test_tensor_methods_and_dtype_attributes_in_a_kernel(backend: str) -> None:
         np.testing.assert_array_equal(ints.numpy().reshape(M, N), np.trunc(x * np.float32(100)).astype(np.int32))
 
 
+@tl.kernel
+def dependent_scale(x_ptr: Pointer[f32], o_ptr: Pointer[f32], scale: float, B: constexpr) -> None:
+    """Triton's programmatic-dependent-launch idiom (tutorial 11): wait for the grid before,
+    release the next one once the loads are issued."""
+    tl.extra.cuda.gdc_wait()
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    x = tl.load(x_ptr + offs)
+    tl.extra.cuda.gdc_launch_dependents()
+    tl.store(o_ptr + offs, x * scale)
+
+
+def test_grid_dependence_calls_are_no_ops(backend: str) -> None:
+    """``gdc_wait`` / ``gdc_launch_dependents`` change nothing: no launch is made dependent here."""
+    x = np.random.default_rng(11).standard_normal(64).astype(np.float32)
+    with tl.backend(backend):
+        out = tl.to_device(np.full(64, np.nan, np.float32), tl.f32)
+        dependent_scale[(4,)](tl.to_device(x, tl.f32), out, -1.5, B=16)
+        np.testing.assert_allclose(out.numpy().astype(np.float64), x.astype(np.float64) * -1.5, rtol=1e-7)
+
+
 def test_dtype_attributes_follow_triton() -> None:
     assert (tl.float32.name, tl.float32.primitive_bitwidth, tl.float32.fp_mantissa_width) == ("fp32", 32, 23)
     assert (tl.bfloat16.fp_mantissa_width, tl.float16.exponent_bias, tl.float8e4nv.exponent_bias) == (7, 15, 7)

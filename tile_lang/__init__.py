@@ -77,8 +77,8 @@ from tile_lang.ops.random import (  # noqa: E402
     randn4x,
 )
 from tile_lang.ops.debug import (  # noqa: E402
-    multiple_of, max_contiguous, max_constancy, assume, debug_barrier, device_assert, device_print, static_assert,
-    static_print, inline_asm_elementwise,
+    multiple_of, max_contiguous, max_constancy, assume, debug_barrier, gdc_wait, gdc_launch_dependents,
+    device_assert, device_print, static_assert, static_print, inline_asm_elementwise,
 )
 from tile_lang.ops.iterators import (  # noqa: E402
     range, static_range,
@@ -100,9 +100,9 @@ __all__ += [
     "permute", "trans", "reshape", "view", "ravel", "join", "split", "interleave", "cat", "dot", "dot_scaled",
     "randint", "randint4x", "rand", "randn", "philox_impl", "philox", "uint_to_uniform_float", "rand4x",
     "pair_uniform_to_normal", "randn4x", "multiple_of", "max_contiguous", "max_constancy", "assume",
-    "debug_barrier", "device_assert", "device_print", "static_assert", "static_print", "inline_asm_elementwise",
-    "range", "static_range", "lt", "le", "gt", "ge", "eq", "ne", "lt_scalar", "le_scalar", "gt_scalar", "ge_scalar",
-    "eq_scalar", "ne_scalar", "where_", "max_with_indices",
+    "debug_barrier", "gdc_wait", "gdc_launch_dependents", "device_assert", "device_print", "static_assert",
+    "static_print", "inline_asm_elementwise", "range", "static_range", "lt", "le", "gt", "ge", "eq", "ne",
+    "lt_scalar", "le_scalar", "gt_scalar", "ge_scalar", "eq_scalar", "ne_scalar", "where_", "max_with_indices",
 ]
 # ---- end of the generated part
 

@@ -196,6 +196,11 @@ def static_print(engine: Engine, a: Mapping[str, Any]) -> None:
         engine.output.append(" ".join(str(repr(v) if isinstance(v, Tensor) else v) for v in a["values"]))
 
 
+@implements(tl.gdc_wait, tl.gdc_launch_dependents)
+def grid_dependence(engine: Engine, a: Mapping[str, Any]) -> None:
+    """Launches run one after another: no grid to wait for or to release."""
+
+
 @implements(tl.debug_barrier)
 def debug_barrier(engine: Engine, a: Mapping[str, Any]) -> None:
     """Nothing to wait for here (lanes run in order); the race check learns that each executing

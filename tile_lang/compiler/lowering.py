@@ -343,8 +343,9 @@ def _hint(c: Context, a: Args) -> Any:
     return a["input"]
 
 
-@lowers(debug.assume)
-def _assume(c: Context, a: Args) -> None:
+@lowers(debug.assume, debug.gdc_wait, debug.gdc_launch_dependents)
+def _nothing(c: Context, a: Args) -> None:
+    """No code: an assumption the compiler does not use, or a grid dependence no launch makes."""
     return None
 
 

@@ -42,6 +42,19 @@ def debug_barrier() -> None:
 
 
 @builtin
+def gdc_wait() -> None:
+    """Wait for the grid this launch depends on (Triton's ``tl.extra.cuda.gdc_wait``, Hopper's
+    programmatic dependent launch). Launches are never made dependent here (``launch_pdl`` launches
+    as usual, after the previous one has finished), so there is nothing to wait for: a no-op."""
+
+
+@builtin
+def gdc_launch_dependents() -> None:
+    """Let the grid that depends on this one start early (``tl.extra.cuda.gdc_launch_dependents``):
+    a no-op, as launches are never made dependent here (see :func:`gdc_wait`)."""
+
+
+@builtin
 def device_assert(cond: Tensor[Bool, Any] | bool, msg: str = "", mask: Tensor[Bool, Any] | None = None) -> None:
     """Fail the launch with ``msg`` where ``cond`` is false."""
 

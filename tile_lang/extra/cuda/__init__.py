@@ -1,11 +1,13 @@
-"""Triton's ``triton.language.extra.cuda``: its ``libdevice`` is ``tl.extra.libdevice``; its other
+"""Triton's ``triton.language.extra.cuda``: its ``libdevice`` is ``tl.extra.libdevice``,
+``gdc_wait`` and ``gdc_launch_dependents`` are no-ops (no launch is made dependent); its other
 names (``smid``, ``globaltimer``, ...) are a clear "not supported yet" error."""
 
 from tile_lang.errors import Unsupported
 from tile_lang.extra.cuda import libdevice
+from tile_lang.ops.debug import gdc_launch_dependents, gdc_wait
 from tile_lang.unsupported import missing
 
-__all__ = ["libdevice"]
+__all__ = ["gdc_launch_dependents", "gdc_wait", "libdevice"]
 
 TRITON_EXTRA_CUDA = frozenset({
     "globaltimer", "smid", "num_threads", "num_warps", "gdc_wait", "gdc_launch_dependents",
