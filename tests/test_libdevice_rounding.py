@@ -172,14 +172,16 @@ def _whole(value: Fraction, mode: str) -> int:
 
 
 def _to_int_ref(name: str, bits: int, unsigned: bool) -> Callable[[Arr], Arr]:
-    """Rounded per the suffix, saturated (NaN gives 0), an unsigned value as its signed bits."""
+    """Rounded per the suffix, saturated, an unsigned value as its signed bits; NaN as the H100
+    converts it: 0 from f32 to 32 bits, else the sign bit alone."""
     mode = name.rpartition("_")[2]
     low, high = (0, 2**bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    nan = 0 if name.startswith("float") and bits == 32 else 2 ** (bits - 1) if unsigned else low
 
     def ref(x: Arr) -> Arr:
         out = []
         for v in x.tolist():
-            whole = 0 if math.isnan(v) else (high if v > 0 else low) if math.isinf(v) else _whole(Fraction(v), mode)
+            whole = nan if math.isnan(v) else (high if v > 0 else low) if math.isinf(v) else _whole(Fraction(v), mode)
             value = min(max(whole, low), high)
             out.append(value - 2**bits if unsigned and value >= 2 ** (bits - 1) else value)
         return np.asarray(out, dtype=object)

@@ -75,12 +75,14 @@ struct Convert<bool, bool> {
 };
 // Float -> integer: truncate toward zero, saturate to the target's range, NaN gives 0, as the
 // reference does. static_cast is undefined out of range: nvcc makes an 8- or 16-bit target's
-// cast a cvt.rzi.s32/u32 whose low bits wrap (300.7 -> i8 gave 44), and x86 gives INT_MIN.
+// cast a cvt.rzi.s32/u32 whose low bits wrap (300.7 -> i8 gave 44), and x86 gives INT_MIN. The
+// intrinsics saturate, but only f32 -> 32 bits turns NaN into 0: on the H100 f32 -> 64 bits and
+// f64 -> anything give the sign bit alone (INT64_MIN, INT_MIN, 0x80000000), hence the test.
 #define TL_FLOAT_TO_INT(To, From, via, wide, clamped) \
   template <>                                          \
   struct Convert<To, From> {                           \
     __device__ static To run(From x) {                 \
-      const wide v = via(x);                           \
+      const wide v = x != x ? static_cast<wide>(0) : via(x); \
       return static_cast<To>(clamped);                 \
     }                                                  \
   };
@@ -96,7 +98,7 @@ TL_FLOAT_TO_INT(unsigned short, double, __double2uint_rz, unsigned, v > 65535u ?
 #define TL_FLOAT_TO_INT(To, From, via) \
   template <>                          \
   struct Convert<To, From> {           \
-    __device__ static To run(From x) { return via(x); } \
+    __device__ static To run(From x) { return x != x ? static_cast<To>(0) : via(x); } \
   };
 TL_FLOAT_TO_INT(int, float, __float2int_rz)
 TL_FLOAT_TO_INT(unsigned, float, __float2uint_rz)

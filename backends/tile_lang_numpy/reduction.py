@@ -289,7 +289,9 @@ def sort(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     ``np.sort`` would rewrite each NaN (f16 ones to 0x7c01, f32 ones to a positive quiet NaN)."""
     x = operand(engine, a["x"], "tl.sort")
     data = values.array(x)
-    ordered = np.take_along_axis(data, np.argsort(data, axis=-1, kind="stable"), axis=-1)
+    # ml_dtypes' floats (kind "V") sort by f32 keys: their own sort misplaced bf16 NaNs before ml_dtypes 0.5
+    keys = values.widen(data, np.float32) if data.dtype.kind == "V" else data
+    ordered = np.take_along_axis(data, np.argsort(keys, axis=-1, kind="stable"), axis=-1)
     return values.make(ordered[..., ::-1] if a["descending"] else ordered, x.type)
 
 

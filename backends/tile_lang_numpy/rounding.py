@@ -64,14 +64,16 @@ def to_float(conversion: Conversion) -> Callable[[Array], Array]:
 
 def to_int(conversion: Conversion) -> Callable[[Array], Array]:
     """A float rounded to a whole number per the mode (exact in its own dtype), then saturated to
-    the integer range (unsigned: [0, 2**bits - 1]; NaN gives 0) as the GPU's ``cvt`` does; an
-    unsigned value is returned as Triton's signed result of its width (its bits)."""
+    the integer range (unsigned: [0, 2**bits - 1]) as the GPU's ``cvt`` does; an unsigned value is
+    returned as Triton's signed result of its width (its bits). NaN gives what the H100 gives: 0
+    from f32 to 32 bits, else the sign bit alone (``__double2int_rz``, ``__float2ll_rn``: INT_MIN)."""
     result = conversion.result
     unsigned = {32: U32, 64: U64}[result.bits] if conversion.unsigned else result
+    nan_bits = 0 if conversion.source.bits == 32 and result.bits == 32 else np.iinfo(result.numpy).min
 
     def convert(x: Array) -> Array:
         out: Array = saturated(WHOLE[conversion.mode](x), unsigned).view(result.numpy)
-        return out
+        return np.where(np.isnan(x), result.numpy.type(nan_bits), out) if nan_bits else out
     return convert
 
 

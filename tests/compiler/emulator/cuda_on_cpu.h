@@ -496,8 +496,8 @@ inline T to_float(S v, int mode) {
 // a float rounded in mode (-1 floor, 1 ceil, 0 trunc, 2 nearest even) to integer I, saturating,
 // NaN giving 0 (the GPU's cvt)
 template <class I, class T>
-inline I to_int(T x, int mode) {
-  if (std::isnan(x)) return 0;
+inline I to_int(T x, int mode) {  // NaN as the H100 converts it: 0 from f32 to 32 bits, else the sign bit alone
+  if (std::isnan(x)) return sizeof(T) == 4 && sizeof(I) == 4 ? I(0) : static_cast<I>(1ull << (8 * sizeof(I) - 1));
   const long double r = mode == 2 ? std::nearbyint(static_cast<long double>(x)) : mode < 0 ? std::floor(static_cast<long double>(x))
                         : mode > 0 ? std::ceil(static_cast<long double>(x)) : std::trunc(static_cast<long double>(x));
   if (r <= static_cast<long double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
