@@ -101,6 +101,14 @@ def table(rows: dict[str, float], base: str) -> str:
     return "\n".join(lines)
 
 
+def python_path(kernel: tl.Kernel[Any]) -> tl.Kernel[Any]:
+    """A copy of ``kernel`` whose launches are never remembered by the CUDA backend's express lane:
+    every repeat takes the Python fast path (``tile_lang.launch_cache``)."""
+    copy = tl.kernel(kernel.fn)
+    copy._lane_tries = 1 << 30
+    return copy
+
+
 # ---- the Python side alone: a stand-in CuPy ---------------------------------------------------
 
 
@@ -162,13 +170,17 @@ def fake_array(index: int) -> Any:
 def without_driver() -> Iterator[registry.Backend]:
     """The CUDA backend, selected, over the stand-in CuPy; kernels load without compiling, as
     their launch metadata says (pointers, then each scalar's type), with the no-op driver call."""
+    from tile_lang_cupy import express
     from tile_lang_cupy import launch as launching
     from tile_lang_cupy.backend import CupyBackend
+
+    ext = express.extension()
+    noop = ext.noop_address() if ext is not None else None  # the express lane launches through a no-op
 
     def load(launch: Launch, spec_text: str | None, capability: int) -> launching.Compiled:
         params = tuple(None if a.dtype.is_pointer else a.dtype.numpy.str for a in map(launching.arg_spec, launch.args))
         return launching.Compiled(32 * launch.options.num_warps, 0, params, 0, types.SimpleNamespace(ptr=1),
-                                  lambda: 0)
+                                  lambda: 0, launch_address=noop)
 
     class NoDriverCupy(CupyBackend):
         name = "cupy-no-driver"
@@ -203,9 +215,12 @@ def cpu_rows(count: int, repeats: int) -> dict[str, float]:
     with without_driver():
         arrays = [fake_array(i) for i in range(N_INPUTS + 1)]
         a, b, c, d, e, f, out = arrays
-        rows["tile_lang add8 (CuPy arrays)"] = per_launch(lambda: add8[(1,)](a, b, c, d, e, f, out, 1, BLOCK=BLOCK))
+        for path, add in [("", add8), (", Python path", python_path(add8))]:
+            rows[f"tile_lang add8 (CuPy arrays){path}"] = per_launch(lambda: add[(1,)](a, b, c, d, e, f, out, 1,
+                                                                                           BLOCK=BLOCK))
         for name, kernel in [("annotated", kernels.add_kernel), ("unannotated", gradual_kernels.add_kernel)]:
-            rows[f"tile_lang 4-argument add, {name}"] = per_launch(lambda: kernel[(1,)](a, b, out, 1, BLOCK=BLOCK))
+            for path, k in [("", kernel), (", Python path", python_path(kernel))]:
+                rows[f"tile_lang 4-argument add, {name}{path}"] = per_launch(lambda: k[(1,)](a, b, out, 1, BLOCK=BLOCK))
         compiled = Compiled(32, 0, (None,) * (N_INPUTS + 1) + ("<i4",), 0, types.SimpleNamespace(ptr=1),
                             lambda: 0)
         run, raw = compiled.runner(None), tuple(a.data.ptr for a in arrays) + (1,)
@@ -240,8 +255,9 @@ def gpu_rows(count: int, repeats: int) -> dict[str, float]:
     result = lambda: cupy.asnumpy(out)  # noqa: E731
     a, b, c, d, e, f = inputs
     with tl.backend("cupy"):
-        rows["tile_lang (CuPy arrays)"] = checked("tile_lang", lambda: add8[(1,)](a, b, c, d, e, f, out, 1, BLOCK=BLOCK),
-                                                  result)
+        for path, add in [("", add8), (", Python path", python_path(add8))]:
+            rows[f"tile_lang (CuPy arrays){path}"] = checked("tile_lang", lambda: add[(1,)](a, b, c, d, e, f, out, 1,
+                                                                                            BLOCK=BLOCK), result)
         raw = cupy.RawKernel(CUDA_SOURCE, "add8")
         n = np.int32(1)
         rows["CuPy RawKernel"] = checked("RawKernel", lambda: raw((1,), (BLOCK,), (*inputs, out, n)), result)
@@ -285,9 +301,11 @@ def _triton_rows(host: list[np.ndarray[Any, Any]], expected: np.ndarray[Any, Any
         a, b, c, d, e, f = (torch.from_numpy(h).cuda() for h in host)
         out = torch.full((1,), float("nan"), device="cuda")
         rows = {}
+        slow = python_path(add8)
         launches: list[tuple[str, Callable[[], Any]]] = [
             ("Triton (torch tensors)", lambda: module.add8[(1,)](a, b, c, d, e, f, out, 1, BLOCK=BLOCK)),
-            ("tile_lang (torch tensors)", lambda: add8[(1,)](a, b, c, d, e, f, out, 1, BLOCK=BLOCK))]
+            ("tile_lang (torch tensors)", lambda: add8[(1,)](a, b, c, d, e, f, out, 1, BLOCK=BLOCK)),
+            ("tile_lang (torch tensors), Python path", lambda: slow[(1,)](a, b, c, d, e, f, out, 1, BLOCK=BLOCK))]
         for name, launch in launches:
             out.fill_(float("nan"))
             launch()

@@ -24,7 +24,7 @@ from tile_lang.dtypes import DType
 from tile_lang.buffer import Buffer
 from tile_lang.errors import KernelError, LaunchError, TileLangError, UsageError, trimmed
 from tile_lang.launch import DEFAULT_OPTIONS, OPTION_NAMES, Launch as Launch, Options as Options
-from tile_lang.launch_cache import GRID_LIMITS, FastBackend, LastLaunch, LaunchCache, plain_grid
+from tile_lang.launch_cache import GRID_LIMITS, Entry, ExpressLane, FastBackend, LastLaunch, LaunchCache, plain_grid
 from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.ops.memory import DESCRIPTOR_ALIGN, DESCRIPTOR_PADDINGS, padding_fill
 from tile_lang.semantics import SemanticError, memory as memory_rules
@@ -84,6 +84,8 @@ class Kernel(Generic[P]):
         self.matched_pointees: set[tuple[Any, ...]] = set()  # pointer dtypes already checked
         self._launch_caches: dict[str, tuple[registry.Backend, LaunchCache | LastLaunch]] = {}  # by backend name
         self._last_launcher: tuple[Any, Launcher[P]] | None = None  # (key, kernel[key]), held: its id stays unique
+        self.lane: ExpressLane | None = None  # launches with the default options remembered outside Python
+        self._lane_tries = 0  # calls it could not remember (a class it does not read...): it stops trying at 16
 
     def specialised(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Kernel[P]:
         """This kernel with each unannotated or optional parameter typed by its argument in this call
@@ -299,6 +301,9 @@ class Launcher(Generic[P]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> None:
         """Launch; an error is raised from here without tile_lang's frames (:func:`~tile_lang.errors.trimmed`)."""
         __tracebackhide__ = True  # pytest's traceback starts at the user's launch line
+        lane = self.kernel.lane
+        if lane is not None and self.options is DEFAULT_OPTIONS and lane(self.grid, args, kwargs):
+            return
         try:
             if LAUNCH_HOOKS:
                 with contextlib.ExitStack() as around:
@@ -323,10 +328,13 @@ class Launcher(Generic[P]):
             return
         found = cache.find(self.options, args, kwargs)
         if found is not None and found[0] is not None:  # prepared, unless the grid needs the checked path
-            grid = self.fixed_grid if self.fixed_grid is not None else plain_grid(self.grid, found[0].constexprs)
+            entry = found[0]
+            grid = self.fixed_grid if self.fixed_grid is not None else plain_grid(self.grid, entry.constexprs)
             if grid is not None:
                 if grid[0] and grid[1] and grid[2]:
-                    found[0].runner(grid, found[1])
+                    entry.runner(grid, found[1])
+                    if entry.express is not None and self.options is DEFAULT_OPTIONS and self.kernel._lane_tries < 16:
+                        self._remember(entry, cache, backend.name, args, kwargs)
                 return
         launch = self.prepare(args, kwargs, backend)
         if min(launch.grid) == 0:
@@ -336,6 +344,22 @@ class Launcher(Generic[P]):
         else:
             runner = found[0].runner if found[0] is not None else cache.remember(found, launch)
             runner(launch.grid, found[1])
+
+    def _remember(self, entry: Entry, cache: LaunchCache, backend: str, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> None:
+        """Remember a call the fast path just launched in the kernel's express lane, so calls like it
+        launch without Python frames; an unannotated kernel only where the arguments' classes decide
+        its specialisation."""
+        owner, target = self.kernel, entry.express
+        assert target is not None
+        owner._lane_tries += 1  # each try counts: a call the lane keeps missing stops being remembered
+        roles = cache.roles(len(args), tuple(kwargs))
+        if owner.specialising and not all(typed_by_class(type(a)) for a in (*args, *kwargs.values())):
+            return
+        lane = owner.lane if owner.lane is not None else target.lane()
+        if roles is not None and lane is not None and lane.record(args, kwargs, target.plan(roles, backend,
+                                                                                            dict(entry.constexprs))):
+            owner.lane = lane
 
     def _launch_checked(self, last: LastLaunch, backend: registry.Backend, args: tuple[Any, ...],
                         kwargs: dict[str, Any]) -> None:

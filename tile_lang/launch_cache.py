@@ -48,6 +48,36 @@ class FastBackend(Protocol):
         checked; the runner is called with its grid and raw arguments right away, then reused."""
 
 
+class ExpressLane(Protocol):
+    """A kernel's launches remembered outside Python (the CUDA backend's ``express.c``)."""
+
+    def __call__(self, grid: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Launch if this call is like a remembered one (same classes, dtypes, devices, alignments,
+        int widths, constexprs, backend, no launch hook); False, launching nothing, otherwise."""
+
+    def record(self, args: tuple[Any, ...], kwargs: dict[str, Any], plan: tuple[Any, ...]) -> bool:
+        """Remember a call the fast path just launched, with its target's plan; False if it cannot."""
+
+
+class ExpressTarget(Protocol):
+    """A prepared specialisation a backend can launch through an :class:`ExpressLane`."""
+
+    def lane(self) -> ExpressLane | None:
+        """A new, empty lane for a kernel (None where the backend has none here)."""
+
+    def plan(self, roles: tuple[int, ...], backend: str, constexprs: dict[str, Any]) -> tuple[Any, ...]:
+        """What the lane keeps for a call whose flat arguments (``(*args, *kwargs.values())``) fill
+        ``roles``: each one's runtime parameter index, or -1 for a constexpr or option."""
+
+
+@runtime_checkable
+class ExpressBackend(FastBackend, Protocol):
+    """A :class:`FastBackend` whose prepared specialisations may also launch through a lane."""
+
+    def express_target(self, launch: Launch) -> ExpressTarget | None:
+        """The target of ``launch``'s specialisation (checked, just launched), or None."""
+
+
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 """The most programs along each grid axis: CUDA's limits, enforced on every backend."""
 _MAX_X, _MAX_YZ, _ = GRID_LIMITS
@@ -109,10 +139,12 @@ def plain_grid(grid: Any, constexprs: Mapping[str, Any]) -> tuple[int, int, int]
 
 @dataclass(frozen=True)
 class Entry:
-    """A prepared specialisation: its runner, and the constexprs a callable grid is given."""
+    """A prepared specialisation: its runner, the constexprs a callable grid is given, and its
+    express target (None: launched by its runner only)."""
 
     runner: Runner
     constexprs: Mapping[str, Any]
+    express: ExpressTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -158,8 +190,20 @@ class LaunchCache:
     def remember(self, found: Found, launch: Launch) -> Runner:
         """Prepare and store the runner for a checked launch that ``find`` described."""
         runner = self.backend.runner(launch)
-        found[2][found[3]] = Entry(runner, launch.constexprs)
+        target = self.backend.express_target(launch) if isinstance(self.backend, ExpressBackend) else None
+        found[2][found[3]] = Entry(runner, launch.constexprs, target)
         return runner
+
+    def roles(self, n_args: int, names: tuple[str, ...]) -> tuple[int, ...] | None:
+        """For calls of this shape, each flat argument's runtime parameter index (-1: a constexpr or
+        option), as :data:`ExpressTarget.plan` takes them; None if such calls take the checked path."""
+        binding = bind(self.kernel, self.option_names, n_args, names)
+        if binding is None:
+            return None
+        roles = [-1] * (n_args + len(names))
+        for j, i in enumerate(binding.runtime):
+            roles[i] = j
+        return tuple(roles)
 
 
 class _Probes(dict[type, Probe | None]):

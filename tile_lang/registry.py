@@ -88,7 +88,11 @@ class BackendInfo:
 _LOADED: dict[str, Backend] = {}
 _LOAD_ERRORS: dict[str, str] = {}
 _LOCK = threading.Lock()  # one backend object per name, however many threads launch first
-_SELECTED: contextvars.ContextVar[str | None] = contextvars.ContextVar("tile_lang_backend", default=None)
+SELECTED: contextvars.ContextVar[str | None] = contextvars.ContextVar("tile_lang_backend", default=None)
+"""The backend ``tl.backend(...)`` selected in this context (None: the environment's, else the default)."""
+EPOCH = [0]
+"""Counts the backends loaded or registered: a launch remembered outside Python (the CUDA backend's
+express lane) is reused only while this holds the count it was remembered at."""
 
 
 def _targets() -> dict[str, str]:
@@ -146,6 +150,7 @@ def _try_load(name: str) -> Backend | None:
         found = _LOADED.get(name)
         if found is None:
             found = _LOADED[name] = factory()
+            EPOCH[0] += 1
     return found
 
 
@@ -153,6 +158,7 @@ def register(backend: Backend) -> None:
     """Register a backend object directly (entry points are the installed way)."""
     with _LOCK:
         _LOADED[backend.name] = backend
+        EPOCH[0] += 1
 
 
 def backends() -> list[BackendInfo]:
@@ -167,7 +173,7 @@ def backends() -> list[BackendInfo]:
 
 def current_name() -> str:
     """The backend for buffer creation and launches: ``tl.backend(...)`` scope, env, default."""
-    return _SELECTED.get() or os.environ.get(ENV_VAR) or DEFAULT
+    return SELECTED.get() or os.environ.get(ENV_VAR) or DEFAULT
 
 
 def current() -> Backend:
@@ -189,8 +195,8 @@ def current_is_host() -> bool:
 def backend(name: str) -> Iterator[Backend]:
     """Use backend ``name`` inside the ``with`` block."""
     selected = get(name)
-    token = _SELECTED.set(name)
+    token = SELECTED.set(name)
     try:
         yield selected
     finally:
-        _SELECTED.reset(token)
+        SELECTED.reset(token)

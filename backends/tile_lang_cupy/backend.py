@@ -12,7 +12,7 @@ import numpy as np
 from tile_lang.buffer import TORCH_DTYPES, Buffer, native_buffer, native_dtype, torch_dtype
 from tile_lang.dtypes import DType
 from tile_lang.launch import Launch
-from tile_lang.launch_cache import Probe, Runner
+from tile_lang.launch_cache import ExpressTarget, Probe, Runner
 from tile_lang.registry import GeneratedSource
 
 from tile_lang_cupy.memory import Foreign, address
@@ -147,6 +147,14 @@ class CupyBackend:
             self._compiled(launch).runner(launch.options.stream)(grid, raw)
 
         return on_current_device  # no buffers to say where: the device current at each launch
+
+    def express_target(self, launch: Launch) -> ExpressTarget | None:
+        """The express lane's target for a launch with buffers (which say its device), else None."""
+        if not any(isinstance(a, Buffer) for a in launch.args):
+            return None
+        from tile_lang_cupy import express
+
+        return express.target(self._compiled(launch), launch.options.stream)
 
     def precompile(self, launches: Sequence[Launch]) -> None:
         """Compile the kernels of launches on one device (an autotuner's configs) side by side."""

@@ -28,7 +28,7 @@ from tile_lang.launch import Launch
 from tile_lang.launch_cache import Runner, int_class, typed
 from tile_lang.reads import fingerprint
 
-from tile_lang_cupy import artifacts, cache
+from tile_lang_cupy import artifacts, cache, express
 from tile_lang_cupy.memory import address
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ class Compiled:
     scratch: Callable[[int, Any], tuple[Any, int]] = _maps_memory  # (bytes, stream) -> (memory, address)
     launch_kernel: LaunchKernel | None = None  # None: cupy.cuda.driver.launchKernel (cuLaunchKernel)
     current_stream: Callable[[], Any] | None = None  # None: cupy.cuda.get_current_stream (launched on its .ptr)
+    launch_address: int | None = None  # of cuLaunchKernel, for the express lane (None: no lane)
     _runners: dict[Any, Runner] = field(default_factory=dict, repr=False)  # by Options.stream
 
     def runner(self, stream: Any) -> Runner:
@@ -104,9 +105,9 @@ def _runner(compiled: Compiled, stream: Any) -> Runner:
 
         launch_kernel = launch_kernel or cupy.cuda.driver.launchKernel
         current_stream = current_stream or cupy.cuda.get_current_stream
-    on = _stream(stream) if stream is not None else None
+    on = stream_of(stream) if stream is not None else None
     fixed = on.ptr if on is not None else None
-    ambient = _ambient_stream(current_stream, device)
+    ambient, _ = ambient_stream(current_stream, device)
     local = threading.local()  # cuLaunchKernel reads the arguments without the GIL: one memory per thread
     # equal arguments pass equal bytes unless a float is among them (0.0 == -0.0)
     reuse = all(p is None or np.dtype(p).kind != "f" for p in params)
@@ -123,7 +124,7 @@ def _runner(compiled: Compiled, stream: Any) -> Runner:
         where = ambient() if fixed is None else fixed
         if per_program:  # held until the launch on its stream is queued
             maps, maps_address = scratch(per_program * x * y * z, on if on is not None or not where else
-                                         _stream(where))
+                                         stream_of(where))
             raw = (*raw, maps_address)
         if raw != slots.packed or not reuse:  # the driver copies them at each launch: the last ones are still there
             slots.packed = None  # a failed pack may leave some written
@@ -138,11 +139,13 @@ def _runner(compiled: Compiled, stream: Any) -> Runner:
     return run
 
 
-def _ambient_stream(current_stream: Callable[[], Any], device: int) -> Callable[[], int]:
+def ambient_stream(current_stream: Callable[[], Any], device: int) -> tuple[Callable[[], int], list[Callable[[int], int]]]:
     """The stream of a launch given none (``Options.stream``): CuPy's current stream where the code
     made one current; else torch's current stream on the kernel's device where torch has CUDA
     started, as Triton launches (torch's streams do not wait for the default stream, so work
-    queued on one, tutorial 02's benchmark, would race a kernel on another); else the default."""
+    queued on one, tutorial 02's benchmark, would race a kernel on another); else the default.
+    With it, the list that holds torch's stream function once torch has CUDA started (the express
+    lane calls it directly)."""
     torch_stream: list[Callable[[int], int]] = []  # torch's, once torch has CUDA started (it stays started)
 
     def ptr() -> int:
@@ -156,7 +159,7 @@ def _ambient_stream(current_stream: Callable[[], Any], device: int) -> Callable[
             torch_stream.append(torch._C._cuda_getCurrentRawStream)
         return int(torch_stream[0](device))
 
-    return ptr
+    return ptr, torch_stream
 
 
 class _Slots:
@@ -329,7 +332,7 @@ def load_all(launches: Sequence[tuple[Launch, str | None]], capability: int,
             driver = cupy.cuda.driver
             driver.funcSetAttribute(function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, gen.smem_bytes)
         loaded.append(Compiled(gen.threads, gen.smem_bytes, gen.params, device, function, cupy.cuda.runtime.getDevice,
-                               map_bytes=gen.map_bytes))
+                               map_bytes=gen.map_bytes, launch_address=express.driver_launch_address()))
     return loaded
 
 
@@ -419,7 +422,7 @@ def launch(compiled: Compiled, launch: Launch) -> None:
     compiled.runner(launch.options.stream)(launch.grid, raw)
 
 
-def _stream(stream: Any) -> Any:
+def stream_of(stream: Any) -> Any:
     """A CuPy stream for ``Options.stream``: a CuPy stream, or anything with a CUDA stream handle
     (``torch.cuda.Stream`` has ``cuda_stream``)."""
     import cupy
