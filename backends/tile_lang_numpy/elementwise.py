@@ -77,13 +77,28 @@ def convert(a: Array, src: DType, dst: DType, to_zero: bool = False) -> Array:
         return nonzero
     if src.is_float and dst.is_int:
         return saturated(np.trunc(a), dst)
+    wide = src.bits == 64 or (src.is_int and src.bits >= 32)  # more bits than f32 holds
     if dst.is_fp8:
         limit = _FP8_MAX[dst.name]
-        wide = a.astype(np.float32) if not src.is_float or src.bits < 64 else a
-        return np.clip(wide, -limit, limit).astype(dst.numpy)
+        return np.clip(_odd_f32(a) if wide else a.astype(np.float32), -limit, limit).astype(dst.numpy)
     if src.is_fp8 and dst.is_float:  # a fresh array either way
         return values.widen(a, dst.numpy)
-    return a.astype(dst.numpy)
+    return (_odd_f32(a) if wide and dst == dtypes.BF16 else a).astype(dst.numpy)
+
+
+def _odd_f32(a: Array) -> Array:
+    """``a`` (f64 or integers, through f64: exact below 2**53) as f32 rounded toward zero with the
+    last bit set where that was inexact (round to odd): bf16 or fp8 rounded from it to nearest even
+    is rounded once, as from ``a`` itself, since f32 keeps more than two bits beyond theirs.
+    ml_dtypes before 0.5 rounded f64 and wide integers to them through f32 to nearest: twice."""
+    exact = a.astype(np.float64)
+    with np.errstate(over="ignore"):
+        near = exact.astype(np.float32)
+    back = near.astype(np.float64)
+    inexact = (back != exact) & np.isfinite(near)
+    near = np.where(inexact & (np.abs(back) > np.abs(exact)), np.nextafter(near, np.float32(0)), near)
+    odd: Array = (near.view(np.uint32) | inexact.astype(np.uint32)).view(np.float32)
+    return odd
 
 
 def saturated(whole: Array, dst: DType) -> Array:

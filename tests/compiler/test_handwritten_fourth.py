@@ -35,12 +35,13 @@ def rounded_once(i_ptr: Pointer[i32], l_ptr: Pointer[i64], d_ptr: Pointer[f64], 
     tl.store(g_ptr + offs, tl.load(d_ptr + B + offs).to(tl.float8e5))
 
 
-def bf16_nearest(ints: np.ndarray) -> np.ndarray:
-    """Integers below 2**53 rounded once to bf16's 8 bits, nearest even, as float64: on the f64 bits,
-    since ml_dtypes before 0.5 converts f64 to bf16 through f32, rounding twice (18 of 32 wrong)."""
-    bits = ints.astype(np.float64).view(np.uint64)  # exact below 2**53
-    drop = np.uint64(45)  # f64 keeps 52 fraction bits, bf16 7
-    kept = (bits + np.uint64((1 << 44) - 1) + ((bits >> drop) & np.uint64(1))) >> drop
+def nearest(values: np.ndarray, fraction_bits: int) -> np.ndarray:
+    """Normal values (exact in f64) rounded once to ``fraction_bits`` bits after the point, nearest
+    even, as float64, on the f64 bits: ml_dtypes before 0.5 converts f64 and integers to bf16 and
+    fp8 through f32, rounding twice (18 of 32 i32 -> bf16 wrong), so it cannot be the reference."""
+    bits = values.astype(np.float64).view(np.uint64)  # exact for integers below 2**53
+    drop = np.uint64(52 - fraction_bits)
+    kept = (bits + np.uint64((1 << (51 - fraction_bits)) - 1) + ((bits >> drop) & np.uint64(1))) >> drop
     return (kept << drop).view(np.float64)
 
 
@@ -63,11 +64,11 @@ def test_wide_integers_to_bf16_and_f64_to_fp8_round_once(target: str) -> None:
         e, g = tl.to_device(np.zeros(32, ml_dtypes.float8_e4m3fn)), tl.to_device(np.zeros(32, ml_dtypes.float8_e5m2))
         rounded_once[(1,)](tl.to_device(ints), tl.to_device(longs), tl.to_device(doubles), b, e, g, B=32)
         got = b.numpy().astype(np.float64)
-        np.testing.assert_array_equal(got[:32], bf16_nearest(ints))
-        np.testing.assert_array_equal(got[32:64], bf16_nearest(ints.astype(np.int64) % 2**32))
-        np.testing.assert_array_equal(got[64:], bf16_nearest(longs))
-        np.testing.assert_array_equal(e.numpy().view(np.uint8), doubles[:32].astype(ml_dtypes.float8_e4m3fn).view(np.uint8))
-        np.testing.assert_array_equal(g.numpy().view(np.uint8), doubles[32:].astype(ml_dtypes.float8_e5m2).view(np.uint8))
+        np.testing.assert_array_equal(got[:32], nearest(ints, 7))
+        np.testing.assert_array_equal(got[32:64], nearest(ints.astype(np.int64) % 2**32, 7))
+        np.testing.assert_array_equal(got[64:], nearest(longs, 7))
+        np.testing.assert_array_equal(e.numpy().astype(np.float64), nearest(doubles[:32], 3))
+        np.testing.assert_array_equal(g.numpy().astype(np.float64), nearest(doubles[32:], 2))
 
 
 # ---------------------------------------------------------------- ideas the code generator must keep right
