@@ -6,6 +6,7 @@ launch) takes the Python path, which checks it as before."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import sys
 import types
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ import tile_lang as tl
 from benchmarks.launch_bench import FakeArray, FakeMemory, without_driver
 from benchmarks.noop_backend import Handle, read_params
 from tile_lang import Pointer, constexpr, f32, registry
-from tile_lang.kernel import LAUNCH_HOOKS, Launch
+from tile_lang.kernel import LAUNCH_HOOKS, Launch, Launcher
 from tile_lang_cupy import express
 from tile_lang_cupy import launch as launching
 from tests.test_launch import launch_untyped
@@ -230,3 +231,32 @@ def test_without_the_extension_every_launch_takes_the_python_path(cuda: Driver, 
     for _ in range(4):
         launch(src, dst, 100, 0.5, True)
     assert len(cuda.python) == 4 and not cuda.lane and scaled_copy.lane is None
+
+
+def test_kernel_grid_with_a_lane_stands_in_for_its_launcher(cuda: Driver) -> None:
+    """``kernel[grid]`` is then the lane bound to the grid: calls try it first, attributes are the
+    launcher's, and a launcher held from before the lane existed reaches it too."""
+    src, dst = device_array(), device_array(address=(1 << 32) + 4096)
+    held = scaled_copy[(3, 2)]
+    for _ in range(3):
+        held(src, dst, 100, 0.5, True, BLOCK=64)
+    bound = scaled_copy[(5,)]
+    assert isinstance(bound, Launcher) and type(bound) is not Launcher and "scaled_copy" in repr(bound.kernel)
+    assert bound.options is tl.launch.DEFAULT_OPTIONS and bound.grid == (5,)
+    bound(src, dst, 100, 0.5, True, BLOCK=64)
+    assert [c[1] for c in cuda.lane] == [(3, 2, 1), (5, 1, 1)]
+    with pytest.raises(tl.TileLangError, match="missing argument"):
+        launch_untyped(scaled_copy, (5,), src, dst, 100, 0.5)
+
+
+def test_a_bound_lane_takes_part_in_garbage_collection(cuda: Driver) -> None:
+    """kernel -> its last launcher (bound) -> launcher -> kernel is a cycle: the collector must see
+    the bound lane's references to free it (the backend's compile cache holds kernels regardless)."""
+    src, dst = device_array(), device_array(address=(1 << 32) + 4096)
+    grid = (2,)
+    for _ in range(4):
+        scaled_copy[grid](src, dst, 100, 0.5, True, BLOCK=64)
+    bound = scaled_copy[grid]
+    assert type(bound) is not Launcher and gc.is_tracked(bound)
+    referents = gc.get_referents(bound)
+    assert scaled_copy.lane in referents and grid in referents and any(type(r) is Launcher for r in referents)

@@ -154,14 +154,19 @@ class Kernel(Generic[P]):
     def __getitem__(self, key: Any) -> Launcher[P]:
         last = self._last_launcher
         if last is not None and last[0] is key:  # the same grid object (a constant tuple): its launcher again
-            return last[1]
-        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Options):
+            if self.lane is None or type(last[1]) is not Launcher or last[1].options is not DEFAULT_OPTIONS:
+                return last[1]
+            launcher = last[1]  # remembered before the lane was: bound to it now
+        elif isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Options):
             launcher = Launcher(self, key[0], key[1])
         else:
             launcher = Launcher(self, key, DEFAULT_OPTIONS)
+        called: Launcher[P] = launcher
+        if self.lane is not None and launcher.options is DEFAULT_OPTIONS:
+            called = self.lane.bind(launcher.grid, launcher)  # tries the lane, then the launcher
         if launcher.fixed_grid is not None:  # a tuple of ints; a callable grid may hold on to arrays
-            self._last_launcher = key, launcher
-        return launcher
+            self._last_launcher = key, called
+        return called
 
     def __repr__(self) -> str:
         return f"<tl.kernel {self.name} at {self.filename}:{self.lineno}>"

@@ -178,11 +178,6 @@ static int pack_scalar(char code, PyObject *v, unsigned char *slot) {
   return 1;
 }
 
-/* The flat argument i of a call: positional, then keyword values in call order. */
-static PyObject *flat_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwvalues[], Py_ssize_t i) {
-  return i < nargs ? args[i] : kwvalues[i - nargs];
-}
-
 static int same_static(PyObject *want, PyObject *got) {
   if (want == got) return 1;
   PyTypeObject *t = Py_TYPE(want);
@@ -196,12 +191,12 @@ static int same_static(PyObject *want, PyObject *got) {
   return 0;
 }
 
-/* Whether the call's arguments match entry e, packing them into values if so. */
-static int matches(Express *self, Entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwvalues[],
-                   unsigned long long *values) {
+/* Whether the call's flat arguments (positional, then keyword values in call order) match entry e,
+ * packing them into values if so. */
+static int matches(Express *self, Entry *e, PyObject *const *flat, unsigned long long *values) {
   for (Py_ssize_t i = 0; i < e->nflat; ++i) {
     Arg *a = &e->args[i];
-    PyObject *v = flat_arg(args, nargs, kwvalues, i);
+    PyObject *v = flat[i];
     if ((PyObject *)Py_TYPE(v) != a->cls) return 0;
     if (a->slot < 0) {
       if (!same_static(a->value, v)) return 0;
@@ -295,22 +290,11 @@ static int plain_grid(PyObject *grid, PyObject *meta, unsigned out[3]) {
   return ok;
 }
 
-static PyObject *express_call(PyObject *op, PyObject *const *argv, size_t nargsf, PyObject *kwnames) {
-  Express *self = (Express *)op;
-  if (PyVectorcall_NARGS(nargsf) != 3 || kwnames != NULL) {
-    PyErr_SetString(PyExc_TypeError, "express(grid, args, kwargs)");
-    return NULL;
-  }
-  PyObject *grid = argv[0], *args = argv[1], *kwargs = argv[2];
-  if (!PyTuple_Check(args) || (kwargs != Py_None && !PyDict_Check(kwargs)) || PyList_GET_SIZE(self->hooks) > 0 ||
-      self->count == 0)
-    Py_RETURN_FALSE;
-  Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwargs == Py_None ? 0 : PyDict_GET_SIZE(kwargs);
-  PyObject *kwvalues[MAX_SLOTS], *kwkeys[MAX_SLOTS];
-  if (nkw > MAX_SLOTS) Py_RETURN_FALSE;
-  Py_ssize_t pos = 0, k = 0;
-  PyObject *key, *value;
-  while (nkw && PyDict_Next(kwargs, &pos, &key, &value)) { kwkeys[k] = key; kwvalues[k++] = value; }
+/* Launch a call like a remembered one: flat holds its positional arguments, then its keyword
+ * values, whose names are names[0..nkw). 1: launched; 0: not (nothing launched, no error set). */
+static int try_launch(Express *self, PyObject *grid, PyObject *const *flat, Py_ssize_t nargs, PyObject *const *names,
+                      Py_ssize_t nkw) {
+  if (PyList_GET_SIZE(self->hooks) > 0 || self->count == 0) return 0;
   long long epoch = PyLong_AsLongLong(PyList_GET_ITEM(self->epoch, 0));
   for (int n = self->count - 1; n >= 0; --n) {
     Entry *e = self->entries[n];
@@ -318,16 +302,16 @@ static PyObject *express_call(PyObject *op, PyObject *const *argv, size_t nargsf
     int same = 1;
     for (Py_ssize_t j = 0; j < nkw && same; ++j) {
       PyObject *want = PyTuple_GET_ITEM(e->names, j);
-      same = want == kwkeys[j] || PyUnicode_Compare(want, kwkeys[j]) == 0;
+      same = want == names[j] || PyUnicode_Compare(want, names[j]) == 0;
     }
     unsigned long long values[MAX_SLOTS];
-    if (!same || !matches(self, e, PySequence_Fast_ITEMS(args), nargs, kwvalues, values)) continue;
-    if (!on_backend(self, e)) Py_RETURN_FALSE;
+    if (!same || !matches(self, e, flat, values)) continue;
+    if (!on_backend(self, e)) return 0;
     int ok = 1;
-    if (as_ll(PyObject_CallNoArgs(e->current_device), &ok) != e->device || !ok) Py_RETURN_FALSE;
+    if (as_ll(PyObject_CallNoArgs(e->current_device), &ok) != e->device || !ok) return 0;
     unsigned long long stream = e->fixed_stream ? e->stream : ambient_stream(e, &ok);
     unsigned shape[3];
-    if (!ok || !plain_grid(grid, e->meta, shape)) Py_RETURN_FALSE;
+    if (!ok || !plain_grid(grid, e->meta, shape)) return 0;
     void *params[MAX_SLOTS];
     for (int i = 0; i < e->nslots; ++i) params[i] = &values[i];
     int status;
@@ -335,10 +319,28 @@ static PyObject *express_call(PyObject *op, PyObject *const *argv, size_t nargsf
     status = e->launch(e->function, shape[0], shape[1], shape[2], e->block, 1, 1, e->smem,
                        (void *)(uintptr_t)stream, params, NULL);
     Py_END_ALLOW_THREADS
-    if (status != 0) Py_RETURN_FALSE; /* not launched: the Python path launches or raises the driver's error */
-    Py_RETURN_TRUE;
+    return status == 0; /* not launched: the Python path launches or raises the driver's error */
   }
   PyErr_Clear();
+  return 0;
+}
+
+/* express(grid, args, kwargs): launch if like a remembered call (Launcher.__call__'s way in). */
+static PyObject *express_call(PyObject *op, PyObject *const *argv, size_t nargsf, PyObject *kwnames) {
+  if (PyVectorcall_NARGS(nargsf) != 3 || kwnames != NULL) {
+    PyErr_SetString(PyExc_TypeError, "express(grid, args, kwargs)");
+    return NULL;
+  }
+  PyObject *grid = argv[0], *args = argv[1], *kwargs = argv[2];
+  if (!PyTuple_Check(args) || (kwargs != Py_None && !PyDict_Check(kwargs))) Py_RETURN_FALSE;
+  Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwargs == Py_None ? 0 : PyDict_GET_SIZE(kwargs);
+  if (nargs + nkw > MAX_SLOTS) Py_RETURN_FALSE;
+  PyObject *flat[MAX_SLOTS], *names[MAX_SLOTS];
+  for (Py_ssize_t i = 0; i < nargs; ++i) flat[i] = PyTuple_GET_ITEM(args, i);
+  Py_ssize_t pos = 0, k = 0;
+  PyObject *key, *value;
+  while (nkw && PyDict_Next(kwargs, &pos, &key, &value)) { names[k] = key; flat[nargs + k++] = value; }
+  if (try_launch((Express *)op, grid, flat, nargs, names, nkw)) Py_RETURN_TRUE;
   Py_RETURN_FALSE;
 }
 
@@ -371,14 +373,16 @@ static PyObject *express_record(PyObject *op, PyObject *const *argv, Py_ssize_t 
   e->nargs = npos;
   e->nflat = nflat;
   e->nslots = nslots;
-  PyObject *kwvalues[MAX_SLOTS];
+  PyObject *flat[MAX_SLOTS];
+  if (nflat > MAX_SLOTS) { PyMem_Free(e->args); PyMem_Free(e); Py_RETURN_FALSE; }
+  for (Py_ssize_t i = 0; i < npos; ++i) flat[i] = PyTuple_GET_ITEM(args, i);
   e->names = PyTuple_New(nkw);
   Py_ssize_t pos = 0, k = 0;
   PyObject *key, *value;
   while (nkw && PyDict_Next(kwargs, &pos, &key, &value)) {
     Py_INCREF(key);
     PyTuple_SET_ITEM(e->names, k, key);
-    kwvalues[k++] = value;
+    flat[npos + k++] = value;
   }
   Py_INCREF(backend); e->backend = backend;
   Py_INCREF(keep); e->keep = keep;
@@ -398,7 +402,7 @@ static PyObject *express_record(PyObject *op, PyObject *const *argv, Py_ssize_t 
   int ok = !PyErr_Occurred() && launch != 0 && e->meta != NULL, filled[MAX_SLOTS] = {0};
   for (Py_ssize_t i = 0; i < nflat && ok; ++i) {
     Arg *a = &e->args[i];
-    PyObject *v = flat_arg(PySequence_Fast_ITEMS(args), npos, kwvalues, i);
+    PyObject *v = flat[i];
     a->cls = (PyObject *)Py_TYPE(v);
     Py_INCREF(a->cls);
     a->slot = (int)PyLong_AsLong(PyTuple_GET_ITEM(roles, i));
@@ -466,6 +470,70 @@ static void express_dealloc(PyObject *op) {
   Py_TYPE(op)->tp_free(op);
 }
 
+/* kernel[grid] with a lane: calls try the lane on the call's own argument array, then the launcher
+ * (``fallback``), which every attribute is read from: it looks like the launcher it wraps. */
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject *lane, *grid, *fallback;
+} Bound;
+
+static PyObject *bound_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  Bound *self = (Bound *)op;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+  if (try_launch((Express *)self->lane, self->grid, args, nargs, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw))
+    Py_RETURN_NONE;
+  return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *bound_getattr(PyObject *op, PyObject *name) { return PyObject_GetAttr(((Bound *)op)->fallback, name); }
+
+static PyObject *bound_repr(PyObject *op) { return PyObject_Repr(((Bound *)op)->fallback); }
+
+static int bound_traverse(PyObject *op, visitproc visit, void *arg) {  /* kernel -> its last launcher -> kernel */
+  Bound *self = (Bound *)op;
+  Py_VISIT(self->lane); Py_VISIT(self->grid); Py_VISIT(self->fallback);
+  return 0;
+}
+
+static int bound_clear(PyObject *op) {
+  Bound *self = (Bound *)op;
+  Py_CLEAR(self->lane); Py_CLEAR(self->grid); Py_CLEAR(self->fallback);
+  return 0;
+}
+
+static void bound_dealloc(PyObject *op) {
+  PyObject_GC_UnTrack(op);
+  bound_clear(op);
+  PyObject_GC_Del(op);
+}
+
+static PyTypeObject BoundType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tile_lang_express.Bound",
+    .tp_basicsize = sizeof(Bound),
+    .tp_dealloc = bound_dealloc,
+    .tp_vectorcall_offset = offsetof(Bound, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_repr = bound_repr,
+    .tp_getattro = bound_getattr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = bound_traverse,
+    .tp_clear = bound_clear,
+    .tp_doc = "kernel[grid] whose calls try the kernel's express lane first.",
+};
+
+static PyObject *express_bind(PyObject *op, PyObject *const *argv, Py_ssize_t nargs) {
+  if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "bind(grid, launcher)"); return NULL; }
+  Bound *bound = PyObject_GC_New(Bound, &BoundType);
+  if (bound == NULL) return NULL;
+  bound->vectorcall = bound_call;
+  Py_INCREF(op); bound->lane = op;
+  Py_INCREF(argv[0]); bound->grid = argv[0];
+  Py_INCREF(argv[1]); bound->fallback = argv[1];
+  PyObject_GC_Track((PyObject *)bound);
+  return (PyObject *)bound;
+}
+
 static PyObject *express_entries(PyObject *op, PyObject *unused) {
   return PyLong_FromLong(((Express *)op)->count);
 }
@@ -473,6 +541,7 @@ static PyObject *express_entries(PyObject *op, PyObject *unused) {
 static PyMethodDef express_methods[] = {
     {"record", (PyCFunction)(void (*)(void))express_record, METH_FASTCALL, "Keep a launch's facts and its plan."},
     {"entries", express_entries, METH_NOARGS, "How many launches are kept."},
+    {"bind", (PyCFunction)(void (*)(void))express_bind, METH_FASTCALL, "kernel[grid] trying this lane first."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ExpressType = {
@@ -510,7 +579,7 @@ PyMODINIT_FUNC PyInit_tile_lang_express(void) {
                         &s_backend, &s_type, &s_device, &s_torch};
   for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
     if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
-  if (PyType_Ready(&ExpressType) < 0) return NULL;
+  if (PyType_Ready(&ExpressType) < 0 || PyType_Ready(&BoundType) < 0) return NULL;
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
   Py_INCREF(&ExpressType);
