@@ -260,3 +260,25 @@ def test_a_bound_lane_takes_part_in_garbage_collection(cuda: Driver) -> None:
     assert type(bound) is not Launcher and gc.is_tracked(bound)
     referents = gc.get_referents(bound)
     assert scaled_copy.lane in referents and grid in referents and any(type(r) is Launcher for r in referents)
+
+
+def test_a_grid_function_remembering_other_calls_leaves_the_launch_intact(cuda: Driver) -> None:
+    """A callable grid runs Python inside the lane's launch; there it may make the lane remember
+    other calls and drop the entry being launched (four are kept): the launch still goes out right."""
+    src, dst = device_array(), device_array(address=(1 << 32) + 4096)
+    inner = [1, 16, 17, 2**40, -3]  # five int classes: five more entries
+    outer = [True]
+
+    def grid(meta: dict[str, Any]) -> tuple[int, ...]:
+        if outer[0] and scaled_copy.lane is not None:  # inside the lane's launch
+            outer[0] = False
+            for n in inner:
+                for _ in range(2):
+                    launch(src, dst, n, 0.25, False)
+        return (7,)
+
+    for _ in range(3):
+        launch(src, dst, 100, 0.5, True, grid=grid)
+    assert cuda.lane[-1] == (0, (7, 1, 1), 128, 128, 0,
+                             (1 << 32, (1 << 32) + 4096, np.int32(100), np.float32(0.5), True))
+    assert scaled_copy.lane is not None and scaled_copy.lane.entries() == 4

@@ -305,20 +305,28 @@ static int try_launch(Express *self, PyObject *grid, PyObject *const *flat, Py_s
       same = want == names[j] || PyUnicode_Compare(want, names[j]) == 0;
     }
     unsigned long long values[MAX_SLOTS];
-    if (!same || !matches(self, e, flat, values)) continue;
-    if (!on_backend(self, e)) return 0;
+    if (!same || !matches(self, e, flat, values) || !on_backend(self, e)) continue;
+    /* what the launch needs, copied: Python runs below (the device, the stream, a grid function)
+     * and may remember another call, which can drop this entry */
+    Entry at = *e;
+    PyObject *held[] = {at.meta, at.current_device, at.current_stream, at.ambient, at.torch_stream, at.keep};
+    for (size_t i = 0; i < sizeof held / sizeof *held; ++i) Py_INCREF(held[i]);
     int ok = 1;
-    if (as_ll(PyObject_CallNoArgs(e->current_device), &ok) != e->device || !ok) return 0;
-    unsigned long long stream = e->fixed_stream ? e->stream : ambient_stream(e, &ok);
     unsigned shape[3];
-    if (!ok || !plain_grid(grid, e->meta, shape)) return 0;
-    void *params[MAX_SLOTS];
-    for (int i = 0; i < e->nslots; ++i) params[i] = &values[i];
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = e->launch(e->function, shape[0], shape[1], shape[2], e->block, 1, 1, e->smem,
-                       (void *)(uintptr_t)stream, params, NULL);
-    Py_END_ALLOW_THREADS
+    if (as_ll(PyObject_CallNoArgs(at.current_device), &ok) != at.device) ok = 0;
+    unsigned long long stream = !ok ? 0 : at.fixed_stream ? at.stream : ambient_stream(&at, &ok);
+    ok = ok && plain_grid(grid, at.meta, shape);
+    int status = -1;
+    if (ok) {
+      void *params[MAX_SLOTS];
+      for (int i = 0; i < at.nslots; ++i) params[i] = &values[i];
+      Py_BEGIN_ALLOW_THREADS
+      status = at.launch(at.function, shape[0], shape[1], shape[2], at.block, 1, 1, at.smem,
+                         (void *)(uintptr_t)stream, params, NULL);
+      Py_END_ALLOW_THREADS
+    }
+    for (size_t i = 0; i < sizeof held / sizeof *held; ++i) Py_DECREF(held[i]);
+    PyErr_Clear();
     return status == 0; /* not launched: the Python path launches or raises the driver's error */
   }
   PyErr_Clear();
