@@ -58,6 +58,9 @@ class ExpressLane(Protocol):
     def record(self, args: tuple[Any, ...], kwargs: dict[str, Any], plan: tuple[Any, ...]) -> bool:
         """Remember a call the fast path just launched, with its target's plan; False if it cannot."""
 
+    def entries(self) -> int:
+        """How many calls it keeps (at most four)."""
+
     def bind(self, grid: Any, launcher: object) -> Any:
         """``kernel[grid]``: a callable trying this lane with the call's own arguments, then
         ``launcher``, whose attributes it shows as its own (so it stands in for the launcher)."""
