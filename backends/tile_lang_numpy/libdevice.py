@@ -176,6 +176,16 @@ def _bit_length(u: Array) -> Array:
     return length
 
 
+_BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], np.uint8)
+
+
+def _popc(x: Array) -> Array:
+    """Set bits per element, by a table of the 256 bytes' counts (``np.bitwise_count`` is NumPy 2's)."""
+    u = np.ascontiguousarray(_unsigned(x))
+    counts: Array = _BYTE_BITS[u.reshape(-1).view(np.uint8)].reshape(*u.shape, u.dtype.itemsize).sum(-1, dtype=np.uint8)
+    return counts
+
+
 def _clz(x: Array) -> Array:
     zeros: Array = (8 * x.dtype.itemsize - _bit_length(_unsigned(x))).astype(np.int32)
     return zeros
@@ -211,7 +221,7 @@ LIBDEVICE: dict[Callable[..., Any], Callable[..., Array]] = {
     ld.isinf: np.isinf, ld.isnan: np.isnan, ld.isfinite: np.isfinite, ld.signbit: np.signbit, ld.ilogb: _ilogb,
     ld.saturatef: lambda x: np.where(x > 0, np.minimum(x, 1), 0), ld.fast_expf: _wide(np.exp),
     ld.fast_logf: _wide(np.log), ld.fast_dividef: np.true_divide, ld.float2int_rn: rounding.nearest_int(np.rint, I32),
-    ld.popc: lambda x: np.bitwise_count(_unsigned(x)), ld.clz: _clz, ld.ffs: _ffs, ld.brev: _brev,
+    ld.popc: _popc, ld.clz: _clz, ld.ffs: _ffs, ld.brev: _brev,
     ld.mulhi: high_product, ld.byte_perm: _byte_perm,
     ld.cbrt: _wide(np.cbrt),
     ld.rcbrt: _wide(lambda x: 1 / np.cbrt(x.astype(np.longdouble))),  # in f64 its two roundings passed 1 ulp
