@@ -163,6 +163,11 @@ class Box:
             return 0, 0
         return int(lows[some].min()), int(highs[some].max())
 
+    def lanes(self, lo: int, hi: int) -> Box:
+        """Lanes ``lo:hi`` of a block of one axis, as a mask of their own."""
+        start, limit = self.starts[0], self.limits[0]
+        return Box((None if limit is None else limit - lo,), (hi - lo,), (None if start is None else start - lo,))
+
     def gated(self, flags: Array) -> Box:
         """``self & flags`` for a per-program (or shared) bool: no lane of a program whose flag is false."""
         shut = np.where(flags, self.block[0], 0)
@@ -346,7 +351,7 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
         return scalars
     first, spacing = int(base[0]), int(base[1]) - int(base[0])
     per_axis = _grid_strides(base, grid) if grid is not None else None
-    if per_axis is None and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
+    if per_axis is None and evenly_spaced(base, first, spacing):
         return _strided(flat, first, (base.shape[0], *shape), (spacing * step, *strides)).copy()
     if per_axis is not None:
         gx, gy, gz = grid or (1, 1, 1)
@@ -362,6 +367,15 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     assert made is not None  # the lanes are in bounds
     copied: Array = made[0][made[1]]
     return copied
+
+
+def evenly_spaced(base: Array, first: int, spacing: int) -> bool:
+    """Whether ``base[p] == first + spacing * p`` for every program (the last one's checked
+    first: irregular bases, a gather's, fail there without a pass over them)."""
+    count = base.shape[0]
+    if int(base[-1]) != first + spacing * (count - 1):
+        return False
+    return bool(np.array_equal(base, first + spacing * np.arange(count)))
 
 
 def reach(offsets: Affine) -> tuple[int, int]:
@@ -392,6 +406,8 @@ def _grid_strides(base: Array, grid: tuple[int, int, int]) -> tuple[int, int, in
     sx = int(laid[0, 0, 1] - laid[0, 0, 0]) if gx > 1 else 0
     sy = int(laid[0, 1, 0] - laid[0, 0, 0]) if gy > 1 else 0
     sz = int(laid[1, 0, 0] - laid[0, 0, 0]) if gz > 1 else 0
+    if int(laid[-1, -1, -1]) != int(laid[0, 0, 0]) + (gx - 1) * sx + (gy - 1) * sy + (gz - 1) * sz:
+        return None  # the last program's base rules it out without building the grid's (a gather's bases)
     expected = (int(base[0]) + np.arange(gz)[:, None, None] * sz + np.arange(gy)[None, :, None] * sy
                 + np.arange(gx)[None, None, :] * sx)
     return (sx, sy, sz) if np.array_equal(laid, expected) else None
@@ -414,7 +430,7 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
         return [_strided(flat, first, (1, *offsets.block), (0, *strides))]
     extent = 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
     spacing = int(base[1]) - first
-    if abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
+    if abs(spacing) >= extent and evenly_spaced(base, first, spacing):
         return [_strided(flat, first, (base.shape[0], *offsets.block), (spacing * step, *strides))]
     per_axis = _grid_strides(base, grid) if grid is not None else None
     if grid is not None and per_axis is not None and \
