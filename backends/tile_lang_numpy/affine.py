@@ -106,7 +106,7 @@ class Box:
     an affine block are one; ``&`` of two is one; a load or store sees at once when every lane
     is live, and where each program's live lanes begin and end."""
 
-    __slots__ = ("limits", "starts", "block", "_array", "_all_live")
+    __slots__ = ("limits", "starts", "block", "_array", "_all_live", "_lanes")
 
     def __init__(self, limits: Bounds, block: tuple[int, ...], starts: Bounds | None = None) -> None:
         self.limits = limits
@@ -114,6 +114,7 @@ class Box:
         self.block = block
         self._array: Array | None = None
         self._all_live: bool | None = None  # computed once: a mask is usually shared by a load and a store
+        self._lanes: tuple[int, int] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -152,7 +153,13 @@ class Box:
     def live_lanes(self) -> tuple[int, int]:
         """Of a block of one axis: the lanes ``lo:hi`` outside which no program has a live lane
         (``0, 0`` when none has), from the bounds: a load of a mirrored edge asks before it
-        reads, and scanning the materialised lanes costs a pass over every lane."""
+        reads, and scanning the materialised lanes costs a pass over every lane; computed once."""
+        if self._lanes is None:
+            self._lanes = self._live_lanes()
+        return self._lanes
+
+    def _live_lanes(self) -> tuple[int, int]:
+        """:meth:`live_lanes`, computed."""
         n = self.block[0]
         start, limit = self.starts[0], self.limits[0]
         lows = np.zeros(1, np.int64) if start is None else clamp(start.reshape(-1), n)
@@ -162,6 +169,21 @@ class Box:
         if not bool(some.any()):
             return 0, 0
         return int(lows[some].min()), int(highs[some].max())
+
+    def chosen(self, x: Array, y: Array) -> Array | None:
+        """``np.where(self, x, y)`` (``(P|1, n)`` arrays, program axis first) when, of a block of
+        one axis, only narrow lanes ``lo:hi`` are live anywhere (a mirrored edge's): ``y`` copied,
+        then ``x`` where live in those lanes only; None otherwise."""
+        n = self.block[0]
+        lo, hi = self.live_lanes()
+        if 2 * (hi - lo) > n:
+            return None
+        shape = (max(self.shape[0], x.shape[0], y.shape[0]), n)
+        out = np.empty(shape, np.result_type(x, y))
+        out[...] = y
+        if hi > lo:
+            np.copyto(out[:, lo:hi], np.broadcast_to(x, shape)[:, lo:hi], where=self.lanes(lo, hi).materialize())
+        return out
 
     def lanes(self, lo: int, hi: int) -> Box:
         """Lanes ``lo:hi`` of a block of one axis, as a mask of their own."""

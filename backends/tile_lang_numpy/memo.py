@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from tile_lang import dtypes
+from tile_lang.operators import BinaryOp
 from tile_lang.tensor import Tensor
 
 from tile_lang_numpy.affine import Affine, Box
@@ -74,11 +76,15 @@ def key(name: str, args: Mapping[str, Any]) -> Key | None:
     if name == "arange":
         start, end = args["start"], args["end"]
         return (name, start, end) if type(start) is int and type(end) is int else None
+    op = args["op"]
     x = _part(args["x"])
-    if x is None:
+    if x is None or type(op) is not BinaryOp:
         return None
     y = _part(args["y"])
-    return None if y is None else (args["op"], x, y)
+    return None if y is None else (id(op), x, y)  # an Enum member lives as long as the process (and hashes in Python)
+
+
+_INTEGRAL = frozenset(d for d in dtypes.ALL if d.is_int or d.is_bool)  # hashed by identity
 
 
 def _part(v: object) -> object:
@@ -92,7 +98,7 @@ def _part(v: object) -> object:
         return None
     assert isinstance(v, Tensor)
     dtype, handle = v.type, v.handle
-    if not (dtype.is_int or dtype.is_bool):
+    if dtype not in _INTEGRAL:
         return None
     if type(handle) is np.ndarray:
         if handle.shape == (1,):

@@ -275,20 +275,26 @@ def _rows(engine: Engine, p: Pointers, offsets: affine.Affine, made: tuple[Array
           lane0: int) -> Array:
     """Each program's lanes ``offsets`` as a row of the view ``made`` (:func:`affine.windows`);
     the rows that leave memory lane by lane, after the bounds check of their ``live`` lanes
-    (lane ``lane0`` of the block is the first of ``offsets``)."""
+    (lane ``lane0`` of the block is the first of ``offsets``). A row that leaves memory with no
+    live lane (a program masked off at a padded edge) reads nothing: the caller fills its lanes."""
     view, starts = made
     outside = np.flatnonzero(starts.view(np.uint64) >= view.shape[0])  # negatives wrap to huge
     if not outside.size:
         got: Array = view[starts]
         return got
     got = view[affine.clamp(starts, view.shape[0] - 1)]
-    picked = offsets.base if offsets.base.shape[0] == 1 else offsets.base[outside]
-    offs = np.broadcast_to(picked.reshape((-1,) + (1,) * len(offsets.block)) + offsets.relative(),
-                           (outside.size, *offsets.block))
+    shape = (outside.size, *offsets.block)
     if live is None:
-        lanes_live = np.ones(offs.shape, bool)
+        lanes_live = np.ones(shape, bool)
     else:
-        lanes_live = np.broadcast_to(live if live.shape[0] == 1 else live[outside], offs.shape)
+        lanes_live = np.broadcast_to(live if live.shape[0] == 1 else live[outside], shape)
+        some = lanes_live.reshape(outside.size, -1).any(axis=1)
+        if not bool(some.all()):
+            outside, lanes_live = outside[some], lanes_live[some]
+            if not outside.size:
+                return got
+    picked = offsets.base if offsets.base.shape[0] == 1 else offsets.base[outside]
+    offs = np.broadcast_to(picked.reshape((-1,) + (1,) * len(offsets.block)) + offsets.relative(), lanes_live.shape)
     check_bounds(engine, p, offs, lanes_live, "load", outside, lane0)
     got[outside] = p.memory.flat.take(np.where(lanes_live, offs, 0))  # a fresh copy: one row per base
     return got

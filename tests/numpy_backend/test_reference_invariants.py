@@ -1,7 +1,7 @@
 """The reference's shortcuts for gather-heavy kernels against its general paths: a group keeps
 integer arithmetic it meets again (a runtime loop's index math, ``memo``), a store writes a
-tile past a row's end as rows of a narrower window, and a load with a lazy mask makes only the
-lanes some program has live. Each kernel runs both ways on random inputs: the same verdict
+tile past a row's end as rows of a narrower window, and a load or ``tl.where`` with a lazy mask
+makes only the lanes some program has live. Each kernel runs both ways on random inputs: the same verdict
 (error or race, word for word) and the same memory afterwards, which NumPy checks too."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import tile_lang as tl
 from tile_lang import Pointer, constexpr, f32, i32
 
-from tile_lang_numpy import engine, memory
+from tile_lang_numpy import affine, engine, memory
 
 Array = np.ndarray[Any, Any]
 
@@ -31,6 +31,7 @@ def both_ways(launch: Callable[..., object], *arrays: Array) -> tuple[str, list[
                 patch.setattr(engine, "KEPT", frozenset())
                 patch.setattr(memory, "_narrow_rows", lambda *_: None)
                 patch.setattr(memory, "_lane_box", lambda *_: None)
+                patch.setattr(affine.Box, "chosen", lambda *_: None)
             message = ""
             try:
                 launch(*(tl.wrap(c) for c in copies))
