@@ -123,7 +123,7 @@ class Engine:
     spin_check: Callable[[str], None] | None = None  # set by simt: refuses atomics that could spin forever
     addresses: Book = field(default_factory=lambda: Book({}))  # the launch's allocations, for pointers made from ints
     combining: bool = False  # running a combine function's body (lanes_as_programs): and/or/not element by element
-    memo: Memo = field(default_factory=Memo)  # the group's integer and pointer arithmetic results (see memo)
+    memo: Memo = field(default_factory=Memo)  # the group's integer operator and arange results (see memo)
 
     _flat: tuple[Array, Array] | None = None  # (mask, the (P,) flags made from it)
     _ids: Array | None = None

@@ -16,6 +16,7 @@ recently met go first.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,16 +41,16 @@ class Memo:
     __slots__ = ("entries", "pinned")
 
     def __init__(self) -> None:
-        self.entries: dict[Key, tuple[Tensor[Any, Any], int, object, object]] = {}
+        self.entries: OrderedDict[Key, tuple[Tensor[Any, Any], int, object, object]] = OrderedDict()
         self.pinned = 0
 
     def get(self, key: Key) -> Tensor[Any, Any] | None:
         """The result kept for ``key``, which becomes the newest entry (a loop's invariants stay
         while the results it makes once per iteration come and go)."""
-        found = self.entries.pop(key, None)
+        found = self.entries.get(key)
         if found is None:
             return None
-        self.entries[key] = found
+        self.entries.move_to_end(key)
         return found[0]
 
     def keep(self, key: Key, args: Mapping[str, Any], result: object) -> None:
@@ -65,7 +66,7 @@ class Memo:
             return
         entries = self.entries
         while entries and (len(entries) >= ENTRIES or self.pinned + size > PINNED):
-            self.pinned -= entries.pop(next(iter(entries)))[1]
+            self.pinned -= entries.popitem(last=False)[1][1]
         entries[key] = (result, size, x, y)
         self.pinned += size
 

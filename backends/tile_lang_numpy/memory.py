@@ -216,11 +216,10 @@ def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Ten
         some = box.lanes(lo, hi).materialize() if box is not None else None if live is None else live[:, lo:hi]
     got = None if made is None else _rows(engine, p, part, made, live if part is a else some, lo)
     base, strides, block, n = a.base, a.strides, a.block, engine.nprograms  # pins no lanes
-    lanes_live = live if box is None else None  # a lazy mask's lanes are made only if the race check needs them
 
-    def runs() -> Runs:
+    def runs() -> Runs:  # a lazy mask's lanes are made only if the race check needs them
         return Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)),
-                       lanes_live if box is None else box.materialize(), n)
+                       live if box is None else box.materialize(), n)
 
     engine.load_lanes(p.memory, runs, held(base, live) if box is None else held(base) + math.prod(box.shape), a,
                       live is None and box is None)
