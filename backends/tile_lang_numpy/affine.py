@@ -106,7 +106,7 @@ class Box:
     an affine block are one; ``&`` of two is one; a load or store sees at once when every lane
     is live, and where each program's live lanes begin and end."""
 
-    __slots__ = ("limits", "starts", "block", "_array", "_all_live")
+    __slots__ = ("limits", "starts", "block", "_array", "_all_live", "_lanes")
 
     def __init__(self, limits: Bounds, block: tuple[int, ...], starts: Bounds | None = None) -> None:
         self.limits = limits
@@ -114,6 +114,7 @@ class Box:
         self.block = block
         self._array: Array | None = None
         self._all_live: bool | None = None  # computed once: a mask is usually shared by a load and a store
+        self._lanes: tuple[int, int] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -152,7 +153,13 @@ class Box:
     def live_lanes(self) -> tuple[int, int]:
         """Of a block of one axis: the lanes ``lo:hi`` outside which no program has a live lane
         (``0, 0`` when none has), from the bounds: a load of a mirrored edge asks before it
-        reads, and scanning the materialised lanes costs a pass over every lane."""
+        reads, and scanning the materialised lanes costs a pass over every lane; computed once."""
+        if self._lanes is None:
+            self._lanes = self._live_lanes()
+        return self._lanes
+
+    def _live_lanes(self) -> tuple[int, int]:
+        """:meth:`live_lanes`, computed."""
         n = self.block[0]
         start, limit = self.starts[0], self.limits[0]
         lows = np.zeros(1, np.int64) if start is None else clamp(start.reshape(-1), n)
@@ -162,6 +169,26 @@ class Box:
         if not bool(some.any()):
             return 0, 0
         return int(lows[some].min()), int(highs[some].max())
+
+    def chosen(self, x: Array, y: Array) -> Array | None:
+        """``np.where(self, x, y)`` (``(P|1, n)`` arrays, program axis first) when, of a block of
+        one axis, only narrow lanes ``lo:hi`` are live anywhere (a mirrored edge's): ``y`` copied,
+        then ``x`` where live in those lanes only; None otherwise."""
+        n = self.block[0]
+        lo, hi = self.live_lanes()
+        if 2 * (hi - lo) > n:
+            return None
+        shape = (max(self.shape[0], x.shape[0], y.shape[0]), n)
+        out = np.empty(shape, np.result_type(x, y))
+        out[...] = y
+        if hi > lo:
+            np.copyto(out[:, lo:hi], np.broadcast_to(x, shape)[:, lo:hi], where=self.lanes(lo, hi).materialize())
+        return out
+
+    def lanes(self, lo: int, hi: int) -> Box:
+        """Lanes ``lo:hi`` of a block of one axis, as a mask of their own."""
+        start, limit = self.starts[0], self.limits[0]
+        return Box((None if limit is None else limit - lo,), (hi - lo,), (None if start is None else start - lo,))
 
     def gated(self, flags: Array) -> Box:
         """``self & flags`` for a per-program (or shared) bool: no lane of a program whose flag is false."""
@@ -346,7 +373,7 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
         return scalars
     first, spacing = int(base[0]), int(base[1]) - int(base[0])
     per_axis = _grid_strides(base, grid) if grid is not None else None
-    if per_axis is None and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
+    if per_axis is None and evenly_spaced(base, first, spacing):
         return _strided(flat, first, (base.shape[0], *shape), (spacing * step, *strides)).copy()
     if per_axis is not None:
         gx, gy, gz = grid or (1, 1, 1)
@@ -362,6 +389,15 @@ def view(flat: Array, offsets: Affine, grid: tuple[int, int, int] | None = None)
     assert made is not None  # the lanes are in bounds
     copied: Array = made[0][made[1]]
     return copied
+
+
+def evenly_spaced(base: Array, first: int, spacing: int) -> bool:
+    """Whether ``base[p] == first + spacing * p`` for every program (the last one's checked
+    first: irregular bases, a gather's, fail there without a pass over them)."""
+    count = base.shape[0]
+    if int(base[-1]) != first + spacing * (count - 1):
+        return False
+    return bool(np.array_equal(base, first + spacing * np.arange(count)))
 
 
 def reach(offsets: Affine) -> tuple[int, int]:
@@ -392,6 +428,8 @@ def _grid_strides(base: Array, grid: tuple[int, int, int]) -> tuple[int, int, in
     sx = int(laid[0, 0, 1] - laid[0, 0, 0]) if gx > 1 else 0
     sy = int(laid[0, 1, 0] - laid[0, 0, 0]) if gy > 1 else 0
     sz = int(laid[1, 0, 0] - laid[0, 0, 0]) if gz > 1 else 0
+    if int(laid[-1, -1, -1]) != int(laid[0, 0, 0]) + (gx - 1) * sx + (gy - 1) * sy + (gz - 1) * sz:
+        return None  # the last program's base rules it out without building the grid's (a gather's bases)
     expected = (int(base[0]) + np.arange(gz)[:, None, None] * sz + np.arange(gy)[None, :, None] * sy
                 + np.arange(gx)[None, None, :] * sx)
     return (sx, sy, sz) if np.array_equal(laid, expected) else None
@@ -414,7 +452,7 @@ def writable_views(flat: Array, offsets: Affine, grid: tuple[int, int, int] | No
         return [_strided(flat, first, (1, *offsets.block), (0, *strides))]
     extent = 1 + sum(abs(s) * (n - 1) for s, n in zip(offsets.strides, offsets.block))
     spacing = int(base[1]) - first
-    if abs(spacing) >= extent and np.array_equal(base, first + spacing * np.arange(base.shape[0])):
+    if abs(spacing) >= extent and evenly_spaced(base, first, spacing):
         return [_strided(flat, first, (base.shape[0], *offsets.block), (spacing * step, *strides))]
     per_axis = _grid_strides(base, grid) if grid is not None else None
     if grid is not None and per_axis is not None and \

@@ -735,6 +735,11 @@ def where(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     ax, ay, dtype, shape = operands(engine, x, y, lead=lead)
     shape = values.block_broadcast(cond.block_shape, shape)
     r = len(shape)
+    box = cond.handle
+    if isinstance(box, affine.Box) and lead is Lead.PROGRAM and r == 1 and box.block == shape and not box.all_live:
+        narrow = box.chosen(values.align(ax, ax.ndim - 1, 1), values.align(ay, ay.ndim - 1, 1))
+        if narrow is not None:  # a mirrored edge's few lanes: copied there only (see affine.Box.chosen)
+            return values.make(narrow.astype(dtype.numpy, copy=False), dtype)
     result = select(values.align(_array(engine, cond, lead), cond.ndim, r, lead),
                     values.align(ax, ax.ndim - lead, r, lead), values.align(ay, ay.ndim - lead, r, lead))
     return _maker(engine, lead)(result.astype(dtype.numpy, copy=False), dtype)

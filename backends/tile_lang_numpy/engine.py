@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 import tile_lang
+from tile_lang import operators
 from tile_lang.builtin import Builtin, active_engine, builtin_of
 from tile_lang.errors import KernelError, UsageError
 from tile_lang.errors import SemanticError
@@ -28,6 +29,7 @@ from tile_lang.tensor import Tensor
 from tile_lang_numpy.affine import Affine
 from tile_lang_numpy.addresses import Book
 from tile_lang_numpy.journal import Journal
+from tile_lang_numpy.memo import Memo, key as memo_key
 from tile_lang_numpy.races import Races, Site
 from tile_lang_numpy.shadows import Runs
 from tile_lang_numpy.values import Array, Lead, Memory
@@ -38,6 +40,9 @@ CAPABILITIES = lacking("the numpy backend", {
     tile_lang.inline_asm_elementwise: "inline assembly is PTX, which only the CUDA backend compiles",
 })
 """The builtins the reference does not run (every other builtin has an implementation)."""
+
+KEPT = frozenset({builtin_of(operators.binary), builtin_of(tile_lang.arange)})
+"""The builtins whose results a group keeps for the same operands (see memo)."""
 
 INTERNAL_DIRS = (os.path.dirname(tile_lang.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
 
@@ -118,6 +123,7 @@ class Engine:
     spin_check: Callable[[str], None] | None = None  # set by simt: refuses atomics that could spin forever
     addresses: Book = field(default_factory=lambda: Book({}))  # the launch's allocations, for pointers made from ints
     combining: bool = False  # running a combine function's body (lanes_as_programs): and/or/not element by element
+    memo: Memo = field(default_factory=Memo)  # the group's integer operator and arange results (see memo)
 
     _flat: tuple[Array, Array] | None = None  # (mask, the (P,) flags made from it)
     _ids: Array | None = None
@@ -161,6 +167,18 @@ class Engine:
         return self._flat[1]
 
     def call(self, op: Builtin, args: Mapping[str, Any]) -> Any:
+        if op in KEPT and self.mask is None and not self.combining:
+            key = memo_key(op.name, args)
+            if key is not None:
+                kept = self.memo.get(key)
+                if kept is not None:
+                    return kept
+                result = self._call(op, args)
+                self.memo.keep(key, args, result)
+                return result
+        return self._call(op, args)
+
+    def _call(self, op: Builtin, args: Mapping[str, Any]) -> Any:
         try:
             made = checked(op, args, view, CAPABILITIES)
             return IMPLS[op](self, made)

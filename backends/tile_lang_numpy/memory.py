@@ -199,33 +199,54 @@ def _window_load(engine: Engine, ptr: Tensor[Any, Any], mask: object, other: Ten
     a = p.affine
     if a is None or not (_fits(ptr, mask) and _fits(ptr, other)):
         return None
-    live = _live(engine, ptr, mask, "load")
-    lo, hi = _live_lanes(engine, a.block, live, mask)
+    box = _lane_box(engine, a.block, mask)
+    live = _live(engine, ptr, mask, "load") if box is None else None
+    lo, hi = _live_lanes(engine, a.block, live, mask) if box is None else _narrowed(box.live_lanes(), a.block)
     part = a if (lo, hi) == (0, a.block[0] if a.block else 1) else \
         affine.Affine(a.base + a.strides[0] * lo, a.strides, (hi - lo,), a.dtype)
     made = affine.windows(p.memory.flat, part) if hi > lo else None
     if made is None and hi > lo:
         return None
     engine.note_block(math.prod(ptr.block_shape))
-    some = None if live is None or part is a else live[:, lo:hi]
+    if box is not None and part is a:
+        live = box.materialize()
+    if part is a or made is None:
+        some = None
+    else:  # of a lazy mask, only these lanes are made
+        some = box.lanes(lo, hi).materialize() if box is not None else None if live is None else live[:, lo:hi]
     got = None if made is None else _rows(engine, p, part, made, live if part is a else some, lo)
     base, strides, block, n = a.base, a.strides, a.block, engine.nprograms  # pins no lanes
-    engine.load_lanes(p.memory, lambda: Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)), live, n),
-                      held(base, live), a, live is None)
+
+    def runs() -> Runs:  # a lazy mask's lanes are made only if the race check needs them
+        return Runs.of(affine.Affine(base, strides, block, np.dtype(np.int64)),
+                       live if box is None else box.materialize(), n)
+
+    engine.load_lanes(p.memory, runs, held(base, live) if box is None else held(base) + math.prod(box.shape), a,
+                      live is None and box is None)
     dtype = p.memory.dtype
-    if live is None:
+    if live is None and box is None:
         assert got is not None
         return values.make(got, dtype)
     fill = poison(dtype, ()) if other is None else \
         values.align(convert(values.array(other), other.type, dtype), other.ndim, ptr.ndim)
     if part is a:
-        assert got is not None
+        assert got is not None and live is not None
         return values.make(_filled(got, live, fill), dtype)
-    out = np.empty((max(live.shape[0], a.base.shape[0]), *a.block), dtype.numpy)
+    programs = box.shape[0] if box is not None else live.shape[0] if live is not None else 1
+    out = np.empty((max(programs, a.base.shape[0]), *a.block), dtype.numpy)
     out[...] = fill
     if got is not None and some is not None:
         out[:, lo:hi] = select(some, got, fill[:, lo:hi] if fill.ndim == 2 and fill.shape[1] > 1 else fill)
     return values.make(out, dtype)
+
+
+def _lane_box(engine: Engine, block: tuple[int, ...], mask: object) -> Box | None:
+    """The lazy mask of a block of one axis with some lane masked off, when no program is: its
+    live lanes are read from its bounds, and only those lanes made (a mirrored edge's few)."""
+    box = mask.handle if isinstance(mask, Tensor) else None
+    if not isinstance(box, Box) or len(block) != 1 or box.block != block or engine.active is not None:
+        return None
+    return None if box.all_live else box
 
 
 def _live_lanes(engine: Engine, block: tuple[int, ...], live: Array | None, mask: object) -> tuple[int, int]:
@@ -237,31 +258,42 @@ def _live_lanes(engine: Engine, block: tuple[int, ...], live: Array | None, mask
         return whole
     box = mask.handle if isinstance(mask, Tensor) else None
     if isinstance(box, Box) and box.block == block and engine.active is None:
-        lo, hi = box.live_lanes()
-    else:
-        lanes = np.flatnonzero(live.any(axis=0))
-        lo, hi = (int(lanes[0]), int(lanes[-1]) + 1) if lanes.size else (0, 0)
-    return (lo, hi) if 2 * (hi - lo) <= block[0] else whole  # narrower by half at least: worth another copy
+        return _narrowed(box.live_lanes(), block)
+    lanes = np.flatnonzero(live.any(axis=0))
+    return _narrowed((int(lanes[0]), int(lanes[-1]) + 1) if lanes.size else (0, 0), block)
+
+
+def _narrowed(lanes: tuple[int, int], block: tuple[int, ...]) -> tuple[int, int]:
+    """The live lanes ``lo:hi`` of a block of one axis when narrower than it by half at least
+    (worth another copy), else the whole block."""
+    lo, hi = lanes
+    return (lo, hi) if 2 * (hi - lo) <= block[0] else (0, block[0])
 
 
 def _rows(engine: Engine, p: Pointers, offsets: affine.Affine, made: tuple[Array, Array], live: Array | None,
           lane0: int) -> Array:
     """Each program's lanes ``offsets`` as a row of the view ``made`` (:func:`affine.windows`);
     the rows that leave memory lane by lane, after the bounds check of their ``live`` lanes
-    (lane ``lane0`` of the block is the first of ``offsets``)."""
+    (lane ``lane0`` of the block is the first of ``offsets``). A row that leaves memory with no
+    live lane (a program masked off at a padded edge) reads nothing: the caller fills its lanes."""
     view, starts = made
     outside = np.flatnonzero(starts.view(np.uint64) >= view.shape[0])  # negatives wrap to huge
     if not outside.size:
         got: Array = view[starts]
         return got
     got = view[affine.clamp(starts, view.shape[0] - 1)]
-    picked = offsets.base if offsets.base.shape[0] == 1 else offsets.base[outside]
-    offs = np.broadcast_to(picked.reshape((-1,) + (1,) * len(offsets.block)) + offsets.relative(),
-                           (outside.size, *offsets.block))
+    shape = (outside.size, *offsets.block)
     if live is None:
-        lanes_live = np.ones(offs.shape, bool)
+        lanes_live = np.ones(shape, bool)
     else:
-        lanes_live = np.broadcast_to(live if live.shape[0] == 1 else live[outside], offs.shape)
+        lanes_live = np.broadcast_to(live if live.shape[0] == 1 else live[outside], shape)
+        some = lanes_live.reshape(outside.size, -1).any(axis=1)
+        if not bool(some.all()):
+            outside, lanes_live = outside[some], lanes_live[some]
+            if not outside.size:
+                return got
+    picked = offsets.base if offsets.base.shape[0] == 1 else offsets.base[outside]
+    offs = np.broadcast_to(picked.reshape((-1,) + (1,) * len(offsets.block)) + offsets.relative(), lanes_live.shape)
     check_bounds(engine, p, offs, lanes_live, "load", outside, lane0)
     got[outside] = p.memory.flat.take(np.where(lanes_live, offs, 0))  # a fresh copy: one row per base
     return got
@@ -389,6 +421,9 @@ def _window_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any]
         whole &= lanes_live.all(axis=1)
         some = np.count_nonzero(lanes_live, axis=1) > 0
     rest = np.flatnonzero(~whole if lanes_live is None else ~whole & some)
+    narrow = _narrow_rows(p.memory.flat, a, rest, ranges) if ranges is not None and ranges[2] else None
+    if narrow is not None:  # the partial rows are one window's: written as rows too
+        rest = rest[:0]
     offs = (a.base[rest].reshape((-1,) + (1,) * len(a.block)) + a.relative()) if rest.size else None
     rest_live = np.ones((rest.size, *a.block), bool) if lanes_live is None else \
         lanes_live[rest].reshape((rest.size, *a.block))
@@ -403,11 +438,37 @@ def _window_store(engine: Engine, ptr: Tensor[Any, Any], value: Tensor[Any, Any]
     rows = np.flatnonzero(whole)
     engine.journal.record(view, starts[rows])
     view[starts[rows]] = data[rows]
+    if narrow is not None:
+        part_view, part_rows, lo, hi, programs = narrow
+        engine.journal.record(part_view, part_rows)
+        part_view[part_rows] = data[programs, lo:hi]
     if offs is not None:
         index = offs[rest_live]
         engine.record_write(p.memory, index)
         p.memory.flat[index] = data[rest][rest_live]
     return True
+
+
+def _narrow_rows(flat: Array, a: affine.Affine, rest: Array, ranges: tuple[Array, Array, bool]
+                 ) -> tuple[Array, Array, int, int, Array] | None:
+    """When the programs ``rest`` (their live lanes consecutive, not the whole block) all have
+    live lanes ``lo:hi`` (a tile past a row's end) and those lie in memory: a window view of
+    just those lanes, each program's row of it, ``lo``, ``hi`` and ``rest``; None otherwise
+    (then lane by lane, with the bounds check that names a lane outside)."""
+    if not rest.size:
+        return None
+    first, stop = ranges[0][rest], ranges[1][rest]
+    lo, hi = int(first[0]), int(stop[0])
+    if not (bool((first == lo).all()) and bool((stop == hi).all())):
+        return None
+    made = affine.windows(flat, affine.Affine(a.base + a.strides[0] * lo, a.strides, (hi - lo,), a.dtype))
+    if made is None:
+        return None
+    view, starts = made
+    rows = starts[rest]
+    if not bool((rows.view(np.uint64) < view.shape[0]).all()):  # negatives wrap to huge
+        return None
+    return view, rows, lo, hi, rest
 
 
 def _lane_ranges(engine: Engine, mask: object, live: Array | None, block: tuple[int, ...], n: int
