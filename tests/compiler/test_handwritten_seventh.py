@@ -153,7 +153,8 @@ def test_approximate_divisions_over_the_full_range(target: str) -> None:
     scales a subnormal y by 2**24: SASS); __fdividef is within 2 ulp for 2**-126 <= |y| <=
     2**126, and beyond 2**126 gives 0, or NaN for an infinite x (the CUDA Math API: its
     reciprocal flushes). The emulator divided exactly, so an exact comparison passed there and
-    not on the GPU; the reference's fast_dividef gave x / y past 2**126."""
+    not on the GPU (now, as there, a quarter of the quotients are not the nearest float); the
+    reference's fast_dividef gave x / y past 2**126."""
     rng, b = np.random.default_rng(73), 512
     x, y = _random_floats(rng, b), _random_floats(rng, b)
     x[:12] = [np.inf, -np.inf, 1.0, -3.0, np.nan, 0.0, 7.5, -1e-30, np.inf, 2.0, 1e-40, 5.0]
@@ -176,6 +177,8 @@ def test_approximate_divisions_over_the_full_range(target: str) -> None:
     np.testing.assert_array_equal(np.isnan(fast[far]), np.isinf(x[far]) | np.isnan(x[far]))
     assert (fast[far & np.isfinite(x)] == 0).all()
     assert far.sum() >= 5 and (normal & in_range).sum() >= b // 3
+    if target != "numpy":  # x times a reciprocal: about a quarter of the quotients are not the nearest
+        assert (full[normal] != want[normal].astype(np.float32)).mean() > 0.05
 
 
 # ---------------------------------------------------------------- exponentials near underflow

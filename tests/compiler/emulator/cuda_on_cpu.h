@@ -263,7 +263,7 @@ inline float faithful(double exact, float operand, unsigned unit) {
   unsigned h = (tl_emu_bits<unsigned>(operand) ^ (unit * 0x85EBCA6Bu)) * 0x9E3779B1u;
   h ^= h >> 15;
   const float other = std::nextafter(nearest, exact > nearest ? INFINITY : -INFINITY);
-  return (h * 0x2C1B3C6Du) >> 31 ? other : nearest;
+  return (h * 0x2C1B3C6Du) >> 31 && !std::isinf(other) ? other : nearest;  // never past the largest float
 }
 inline float mufu_rcp(float x) {
   x = flush(x);
