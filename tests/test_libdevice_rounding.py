@@ -308,8 +308,8 @@ def test_rcp64h_is_the_high_word_reciprocal(backend: str) -> None:
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_llrint_and_llround(backend: str, dtype: Any) -> None:
-    """Within the i64 range (beyond it the GPU's result is undefined): to nearest even, and
-    halves away from zero."""
+    """Within the i64 range (beyond it and at NaN: test_handwritten_seventh): to nearest even,
+    and halves away from zero."""
     x = _fill([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.0, -0.0, 1e15 + 0.5, -7.5, 2.0**62, -(2.0**62), 0.49999997],
               RNG.normal(0, 1, B) * 10.0 ** RNG.integers(0, 17, B)).astype(dtype)
     got = run(backend, ["llrint", "llround"], [(x.astype(np.float64),)] * 2, (dtype,), np.int64)

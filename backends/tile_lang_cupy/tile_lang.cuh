@@ -28,8 +28,7 @@ __device__ __forceinline__ unsigned flat(unsigned k, unsigned tid) {
 // 2 ** x as Triton computes it for f32 (ex2.approx.ftz: about 2 ulp, subnormals flushed to 0).
 __device__ __forceinline__ float exp2_approx(float x) {
 #if defined(TL_EMULATOR)
-  const float y = exp2f(x);
-  return y < 1.17549435e-38f ? 0.0f : y;
+  return tl_emu::ex2(x, true);
 #else
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -41,7 +40,7 @@ __device__ __forceinline__ float exp2_approx(float x) {
 // product's rounding; subnormal results kept).
 __device__ __forceinline__ float exp_approx(float x) {
 #if defined(TL_EMULATOR)
-  return exp2f(x * 1.4426950408889634f);
+  return tl_emu::ex2(x * 1.4426950408889634f, false);
 #else
   float y;
   asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x * 1.4426950408889634f));
@@ -52,7 +51,7 @@ __device__ __forceinline__ float exp_approx(float x) {
 // a / b as Triton computes it for f32: div.full (at most 2 ulp over the full range).
 __device__ __forceinline__ float div_full(float a, float b) {
 #if defined(TL_EMULATOR)
-  return a / b;
+  return tl_emu::div_full(a, b);
 #else
   float q;
   asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(a), "f"(b));

@@ -3,7 +3,8 @@
 That order is one a GPU may choose, so duplicate addresses accumulate and each lane returns
 the value memory held just before its own update. It is computed without a Python loop over
 lanes: live lanes are sorted stably by address and each run of equal addresses is scanned
-(float ``atomic_add`` accumulates one element at a time in the element dtype, as the GPU does).
+(float ``atomic_add`` accumulates one element at a time in the element dtype, as the GPU does;
+f32 adds flush subnormals to zero, as ``atom.add.f32`` does).
 Masked-off lanes touch nothing and return poison, as a masked load does (Triton leaves them
 undefined). ``sem`` and ``scope`` are validated but cannot change a sequential execution.
 """
@@ -121,6 +122,34 @@ def order_key(x: Array) -> Array:
 Fold = Callable[[Array, list[Array], Runs], tuple[Array, Array]]
 
 
+_F32_TINY = np.float32(np.finfo(np.float32).tiny)
+
+
+def _flushed(x: Array) -> Array:
+    """``x`` with subnormals replaced by zeros of their sign."""
+    out: Array = np.where(np.abs(x) < _F32_TINY, np.copysign(np.float32(0), x), x).astype(x.dtype)
+    return out
+
+
+def add_fold(init: Array, data: list[Array], runs: Runs) -> tuple[Array, Array]:
+    """``atomic_add``: f32 as the GPU's ``atom.add.f32`` adds (SASS ``ATOMG.ADD.F32.FTZ.RN``, the
+    PTX ISA: "flushes subnormal inputs and results to sign-preserving zero"), other dtypes plainly.
+    Where no operand, old value or sum is subnormal the flushes change nothing; else a step per
+    rank of the runs, as :func:`compare_exchange` steps."""
+    before, final = scan(np.add, init, data[0], runs)
+    if init.dtype != np.float32 or not any(bool(((np.abs(a) < _F32_TINY) & (a != 0)).any())
+                                           for a in (init, data[0], before, final)):
+        return before, final
+    current = init.copy()
+    before = np.empty(data[0].shape, init.dtype)
+    for rank in range(int(runs.counts.max(initial=0))):
+        live_runs = np.flatnonzero(runs.counts > rank)
+        at = runs.starts[live_runs] + rank
+        before[at] = current[live_runs]
+        current[live_runs] = _flushed(_flushed(current[live_runs]) + _flushed(data[0][at]))
+    return before, current
+
+
 def scan_fold(ufunc: np.ufunc, ordered: bool = False) -> Fold:
     """The fold of a read-modify-write op combining memory with a value by ``ufunc``; an
     ``ordered`` one (max, min) folds floats' order keys."""
@@ -192,7 +221,7 @@ def _apply(engine: Engine, name: str, a: Mapping[str, Any], operands: tuple[obje
 # The ATOMIC family (semantics checks the element type and the ordering): each builtin's fold of
 # one address's lanes, in order, into memory.
 ATOMICS: dict[Callable[..., Any], Fold] = {
-    tl.atomic_add: scan_fold(np.add), tl.atomic_and: scan_fold(np.bitwise_and), tl.atomic_or: scan_fold(np.bitwise_or),
+    tl.atomic_add: add_fold, tl.atomic_and: scan_fold(np.bitwise_and), tl.atomic_or: scan_fold(np.bitwise_or),
     tl.atomic_xor: scan_fold(np.bitwise_xor), tl.atomic_max: scan_fold(np.maximum, ordered=True),
     tl.atomic_min: scan_fold(np.minimum, ordered=True),
     tl.atomic_xchg: lambda init, data, runs: exchange(init, data[0], runs),

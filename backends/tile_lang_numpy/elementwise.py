@@ -592,6 +592,15 @@ def _rsqrt(v: Array) -> Array:
     return out
 
 
+def _exp2(v: Array) -> Array:
+    """f32 ``tl.exp2`` as Triton compiles it, ``ex2.approx.ftz.f32``: results below 2**-126
+    flushed to zero (f64's ``exp2`` keeps its subnormals)."""
+    out: Array = np.exp2(v)
+    if v.dtype == np.float32:
+        out = np.where(out < np.finfo(np.float32).tiny, np.float32(0), out)
+    return out
+
+
 def _erf_of(v: Array) -> Array:
     return np.asarray(_erf(v), dtype=v.dtype)
 
@@ -603,7 +612,7 @@ def _erfc_of(v: Array) -> Array:
 # The UNARY_MATH family (semantics checks the operand is a float block): each builtin's NumPy
 # evaluation, on f32 (f64 for f64 inputs), the result rounded to the input dtype.
 MATH: dict[Callable[..., Any], Callable[[Array], Array]] = {
-    tl.exp: np.exp, tl.exp2: np.exp2, tl.log: np.log, tl.log2: np.log2, tl.sin: np.sin, tl.cos: np.cos,
+    tl.exp: np.exp, tl.exp2: _exp2, tl.log: np.log, tl.log2: np.log2, tl.sin: np.sin, tl.cos: np.cos,
     tl.sqrt: np.sqrt, tl.sqrt_rn: np.sqrt, tl.rsqrt: _rsqrt, tl.erf: _erf_of, tl.atan: np.arctan, tl.ceil: np.ceil,
     tl.floor: np.floor, tl.tanh: np.tanh, tl.tan: np.tan, tl.asin: np.arcsin, tl.acos: np.arccos, tl.sinh: np.sinh,
     tl.cosh: np.cosh, tl.asinh: np.arcsinh, tl.acosh: np.arccosh, tl.atanh: np.arctanh, tl.erfc: _erfc_of,

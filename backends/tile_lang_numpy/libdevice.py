@@ -138,6 +138,13 @@ def _arith(op: Any, mode: int) -> Callable[[Array, Array], Array]:
     return rounded
 
 
+def _fast_divide(x: Array, y: Array) -> Array:
+    """``__fdividef``: ``x / y``, but 0 (NaN for an infinite ``x``) for ``2**126 < |y| < 2**128``,
+    as the CUDA Math API documents: div.approx multiplies by a reciprocal that flushes to zero there."""
+    out: Array = np.where(np.abs(y) > 2.0**126, x * np.copysign(np.float32(0), y), x / y)
+    return out
+
+
 def _reciprocal(mode: int) -> Callable[[Array], Array]:
     """``1 / x`` rounded in the direction ``mode``, as :func:`_divide`."""
     divide = _divide(mode)
@@ -220,7 +227,7 @@ LIBDEVICE: dict[Callable[..., Any], Callable[..., Array]] = {
     ld.pow: _wide(np.power), ld.ldexp: np.ldexp, ld.norm3d: _wide(lambda x, y, z: np.hypot(np.hypot(x, y), z)),
     ld.isinf: np.isinf, ld.isnan: np.isnan, ld.isfinite: np.isfinite, ld.signbit: np.signbit, ld.ilogb: _ilogb,
     ld.saturatef: lambda x: np.where(x > 0, np.minimum(x, 1), 0), ld.fast_expf: _wide(np.exp),
-    ld.fast_logf: _wide(np.log), ld.fast_dividef: np.true_divide, ld.float2int_rn: rounding.nearest_int(np.rint, I32),
+    ld.fast_logf: _wide(np.log), ld.fast_dividef: _fast_divide, ld.float2int_rn: rounding.nearest_int(np.rint, I32),
     ld.popc: _popc, ld.clz: _clz, ld.ffs: _ffs, ld.brev: _brev,
     ld.mulhi: high_product, ld.byte_perm: _byte_perm,
     ld.cbrt: _wide(np.cbrt),

@@ -78,8 +78,16 @@ def to_int(conversion: Conversion) -> Callable[[Array], Array]:
 
 
 def nearest_int(rounding: Callable[[Array], Array], result: DType) -> Callable[[Array], Array]:
-    """``llrint`` and ``llround``: ``rounding`` to a whole number, saturated to ``result``."""
-    return lambda x: saturated(rounding(x), result)
+    """``llrint``, ``llround`` and ``float2int_rn``: ``rounding`` to a whole number, saturated to
+    ``result`` as libdevice's ``cvt.rni`` (and llroundf's own range tests) do; NaN as :func:`to_int`
+    has it (0 from f32 to 32 bits, else the sign bit alone: llroundf tests for NaN and returns
+    INT64_MIN)."""
+    def convert(x: Array) -> Array:
+        out = saturated(rounding(x), result)
+        if x.dtype.itemsize == 4 and result.bits == 32:
+            return out
+        return np.where(np.isnan(x), result.numpy.type(np.iinfo(result.numpy).min), out)
+    return convert
 
 
 # ---------------------------------------------------------------- fma

@@ -4,9 +4,10 @@ CUDA-on-CPU header (``cuda_on_cpu.h``) and run with one std::thread per CUDA thr
 It runs the generated code's indexing, shared-memory staging, barriers and warp shuffles for
 real, so the differential tests can run without a GPU:
 ``pytest -p tests.compiler.emulator --tile-backend=emu tests/numpy_backend``. It cannot say
-anything about PTX-level behaviour (tensor-core rounding, memory ordering, approximate math):
-PTX ``atom`` instructions are rewritten into CPU compare-and-swap loops, other inline PTX does
-not build, and out-of-range float-to-int conversions follow x86 (the GPU saturates).
+anything about PTX-level behaviour (tensor-core rounding, memory ordering): PTX ``atom``
+instructions are rewritten into CPU compare-and-swap loops (f32 adds flushing subnormals, as the
+GPU's), other inline PTX does not build, and the approximate units (MUFU: ex2, lg2, rcp, rsqrt,
+sin, cos) round faithfully, not correctly, so exact comparisons of their results fail here too.
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ def _update(op: str, ptx_type: str, old: str | None, ptr: str, a: str, b: str | 
         update = f"tl_emu_bits<{cell}>(o) == tl_emu_bits<{cell}>(a) ? tl_emu_bits<{cell}>({b}) : o"
     elif ptx_type in ("f16", "bf16"):
         update = f"{cell}(float(o) + float(a))"
+    elif ptx_type == "f32" and op == "add":  # atom/red .add.f32 flush subnormal inputs and sums (SASS: ADD.F32.FTZ.RN)
+        update = "tl_emu::flush(tl_emu::flush(o) + tl_emu::flush(a))"
     else:
         update = _UPDATES[op]
     value = f"tl_emu_bits<{cell}>({a})" if ptx_type.startswith("b") or ptx_type in ("f16", "bf16") else f"({cell})({a})"

@@ -232,7 +232,6 @@ inline float __fdiv_rn(float a, float b) { return a / b; }
 inline double __ddiv_rn(double a, double b) { return a / b; }
 inline float __fsqrt_rn(float a) { return std::sqrt(a); }
 inline double __dsqrt_rn(double a) { return std::sqrt(a); }
-inline float rsqrtf(float a) { return 1.0f / std::sqrt(a); }
 inline double rsqrt(double a) { return 1.0 / std::sqrt(a); }
 inline float __double2float_rz(double x) {
   float f = static_cast<float>(x);
@@ -247,6 +246,88 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   return r;
 }
 inline float __saturatef(float x) { return !(x > 0.0f) ? 0.0f : (x > 1.0f ? 1.0f : x); }  // NaN gives +0
+
+// The GPU's approximate f32 units (MUFU: rcp, rsqrt, ex2, lg2, sin, cos) and what ptxas builds
+// from them. Their results are documented only to within an ulp or two, so each but rcp is
+// modelled as a faithful rounding of the exact value: the nearest float or its neighbour on the
+// other side, a hash of the operand choosing (exact results stay exact). A test that compares
+// such a result exactly fails here as it would on the GPU; the correctly rounded value hid that.
+// rcp rounds to nearest (a division is then two roundings, already inexact). Subnormal
+// operands and results are flushed, as MUFU does (ptxas scales subnormal operands of rcp, lg2
+// and rsqrt into range; ex2.approx.f32 without .ftz squares the ex2 of half a very negative x).
+namespace tl_emu {
+inline float flush(float x) { return std::fabs(x) < 1.17549435e-38f ? std::copysign(0.0f, x) : x; }
+inline float faithful(double exact, float operand, unsigned unit) {
+  const float nearest = static_cast<float>(exact);
+  if (!std::isfinite(nearest) || static_cast<double>(nearest) == exact) return nearest;
+  unsigned h = (tl_emu_bits<unsigned>(operand) ^ (unit * 0x85EBCA6Bu)) * 0x9E3779B1u;
+  h ^= h >> 15;
+  const float other = std::nextafter(nearest, exact > nearest ? INFINITY : -INFINITY);
+  return (h * 0x2C1B3C6Du) >> 31 && !std::isinf(other) ? other : nearest;  // never past the largest float
+}
+inline float mufu_rcp(float x) {
+  x = flush(x);
+  if (x == 0.0f || std::isinf(x) || std::isnan(x)) return 1.0f / x;
+  return flush(static_cast<float>(1.0 / x));  // rounded to nearest: faithful, __fdividef passed its 2 ulp
+}
+inline float mufu_rsq(float x) {
+  x = flush(x);
+  if (!(x > 0.0f) || std::isinf(x)) return x == 0.0f ? std::copysign(INFINITY, x) : 1.0f / std::sqrt(x);
+  return faithful(1.0 / std::sqrt(static_cast<double>(x)), x, 2);
+}
+inline float mufu_ex2(float x) {
+  if (std::isnan(x) || std::isinf(x)) return std::exp2(x);
+  return flush(faithful(std::exp2(static_cast<double>(flush(x))), x, 3));
+}
+inline float mufu_lg2(float x) {
+  x = flush(x);
+  if (!(x > 0.0f) || std::isinf(x)) return std::log2(x);
+  return faithful(std::log2(static_cast<double>(x)), x, 4);
+}
+// ex2.approx.f32, with .ftz (one MUFU) or without (below -126, the square of ex2(x / 2))
+inline float ex2(float x, bool ftz) {
+  if (ftz || !(x < -126.0f)) return mufu_ex2(x);
+  const float half = mufu_ex2(x * 0.5f);
+  return half * half;
+}
+// lg2.approx.f32: a subnormal operand scaled by 2**24 first, 24 taken off after
+inline float lg2(float x) {
+  if (std::fabs(x) >= 1.17549435e-38f || std::isnan(x)) return mufu_lg2(x);
+  return mufu_lg2(x * 16777216.0f) + -24.0f;
+}
+// rsqrt.approx.f32 (rsqrtf): a subnormal operand scaled by 2**24, the result by 2**12
+inline float rsqrt_approx(float x) {
+  if (std::fabs(x) >= 1.17549435e-38f || std::isnan(x)) return mufu_rsq(x);
+  return mufu_rsq(x * 16777216.0f) * 4096.0f;
+}
+// div.approx.f32 (__fdividef): x times rcp(y), a subnormal y (and x) scaled by 2**24 first; for
+// 2**126 < |y| < 2**128 the reciprocal flushes to 0 (so 0, or NaN for x = inf, as documented)
+inline float div_approx(float x, float y) {
+  if (std::fabs(y) < 1.17549435e-38f) x *= 16777216.0f, y *= 16777216.0f;
+  return mufu_rcp(y) * x;
+}
+// div.full.f32 (Triton's f32 /): as div.approx, with x and y quartered first for |y| > 2**126
+inline float div_full(float x, float y) {
+  if (std::fabs(y) > 8.50705917e+37f) x *= 0.25f, y *= 0.25f;
+  return div_approx(x, y);
+}
+// sin.approx / cos.approx: x in turns (x / 2 pi, the product rounded toward zero), then MUFU
+inline float turns(float x) {
+  const double t = static_cast<double>(x) * static_cast<double>(0.159154937f);
+  float r = static_cast<float>(t);
+  if (std::isfinite(t) && std::fabs(static_cast<double>(r)) > std::fabs(t)) r = std::nextafter(r, 0.0f);
+  return r;
+}
+inline float sin_turns(float t, bool cosine) {
+  t = flush(t);
+  if (std::isnan(t) || std::isinf(t)) return NAN;
+  const double r = static_cast<double>(t) - std::floor(static_cast<double>(t));  // exact: t has 24 bits
+  const double pi = 3.141592653589793238462643383279502884;
+  const double exact = cosine ? std::cos(2 * pi * r) : (t == 0.0f ? t : std::sin(2 * pi * r));
+  return flush(faithful(exact, t, cosine ? 6 : 5));
+}
+}  // namespace tl_emu
+inline float rsqrtf(float a) { return tl_emu::rsqrt_approx(a); }
 
 // libdevice functions the host's libm lacks, written plainly (the GPU's own are tested against
 // the same float64 references on a GPU machine).
@@ -407,16 +488,22 @@ inline double __drcp_rd(double x) { return tl_emu::div_dir(1.0, x, -1); }
 inline double __drcp_ru(double x) { return tl_emu::div_dir(1.0, x, 1); }
 inline double __drcp_rz(double x) { return tl_emu::div_dir(1.0, x, 0); }
 inline double __drcp_rn(double x) { return 1.0 / x; }
-inline float __expf(float x) { return std::exp(x); }
-inline float __logf(float x) { return std::log(x); }
-inline float __fdividef(float x, float y) { return x / y; }
-inline float __sinf(float x) { return std::sin(x); }
-inline float __cosf(float x) { return std::cos(x); }
-inline float __tanf(float x) { return std::tan(x); }
-inline float __log2f(float x) { return std::log2(x); }
-inline float __log10f(float x) { return std::log10(x); }
-inline float __exp10f(float x) { return exp10f(x); }
-inline float __powf(float x, float y) { return std::pow(x, y); }
+// The fast intrinsics as ptxas builds them for sm_90 (read from cuobjdump -sass): the MUFU
+// approximation, the operand scalings around it, and the f32 products before and after it, each
+// rounded as there (the product's rounding is most of __expf's error at large |x|).
+inline float __fdividef(float x, float y) { return tl_emu::div_approx(x, y); }
+inline float __expf(float x) { return tl_emu::ex2(x * 1.44269502f, false); }
+inline float __exp10f(float x) { return tl_emu::ex2(x * 3.32192802f, false); }
+inline float __log2f(float x) { return tl_emu::lg2(x); }
+inline float __logf(float x) { return tl_emu::lg2(x) * 0.693147182f; }
+inline float __log10f(float x) { return tl_emu::lg2(x) * 0.30103001f; }
+inline float __powf(float x, float y) { return tl_emu::ex2(y * tl_emu::lg2(x), false); }
+inline float __sinf(float x) { return tl_emu::sin_turns(tl_emu::turns(x), false); }
+inline float __cosf(float x) { return tl_emu::sin_turns(tl_emu::turns(x), true); }
+inline float __tanf(float x) {  // sin over cos as __fdividef divides (sin times rcp of cos)
+  const float t = tl_emu::turns(x);
+  return tl_emu::div_approx(tl_emu::sin_turns(t, false), tl_emu::sin_turns(t, true));
+}
 inline int __float2int_rn(float x) {
   if (std::isnan(x)) return 0;
   const float r = std::nearbyint(x);
@@ -671,3 +758,15 @@ inline void run(tl_emu_dim3 grid, unsigned threads, const std::function<void()>&
   for (auto& th : pool) th.join();
 }
 }  // namespace tl_emu
+
+// llrint and llround as libdevice computes them (cvt.rni.s64, and llround's add.rz then cvt.rzi):
+// saturated to the i64 range, NaN the sign bit alone (llroundf tests for it and returns INT64_MIN);
+// x86's conversions gave INT64_MIN past 2**63 too. Macros, so the host's libm declarations stay.
+namespace tl_emu {
+template <class T>
+inline long long round_away(T x) { return to_int<long long>(std::round(x), 0); }
+}  // namespace tl_emu
+#define llrintf(x) tl_emu::to_int<long long>(static_cast<float>(x), 2)
+#define llrint(x) tl_emu::to_int<long long>(static_cast<double>(x), 2)
+#define llroundf(x) tl_emu::round_away(static_cast<float>(x))
+#define llround(x) tl_emu::round_away(static_cast<double>(x))
