@@ -40,8 +40,8 @@
 - Python's ``range`` in a kernel given ``tl.range``'s hints (``range(E, flatten=FLATTEN)``): Triton's front
   end takes and ignores them; so does the signature. Given a rank-0 int block for a bound, its index is an
   ``IntScalar`` (an int with ``.to``, a rank-0 block at run time).
-- Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
-  block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
+- Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)`` or ``max(x, 0.0)`` on a
+  block: typed as the block the run time computes with ``tl.minimum``/``tl.maximum``, as Triton does.
 - ``tl.dtype`` as an annotation, ``output_dtype: tl.dtype = y_ptr.dtype.element_ty``: a dtype not known
   statically, as a bare constexpr holding one (``x.to(output_dtype)`` keeps ``x``'s rank).
 - ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
@@ -1029,19 +1029,23 @@ def dot_checked(ctx: FunctionSigContext) -> FunctionLike:
 
 def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:
     """Python's ``min``/``max`` of kernel values, which the run time reads as ``tl.minimum``/``tl.maximum``
-    on rank-0 blocks: typed as the rank-0 block (``min(row_start + n, n_rows)``), an error on a block."""
+    (Triton's code generator maps them so): typed as that op's block, of the operands' one element type
+    and highest rank (``min(row_start + n, n_rows)`` a rank-0 block, ``max(x, 0.0)`` x's), bf16 compared
+    and returned as f32 as ``tl.maximum`` does."""
     blocks = [proper for types in ctx.arg_types for proper in map(get_proper_type, types)
               if isinstance(proper, Instance) and proper.type.fullname == TENSOR and len(proper.args) == 2]
-    if not blocks:
+    if not blocks or any(has_any_type(block) or not is_same_type(block.args[0], blocks[0].args[0]) for block in blocks):
         return ctx.default_return_type
     ranks = {get_proper_type(block.args[1]) for block in blocks}
-    if any(isinstance(rank, Instance) and rank.type.name != "R0" for rank in ranks):
-        elementwise, reduction = EXTREMA[fullname]
-        ctx.api.fail(f"Python's {fullname.removeprefix('builtins.')}() on a block: use {elementwise} (elementwise) "
-                     f"or {reduction} (a reduction)", ctx.context, code=errorcodes.ARG_TYPE)
+    wide = [rank for rank in ranks if not (isinstance(rank, Instance) and rank.type.fullname == "tile_lang.tensor.R0")]
+    if len(wide) > 1:
         return ctx.default_return_type
-    same = all(is_same_type(block, blocks[0]) for block in blocks)
-    return blocks[0] if same and not has_any_type(blocks[0]) else ctx.default_return_type
+    result = next((block for block in blocks if get_proper_type(block.args[1]) in wide), blocks[0])
+    element = get_proper_type(result.args[0])
+    w32 = _class(ctx, "tile_lang.dtypes.W32")
+    if _dtype_name(element) != "bf16" or not isinstance(element, Instance) or w32 is None:
+        return result
+    return result.copy_modified(args=[element.copy_modified(args=[Instance(w32, [])]), result.args[1]])
 
 
 def _int_bits(element: ProperType) -> tuple[str, int] | None:

@@ -637,7 +637,7 @@ def gpu_extremum(a: Array, b: Array, largest: bool, propagate_nan: bool = False)
 
 def _extremum(largest: bool) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-        ax, ay, dtype, _ = operands(engine, a["x"], a["y"])
+        ax, ay, dtype, _ = operands(engine, a["x"], a["y"], lambda _x, _y: a["dtype"])  # the rule's (bf16: f32)
         return values.make(gpu_extremum(ax, ay, largest, bool(a["propagate_nan"])).astype(dtype.numpy), dtype)
     return impl
 
@@ -656,8 +656,9 @@ def min_int(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = values.lift(a["x"])
     lo, hi = values.lift(a["min"], x.type), values.lift(a["max"], x.type)
-    low, _, dtype, _ = operands(engine, lo, x)
-    high, ax, _, _ = operands(engine, hi, x)
+    common = a["dtype"]  # the rule's: x, min and max promoted (bf16: f32)
+    low, _, dtype, _ = operands(engine, lo, x, lambda _x, _y: common)
+    high, ax, _, _ = operands(engine, hi, x, lambda _x, _y: common)
     nan = bool(a["propagate_nan"])
     return values.make(gpu_extremum(gpu_extremum(ax, low, True, nan), high, False, nan).astype(dtype.numpy), dtype)
 

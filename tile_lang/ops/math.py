@@ -6,7 +6,7 @@ import enum
 from typing import Any, TypeVar, overload
 
 from tile_lang.builtin import builtin, unary_math
-from tile_lang.dtypes import W32, Bool, Float, Int, UInt
+from tile_lang.dtypes import W32, WBF16, Bool, Float, Int, UInt
 from tile_lang.func import helper
 from tile_lang.operators import BinaryOp, binary
 from tile_lang.tensor import R0, D, R, Tensor, W
@@ -189,10 +189,17 @@ def mul(x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, sanit
 
 @helper
 def sigmoid(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
-    """1 / (1 + exp(-x))."""
-    return 1.0 / (1.0 + exp(-x))
+    """1 / (1 + exp(-x)), in x's dtype (a 16-bit ``/`` divides in f32, rounded back once)."""
+    return (1.0 / (1.0 + exp(-x))).to(x.dtype)
 
 
+@overload
+def maximum(
+    x: Tensor[Float[WBF16], R], y: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float,
+    propagate_nan: bool | PropagateNan = False,
+) -> Tensor[Float[W32], R]: ...  # bf16 compares in f32 (semantics.elementwise.extremum_dtype)
+@overload
+def maximum(x: float, y: Tensor[Float[WBF16], R], propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R]: ...
 @overload
 def maximum(
     x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool | PropagateNan = False
@@ -210,6 +217,13 @@ def maximum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
 
 @overload
 def minimum(
+    x: Tensor[Float[WBF16], R], y: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float,
+    propagate_nan: bool | PropagateNan = False,
+) -> Tensor[Float[W32], R]: ...  # bf16 compares in f32 (semantics.elementwise.extremum_dtype)
+@overload
+def minimum(x: float, y: Tensor[Float[WBF16], R], propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R]: ...
+@overload
+def minimum(
     x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool | PropagateNan = False
 ) -> Tensor[NumT, R]: ...
 @overload
@@ -223,14 +237,23 @@ def minimum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
     """Elementwise minimum."""
 
 
-@builtin
+@overload
+def clamp(
+    x: Tensor[Float[WBF16], R],
+    min: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float,
+    max: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float,
+    propagate_nan: bool | PropagateNan = False,
+) -> Tensor[Float[W32], R]: ...  # bf16 compares in f32, as tl.maximum
+@overload
 def clamp(
     x: Tensor[Float[W], R],
     min: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
     max: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
     propagate_nan: bool | PropagateNan = False,
-) -> Tensor[Float[W], R]:
-    """``min(max(x, min), max)``."""
+) -> Tensor[Float[W], R]: ...
+@builtin
+def clamp(x: Any, min: Any, max: Any, propagate_nan: bool | PropagateNan = False) -> Any:
+    """``min(max(x, min), max)``, in the dtype the three promote to (bf16: f32)."""
 
 
 @builtin

@@ -5,6 +5,7 @@ fit a dtype."""
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -79,13 +80,13 @@ def constant_fits(value: int, dtype: DType) -> None:
 
 
 def scalar_fits(value: object, dtype: DType, what: str) -> None:
-    """A Python number given where ``dtype`` elements go (``other=``, a stored constant) must be a
-    value of that dtype: an integer in range for integer elements (``-inf`` or ``0.5`` is not)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not dtype.is_int:
+    """A Python int given where integer ``dtype`` elements go (``other=``, a stored constant) must
+    be in their range. A float is converted to them, as Triton casts it: toward zero, saturating,
+    NaN to 0 (``other=float("-inf")`` on i32 elements reads their smallest value)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not dtype.is_int:
         return
-    whole = isinstance(value, int) or (math.isfinite(value) and value.is_integer())
     low, high = dtypes.int_limits(dtype)
-    if not whole or not low <= int(value) <= high:
+    if not low <= value <= high:
         raise SemanticError(f"{what}={value!r} is not a value of the {dtype!r} elements "
                             f"(an integer in [{low}, {high}]); convert it explicitly")
 
@@ -98,15 +99,15 @@ PYTHON_BUILTINS: dict[Callable[..., Any], Callable[..., Any]] = {
 
 @applies(forms.python_builtin)
 def python_builtin(fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...], kwargs: bool) -> Callable[..., Any]:
-    """The ``tl.*`` builtin that Python's ``min``/``max``/``abs`` stands for on runtime scalars of
-    ``shapes``; blocks need the explicit op (elementwise or a reduction)."""
+    """The ``tl.*`` builtin that Python's ``min``/``max``/``abs`` stands for on runtime values of
+    ``shapes``: ``min``/``max`` are ``tl.minimum``/``tl.maximum`` on scalars and blocks alike, as
+    Triton's code generator maps them; ``abs`` takes scalars (Triton has no ``abs`` builtin)."""
     name = fn.__name__
     arity = 1 if fn is builtins.abs else 2
     if kwargs or len(shapes) != arity:
         raise SemanticError(f"{name}() on runtime values takes {arity} positional argument{'s' * (arity > 1)}")
-    if any(shapes):
-        hint = "tl.abs" if fn is builtins.abs else f"tl.{PYTHON_BUILTINS[fn].__name__} (elementwise) or tl.{name} (a reduction)"
-        raise SemanticError(f"Python's {name}() on a block: use {hint}")
+    if fn is builtins.abs and any(shapes):
+        raise SemanticError("Python's abs() on a block: use tl.abs")
     return PYTHON_BUILTINS[fn]
 
 
@@ -127,7 +128,28 @@ def _float_x(name: str) -> Callable[[Args], dict[str, Any]]:
     return check
 
 
-rule(tlmath.clamp)(_float_x("clamp"))
+def extremum_dtype(*given: object) -> DType:
+    """The dtype ``tl.maximum``, ``tl.minimum`` and ``tl.clamp`` compare in and return: their
+    operands promoted once each bf16 block is f32, as Triton 3.6 converts them first
+    (``_promote_bfloat16_to_float32``: no bf16 max or min in hardware). Python numbers adapt."""
+    found = [dtypes.F32 if v is dtypes.BF16 else v for v in map(_dtype_or_number, given)]
+    blocks = [d for d in found if isinstance(d, DType)]
+    dtype = functools.reduce(promote, blocks) if blocks else promote(found[0], found[1])
+    for number in found:
+        if not isinstance(number, DType):
+            dtype = promote(dtype, number)
+    return dtype
+
+
+@rule(tlmath.maximum, tlmath.minimum)
+def _extremum(a: Args) -> dict[str, Any]:
+    return {"dtype": extremum_dtype(a["x"], a["y"])}
+
+
+@rule(tlmath.clamp)
+def _clamp(a: Args) -> dict[str, Any]:
+    float_operand(operand(a["x"]).dtype, "clamp")
+    return {"dtype": extremum_dtype(a["x"], a["min"], a["max"])}
 
 
 @rule(tlmath.fma)
