@@ -179,6 +179,41 @@ def test_bf16_maximum_minimum_clamp_are_f32(target: str) -> None:
 
 
 @tl.kernel
+def numbers_as_tensors(h_ptr: Pointer[f16], k_ptr: Pointer[i8], o_ptr: Pointer[f32], w_ptr: Pointer[i32],
+                       B: constexpr) -> None:
+    offs = tl.arange(0, B)
+    h, k = tl.load(h_ptr + offs), tl.load(k_ptr + offs)
+    relu = tl.maximum(h, 0.1)  # 0.1 is an f32 tensor first: compared, and kept, in f32
+    tl.static_assert(relu.dtype == tl.float32)
+    tl.store(o_ptr + offs, relu)
+    tl.store(o_ptr + B + offs, tl.fma(h, 0.1, 0.3))
+    tl.store(o_ptr + 2 * B + offs, tl.clamp(h, -0.1, 0.1))
+    tl.store(o_ptr + 3 * B + offs, min(h, 0.1))
+    low = tl.minimum(k, 1000)  # i8 with an i32 tensor: i32, so 1000 is no error
+    tl.static_assert(low.dtype == tl.int32)
+    tl.store(w_ptr + offs, low * 1000)
+
+
+def test_python_numbers_of_maximum_fma_clamp_are_tensors(target: str) -> None:
+    """Triton's ``tl.maximum``/``tl.minimum``/``tl.clamp``/``tl.fma`` make a Python number an f32 (or
+    i32) tensor before promoting, unlike an operator's number: with f16 blocks they compute in f32."""
+    rng = np.random.default_rng(19)
+    h = (rng.standard_normal(B) * 0.2).astype(np.float16)
+    k = rng.integers(-128, 127, B).astype(np.int8)
+    hd, tenth = h.astype(np.float64), float(np.float32(0.1))
+    with tl.backend(target):
+        out, wide = _poisoned(4 * B), tl.to_device(np.zeros(B, np.int32))
+        numbers_as_tensors[(1,)](tl.to_device(h), tl.to_device(k), out, wide, B=B)
+        got = out.numpy().astype(np.float64).reshape(4, B)
+        low = wide.numpy()
+    np.testing.assert_array_equal(got[0], np.maximum(hd, tenth))  # f16's 0.1 is 0.0999755859375
+    np.testing.assert_allclose(got[1], hd * tenth + float(np.float32(0.3)), rtol=1e-6)
+    np.testing.assert_array_equal(got[2], np.clip(hd, -tenth, tenth))
+    np.testing.assert_array_equal(got[3], np.minimum(hd, tenth))
+    np.testing.assert_array_equal(low, np.minimum(k.astype(np.int64), 1000) * 1000)
+
+
+@tl.kernel
 def accepted_constructs(x_ptr: Pointer[f32], o_ptr: Pointer[f32], B: constexpr) -> None:
     offs = tl.arange(0, B)
     x = tl.load(x_ptr + offs)

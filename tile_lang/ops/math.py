@@ -6,7 +6,7 @@ import enum
 from typing import Any, TypeVar, overload
 
 from tile_lang.builtin import builtin, unary_math
-from tile_lang.dtypes import W32, WBF16, Bool, Float, Int, UInt
+from tile_lang.dtypes import W32, Bool, Float, Int, UInt
 from tile_lang.func import helper
 from tile_lang.operators import BinaryOp, binary
 from tile_lang.tensor import R0, D, R, Tensor, W
@@ -195,13 +195,6 @@ def sigmoid(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
 
 @overload
 def maximum(
-    x: Tensor[Float[WBF16], R], y: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float,
-    propagate_nan: bool | PropagateNan = False,
-) -> Tensor[Float[W32], R]: ...  # bf16 compares in f32 (semantics.elementwise.extremum_dtype)
-@overload
-def maximum(x: float, y: Tensor[Float[WBF16], R], propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R]: ...
-@overload
-def maximum(
     x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool | PropagateNan = False
 ) -> Tensor[NumT, R]: ...
 @overload
@@ -212,16 +205,10 @@ def maximum(x: int, y: int, propagate_nan: bool | PropagateNan = False) -> Tenso
 def maximum(x: float, y: float, propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R0]: ...
 @builtin
 def maximum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
-    """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not)."""
+    """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not).
+    bf16 compares in f32 and returns f32, as Triton 3.6's (the mypy plugin types it so)."""
 
 
-@overload
-def minimum(
-    x: Tensor[Float[WBF16], R], y: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float,
-    propagate_nan: bool | PropagateNan = False,
-) -> Tensor[Float[W32], R]: ...  # bf16 compares in f32 (semantics.elementwise.extremum_dtype)
-@overload
-def minimum(x: float, y: Tensor[Float[WBF16], R], propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R]: ...
 @overload
 def minimum(
     x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, propagate_nan: bool | PropagateNan = False
@@ -237,23 +224,14 @@ def minimum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
     """Elementwise minimum."""
 
 
-@overload
-def clamp(
-    x: Tensor[Float[WBF16], R],
-    min: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float,
-    max: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float,
-    propagate_nan: bool | PropagateNan = False,
-) -> Tensor[Float[W32], R]: ...  # bf16 compares in f32, as tl.maximum
-@overload
+@builtin
 def clamp(
     x: Tensor[Float[W], R],
     min: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
     max: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
     propagate_nan: bool | PropagateNan = False,
-) -> Tensor[Float[W], R]: ...
-@builtin
-def clamp(x: Any, min: Any, max: Any, propagate_nan: bool | PropagateNan = False) -> Any:
-    """``min(max(x, min), max)``, in the dtype the three promote to (bf16: f32)."""
+) -> Tensor[Float[W], R]:
+    """``min(max(x, min), max)``, in the dtype the three promote to (bf16: f32, as tl.maximum's)."""
 
 
 @builtin

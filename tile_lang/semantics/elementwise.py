@@ -79,6 +79,28 @@ def constant_fits(value: int, dtype: DType) -> None:
         raise SemanticError(f"constant {value} does not fit in {dtype!r}: it is out of range for that type")
 
 
+@applies(forms.constant_dtype)
+def constant_dtype(value: bool | int | float) -> DType:
+    """The dtype of a Python number bound in a kernel, as Triton types it there (``value = 1``
+    then ``value.dtype`` is ``tl.int32``): a bool is int1; an int i32, u32, i64 or u64, the first
+    whose range holds it (one outside all four is an error); a float f32, or f64 when its magnitude
+    is outside f32's normal range (inf, nan and 0 are f32)."""
+    if isinstance(value, bool):
+        return dtypes.BOOL
+    if isinstance(value, int):
+        for dtype in (dtypes.I32, dtypes.U32, dtypes.I64, dtypes.U64):
+            low, high = dtypes.int_limits(dtype)
+            if low <= value <= high:
+                return dtype
+        raise SemanticError(f"the integer {value} is out of range for every integer type (64 bits at most)")
+    magnitude = abs(value)
+    in_f32 = magnitude in (0.0, math.inf) or value != value or _F32_MIN <= magnitude <= _F32_MAX
+    return dtypes.F32 if in_f32 else dtypes.F64
+
+
+_F32_MIN, _F32_MAX = 2.0**-126, (2 - 2.0**-23) * 2.0**127  # f32's smallest and largest normal magnitudes
+
+
 def scalar_fits(value: object, dtype: DType, what: str) -> None:
     """A Python int given where integer ``dtype`` elements go (``other=``, a stored constant) must
     be in their range. A float is converted to them, as Triton casts it: toward zero, saturating,
@@ -128,17 +150,19 @@ def _float_x(name: str) -> Callable[[Args], dict[str, Any]]:
     return check
 
 
+def tensor_dtypes(*given: object) -> list[DType]:
+    """The operands' dtypes as Triton's ``tl.maximum``, ``tl.minimum``, ``tl.clamp`` and ``tl.fma``
+    promote them: each Python number is first a tensor of its own dtype (``to_tensor``: f32 for a
+    float, i32 for an int...), so it takes part (``tl.maximum(f16 block, 0.0)`` is f32,
+    ``tl.minimum(i8 block, 1)`` i32), where an operator's number adapts to the block."""
+    return [constant_dtype(v) if isinstance(v, (bool, int, float)) else operand(v).dtype for v in given]
+
+
 def extremum_dtype(*given: object) -> DType:
-    """The dtype ``tl.maximum``, ``tl.minimum`` and ``tl.clamp`` compare in and return: their
-    operands promoted once each bf16 block is f32, as Triton 3.6 converts them first
-    (``_promote_bfloat16_to_float32``: no bf16 max or min in hardware). Python numbers adapt."""
-    found = [dtypes.F32 if v is dtypes.BF16 else v for v in map(_dtype_or_number, given)]
-    blocks = [d for d in found if isinstance(d, DType)]
-    dtype = functools.reduce(promote, blocks) if blocks else promote(found[0], found[1])
-    for number in found:
-        if not isinstance(number, DType):
-            dtype = promote(dtype, number)
-    return dtype
+    """The dtype ``tl.maximum``, ``tl.minimum`` and ``tl.clamp`` compare in and return, in Triton
+    3.6's order: :func:`tensor_dtypes` promoted once each bf16 is f32 (Triton converts it first,
+    ``_promote_bfloat16_to_float32``: no bf16 max or min in hardware)."""
+    return functools.reduce(promote, [dtypes.F32 if d is dtypes.BF16 else d for d in tensor_dtypes(*given)])
 
 
 @rule(tlmath.maximum, tlmath.minimum)
@@ -148,22 +172,19 @@ def _extremum(a: Args) -> dict[str, Any]:
 
 @rule(tlmath.clamp)
 def _clamp(a: Args) -> dict[str, Any]:
+    """Triton promotes ``min`` with ``max``, then ``x`` with both."""
     float_operand(operand(a["x"]).dtype, "clamp")
-    return {"dtype": extremum_dtype(a["x"], a["min"], a["max"])}
+    return {"dtype": extremum_dtype(a["min"], a["max"], a["x"])}
 
 
 @rule(tlmath.fma)
 def _fma(a: Args) -> dict[str, Any]:
     """``tl.fma(x, y, z)`` on a float block ``x``, computed in the dtype the three promote to, as
-    Triton legalises each pair (an f16 ``x`` with f32 ``y`` and ``z`` is an f32 fma); Python
-    numbers take the blocks' dtype. Returns that ``dtype``."""
-    dtype = operand(a["x"]).dtype
-    float_operand(dtype, "fma")
-    for other in (a["y"], a["z"]):
-        found = _dtype_or_number(other)
-        if isinstance(found, DType):
-            dtype = promote(dtype, found)
-    return {"dtype": dtype}
+    Triton legalises each pair (an f16 ``x`` with f32 ``y`` and ``z`` is an f32 fma), a Python
+    number as the tensor Triton makes of it (:func:`tensor_dtypes`: ``tl.fma(h, 2.0, 1.0)`` of
+    f16 is f32). Returns that ``dtype``."""
+    float_operand(operand(a["x"]).dtype, "fma")
+    return {"dtype": functools.reduce(promote, tensor_dtypes(a["x"], a["y"], a["z"]))}
 
 
 rule(tlmath.fdiv, tlmath.div_rn)(_float_x("fdiv"))
