@@ -789,10 +789,13 @@ class Tensor(Generic[D, R]):
         halves: tuple[Tensor[D, Any], Tensor[D, Any]] = _forward("split", self)
         return halves
 
-    def sum(self, axis: int | None = None, keep_dims: bool = False, dtype: None = None) -> Tensor[D, Any]:
-        """``tl.sum`` along ``axis`` (all axes by default)."""
-        out: Tensor[D, Any] = _forward("sum", self, axis, keep_dims, dtype)
-        return out
+    @overload
+    def sum(self, axis: int | None = None, keep_dims: bool = False, dtype: None = None) -> Tensor[D, Any]: ...
+    @overload
+    def sum(self, axis: int | None = None, keep_dims: bool = False, *, dtype: type[E]) -> Tensor[E, Any]: ...
+    def sum(self, axis: int | None = None, keep_dims: bool = False, dtype: Any = None) -> Any:
+        """``tl.sum`` along ``axis`` (all axes by default), in ``dtype`` when given."""
+        return _forward("sum", self, axis, keep_dims, dtype)
 
     def xor_sum(self, axis: int | None = None, keep_dims: bool = False) -> Tensor[D, Any]:
         """``tl.xor_sum`` along ``axis``."""

@@ -144,7 +144,7 @@ WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE
 CATEGORIES = {"Float": "f", "Int": "i", "UInt": "u"}
 LIST_SHAPES = {"tile_lang.ops.creation.zeros": 0, "tile_lang.ops.creation.full": 0, "tile_lang.ops.shape.reshape": 1,
                "tile_lang.ops.shape.view": 1, f"{TENSOR}.reshape": 0, f"{TENSOR}.view": 0}  # the shape's position
-EXTREMA = {"builtins.min": ("tl.minimum", "tl.min"), "builtins.max": ("tl.maximum", "tl.max")}  # Python's, on kernel values
+EXTREMA = frozenset({"builtins.min", "builtins.max"})  # Python's, on kernel values: tl.minimum, tl.maximum
 # builtins whose Python numbers are tensors of their own dtype first (f32, i32), as Triton's ``to_tensor``
 # makes them; whether bf16 is also compared in f32 (tl.maximum, tl.minimum, tl.clamp: not tl.fma)
 NUMBERS_PROMOTED = {f"tile_lang.ops.math.{name}": name != "fma" for name in ("maximum", "minimum", "clamp", "fma")}
@@ -210,7 +210,7 @@ class TileLangPlugin(Plugin):
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         if fullname in EXTREMA:
-            return lambda ctx: scalar_extremum(ctx, fullname)
+            return scalar_extremum
         if fullname in NUMBERS_PROMOTED:
             return lambda ctx: numbers_promoted(ctx, NUMBERS_PROMOTED[fullname])
         if fullname in LIST_SHAPES:
@@ -1037,7 +1037,7 @@ def dot_checked(ctx: FunctionSigContext) -> FunctionLike:
     return _reported(ctx, signature, "dot", problem, given)
 
 
-def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:
+def scalar_extremum(ctx: FunctionContext) -> Type:
     """Python's ``min``/``max`` of kernel values, which the run time reads as ``tl.minimum``/``tl.maximum``
     (Triton's code generator maps them so): typed as that op's block, of the operands' one element type
     and highest rank (``min(row_start + n, n_rows)`` a rank-0 block, ``max(x, 0.0)`` x's), widened as

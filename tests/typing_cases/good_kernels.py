@@ -521,6 +521,7 @@ def sixteen_bit_results(h_ptr: Pointer[f16], g_ptr: Pointer[tl.bf16], o_ptr: Poi
     assert_type(tl.max(h, 0, return_indices=True), tuple[Tensor[f16, R0], Tensor[i32, R0]])
     assert_type(tl.cumsum(g, 0), Tensor[f32, R1])  # bf16 scans: f32
     assert_type(tl.cumsum(h, 0, dtype=tl.float32), Tensor[f32, R1])
+    assert_type(tl.sum(h, 0, dtype=tl.float32), Tensor[f32, R0])  # sum's dtype= too
     assert_type(tl.maximum(g, 0.0), Tensor[f32, R1])  # bf16 compares in f32
     assert_type(tl.maximum(h, 0.0), Tensor[f32, R1])  # the Python float is an f32 tensor first
     assert_type(tl.fma(h, 2.0, 1.0), Tensor[f32, R1])
