@@ -206,7 +206,8 @@ def maximum(x: float, y: float, propagate_nan: bool | PropagateNan = False) -> T
 @builtin
 def maximum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
     """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not).
-    bf16 compares in f32 and returns f32, as Triton 3.6's (the mypy plugin types it so)."""
+    As Triton 3.6's, bf16 compares in f32, and a Python number is an f32 (or i32) tensor first, so
+    ``tl.maximum(h, 0.0)`` of f16 is f32 (the mypy plugin types it so)."""
 
 
 @overload
@@ -221,7 +222,7 @@ def minimum(x: int, y: int, propagate_nan: bool | PropagateNan = False) -> Tenso
 def minimum(x: float, y: float, propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R0]: ...
 @builtin
 def minimum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
-    """Elementwise minimum."""
+    """Elementwise minimum, promoted as :func:`maximum`."""
 
 
 @builtin
