@@ -11,6 +11,7 @@ bf16 intermediate (the old types) misses the tolerances by orders of magnitude."
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import ml_dtypes
@@ -20,6 +21,10 @@ import pytest
 import tile_lang as tl
 from tile_lang import Pointer, bf16, constexpr, f16, f32, i8, i32
 
+from tile_lang.compiler import compile_ir
+from tile_lang_cupy.codegen import generate
+
+from tests.compiler.conftest import ARCHS, NVCC, NVRTC, launch_spec, nvcc_cubin, nvrtc_compile, recorded_launches
 from tests.compiler.emulator import EMULATOR
 from tests.fuzz.runner import load
 
@@ -300,3 +305,26 @@ def test_f16_meets_bf16_in_f16_and_bf16_meets_integers_in_f32(target: str) -> No
     np.testing.assert_allclose(got[1], gd * idd * 1.001, rtol=3e-7)
     np.testing.assert_allclose(got[2], hd / gd, rtol=3e-7)  # divided in f32: bf16 to f32 directly
     np.testing.assert_allclose(got[3], gd / idd, rtol=3e-7)
+
+
+@pytest.mark.slow
+def test_the_generated_cuda_compiles(tmp_path: Path, need_cuda_compiler: None) -> None:
+    """Each specialisation the tests above launch (f32 quotients of 16-bit blocks, f32 extrema and
+    scans of bf16, Python numbers as f32 tensors, float fills converted to integers) compiles for
+    sm_80 and sm_90, as NVRTC and nvcc take the generated CUDA."""
+    with recorded_launches() as seen:
+        for test in (test_sixteen_bit_division_and_remainder_are_f32, test_narrow_float_max_and_min_are_f32,
+                     test_bf16_scans_are_f32_and_cumsum_takes_a_dtype, test_bf16_maximum_minimum_clamp_are_f32,
+                     test_python_numbers_of_maximum_fma_clamp_are_tensors, test_constructs_triton_accepts,
+                     test_a_float_other_on_integer_elements_is_converted,
+                     test_f16_meets_bf16_in_f16_and_bf16_meets_integers_in_f32):
+            test("numpy")
+    assert len(seen) == 8
+    for launch in seen:
+        source = generate(compile_ir(launch.kernel, launch_spec(launch), verify_each=True)).source
+        if NVRTC is not None:
+            ok, log = nvrtc_compile(source, launch.kernel.name, ARCHS[0])
+            assert ok, f"NVRTC on {launch.kernel.name}:\n{log}"
+        for arch in ARCHS if NVCC is not None else ():
+            result = nvcc_cubin(source, arch, tmp_path)
+            assert result.returncode == 0, f"{launch.kernel.name} for {arch}:\n{result.stderr}"
