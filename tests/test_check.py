@@ -57,7 +57,7 @@ def test_every_error_of_a_faulty_module_is_reported_at_its_line(capsys: pytest.C
     for line, fragment in expected:
         at = [block for block in out.split("\n/") if f"faulty.py:{line}:" in block]
         assert at and fragment in at[0], f"line {line}: {fragment!r} not reported in\n{out}"
-    assert "in kernel odd_block" in out and "in kernel builtin_min" in out and "in kernel runtime_arange" in out
+    assert "in kernel odd_block" in out and "in kernel builtin_abs" in out and "in kernel runtime_arange" in out
     assert "checked as: BLOCK=100" in out and "checked as: BLOCK=64" not in out  # the clean one passes silently
     assert "5 error(s)" in out
 
@@ -65,7 +65,7 @@ def test_every_error_of_a_faulty_module_is_reported_at_its_line(capsys: pytest.C
 def test_reports_carry_the_kernel_and_specialisation() -> None:
     reports = check("tests.check_cases.faulty")
     errors = [r for r in reports if r.outcome is Outcome.ERROR]
-    assert sorted(r.kernel for r in errors) == ["block_as_condition", "builtin_min", "odd_block", "runtime_arange",
+    assert sorted(r.kernel for r in errors) == ["block_as_condition", "builtin_abs", "odd_block", "runtime_arange",
                                                 "wrong_declaration"]
     odd = [r for r in reports if r.kernel == "odd_block"]
     assert [(r.outcome, r.specialization and r.specialization.values["BLOCK"]) for r in odd] == [

@@ -290,18 +290,26 @@ def from_numpy(dtype: np.dtype[typing.Any]) -> DType:
 
 
 def _float_rank(d: DType) -> int:
-    return {8: 0, 16: 1, 32: 3, 64: 4}[d.bits] if d is not BF16 else 2
+    """Which float wins a promotion: fp8 < bf16 < f16 < f32 < f64 (integers and bools lose to all)."""
+    if not d.is_float:
+        return -1
+    return {8: 0, 16: 2, 32: 3, 64: 4}[d.bits] if d is not BF16 else 1
 
 
 def promote(a: DType, b: DType) -> DType:
-    """Result dtype of an arithmetic op on two tensors, following Triton's promotion rules."""
+    """Result dtype of an arithmetic op on two tensors, following Triton's promotion rules
+    (``computation_type_impl``): f64, then f32, then f16 win (``f16 + bf16`` is f16); bf16 keeps
+    bf16 only with bf16 and meets anything else (an integer block, an fp8 one) in f32; two fp8
+    formats meet in f16; an integer or bool block takes the other float's type."""
     if a == b:
         return a
     if a.is_float or b.is_float:
+        if BF16 in (a, b) and max(_float_rank(a), _float_rank(b)) < _float_rank(F16):
+            return F32
         if not (a.is_float and b.is_float):
             return a if a.is_float else b
-        if {a, b} == {F16, BF16} or (a.is_fp8 and b.is_fp8):
-            return F32 if {a, b} == {F16, BF16} else F16
+        if a.is_fp8 and b.is_fp8:
+            return F16
         return a if _float_rank(a) > _float_rank(b) else b
     if a.is_bool:
         return b

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, Protocol, TypeAlias, TypeVar, final, overload
 
-from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W32, Width, marker_of
+from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W16, W32, WBF16, Width, marker_of
 from tile_lang.errors import UsageError
 from tile_lang.operators import BinaryOp, UnaryOp, binary as _binary, index as _index
 from tile_lang.operators import subscript as _subscript, truth as _truth, unary as _unary
@@ -375,6 +375,14 @@ class Tensor(Generic[D, R]):
         return _binary(BinaryOp.MUL, other, self)
 
     @overload
+    def __truediv__(self: Tensor[Float[W16], R], other: Tensor[Float[W16], R] | Tensor[Float[W16], R0] | float) -> Tensor[Float[W32], R]: ...
+    @overload
+    def __truediv__(self: Tensor[Float[WBF16], R], other: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float) -> Tensor[Float[W32], R]: ...
+    @overload
+    def __truediv__(self: Tensor[Float[W16], R0], other: Tensor[Float[W16], S]) -> Tensor[Float[W32], S]: ...
+    @overload
+    def __truediv__(self: Tensor[Float[WBF16], R0], other: Tensor[Float[WBF16], S]) -> Tensor[Float[W32], S]: ...
+    @overload
     def __truediv__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]: ...
     @overload
     def __truediv__(self: Tensor[Float[W], R0], other: Tensor[Float[W], S]) -> Tensor[Float[W], S]: ...
@@ -383,8 +391,14 @@ class Tensor(Generic[D, R]):
     def __truediv__(self, other: Any) -> Any:
         return _binary(BinaryOp.TRUEDIV, self, other)
 
-    def __rtruediv__(self: Tensor[Float[W], R], other: float) -> Tensor[Float[W], R]:
-        return _binary(BinaryOp.TRUEDIV, other, self)  # type: ignore[no-any-return]
+    @overload
+    def __rtruediv__(self: Tensor[Float[W16], R], other: float) -> Tensor[Float[W32], R]: ...
+    @overload
+    def __rtruediv__(self: Tensor[Float[WBF16], R], other: float) -> Tensor[Float[W32], R]: ...
+    @overload
+    def __rtruediv__(self: Tensor[Float[W], R], other: float) -> Tensor[Float[W], R]: ...
+    def __rtruediv__(self, other: Any) -> Any:
+        return _binary(BinaryOp.TRUEDIV, other, self)
 
     @overload
     def __floordiv__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
@@ -407,6 +421,14 @@ class Tensor(Generic[D, R]):
         return _binary(BinaryOp.FLOORDIV, other, self)
 
     @overload
+    def __mod__(self: Tensor[Float[W16], R], other: Tensor[Float[W16], R] | Tensor[Float[W16], R0] | float) -> Tensor[Float[W32], R]: ...
+    @overload
+    def __mod__(self: Tensor[Float[WBF16], R], other: Tensor[Float[WBF16], R] | Tensor[Float[WBF16], R0] | float) -> Tensor[Float[W32], R]: ...
+    @overload
+    def __mod__(self: Tensor[Float[W16], R0], other: Tensor[Float[W16], S]) -> Tensor[Float[W32], S]: ...
+    @overload
+    def __mod__(self: Tensor[Float[WBF16], R0], other: Tensor[Float[WBF16], S]) -> Tensor[Float[W32], S]: ...
+    @overload
     def __mod__(self: Tensor[Float[W], R], other: Tensor[Float[W], R] | Tensor[Float[W], R0] | float) -> Tensor[Float[W], R]: ...
     @overload
     def __mod__(self: Tensor[Int[W], R], other: Tensor[Int[W], R] | Tensor[Int[W], R0] | int) -> Tensor[Int[W], R]: ...
@@ -423,6 +445,10 @@ class Tensor(Generic[D, R]):
     def __mod__(self, other: Any) -> Any:
         return _binary(BinaryOp.MOD, self, other)
 
+    @overload
+    def __rmod__(self: Tensor[Float[W16], R], other: float) -> Tensor[Float[W32], R]: ...
+    @overload
+    def __rmod__(self: Tensor[Float[WBF16], R], other: float) -> Tensor[Float[W32], R]: ...
     @overload
     def __rmod__(self: Tensor[Float[W], R], other: float) -> Tensor[Float[W], R]: ...
     @overload
@@ -763,10 +789,13 @@ class Tensor(Generic[D, R]):
         halves: tuple[Tensor[D, Any], Tensor[D, Any]] = _forward("split", self)
         return halves
 
-    def sum(self, axis: int | None = None, keep_dims: bool = False, dtype: None = None) -> Tensor[D, Any]:
-        """``tl.sum`` along ``axis`` (all axes by default)."""
-        out: Tensor[D, Any] = _forward("sum", self, axis, keep_dims, dtype)
-        return out
+    @overload
+    def sum(self, axis: int | None = None, keep_dims: bool = False, dtype: None = None) -> Tensor[D, Any]: ...
+    @overload
+    def sum(self, axis: int | None = None, keep_dims: bool = False, *, dtype: type[E]) -> Tensor[E, Any]: ...
+    def sum(self, axis: int | None = None, keep_dims: bool = False, dtype: Any = None) -> Any:
+        """``tl.sum`` along ``axis`` (all axes by default), in ``dtype`` when given."""
+        return _forward("sum", self, axis, keep_dims, dtype)
 
     def xor_sum(self, axis: int | None = None, keep_dims: bool = False) -> Tensor[D, Any]:
         """``tl.xor_sum`` along ``axis``."""
@@ -793,15 +822,23 @@ class Tensor(Generic[D, R]):
         out: Tensor[Int[W32], Any] = _forward("argmin", self, axis, tie_break_left, keep_dims)
         return out
 
-    def cumsum(self, axis: int = 0, reverse: bool = False) -> Tensor[D, R]:
-        """``tl.cumsum`` along ``axis``."""
-        out: Tensor[D, R] = _forward("cumsum", self, axis, reverse)
-        return out
+    @overload
+    def cumsum(self: Tensor[Float[WBF16], R], axis: int = 0, reverse: bool = False, dtype: None = None) -> Tensor[Float[W32], R]: ...
+    @overload
+    def cumsum(self, axis: int = 0, reverse: bool = False, dtype: None = None) -> Tensor[D, R]: ...
+    @overload
+    def cumsum(self, axis: int = 0, reverse: bool = False, *, dtype: type[E]) -> Tensor[E, R]: ...
+    def cumsum(self, axis: int = 0, reverse: bool = False, dtype: Any = None) -> Any:
+        """``tl.cumsum`` along ``axis`` (bf16 in f32)."""
+        return _forward("cumsum", self, axis, reverse, dtype)
 
-    def cumprod(self, axis: int = 0, reverse: bool = False) -> Tensor[D, R]:
-        """``tl.cumprod`` along ``axis``."""
-        out: Tensor[D, R] = _forward("cumprod", self, axis, reverse)
-        return out
+    @overload
+    def cumprod(self: Tensor[Float[WBF16], R], axis: int = 0, reverse: bool = False) -> Tensor[Float[W32], R]: ...
+    @overload
+    def cumprod(self, axis: int = 0, reverse: bool = False) -> Tensor[D, R]: ...
+    def cumprod(self, axis: int = 0, reverse: bool = False) -> Any:
+        """``tl.cumprod`` along ``axis`` (bf16 in f32)."""
+        return _forward("cumprod", self, axis, reverse)
 
     def sort(self, dim: int | None = None, descending: bool = False) -> Tensor[D, R]:
         """``tl.sort`` along ``dim`` (the last axis by default)."""

@@ -40,8 +40,12 @@
 - Python's ``range`` in a kernel given ``tl.range``'s hints (``range(E, flatten=FLATTEN)``): Triton's front
   end takes and ignores them; so does the signature. Given a rank-0 int block for a bound, its index is an
   ``IntScalar`` (an int with ``.to``, a rank-0 block at run time).
-- Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)``: typed as the rank-0
-  block the run time computes with ``tl.minimum``/``tl.maximum``; on a block, the run time's error.
+- Python's ``min``/``max`` of kernel values, ``min(row_start + n, n_rows)`` or ``max(x, 0.0)`` on a
+  block: typed as the block the run time computes with ``tl.minimum``/``tl.maximum``, as Triton does.
+- ``tl.maximum``, ``tl.minimum``, ``tl.clamp`` and ``tl.fma`` as Triton 3.6 types them: bf16 compares in
+  f32 (not in ``tl.fma``), and a Python number is a tensor of its own dtype first, so ``tl.maximum(h, 0.0)``
+  of an f16 block is f32 and ``tl.minimum(k, 1)`` of an i8 block i32 (their overloads type the rest, and
+  their errors).
 - ``tl.dtype`` as an annotation, ``output_dtype: tl.dtype = y_ptr.dtype.element_ty``: a dtype not known
   statically, as a bare constexpr holding one (``x.to(output_dtype)`` keeps ``x``'s rank).
 - ``x.to(dtype)`` re-bound to a name of another dtype (``X_row = X_row.to(tl.float32)`` in a kernel
@@ -140,7 +144,11 @@ WIDTHS = {"W8": "8", "W16": "16", "W32": "32", "W64": "64", "WBF16": "bf16", "WE
 CATEGORIES = {"Float": "f", "Int": "i", "UInt": "u"}
 LIST_SHAPES = {"tile_lang.ops.creation.zeros": 0, "tile_lang.ops.creation.full": 0, "tile_lang.ops.shape.reshape": 1,
                "tile_lang.ops.shape.view": 1, f"{TENSOR}.reshape": 0, f"{TENSOR}.view": 0}  # the shape's position
-EXTREMA = {"builtins.min": ("tl.minimum", "tl.min"), "builtins.max": ("tl.maximum", "tl.max")}  # Python's, on kernel values
+EXTREMA = frozenset({"builtins.min", "builtins.max"})  # Python's, on kernel values: tl.minimum, tl.maximum
+# builtins whose Python numbers are tensors of their own dtype first (f32, i32), as Triton's ``to_tensor``
+# makes them; whether bf16 is also compared in f32 (tl.maximum, tl.minimum, tl.clamp: not tl.fma)
+NUMBERS_PROMOTED = {f"tile_lang.ops.math.{name}": name != "fma" for name in ("maximum", "minimum", "clamp", "fma")}
+NARROW = {"f": ("f16", "bf16", "f8e4m3", "f8e5m2", "f8e4b15", "f8e4b8", "f8e5b16"), "i": ("i8", "i16", "u8", "u16")}
 ARRAYS = ("torch.Tensor", "cupy.ndarray")  # adopted by a launch for a Pointer[D] parameter
 OPS = "tile_lang.ops."  # the builtins' modules
 INT_PROMOTING = {f"__{op}__": op in ("lt", "le", "gt", "ge", "eq", "ne") for op in (
@@ -202,7 +210,9 @@ class TileLangPlugin(Plugin):
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         if fullname in EXTREMA:
-            return lambda ctx: scalar_extremum(ctx, fullname)
+            return scalar_extremum
+        if fullname in NUMBERS_PROMOTED:
+            return lambda ctx: numbers_promoted(ctx, NUMBERS_PROMOTED[fullname])
         if fullname in LIST_SHAPES:
             return lambda ctx: ranked_by_list_shape(ctx, LIST_SHAPES[fullname])
         if fullname == "builtins.range":
@@ -1027,21 +1037,54 @@ def dot_checked(ctx: FunctionSigContext) -> FunctionLike:
     return _reported(ctx, signature, "dot", problem, given)
 
 
-def scalar_extremum(ctx: FunctionContext, fullname: str) -> Type:
+def scalar_extremum(ctx: FunctionContext) -> Type:
     """Python's ``min``/``max`` of kernel values, which the run time reads as ``tl.minimum``/``tl.maximum``
-    on rank-0 blocks: typed as the rank-0 block (``min(row_start + n, n_rows)``), an error on a block."""
+    (Triton's code generator maps them so): typed as that op's block, of the operands' one element type
+    and highest rank (``min(row_start + n, n_rows)`` a rank-0 block, ``max(x, 0.0)`` x's), widened as
+    :func:`numbers_promoted` widens ``tl.maximum``'s."""
     blocks = [proper for types in ctx.arg_types for proper in map(get_proper_type, types)
               if isinstance(proper, Instance) and proper.type.fullname == TENSOR and len(proper.args) == 2]
-    if not blocks:
+    if not blocks or any(has_any_type(block) or not is_same_type(block.args[0], blocks[0].args[0]) for block in blocks):
         return ctx.default_return_type
     ranks = {get_proper_type(block.args[1]) for block in blocks}
-    if any(isinstance(rank, Instance) and rank.type.name != "R0" for rank in ranks):
-        elementwise, reduction = EXTREMA[fullname]
-        ctx.api.fail(f"Python's {fullname.removeprefix('builtins.')}() on a block: use {elementwise} (elementwise) "
-                     f"or {reduction} (a reduction)", ctx.context, code=errorcodes.ARG_TYPE)
+    wide = [rank for rank in ranks if not (isinstance(rank, Instance) and rank.type.fullname == "tile_lang.tensor.R0")]
+    if len(wide) > 1:
         return ctx.default_return_type
-    same = all(is_same_type(block, blocks[0]) for block in blocks)
-    return blocks[0] if same and not has_any_type(blocks[0]) else ctx.default_return_type
+    return _element_replaced(ctx, next((block for block in blocks if get_proper_type(block.args[1]) in wide), blocks[0]),
+                             _widening(ctx, True))
+
+
+def numbers_promoted(ctx: FunctionContext, bf16: bool) -> Type:
+    """``tl.maximum``/``tl.minimum``/``tl.clamp``/``tl.fma`` as Triton 3.6 types them (the run time's
+    ``semantics.elementwise.tensor_dtypes``): a Python float makes a narrower float block's result f32
+    (``tl.maximum(h, 0.0)`` of f16), an int a narrower int block's i32, and with ``bf16`` a bf16 block
+    compares in f32; a return-type hook, so that the overloads' errors for other operands stay."""
+    return _element_replaced(ctx, ctx.default_return_type, _widening(ctx, bf16))
+
+
+def _widening(ctx: FunctionContext, bf16: bool) -> dict[str, str]:
+    """The result elements the call's Python numbers (and ``bf16``) widen, each to its category's 32 bits."""
+    numbers = {proper.type.fullname for types in ctx.arg_types for proper in map(get_proper_type, types)
+               if isinstance(proper, Instance)}
+    widened = {"bf16": "Float"} if bf16 else {}
+    if "builtins.float" in numbers:
+        widened.update((name, "Float") for name in (*NARROW["f"], *NARROW["i"], "i32", "u32", "i64", "u64"))
+    if "builtins.int" in numbers:
+        widened.update((name, "Int") for name in NARROW["i"])
+    return widened
+
+
+def _element_replaced(ctx: FunctionContext, typ: Type, widened: dict[str, str]) -> Type:
+    """``typ``, a block whose element is named in ``widened``, with that element the 32-bit type of the
+    category it maps to (``Float``: f32, ``Int``: i32); anything else as it is."""
+    proper = get_proper_type(typ)
+    element = get_proper_type(proper.args[0]) if isinstance(proper, Instance) and proper.type.fullname == TENSOR \
+        and len(proper.args) == 2 else None
+    category = widened.get(_dtype_name(element)) if isinstance(element, Instance) else None
+    made, w32 = _class(ctx, f"tile_lang.dtypes.{category}"), _class(ctx, "tile_lang.dtypes.W32")
+    if not isinstance(proper, Instance) or made is None or w32 is None:
+        return typ
+    return proper.copy_modified(args=[Instance(made, [Instance(w32, [])]), proper.args[1]])
 
 
 def _int_bits(element: ProperType) -> tuple[str, int] | None:

@@ -661,7 +661,8 @@ def gpu_extremum(a: Array, b: Array, largest: bool, propagate_nan: bool = False)
 
 def _extremum(largest: bool) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
-        ax, ay, dtype, _ = operands(engine, a["x"], a["y"])
+        dtype = a["dtype"]  # the rule's: a Python number is a tensor of its own type first, bf16 is f32
+        ax, ay, _, _ = operands(engine, values.lift(a["x"], dtype), values.lift(a["y"], dtype), lambda _x, _y: dtype)
         return values.make(gpu_extremum(ax, ay, largest, bool(a["propagate_nan"])).astype(dtype.numpy), dtype)
     return impl
 
@@ -679,9 +680,10 @@ def min_int(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.clamp)
 def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     x = values.lift(a["x"])
-    lo, hi = values.lift(a["min"], x.type), values.lift(a["max"], x.type)
-    low, _, dtype, _ = operands(engine, lo, x)
-    high, ax, _, _ = operands(engine, hi, x)
+    common = a["dtype"]  # the rule's: x, min and max promoted (bf16: f32)
+    lo, hi = values.lift(a["min"], common), values.lift(a["max"], common)
+    low, _, dtype, _ = operands(engine, lo, x, lambda _x, _y: common)
+    high, ax, _, _ = operands(engine, hi, x, lambda _x, _y: common)
     nan = bool(a["propagate_nan"])
     return values.make(gpu_extremum(gpu_extremum(ax, low, True, nan), high, False, nan).astype(dtype.numpy), dtype)
 
@@ -689,7 +691,7 @@ def clamp(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
 @implements(tl.fma)
 def fma(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     dtype = a["dtype"]  # the rule's: what x, y and z promote to
-    ax, ay, _, _ = operands(engine, values.lift(a["x"]), a["y"], lambda _x, _y: dtype)
+    ax, ay, _, _ = operands(engine, values.lift(a["x"]), values.lift(a["y"], dtype), lambda _x, _y: dtype)
     prod = ax.astype(np.float64) * ay.astype(np.float64)
     az = values.lift(a["z"], dtype)
     total = values.align(values.array(az).astype(np.float64), az.ndim, prod.ndim - 1) + prod

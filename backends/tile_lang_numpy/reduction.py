@@ -4,12 +4,13 @@ Every op works on the whole group of programs at once: the program axis (array a
 never reduced, so a value shared by all programs (leading axis 1) gives a shared result.
 ``axis=None`` reduces all block axes, in row-major order.
 
-Result dtypes (Triton 3.6, except that floating-point results always keep the input dtype):
+Result dtypes (Triton 3.6's, given by tile_lang.semantics.reduction):
 
 * ``sum``/``cumsum``: signed integers narrower than 32 bits accumulate in i32; unsigned ones
-  and bool in u32 (Triton's rule, GPU-verified for bool). Integers wrap on overflow.
-* ``max``/``min`` without indices: integers (and bool) narrower than 32 bits give i32, as
-  Triton upcasts them; with ``return_indices`` the values keep the input dtype.
+  and bool in u32 (Triton's rule, GPU-verified for bool). Integers wrap on overflow. ``dtype=``
+  converts the input to that type first. ``cumsum`` and ``cumprod`` of bf16 give f32.
+* ``max``/``min`` without indices: floats narrower than 32 bits give f32, integers (and bool)
+  i32; with ``return_indices`` bf16 values give f32, others keep the input dtype.
 * everything else keeps the input dtype; indices and histograms are i32.
 
 Floating-point sums and scans accumulate in float64 and round once to the result dtype, so
@@ -140,9 +141,9 @@ def _extremum(largest: bool, name: str) -> Callable[[Engine, Mapping[str, Any]],
         r = along(x, a["axis"], a["keep_dims"])
         if a["return_indices"]:
             best, index = _arg_extreme(r, x.type, largest, a["return_indices_tie_break_left"])
-            return values.make(r.finish(best), x.type), values.make(r.finish(index), I32)
+            return values.make(convert(r.finish(best), x.type, a["dtype"]), a["dtype"]), values.make(r.finish(index), I32)
         out = a["dtype"]
-        return values.make(r.finish(_extreme(r, x.type, largest)).astype(out.numpy), out)
+        return values.make(convert(r.finish(_extreme(r, x.type, largest)), x.type, out), out)
     return impl
 
 
@@ -264,12 +265,12 @@ def associative_scan(engine: Engine, a: Mapping[str, Any]) -> Any:
 
 
 def _scan(ufunc: np.ufunc, name: str) -> Callable[[Engine, Mapping[str, Any]], Tensor[Any, Any]]:
-    """An inclusive prefix scan with a NumPy ufunc (cumprod keeps narrow integers: Triton 3.6
-    does not widen them)."""
+    """An inclusive prefix scan with a NumPy ufunc, of the input converted to the rule's dtype
+    (cumprod keeps narrow integers: Triton 3.6 does not widen them)."""
 
     def impl(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         x, k, out = operand(engine, a["input"], name), a["axis"], a["dtype"]
-        data = _flipped(moved_last(values.array(x), k), a["reverse"])
+        data = _flipped(moved_last(convert(values.array(x), x.type, out), k), a["reverse"])
         scanned = ufunc.accumulate(data, axis=-1, dtype=_accumulator(out))
         return values.make(moved_back(_flipped(scanned, a["reverse"]), k).astype(out.numpy), out)
     return impl

@@ -21,10 +21,9 @@ def odd_block(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
 
 
 @tl.kernel
-def builtin_min(x_ptr: Pointer[f32], n: int, BLOCK: constexpr = 64) -> None:
+def builtin_abs(x_ptr: Pointer[f32], n: int, BLOCK: constexpr = 64) -> None:
     offs = tl.arange(0, BLOCK)
-    k = min(offs, n)  # type: ignore[arg-type]  # CHECK: min
-    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < k))  # type: ignore[operator, arg-type]
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < abs(offs - n)))  # type: ignore[arg-type]  # CHECK: abs
 
 
 @tl.kernel  # CHECK: constexpr BLOCK must be int

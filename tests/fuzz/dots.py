@@ -33,8 +33,8 @@ _OPERANDS = (dtypes.F16, dtypes.F16, dtypes.F16, dtypes.BF16, dtypes.BF16, dtype
 _SIGNIFICAND = {dtypes.F32: 24, dtypes.F16: 11, dtypes.BF16: 8}  # a sum needing more bits is rounded, order matters
 # (template, factor on the magnitude bound, change of the power of two the values are multiples of)
 _FLOAT_OPS = (("-{x}", 1.0, 0), ("tl.abs({x})", 1.0, 0), ("{x} * 2.0", 2.0, 1), ("{x} * 0.5", 0.5, -1),
-              ("tl.maximum({x}, 0.0)", 1.0, 0), ("tl.where({x} > 0, {x}, {x} * 0.5)", 1.0, -1))
-_INT_OPS = ("{x} >> 1", "tl.where({x} > 0, {x}, 0)", "tl.maximum({x}, -3)")
+              ("tl.maximum({x}, 0.0).to({x}.dtype)", 1.0, 0), ("tl.where({x} > 0, {x}, {x} * 0.5)", 1.0, -1))
+_INT_OPS = ("{x} >> 1", "tl.where({x} > 0, {x}, 0)", "tl.maximum({x}, -3).to({x}.dtype)")  # the -3 is an i32 tensor
 _INVALID = ("tl.dot(tl.zeros((R, 8), tl.f16), tl.zeros((8, C), tl.f16))",  # K below 16
             "tl.dot(tl.zeros((R, K), tl.f16), tl.zeros((K, C), tl.bf16))",
             "tl.dot(tl.zeros((R, K), tl.f16), tl.zeros((K, C), tl.f16), tl.zeros((R, C), tl.f16))",

@@ -15,6 +15,9 @@ from dataclasses import dataclass, replace
 
 from tile_lang import dtypes
 from tile_lang.dtypes import DType
+from tile_lang.semantics.elementwise import constant_dtype
+from tile_lang.semantics.operators import division_dtype
+from tile_lang.semantics.reduction import max_dtype, sum_dtype
 
 Scalar = bool | int | float
 SCALAR, FULL, ROWS, COLS = "S", "F", "R", "C"  # a scalar, the whole block, a 2-D block's rows or columns
@@ -101,6 +104,16 @@ def result_dtype(a: Expr, b: Expr) -> DType:
     if b.value is not None:
         return dtypes.promote_scalar(a.dtype, b.value)
     return dtypes.promote(a.dtype, b.dtype)
+
+
+def tensors_dtype(*given: Expr) -> DType:
+    """The promotion of ``tl.maximum``/``tl.minimum``/``tl.fma``'s operands, Triton 3.6's: a Python
+    literal is a tensor of its own dtype first (f32 for a float), bf16 compared in f32 by the first two."""
+    found = [constant_dtype(e.value) if e.value is not None else e.dtype for e in given]
+    common = found[0]
+    for other in found[1:]:
+        common = dtypes.promote(common, other)
+    return common
 
 
 def same_signedness(a: Expr, b: Expr) -> bool:
@@ -208,7 +221,9 @@ class Exprs:
         b = self.operand(pool, a)
         if a.dtype.is_bool or b.dtype.is_bool or not self._literal_ok(a, b) or not same_signedness(a, b):
             return None
-        dtype = dtypes.truediv_dtype(result_dtype(a, b), result_dtype(a, b))
+        x, y = (e.dtype if e.value is None else e.value for e in (a, b))
+        quotient = division_dtype(x, y, result_dtype(a, b))
+        dtype = dtypes.truediv_dtype(quotient, quotient)  # f16 and bf16 divide in f32, ints too
         return self._binary("/", a, b, dtype, special=True)
 
     def int_div(self, pool: list[Expr]) -> Expr | None:
@@ -295,7 +310,7 @@ class Exprs:
         if self.rng.random() < 0.1:  # two Python numbers: both backends must compute it
             x, y = self.rng.choice(FLOAT_LITERALS[:7]), self.rng.choice(FLOAT_LITERALS[:7] + (3, -2))
             lo, hi = literal(x), literal(y)
-            return Expr(f"{fn}({lo.text}, {hi.text})", dtypes.promote(lo.dtype, hi.dtype), SCALAR)
+            return Expr(f"{fn}({lo.text}, {hi.text})", tensors_dtype(lo, hi), SCALAR)
         a = self.pick(pool, lambda e: e.ordered)
         if a is None:
             return None
@@ -305,7 +320,8 @@ class Exprs:
         shaped = broadcast(a, b)
         if shaped is None:
             return None
-        return Expr(f"{fn}({shaped[0]}, {shaped[1]})", result_dtype(a, b), shaped[2], a.exact and b.exact)
+        dtype = tensors_dtype(*(replace(e, dtype=dtypes.F32) if e.dtype == dtypes.BF16 else e for e in (a, b)))
+        return Expr(f"{fn}({shaped[0]}, {shaped[1]})", dtype, shaped[2], a.exact and b.exact)
 
     def math(self, pool: list[Expr]) -> Expr | None:
         a = self.pick(pool, lambda e: e.dtype.is_float)
@@ -330,7 +346,7 @@ class Exprs:
         b, c = (self.pick(pool, lambda e: e.shape in (a.shape, SCALAR) and e.numeric) for _ in range(2))
         if b is None or c is None:
             return None
-        return Expr(f"tl.fma({a.text}, {b.text}, {c.text})", a.dtype, a.shape, False, True)
+        return Expr(f"tl.fma({a.text}, {b.text}, {c.text})", tensors_dtype(a, b, c), a.shape, False, True)
 
     def cast(self, pool: list[Expr]) -> Expr | None:
         a = self.pick(pool, lambda e: e.value is None)
@@ -392,6 +408,6 @@ class Exprs:
                 return None
         if fn.startswith("arg"):
             return Expr(call, dtypes.I32, shape)
-        dtype = dtypes.U32 if a.dtype.is_bool else a.dtype  # a sum of bools counts in u32, as in Triton
+        dtype = sum_dtype(a.dtype) if fn == "sum" else max_dtype(a.dtype, False)  # Triton 3.6's widenings
         exact = a.exact and (fn != "sum" or not a.dtype.is_float)
         return Expr(call, dtype, shape, exact, a.special or fn == "sum" and a.dtype == dtypes.F16)

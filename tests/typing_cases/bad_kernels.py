@@ -525,23 +525,22 @@ def atomic_add_i16(s_ptr: Pointer[i16]) -> None:
 
 
 @tl.kernel
-def builtin_max_of_blocks(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
-    x = tl.load(x_ptr + tl.arange(0, BLOCK))
-    max(x, x)  # E: arg-type Python's max() on a block: use tl.maximum (elementwise) or tl.max (a reduction)
+def builtin_max_of_blocks(x_ptr: Pointer[f32], h_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(h_ptr + offs, max(x, x))  # E: arg-type tl.store: value is f32 but the pointer is to f16
 
 
 @tl.kernel
-def builtin_min_of_blocks(x_ptr: Pointer[f32], BLOCK: constexpr) -> None:
-    x = tl.load(x_ptr + tl.arange(0, BLOCK))
-    min(x, 0.0)  # E: arg-type Python's min() on a block: use tl.minimum
-
+def builtin_min_of_bf16_blocks(g_ptr: Pointer[bf16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(g_ptr + offs, min(tl.load(g_ptr + offs), 0.0))  # E: arg-type tl.store: value is f32 but the pointer is to bf16
 
 
 @tl.kernel
-def builtin_min_of_row_and_scalar(x_ptr: Pointer[f32], n: int, BLOCK: constexpr) -> None:
+def builtin_min_of_row_and_scalar(x_ptr: Pointer[i32], n: int, BLOCK: constexpr) -> None:
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    min(rows, n)  # E: arg-type Python's min() on a block
-    tl.store(x_ptr + rows, 0.0, mask=rows < n)
+    tl.store(x_ptr + rows[:, None], min(rows, n))  # E: arg-type tl.store: value is rank 1 but the pointers are rank 2
 
 
 @tl.kernel
@@ -1007,3 +1006,36 @@ def tuple_reduction_rank(x_ptr: Pointer[f32], out_ptr: Pointer[f32], BLOCK: cons
     tile = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
     best, where = tl.reduce((tile, offs[:, None] + offs[None, :] * 0), 1, pair_max)
     tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], best)  # E: arg-type tl.store: value is rank 1 but the pointers are rank 2
+
+
+# ---------------------------------------------------------------- (l) Triton 3.6's 16-bit results stored back unconverted
+
+
+@tl.kernel
+def half_quotient_stored_as_half(h_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(h_ptr + offs, tl.load(h_ptr + offs) / 3.0)  # E: arg-type tl.store: value is f32 but the pointer is to f16
+
+
+@tl.kernel
+def bf16_remainder_stored_as_bf16(g_ptr: Pointer[bf16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    g = tl.load(g_ptr + offs)
+    tl.store(g_ptr + offs, g % g)  # E: arg-type tl.store: value is f32 but the pointer is to bf16
+
+
+@tl.kernel
+def half_max_stored_as_half(h_ptr: Pointer[f16], BLOCK: constexpr) -> None:
+    tl.store(h_ptr, tl.max(tl.load(h_ptr + tl.arange(0, BLOCK)), 0))  # E: arg-type tl.store: value is f32 but the pointer is to f16
+
+
+@tl.kernel
+def bf16_cumsum_stored_as_bf16(g_ptr: Pointer[bf16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(g_ptr + offs, tl.cumsum(tl.load(g_ptr + offs), 0))  # E: arg-type tl.store: value is f32 but the pointer is to bf16
+
+
+@tl.kernel
+def bf16_maximum_stored_as_bf16(g_ptr: Pointer[bf16], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    tl.store(g_ptr + offs, tl.maximum(tl.load(g_ptr + offs), 0.0))  # E: arg-type tl.store: value is f32 but the pointer is to bf16

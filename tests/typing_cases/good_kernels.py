@@ -9,6 +9,7 @@ Checked by tests/test_typing.py, which also imports the module; the kernels are 
 from __future__ import annotations
 
 from typing import TypeVar
+from typing_extensions import assert_type
 
 import tile_lang as tl
 from tile_lang.extra.cuda import libdevice
@@ -502,3 +503,30 @@ def libdevice_calls(x_ptr: Pointer[f32], n_ptr: Pointer[i32], o_ptr: Pointer[f32
     stepped = libdevice.nextafter(libdevice.fmod(finite, 1.5), 0.0) + libdevice.ldexp(finite, n)
     tl.store(o_ptr + offs, powers + special + stepped)
     tl.store(s_ptr + offs, libdevice.signbit(x) + libdevice.popc(n))
+
+
+# ---------------------------------------------------------------- Triton 3.6's result types of 16-bit arithmetic
+
+
+@tl.kernel
+def sixteen_bit_results(h_ptr: Pointer[f16], g_ptr: Pointer[tl.bf16], o_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    h, g = tl.load(h_ptr + offs), tl.load(g_ptr + offs)
+    assert_type(h / 3.0, Tensor[f32, R1])  # / and % of f16 or bf16: computed in f32, returned as f32
+    assert_type(2.0 / g, Tensor[f32, R1])
+    assert_type(g % g, Tensor[f32, R1])
+    assert_type(h * 3.0, Tensor[f16, R1])  # the other operators keep the type
+    assert_type(tl.max(h, 0), Tensor[f32, R0])  # max and min of a float narrower than 32 bits: f32
+    assert_type(tl.min(g, 0, return_indices=True), tuple[Tensor[f32, R0], Tensor[i32, R0]])
+    assert_type(tl.max(h, 0, return_indices=True), tuple[Tensor[f16, R0], Tensor[i32, R0]])
+    assert_type(tl.cumsum(g, 0), Tensor[f32, R1])  # bf16 scans: f32
+    assert_type(tl.cumsum(h, 0, dtype=tl.float32), Tensor[f32, R1])
+    assert_type(tl.sum(h, 0, dtype=tl.float32), Tensor[f32, R0])  # sum's dtype= too
+    assert_type(tl.maximum(g, 0.0), Tensor[f32, R1])  # bf16 compares in f32
+    assert_type(tl.maximum(h, 0.0), Tensor[f32, R1])  # the Python float is an f32 tensor first
+    assert_type(tl.fma(h, 2.0, 1.0), Tensor[f32, R1])
+    assert_type(tl.maximum(h, h), Tensor[f16, R1])
+    assert_type(max(h, 0.0), Tensor[f32, R1])  # Python's max on a block: tl.maximum
+    assert_type(tl.broadcast_to(tl.load(o_ptr), (BLOCK,)), Tensor[f32, R1])  # a scalar splats
+    tl.store(o_ptr + offs, h / 3.0 + tl.cumsum(g, 0) + tl.max(h, 0))
+    tl.store(h_ptr + offs, (h / 3.0).to(tl.float16))  # back to f16: an explicit conversion

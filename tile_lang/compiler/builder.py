@@ -153,9 +153,10 @@ class Builder:
             return self.pointer_arith(op, a, b)
         return self._emit_binary(fn, a, b, apply(forms.binary, op, x, y))
 
-    def binary(self, fn: BinaryFn, a: Value, b: Value, true_div: bool = False) -> Node:
-        """A binary function of a builtin (maximum, div_rn...) on promoted operands."""
-        dtype = self._result_dtype(a, b, true_div or fn is BinaryFn.DIV_RN)
+    def binary(self, fn: BinaryFn, a: Value, b: Value, true_div: bool = False, dtype: DType | None = None) -> Node:
+        """A binary function of a builtin (maximum, div_rn...) on promoted operands (in ``dtype``
+        where its rule gave one)."""
+        dtype = dtype or self._result_dtype(a, b, true_div or fn is BinaryFn.DIV_RN)
         return self._emit_binary(fn, a, b, Typed(dtype, dtypes.BOOL if fn.is_comparison else dtype))
 
     def _emit_binary(self, fn: BinaryFn, a: Value, b: Value, typed: Typed) -> Node:

@@ -142,7 +142,7 @@ def _abs(c: Context, a: Args) -> Node:
 
 
 def _minmax(c: Context, a: Args, fn: BinaryFn, nan_fn: BinaryFn) -> Node:
-    return c.b.binary(nan_fn if a["propagate_nan"] else fn, a["x"], a["y"])
+    return c.b.binary(nan_fn if a["propagate_nan"] else fn, a["x"], a["y"], dtype=a["dtype"])
 
 
 @lowers(tlmath.maximum)
@@ -157,9 +157,9 @@ def _minimum(c: Context, a: Args) -> Node:
 
 @lowers(tlmath.clamp)
 def _clamp(c: Context, a: Args) -> Node:
-    nan = a["propagate_nan"]
-    low = c.b.binary(BinaryFn.MAX_NAN if nan else BinaryFn.MAX, a["x"], a["min"])
-    return c.b.binary(BinaryFn.MIN_NAN if nan else BinaryFn.MIN, low, a["max"])
+    nan, dtype = a["propagate_nan"], a["dtype"]
+    low = c.b.binary(BinaryFn.MAX_NAN if nan else BinaryFn.MAX, a["x"], a["min"], dtype=dtype)
+    return c.b.binary(BinaryFn.MIN_NAN if nan else BinaryFn.MIN, low, a["max"], dtype=dtype)
 
 
 @lowers(tlmath.fma)

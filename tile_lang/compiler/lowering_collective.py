@@ -65,7 +65,7 @@ def _extreme(fn: ReduceFn, arg_fn: ReduceFn) -> Lowering:
         x, axis = node_arg(c.b, a["input"]), a["axis"]
         if not a["return_indices"]:
             return _reduce(c, x, fn, axis, a["keep_dims"], a["dtype"])
-        value = _reduce(c, x, fn, axis, a["keep_dims"], x.ty.dtype)
+        value = _reduce(c, x, fn, axis, a["keep_dims"], a["dtype"])
         index = _reduce(c, x, arg_fn, axis, a["keep_dims"], dtypes.I32, a["return_indices_tie_break_left"])
         return value, index
     return lower

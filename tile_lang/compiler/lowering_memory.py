@@ -51,7 +51,7 @@ def load(c: Context, ptr: Node, mask: Node | None, other: Value | None, volatile
     ``box``: the tensor block ``ptr`` and ``mask`` were built from, kept as operands so that the
     copy engine can read the block whole (:class:`~tile_lang.compiler.ir.Box`)."""
     element = _element(ptr)
-    fill = c.b.broadcast_to(c.b.to_node(other, element), ptr.ty.shape) if other is not None and mask is not None \
+    fill = c.b.broadcast_to(_of_elements(c, other, element), ptr.ty.shape) if other is not None and mask is not None \
         else None
     args = tuple(x for x in (ptr, mask, fill) if x is not None)
     if box is not None:
@@ -68,8 +68,17 @@ def _scalar(c: Context, part: Part) -> Node:
     return c.b.to_node(part, dtypes.I32 if -(2**31) <= part < 2**31 else dtypes.I64)
 
 
+def _of_elements(c: Context, value: Value, element: DType) -> Node:
+    """``value`` (a load's ``other``, a stored value) as ``element`` lanes: a Python float meeting
+    integer elements is an f32 constant converted to them, as Triton casts it (toward zero,
+    saturating; the reference's conversion too)."""
+    if isinstance(value, float) and element.is_int:
+        return c.b.cast(c.b.const(value, dtypes.F32), element)
+    return c.b.to_node(value, element)
+
+
 def store(c: Context, ptr: Node, value: Value, mask: Node | None, hints: tuple[str, str] = ("", "")) -> None:
-    node = c.b.to_node(value, _element(ptr))
+    node = _of_elements(c, value, _element(ptr))
     stored = c.b.broadcast_to(node, ptr.ty.shape)
     args = (ptr, stored) if mask is None else (ptr, stored, mask)
     c.b.emit(Op.STORE, None, args, MemAttr(mask is not None, cache=hints[0], evict=hints[1]))

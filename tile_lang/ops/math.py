@@ -189,8 +189,8 @@ def mul(x: Tensor[NumT, R], y: Tensor[NumT, R] | Tensor[NumT, R0] | float, sanit
 
 @helper
 def sigmoid(x: Tensor[Float[W], R]) -> Tensor[Float[W], R]:
-    """1 / (1 + exp(-x))."""
-    return 1.0 / (1.0 + exp(-x))
+    """1 / (1 + exp(-x)), in x's dtype (a 16-bit ``/`` divides in f32, rounded back once)."""
+    return (1.0 / (1.0 + exp(-x))).to(x.dtype)
 
 
 @overload
@@ -205,7 +205,9 @@ def maximum(x: int, y: int, propagate_nan: bool | PropagateNan = False) -> Tenso
 def maximum(x: float, y: float, propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R0]: ...
 @builtin
 def maximum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
-    """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not)."""
+    """Elementwise maximum; NaNs propagate only with ``propagate_nan=True`` (Triton's default: not).
+    As Triton 3.6's, bf16 compares in f32, and a Python number is an f32 (or i32) tensor first, so
+    ``tl.maximum(h, 0.0)`` of f16 is f32 (the mypy plugin types it so)."""
 
 
 @overload
@@ -220,7 +222,7 @@ def minimum(x: int, y: int, propagate_nan: bool | PropagateNan = False) -> Tenso
 def minimum(x: float, y: float, propagate_nan: bool | PropagateNan = False) -> Tensor[Float[W32], R0]: ...
 @builtin
 def minimum(x: Any, y: Any, propagate_nan: bool | PropagateNan = False) -> Any:
-    """Elementwise minimum."""
+    """Elementwise minimum, promoted as :func:`maximum`."""
 
 
 @builtin
@@ -230,7 +232,7 @@ def clamp(
     max: Tensor[Float[W], R] | Tensor[Float[W], R0] | float,
     propagate_nan: bool | PropagateNan = False,
 ) -> Tensor[Float[W], R]:
-    """``min(max(x, min), max)``."""
+    """``min(max(x, min), max)``, in the dtype the three promote to (bf16: f32, as tl.maximum's)."""
 
 
 @builtin

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypeVar, overload
 
 from tile_lang.builtin import builtin, reduction
-from tile_lang.dtypes import Bool, Dtype, Float, Int, W32
+from tile_lang.dtypes import Bool, Dtype, Float, Int, W16, W32, WBF16, WE4B8, WE4B15, WE4M3, WE5B16, WE5M2
 from tile_lang.func import Func, func, helper
 from tile_lang.ops.debug import static_assert
 from tile_lang.ops.math import IntT, NumT, exp, fdiv
@@ -18,6 +18,10 @@ D2 = TypeVar("D2", bound=Dtype)
 D3 = TypeVar("D3", bound=Dtype)  # the second and third blocks of a tuple reduction
 
 Combine = Func[[Tensor[D, R0], Tensor[D, R0]], Tensor[D, R0]]
+# floats narrower than 32 bits, whose max and min without indices are f32 (semantics.reduction.max_dtype)
+NarrowT = TypeVar("NarrowT", Float[W16], Float[WBF16], Float[WE4M3], Float[WE5M2], Float[WE4B15], Float[WE4B8],
+                  Float[WE5B16])
+BF16 = Float[WBF16]  # scanned, and reduced with indices, in f32 (semantics.reduction.max_dtype, scan_dtype)
 
 
 @overload
@@ -30,6 +34,16 @@ def sum(input: Tensor[NumT, R3], axis: Literal[0, 1, 2, -1], keep_dims: Literal[
 def sum(input: Tensor[NumT, R], axis: int | None, keep_dims: Literal[True], dtype: None = None) -> Tensor[NumT, R]: ...
 @overload
 def sum(input: Tensor[NumT, R], axis: None = None, keep_dims: Literal[False] = False, dtype: None = None) -> Tensor[NumT, R0]: ...
+@overload
+def sum(input: Tensor[NumT, R1], axis: Literal[0, -1] | None = None, keep_dims: Literal[False] = False, *, dtype: type[D2]) -> Tensor[D2, R0]: ...
+@overload
+def sum(input: Tensor[NumT, R2], axis: Literal[0, 1, -1], keep_dims: Literal[False] = False, *, dtype: type[D2]) -> Tensor[D2, R1]: ...
+@overload
+def sum(input: Tensor[NumT, R3], axis: Literal[0, 1, 2, -1], keep_dims: Literal[False] = False, *, dtype: type[D2]) -> Tensor[D2, R2]: ...
+@overload
+def sum(input: Tensor[NumT, R], axis: int | None, keep_dims: Literal[True], dtype: type[D2]) -> Tensor[D2, R]: ...
+@overload
+def sum(input: Tensor[NumT, R], axis: None = None, keep_dims: Literal[False] = False, *, dtype: type[D2]) -> Tensor[D2, R0]: ...
 @builtin
 def sum(input: Any, axis: int | None = None, keep_dims: bool = False, dtype: Any = None) -> Any:
     """Sum along ``axis`` (all axes when None); small integers accumulate in i32 as in Triton."""
@@ -51,6 +65,20 @@ def xor_sum(input: Any, axis: int | None = None, keep_dims: bool = False) -> Any
 
 
 @overload
+def max(input: Tensor[NarrowT, R1], axis: Literal[0, -1] | None = None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Float[W32], R0]: ...
+@overload
+def max(input: Tensor[NarrowT, R2], axis: Literal[0, 1, -1], return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Float[W32], R1]: ...
+@overload
+def max(input: Tensor[NarrowT, R3], axis: Literal[0, 1, 2, -1], return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Float[W32], R2]: ...
+@overload
+def max(input: Tensor[NarrowT, R], axis: int | None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, *, keep_dims: Literal[True]) -> Tensor[Float[W32], R]: ...
+@overload
+def max(input: Tensor[BF16, R1], axis: Literal[0, -1], return_indices: Literal[True], return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> tuple[Tensor[Float[W32], R0], Tensor[Int[W32], R0]]: ...
+@overload
+def max(input: Tensor[BF16, R2], axis: Literal[0, 1, -1], return_indices: Literal[True], return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> tuple[Tensor[Float[W32], R1], Tensor[Int[W32], R1]]: ...
+@overload
+def max(input: Tensor[NarrowT, R], axis: None = None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Float[W32], R0]: ...
+@overload
 def max(input: Tensor[NumT, R1], axis: Literal[0, -1] | None = None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[NumT, R0]: ...
 @overload
 def max(input: Tensor[NumT, R2], axis: Literal[0, 1, -1], return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[NumT, R1]: ...
@@ -69,6 +97,20 @@ def max(input: Any, axis: int | None = None, return_indices: bool = False, retur
     """Maximum along ``axis``; with ``return_indices`` also its index (leftmost on ties)."""
 
 
+@overload
+def min(input: Tensor[NarrowT, R1], axis: Literal[0, -1] | None = None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Float[W32], R0]: ...
+@overload
+def min(input: Tensor[NarrowT, R2], axis: Literal[0, 1, -1], return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Float[W32], R1]: ...
+@overload
+def min(input: Tensor[NarrowT, R3], axis: Literal[0, 1, 2, -1], return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Float[W32], R2]: ...
+@overload
+def min(input: Tensor[NarrowT, R], axis: int | None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, *, keep_dims: Literal[True]) -> Tensor[Float[W32], R]: ...
+@overload
+def min(input: Tensor[BF16, R1], axis: Literal[0, -1], return_indices: Literal[True], return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> tuple[Tensor[Float[W32], R0], Tensor[Int[W32], R0]]: ...
+@overload
+def min(input: Tensor[BF16, R2], axis: Literal[0, 1, -1], return_indices: Literal[True], return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> tuple[Tensor[Float[W32], R1], Tensor[Int[W32], R1]]: ...
+@overload
+def min(input: Tensor[NarrowT, R], axis: None = None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[Float[W32], R0]: ...
 @overload
 def min(input: Tensor[NumT, R1], axis: Literal[0, -1] | None = None, return_indices: Literal[False] = False, return_indices_tie_break_left: bool = True, keep_dims: Literal[False] = False) -> Tensor[NumT, R0]: ...
 @overload
@@ -157,14 +199,25 @@ def associative_scan(input: Any, axis: int, combine_fn: Any, reverse: bool = Fal
     of blocks scans together, as :func:`reduce`'s."""
 
 
+@overload
+def cumsum(input: Tensor[BF16, R], axis: int = 0, reverse: bool = False, dtype: None = None) -> Tensor[Float[W32], R]: ...
+@overload
+def cumsum(input: Tensor[NumT, R], axis: int = 0, reverse: bool = False, dtype: None = None) -> Tensor[NumT, R]: ...
+@overload
+def cumsum(input: Tensor[NumT, R], axis: int = 0, reverse: bool = False, *, dtype: type[D2]) -> Tensor[D2, R]: ...
 @builtin
-def cumsum(input: Tensor[NumT, R], axis: int = 0, reverse: bool = False) -> Tensor[NumT, R]:
-    """Inclusive prefix sum along ``axis``."""
+def cumsum(input: Any, axis: int = 0, reverse: bool = False, dtype: Any = None) -> Any:
+    """Inclusive prefix sum along ``axis``, in ``dtype`` when given (the input converted to it
+    first, as Triton's); bf16 sums in f32 and small integers in i32 or u32, as Triton 3.6's."""
 
 
+@overload
+def cumprod(input: Tensor[BF16, R], axis: int = 0, reverse: bool = False) -> Tensor[Float[W32], R]: ...
+@overload
+def cumprod(input: Tensor[NumT, R], axis: int = 0, reverse: bool = False) -> Tensor[NumT, R]: ...
 @builtin
-def cumprod(input: Tensor[NumT, R], axis: int = 0, reverse: bool = False) -> Tensor[NumT, R]:
-    """Inclusive prefix product along ``axis``."""
+def cumprod(input: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """Inclusive prefix product along ``axis`` (bf16 multiplied in f32, as Triton 3.6's)."""
 
 
 @builtin
@@ -188,7 +241,7 @@ def topk(x: Tensor[NumT, R], k: int, dim: int | None = None, descending: bool = 
                   "tl.topk: k must be a power of two no larger than the last dimension")
     chunks = reshape(sort(x, last, descending), x.shape[:last] + (x.shape[last] // k, k))
     first = max(chunks, last, keep_dims=True) if descending else min(chunks, last, keep_dims=True)
-    return reshape(first, x.shape[:last] + (k,))
+    return reshape(first, x.shape[:last] + (k,)).to(x.dtype)  # a narrow float's max is f32: Triton's topk keeps x's
 
 
 @func
@@ -217,7 +270,7 @@ def gather(src: Tensor[D, R], index: Tensor[IntT, R], axis: int) -> Tensor[D, R]
 def softmax(x: Tensor[Float[W], R], dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Tensor[Float[W], R]:
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (the last axis by default)."""
     axis = len(x.shape) - 1 if dim is None else dim
-    z = x - max(x, axis, keep_dims=True)
+    z = x - max(x, axis, keep_dims=True).to(x.dtype)  # a narrow float's max is f32; x's type throughout, as before
     num = exp(z)
     return fdiv(num, sum(num, axis, keep_dims=True), ieee_rounding=ieee_rounding)
 

@@ -14,9 +14,18 @@ def broadcast(input: Tensor[D, R], other: Tensor[E, R]) -> tuple[Tensor[D, R], T
     """Both operands broadcast to their common shape."""
 
 
+@overload
+def broadcast_to(input: Tensor[D, R0], shape: tuple[int]) -> Tensor[D, R1]: ...  # a scalar splats
+@overload
+def broadcast_to(input: Tensor[D, R0], shape: tuple[int, int]) -> Tensor[D, R2]: ...
+@overload
+def broadcast_to(input: Tensor[D, R0], shape: tuple[int, int, int]) -> Tensor[D, R3]: ...
+@overload
+def broadcast_to(input: Tensor[D, R], shape: tuple[int, ...] | list[int]) -> Tensor[D, R]: ...
 @builtin
-def broadcast_to(input: Tensor[D, R], shape: tuple[int, ...] | list[int]) -> Tensor[D, R]:
-    """``input`` broadcast to ``shape`` (same rank; size-1 axes expand)."""
+def broadcast_to(input: Any, shape: tuple[int, ...] | list[int]) -> Any:
+    """``input`` broadcast to ``shape`` (same rank; size-1 axes expand); a scalar splats to any
+    shape, as in Triton."""
 
 
 @overload

@@ -10,9 +10,8 @@ import numpy as np
 import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
 from tile_lang.ops import creation as tlcreation
-from tile_lang.ops import forms
 from tile_lang.semantics.base import (
-    Args, Block, SemanticError, applies, block_numel, constexpr_int, operand, pow2_shape, rule, shown,
+    Args, Block, SemanticError, block_numel, constexpr_int, operand, pow2_shape, rule, shown,
 )
 from tile_lang.semantics.elementwise import constant_fits
 
@@ -34,26 +33,6 @@ def arange(start: object, end: object) -> tuple[int, int]:
     return first, last
 
 
-@applies(forms.constant_dtype)
-def constant_dtype(value: bool | int | float) -> DType:
-    """The dtype of a Python number bound in a kernel, as Triton types it there (``value = 1``
-    then ``value.dtype`` is ``tl.int32``): a bool is int1; an int i32, u32, i64 or u64, the first
-    whose range holds it (one outside all four is an error); a float f32, or f64 when its magnitude
-    is outside f32's normal range (inf, nan and 0 are f32)."""
-    if isinstance(value, bool):
-        return dtypes.BOOL
-    if isinstance(value, int):
-        for dtype in (dtypes.I32, dtypes.U32, dtypes.I64, dtypes.U64):
-            low, high = dtypes.int_limits(dtype)
-            if low <= value <= high:
-                return dtype
-        raise SemanticError(f"the integer {value} is out of range for every integer type (64 bits at most)")
-    magnitude = abs(value)
-    in_f32 = magnitude in (0.0, math.inf) or value != value or _F32_MIN <= magnitude <= _F32_MAX
-    return dtypes.F32 if in_f32 else dtypes.F64
-
-
-_F32_MIN, _F32_MAX = 2.0**-126, (2 - 2.0**-23) * 2.0**127  # f32's smallest and largest normal magnitudes
 
 
 def program_axis(axis: object, what: str) -> int:

@@ -5,6 +5,7 @@ fit a dtype."""
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -78,14 +79,36 @@ def constant_fits(value: int, dtype: DType) -> None:
         raise SemanticError(f"constant {value} does not fit in {dtype!r}: it is out of range for that type")
 
 
+@applies(forms.constant_dtype)
+def constant_dtype(value: bool | int | float) -> DType:
+    """The dtype of a Python number bound in a kernel, as Triton types it there (``value = 1``
+    then ``value.dtype`` is ``tl.int32``): a bool is int1; an int i32, u32, i64 or u64, the first
+    whose range holds it (one outside all four is an error); a float f32, or f64 when its magnitude
+    is outside f32's normal range (inf, nan and 0 are f32)."""
+    if isinstance(value, bool):
+        return dtypes.BOOL
+    if isinstance(value, int):
+        for dtype in (dtypes.I32, dtypes.U32, dtypes.I64, dtypes.U64):
+            low, high = dtypes.int_limits(dtype)
+            if low <= value <= high:
+                return dtype
+        raise SemanticError(f"the integer {value} is out of range for every integer type (64 bits at most)")
+    magnitude = abs(value)
+    in_f32 = magnitude in (0.0, math.inf) or value != value or _F32_MIN <= magnitude <= _F32_MAX
+    return dtypes.F32 if in_f32 else dtypes.F64
+
+
+_F32_MIN, _F32_MAX = 2.0**-126, (2 - 2.0**-23) * 2.0**127  # f32's smallest and largest normal magnitudes
+
+
 def scalar_fits(value: object, dtype: DType, what: str) -> None:
-    """A Python number given where ``dtype`` elements go (``other=``, a stored constant) must be a
-    value of that dtype: an integer in range for integer elements (``-inf`` or ``0.5`` is not)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not dtype.is_int:
+    """A Python int given where integer ``dtype`` elements go (``other=``, a stored constant) must
+    be in their range. A float is converted to them, as Triton casts it: toward zero, saturating,
+    NaN to 0 (``other=float("-inf")`` on i32 elements reads their smallest value)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not dtype.is_int:
         return
-    whole = isinstance(value, int) or (math.isfinite(value) and value.is_integer())
     low, high = dtypes.int_limits(dtype)
-    if not whole or not low <= int(value) <= high:
+    if not low <= value <= high:
         raise SemanticError(f"{what}={value!r} is not a value of the {dtype!r} elements "
                             f"(an integer in [{low}, {high}]); convert it explicitly")
 
@@ -98,15 +121,15 @@ PYTHON_BUILTINS: dict[Callable[..., Any], Callable[..., Any]] = {
 
 @applies(forms.python_builtin)
 def python_builtin(fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...], kwargs: bool) -> Callable[..., Any]:
-    """The ``tl.*`` builtin that Python's ``min``/``max``/``abs`` stands for on runtime scalars of
-    ``shapes``; blocks need the explicit op (elementwise or a reduction)."""
+    """The ``tl.*`` builtin that Python's ``min``/``max``/``abs`` stands for on runtime values of
+    ``shapes``: ``min``/``max`` are ``tl.minimum``/``tl.maximum`` on scalars and blocks alike, as
+    Triton's code generator maps them; ``abs`` takes scalars (Triton has no ``abs`` builtin)."""
     name = fn.__name__
     arity = 1 if fn is builtins.abs else 2
     if kwargs or len(shapes) != arity:
         raise SemanticError(f"{name}() on runtime values takes {arity} positional argument{'s' * (arity > 1)}")
-    if any(shapes):
-        hint = "tl.abs" if fn is builtins.abs else f"tl.{PYTHON_BUILTINS[fn].__name__} (elementwise) or tl.{name} (a reduction)"
-        raise SemanticError(f"Python's {name}() on a block: use {hint}")
+    if fn is builtins.abs and any(shapes):
+        raise SemanticError("Python's abs() on a block: use tl.abs")
     return PYTHON_BUILTINS[fn]
 
 
@@ -127,21 +150,41 @@ def _float_x(name: str) -> Callable[[Args], dict[str, Any]]:
     return check
 
 
-rule(tlmath.clamp)(_float_x("clamp"))
+def tensor_dtypes(*given: object) -> list[DType]:
+    """The operands' dtypes as Triton's ``tl.maximum``, ``tl.minimum``, ``tl.clamp`` and ``tl.fma``
+    promote them: each Python number is first a tensor of its own dtype (``to_tensor``: f32 for a
+    float, i32 for an int...), so it takes part (``tl.maximum(f16 block, 0.0)`` is f32,
+    ``tl.minimum(i8 block, 1)`` i32), where an operator's number adapts to the block."""
+    return [constant_dtype(v) if isinstance(v, (bool, int, float)) else operand(v).dtype for v in given]
+
+
+def extremum_dtype(*given: object) -> DType:
+    """The dtype ``tl.maximum``, ``tl.minimum`` and ``tl.clamp`` compare in and return, in Triton
+    3.6's order: :func:`tensor_dtypes` promoted once each bf16 is f32 (Triton converts it first,
+    ``_promote_bfloat16_to_float32``: no bf16 max or min in hardware)."""
+    return functools.reduce(promote, [dtypes.F32 if d is dtypes.BF16 else d for d in tensor_dtypes(*given)])
+
+
+@rule(tlmath.maximum, tlmath.minimum)
+def _extremum(a: Args) -> dict[str, Any]:
+    return {"dtype": extremum_dtype(a["x"], a["y"])}
+
+
+@rule(tlmath.clamp)
+def _clamp(a: Args) -> dict[str, Any]:
+    """Triton promotes ``min`` with ``max``, then ``x`` with both."""
+    float_operand(operand(a["x"]).dtype, "clamp")
+    return {"dtype": extremum_dtype(a["min"], a["max"], a["x"])}
 
 
 @rule(tlmath.fma)
 def _fma(a: Args) -> dict[str, Any]:
     """``tl.fma(x, y, z)`` on a float block ``x``, computed in the dtype the three promote to, as
-    Triton legalises each pair (an f16 ``x`` with f32 ``y`` and ``z`` is an f32 fma); Python
-    numbers take the blocks' dtype. Returns that ``dtype``."""
-    dtype = operand(a["x"]).dtype
-    float_operand(dtype, "fma")
-    for other in (a["y"], a["z"]):
-        found = _dtype_or_number(other)
-        if isinstance(found, DType):
-            dtype = promote(dtype, found)
-    return {"dtype": dtype}
+    Triton legalises each pair (an f16 ``x`` with f32 ``y`` and ``z`` is an f32 fma), a Python
+    number as the tensor Triton makes of it (:func:`tensor_dtypes`: ``tl.fma(h, 2.0, 1.0)`` of
+    f16 is f32). Returns that ``dtype``."""
+    float_operand(operand(a["x"]).dtype, "fma")
+    return {"dtype": functools.reduce(promote, tensor_dtypes(a["x"], a["y"], a["z"]))}
 
 
 rule(tlmath.fdiv, tlmath.div_rn)(_float_x("fdiv"))

@@ -54,11 +54,24 @@ def binary(op: BinaryOp, x: Operand, y: Operand) -> Typed:
             and x.is_signed != y.is_signed:
         raise SemanticError(f"Cannot use {op.value} with {x!r} and {y!r} because they have different signedness "
                             "(Triton's rule); convert one with .to() so both are signed or both unsigned")
-    return _typed(op, promote(x, y))
+    common = promote(x, y)
+    return _typed(op, division_dtype(x, y, common) if op in _HALF_DIVISIONS else common)
 
 
 # Triton rejects these between a signed and an unsigned integer block (a Python int adapts)
 _DIVISIONS = frozenset((BinaryOp.TRUEDIV, BinaryOp.FLOORDIV, BinaryOp.MOD))
+_HALF_DIVISIONS = frozenset((BinaryOp.TRUEDIV, BinaryOp.MOD))
+
+
+def division_dtype(x: Operand, y: Operand, common: DType) -> DType:
+    """The dtype ``/`` and ``%`` compute in and return, from the operands' promoted ``common``:
+    f32 where that is f16 or bf16, as in Triton (PTX has no 16-bit division, so Triton's
+    ``computation_type_impl`` divides them in f32 and keeps the f32), except between two fp8
+    blocks, which meet in f16 and divide there (Triton's fp8 rule does not look at the operator)."""
+    if common not in (dtypes.F16, dtypes.BF16):
+        return common
+    fp8s = all(isinstance(v, DType) and v.is_fp8 for v in (x, y))
+    return common if fp8s else dtypes.F32
 
 
 @functools.cache  # the reference's hot path

@@ -37,9 +37,20 @@ def sum_dtype(dtype: DType) -> DType:
     return dtype
 
 
-def max_dtype(dtype: DType) -> DType:
-    """max/min without indices upcast integers (and bool) narrower than 32 bits to i32."""
-    return dtypes.I32 if not dtype.is_float and dtype.bits < 32 else dtype
+def max_dtype(dtype: DType, indices: bool) -> DType:
+    """The values' dtype of max/min, as Triton 3.6's ``tl.max``/``tl.min``: bf16 becomes f32 (its
+    ``_promote_bfloat16_to_float32``: no bf16 max, min or compare in hardware); without indices
+    anything narrower than 32 bits is then widened, floats to f32 and integers (and bool) to i32."""
+    if dtype is dtypes.BF16 or (not indices and dtype.is_float and dtype.bits < 32):
+        return dtypes.F32
+    return dtypes.I32 if not indices and not dtype.is_float and dtype.bits < 32 else dtype
+
+
+def scan_dtype(dtype: DType, widen: bool) -> DType:
+    """cumsum and cumprod scan bf16 in f32 (Triton 3.6 promotes it first); cumsum (``widen``)
+    then widens narrow integers as sums do, cumprod keeps them."""
+    dtype = dtypes.F32 if dtype is dtypes.BF16 else dtype
+    return sum_dtype(dtype) if widen else dtype
 
 
 def integer_block(dtype: DType, what: str) -> DType:
@@ -195,9 +206,9 @@ def _xor_sum(a: Args) -> dict[str, Any]:
 
 
 def _extremum(a: Args, what: str, twin: str) -> dict[str, Any]:
-    """``tl.max``/``tl.min``: ``dtype`` is the values' (small integers widened without indices)."""
+    """``tl.max``/``tl.min``: ``dtype`` is the values' (:func:`max_dtype`)."""
     checked = _reduction(what, a, twin)
-    return checked if a["return_indices"] else {**checked, "dtype": max_dtype(checked["dtype"])}
+    return {**checked, "dtype": max_dtype(checked["dtype"], bool(a["return_indices"]))}
 
 
 rule(tlreduction.max)(lambda a: _extremum(a, "tl.max", "tl.maximum"))
@@ -207,9 +218,12 @@ rule(tlreduction.argmin)(lambda a: {**_reduction("tl.argmin", a), "dtype": dtype
 
 
 def _scan(a: Args, what: str, widen: bool) -> dict[str, Any]:
-    """cumsum widens like sum; cumprod keeps the input dtype (Triton 3.6)."""
+    """``dtype``: what the scan runs in and returns (:func:`scan_dtype`, or cumsum's ``dtype=``,
+    to which Triton converts the input, as sum's)."""
     x = _values_of(a, what)
-    return {"axis": scan_axis(x.rank, a["axis"], what), "dtype": sum_dtype(x.dtype) if widen else x.dtype}
+    given = a.get("dtype")
+    out = scan_dtype(x.dtype, widen) if given is None else dtype_arg(given, what)
+    return {"axis": scan_axis(x.rank, a["axis"], what), "dtype": out}
 
 
 rule(tlreduction.cumsum)(lambda a: _scan(a, "tl.cumsum", True))

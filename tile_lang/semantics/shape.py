@@ -16,9 +16,10 @@ from tile_lang.semantics.base import (
 
 
 def broadcast_to(x: Block, shape: object) -> Shape:
-    """The target shape: x's rank, with only size-1 axes expanded."""
+    """The target shape: x's rank, with only size-1 axes expanded; a scalar splats to any shape,
+    as in Triton."""
     target = pow2_shape(int_tuple(shape, "tl.broadcast_to", "shape"), "tl.broadcast_to")
-    if len(target) != x.rank or any(s != d and s != 1 for s, d in zip(x.shape, target)):
+    if x.rank and (len(target) != x.rank or any(s != d and s != 1 for s, d in zip(x.shape, target))):
         raise SemanticError(f"tl.broadcast_to: cannot broadcast a block of shape {list(x.shape)} to "
                             f"{list(target)} (the ranks must match and only size-1 axes expand)")
     return target
