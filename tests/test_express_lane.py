@@ -20,10 +20,11 @@ import pytest
 import tile_lang as tl
 from benchmarks.launch_bench import FakeArray, FakeMemory, without_driver
 from benchmarks.noop_backend import Handle, read_params
-from tile_lang import Pointer, constexpr, f32, registry
+from tile_lang import registry
 from tile_lang.kernel import LAUNCH_HOOKS, Launch, Launcher
 from tile_lang_cupy import express
 from tile_lang_cupy import launch as launching
+from tests.test_fast_launch import scaled_copy
 from tests.test_launch import launch_untyped
 
 pytestmark = pytest.mark.skipif(express.extension() is None,
@@ -33,13 +34,6 @@ LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint, ctypes.c
                           ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
                           ctypes.c_void_p)
 """cuLaunchKernel's C signature."""
-
-
-@tl.kernel
-def scaled_copy(src: Pointer[f32], dst: Pointer[f32], n: int, alpha: float, negate: bool, BLOCK: constexpr) -> None:
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(src + offs, mask=offs < n) * alpha
-    tl.store(dst + offs, tl.where(negate, -x, x), mask=offs < n)
 
 
 @dataclass

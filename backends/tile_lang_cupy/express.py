@@ -26,8 +26,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from tile_lang import registry
 from tile_lang.buffer import Buffer
 from tile_lang.kernel import LAUNCH_HOOKS
@@ -41,11 +39,6 @@ if TYPE_CHECKING:
 
 ENV_VAR = "TILE_LANG_EXPRESS"
 SOURCE = Path(__file__).with_name("express.c")
-_CODES = {("b", 1): "?", ("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q", ("u", 1): "B", ("u", 2): "H",
-          ("u", 4): "I", ("u", 8): "Q", ("f", 4): "f", ("f", 8): "d"}
-"""The slot code of a scalar parameter by its NumPy kind and size (an f16 scalar has none: no lane)."""
-
-
 def extension() -> ModuleType | None:
     """The compiled extension (built on first use), or None where it cannot be (:func:`unavailable_reason`)."""
     return _built()[0]
@@ -99,21 +92,6 @@ def driver_launch_address() -> int | None:
     return int(address) if address else None
 
 
-def slot_codes(params: tuple[str | None, ...]) -> tuple[str, ...] | None:
-    """Each parameter's slot code ('P' for a pointer), or None if one has none."""
-    codes = []
-    for param in params:
-        if param is None:
-            codes.append("P")
-            continue
-        dtype = np.dtype(param)
-        code = _CODES.get((dtype.kind, dtype.itemsize))
-        if code is None:
-            return None
-        codes.append(code)
-    return tuple(codes)
-
-
 @dataclass(frozen=True)
 class Target:
     """A compiled specialisation on one device and stream option, as the express lane launches it."""
@@ -153,7 +131,9 @@ class Target:
 def target(compiled: Compiled, stream: Any) -> Target | None:
     """The express target of a compiled kernel, or None if the lane cannot launch it (tensor maps
     made per launch, a scalar it cannot pack, no launch function known)."""
-    codes = slot_codes(compiled.params)
+    from tile_lang_cupy import launch
+
+    codes = launch.slot_codes(compiled.params)
     address = compiled.launch_address
     if codes is None or compiled.map_bytes or address is None or extension() is None:
         return None

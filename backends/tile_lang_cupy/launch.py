@@ -195,6 +195,13 @@ def slot_format(params: Sequence[str | None]) -> str:
     return "=" + "".join(codes)
 
 
+def slot_codes(params: Sequence[str | None]) -> tuple[str, ...] | None:
+    """Each parameter's ``struct`` code as the express lane packs it ('P' for a pointer), or None
+    if a scalar has none there (an f16 scalar: the lane packs no half floats)."""
+    codes = ["P" if param is None else _CODES[np.dtype(param).kind, np.dtype(param).itemsize] for param in params]
+    return None if "e" in codes else tuple(codes)
+
+
 def arg_key(value: Any) -> str:
     """The part of a checked argument that selects a specialisation (cheap: runs on every
     checked launch), as text, since it also keys the disk cache."""
