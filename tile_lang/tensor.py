@@ -47,7 +47,7 @@ SHAPE_METHODS = frozenset({"permute", "trans", "reshape", "view", "broadcast_to"
 """Tensor methods ``x.name(*ints)`` that are ``tl.name(x, ints)`` (one tuple of ints also taken)."""
 FORWARDED_METHODS = SHAPE_METHODS | frozenset({
     "expand_dims", "ravel", "split", "sum", "max", "min", "argmax", "argmin", "xor_sum", "cumsum", "cumprod",
-    "sort", "flip", "topk",
+    "sort", "flip", "topk", "softmax",
 })
 """Tensor methods ``x.name(...)`` that are ``tl.name(x, ...)``, as Triton's ``tl.tensor`` has them."""
 
@@ -854,6 +854,18 @@ class Tensor(Generic[D, R]):
         """``tl.topk``: the ``k`` largest elements of the last axis, largest first."""
         out: Tensor[D, R] = _forward("topk", self, k, dim, descending)
         return out
+
+    @overload
+    def softmax(self: Tensor[Float[W16], R], dim: int | None = None, keep_dims: bool = False,
+                ieee_rounding: bool = False) -> Tensor[Float[W32], R]: ...
+    @overload
+    def softmax(self: Tensor[Float[WBF16], R], dim: int | None = None, keep_dims: bool = False,
+                ieee_rounding: bool = False) -> Tensor[Float[W32], R]: ...
+    @overload
+    def softmax(self, dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Tensor[D, R]: ...
+    def softmax(self, dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Any:
+        """``tl.softmax`` along ``dim`` (axis 0 by default, as Triton's)."""
+        return _forward("softmax", self, dim, keep_dims, ieee_rounding)
 
     @property
     def T(self: Tensor[E, R2]) -> Tensor[E, R2]:

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 
 import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
@@ -96,6 +97,29 @@ def constant_dtype(value: bool | int | float) -> DType:
     magnitude = abs(value)
     in_f32 = magnitude in (0.0, math.inf) or value != value or _F32_MIN <= magnitude <= _F32_MAX
     return dtypes.F32 if in_f32 else dtypes.F64
+
+
+@applies(forms.compared_number)
+def compared_number(block: DType, value: bool | int | float) -> DType | None:
+    """Triton compares a block with a Python number as with a tensor of the number's own dtype
+    (:func:`constant_dtype`; ``tensor.__lt__`` calls ``to_tensor`` first), promoted with the block
+    as two blocks are: ``h < 0.1`` of f16 compares in f32, ``i8_block < 300`` in i32 and
+    ``u32_block > -1`` with the u32 0xFFFFFFFF (false everywhere, no error), ``f64_block < 0.1``
+    with 0.1 rounded to f32. Returns that dtype where the result can differ from the number
+    adapting to the block (the other operators' rule), else None (the common case, kept cheap)."""
+    own = constant_dtype(value)
+    adapted = promote(block, value)
+    if dtypes.promote(block, own) != adapted:
+        return own
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if not adapted.is_int:
+            return None  # converted to the float block's dtype either way
+        low, high = dtypes.int_limits(adapted)
+        return None if low <= value <= high else own
+    exact = own == adapted or value != value or float(np.float32(value)) == value
+    return None if exact else own
 
 
 _F32_MIN, _F32_MAX = 2.0**-126, (2 - 2.0**-23) * 2.0**127  # f32's smallest and largest normal magnitudes
