@@ -147,11 +147,14 @@ PYTHON_BUILTINS: dict[Callable[..., Any], Callable[..., Any]] = {
 def python_builtin(fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...], kwargs: bool) -> Callable[..., Any]:
     """The ``tl.*`` builtin that Python's ``min``/``max``/``abs`` stands for on runtime values of
     ``shapes``: ``min``/``max`` are ``tl.minimum``/``tl.maximum`` on scalars and blocks alike, as
-    Triton's code generator maps them; ``abs`` takes scalars (Triton has no ``abs`` builtin)."""
+    Triton's code generator maps them, of two or more values folded from the left (the callers
+    apply the op pairwise, as Triton's ``builtin_min``); ``abs`` takes scalars (Triton has no
+    ``abs`` builtin)."""
     name = fn.__name__
-    arity = 1 if fn is builtins.abs else 2
-    if kwargs or len(shapes) != arity:
-        raise SemanticError(f"{name}() on runtime values takes {arity} positional argument{'s' * (arity > 1)}")
+    if fn is builtins.abs and (kwargs or len(shapes) != 1):
+        raise SemanticError(f"{name}() on runtime values takes 1 positional argument")
+    if kwargs or len(shapes) < 2:
+        raise SemanticError(f"{name}() on runtime values takes 2 or more positional arguments")
     if fn is builtins.abs and any(shapes):
         raise SemanticError("Python's abs() on a block: use tl.abs")
     return PYTHON_BUILTINS[fn]
