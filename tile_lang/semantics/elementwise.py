@@ -126,15 +126,24 @@ _F32_MIN, _F32_MAX = 2.0**-126, (2 - 2.0**-23) * 2.0**127  # f32's smallest and 
 
 
 def scalar_fits(value: object, dtype: DType, what: str) -> None:
-    """A Python int given where integer ``dtype`` elements go (``other=``, a stored constant) must
-    be in their range. A float is converted to them, as Triton casts it: toward zero, saturating,
-    NaN to 0 (``other=float("-inf")`` on i32 elements reads their smallest value)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not dtype.is_int:
-        return
-    low, high = dtypes.int_limits(dtype)
-    if not low <= value <= high:
-        raise SemanticError(f"{what}={value!r} is not a value of the {dtype!r} elements "
-                            f"(an integer in [{low}, {high}]); convert it explicitly")
+    """A Python number given where ``dtype`` elements go (``other=``, a stored constant) is first a
+    tensor of its own dtype (:func:`constant_dtype`: an int beyond 64 bits is the one error), then
+    converted as Triton casts it: an int into integer elements wraps (:func:`wrapped_int`:
+    ``other=300`` on i8 reads 44, ``-1`` on u8 255), a float toward zero, saturating, NaN to 0
+    (``other=float("-inf")`` on i32 elements reads their smallest value). ``what`` is unused
+    but for the message of the error."""
+    if isinstance(value, int) and not isinstance(value, bool) and dtype.is_int:
+        try:
+            constant_dtype(value)
+        except SemanticError as exc:
+            raise SemanticError(f"{what}={value!r}: {exc}") from None
+
+
+def wrapped_int(value: int, dtype: DType) -> int:
+    """``value`` in integer ``dtype`` as Triton's cast of its constant gives it: modulo 2**bits,
+    in the signed range for a signed dtype."""
+    v = value % (1 << dtype.bits)
+    return v - (1 << dtype.bits) if dtype.is_signed and v >> (dtype.bits - 1) else v
 
 
 # Python's min, max and abs on runtime scalars are these builtins, as in Triton.
@@ -151,9 +160,10 @@ def python_builtin(fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...], 
     apply the op pairwise, as Triton's ``builtin_min``); ``abs`` takes scalars (Triton has no
     ``abs`` builtin)."""
     name = fn.__name__
-    if fn is builtins.abs and (kwargs or len(shapes) != 1):
-        raise SemanticError(f"{name}() on runtime values takes 1 positional argument")
-    if kwargs or len(shapes) < 2:
+    if fn is builtins.abs:
+        if kwargs or len(shapes) != 1:
+            raise SemanticError(f"{name}() on runtime values takes 1 positional argument")
+    elif kwargs or len(shapes) < 2:
         raise SemanticError(f"{name}() on runtime values takes 2 or more positional arguments")
     if fn is builtins.abs and any(shapes):
         raise SemanticError("Python's abs() on a block: use tl.abs")
