@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, Protocol, TypeAlias, TypeVar, final, overload
 
 from tile_lang.dtypes import Bool, Dtype, DType, Float, Int, UInt, W16, W32, WBF16, Width, marker_of
+from tile_lang.dtypes import WE4B8, WE4B15, WE4M3, WE5B16, WE5M2
 from tile_lang.errors import UsageError
 from tile_lang.operators import BinaryOp, UnaryOp, binary as _binary, index as _index
 from tile_lang.operators import subscript as _subscript, truth as _truth, unary as _unary
@@ -47,7 +48,7 @@ SHAPE_METHODS = frozenset({"permute", "trans", "reshape", "view", "broadcast_to"
 """Tensor methods ``x.name(*ints)`` that are ``tl.name(x, ints)`` (one tuple of ints also taken)."""
 FORWARDED_METHODS = SHAPE_METHODS | frozenset({
     "expand_dims", "ravel", "split", "sum", "max", "min", "argmax", "argmin", "xor_sum", "cumsum", "cumprod",
-    "sort", "flip", "topk",
+    "sort", "flip", "topk", "softmax",
 })
 """Tensor methods ``x.name(...)`` that are ``tl.name(x, ...)``, as Triton's ``tl.tensor`` has them."""
 
@@ -78,6 +79,9 @@ E = TypeVar("E", bound=Dtype)
 W = TypeVar("W", bound=Width)
 R = TypeVar("R", bound=Rank)
 S = TypeVar("S", bound=Rank)
+# floats narrower than 32 bits, whose softmax is f32 (their tl.max is)
+Narrow = TypeVar("Narrow", Float[W16], Float[WBF16], Float[WE4M3], Float[WE5M2], Float[WE4B15], Float[WE4B8],
+                 Float[WE5B16])
 
 
 @final
@@ -854,6 +858,15 @@ class Tensor(Generic[D, R]):
         """``tl.topk``: the ``k`` largest elements of the last axis, largest first."""
         out: Tensor[D, R] = _forward("topk", self, k, dim, descending)
         return out
+
+    @overload
+    def softmax(self: Tensor[Narrow, R], dim: int | None = None, keep_dims: bool = False,
+                ieee_rounding: bool = False) -> Tensor[Float[W32], R]: ...
+    @overload
+    def softmax(self, dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Tensor[D, R]: ...
+    def softmax(self, dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Any:
+        """``tl.softmax`` along ``dim`` (axis 0 by default, as Triton's)."""
+        return _forward("softmax", self, dim, keep_dims, ieee_rounding)
 
     @property
     def T(self: Tensor[E, R2]) -> Tensor[E, R2]:

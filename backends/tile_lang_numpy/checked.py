@@ -13,6 +13,7 @@ and the group reruns the SIMT version (:mod:`simt`), which shares these pieces.
 from __future__ import annotations
 
 import builtins
+import functools
 import sys
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -252,7 +253,7 @@ def python_builtin(f: object) -> Callable[..., Any]:
         except SemanticError as exc:
             engine = _engine()
             raise engine.error(str(exc)) from None
-        return op(*args)
+        return functools.reduce(op, args) if len(args) > 1 else op(*args)  # max(a, b, c): max(max(a, b), c)
 
     return call
 

@@ -292,6 +292,8 @@ def _lazy_and(x: object, y: object) -> Tensor[Any, Any] | None:
 def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     op: BinaryOp = a["op"]
     x, y = a["x"], a["y"]
+    if op.is_comparison:
+        x, y = _compared(x, y)
     same = _same_arrays(op, x, y)
     if same is not None:  # the common case: one dtype, one shape, nothing to convert
         (fn, kind, checked), ax, ay = same
@@ -324,6 +326,26 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     if op in _OVERFLOW_CHECKED and dtype.is_signed:
         _check_overflow(engine, op, ax, ay, result, dtype, lead)
     return make(result.astype(typed.result.numpy, copy=False), typed.result)
+
+
+def _compared(x: object, y: object) -> tuple[object, object]:
+    """A comparison's Python number as the rank-0 tensor of its own dtype that Triton makes of it,
+    where that compares otherwise than the number adapting to the block (the rule
+    ``forms.compared_number``: ``h < 0.1`` of f16 in f32, ``u32_block > -1`` false)."""
+    for number, block in ((y, x), (x, y)):
+        if isinstance(block, Tensor) and not isinstance(number, Tensor) and not block.type.is_pointer:
+            value = rule_operand(number)
+            assert not isinstance(value, DType)
+            own = _compared_rule(block.type, value)
+            if own is not None:
+                made = values.scalar(value, own)
+                return (x, made) if number is y else (made, y)
+    return x, y
+
+
+@functools.lru_cache(maxsize=1024, typed=True)  # keyed by the number and its type, as _number_rule
+def _compared_rule(block: DType, value: bool | int | float) -> DType | None:
+    return apply(forms.compared_number, block, value)
 
 
 def _same_arrays(op: BinaryOp, x: object, y: object

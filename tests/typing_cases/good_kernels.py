@@ -530,3 +530,16 @@ def sixteen_bit_results(h_ptr: Pointer[f16], g_ptr: Pointer[tl.bf16], o_ptr: Poi
     assert_type(tl.broadcast_to(tl.load(o_ptr), (BLOCK,)), Tensor[f32, R1])  # a scalar splats
     tl.store(o_ptr + offs, h / 3.0 + tl.cumsum(g, 0) + tl.max(h, 0))
     tl.store(h_ptr + offs, (h / 3.0).to(tl.float16))  # back to f16: an explicit conversion
+
+
+@tl.kernel
+def triton_standard_forms(h_ptr: Pointer[f16], o_ptr: Pointer[f32], BLOCK: constexpr) -> None:
+    offs = tl.arange(0, BLOCK)
+    h, x = tl.load(h_ptr + offs), tl.load(o_ptr + offs)
+    assert_type(tl.softmax(h), Tensor[f32, R1])  # a narrow float's softmax is f32, as its max
+    assert_type(h.softmax(), Tensor[f32, R1])
+    assert_type(tl.softmax(x[None, :], dim=1, keep_dims=True), Tensor[f32, R2])
+    assert_type(max(x, x * 2.0, 0.5), Tensor[f32, R1])  # Python's max of three values
+    assert_type(tl.broadcast_to(x[None, :], 4, BLOCK), Tensor[f32, R2])  # the shape as ints
+    assert_type(tl.broadcast_to(tl.load(o_ptr), 4, BLOCK), Tensor[f32, R2])
+    tl.store(o_ptr + offs, tl.softmax(h) + max(x, x * 2.0, 0.5))

@@ -151,7 +151,21 @@ class Builder:
             if apply(forms.pointer_binary, op, x, y):
                 return self._emit_binary(fn, a, b, Typed(operators.operand_dtype(x), dtypes.BOOL))
             return self.pointer_arith(op, a, b)
+        if op.is_comparison:
+            a, b = self._compared(a, b)
+            x, y = operand(a), operand(b)
         return self._emit_binary(fn, a, b, apply(forms.binary, op, x, y))
+
+    def _compared(self, a: Value, b: Value) -> tuple[Value, Value]:
+        """A comparison's Python number as a constant of its own dtype, as Triton makes it a tensor
+        first, where that compares otherwise than the number adapting (``forms.compared_number``)."""
+        for number, block in ((b, a), (a, b)):
+            if isinstance(block, Node) and not isinstance(number, Node) and is_scalar_value(number):
+                own = apply(forms.compared_number, block.ty.dtype, number)
+                if own is not None:
+                    made = self.const(number, own)
+                    return (a, made) if number is b else (made, b)
+        return a, b
 
     def binary(self, fn: BinaryFn, a: Value, b: Value, true_div: bool = False, dtype: DType | None = None) -> Node:
         """A binary function of a builtin (maximum, div_rn...) on promoted operands (in ``dtype``

@@ -460,7 +460,9 @@ class Frontend(ControlFlow):
             return python(callee, *args, **kwargs)
         if legality.python_builtin(callee):
             shapes = tuple(v.ty.shape if isinstance(v, Node) else () for v in args)
-            return self.call(apply(forms.python_builtin, callee, shapes, bool(kwargs)), args, {})
+            extremum = apply(forms.python_builtin, callee, shapes, bool(kwargs))
+            return functools.reduce(lambda acc, v: self.call(extremum, (acc, v), {}), args[1:], args[0]) \
+                if len(args) > 1 else self.call(extremum, args, {})  # max(a, b, c): max(max(a, b), c)
         raise self.error(legality.refused_call(callee))
 
     def method(self, bound: BoundMethod, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

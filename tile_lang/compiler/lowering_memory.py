@@ -17,6 +17,7 @@ from tile_lang.ops import atomic as tl_atomic, forms, memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.operators import BinaryOp
 from tile_lang.semantics import SemanticError
+from tile_lang.semantics.elementwise import wrapped_int
 from tile_lang.semantics.dispatch import apply
 
 
@@ -71,9 +72,12 @@ def _scalar(c: Context, part: Part) -> Node:
 def _of_elements(c: Context, value: Value, element: DType) -> Node:
     """``value`` (a load's ``other``, a stored value) as ``element`` lanes: a Python float meeting
     integer elements is an f32 constant converted to them, as Triton casts it (toward zero,
-    saturating; the reference's conversion too)."""
+    saturating; the reference's conversion too), a Python int wrapping to them as Triton's cast
+    of its constant does (``semantics.elementwise.scalar_fits``)."""
     if isinstance(value, float) and element.is_int:
         return c.b.cast(c.b.const(value, dtypes.F32), element)
+    if isinstance(value, int) and not isinstance(value, bool) and element.is_int:
+        return c.b.const(wrapped_int(value, element), element)
     return c.b.to_node(value, element)
 
 

@@ -118,6 +118,12 @@ def constant_dtype(value: bool | int | float) -> DType:
     """The dtype of a Python number bound in a kernel (``value.dtype``)."""
 
 
+@form
+def compared_number(block: DType, value: bool | int | float) -> DType | None:
+    """The dtype a Python number compared with a block of ``block`` is a tensor of first, where
+    that compares otherwise than the number adapting to the block; None where it does not."""
+
+
 # ---- control flow
 
 

@@ -266,13 +266,19 @@ def gather(src: Tensor[D, R], index: Tensor[IntT, R], axis: int) -> Tensor[D, R]
     """``src`` values picked along ``axis`` by ``index`` (same rank, other axes matching)."""
 
 
+@overload
+def softmax(x: Tensor[NarrowT, R], dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Tensor[Float[W32], R]: ...
+@overload
+def softmax(x: Tensor[Float[W], R], dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Tensor[Float[W], R]: ...
 @helper
-def softmax(x: Tensor[Float[W], R], dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Tensor[Float[W], R]:
-    """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (the last axis by default)."""
-    axis = len(x.shape) - 1 if dim is None else dim
-    z = x - max(x, axis, keep_dims=True).to(x.dtype)  # a narrow float's max is f32; x's type throughout, as before
-    num = exp(z)
-    return fdiv(num, sum(num, axis, keep_dims=True), ieee_rounding=ieee_rounding)
+def softmax(x: Any, dim: int | None = None, keep_dims: bool = False, ieee_rounding: bool = False) -> Any:
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim``, as Triton 3.6's: axis 0 by default
+    (not the last), and the max and sum ``keep_dims`` as given, so with ``keep_dims=False`` along
+    another axis they broadcast against ``x`` from the right as Triton's do; floats narrower than
+    32 bits give f32 (their max is f32)."""
+    axis = 0 if dim is None else dim
+    num = exp(x - max(x, axis, keep_dims=keep_dims))  # type: ignore[call-overload]
+    return fdiv(num, sum(num, axis, keep_dims=keep_dims), ieee_rounding=ieee_rounding)  # type: ignore[call-overload]
 
 
-tensor_members(sum, max, min, argmax, argmin, xor_sum, cumsum, cumprod, sort, flip, topk)
+tensor_members(sum, max, min, argmax, argmin, xor_sum, cumsum, cumprod, sort, flip, topk, softmax)

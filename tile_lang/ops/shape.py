@@ -15,17 +15,25 @@ def broadcast(input: Tensor[D, R], other: Tensor[E, R]) -> tuple[Tensor[D, R], T
 
 
 @overload
-def broadcast_to(input: Tensor[D, R0], shape: tuple[int]) -> Tensor[D, R1]: ...  # a scalar splats
+def broadcast_to(input: Tensor[D, R0], shape: tuple[int], /) -> Tensor[D, R1]: ...  # a scalar splats
 @overload
-def broadcast_to(input: Tensor[D, R0], shape: tuple[int, int]) -> Tensor[D, R2]: ...
+def broadcast_to(input: Tensor[D, R0], shape: tuple[int, int], /) -> Tensor[D, R2]: ...
 @overload
-def broadcast_to(input: Tensor[D, R0], shape: tuple[int, int, int]) -> Tensor[D, R3]: ...
+def broadcast_to(input: Tensor[D, R0], shape: tuple[int, int, int], /) -> Tensor[D, R3]: ...
 @overload
-def broadcast_to(input: Tensor[D, R], shape: tuple[int, ...] | list[int]) -> Tensor[D, R]: ...
+def broadcast_to(input: Tensor[D, R], shape: tuple[int, ...] | list[int], /) -> Tensor[D, R]: ...
+@overload
+def broadcast_to(input: Tensor[D, R0], s0: int, /) -> Tensor[D, R1]: ...  # the shape as ints, as Triton's *shape
+@overload
+def broadcast_to(input: Tensor[D, R0], s0: int, s1: int, /) -> Tensor[D, R2]: ...
+@overload
+def broadcast_to(input: Tensor[D, R0], s0: int, s1: int, s2: int, /) -> Tensor[D, R3]: ...
+@overload
+def broadcast_to(input: Tensor[D, R], *shape: int) -> Tensor[D, R]: ...
 @builtin
-def broadcast_to(input: Any, shape: tuple[int, ...] | list[int]) -> Any:
-    """``input`` broadcast to ``shape`` (same rank; size-1 axes expand); a scalar splats to any
-    shape, as in Triton."""
+def broadcast_to(input: Any, *shape: int | tuple[int, ...] | list[int]) -> Any:
+    """``input`` broadcast to ``shape`` (same rank; size-1 axes expand), given as one tuple or as
+    ints (``tl.broadcast_to(x, 4, 8)``), as Triton's; a scalar splats to any shape."""
 
 
 @overload

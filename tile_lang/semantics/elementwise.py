@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 
 import tile_lang.dtypes as dtypes
 from tile_lang.dtypes import DType
@@ -98,19 +99,51 @@ def constant_dtype(value: bool | int | float) -> DType:
     return dtypes.F32 if in_f32 else dtypes.F64
 
 
+@applies(forms.compared_number)
+def compared_number(block: DType, value: bool | int | float) -> DType | None:
+    """Triton compares a block with a Python number as with a tensor of the number's own dtype
+    (:func:`constant_dtype`; ``tensor.__lt__`` calls ``to_tensor`` first), promoted with the block
+    as two blocks are: ``h < 0.1`` of f16 compares in f32, ``i8_block < 300`` in i32 and
+    ``u32_block > -1`` with the u32 0xFFFFFFFF (false everywhere, no error), ``f64_block < 0.1``
+    with 0.1 rounded to f32. Returns that dtype where the result can differ from the number
+    adapting to the block (the other operators' rule), else None (the common case, kept cheap)."""
+    own = constant_dtype(value)
+    adapted = promote(block, value)
+    if dtypes.promote(block, own) != adapted:
+        return own
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if not adapted.is_int:
+            return None  # converted to the float block's dtype either way
+        low, high = dtypes.int_limits(adapted)
+        return None if low <= value <= high else own
+    exact = own == adapted or value != value or float(np.float32(value)) == value
+    return None if exact else own
+
+
 _F32_MIN, _F32_MAX = 2.0**-126, (2 - 2.0**-23) * 2.0**127  # f32's smallest and largest normal magnitudes
 
 
 def scalar_fits(value: object, dtype: DType, what: str) -> None:
-    """A Python int given where integer ``dtype`` elements go (``other=``, a stored constant) must
-    be in their range. A float is converted to them, as Triton casts it: toward zero, saturating,
-    NaN to 0 (``other=float("-inf")`` on i32 elements reads their smallest value)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not dtype.is_int:
-        return
-    low, high = dtypes.int_limits(dtype)
-    if not low <= value <= high:
-        raise SemanticError(f"{what}={value!r} is not a value of the {dtype!r} elements "
-                            f"(an integer in [{low}, {high}]); convert it explicitly")
+    """A Python number given where ``dtype`` elements go (``other=``, a stored constant) is first a
+    tensor of its own dtype (:func:`constant_dtype`: an int beyond 64 bits is the one error), then
+    converted as Triton casts it: an int into integer elements wraps (:func:`wrapped_int`:
+    ``other=300`` on i8 reads 44, ``-1`` on u8 255), a float toward zero, saturating, NaN to 0
+    (``other=float("-inf")`` on i32 elements reads their smallest value). ``what`` is unused
+    but for the message of the error."""
+    if isinstance(value, int) and not isinstance(value, bool) and dtype.is_int:
+        try:
+            constant_dtype(value)
+        except SemanticError as exc:
+            raise SemanticError(f"{what}={value!r}: {exc}") from None
+
+
+def wrapped_int(value: int, dtype: DType) -> int:
+    """``value`` in integer ``dtype`` as Triton's cast of its constant gives it: modulo 2**bits,
+    in the signed range for a signed dtype."""
+    v = value % (1 << dtype.bits)
+    return v - (1 << dtype.bits) if dtype.is_signed and v >> (dtype.bits - 1) else v
 
 
 # Python's min, max and abs on runtime scalars are these builtins, as in Triton.
@@ -123,11 +156,15 @@ PYTHON_BUILTINS: dict[Callable[..., Any], Callable[..., Any]] = {
 def python_builtin(fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...], kwargs: bool) -> Callable[..., Any]:
     """The ``tl.*`` builtin that Python's ``min``/``max``/``abs`` stands for on runtime values of
     ``shapes``: ``min``/``max`` are ``tl.minimum``/``tl.maximum`` on scalars and blocks alike, as
-    Triton's code generator maps them; ``abs`` takes scalars (Triton has no ``abs`` builtin)."""
+    Triton's code generator maps them, of two or more values folded from the left (the callers
+    apply the op pairwise, as Triton's ``builtin_min``); ``abs`` takes scalars (Triton has no
+    ``abs`` builtin)."""
     name = fn.__name__
-    arity = 1 if fn is builtins.abs else 2
-    if kwargs or len(shapes) != arity:
-        raise SemanticError(f"{name}() on runtime values takes {arity} positional argument{'s' * (arity > 1)}")
+    if fn is builtins.abs:
+        if kwargs or len(shapes) != 1:
+            raise SemanticError(f"{name}() on runtime values takes 1 positional argument")
+    elif kwargs or len(shapes) < 2:
+        raise SemanticError(f"{name}() on runtime values takes 2 or more positional arguments")
     if fn is builtins.abs and any(shapes):
         raise SemanticError("Python's abs() on a block: use tl.abs")
     return PYTHON_BUILTINS[fn]

@@ -144,7 +144,7 @@ def _broadcast(a: Args) -> dict[str, Any]:
 
 @rule(tlshape.broadcast_to)
 def _broadcast_to(a: Args) -> dict[str, Any]:
-    return {"shape": broadcast_to(operand(a["input"]), a["shape"])}
+    return {"shape": broadcast_to(operand(a["input"]), _one_tuple(a["shape"]))}
 
 
 @rule(tlshape.expand_dims)
