@@ -18,13 +18,12 @@ import numpy as np
 import pytest
 
 import tile_lang as tl
-from benchmarks.launch_bench import FakeArray, FakeMemory, without_driver
 from benchmarks.noop_backend import Handle, read_params
 from tile_lang import registry
 from tile_lang.kernel import LAUNCH_HOOKS, Launch, Launcher
 from tile_lang_cupy import express
 from tile_lang_cupy import launch as launching
-from tests.test_fast_launch import scaled_copy
+from tests.test_fast_launch import device_array, scaled_copy, stand_in
 from tests.test_launch import launch_untyped
 
 pytestmark = pytest.mark.skipif(express.extension() is None,
@@ -82,17 +81,8 @@ def cuda() -> Iterator[Driver]:
     """The CUDA backend over a stand-in CuPy, both launch paths recorded, the kernel's lane new."""
     driver = Driver()
     scaled_copy.lane, scaled_copy._lane_tries = None, 0
-    with without_driver():
-        saved, launching.load = launching.load, driver.load
-        sys.modules["cupy"].cuda.driver.launchKernel = driver.python_launch
-        try:
-            yield driver
-        finally:
-            launching.load = saved
-
-
-def device_array(dtype: Any = np.float32, address: int = 1 << 32, strides: tuple[int, ...] | None = None) -> Any:
-    return FakeArray(np.dtype(dtype), (100,), strides or (np.dtype(dtype).itemsize,), FakeMemory(address))
+    with stand_in(driver.load, driver.python_launch):
+        yield driver
 
 
 def launch(*args: Any, grid: Any = (3, 2), **kwargs: Any) -> None:

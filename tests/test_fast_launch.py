@@ -7,7 +7,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,17 +199,23 @@ class Driver:
         self.streams.append(stream)
 
 
+@contextmanager
+def stand_in(load: Callable[[Launch, str | None, int], launching.Compiled],
+             launch_kernel: Callable[..., None]) -> Iterator[None]:
+    """The CUDA backend selected over a stand-in CuPy, kernels loaded by ``load`` and CuPy's
+    ``cuLaunchKernel`` call made to ``launch_kernel``."""
+    with without_driver(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(launching, "load", load)
+        sys.modules["cupy"].cuda.driver.launchKernel = launch_kernel
+        yield
+
+
 @pytest.fixture
 def cuda() -> Iterator[Driver]:
     """The CUDA backend selected, its CuPy a stand-in and its driver call recorded."""
     driver = Driver()
-    with without_driver():
-        saved, launching.load = launching.load, driver.load
-        sys.modules["cupy"].cuda.driver.launchKernel = driver.launch_kernel
-        try:
-            yield driver
-        finally:
-            launching.load = saved
+    with stand_in(driver.load, driver.launch_kernel):
+        yield driver
 
 
 def device_array(dtype: Any = np.float32, address: int = 1 << 32, shape: tuple[int, ...] = (100,),
