@@ -38,22 +38,27 @@ def test_do_bench_resets_the_gradients_named_before_each_call() -> None:
     assert len(seen) > 5 and all(seen)
 
 
+_CLOCK = [0.0]  # a virtual clock in ms: the tests below count calls, so no load on the machine changes them
+
+
 class _Event:
-    """A CUDA event stood in for by the wall clock (CuPy's and torch's spellings)."""
+    """A CUDA event stood in for by the virtual clock (CuPy's and torch's spellings)."""
 
     def record(self) -> None:
-        self.at = time.perf_counter()
+        self.at = _CLOCK[0]
 
     def synchronize(self) -> None:
         pass
 
     def elapsed_time(self, end: _Event) -> float:
-        return (end.at - self.at) * 1e3
+        return end.at - self.at
 
 
 def _slow_flush(*args: object, **kwargs: object) -> SimpleNamespace:
-    """A stand-in for the L2 flush buffer whose every flush takes 2 ms."""
-    return SimpleNamespace(fill=lambda value: time.sleep(0.002), zero_=lambda: time.sleep(0.002))
+    """A stand-in for the L2 flush buffer whose every flush takes 2 ms of the virtual clock."""
+    def flush(value: object = 0) -> None:
+        _CLOCK[0] += 2.0
+    return SimpleNamespace(fill=flush, zero_=flush)
 
 
 @pytest.mark.parametrize("events", ["cupy", "torch"])
@@ -71,9 +76,13 @@ def test_do_bench_on_cuda_repeats_a_call_by_its_cost_with_the_flush(monkeypatch:
         monkeypatch.setitem(sys.modules, "cupy", None)
     monkeypatch.setattr(registry, "current_name", lambda: "cupy")
     calls: list[int] = []
-    ms = testing.do_bench(lambda: calls.append(1), warmup=10, rep=40)
+
+    def call() -> None:  # 0.01 ms
+        calls.append(1)
+        _CLOCK[0] += 0.01
+    ms = testing.do_bench(call, warmup=10, rep=40)
     assert 6 + 10 // 3 + 40 // 3 <= len(calls) <= 6 + 10 // 2 + 40 // 2
-    assert ms < 0.5
+    assert ms == pytest.approx(0.01)
 
 
 def test_do_bench_leaves_a_first_call_out_of_its_estimate() -> None:
