@@ -22,7 +22,7 @@ import time
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -120,12 +120,20 @@ class FakeMemory:
 
 @dataclass
 class FakeArray:
-    """What the CUDA backend reads of a ``cupy.ndarray``: dtype, shape, strides and memory."""
+    """What the CUDA backend reads of a ``cupy.ndarray``: dtype, shape, strides, contiguity and memory."""
 
     dtype: np.dtype[Any]
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     data: FakeMemory
+
+    _c_contiguous: bool = field(init=False, repr=False)  # CuPy's flag, kept as CuPy keeps it
+
+    def __post_init__(self) -> None:
+        step, self._c_contiguous = self.dtype.itemsize, True
+        for n, stride in reversed(list(zip(self.shape, self.strides))):  # row-major over extents above one
+            self._c_contiguous &= n <= 1 or stride == step
+            step *= n
 
 
 class FakeDevice:

@@ -266,3 +266,25 @@ def test_a_grid_function_remembering_other_calls_leaves_the_launch_intact(cuda: 
     assert cuda.lane[-1] == (0, (7, 1, 1), 128, 128, 0,
                              (1 << 32, (1 << 32) + 4096, np.int32(100), np.float32(0.5), True))
     assert scaled_copy.lane is not None and scaled_copy.lane.entries() == 4
+
+
+@pytest.mark.parametrize("flag", [True, False], ids=["CuPy's contiguity flag", "strides alone"])
+def test_cupy_arrays_repeat_by_their_layout(cuda: Driver, monkeypatch: pytest.MonkeyPatch, flag: bool) -> None:
+    """A C-contiguous CuPy array is adopted whatever its shape, so any other such array takes the
+    lane (read by CuPy's flag; a CuPy without it compares strides); a view with gaps repeats only
+    with the same strides, and a contiguous array after one takes the Python path."""
+    if not flag:
+        monkeypatch.setattr(type(device_array()), "__post_init__", lambda self: None)  # arrays without the flag
+    dst = device_array(address=(1 << 32) + 4096)
+    for _ in range(3):
+        launch(device_array(), dst, 100, 0.5, True)
+    assert len(cuda.lane) == 1
+    launch(device_array(shape=(10, 10), strides=(40, 4)), dst, 100, 0.5, True)
+    assert len(cuda.lane) == 1 + flag  # the same strides would be needed without the flag
+    gapped = device_array(shape=(50,), strides=(8,))
+    for _ in range(3):
+        launch(gapped, dst, 100, 0.5, True)
+    assert len(cuda.lane) == 2 + flag and cuda.lane[-1][-1][0] == 1 << 32
+    before = len(cuda.python)
+    launch(device_array(shape=(50,), strides=(12,)), dst, 100, 0.5, True)
+    assert len(cuda.python) == before + 1

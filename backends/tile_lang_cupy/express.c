@@ -27,7 +27,7 @@ typedef struct {
   int pointer;       /* P_TORCH, P_CUPY or P_BUFFER */
   PyObject *cls;     /* exact class of the argument */
   PyObject *dtype;   /* pointer: its dtype (torch, CuPy) or element type (Buffer), compared by identity */
-  PyObject *extra;   /* CuPy: its strides; Buffer: its backend */
+  PyObject *extra;   /* CuPy: True if C-contiguous, else its strides; Buffer: its backend */
   long long device;  /* pointer: its device index */
   unsigned align;    /* pointer: address mod 16 */
   int int_class;     /* int: launch_cache.int_class */
@@ -66,7 +66,7 @@ typedef struct {
   int count;
 } Express;
 
-static PyObject *s_dtype, *s_get_device, *s_data_ptr, *s_strides, *s_data, *s_device_id, *s_ptr, *s_backend,
+static PyObject *s_dtype, *s_get_device, *s_data_ptr, *s_strides, *s_c_contiguous, *s_data, *s_device_id, *s_ptr, *s_backend,
     *s_type, *s_device, *s_torch;
 
 static void clear_entry(Entry *e) {
@@ -114,6 +114,16 @@ static unsigned long long as_ull(PyObject *v, int *ok) {
   return x;
 }
 
+/* What adoption's verdict on a CuPy array depends on (new reference): True for a C-contiguous one
+ * (always adopted: no tuple is built, CuPy keeps the flag), else its strides. */
+static PyObject *cupy_layout(PyObject *obj) {
+  PyObject *flag = PyObject_GetAttr(obj, s_c_contiguous);
+  if (flag == Py_True) return flag;
+  if (flag == NULL) PyErr_Clear(); /* a CuPy without the flag: the strides */
+  Py_XDECREF(flag);
+  return PyObject_GetAttr(obj, s_strides);
+}
+
 /* Read a pointer argument: its dtype (new reference), device, extra (new reference) and address. */
 static int read_pointer(Express *self, int kind, PyObject *obj, PyObject **dtype, PyObject **extra,
                         long long *device, unsigned long long *address) {
@@ -125,7 +135,7 @@ static int read_pointer(Express *self, int kind, PyObject *obj, PyObject **dtype
     *address = as_ull(PyObject_CallMethodNoArgs(obj, s_data_ptr), &ok);
   } else if (kind == P_CUPY) {
     *dtype = PyObject_GetAttr(obj, s_dtype);
-    *extra = PyObject_GetAttr(obj, s_strides);
+    *extra = cupy_layout(obj);
     PyObject *data = PyObject_GetAttr(obj, s_data);
     if (data == NULL) { PyErr_Clear(); ok = 0; }
     else {
@@ -432,7 +442,7 @@ static PyObject *express_record(PyObject *op, PyObject *const *argv, Py_ssize_t 
       unsigned long long address = 0;
       ok = a->pointer >= 0 && read_pointer(self, a->pointer, v, &a->dtype, &a->extra, &a->device, &address);
       a->align = (unsigned)(address & 15);
-      if (ok && a->pointer == P_CUPY) { /* a negative stride makes adoption depend on the shape */
+      if (ok && a->pointer == P_CUPY && a->extra != Py_True) { /* a negative stride makes adoption depend on the shape */
         for (Py_ssize_t s = 0; s < PyTuple_Size(a->extra) && ok; ++s) ok = PyLong_AsLong(PyTuple_GET_ITEM(a->extra, s)) >= 0;
         ok = ok && PyTuple_Check(a->extra) && !PyErr_Occurred();
       }
@@ -581,9 +591,9 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "tile_lang_express", NULL, -1, module_methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit_tile_lang_express(void) {
-  const char *names[] = {"dtype", "get_device", "data_ptr", "strides", "data", "device_id", "ptr", "backend",
+  const char *names[] = {"dtype", "get_device", "data_ptr", "strides", "_c_contiguous", "data", "device_id", "ptr", "backend",
                          "type", "device", "torch"};
-  PyObject **slots[] = {&s_dtype, &s_get_device, &s_data_ptr, &s_strides, &s_data, &s_device_id, &s_ptr,
+  PyObject **slots[] = {&s_dtype, &s_get_device, &s_data_ptr, &s_strides, &s_c_contiguous, &s_data, &s_device_id, &s_ptr,
                         &s_backend, &s_type, &s_device, &s_torch};
   for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
     if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
