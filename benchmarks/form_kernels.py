@@ -1,6 +1,6 @@
 """The kernel forms of ``benchmarks/forms_bench.py``: one algorithm written the ways tutorials and
 projects write it (grids, pointer increments or offsets from k, masks, block pointers, batched,
-split-K, fused epilogues, 4-D attention, row kernels); ``benchmarks/triton_kernels.py`` holds
+split-K, fused epilogues, persistent, 4-D attention, row kernels); ``benchmarks/triton_kernels.py`` holds
 each one's Triton twin (``tt_`` + the same name), statement for statement."""
 
 from __future__ import annotations
@@ -192,6 +192,45 @@ def mm_block_ptr(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Poin
         b_blk = tl.advance(b_blk, (BK, 0))
     c_blk = tl.make_block_ptr(c_ptr, (M, N), (stride_cm, 1), (pid_m * BM, pid_n * BN), (BM, BN), (1, 0))
     tl.store(c_blk, acc.to(c_ptr.dtype.element_ty), boundary_check=(0, 1))
+
+
+@tl.kernel
+def mm_persistent(a_ptr: Pointer[Float[W]], b_ptr: Pointer[Float[W]], c_ptr: Pointer[Float[W]], M: int, N: int,
+                  K: int, stride_am: int, stride_ak: int, stride_bk: int, stride_bn: int, stride_cm: int,
+                  stride_cn: int, BM: constexpr, BN: constexpr, BK: constexpr, GROUP_M: constexpr,
+                  NUM_SMS: constexpr) -> None:
+    """(k) Persistent C = A @ B: NUM_SMS programs, each walking the tiles ``pid, pid + NUM_SMS, ...``
+    in the grouped order with ``tl.range(..., flatten=True)``; rows and columns past M and N read
+    row or column 0 under contiguity hints, the K loop masked (tutorial 09's persistent matmul: the
+    hints hold where M and N are multiples of the tiles)."""
+    start_pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BM)
+    num_n = tl.cdiv(N, BN)
+    k_tiles = tl.cdiv(K, BK)
+    num_tiles = num_m * num_n
+    in_group = GROUP_M * num_n
+    offs_k = tl.arange(0, BK)
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+        first_m = tile_id // in_group * GROUP_M
+        group_rows = min(num_m - first_m, GROUP_M)
+        pid_m = first_m + tile_id % in_group % group_rows
+        pid_n = tile_id % in_group // group_rows
+        offs_am = pid_m * BM + tl.arange(0, BM)
+        offs_bn = pid_n * BN + tl.arange(0, BN)
+        offs_am = tl.max_contiguous(tl.multiple_of(tl.where(offs_am < M, offs_am, 0), BM), BM)
+        offs_bn = tl.max_contiguous(tl.multiple_of(tl.where(offs_bn < N, offs_bn, 0), BN), BN)
+        acc = tl.zeros((BM, BN), tl.f32)
+        for ki in range(k_tiles):
+            offs_kk = ki * BK + offs_k
+            a = tl.load(a_ptr + offs_am[:, None] * stride_am + offs_kk[None, :] * stride_ak,
+                        mask=offs_k[None, :] < K - ki * BK, other=0.0)
+            b = tl.load(b_ptr + offs_kk[:, None] * stride_bk + offs_bn[None, :] * stride_bn,
+                        mask=offs_k[:, None] < K - ki * BK, other=0.0)
+            acc = tl.dot(a, b, acc)
+        offs_cm = pid_m * BM + tl.arange(0, BM)
+        offs_cn = pid_n * BN + tl.arange(0, BN)
+        tl.store(c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
+                 mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
 @tl.kernel

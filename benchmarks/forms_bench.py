@@ -137,6 +137,20 @@ def grouped(m: int, n: int, k: int, dtype: torch.dtype) -> Row:
         torch_fn=lambda: torch.matmul(a, b, out=c))
 
 
+def persistent(m: int, n: int, k: int, dtype: torch.dtype) -> Row:
+    """(k) one program an SM walking the tiles in the grouped order, ``tl.range(..., flatten=True)``."""
+    a, b, c = randn(m, k, dtype=dtype), randn(k, n, dtype=dtype), empty(m, n, dtype=dtype)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    grid = (min(sms, triton.cdiv(m, BM) * triton.cdiv(n, BN)),)
+    args = (a, b, c, m, n, k, k, 1, n, 1, n, 1)
+    return measure(_mm_row("persistent", f"{m}x{n}x{k}", dtype, 2.0 * m * n * k), [(c, f32_mm(a, b))], TOL, {
+        "tile_lang": lambda: F.mm_persistent[grid, opts(WARPS, STAGES)](*args, BM=BM, BN=BN, BK=BK, GROUP_M=8,
+                                                                          NUM_SMS=sms),
+        "triton": lambda: T.tt_mm_persistent[grid](*args, num_warps=WARPS, num_stages=STAGES, BM=BM, BN=BN, BK=BK,
+                                                  GROUP_M=8, NUM_SMS=sms)},
+        torch_fn=lambda: torch.matmul(a, b, out=c))
+
+
 def offsets(n: int, dtype: torch.dtype) -> Row:
     """(c) operand addresses recomputed from k each iteration."""
     a, b, c = randn(n, n, dtype=dtype), randn(n, n, dtype=dtype), empty(n, n, dtype=dtype)
@@ -287,6 +301,7 @@ FORMS: dict[str, tuple[list[Callable[[], Row]], list[Callable[[], Row]]]] = {
                  [lambda: tutorial(4096, BF16), lambda: tutorial(8192, F16), lambda: tutorial(8192, BF16)]),
     "grouped": ([lambda: grouped(4096, 4096, 4096, F16)],
                 [lambda: grouped(8192, 8192, 8192, F16), lambda: grouped(4000, 4000, 4000, F16)]),
+    "persistent": ([lambda: persistent(8192, 8192, 512, F16)], [lambda: persistent(4096, 4096, 4096, F16)]),
     "offsets": ([lambda: offsets(4096, F16)], [lambda: offsets(8192, F16)]),
     "transposed_b": ([lambda: transposed_b(4096, F16)], [lambda: transposed_b(8192, F16)]),
     "batched": ([lambda: batched(8, 2048, F16)], [lambda: batched(4, 4096, F16)]),

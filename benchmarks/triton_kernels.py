@@ -364,6 +364,40 @@ def tt_mm_block_ptr(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_c
 
 
 @triton.jit
+def tt_mm_persistent(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                     BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr, GROUP_M: ttl.constexpr,
+                     NUM_SMS: ttl.constexpr):
+    start_pid = ttl.program_id(0)
+    num_m = ttl.cdiv(M, BM)
+    num_n = ttl.cdiv(N, BN)
+    k_tiles = ttl.cdiv(K, BK)
+    num_tiles = num_m * num_n
+    in_group = GROUP_M * num_n
+    offs_k = ttl.arange(0, BK)
+    for tile_id in ttl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+        first_m = tile_id // in_group * GROUP_M
+        group_rows = min(num_m - first_m, GROUP_M)
+        pid_m = first_m + tile_id % in_group % group_rows
+        pid_n = tile_id % in_group // group_rows
+        offs_am = pid_m * BM + ttl.arange(0, BM)
+        offs_bn = pid_n * BN + ttl.arange(0, BN)
+        offs_am = ttl.max_contiguous(ttl.multiple_of(ttl.where(offs_am < M, offs_am, 0), BM), BM)
+        offs_bn = ttl.max_contiguous(ttl.multiple_of(ttl.where(offs_bn < N, offs_bn, 0), BN), BN)
+        acc = ttl.zeros((BM, BN), ttl.float32)
+        for ki in range(k_tiles):
+            offs_kk = ki * BK + offs_k
+            a = ttl.load(a_ptr + offs_am[:, None] * stride_am + offs_kk[None, :] * stride_ak,
+                         mask=offs_k[None, :] < K - ki * BK, other=0.0)
+            b = ttl.load(b_ptr + offs_kk[:, None] * stride_bk + offs_bn[None, :] * stride_bn,
+                         mask=offs_k[:, None] < K - ki * BK, other=0.0)
+            acc = ttl.dot(a, b, acc)
+        offs_cm = pid_m * BM + ttl.arange(0, BM)
+        offs_cn = pid_n * BN + ttl.arange(0, BN)
+        ttl.store(c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
+                  mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@triton.jit
 def tt_attention_4d(q_ptr, k_ptr, v_ptr, o_ptr, stride_z, stride_h, stride_s, H, seq, scale,
                     BM: ttl.constexpr, BN: ttl.constexpr, HEAD: ttl.constexpr, CAUSAL: ttl.constexpr):
     start_m = ttl.program_id(0)

@@ -99,6 +99,21 @@ def test_grouped_form_matches_float64_on_ragged_edges(backend: str, m: int, n: i
     close(run(backend, launch, a, b, poison(m, n))[2], f64(a) @ f64(b), 2e-3)
 
 
+@pytest.mark.parametrize("programs, k", [(3, 40), (7, 32), (64, 24)])
+def test_persistent_form_covers_every_tile_once(backend: str, programs: int, k: int) -> None:
+    """(k): fewer programs than tiles (each walks several, in the grouped order), as many, or more
+    (the spare ones walk none); a ragged K block reads zeros; every C element written once."""
+    rng = np.random.default_rng(programs + k)
+    m, n = 48, 96  # 3 x 3 tiles: the contiguity hints hold
+    a, b = rand(rng, m, k), rand(rng, k, n)
+
+    def launch(a_: Any, b_: Any, c_: Any) -> None:
+        F.mm_persistent[(programs,), ONE_WARP](a_, b_, c_, m, n, k, k, 1, n, 1, n, 1, **TILE, GROUP_M=2,
+                                                NUM_SMS=programs)
+
+    close(run(backend, launch, a, b, poison(m, n))[2], f64(a) @ f64(b), 2e-3)
+
+
 def test_batched_form_matches_float64(backend: str) -> None:
     """(e): the batch on grid axis 2, each operand moved by its batch stride."""
     rng = np.random.default_rng(5)
@@ -204,6 +219,7 @@ PTXAS_CASES = [
     ("mm_offsets_from_k", 8, dtypes.F16, MM), ("mm_bt", 8, dtypes.F16, MM), ("mm_batched", 8, dtypes.F16, MM),
     ("mm_split_k", 8, dtypes.F16, dict(MM, SPLIT_K=4)), ("mm_bias_act", 8, dtypes.F16, dict(MM, LEAKY=False)),
     ("mm_bias_act", 8, dtypes.F16, dict(MM, LEAKY=True)), ("mm_block_ptr", 8, dtypes.F16, MM),
+    ("mm_persistent", 8, dtypes.F16, dict(MM, GROUP_M=8, NUM_SMS=132)),
     ("attention_4d", 4, dtypes.F16, dict(BM=128, BN=64, HEAD=64, CAUSAL=True)),
     ("attention_4d", 8, dtypes.F16, dict(BM=128, BN=32, HEAD=128, CAUSAL=False)),
     ("softmax_rows", 8, dtypes.F16, dict(BLOCK=4096)), ("layer_norm_rows", 8, dtypes.BF16, dict(BLOCK=4096)),
@@ -246,7 +262,7 @@ def test_every_form_has_a_triton_twin_statement_for_statement() -> None:
     names = {"ttl.float32": "tl.f32", "ttl.float16": "tl.f16", "ttl.int64": "tl.i64", "ttl.": "tl."}
     twins = _statements(BENCHMARKS / "triton_kernels.py", "tt_")
     forms = _statements(BENCHMARKS / "form_kernels.py", "")
-    assert len(forms) == 11
+    assert len(forms) == 12
     for name, body in forms.items():
         twin = twins[name]
         for theirs, ours in names.items():
