@@ -255,3 +255,78 @@ def test_half_rows_match_numpy(backend: str) -> None:
         d = tl.to_device(np.full(src.shape, np.nan, np.float16))
         half_rows[(4,)](tl.to_device(src), d, BLOCK=2048)
         np.testing.assert_array_equal(d.numpy(), (src.astype(np.float32) * 2 + 1).astype(np.float16))
+
+
+@tl.kernel
+def clamped_columns(src: Pointer[f32], dst: Pointer[f32], N: int, BN: constexpr, HINTED: constexpr) -> None:
+    """Tutorial 09's idiom: columns past N read column 0 instead of being masked, and (HINTED) the
+    clamped offsets are promised contiguous and aligned, which holds where N is a multiple of BN."""
+    cols = tl.program_id(0) * BN + tl.arange(0, BN)
+    cols = tl.where(cols < N, cols, 0)
+    if HINTED:
+        cols = tl.max_contiguous(tl.multiple_of(cols, BN), BN)
+    tl.store(dst + tl.program_id(0) * BN + tl.arange(0, BN), tl.load(src + cols))
+
+
+@tl.kernel
+def discarded_hint(src: Pointer[f32], dst: Pointer[f32], N: int, BN: constexpr) -> None:
+    """A hint whose result is dropped promises nothing (Triton's interpreter, tutorial 08)."""
+    cols = tl.program_id(0) * BN + tl.arange(0, BN)
+    cols = tl.where(cols < N, cols, 0)
+    tl.max_contiguous(tl.multiple_of(cols, BN), BN)
+    tl.store(dst + tl.program_id(0) * BN + tl.arange(0, BN), tl.load(src + cols))
+
+
+def test_hints_add_what_axis_info_cannot_derive() -> None:
+    """``tl.where`` makes no runs the analysis can see; the promise makes them, as Triton's axis
+    info takes it: 128-bit loads with the hints, scalar ones without or with the result dropped."""
+    spec = static_spec(clamped_columns, {"BN": 512, "HINTED": True})
+    assert _widths(compile_ir(clamped_columns, _aligned(spec))) == [4, 4]
+    unhinted = static_spec(clamped_columns, {"BN": 512, "HINTED": False})
+    assert _widths(compile_ir(clamped_columns, _aligned(unhinted))) == [1, 4]
+    dropped = static_spec(discarded_hint, {"BN": 512})
+    assert _widths(compile_ir(discarded_hint, _aligned(dropped))) == [1, 4]
+    fn = compile_ir(clamped_columns, _aligned(spec))
+    info = analyze(fn)
+    hinted = [n for n in walk(fn.body) if n.op is Op.HINT]
+    assert [str(n.attr) for n in hinted] == ["multiple_of [512]", "max_contiguous [512]"]
+    assert info[hinted[-1]].contiguity == (512,) and info[hinted[-1]].divisibility[0] >= 512
+
+
+@tl.kernel
+def hinted_pointers(src: Pointer[f32], dst: Pointer[f32], start: int, BN: constexpr) -> None:
+    """A pointer block promised a multiple of 64 (bytes from the argument's start, as the
+    reference checks it) and contiguous: the address's alignment is still the argument's."""
+    ptrs = tl.max_contiguous(tl.multiple_of(src + start + tl.arange(0, BN), 64), BN)
+    tl.store(dst + tl.arange(0, BN), tl.load(ptrs))
+
+
+def test_a_pointers_promised_multiple_leaves_its_address_alignment_alone() -> None:
+    unaligned = static_spec(hinted_pointers, {"BN": 128})  # the arguments' alignment unknown
+    fn = compile_ir(hinted_pointers, unaligned)
+    hinted = next(n for n in walk(fn.body) if n.op is Op.HINT and "multiple_of" in str(n.attr))
+    info = analyze(fn)
+    assert info[hinted].divisibility == info[hinted.args[0]].divisibility
+    assert _widths(fn)[0] == 1
+
+
+@pytest.mark.parametrize(("n", "hinted"), [(1536, True), (512, False), (300, False)])
+def test_clamped_columns_match_numpy(backend: str, n: int, hinted: bool) -> None:
+    """The clamped read on the reference and the generated CUDA: the hinted one where its promise
+    holds (N a multiple of BN), the unhinted one also where the clamp is ragged."""
+    rng = np.random.default_rng(n)
+    src = rng.standard_normal(n).astype(np.float32)
+    bn, blocks = 512, 3
+    cols = np.arange(blocks * bn)
+    want = src[np.where(cols < n, cols, 0)]
+    with registry.backend(backend):
+        s, d = tl.to_device(src), tl.to_device(np.full(blocks * bn, np.nan, np.float32))
+        clamped_columns[(blocks,)](s, d, n, BN=bn, HINTED=hinted)
+        np.testing.assert_array_equal(d.numpy(), want)
+
+
+def test_a_false_promise_is_reported_by_the_reference() -> None:
+    """The compiler relies on the promise, so the reference is where a false one is found."""
+    src = np.zeros(1100, np.float32)
+    with registry.backend("numpy"), pytest.raises(tl.KernelError, match="tl.max_contiguous|tl.multiple_of"):
+        clamped_columns[(3,)](tl.to_device(src), tl.to_device(np.zeros(1536, np.float32)), 1100, BN=512, HINTED=True)

@@ -69,6 +69,7 @@ class Op(enum.Enum):
     UNARY = "unary"
     CAST = "cast"
     WHERE = "where"
+    HINT = "hint"  # the input unchanged, with a promised fact about its values (HintAttr) for axis info
     FMA = "fma"
     LIBDEVICE = "libdevice"  # a libdevice function (LibAttr) of operands of its overload's dtypes
     BROADCAST = "broadcast"
@@ -109,7 +110,7 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.PROGRAM_ID: OpInfo(_C.SOURCE, True), Op.NUM_PROGRAMS: OpInfo(_C.SOURCE, True),
     Op.ARANGE: OpInfo(_C.SOURCE, True), Op.SPLAT: OpInfo(_C.ELEMENTWISE, True),
     Op.BINARY: OpInfo(_C.ELEMENTWISE, True), Op.UNARY: OpInfo(_C.ELEMENTWISE, True),
-    Op.CAST: OpInfo(_C.ELEMENTWISE, True), Op.WHERE: OpInfo(_C.ELEMENTWISE, True),
+    Op.CAST: OpInfo(_C.ELEMENTWISE, True), Op.WHERE: OpInfo(_C.ELEMENTWISE, True), Op.HINT: OpInfo(_C.ELEMENTWISE, True),
     Op.FMA: OpInfo(_C.ELEMENTWISE, True), Op.LIBDEVICE: OpInfo(_C.ELEMENTWISE, True), Op.RAND: OpInfo(_C.ELEMENTWISE, True),
     Op.BROADCAST: OpInfo(_C.VIEW, True), Op.RESHAPE: OpInfo(_C.VIEW, True), Op.PERMUTE: OpInfo(_C.VIEW, True),
     Op.CONVERT: OpInfo(_C.COLLECTIVE, True), Op.REDUCE: OpInfo(_C.COLLECTIVE, True),
@@ -477,6 +478,18 @@ class UnaryAttr:
 
 
 @dataclass(frozen=True)
+class HintAttr:
+    """``tl.multiple_of``, ``tl.max_contiguous`` or ``tl.max_constancy`` (``kind``) with its
+    values, one per axis: what the promise adds to the input's axis info."""
+
+    kind: str
+    values: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {list(self.values)}"
+
+
+@dataclass(frozen=True)
 class LibAttr:
     fn: LibFn
 
@@ -700,7 +713,7 @@ def carried_steps(loop: Node) -> dict[Node, Node]:
     return {body.params[1 + i]: body.results[i].args[1] for i in steps}
 
 
-Attr = Union[NoAttr, ParamAttr, ConstAttr, AxisAttr, RangeAttr, BinaryAttr, UnaryAttr, LibAttr, CastAttr, PermuteAttr,
+Attr = Union[NoAttr, ParamAttr, ConstAttr, AxisAttr, RangeAttr, BinaryAttr, UnaryAttr, HintAttr, LibAttr, CastAttr, PermuteAttr,
              ReduceAttr, ScanAttr, DotAttr, RandAttr, SortAttr, HistogramAttr, CombineAttr, AssertAttr, PrintAttr,
              AsmAttr, MemAttr, AtomicAttr, IndexAttr, LoopAttr]
 

@@ -28,7 +28,7 @@ from tile_lang.compiler.lowering_base import (
     permute,
 )
 from tile_lang.compiler.ir import (
-    AssertAttr, AsmAttr, BinaryFn, LibAttr, LibFn, Node, Op, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
+    AssertAttr, AsmAttr, BinaryFn, HintAttr, LibAttr, LibFn, Node, Op, PrintAttr, RandAttr, RandFn, Type, UnaryFn,
 )
 from tile_lang.ops import (
     conversions, creation as tlcreation, debug, libdevice as ld, math as tlmath, random as tlrandom,
@@ -337,10 +337,21 @@ def _randint4x(c: Context, a: Args) -> tuple[Node, ...]:
 # ---------------------------------------------------------------- hints and debugging
 
 
-@lowers(debug.multiple_of, debug.max_contiguous, debug.max_constancy)
-def _hint(c: Context, a: Args) -> Any:
-    """The input unchanged: the rule checked the hint, and the compiler trusts its promise."""
-    return a["input"]
+def _hint(kind: str) -> Lowering:
+    """The input with the promise the rule checked attached (``Op.HINT``), which axis info adds to
+    what it derives, as Triton's does: vector widths and copies then rely on it (the reference
+    checks every promise; a Python int input promises nothing the compiler uses)."""
+    def lower(c: Context, a: Args) -> Any:
+        x = a["input"]
+        if not isinstance(x, Node):
+            return x
+        return c.b.emit(Op.HINT, x.ty, (x,), HintAttr(kind, tuple(a["per_axis"])))
+    return lower
+
+
+lowers(debug.multiple_of)(_hint("multiple_of"))
+lowers(debug.max_contiguous)(_hint("max_contiguous"))
+lowers(debug.max_constancy)(_hint("max_constancy"))
 
 
 @lowers(debug.assume, debug.gdc_wait, debug.gdc_launch_dependents)

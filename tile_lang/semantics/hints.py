@@ -1,6 +1,6 @@
 """Hint rules: ``tl.multiple_of``, ``tl.max_contiguous`` and ``tl.max_constancy`` promise facts
 about an integer or pointer block, one positive compile-time int per axis. The reference checks
-the promise on the values; the compiler trusts it. And ``tl.device_print``'s prefix, which both
+the promise on the values; the compiler's axis info relies on it. And ``tl.device_print``'s prefix, which both
 backends print as Triton normalises it."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def discarded(callee: object) -> bool:
     """Whether a call of ``callee`` as an expression statement (its result discarded) is a hint,
     which then promises nothing, as in Triton: the reference checks its arguments (:func:`hint`)
     but not the promise (tutorial 08's ``tl.multiple_of(a_ptrs, [16, 16])``); a hint whose result
-    is used keeps its check. The compiler trusts no hint's promise (its analysis is its own)."""
+    is used keeps its check. The compiler drops a discarded hint as dead code."""
     op = builtin_of(callee)
     return op is not None and op.name in HINTS
 

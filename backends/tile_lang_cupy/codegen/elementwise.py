@@ -137,7 +137,7 @@ def _const(em: Emitter, node: Node) -> None:
     em.names[node] = literal(node.attr.value, node.ty.dtype)
 
 
-@emits(Op.PROGRAM_ID, Op.NUM_PROGRAMS, Op.BINARY, Op.UNARY, Op.CAST, Op.WHERE, Op.FMA, Op.LIBDEVICE, Op.SPLAT,
+@emits(Op.PROGRAM_ID, Op.NUM_PROGRAMS, Op.BINARY, Op.UNARY, Op.CAST, Op.WHERE, Op.HINT, Op.FMA, Op.LIBDEVICE, Op.SPLAT,
        Op.ARANGE, Op.BROADCAST, Op.RESHAPE, Op.PERMUTE, Op.RAND)
 def _elementwise(em: Emitter, node: Node) -> None:
     """Scalars become one ``const`` variable; register blocks are filled element by element."""
@@ -279,6 +279,12 @@ def _cast(em: Emitter, node: Node, idx: Index) -> str:
 def _where(em: Emitter, node: Node, idx: Index) -> str:
     c, x, y = (em.elem(a, idx) for a in node.args)
     return f"({c} ? {x} : {y})"
+
+
+@element(Op.HINT)
+def _hinted(em: Emitter, node: Node, idx: Index) -> str:
+    """A hint is its input's values (its promise was used by axis info)."""
+    return em.elem(node.args[0], idx)
 
 
 @element(Op.FMA)

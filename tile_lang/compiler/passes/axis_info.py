@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, replace
 
 from tile_lang.compiler.ir import (
-    BinaryAttr, BinaryFn, CastAttr, ConstAttr, Function, Node, Op, ParamAttr, PermuteAttr, RangeAttr, constant,
+    BinaryAttr, BinaryFn, CastAttr, ConstAttr, Function, HintAttr, Node, Op, ParamAttr, PermuteAttr, RangeAttr, constant,
     walk,
 )
 from tile_lang.dtypes import Kind
@@ -130,7 +130,7 @@ def _nonnegative(node: Node, info: dict[Node, AxisInfo]) -> bool:
     if node.op is Op.ARANGE:
         return isinstance(node.attr, RangeAttr) and node.attr.start >= 0
     args = [info[a].nonnegative for a in node.args if a in info]
-    if node.op in (Op.SPLAT, Op.BROADCAST, Op.RESHAPE, Op.PERMUTE):
+    if node.op in (Op.SPLAT, Op.BROADCAST, Op.RESHAPE, Op.PERMUTE, Op.HINT):
         return args[0]
     if node.op is Op.CAST and isinstance(node.attr, CastAttr) and node.args[0].ty.dtype.is_int:
         src, dst = node.args[0].ty.dtype, node.ty.dtype  # narrowing, or u32 -> i32, can wrap below 0
@@ -174,7 +174,25 @@ def _runs(node: Node, info: dict[Node, AxisInfo]) -> AxisInfo:
     if node.op is Op.WHERE:
         const = _gcds(*(info[a].constancy for a in node.args))
         return AxisInfo(tuple(1 for _ in const), tuple(1 for _ in const), const)
+    if node.op is Op.HINT and isinstance(node.attr, HintAttr):
+        return _promised(node, node.attr, info[node.args[0]])
     return _unknown(node)
+
+
+def _promised(node: Node, hint: HintAttr, src: AxisInfo) -> AxisInfo:
+    """What a hint adds to the facts derived: per axis the larger run or divisor, in powers of two
+    within the axis. A pointer's divisibility (bytes of its address) keeps what its argument's
+    alignment and the offsets give: the reference checks ``multiple_of`` on the byte offset from
+    the argument, so the promise says nothing of the address itself."""
+    promised = tuple(_pow2_divisor(v) for v in hint.values)
+    if hint.kind == "multiple_of":
+        if node.ty.dtype.is_pointer:
+            return src
+        return replace(src, divisibility=tuple(max(d, v) for d, v in zip(src.divisibility, promised)))
+    within = tuple(min(v, n) for v, n in zip(promised, _dims(node)))
+    if hint.kind == "max_contiguous":
+        return replace(src, contiguity=tuple(max(c, v) for c, v in zip(src.contiguity, within)))
+    return replace(src, constancy=tuple(max(c, v) for c, v in zip(src.constancy, within)))
 
 
 def _gcds(*columns: tuple[int, ...]) -> tuple[int, ...]:

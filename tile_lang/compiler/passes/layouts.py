@@ -28,7 +28,7 @@ from tile_lang.compiler.ir import (
 from tile_lang.compiler.passes.rebuild import rebuild
 
 _CHEAP_UNARY = frozenset({UnaryFn.NEG, UnaryFn.INVERT, UnaryFn.NOT, UnaryFn.ABS})
-_COMPUTABLE = frozenset({Op.ARANGE, Op.SPLAT, Op.BINARY, Op.CAST, Op.WHERE, Op.UNARY, Op.BROADCAST, Op.RESHAPE,
+_COMPUTABLE = frozenset({Op.ARANGE, Op.SPLAT, Op.BINARY, Op.CAST, Op.WHERE, Op.HINT, Op.UNARY, Op.BROADCAST, Op.RESHAPE,
                          Op.PERMUTE})
 # K of one mma.sync per operand dtype (fp8 from sm_89 on, both operands of one fp8 type)
 _MMA_K = {dtypes.F16: 16, dtypes.BF16: 16, dtypes.F32: 8, dtypes.I8: 32, dtypes.F8E4M3: 32, dtypes.F8E5M2: 32}

@@ -5,16 +5,19 @@ the fragments writes 4 or 8 bytes at a time and a warp half-fills the 32-byte se
 touches (a matmul epilogue then moves each sector through L2 twice). Where the pointers allow
 wider vectors (axis info), the value is staged in shared memory and stored from the default
 blocked layout, 16 bytes a thread, as Triton converts an mma layout before a store. Only stores
-at the kernel's top level: one inside a loop could run while the loop's rings hold shared memory.
+at the kernel's top level or in a loop whose own body holds no ``dot`` (a persistent kernel's
+epilogue, after its K loop): in a dot's loop the store could run while the loop's rings hold
+shared memory.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from tile_lang.compiler.ir import Function, MemAttr, Mma, Node, Op, Shared, held_in
+from tile_lang.compiler.ir import Function, MemAttr, Mma, Node, Op, Shared, held_in, walk
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import registers
+from tile_lang.compiler.passes.rebuild import rebuild
 from tile_lang.compiler.passes.vectorize import widest
 
 ROW_PAD = 8
@@ -24,15 +27,25 @@ the padding shifts each row by those 8 elements' banks, so the 8 rows hit differ
 
 def stage_fragment_stores(fn: Function) -> Function:
     info = analyze(fn)
-    body: list[Node] = []
-    for node in fn.body.body:
-        if _widens(node, info, fn):
+    outside = _outside_rings(fn)
+
+    def rule(node: Node, body: list[Node]) -> Node:
+        if node in outside and _widens(node, info, fn):
             value = node.args[1]
             staged = Node(Op.CONVERT, value.ty, (value,), loc=value.loc, layout=Shared(row_pad=ROW_PAD))
             body.append(staged)
-            node = replace(node, args=(node.args[0], staged, *node.args[2:]))
-        body.append(node)
-    return replace(fn, body=replace(fn.body, body=tuple(body)))
+            return replace(node, args=(node.args[0], staged, *node.args[2:]))
+        return node
+
+    return rebuild(fn, rule)
+
+
+def _outside_rings(fn: Function) -> set[Node]:
+    """The stores no pipelined ring can be live around: the top level's and those of loop bodies
+    holding no ``dot`` (a nested loop's rings are released after it)."""
+    regions = [fn.body, *(n.regions[0] for n in walk(fn.body)
+                          if n.op is Op.FOR and not any(m.op is Op.DOT for m in n.regions[0].body))]
+    return {n for region in regions for n in region.body if n.op is Op.STORE}
 
 
 def _widens(node: Node, info: dict[Node, AxisInfo], fn: Function) -> bool:
