@@ -308,6 +308,8 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
             return _pointer_compare(engine, op, x, y)
         return _pointer_arith(engine, op, x, y)
     typed = _rule(op, rx, ry)
+    if typed.operands.is_float:
+        x, y = _number_in(x, y, typed.operands)
     shared = _shared_int(op, x, y)
     if shared is not None:
         return shared
@@ -321,11 +323,31 @@ def binary(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
         if dtype.is_float:  # only % takes floats
             return make(np.fmod(ax, ay).astype(dtype.numpy), dtype)
         return make(_c_divide(engine, ax, ay, dtype, op is BinaryOp.FLOORDIV, lead).astype(dtype.numpy), dtype)
+    if dtype.is_fp8 and not dtype.coded and not op.is_comparison:
+        return make(_fp8_arithmetic(op, ax, ay, dtype), dtype)
     signed_shift = op is BinaryOp.RSHIFT and not dtype.is_signed and apply(forms.arithmetic_shift, rx, ry)
     result = _sign_filling_shift(ax, ay) if signed_shift else _reference(op)(ax, ay)
     if op in _OVERFLOW_CHECKED and dtype.is_signed:
         _check_overflow(engine, op, ax, ay, result, dtype, lead)
     return make(result.astype(typed.result.numpy, copy=False), typed.result)
+
+
+def _number_in(x: object, y: object, computed: DType) -> tuple[object, object]:
+    """A Python number beside a block as the constant of the dtype the operator computes in, as
+    Triton's ``scalar_constant(number, ret_sca_ty)``: ``h % 0.7`` of f16 takes 0.7 in f32, not
+    rounded to f16 first (that dtype is the block's but for ``/`` and ``%`` of 16-bit floats)."""
+    if isinstance(x, Tensor) and not isinstance(y, Tensor):
+        return x, values.lift(y, computed)
+    if isinstance(y, Tensor) and not isinstance(x, Tensor):
+        return values.lift(x, computed), y
+    return x, y
+
+
+def _fp8_arithmetic(op: BinaryOp, ax: Array, ay: Array, dtype: DType) -> Array:
+    """An fp8 ``op`` as the CUDA computes it: in f32, rounded once to ``dtype`` saturating (the
+    cast's ``satfinite``: e5m2 overflows to 57344, e4m3 to 448), where ml_dtypes' own arithmetic
+    overflows to inf or NaN (Triton cannot lower fp8 arithmetic; its casts to fp8 saturate)."""
+    return convert(_reference(op)(ax.astype(np.float32), ay.astype(np.float32)), F32, dtype)
 
 
 def _compared(x: object, y: object) -> tuple[object, object]:
@@ -425,7 +447,7 @@ def _plain(op: BinaryOp, dtype: DType) -> tuple[Callable[[Array, Array], Array],
     """``op``'s NumPy function and result dtype on two value blocks of ``dtype``, when that is
     all it takes (no conversion, no division by zero to check) but, where the last item says
     so, the signed overflow check."""
-    if dtype.is_pointer or op in (BinaryOp.FLOORDIV, BinaryOp.MOD):
+    if dtype.is_pointer or dtype.is_fp8 or op in (BinaryOp.FLOORDIV, BinaryOp.MOD):
         return None
     typed = _typed_rule(op, dtype, dtype)
     return (_reference(op), typed.result, op in _OVERFLOW_CHECKED and dtype.is_signed) \
@@ -717,7 +739,7 @@ def fma(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
     prod = ax.astype(np.float64) * ay.astype(np.float64)
     az = values.lift(a["z"], dtype)
     total = values.align(values.array(az).astype(np.float64), az.ndim, prod.ndim - 1) + prod
-    return values.make(total.astype(dtype.numpy), dtype)
+    return values.make(convert(total, F64, dtype), dtype)  # fp8 saturating, as the CUDA's cast
 
 
 @implements(tl.fdiv, tl.div_rn)

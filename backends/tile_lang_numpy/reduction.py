@@ -13,8 +13,9 @@ Result dtypes (Triton 3.6's, given by tile_lang.semantics.reduction):
   i32; with ``return_indices`` bf16 values give f32, others keep the input dtype.
 * everything else keeps the input dtype; indices and histograms are i32.
 
-Floating-point sums and scans accumulate in float64 and round once to the result dtype, so
-they are at least as accurate as the GPU's tree order, not bit-identical to it. ``max`` and
+Floating-point sums and scans accumulate in float64 and round once to the result dtype (fp8
+saturating, as its casts do), so they are at least as accurate as the GPU's tree order, not
+bit-identical to it. ``max`` and
 ``min`` ignore NaN unless every element is NaN (maxnum/minnum) and order -0.0 below +0.0, as
 the GPU's max/min instructions do; ``argmax``/``argmin`` skip NaN too (an all-NaN row gives its
 last index).
@@ -30,7 +31,7 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang.dtypes import I32, DType
+from tile_lang.dtypes import F64, I32, DType
 from tile_lang.func import Func
 from tile_lang.tensor import Tensor
 from tile_lang.ops import forms
@@ -75,6 +76,12 @@ def _accumulator(dtype: DType) -> np.dtype[Any]:
     return np.dtype(np.float64) if dtype.is_float else dtype.numpy
 
 
+def _rounded(accumulated: Array, dtype: DType) -> Array:
+    """An accumulated result in ``dtype``: a float64 one rounded once, an fp8 one saturating as the
+    CUDA's cast (an fp8 sum past 448 is 448, not e4m3's NaN)."""
+    return convert(accumulated, F64, dtype) if dtype.is_float else accumulated.astype(dtype.numpy)
+
+
 # ------------------------------------------------------------------------------ sum, xor_sum
 
 
@@ -90,7 +97,7 @@ def reduction(name: str, ufunc: np.ufunc) -> Callable[[Engine, Mapping[str, Any]
         x = values.make(convert(values.array(x), x.type, out), out)
         r = along(x, a["axis"], a["keep_dims"])
         total = ufunc.reduce(r.data, axis=r.axis, dtype=_accumulator(out), keepdims=True)
-        return values.make(r.finish(total).astype(out.numpy), out)
+        return values.make(_rounded(r.finish(total), out), out)
     return impl
 
 
@@ -272,7 +279,7 @@ def _scan(ufunc: np.ufunc, name: str) -> Callable[[Engine, Mapping[str, Any]], T
         x, k, out = operand(engine, a["input"], name), a["axis"], a["dtype"]
         data = _flipped(moved_last(convert(values.array(x), x.type, out), k), a["reverse"])
         scanned = ufunc.accumulate(data, axis=-1, dtype=_accumulator(out))
-        return values.make(moved_back(_flipped(scanned, a["reverse"]), k).astype(out.numpy), out)
+        return values.make(_rounded(moved_back(_flipped(scanned, a["reverse"]), k), out), out)
     return impl
 
 
