@@ -304,6 +304,25 @@ def device() -> str:
     return str(_settings()["device"])
 
 
+@pytest.fixture
+def with_allocator() -> Generator[None, None, None]:
+    """Triton's conftest fixture (test_block_pointer.py, test_tuple.py use it): the global-scratch
+    allocator set to ``_internal_testing.default_alloc_fn`` for the test, cleared after."""
+    import triton
+    from triton._internal_testing import default_alloc_fn
+
+    triton.set_allocator(default_alloc_fn)
+    try:
+        yield
+    finally:
+        triton.set_allocator(_no_allocator)
+
+
+def _no_allocator(size: int, align: int, stream: object) -> object:
+    """The allocator after ``with_allocator``: none, as Triton's ``NullAllocator`` says."""
+    raise RuntimeError("Kernel requires a runtime memory allocation, but no allocator was set.")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep a seeded sample of each test function's cases (the rest deselected)."""
     settings = _settings()

@@ -151,6 +151,23 @@ for stride, pdl in ((None, False), (3, True)):
     want = x.astype(np.float64) * (1.0 if stride is None else s[:, :1].astype(np.float64))
     check(out, -want if pdl else want)
 assert [p.name for p in scaled_rows.params][-2:] == ["launch_pdl", "BLOCK"]
+
+
+# a class of another library as an annotation (Triton's test_annotations: `X: torch.Tensor`), which
+# Triton reads as none: the parameter is typed by its argument
+class Array:
+    pass
+
+
+@triton.jit
+def negated(X: Array, out_ptr, n: int, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, -tl.load(X + offs, mask=offs < n), mask=offs < n)
+
+
+out = np.full(40, np.nan, np.float32)
+negated[(1,)](x[0], out, 40, BLOCK=64)
+check(out, -x[0].astype(np.float64))
 ''',
     "runtime_protocol": '''
 # a library's own launch layers over Triton's runtime objects, as FlagGems writes them: a KernelInterface
@@ -483,6 +500,33 @@ out = np.full(100, np.nan, np.float32)
 narrow_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, out, 100)
 check(out, 3 * x.astype(np.float64))
 assert hooked == [(100, 32, 1)] and desc.block_shape == [32] and narrow_kernel.best_config.kwargs == {"BLOCK": 32}
+
+timings, blocks = [], []
+
+
+def bench(call, quantiles):  # Triton's do_bench protocol: the launch timed, one time (ms) per quantile
+    call()
+    timings.append(quantiles)
+    return [3.0 - len(timings)] * len(quantiles)  # each config timed faster than the last
+
+
+def note_block(nargs, reset_only=False):  # Triton's user pre_hook, also called once with reset_only
+    blocks.append((nargs["BLOCK"], reset_only))
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"], do_bench=bench,
+                 pre_hook=note_block)
+@triton.jit
+def timed_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, 4 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+out = np.full(100, np.nan, np.float32)
+timed_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, out, 100)
+check(out, 4 * x.astype(np.float64))
+assert len(timings) == 2 and timed_kernel.best_config.kwargs == {"BLOCK": 64}, (timings, timed_kernel.best_config)
+assert blocks == [(32, False), (64, False), (64, True)], blocks
 ''',
     "dtype_names_and_fp8_variants": '''
 from triton.language import dtype
@@ -627,7 +671,10 @@ def test_pytest_form(tmp_path: Path) -> None:
     ("import triton.language.extra.cuda as cuda\ncuda.smid", "tl.extra.cuda.smid is not supported yet"),
     ("tl.extra.cuda.libdevice.tanh\ntl.extra.cuda.no_such", "tl.extra.cuda has no attribute 'no_such'"),
     ("import triton.tools.disasm", "No module named 'triton.tools.disasm' in tile_lang's Triton shim"),
-    ("triton.autotune([triton.Config({})], key=[], pre_hook=print)", "triton.autotune(pre_hook=...) is not provided"),
+    ("from triton.tools.mxfp import MXFP4Tensor\nMXFP4Tensor(size=(4, 4))",  # imports; made, it is the error
+     "triton.tools.mxfp.MXFP4Tensor is not provided when Triton code runs on tile_lang"),
+    ("triton.autotune([triton.Config({})], key=[], use_cuda_graph=True)(triton.jit(lambda: 0))",
+     "triton.autotune(use_cuda_graph=True) is not provided"),
 ])
 def test_missing_name_is_a_clear_error(tmp_path: Path, body: str, message: str) -> None:
     (tmp_path / "missing.py").write_text(f"import triton\nimport triton.language as tl\n"
@@ -733,7 +780,9 @@ def test_reinterpreted_fp8_and_wrapper_accessors(tmp_path: Path) -> None:
         assert isinstance(x, TensorWrapper) and x.shape == (4, 64) and x.stride() == (64, 1) and x.stride(0) == 64
         assert (x.numel(), x.element_size(), x.dim(), x.data_ptr()) == (256, 1, 2, bits.data_ptr())
         assert x.cpu().base is not None and x.to("cpu").dtype is tl.float8e4nv and x.clone().base is not bits
-        out = triton.reinterpret(torch.full((4, 64), 0x7F, dtype=torch.int8), tl.float8e4nv)  # NaN poison
+        out = x.new_empty((4, 64))  # Triton's new_empty: an uninitialised wrapper of the same dtype
+        assert isinstance(out, TensorWrapper) and out.dtype is tl.float8e4nv and out.base.dtype == torch.int8
+        out.base.fill_(0x7F)  # NaN poison
         abs_kernel[(1,)](x, out, BLOCK=256)
         expected = np.abs(bits.view(torch.float8_e4m3fn).float().numpy().astype(np.float64))
         check(out.base.view(torch.float8_e4m3fn).float().numpy(), expected, rtol=0, atol=0)

@@ -46,7 +46,7 @@ REFUSED = {
     "item_target": ("t = (1, 2)\n    t[0] = 3  # here", r"unsupported assignment target 't\[0\]'"),
     "attribute_augassign": ("tl.x += 1  # here", "augmented assignment only to a plain name"),
     "lambda_combine": ("y = tl.reduce(offs, 0, lambda a, b: a + b)  # here", "combine_fn must be a @tl.func"),
-    "starred_args": ("a = (0, B)\n    r = tl.arange(*a)  # here", r"\*args in a kernel call is not supported"),
+    "starred_outside_call": ("a = (0, B)\n    r = [*a]  # here", r"\*a is only allowed as a call's argument"),
     "range_value": ("r = range(4)  # here", r"range\(\) is only allowed as a for loop's iterator"),
     "tuple_loop": ("for i in (1, 2):  # here\n        pass", "a kernel loop iterates over range"),
     "dead_branch": ("if B < 0:\n        id(n)  # here", "call to id: a kernel may only call"),

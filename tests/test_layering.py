@@ -145,7 +145,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
               "tile_lang.func", "tile_lang.reads", "tile_lang.unsupported", "tile_lang.progress", "tile_lang.diskcache",
               "tile_lang.compiler.ir")),
     ("types", ("tile_lang.tensor",)),
-    ("op declarations", ("tile_lang.ops", "tile_lang.signature", "tile_lang.descriptor", "tile_lang.math",
+    ("op declarations", ("tile_lang.ops", "tile_lang.signature", "tile_lang.descriptor", "tile_lang.packing", "tile_lang.math",
                          "tile_lang.extra", "tile_lang.target_info")),
     ("rules", ("tile_lang.semantics", "tile_lang.legality")),
     ("backend contract", ("tile_lang.launch", "tile_lang.buffer", "tile_lang.registry", "tile_lang.host",

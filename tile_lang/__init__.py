@@ -105,6 +105,9 @@ __all__ += [
     "lt_scalar", "le_scalar", "gt_scalar", "ge_scalar", "eq_scalar", "ne_scalar", "where_", "max_with_indices",
 ]
 # ---- end of the generated part
+from tile_lang.ops.tuples import make_tuple as tuple  # noqa: E402  (Triton's tl.tuple; shadows the builtin here only)
+from tile_lang.ops.memory import TensorDescriptor as tensor_descriptor  # noqa: E402  (Triton's class name)
+__all__ += ["tuple", "tensor_descriptor"]
 
 
 def __getattr__(name: str) -> object:

@@ -31,8 +31,8 @@ class HostTensorDescriptor(Described):
     Buffer is a ``Pointer``); it is never one inside a kernel."""
 
     base: Any
-    shape: list[int]
-    strides: list[int]
+    shape: list[int]  # type: ignore[assignment]  # on the host ints; the kernel reads scalars (desc.shape)
+    strides: list[int]  # type: ignore[assignment]
     block_shape: list[int]
     padding: str = "zero"
 

@@ -28,7 +28,8 @@ from tile_lang.launch_cache import GRID_LIMITS, Entry, ExpressLane, FastBackend,
 from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.ops.memory import DESCRIPTOR_ALIGN, DESCRIPTOR_PADDINGS, padding_fill
 from tile_lang.semantics import SemanticError, memory as memory_rules
-from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, match_pointee, plain,
+from tile_lang.packing import Packing
+from tile_lang.signature import (CONSTANT, NO_DEFAULT, Param, ParamKind, constant, match_pointee, packed, plain,
                                  read_params, runtime_parts, show_dtype, specialise, typed_by_class)
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ class Kernel(Generic[P]):
         self._by_positional: dict[tuple[type, ...], Kernel[P]] = {}  # the same, by all positional arguments' classes
         self.runtime_params = tuple(part for p in self.params for part in runtime_parts(p))
         self.descriptors = tuple(p for p in self.params if isinstance(p.annotation, Layout))  # specialised ones
+        self.tuples = tuple(p for p in self.params if isinstance(p.annotation, Packing))  # tuples holding buffers
         self.constexpr_params = tuple(p for p in self.params if p.kind is ParamKind.CONSTEXPR)
         self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
         self.lineno = fn.__code__.co_firstlineno
@@ -283,6 +285,8 @@ class Kernel(Generic[P]):
         for param in self.descriptors:  # the block shape and padding are compile-time
             assert isinstance(param.annotation, Layout)
             constexprs[param.name] = param.annotation.static()
+        for param in self.tuples:  # the structure and constants are compile-time, the buffers are passed
+            constexprs[param.name] = param.annotation
         return runtime, constexprs
 
 
@@ -450,9 +454,15 @@ def _check_runtime_args(kernel: Kernel[Any], values: tuple[Any, ...], backend: r
 
 def _passed(kernel: Kernel[Any], param: Param, value: Any) -> tuple[Any, ...]:
     """The runtime arguments ``value`` is passed as for ``param`` (see ``signature.runtime_parts``):
-    a host descriptor as its base, shape and strides, after the checks that need no dtype."""
+    a host descriptor as its base, shape and strides, after the checks that need no dtype; a
+    tuple holding buffers as those buffers."""
     if param.kind in (ParamKind.POINTER, ParamKind.SCALAR):
         return (value,)
+    if param.kind is ParamKind.TUPLE:
+        packing, buffers = packed(value)
+        if packing != param.annotation:
+            raise LaunchError(f"{_where(kernel, param)}: the tuple changed during the launch")
+        return buffers
     if param.kind is not ParamKind.DESCRIPTOR:
         return ()
     if not isinstance(value, HostTensorDescriptor):

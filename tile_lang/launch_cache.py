@@ -368,9 +368,10 @@ def static_key(statics: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Hashabl
 def bind(kernel: LaunchedKernel, option_names: frozenset[str], n_args: int, names: tuple[str, ...]) -> Binding | None:
     """How calls with ``n_args`` positional arguments and keywords ``names`` bind (as
     ``Kernel.bind`` would bind them), or None if ``Kernel.bind`` would reject them or the kernel
-    takes a host descriptor (passed as several arguments: its launches take the checked path)."""
+    takes a host descriptor or a tuple holding buffers (passed as several arguments: its launches
+    take the checked path)."""
     params = kernel.params
-    if n_args > len(params) or any(p.kind is ParamKind.DESCRIPTOR for p in params):
+    if n_args > len(params) or any(p.kind in (ParamKind.DESCRIPTOR, ParamKind.TUPLE) for p in params):
         return None
     slot = {p.name: i for i, p in enumerate(params[:n_args])}
     options = []

@@ -23,7 +23,7 @@ import tile_lang.dtypes as dtypes
 from tile_lang.builtin import builtin_of
 from tile_lang.errors import KernelError, Unsupported, UsageError
 from tile_lang.func import Func, inlinable
-from tile_lang.ops import creation, debug, iterators
+from tile_lang.ops import creation, debug, iterators, tuples
 from tile_lang.reads import closure_vars, source_of
 from tile_lang.semantics import SemanticError, elementwise
 import tile_lang.tensor as tensor
@@ -34,7 +34,7 @@ from tile_lang.tensor import FORWARDED_METHODS, Tensor, pointer_type
 # Python builtins a kernel may call on compile-time values, and tl's type makers (tl.pointer_type).
 PURE_BUILTINS: frozenset[object] = frozenset({builtins.min, builtins.max, builtins.len, builtins.abs,
                                               builtins.int, builtins.float, builtins.bool, builtins.isinstance,
-                                              pointer_type})
+                                              pointer_type, tuples.make_tuple})
 # Python builtins a kernel body reads as tl builtins, as Triton's code generator does.
 ALIASES: tuple[tuple[object, object], ...] = ((builtins.print, debug.device_print),)
 # Functions of typing that only mypy reads (each returns its first argument at run time).
@@ -48,7 +48,8 @@ METHODS = FORWARDED_METHODS | frozenset({"lt", "le", "gt", "ge", "eq", "ne", "ad
 _STATEMENTS = (ast.Expr, ast.Pass, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Raise, ast.Return, ast.If,
                ast.For, ast.While)
 _EXPRESSIONS = (ast.Attribute, ast.BinOp, ast.BoolOp, ast.Call, ast.Compare, ast.Constant, ast.FormattedValue,
-                ast.IfExp, ast.JoinedStr, ast.List, ast.Name, ast.Slice, ast.Subscript, ast.Tuple, ast.UnaryOp)
+                ast.IfExp, ast.JoinedStr, ast.List, ast.Name, ast.Slice, ast.Starred, ast.Subscript, ast.Tuple,
+                ast.UnaryOp)
 LOOP_ITERATOR = "a kernel loop iterates over range(...), tl.range(...) or tl.static_range(...)"
 RANGE_CALL = "range() is only allowed as a for loop's iterator"
 
@@ -202,6 +203,7 @@ class _Walker:
         self.globals = ChainMap(closure_vars(fn), getattr(fn, "__globals__", {}))
         self.funcs: list[Func[..., Any]] = []
         self.iterators: set[int] = set()  # the calls that are for loops' iterators
+        self.splats: set[int] = set()  # the *values arguments of calls
         self.constexprs = {arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs)
                            if arg.annotation is not None and _names_constexpr(arg.annotation)}
         self.guarded = 0  # depth of branches a constexpr may leave out (Triton compiles them not at all)
@@ -267,6 +269,8 @@ class _Walker:
                 return "a kernel cannot return a value"
             case ast.Call():
                 return self.call(node)
+            case ast.Starred() if id(node) not in self.splats:
+                return f"*{ast.unparse(node.value)} is only allowed as a call's argument (f(x, *values))"
         return None
 
     def loop(self, node: ast.For) -> str | None:
@@ -281,8 +285,7 @@ class _Walker:
         return None if isinstance(node.target, ast.Name) else "the loop variable must be a plain name"
 
     def call(self, node: ast.Call) -> str | None:
-        if any(isinstance(a, ast.Starred) for a in node.args):
-            return "*args in a kernel call is not supported"
+        self.splats.update(id(a) for a in node.args if isinstance(a, ast.Starred))  # f(x, *t): t a tuple
         if any(k.arg is None for k in node.keywords):
             return "**kwargs in a kernel call is not supported"
         callee = self.resolve(node.func)

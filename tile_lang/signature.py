@@ -18,6 +18,7 @@ from tile_lang.descriptor import HostTensorDescriptor, Layout, part_names
 from tile_lang.dtypes import DType
 from tile_lang.errors import LaunchError, SemanticError, UsageError, python
 from tile_lang.ops.memory import TensorDescriptor
+from tile_lang.packing import Packing, is_packed, pack, part_names as tuple_part_names
 from tile_lang.tensor import Converts, Pointer, Tensor
 
 T = TypeVar("T")
@@ -208,6 +209,7 @@ class ParamKind(enum.Enum):
     SCALAR = "scalar"
     CONSTEXPR = "constexpr"
     DESCRIPTOR = "descriptor"  # a host tensor descriptor: a Layout once a launch specialises it (:func:`runtime_parts`)
+    TUPLE = "tuple"  # a tuple holding buffers (or a NamedTuple): a Packing, once a launch specialises it
     UNANNOTATED = "unannotated"  # typed at each launch by its argument (:func:`infer`)
 
 
@@ -272,14 +274,18 @@ def _filled(cell: Any) -> bool:
 def infer(param: Param, value: object) -> Param:
     """An unannotated parameter as Triton's JIT types it from its argument: a bool, int or float
     scalar (an int's width and its ``== 1`` / ``% 16 == 0`` facts come from its value when it is
-    compiled); None, a str, a dtype or a tuple as a compile-time constant; anything else as a
-    pointer to any dtype (the launch adopts it as a buffer, or says it is not one)."""
+    compiled); None, a str, a dtype or a tuple of these as a compile-time constant, a tuple holding
+    buffers or jit functions (or a NamedTuple) as a :class:`~tile_lang.packing.Packing`; anything
+    else as a pointer to any dtype (the launch adopts it as a buffer, or says it is not one)."""
     if isinstance(value, (bool, np.bool_)):
         return replace(param, kind=ParamKind.SCALAR, annotation=bool, inferred=True)
     if isinstance(value, numbers.Integral):
         return replace(param, kind=ParamKind.SCALAR, annotation=int, inferred=True)
     if isinstance(value, numbers.Real):
         return replace(param, kind=ParamKind.SCALAR, annotation=float, inferred=True)
+    if is_packed(value, constant):
+        assert isinstance(value, tuple)
+        return replace(param, kind=ParamKind.TUPLE, annotation=packed(value)[0], inferred=True)
     if value is None or isinstance(value, (str, tuple, DType, Constant)) or _is_dtype(value):
         return replace(param, kind=ParamKind.CONSTEXPR, annotation=CONSTANT, inferred=True)
     if isinstance(value, HostTensorDescriptor):
@@ -293,8 +299,8 @@ _MARKER_CLASSES = frozenset(type(dtypes.marker_of(d)) for d in dtypes.ALL)
 def typed_by_class(cls: type) -> bool:
     """Whether :func:`specialise` types every argument of class ``cls`` alike: so for every class
     but those of dtype markers (classes, typing aliases), whose instances may or may not be dtypes,
-    and host descriptors, whose block shapes specialise."""
-    return cls not in _MARKER_CLASSES and cls is not HostTensorDescriptor
+    host descriptors, whose block shapes specialise, and tuples, which may hold buffers."""
+    return cls not in _MARKER_CLASSES and cls is not HostTensorDescriptor and not issubclass(cls, tuple)
 
 
 def specialise(param: Param, value: object) -> Param:
@@ -318,12 +324,23 @@ def described(param: Param, value: object) -> Param:
     return replace(param, annotation=Layout(pointee, shape, str(value.padding)))
 
 
+def packed(value: tuple[Any, ...]) -> tuple[Packing, tuple[Any, ...]]:
+    """A tuple argument's :class:`~tile_lang.packing.Packing` and the buffers it passes: its
+    compile-time constants (``tl.constexpr(v)`` as ``v``) and jit functions stay in place."""
+    from tile_lang.func import inlinable
+
+    return pack(value, lambda v: constant(plain(v)), lambda v: inlinable(v) is not None)
+
+
 def runtime_parts(param: Param) -> tuple[Param, ...]:
     """The runtime parameters ``param`` is passed as: itself for a pointer or scalar; for a
     specialised descriptor its base (a pointer), then its shape and strides (ints), named by
-    ``descriptor.part_names``."""
+    ``descriptor.part_names``; for a specialised tuple its buffers' pointers (``packing.part_names``)."""
     if param.kind in (ParamKind.POINTER, ParamKind.SCALAR):
         return (param,)
+    if param.kind is ParamKind.TUPLE and isinstance(param.annotation, Packing):
+        return tuple(Param(n, ParamKind.POINTER, ANY_POINTEE, inferred=True)
+                     for n in tuple_part_names(param.name, param.annotation.count))
     if param.kind is not ParamKind.DESCRIPTOR or not isinstance(param.annotation, Layout):
         return ()
     base, shapes, strides = part_names(param.name, param.annotation.ndim)

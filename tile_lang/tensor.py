@@ -48,7 +48,7 @@ SHAPE_METHODS = frozenset({"permute", "trans", "reshape", "view", "broadcast_to"
 """Tensor methods ``x.name(*ints)`` that are ``tl.name(x, ints)`` (one tuple of ints also taken)."""
 FORWARDED_METHODS = SHAPE_METHODS | frozenset({
     "expand_dims", "ravel", "split", "sum", "max", "min", "argmax", "argmin", "xor_sum", "cumsum", "cumprod",
-    "sort", "flip", "topk", "softmax",
+    "sort", "flip", "topk", "softmax", "abs",
 })
 """Tensor methods ``x.name(...)`` that are ``tl.name(x, ...)``, as Triton's ``tl.tensor`` has them."""
 
@@ -781,6 +781,11 @@ class Tensor(Generic[D, R]):
     def expand_dims(self, axis: int | tuple[int, ...]) -> Tensor[D, Any]:
         """``tl.expand_dims``: a unit axis inserted at ``axis``."""
         out: Tensor[D, Any] = _forward("expand_dims", self, axis)
+        return out
+
+    def abs(self) -> Tensor[D, R]:
+        """``tl.abs``: each element's absolute value (Triton's ``x.abs()``)."""
+        out: Tensor[D, R] = _forward("abs", self)
         return out
 
     def ravel(self, can_reorder: bool = False) -> Tensor[D, R1]:

@@ -11,11 +11,10 @@ from tile_lang.errors import Unsupported
 
 # triton.language.__all__ (Triton 3.x) less what tile_lang defines.
 TRITON_LANGUAGE = frozenset({
-    "tensor_descriptor",
     "async_task", "bitonic_merge", "block_type", "condition", "const", "constexpr_type",
     "map_elementwise",
     "slice",
-    "squeeze", "tensor", "tuple", "unsqueeze", "void",
+    "squeeze", "tensor", "unsqueeze", "void",
 })
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import tile_lang as tl
-from tile_lang.dtypes import BOOL, DType
+from tile_lang.dtypes import BOOL, I64, DType
 from tile_lang.ops import memory as tl_memory
 from tile_lang.ops.memory import DESCRIPTOR_PADDINGS, PADDINGS, padding_fill
 from tile_lang.tensor import Tensor
@@ -266,6 +266,46 @@ def _at(engine: Engine, a: Mapping[str, Any], what: str) -> BlockHandle:
     """The descriptor's handle moved to ``offsets`` (i32, as the rule checked)."""
     h = handle_of(engine, a["desc"], tl.TensorDescriptor, what)
     return replace(h, offsets=_vector(engine, a["offsets"], h.ndim, "offsets"))
+
+
+@implements(tl_memory.descriptor_dims)
+def descriptor_dims(engine: Engine, a: Mapping[str, Any]) -> tuple[Tensor[Any, Any], ...]:
+    h = handle_of(engine, a["desc"], tl.TensorDescriptor, f"desc.{a['which']}")
+    parts, dtype = getattr(h, a["which"]), a["dtype"]
+    return tuple(values.make(convert(parts[:, d], I64, dtype), dtype) for d in range(h.ndim))
+
+
+def _rows(engine: Engine, a: Mapping[str, Any], what: str) -> tuple[BlockHandle, Tensor[Any, Any], Tensor[Any, Any]]:
+    """A row gather's or scatter's descriptor, and the pointers and in-bounds mask of its block:
+    rows ``x_offsets``, columns from ``y_offset`` on (program axis first)."""
+    h = handle_of(engine, a["desc"], tl.TensorDescriptor, what)
+    rows = values.array(a["x_offsets"]).astype(np.int64)[:, :, None]
+    columns = (_column(engine, a["y_offset"], "y_offset")[:, None] + np.arange(h.block_shape[1]))[:, None, :]
+    dims = [x.reshape(-1, 1, 1) for x in (h.base, h.shape[:, 0], h.shape[:, 1], h.strides[:, 0], h.strides[:, 1])]
+    base, height, width, row_stride, column_stride = dims
+    address = base + rows * row_stride + columns * column_stride
+    live = (rows >= 0) & (rows < height) & (columns >= 0) & (columns < width)
+    full = (max(address.shape[0], live.shape[0]), *a["shape"])
+    ptrs = values.make(Pointers(h.memory, np.broadcast_to(address, full)), h.memory.dtype.pointer_to())
+    return h, ptrs, values.make(np.broadcast_to(live, full), BOOL)
+
+
+@implements(tl_memory.descriptor_gather)
+def descriptor_gather(engine: Engine, a: Mapping[str, Any]) -> Tensor[Any, Any]:
+    h, ptrs, live = _rows(engine, a, "descriptor gather")
+    p, offs, mask = lanes(engine, ptrs, live, "descriptor gather")
+    full = None if h.fill is None else np.broadcast_to(h.fill, offs.shape)
+    return values.make(gather(engine, p, offs, mask, full), h.memory.dtype)
+
+
+@implements(tl_memory.descriptor_scatter)
+def descriptor_scatter(engine: Engine, a: Mapping[str, Any]) -> None:
+    h, ptrs, live = _rows(engine, a, "descriptor scatter")
+    p, offs, mask = lanes(engine, ptrs, live, "descriptor scatter")
+    value = a["value"]
+    data = convert(values.array(value), value.type, h.memory.dtype)
+    full = (max(offs.shape[0], data.shape[0]),) + offs.shape[1:]
+    scatter(engine, p, np.broadcast_to(offs, full), np.broadcast_to(mask, full), np.broadcast_to(data, full))
 
 
 @implements(tl_memory.descriptor_load)

@@ -29,6 +29,7 @@ import numpy as np
 from tile_lang import builtin, legality
 from tile_lang.buffer import Buffer
 from tile_lang.descriptor import Layout, part_names
+from tile_lang.packing import Packing, part_names as tuple_part_names
 from tile_lang.dtypes import DType, argument_dtype, scalar_dtype
 from tile_lang.errors import KernelError, LaunchError, TileLangError
 from tile_lang.launch import Launch
@@ -236,7 +237,7 @@ _POINTERS: weakref.WeakKeyDictionary[Buffer[Any], tuple[object, str, Any]] = wea
 
 def _kernel_args(launch: Launch, memories: dict[int, Memory], engine: Engine) -> dict[str, Any]:
     """Kernel-visible arguments: rank-0 pointer and scalar tensors, constexprs as Python values,
-    host descriptors as the tensor descriptors they describe."""
+    host descriptors as the tensor descriptors they describe, tuples holding buffers as those tuples."""
     out: dict[str, Any] = dict(launch.constexprs)
     aliases: dict[tuple[int, int, DType], dict[str, Buffer[Any]]] = {}  # pointer arguments by where their memory lies
     for param, value in zip(launch.kernel.runtime_params, launch.args):
@@ -259,6 +260,10 @@ def _kernel_args(launch: Launch, memories: dict[int, Memory], engine: Engine) ->
     for param in launch.kernel.descriptors:
         assert isinstance(param.annotation, Layout)
         out[param.name] = _descriptor(engine, param.name, param.annotation, out)
+    for param in launch.kernel.tuples:  # its pointers back in place (removed from ``out``)
+        assert isinstance(param.annotation, Packing)
+        names = tuple_part_names(param.name, param.annotation.count)
+        out[param.name] = param.annotation.unpack([out.pop(name) for name in names])
     return out
 
 

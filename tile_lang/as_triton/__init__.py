@@ -25,6 +25,7 @@ import tile_lang.as_triton.proton as proton
 import tile_lang.as_triton.runtime as runtime
 import tile_lang.as_triton.shim as shim
 import tile_lang.as_triton.tools as tools
+from tile_lang.as_triton.errors import unprovided_class
 from tile_lang.as_triton.shim import TritonNameError, missing
 from tile_lang.errors import TileLangError
 
@@ -165,6 +166,8 @@ _MODULES: dict[str, Callable[[], types.ModuleType]] = {
     "triton.tools": _names("triton.tools", {}),
     "triton.tools.tensor_descriptor": _names("triton.tools.tensor_descriptor", {"TensorDescriptor": tools.TensorDescriptor}),
     "triton.tools.experimental_descriptor": _names("triton.tools.experimental_descriptor", {}),
+    "triton.tools.mxfp": _names("triton.tools.mxfp", {name: unprovided_class(
+        f"triton.tools.mxfp.{name}", "tile_lang has no microscaling (MX) formats") for name in ("MXFP4Tensor", "MXScaleTensor")}),
     "triton.profiler": _names("triton.profiler", {name: getattr(proton, name) for name in (
         "start", "finalize", "activate", "deactivate", "scope", "enter_scope", "exit_scope")}),
     "triton.profiler.viewer": _names("triton.profiler.viewer", {"parse": proton.parse, "print_tree": proton.print_tree}),

@@ -16,3 +16,13 @@ class TritonNameError(TileLangError, AttributeError):
 
 def missing(qualname: str, why: str = "tile_lang has no counterpart") -> NoReturn:
     raise TritonNameError(f"{qualname} is not provided when Triton code runs on tile_lang: {why} (see {DOCS})")
+
+
+def unprovided_class(qualname: str, why: str) -> type:
+    """A stand-in for a Triton class the shim does not provide, so a module importing it still
+    imports (Triton's test files import ``triton.tools.mxfp`` at their top): making one is the
+    :func:`missing` error, at the user's line."""
+    def refuse(self: object, *args: object, **kwargs: object) -> None:
+        missing(qualname, why)
+
+    return type(qualname.rpartition(".")[2], (), {"__init__": refuse, "__doc__": f"Not provided: {why}."})

@@ -159,7 +159,7 @@ def _without_tensor_hints(fn: Callable[..., Any]) -> Callable[..., Any]:
                 hint = eval(hint, fn.__globals__)  # a postponed annotation, read as typing would
             except Exception:
                 return False
-        return hint is tensor_module or hint is dtype or _plain_union(hint)
+        return hint is tensor_module or hint is dtype or _plain_union(hint) or _foreign_class(hint)
 
     hints = getattr(fn, "__annotations__", {})
     kept = {name: hint for name, hint in hints.items() if not ignored(hint)}
@@ -169,6 +169,12 @@ def _without_tensor_hints(fn: Callable[..., Any]) -> Callable[..., Any]:
     copy.__kwdefaults__, copy.__annotations__ = fn.__kwdefaults__, kept
     copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
     return copy
+
+
+def _foreign_class(hint: Any) -> bool:
+    """Whether ``hint`` is a class neither Python's nor tile_lang's (``torch.Tensor``): Triton
+    reads no meaning in it, so the parameter is typed by its argument."""
+    return isinstance(hint, type) and hint.__module__.partition(".")[0] not in ("builtins", "tile_lang", "typing")
 
 
 def _plain_union(hint: Any) -> bool:
@@ -211,15 +217,14 @@ def autotune(configs: Sequence[Any], key: Sequence[str], prune_configs_by: Prune
     tile_lang's autotuner (on the NumPy reference every config runs and must agree with the first
     that fits, which is used; on CUDA the fastest is timed and cached; a config that fails a
     ``tl.static_assert`` or runs out of resources is skipped). A ``key`` naming no parameter of
-    the kernel is ignored, as Triton ignores it."""
-    for name, value in (("pre_hook", pre_hook), ("post_hook", post_hook), ("do_bench", do_bench)):
-        if value is not None:
-            missing(f"triton.autotune({name}=...)", "tile_lang's autotuner has no hooks or custom timers")
-
+    the kernel is ignored, as Triton ignores it. With ``pre_hook``, ``post_hook`` or ``do_bench``
+    each config is timed as Triton times it (:meth:`~tile_lang.as_triton.runtime.Autotuner._bench`,
+    the hooks around each launch, ``do_bench(call, quantiles=...)`` the timer)."""
     def decorate(fn: Any) -> runtime.Autotuner:
         return runtime.Autotuner(fn, runtime.arg_names_of(fn), configs, key, reset_to_zero, restore_value,
-                                 prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
-                                 use_cuda_graph=use_cuda_graph, cache_results=cache_results)
+                                 pre_hook=pre_hook, post_hook=post_hook, prune_configs_by=prune_configs_by,
+                                 warmup=warmup, rep=rep, use_cuda_graph=use_cuda_graph, do_bench=do_bench,
+                                 cache_results=cache_results)
 
     return decorate
 

@@ -83,6 +83,11 @@ class TensorWrapper:
     def copy_(self, other: TensorWrapper) -> None:
         self.base.copy_(other.base)
 
+    def new_empty(self, sizes: Any) -> TensorWrapper:
+        """An uninitialised tensor of ``sizes`` viewed as the same dtype (Triton's test_tensor_descriptor
+        makes its outputs so)."""
+        return TensorWrapper(self.base.new_empty(sizes), self.dtype)
+
     def __str__(self) -> str:
         return f"TensorWrapper[{self.dtype}]({self.base})"
 

@@ -33,12 +33,15 @@ from tile_lang.compiler.controlflow import RETURNED, ControlFlow, Stale, local_n
 from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
 from tile_lang.descriptor import Layout, part_names
+from tile_lang.packing import part_names as tuple_part_names
 from tile_lang.errors import CompilerBug, KernelError, SemanticError, TileLangError, debugging
 from tile_lang.func import refuse_captures, MAX_DEPTH, Func, inlinable, too_deep
 import tile_lang.legality as legality
 import tile_lang.target_info as target_info
 from tile_lang.operators import BinaryOp, UnaryOp
-from tile_lang.ops.memory import TensorDescriptor, descriptor_load, descriptor_store, make_tensor_descriptor
+from tile_lang.ops.memory import (TensorDescriptor, descriptor_dims, descriptor_gather, descriptor_load,
+                                  descriptor_scatter, descriptor_store, make_tensor_descriptor)
+from tile_lang.semantics.memory import DESCRIPTOR_DIMS
 from tile_lang.ops import forms
 from tile_lang.semantics.base import python
 from tile_lang.semantics.dispatch import apply, checked
@@ -114,6 +117,9 @@ def build(kernel: Any, spec: Spec) -> Function:
         front.b.loc = Loc(filename, kernel.lineno, 0)
         for param in kernel.descriptors:
             env[param.name] = front.descriptor(param.name, param.annotation)
+        for param in kernel.tuples:  # a tuple holding buffers: rebuilt from its pointer parameters
+            env[param.name] = param.annotation.unpack([env[n] for n in tuple_part_names(param.name,
+                                                                                        param.annotation.count)])
         front.b.loc = None
         front.block(_body(fdef))
     body = Region((), tuple(front.b.bodies[0]), ())
@@ -343,6 +349,10 @@ class Frontend(ControlFlow):
         base = self.visit(node.value)
         if isinstance(base, TensorDescriptor) and node.attr in _DESCRIPTOR_METHODS:
             return functools.partial(_DESCRIPTOR_METHODS[node.attr], base)
+        if isinstance(base, TensorDescriptor) and node.attr in DESCRIPTOR_DIMS:  # desc.shape, desc.strides
+            return self.call(descriptor_dims, (base, node.attr), {})
+        if isinstance(base, TensorDescriptor) and node.attr == "block_shape":  # a list, which kernels see as tuples
+            return tuple(base.block_shape)
         if isinstance(base, Node):
             if node.attr == "shape":
                 return Shape(base.ty.shape)
@@ -424,9 +434,18 @@ class Frontend(ControlFlow):
 
     def visit_Call(self, node: ast.Call) -> Any:
         callee = self.visit(node.func)
-        args = tuple(self.visit(a) for a in node.args)
+        args = tuple(v for a in node.args for v in (self.splat(a) if isinstance(a, ast.Starred) else (self.visit(a),)))
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords if k.arg is not None}
         return self.call(callee, args, kwargs)
+
+    def splat(self, node: ast.Starred) -> tuple[Any, ...]:
+        """The values of ``*t`` in a call: ``t`` must be a tuple (or list) known when compiling."""
+        values = self.visit(node.value)
+        if isinstance(values, Node):  # the reference's words: its tensors refuse iteration
+            raise self.error("a tile_lang tensor is not iterable; use tl.static_range over its indices")
+        if not isinstance(values, (tuple, list)):
+            raise self.error(f"*{ast.unparse(node.value)} in a call takes a tuple, got {type(values).__name__}")
+        return tuple(values)
 
     def call(self, callee: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if isinstance(callee, BoundMethod):
@@ -497,7 +516,8 @@ class Frontend(ControlFlow):
         return scope.returned[0] if scope.returned else None
 
 # desc.load(...) and desc.store(...) on a tensor descriptor are these builtins with desc first.
-_DESCRIPTOR_METHODS: dict[str, Callable[..., Any]] = {"load": descriptor_load, "store": descriptor_store}
+_DESCRIPTOR_METHODS: dict[str, Callable[..., Any]] = {"load": descriptor_load, "store": descriptor_store,
+                                                      "gather": descriptor_gather, "scatter": descriptor_scatter}
 
 
 def _show(value: Any) -> str:

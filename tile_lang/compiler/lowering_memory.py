@@ -276,6 +276,46 @@ def _at(c: Context, a: Args, what: str) -> BlockInfo:
     return replace(block, offsets=_integers(c, a["offsets"], block.ndim, "offsets"))
 
 
+@lowers(tl_memory.descriptor_dims)
+def _descriptor_dims(c: Context, a: Args) -> tuple[Node, ...]:
+    """The shape or strides the descriptor was made of, each a scalar of the rule's dtype."""
+    block = _block_arg(c, a["desc"], tl_memory.TensorDescriptor, f"desc.{a['which']}")
+    return tuple(c.b.to_node(part, a["dtype"]) for part in getattr(block, a["which"]))
+
+
+def _rows(c: Context, a: Args, what: str) -> tuple[BlockInfo, Node, Node]:
+    """A row gather's or scatter's descriptor, and the pointers and in-bounds mask of its block:
+    rows ``x_offsets``, columns from ``y_offset`` on (64-bit where a stride is a runtime value)."""
+    block = _block_arg(c, a["desc"], tl_memory.TensorDescriptor, what)
+    rows = c.b.expand_dims(a["x_offsets"], 1)
+    columns = c.b.expand_dims(c.b.binary(BinaryFn.ADD, a["y_offset"], c.b.arange(0, block.block_shape[1])), 0)
+    offset: Value | None = None
+    mask: Node | None = None
+    for index, stride, extent in zip((rows, columns), block.strides, block.shape):
+        if isinstance(stride, Node):
+            index = c.b.cast(index, dtypes.promote(index.ty.dtype, dtypes.I64))
+        term = index if isinstance(stride, int) and stride == 1 else c.b.binary_op(BinaryOp.MUL, index, stride)
+        offset = term if offset is None else c.b.binary_op(BinaryOp.ADD, offset, term)
+        inside = c.b.binary(BinaryFn.AND, c.b.binary(BinaryFn.GE, index, 0), c.b.binary(BinaryFn.LT, index, extent))
+        mask = inside if mask is None else c.b.binary(BinaryFn.AND, mask, inside)
+    assert offset is not None and mask is not None
+    full = a["shape"]
+    return block, c.b.broadcast_to(c.b.pointer_arith(BinaryOp.ADD, block.base, offset), full), c.b.broadcast_to(mask, full)
+
+
+@lowers(tl_memory.descriptor_gather)
+def _descriptor_gather(c: Context, a: Args) -> Node:
+    """Out-of-bounds elements read as the descriptor's padding."""
+    block, ptrs, mask = _rows(c, a, "descriptor gather")
+    return load(c, ptrs, mask, block.fill)
+
+
+@lowers(tl_memory.descriptor_scatter)
+def _descriptor_scatter(c: Context, a: Args) -> None:
+    _, ptrs, mask = _rows(c, a, "descriptor scatter")
+    store(c, ptrs, a["value"], mask)
+
+
 @lowers(tl_memory.descriptor_load)
 def _descriptor_load(c: Context, a: Args) -> Node:
     """Every dim is checked; out-of-bounds elements read as the descriptor's padding."""

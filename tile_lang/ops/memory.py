@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Generic, Literal, NoReturn, overload
+from typing import Any, Generic, Literal, overload
 
 from tile_lang.builtin import builtin
-from tile_lang.dtypes import W32, Bool, DType, Float, Int, marker_of
+from tile_lang.dtypes import W32, W64, Bool, DType, Float, Int, marker_of
 from tile_lang.errors import SemanticError
 from tile_lang.seen import Seen
 from tile_lang.func import helper
@@ -71,12 +70,22 @@ class TensorDescriptor(Generic[D, R]):
         return marker_of(handle.seen().element)  # type: ignore[return-value]
 
     @property
-    def block_shape(self) -> Sequence[int]:
-        """``desc.block_shape``: the block each access moves, a tuple of ints as Triton's
-        ``tensor_descriptor.block_shape`` (a host descriptor's is its assignable list)."""
+    def block_shape(self) -> list[int]:
+        """``desc.block_shape``: the block each access moves, a list of ints as Triton's
+        ``tensor_descriptor.block_shape`` (so ``desc.block_shape == [BM, BN]`` holds, as in Triton)."""
         handle = self.handle
         assert isinstance(handle, Seen)
-        return handle.seen().shape
+        return list(handle.seen().shape)
+
+    @property
+    def shape(self) -> tuple[Tensor[Int[W32], R0], ...]:
+        """``desc.shape``: the described tensor's shape, i32 scalars, as Triton's ``tensor_descriptor.shape``."""
+        return descriptor_dims(self, "shape")
+
+    @property
+    def strides(self) -> tuple[Tensor[Int[W64], R0], ...]:
+        """``desc.strides``: its strides in elements, i64 scalars, as Triton's ``tensor_descriptor.strides``."""
+        return descriptor_dims(self, "strides")  # type: ignore[return-value]
 
     def load(self, offsets: list[Offset32] | tuple[Offset32, ...]) -> Tensor[D, R]:
         """Load the block at ``offsets``; out-of-bounds elements read as the descriptor's padding."""
@@ -86,16 +95,17 @@ class TensorDescriptor(Generic[D, R]):
         """Store ``value`` at ``offsets``; out-of-bounds elements are dropped."""
         descriptor_store(self, offsets, value)
 
-    # Triton's row gather and scatter through a descriptor (TMA gather4 on Blackwell): kernels name
-    # them in branches a constexpr leaves out (vLLM's fused_moe_kernel under USE_TD), so the names
-    # are legal; reached, either is this error on both backends.
-    @property
-    def gather(self) -> NoReturn:
-        raise SemanticError("tensor descriptor gather (Triton's desc.gather) is not supported yet")
+    def gather(self: TensorDescriptor[D, R2], x_offsets: Tensor[Int[Any], R1], y_offset: Offset32) -> Tensor[D, R2]:
+        """Triton's row gather (TMA gather4 on Blackwell): of a 2-D descriptor with a one-row block,
+        rows ``x_offsets`` from column ``y_offset`` on, a ``[len(x_offsets), block_shape[1]]``
+        block; out-of-bounds elements read as the padding."""
+        return descriptor_gather(self, x_offsets, y_offset)
 
-    @property
-    def scatter(self) -> NoReturn:
-        raise SemanticError("tensor descriptor scatter (Triton's desc.scatter) is not supported yet")
+    def scatter(self: TensorDescriptor[D, R2], value: Tensor[D, R2], x_offsets: Tensor[Int[Any], R1],
+                y_offset: Offset32) -> None:
+        """Triton's row scatter: ``value``'s rows stored to rows ``x_offsets`` from column
+        ``y_offset`` on (out-of-bounds elements dropped); the converse of :meth:`gather`."""
+        descriptor_scatter(self, value, x_offsets, y_offset)
 
 
 # A Python float ``other`` only for float pointers (``other=0.5`` on an int pointer is an error, as
@@ -298,6 +308,22 @@ def make_tensor_descriptor(
 
     Tuples give the descriptor a static rank; Triton's list spelling leaves the rank unchecked.
     """
+
+
+@builtin
+def descriptor_dims(desc: TensorDescriptor[Any, Any], which: Literal["shape", "strides"]) -> tuple[Tensor[Int[W32], R0], ...]:
+    """``desc.shape`` (i32 scalars) or ``desc.strides`` (i64 scalars): the parts the descriptor was made of."""
+
+
+@builtin
+def descriptor_gather(desc: TensorDescriptor[D, R2], x_offsets: Tensor[Int[Any], R1], y_offset: Offset32) -> Tensor[D, R2]:
+    """``desc.gather(x_offsets, y_offset)``."""
+
+
+@builtin
+def descriptor_scatter(desc: TensorDescriptor[D, R2], value: Tensor[D, R2], x_offsets: Tensor[Int[Any], R1],
+                       y_offset: Offset32) -> None:
+    """``desc.scatter(value, x_offsets, y_offset)``."""
 
 
 @builtin

@@ -149,6 +149,22 @@ def descriptor_store(shape: tuple[int, ...], block: tuple[int, ...]) -> None:
         raise SemanticError(f"a descriptor store needs a value of shape {list(block)}, got shape {list(shape)}")
 
 
+def descriptor_rows(desc: Tiled, x_offsets: object, what: str) -> tuple[int, int]:
+    """The block a row gather or scatter moves, ``[len(x_offsets), block columns]``, by Triton's
+    rules: a 2-D descriptor with a one-row block, a 1-D block of at least 8 integer row offsets,
+    and at least 8 words of columns (TMA gather4's pieces)."""
+    if desc.rank != 2 or desc.shape[0] != 1:
+        raise SemanticError(f"{what} needs a 2-D descriptor with a block of 1 row, got block shape {list(desc.shape)}")
+    if not (isinstance(x_offsets, Block) and x_offsets.rank == 1 and x_offsets.dtype.is_int):
+        raise SemanticError(f"{what}: x_offsets must be a 1-D block of integers, got {shown(x_offsets)}")
+    rows, columns = x_offsets.shape[0], 32 // desc.element.bits * 8
+    if rows < 8:
+        raise SemanticError(f"{what} must have at least 8 rows, but got {rows}")
+    if desc.shape[1] < columns:
+        raise SemanticError(f"{what} of {desc.element!r} must have at least {columns} columns, but got {desc.shape[1]}")
+    return rows, desc.shape[1]
+
+
 # ---------------------------------------------------------------- the ops' rules (see semantics.dispatch)
 
 
@@ -250,6 +266,41 @@ def _descriptor_offsets(a: Args, what: str) -> dict[str, Any]:
 
 
 rule(tlmemory.descriptor_load)(lambda a: _descriptor_offsets(a, "descriptor load"))
+
+@rule(tlmemory.descriptor_gather)
+def _descriptor_gather(a: Args) -> dict[str, Any]:
+    """The gathered block's shape (:func:`descriptor_rows`); the column offset is 32-bit."""
+    return _descriptor_rows(a, "descriptor gather")
+
+
+@rule(tlmemory.descriptor_scatter)
+def _descriptor_scatter(a: Args) -> dict[str, Any]:
+    """As a gather's, and the value has the scattered block's shape."""
+    checked = _descriptor_rows(a, "descriptor scatter")
+    value = a["value"]
+    if "shape" in checked and (not isinstance(value, Block) or value.shape != checked["shape"]):
+        raise SemanticError(f"descriptor scatter needs a value of shape {list(checked['shape'])}, got {shown(value)}")
+    return checked
+
+
+def _descriptor_rows(a: Args, what: str) -> dict[str, Any]:
+    y = a["y_offset"]
+    descriptor_offsets((y.dtype.bits,) if isinstance(y, Block) else (), what)
+    desc = a["desc"]
+    return {"shape": descriptor_rows(desc, a["x_offsets"], what)} if isinstance(desc, Tiled) else {}
+
+
+DESCRIPTOR_DIMS = {"shape": dtypes.I32, "strides": dtypes.I64}
+"""The dtype of each scalar of ``desc.shape`` and ``desc.strides``, Triton's (32-bit sizes, 64-bit strides)."""
+
+
+@rule(tlmemory.descriptor_dims)
+def _descriptor_dims(a: Args) -> dict[str, Any]:
+    """Which parts of the descriptor are read, and their dtype."""
+    which = a["which"]
+    if which not in DESCRIPTOR_DIMS:
+        raise SemanticError(f"a tensor descriptor has .shape and .strides, not {which!r}")
+    return {"dtype": DESCRIPTOR_DIMS[which]}
 
 
 @rule(tlmemory.descriptor_store)
