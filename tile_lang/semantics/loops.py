@@ -86,8 +86,9 @@ def branch_types(name: str, then: BlockType, orelse: BlockType) -> None:
 @applies(forms.loop_settles)
 def loop_settles(name: str, carried: DType, inside: DType) -> DType:
     """A carried value widens to what the body gives it (``acc = acc + x`` from f16 zeros to f32),
-    as Triton's and the compiler's carried types do; a body giving it a narrower dtype than it
-    is carried in (``p = p.to(tl.float16)`` on an f32 ``p``) never settles, which Triton rejects."""
+    as the compiler's carried types do (Triton 3.6 refuses any change of a carried dtype: this is
+    more permissive); a body giving it a narrower dtype than it is carried in
+    (``p = p.to(tl.float16)`` on an f32 ``p``) never settles, which both reject."""
     widened = promote(carried, inside)
     if inside != carried and widened == carried:
         raise SemanticError(f"loop-carried values do not settle on a type: {name}")
