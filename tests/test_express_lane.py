@@ -80,7 +80,7 @@ class Driver:
 def cuda() -> Iterator[Driver]:
     """The CUDA backend over a stand-in CuPy, both launch paths recorded, the kernel's lane new."""
     driver = Driver()
-    scaled_copy.lane, scaled_copy._lane_tries = None, 0
+    scaled_copy.lane, scaled_copy._lane_tries, scaled_copy._last_launcher = None, 0, None  # a new lane, none bound
     with stand_in(driver.load, driver.python_launch):
         yield driver
 

@@ -314,6 +314,15 @@ class Launcher(Generic[P]):
         if lane is not None and self.options is DEFAULT_OPTIONS and lane(self.grid, args, kwargs):
             return
         try:
+            self.checked(*args, **kwargs)
+        except TileLangError as error:
+            raise trimmed(error)  # one library frame, this one
+
+    def checked(self, *args: P.args, **kwargs: P.kwargs) -> None:
+        """The launch without the express lane: hooks, the fast path or every check (a bound lane
+        that did not launch a call comes here, so the lane is not tried twice)."""
+        __tracebackhide__ = True
+        try:
             if LAUNCH_HOOKS:
                 with contextlib.ExitStack() as around:
                     for hook in LAUNCH_HOOKS:

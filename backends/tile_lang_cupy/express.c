@@ -493,7 +493,7 @@ static void express_dealloc(PyObject *op) {
 typedef struct {
   PyObject_HEAD
   vectorcallfunc vectorcall;
-  PyObject *lane, *grid, *fallback;
+  PyObject *lane, *grid, *fallback, *checked; /* checked: the launcher's Python path, lane not tried again */
 } Bound;
 
 static PyObject *bound_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
@@ -501,7 +501,7 @@ static PyObject *bound_call(PyObject *op, PyObject *const *args, size_t nargsf, 
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
   if (try_launch((Express *)self->lane, self->grid, args, nargs, nkw ? &PyTuple_GET_ITEM(kwnames, 0) : NULL, nkw))
     Py_RETURN_NONE;
-  return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+  return PyObject_Vectorcall(self->checked, args, nargsf, kwnames);
 }
 
 static PyObject *bound_getattr(PyObject *op, PyObject *name) { return PyObject_GetAttr(((Bound *)op)->fallback, name); }
@@ -510,13 +510,13 @@ static PyObject *bound_repr(PyObject *op) { return PyObject_Repr(((Bound *)op)->
 
 static int bound_traverse(PyObject *op, visitproc visit, void *arg) {  /* kernel -> its last launcher -> kernel */
   Bound *self = (Bound *)op;
-  Py_VISIT(self->lane); Py_VISIT(self->grid); Py_VISIT(self->fallback);
+  Py_VISIT(self->lane); Py_VISIT(self->grid); Py_VISIT(self->fallback); Py_VISIT(self->checked);
   return 0;
 }
 
 static int bound_clear(PyObject *op) {
   Bound *self = (Bound *)op;
-  Py_CLEAR(self->lane); Py_CLEAR(self->grid); Py_CLEAR(self->fallback);
+  Py_CLEAR(self->lane); Py_CLEAR(self->grid); Py_CLEAR(self->fallback); Py_CLEAR(self->checked);
   return 0;
 }
 
@@ -542,8 +542,11 @@ static PyTypeObject BoundType = {
 
 static PyObject *express_bind(PyObject *op, PyObject *const *argv, Py_ssize_t nargs) {
   if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "bind(grid, launcher)"); return NULL; }
+  PyObject *checked = PyObject_GetAttrString(argv[1], "checked");
+  if (checked == NULL) return NULL;
   Bound *bound = PyObject_GC_New(Bound, &BoundType);
-  if (bound == NULL) return NULL;
+  if (bound == NULL) { Py_DECREF(checked); return NULL; }
+  bound->checked = checked;
   bound->vectorcall = bound_call;
   Py_INCREF(op); bound->lane = op;
   Py_INCREF(argv[0]); bound->grid = argv[0];
