@@ -1,0 +1,178 @@
+"""A ninth set of hand-written kernels, aimed at the newest compiler paths: promises of
+``tl.multiple_of``/``tl.max_contiguous``/``tl.max_constancy`` (``Op.HINT``) on clamped, wrapped and
+2-D offsets, fragment stores staged inside loop bodies without a dot (stores read back in the same
+and the next iteration, loops of zero and one trip), and persistent tile loops whose grid is smaller
+or larger than the tile count. Each runs on the NumPy reference and the generated CUDA under the CPU
+emulator (sm_80 and sm_90), outputs poisoned first, against NumPy in float64."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tile_lang as tl
+from tile_lang import Pointer, constexpr, f16, f32
+
+from tests.compiler.emulator import EMULATOR
+
+pytestmark = pytest.mark.skipif(EMULATOR.unavailable_reason() is not None,
+                                reason=str(EMULATOR.unavailable_reason()))
+Arr = np.ndarray[Any, Any]
+
+
+# ---------------------------------------------------------------- promises on clamped, wrapped and 2-D offsets
+
+@tl.kernel
+def promised_tiles(src: Pointer[f32], dst: Pointer[f32], M: int, N: int, BM: constexpr, BN: constexpr) -> None:
+    """A 2-D tile whose rows are clamped to row 0 past M (tutorial 09's promise on them) and whose
+    columns wrap ``% N`` under a promise of contiguity of 12 (a non-power of two), masked by
+    ``cols < N`` promised constant in groups of BN."""
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    rows = tl.max_contiguous(tl.multiple_of(tl.where(rows < M, rows, 0), BM), BM)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    keep = cols < 2 * N
+    quads = tl.max_constancy((cols % N) // 4 * 4, 4)
+    wrapped = tl.max_contiguous(quads + cols % 4, 12)
+    vals = tl.load(src + rows[:, None] * N + wrapped[None, :], mask=keep[None, :], other=-1.0)
+    tl.store(dst + tl.program_id(0) * BM * 2 * N + tl.arange(0, BM)[:, None] * 2 * N + cols[None, :], vals,
+             mask=keep[None, :])
+
+
+@pytest.mark.parametrize("m, n", [(64, 96), (40, 96), (64, 48)])
+def test_promised_two_d_offsets(target: str, m: int, n: int) -> None:
+    """The row clamp holds its promise where M is a multiple of BM; the wrap where N is a multiple
+    of 12 and the columns start at multiples of 12 (BN 16 does not: the promise is of 4)."""
+    bm, bn = 16, 16
+    if m % bm:
+        pytest.skip("the row promise holds only for M a multiple of BM")
+    rng = np.random.default_rng(m + n)
+    src = rng.standard_normal((m, n)).astype(np.float32)
+    gm, gn = m // bm, (2 * n) // bn
+    with tl.backend(target):
+        d = tl.to_device(np.full((gm * bm, 2 * n), np.nan, np.float32))
+        try:
+            promised_tiles[(gm, gn)](tl.to_device(src), d, m, n, BM=bm, BN=bn)
+        except tl.KernelError:
+            assert target == "numpy", "only the reference checks promises"
+            return
+        got = d.numpy()
+    cols = np.arange(2 * n)
+    want = src[:, cols % n]
+    np.testing.assert_array_equal(got, want)
+
+
+@tl.kernel
+def promised_windows(src: Pointer[f32], dst: Pointer[f32], start: int, n: int, R: constexpr, C: constexpr) -> None:
+    """Row r reads ``src[w[r]:w[r] + C]`` for clamped window starts ``w`` promised multiples of 16:
+    the reference holds the promise where each run of consecutive starts begins at one, so
+    ``16, 17, ..., 31`` keeps it, though most rows start off a 16-element boundary."""
+    w = start + tl.arange(0, R)
+    w = tl.multiple_of(tl.where(w < n, w, 0), 16)
+    rows = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    tl.store(dst + rows, tl.load(src + w[:, None] + tl.arange(0, C)[None, :]))
+
+
+@pytest.mark.parametrize("start, n", [(16, 100), (32, 40), (0, 8)])
+def test_a_promised_multiple_without_runs_aligns_no_row(target: str, start: int, n: int) -> None:
+    """The promise was taken for every element of the where's result (its runs unknown), so each
+    row got 16-byte loads: the emulator aborted on the misaligned row 17 (on a GPU, a misaligned
+    address); a multiple now counts only over runs the analysis knows (after max_contiguous)."""
+    r, c = 16, 16
+    rng = np.random.default_rng(start + n)
+    src = rng.standard_normal(start + r + c).astype(np.float32)
+    w = start + np.arange(r)
+    w = np.where(w < n, w, 0)
+    with tl.backend(target):
+        d = tl.to_device(np.full((r, c), np.nan, np.float32))
+        promised_windows[(1,)](tl.to_device(src), d, start, n, R=r, C=c)
+        got = d.numpy()
+    np.testing.assert_array_equal(got, src[w[:, None] + np.arange(c)[None, :]])
+
+
+# ---------------------------------------------------------------- staged fragment stores in loops
+
+@tl.kernel
+def staged_in_loop(a_ptr: Pointer[f16], b_ptr: Pointer[f16], o_ptr: Pointer[f32], r_ptr: Pointer[f32], n: int,
+                   M: constexpr, N: constexpr, K: constexpr) -> None:
+    """A dot's result stored in a dot-free loop, read back in the same iteration (through the
+    staged store) and again in the next one before its overwrite, twice to overlapping rows."""
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    acc = tl.dot(a, b)
+    tile = rm[:, None] * N + rn[None, :]
+    for i in range(n):
+        prev = tl.load(o_ptr + tile)
+        tl.store(o_ptr + tile, acc)
+        tl.debug_barrier()  # the next store overlaps this one's rows 1.. on other lanes
+        tl.store(o_ptr + N + tile, acc * 2.0, mask=(rm[:, None] < M - 1) & (rn[None, :] >= 0))
+        tl.debug_barrier()  # lanes reread what others stored
+        back = tl.load(o_ptr + tile)
+        acc = acc + back * 0.5 + prev
+    tl.store(r_ptr + tile, acc)
+
+
+@pytest.mark.parametrize("trips", [0, 1, 3])
+def test_staged_stores_read_back_in_a_loop(target: str, trips: int) -> None:
+    rng = np.random.default_rng(90 + trips)
+    m, n, k = 32, 32, 16
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, n)).astype(np.float16)
+    o0 = rng.integers(-3, 4, m * n + n).astype(np.float32)
+    with tl.backend(target):
+        o = tl.to_device(o0.copy())
+        r = tl.to_device(np.full((m, n), np.nan, np.float32))
+        staged_in_loop[(1,)](tl.to_device(a), tl.to_device(b), o, r, trips, M=m, N=n, K=k)
+        got_o, got_r = o.numpy(), r.numpy()
+    acc = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)  # exact: small integers
+    mem = o0.copy()
+    for _ in range(trips):
+        prev = mem[:m * n].reshape(m, n).copy()
+        mem[:m * n] = acc.ravel()
+        flat = mem[n:n + m * n].reshape(m, n)
+        flat[:m - 1] = (acc * 2)[:m - 1]
+        back = mem[:m * n].reshape(m, n).copy()
+        acc = acc + back * np.float32(0.5) + prev  # f32 as the kernel rounds, in its order
+    np.testing.assert_array_equal(got_o, mem)
+    np.testing.assert_array_equal(got_r, acc)
+
+
+# ---------------------------------------------------------------- persistent tile loops
+
+@tl.kernel
+def persistent_tiles(a_ptr: Pointer[f16], b_ptr: Pointer[f16], c_ptr: Pointer[f32], M: int, N: int, K: int,
+                     BM: constexpr, BN: constexpr, BK: constexpr) -> None:
+    """Tutorial 09's persistent form: each program walks tiles ``pid, pid + grid, ...``; the K loop
+    masked, the epilogue's store masked on the last partial tiles."""
+    num_n = tl.cdiv(N, BN)
+    num_tiles = tl.cdiv(M, BM) * num_n
+    for tile_id in tl.range(tl.program_id(0), num_tiles, tl.num_programs(0), flatten=True):
+        rm = (tile_id // num_n) * BM + tl.arange(0, BM)
+        rn = (tile_id % num_n) * BN + tl.arange(0, BN)
+        am = tl.max_contiguous(tl.multiple_of(tl.where(rm < M, rm, 0), BM), BM)
+        bn = tl.max_contiguous(tl.multiple_of(tl.where(rn < N, rn, 0), BN), BN)
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k0 in range(0, K, BK):
+            rk = k0 + tl.arange(0, BK)
+            a = tl.load(a_ptr + am[:, None] * K + rk[None, :], mask=rk[None, :] < K, other=0.0)
+            b = tl.load(b_ptr + rk[:, None] * N + bn[None, :], mask=rk[:, None] < K, other=0.0)
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc + 1.0, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.parametrize("m, n, k, grid", [(64, 64, 48, 3), (48, 80, 32, 20), (32, 32, 16, 1)])
+def test_persistent_tiles_with_partial_last_tiles(target: str, m: int, n: int, k: int, grid: int) -> None:
+    rng = np.random.default_rng(m * n + grid)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, n)).astype(np.float16)
+    with tl.backend(target):
+        c = tl.to_device(np.full((m, n), np.nan, np.float32))
+        try:
+            persistent_tiles[(grid,)](tl.to_device(a), tl.to_device(b), c, m, n, k, BM=32, BN=32, BK=16)
+        except tl.KernelError:
+            assert target == "numpy" and (m % 32 or n % 32), "a promise broken only where a tile is partial"
+            return
+        got = c.numpy()
+    np.testing.assert_array_equal(got, (a.astype(np.float64) @ b.astype(np.float64) + 1).astype(np.float32))
