@@ -237,3 +237,28 @@ def test_gathers_with_extreme_rows_and_a_negative_column(target: str) -> None:
                 want_stored[row, cols[inside]] = want[i, j, inside] + 1
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(stored, want_stored)
+
+
+# ---------------------------------------------------------------- tuple arguments relaunched with other contents
+
+@tl.kernel
+def packed_copy(pack, out, B: constexpr):  # type: ignore[no-untyped-def]
+    """A tuple argument of a buffer and a nested tuple of ints: a masked, scaled copy."""
+    src, (n, shift) = pack
+    offs = tl.arange(0, B)
+    x = tl.load(src + offs, mask=offs < n, other=0)
+    tl.store(out + offs, x.to(tl.float32) * 2 + shift)
+
+
+def test_a_tuple_relaunched_with_other_dtypes_and_ints(target: str) -> None:
+    """One kernel launched five times, the tuple's buffer of another dtype or its ints changed (a
+    16 and a 1 specialise): each launch must use its own contents, not the last kernel built."""
+    rng, b = np.random.default_rng(95), 16
+    with tl.backend(target):
+        for dtype, n, shift in [(np.float32, 16, 1), (np.float16, 5, 2), (np.int64, 9, 3), (np.float32, 16, 17),
+                                (np.int8, 1, -4)]:
+            x = (rng.standard_normal(b) * 10).astype(dtype)
+            o = tl.to_device(np.full(b, np.nan, np.float32))
+            packed_copy[(1,)]((tl.to_device(x), (n, shift)), o, B=b)
+            want = np.where(np.arange(b) < n, x.astype(np.float64), 0) * 2 + shift
+            np.testing.assert_array_equal(o.numpy(), want.astype(np.float32), err_msg=f"{dtype.__name__} {n} {shift}")
