@@ -175,24 +175,38 @@ def _runs(node: Node, info: dict[Node, AxisInfo]) -> AxisInfo:
         const = _gcds(*(info[a].constancy for a in node.args))
         return AxisInfo(tuple(1 for _ in const), tuple(1 for _ in const), const)
     if node.op is Op.HINT and isinstance(node.attr, HintAttr):
-        return _promised(node, node.attr, info[node.args[0]])
+        return _promised(node, node.attr, info)
     return _unknown(node)
 
 
-def _promised(node: Node, hint: HintAttr, src: AxisInfo) -> AxisInfo:
+def _promised(node: Node, hint: HintAttr, info: dict[Node, AxisInfo]) -> AxisInfo:
     """What a hint adds to the facts derived: per axis the larger run or divisor, in powers of two
-    within the axis. A pointer's divisibility (bytes of its address) keeps what its argument's
-    alignment and the offsets give: the reference checks ``multiple_of`` on the byte offset from
-    the argument, so the promise says nothing of the address itself."""
+    within the axis. ``multiple_of`` promises (as the reference checks it) that each value not
+    following its predecessor by 1 is a multiple: so each run of ``c`` known consecutive values
+    starts at a multiple of the promise or ``c`` past one, a multiple of the smaller (values of no
+    known runs may still follow their predecessors, and gain nothing until ``max_contiguous`` makes
+    runs of them, tutorial 09's order). A pointer's divisibility (bytes of its address) keeps what
+    its argument's alignment and the offsets give: the reference checks ``multiple_of`` on the byte
+    offset from the argument, so the promise says nothing of the address itself."""
+    src = info[node.args[0]]
     promised = tuple(_pow2_divisor(v) for v in hint.values)
     if hint.kind == "multiple_of":
-        if node.ty.dtype.is_pointer:
-            return src
-        return replace(src, divisibility=tuple(max(d, v) for d, v in zip(src.divisibility, promised)))
+        return src if node.ty.dtype.is_pointer else _multiple(src, promised, src.contiguity)
     within = tuple(min(v, n) for v, n in zip(promised, _dims(node)))
     if hint.kind == "max_contiguous":
-        return replace(src, contiguity=tuple(max(c, v) for c, v in zip(src.contiguity, within)))
+        runs = replace(src, contiguity=tuple(max(c, v) for c, v in zip(src.contiguity, within)))
+        inner = node.args[0]
+        if inner.op is Op.HINT and isinstance(inner.attr, HintAttr) and inner.attr.kind == "multiple_of" \
+                and not inner.ty.dtype.is_pointer:
+            multiples = tuple(_pow2_divisor(v) for v in inner.attr.values)
+            return _multiple(replace(runs, divisibility=info[inner.args[0]].divisibility), multiples, runs.contiguity)
+        return runs
     return replace(src, constancy=tuple(max(c, v) for c, v in zip(src.constancy, within)))
+
+
+def _multiple(src: AxisInfo, promised: tuple[int, ...], runs: tuple[int, ...]) -> AxisInfo:
+    """``src`` with each axis's divisor raised to the promised multiple, at most its runs' length."""
+    return replace(src, divisibility=tuple(max(d, min(v, c)) for d, v, c in zip(src.divisibility, promised, runs)))
 
 
 def _gcds(*columns: tuple[int, ...]) -> tuple[int, ...]:
