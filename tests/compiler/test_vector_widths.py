@@ -310,6 +310,32 @@ def test_a_pointers_promised_multiple_leaves_its_address_alignment_alone() -> No
     assert _widths(fn)[0] == 1
 
 
+@tl.kernel
+def table_rows(src: Pointer[f32], table: Pointer[tl.i32], dst: Pointer[f32], BN: constexpr) -> None:
+    """Each program copies the row starting at the offset its table entry gives (a block table,
+    vLLM-style), promised a multiple of 16: a scalar is one value, checked whole by the reference."""
+    start = tl.multiple_of(tl.load(table + tl.program_id(0)), 16)
+    tl.store(dst + tl.program_id(0) * BN + tl.arange(0, BN), tl.load(src + start + tl.arange(0, BN)))
+
+
+def test_a_scalars_promise_is_kept_whole() -> None:
+    """A multiple promised of a value with no runs known counts only up to its runs, except where
+    every element is checked (a scalar): the loaded offset keeps its 16."""
+    fn = compile_ir(table_rows, _aligned(static_spec(table_rows, {"BN": 512})))
+    hinted = next(n for n in walk(fn.body) if n.op is Op.HINT)
+    assert analyze(fn)[hinted].divisibility == (16,)
+
+
+def test_table_rows_match_numpy(backend: str) -> None:
+    rng = np.random.default_rng(7)
+    src = rng.standard_normal(4096).astype(np.float32)
+    starts = (rng.permutation(15) * 256 + 16 * rng.integers(0, 2, 15)).astype(np.int32)[:6]
+    with registry.backend(backend):
+        d = tl.to_device(np.full(6 * 256, np.nan, np.float32))
+        table_rows[(6,)](tl.to_device(src), tl.to_device(starts), d, BN=256)
+        np.testing.assert_array_equal(d.numpy(), np.concatenate([src[s:s + 256] for s in starts]))
+
+
 @pytest.mark.parametrize(("n", "hinted"), [(1536, True), (512, False), (300, False)])
 def test_clamped_columns_match_numpy(backend: str, n: int, hinted: bool) -> None:
     """The clamped read on the reference and the generated CUDA: the hinted one where its promise

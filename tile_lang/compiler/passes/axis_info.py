@@ -191,7 +191,7 @@ def _promised(node: Node, hint: HintAttr, info: dict[Node, AxisInfo]) -> AxisInf
     src = info[node.args[0]]
     promised = tuple(_pow2_divisor(v) for v in hint.values)
     if hint.kind == "multiple_of":
-        return src if node.ty.dtype.is_pointer else _multiple(src, promised, src.contiguity)
+        return src if node.ty.dtype.is_pointer else _multiple(src, promised, src.contiguity, _dims(node))
     within = tuple(min(v, n) for v, n in zip(promised, _dims(node)))
     if hint.kind == "max_contiguous":
         runs = replace(src, contiguity=tuple(max(c, v) for c, v in zip(src.contiguity, within)))
@@ -199,14 +199,19 @@ def _promised(node: Node, hint: HintAttr, info: dict[Node, AxisInfo]) -> AxisInf
         if inner.op is Op.HINT and isinstance(inner.attr, HintAttr) and inner.attr.kind == "multiple_of" \
                 and not inner.ty.dtype.is_pointer:
             multiples = tuple(_pow2_divisor(v) for v in inner.attr.values)
-            return _multiple(replace(runs, divisibility=info[inner.args[0]].divisibility), multiples, runs.contiguity)
+            known = replace(runs, divisibility=info[inner.args[0]].divisibility)
+            return _multiple(known, multiples, runs.contiguity, _dims(node))
         return runs
     return replace(src, constancy=tuple(max(c, v) for c, v in zip(src.constancy, within)))
 
 
-def _multiple(src: AxisInfo, promised: tuple[int, ...], runs: tuple[int, ...]) -> AxisInfo:
-    """``src`` with each axis's divisor raised to the promised multiple, at most its runs' length."""
-    return replace(src, divisibility=tuple(max(d, min(v, c)) for d, v, c in zip(src.divisibility, promised, runs)))
+def _multiple(src: AxisInfo, promised: tuple[int, ...], runs: tuple[int, ...], dims: tuple[int, ...]) -> AxisInfo:
+    """``src`` with each axis's divisor raised to the promised multiple, at most its runs' length;
+    the whole promise where every element is checked: an axis of one element (a scalar) or of
+    constant groups (an element equal to its predecessor does not continue it)."""
+    def raised(d: int, v: int, c: int, k: int, n: int) -> int:
+        return max(d, v if n == 1 or k > 1 else min(v, c))
+    return replace(src, divisibility=tuple(map(raised, src.divisibility, promised, runs, src.constancy, dims)))
 
 
 def _gcds(*columns: tuple[int, ...]) -> tuple[int, ...]:
