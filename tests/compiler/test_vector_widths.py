@@ -320,10 +320,12 @@ def table_rows(src: Pointer[f32], table: Pointer[tl.i32], dst: Pointer[f32], BN:
 
 def test_a_scalars_promise_is_kept_whole() -> None:
     """A multiple promised of a value with no runs known counts only up to its runs, except where
-    every element is checked (a scalar): the loaded offset keeps its 16."""
+    every element is checked (a scalar): the loaded offset keeps its 16, and the row read 128 bits
+    at a time (the load's node is rewritten before it, so its width is found by the original)."""
     fn = compile_ir(table_rows, _aligned(static_spec(table_rows, {"BN": 512})))
     hinted = next(n for n in walk(fn.body) if n.op is Op.HINT)
     assert analyze(fn)[hinted].divisibility == (16,)
+    assert _widths(fn) == [1, 4, 4]
 
 
 def test_table_rows_match_numpy(backend: str) -> None:

@@ -18,7 +18,11 @@ barrier lies between:
 - a dot result stored from its fragments, then loaded back by rows (``tl.load(c_ptrs)`` in the
   default layout): 420-520 of 1024 elements read stale on the emulator;
 - ``x = tl.load(p + tl.arange(0, 1))`` then ``tl.store(p + tl.arange(0, 1), x * 2)``: the other
-  threads' copies of ``x`` read the new value (1019 of 1024 lanes of a later ``y * x`` wrong).
+  threads' copies of ``x`` read the new value (1019 of 1024 lanes of a later ``y * x`` wrong);
+- ``y = tl.load(q + offs)`` then ``tl.store(q + (B - 1 - offs), y)``: one layout, but element
+  ``q[j]`` is lane ``j`` of the load and lane ``B - 1 - j`` of the store (an in-place reversal:
+  most of 1024 elements wrong on the emulator); accesses of one layout are ordered only through
+  pointers computed alike, and a scalar write (thread 0) only against another scalar access.
 
 Two accesses may touch one element when their pointers come from the same kernel argument, or
 either one's is not known; two scalar accesses always may. Kernels whose accesses agree on their
@@ -30,7 +34,7 @@ from __future__ import annotations
 import enum
 
 from tile_lang.compiler.ir import Function, Node, Op, Region, Registers, held_in, stored_walk, walk
-from tile_lang.compiler.passes.rebuild import rebuild
+from tile_lang.compiler.passes.rebuild import rewrite
 
 
 class Threads(enum.Enum):
@@ -41,20 +45,25 @@ class Threads(enum.Enum):
 
 
 # one access since the last barrier: whether it writes, its pointers' root (None: not known),
-# and the threads performing it (a block's register layout)
-_Access = tuple[bool, Node | None, Registers | Threads]
+# the threads performing it (a block's register layout) and its pointers' expression (equal
+# expressions put each element on the same lane)
+_Access = tuple[bool, Node | None, Registers | Threads, object]
+
+# operations whose value is a function of their operands and attribute alone
+_PURE = frozenset({Op.CONST, Op.PROGRAM_ID, Op.NUM_PROGRAMS, Op.ARANGE, Op.SPLAT, Op.BINARY, Op.UNARY, Op.CAST,
+                   Op.WHERE, Op.HINT, Op.BROADCAST, Op.RESHAPE, Op.PERMUTE, Op.CONVERT})
 _State = frozenset[_Access]
 
 
 def order_accesses(fn: Function) -> Function:
     fenced = _unordered(fn)
 
-    def rule(node: Node, body: list[Node]) -> Node:
-        if node in fenced:
+    def rule(original: Node, node: Node, body: list[Node]) -> Node:
+        if original in fenced:  # an access after a loop given a barrier is a new node
             body.append(Node(Op.BARRIER, None, loc=node.loc))
         return node
 
-    return rebuild(fn, rule) if fenced else fn
+    return rewrite(fn, rule) if fenced else fn
 
 
 class _Roots:
@@ -94,7 +103,31 @@ class _Roots:
         return root
 
 
-def _accesses(node: Node, fn: Function, roots: _Roots) -> list[_Access]:
+class _Expressions:
+    """A key equal for two pointer blocks computed alike (``q + offs`` written twice): the same
+    pure operations of the same parameters, loop variables and loaded values."""
+
+    def __init__(self) -> None:
+        self.keys: dict[Node, object] = {}
+
+    def __call__(self, node: Node) -> object:
+        key = self.keys.get(node)
+        if key is None:
+            pure = node.op in _PURE and not node.regions and _hashable(node.attr)
+            key = (node.op, node.attr, node.type, tuple(self(a) for a in node.args)) if pure else node
+            self.keys[node] = key
+        return key
+
+
+def _hashable(attr: object) -> bool:
+    try:
+        hash(attr)
+    except TypeError:
+        return False
+    return True
+
+
+def _accesses(node: Node, fn: Function, roots: _Roots, expressions: _Expressions) -> list[_Access]:
     """What ``node`` reads and writes of global memory (an atomic both), as :data:`_Access`es."""
     if node.op not in (Op.LOAD, Op.STORE, Op.ATOMIC) or not node.args:
         return []
@@ -104,21 +137,21 @@ def _accesses(node: Node, fn: Function, roots: _Roots) -> list[_Access]:
         threads: Registers | Threads = Threads.EVERY if node.op is Op.LOAD else Threads.FIRST
     else:
         threads = held_in(stored_walk(node) if node.op is Op.STORE else node, fn)
-    return [(write, root, threads) for write in ((False,) if node.op is Op.LOAD else (True,) if node.op is Op.STORE
+    return [(write, root, threads, expressions(ptr)) for write in ((False,) if node.op is Op.LOAD else (True,) if node.op is Op.STORE
                                                   else (False, True))]
 
 
 def _conflict(a: _Access, b: _Access) -> bool:
     """Whether ``a`` and ``b`` may touch one element from different threads, one of them writing."""
-    (write_a, root_a, threads_a), (write_b, root_b, threads_b) = a, b
+    (write_a, root_a, threads_a, lanes_a), (write_b, root_b, threads_b, lanes_b) = a, b
     if not (write_a or write_b):
         return False
     if Threads.EVERY in (threads_a, threads_b):
         apart = True
-    elif Threads.FIRST in (threads_a, threads_b):
-        apart = False  # thread 0 holds lane 0 of every layout
-    else:
+    elif Threads.FIRST in (threads_a, threads_b):  # thread 0: a block's element may be on another
         apart = threads_a != threads_b
+    else:  # one layout walks each element on the same thread only through equal pointers
+        apart = threads_a != threads_b or lanes_a != lanes_b
     scalars = all(isinstance(t, Threads) for t in (threads_a, threads_b))
     return apart and (scalars or root_a is None or root_b is None or root_a == root_b)
 
@@ -128,7 +161,7 @@ def _unordered(fn: Function) -> set[Node]:
     accesses since the last barrier; a loop's body is walked twice, the second time from the
     state its end leaves (the next iteration)."""
     found: set[Node] = set()
-    roots = _Roots(fn)
+    roots, expressions = _Roots(fn), _Expressions()
 
     def region(body: Region, state: _State) -> _State:
         for node in body.body:
@@ -144,7 +177,7 @@ def _unordered(fn: Function) -> set[Node]:
             elif node.op is Op.BARRIER:
                 state = frozenset()
             else:
-                accesses = _accesses(node, fn, roots)
+                accesses = _accesses(node, fn, roots, expressions)
                 if any(_conflict(seen, access) for seen in state for access in accesses):
                     found.add(node)
                     state = frozenset()

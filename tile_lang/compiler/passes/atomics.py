@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Category, Function, Node, Op, Region, Sem, use_counts
-from tile_lang.compiler.passes.rebuild import rebuild
+from tile_lang.compiler.passes.rebuild import rewrite
 
 # What ``red`` updates: its operations and, for each, the element types it takes
 _REDUCIBLE = {
@@ -27,15 +27,15 @@ def discard_atomic_results(fn: Function) -> Function:
     read = use_counts(fn)
     last = _last_accesses(fn.body, True)
 
-    def rule(node: Node, body: list[Node]) -> Node:
+    def rule(original: Node, node: Node, body: list[Node]) -> Node:
         attr = node.attr
-        if (node.op is Op.ATOMIC and isinstance(attr, AtomicAttr) and node not in read
+        if (node.op is Op.ATOMIC and isinstance(attr, AtomicAttr) and original not in read
                 and node.ty.dtype in _REDUCIBLE.get(attr.fn, ())
-                and (attr.sem in (Sem.RELAXED, Sem.RELEASE) or node in last)):
+                and (attr.sem in (Sem.RELAXED, Sem.RELEASE) or original in last)):
             return replace(node, attr=replace(attr, discard=True))
         return node
 
-    return rebuild(fn, rule)
+    return rewrite(fn, rule)
 
 
 def _last_accesses(region: Region, clean_after: bool) -> set[Node]:

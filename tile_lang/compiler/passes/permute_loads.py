@@ -17,7 +17,7 @@ from dataclasses import replace
 from tile_lang.compiler.ir import (
     Function, MemAttr, Node, Op, PermuteAttr, load_operands_at, unwritten_between, walk, write_epochs,
 )
-from tile_lang.compiler.passes.rebuild import rebuild
+from tile_lang.compiler.passes.rebuild import rewrite
 
 
 def permute_loads(fn: Function) -> Function:
@@ -26,11 +26,12 @@ def permute_loads(fn: Function) -> Function:
     uses.update(fn.body.results)
     epochs = write_epochs(fn)
 
-    def rule(node: Node, body: list[Node]) -> Node:
+    def rule(original: Node, node: Node, body: list[Node]) -> Node:
         load = node.args[0] if node.op is Op.PERMUTE and node.args else None
-        if (load is None or load.op is not Op.LOAD or uses[load] != 1 or not isinstance(load.attr, MemAttr)
-                or load.attr.box or load.attr.volatile or not isinstance(node.attr, PermuteAttr)
-                or not unwritten_between(epochs, load, node)):
+        first = original.args[0] if load is not None else None  # the analyses know the original nodes
+        if (load is None or first is None or load.op is not Op.LOAD or uses[first] != 1
+                or not isinstance(load.attr, MemAttr) or load.attr.box or load.attr.volatile
+                or not isinstance(node.attr, PermuteAttr) or not unwritten_between(epochs, first, original)):
             return node
         dims = node.attr.dims
 
@@ -41,4 +42,4 @@ def permute_loads(fn: Function) -> Function:
 
         return replace(load, type=node.type, args=load_operands_at(load, node.ty.shape, permuted, body), loc=node.loc)
 
-    return rebuild(fn, rule)
+    return rewrite(fn, rule)

@@ -27,7 +27,7 @@ from tile_lang.compiler.ir import (
 )
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import panel_swizzle, operand_pad
-from tile_lang.compiler.passes.rebuild import rebuild
+from tile_lang.compiler.passes.rebuild import rebuild, rewrite
 
 COPY_BYTES = (4, 8, 16)  # the sizes cp.async copies
 
@@ -73,12 +73,12 @@ def _hold_addresses(fn: Function) -> Function:
                         and (not _advancing(copy.args[0], loop) or _divides(copy.args[0]))):
                     holds.add(copy)
 
-    def rule(node: Node, body: list[Node]) -> Node:
-        if node in holds and isinstance(node.attr, MemAttr):
+    def rule(original: Node, node: Node, body: list[Node]) -> Node:
+        if original in holds and isinstance(node.attr, MemAttr):
             return replace(node, attr=replace(node.attr, hold=True))
         return node
 
-    return rebuild(fn, rule)
+    return rewrite(fn, rule)
 
 
 def _divides(ptr: Node) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from tile_lang.compiler.ir import Function, MemAttr, Mma, Node, Op, Shared, held_in, walk
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
 from tile_lang.compiler.passes.layouts import registers
-from tile_lang.compiler.passes.rebuild import rebuild
+from tile_lang.compiler.passes.rebuild import rewrite
 from tile_lang.compiler.passes.vectorize import widest
 
 ROW_PAD = 8
@@ -29,15 +29,15 @@ def stage_fragment_stores(fn: Function) -> Function:
     info = analyze(fn)
     outside = _outside_rings(fn)
 
-    def rule(node: Node, body: list[Node]) -> Node:
-        if node in outside and _widens(node, info, fn):
+    def rule(original: Node, node: Node, body: list[Node]) -> Node:
+        if original in outside and _widens(original, info, fn):
             value = node.args[1]
             staged = Node(Op.CONVERT, value.ty, (value,), loc=value.loc, layout=Shared(row_pad=ROW_PAD))
             body.append(staged)
             return replace(node, args=(node.args[0], staged, *node.args[2:]))
         return node
 
-    return rebuild(fn, rule)
+    return rewrite(fn, rule)
 
 
 def _outside_rings(fn: Function) -> set[Node]:

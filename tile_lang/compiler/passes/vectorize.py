@@ -9,20 +9,22 @@ from dataclasses import replace
 import tile_lang.dtypes as dtypes
 from tile_lang.compiler.ir import AtomicAttr, AtomicFn, Function, MemAttr, Node, Op, held_in, stored_walk
 from tile_lang.compiler.passes.axis_info import AxisInfo, analyze
-from tile_lang.compiler.passes.rebuild import rebuild
+from tile_lang.compiler.passes.rebuild import rewrite
 
 
 def vectorize(fn: Function) -> Function:
+    """Widths from the original nodes' axis info: an access whose address depends on a rewritten
+    one (a block table's entry, a gathered index) is itself a new node."""
     info = analyze(fn)
 
-    def rule(node: Node, body: list[Node]) -> Node:
+    def rule(original: Node, node: Node, body: list[Node]) -> Node:
         if node.op is Op.ATOMIC and isinstance(node.attr, AtomicAttr) and _vector_atomic(node, fn):
-            return replace(node, attr=replace(node.attr, vector=_width(node, info, fn)))
+            return replace(node, attr=replace(node.attr, vector=_width(original, info, fn)))
         if node.op not in (Op.LOAD, Op.STORE) or not isinstance(node.attr, MemAttr) or node.attr.volatile:
             return node  # a volatile load reads each element through its own volatile access
-        return replace(node, attr=replace(node.attr, vector=_width(node, info, fn)))
+        return replace(node, attr=replace(node.attr, vector=_width(original, info, fn)))
 
-    return rebuild(fn, rule)
+    return rewrite(fn, rule)
 
 
 def _vector_atomic(node: Node, fn: Function) -> bool:
