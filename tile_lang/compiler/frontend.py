@@ -475,6 +475,8 @@ class Frontend(ControlFlow):
             return callee.at_compile_time(args, kwargs, lambda v: isinstance(v, Node))
         if callee is builtins.isinstance and len(args) == 2 and not kwargs:  # a compile-time bool
             return legality.kernel_isinstance(args[0], args[1], isinstance(args[0], Node))
+        if legality.namedtuple_class(callee):  # Triton's Tensor(ptr=p, shape=s): a tuple of its fields
+            return python(callee, *args, **kwargs)
         if callee in legality.PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
             return python(callee, *args, **kwargs)
         if legality.python_builtin(callee):
