@@ -52,7 +52,7 @@ def extremum(x_ptr, o_ptr, V: constexpr, LARGEST: constexpr, B: constexpr):  # t
 def test_maximum_and_minimum_cast_a_python_int_as_triton(target: str, dtype: type, value: int) -> None:
     bits = np.dtype(dtype).itemsize * 8
     rng = np.random.default_rng(value % 1000)
-    x = rng.integers(0, 1 << bits, B, dtype=np.uint64).astype(dtype)
+    x: np.ndarray = rng.integers(0, 1 << bits, B, dtype=np.uint64).astype(dtype)
     x[0], x[1] = 0, (1 << bits) - 1
     kind = _promoted((False, bits), _own(value))
     v = _wrap(value, kind)
