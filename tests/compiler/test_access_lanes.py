@@ -30,8 +30,8 @@ def scale_in_place(q: Pointer[f32], B: constexpr) -> None:
 
 @tl.kernel
 def head_then_rows(q: Pointer[f32], out: Pointer[f32], B: constexpr) -> None:
-    """A scalar written by thread 0, read back as the last element of a reversed row."""
-    tl.store(q + B - 1, tl.load(q) + 1)
+    """A scalar written by thread 0, read back as the last element of a reversed row (lane B-1)."""
+    tl.store(q, tl.load(q + B - 1) + 1)
     offs = tl.arange(0, B)
     tl.store(out + offs, tl.load(q + (B - 1 - offs)))
 
@@ -80,7 +80,7 @@ def test_in_place_reversals_match_numpy(backend: str, n: int) -> None:
         q, out = tl.to_device(src.copy()), tl.to_device(np.full(n, np.nan, np.float32))
         head_then_rows[(1,)](q, out, B=n)
         want = src.copy()
-        want[-1] = src[0] + 1
+        want[0] = src[-1] + 1
         np.testing.assert_array_equal(out.numpy(), want[::-1])
         p, q = tl.to_device(head.copy()), tl.to_device(src.copy())
         reverse_after_loop[(1,)](p, q, B=n)
