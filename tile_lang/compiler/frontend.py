@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tile_lang.dtypes import Query
+from tile_lang.packing import namedtuple_class
 from tile_lang.tensor import FORWARDED_METHODS, SHAPE_METHODS, Shape, dtype_value, member, permute_dims, type_value
 from tile_lang.builtin import builtin_of
 import tile_lang.compiler.lowering as lowering
@@ -33,7 +34,7 @@ from tile_lang.compiler.controlflow import RETURNED, ControlFlow, Stale, local_n
 from tile_lang.compiler.ir import AssertAttr, Function, Loc, Node, Op, ParamAttr, Region, Type, UnaryFn
 from tile_lang.compiler.spec import Spec
 from tile_lang.descriptor import Layout, part_names
-from tile_lang.packing import namedtuple_class, part_names as tuple_part_names
+from tile_lang.packing import part_names as tuple_part_names
 from tile_lang.errors import CompilerBug, KernelError, SemanticError, TileLangError, debugging
 from tile_lang.func import refuse_captures, MAX_DEPTH, Func, inlinable, too_deep
 import tile_lang.legality as legality
