@@ -28,7 +28,6 @@ from tile_lang.reads import closure_vars, source_of
 from tile_lang.semantics import SemanticError, elementwise
 import tile_lang.tensor as tensor
 from tile_lang.ops.memory import TensorDescriptor
-from tile_lang.packing import namedtuple_class
 from tile_lang.signature import ConstexprFunction, constexpr
 from tile_lang.tensor import FORWARDED_METHODS, Tensor, pointer_type
 
@@ -113,7 +112,7 @@ def call_refusal(callee: object) -> str | None:
         return None
     if isinstance(callee, dtypes.Query):  # tl.float32.is_floating(): a compile-time bool
         return None
-    if python_builtin(callee) or callee in TYPING_ONLY or callee is constexpr or namedtuple_class(callee):
+    if python_builtin(callee) or callee in TYPING_ONLY or callee is constexpr:
         return None
     if getattr(callee, "__name__", None) in METHODS and _is_value(getattr(callee, "__self__", None)):
         return None
@@ -201,7 +200,6 @@ class _Walker:
         params = {arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if arg is not None}
         stored = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         self.local = params | stored
-        self.params = params
         self.globals = ChainMap(closure_vars(fn), getattr(fn, "__globals__", {}))
         self.funcs: list[Func[..., Any]] = []
         self.iterators: set[int] = set()  # the calls that are for loops' iterators
@@ -295,8 +293,7 @@ class _Walker:
             unsupported = self.unsupported(node.func)
             if unsupported is not None:
                 return None if self.guarded else unsupported
-            if isinstance(node.func, ast.Attribute) and node.func.attr not in METHODS | dtypes.QUERIES \
-                    and not self.field_of_parameter(node.func):
+            if isinstance(node.func, ast.Attribute) and node.func.attr not in METHODS | dtypes.QUERIES:
                 return f"{node.func.attr!r} is not a method a kernel may call (kernel values have " \
                        f"{', '.join('.' + m for m in sorted(METHODS))})"
             return None  # a local callee: call_refusal when it runs
@@ -305,11 +302,6 @@ class _Walker:
         if callee in RANGES and id(node) in self.iterators:
             return None
         return call_refusal(callee)
-
-    def field_of_parameter(self, e: ast.Attribute) -> bool:
-        """Whether ``e`` may be a field of a NamedTuple parameter (Triton's ``closure.fn(x)``, a jit
-        function in a field): known only when the call runs, where :func:`call_refusal` rules."""
-        return isinstance(e.value, ast.Name) and e.value.id in self.params
 
     def unsupported(self, e: ast.expr) -> str | None:
         """Why ``e`` names nothing when it is a Triton name tile_lang lacks (``tl.reduce_or``): a

@@ -63,7 +63,7 @@ def pack(value: tuple[Any, ...], constant: Any, hashable: Any) -> tuple[Packing,
     def walk(item: Any) -> Any:
         if isinstance(item, tuple):
             items = tuple(walk(v) for v in item)
-            return Named(type(item), items) if namedtuple_class(type(item)) else items  # torch.Size: a tuple
+            return items if type(item) is tuple else Named(type(item), items)
         try:
             return constant(item)
         except UsageError:
@@ -74,13 +74,6 @@ def pack(value: tuple[Any, ...], constant: Any, hashable: Any) -> tuple[Packing,
 
     template = walk(value)
     return Packing(template, len(leaves)), tuple(leaves)
-
-
-def namedtuple_class(cls: object) -> bool:
-    """Whether ``cls`` is a NamedTuple class: its values keep their class in a kernel, and a kernel
-    may call it to build one (Triton's ``Tensor(ptr=p, shape=s)``); other tuple classes
-    (``torch.Size``) are plain tuples there."""
-    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
 
 
 def part_names(name: str, count: int) -> tuple[str, ...]:

@@ -5,8 +5,6 @@ Poisoned outputs, float64 NumPy references, seeded inputs."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 import numpy as np
 import pytest
 
@@ -81,45 +79,3 @@ def test_a_splat_of_a_tensor_is_refused_alike(target: str) -> None:
 
     with tl.backend(target), pytest.raises(tl.KernelError, match="tensor is not iterable"):
         spread[(1,)](tl.to_device(np.zeros(B, np.float32)), B=B)
-
-
-class Closure(NamedTuple):
-    fn: Any
-    captured: tuple[Any, ...]
-
-
-class View(NamedTuple):
-    ptr: Any
-    n: tuple[int, ...]
-
-
-class Size(tuple[int, ...]):
-    """A tuple class that is not a NamedTuple (as torch.Size): a plain tuple in the kernel."""
-
-
-@tl.func
-def times_loaded(x, a_ptr):  # type: ignore[no-untyped-def]
-    return x * tl.load(a_ptr)
-
-
-@tl.kernel
-def through_a_closure(closure, src, dst, B: constexpr):  # type: ignore[no-untyped-def]
-    offs = tl.arange(0, B)
-    view = View(n=src.n, ptr=src.ptr)  # a NamedTuple built in the kernel, by keyword
-    x = tl.load(view.ptr + offs, mask=offs < view.n[0], other=0.0)
-    tl.store(dst.ptr + offs, closure.fn(x, *closure.captured), mask=offs < dst.n[0])
-
-
-def test_a_namedtuple_field_holding_a_function_is_called(target: str) -> None:
-    """Triton's test_namedtuple: ``closure.fn(x, *closure.captured)``, a jit function in a field of
-    a NamedTuple argument, and a NamedTuple class called in the kernel."""
-    rng = np.random.default_rng(43)
-    x, a = rng.standard_normal(B).astype(np.float32), rng.standard_normal(1).astype(np.float32)
-    n = B - 5
-    with tl.backend(target):
-        out = tl.to_device(np.full(B, np.nan, np.float32))
-        through_a_closure[(1,)](Closure(times_loaded, (tl.to_device(a),)), View(tl.to_device(x), Size((n,))),
-                                View(out, Size((n,))), B=B)
-        got = out.numpy().astype(np.float64)
-    np.testing.assert_allclose(got[:n], x[:n].astype(np.float64) * float(a[0]), rtol=1e-6)
-    assert np.isnan(got[n:]).all()

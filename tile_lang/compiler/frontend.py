@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tile_lang.dtypes import Query
-from tile_lang.packing import namedtuple_class
 from tile_lang.tensor import FORWARDED_METHODS, SHAPE_METHODS, Shape, dtype_value, member, permute_dims, type_value
 from tile_lang.builtin import builtin_of
 import tile_lang.compiler.lowering as lowering
@@ -352,8 +351,8 @@ class Frontend(ControlFlow):
             return functools.partial(_DESCRIPTOR_METHODS[node.attr], base)
         if isinstance(base, TensorDescriptor) and node.attr in DESCRIPTOR_DIMS:  # desc.shape, desc.strides
             return self.call(descriptor_dims, (base, node.attr), {})
-        if isinstance(base, TensorDescriptor) and node.attr == "block_shape":  # equal to a list or a tuple
-            return Shape(base.block_shape)
+        if isinstance(base, TensorDescriptor) and node.attr == "block_shape":  # a list, which kernels see as tuples
+            return tuple(base.block_shape)
         if isinstance(base, Node):
             if node.attr == "shape":
                 return Shape(base.ty.shape)
@@ -476,8 +475,6 @@ class Frontend(ControlFlow):
             return callee.at_compile_time(args, kwargs, lambda v: isinstance(v, Node))
         if callee is builtins.isinstance and len(args) == 2 and not kwargs:  # a compile-time bool
             return legality.kernel_isinstance(args[0], args[1], isinstance(args[0], Node))
-        if namedtuple_class(callee):  # Triton's Tensor(ptr=p, shape=s): a tuple of its fields
-            return python(callee, *args, **kwargs)
         if callee in legality.PURE_BUILTINS and not any(isinstance(v, Node) for v in (*args, *kwargs.values())):
             return python(callee, *args, **kwargs)
         if legality.python_builtin(callee):

@@ -9,7 +9,7 @@ from tile_lang.dtypes import W32, W64, Bool, DType, Float, Int, marker_of
 from tile_lang.errors import SemanticError
 from tile_lang.seen import Seen
 from tile_lang.func import helper
-from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, PointerType, R, Shape, Tensor, W
+from tile_lang.tensor import R0, R1, R2, R3, D, Pointer, PointerType, R, Tensor, W
 from tile_lang.tensor import tensor_members
 
 PaddingOption = Literal["", "zero", "nan"]
@@ -70,12 +70,12 @@ class TensorDescriptor(Generic[D, R]):
         return marker_of(handle.seen().element)  # type: ignore[return-value]
 
     @property
-    def block_shape(self) -> Any:  # a Shape; a list to mypy, as the host descriptor's
-        """``desc.block_shape``: the block each access moves, ints that equal a list or a tuple of
-        them, as Triton's (``desc.block_shape == [BM, BN]`` and ``== (BM, BN)`` both hold there)."""
+    def block_shape(self) -> list[int]:
+        """``desc.block_shape``: the block each access moves, a list of ints as Triton's
+        ``tensor_descriptor.block_shape`` (so ``desc.block_shape == [BM, BN]`` holds, as in Triton)."""
         handle = self.handle
         assert isinstance(handle, Seen)
-        return Shape(handle.seen().shape)
+        return list(handle.seen().shape)
 
     @property
     def shape(self) -> tuple[Tensor[Int[W32], R0], ...]:

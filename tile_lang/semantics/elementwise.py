@@ -202,19 +202,9 @@ def extremum_dtype(*given: object) -> DType:
     return functools.reduce(promote, [dtypes.F32 if d is dtypes.BF16 else d for d in tensor_dtypes(*given)])
 
 
-def cast_ints(a: Args, dtype: DType, *names: str) -> dict[str, Any]:
-    """The Python ints among ``names`` as Triton's cast of their constants (:func:`tensor_dtypes`)
-    to the integer ``dtype`` gives them, wrapped (:func:`wrapped_int`: ``tl.maximum(u32_block, -1)``
-    compares with 0xFFFFFFFF, ``tl.minimum(u8_block, 2**40)`` in i64), not refused as out of range."""
-    if not dtype.is_int:
-        return {}
-    return {n: wrapped_int(a[n], dtype) for n in names if isinstance(a[n], int) and not isinstance(a[n], bool)}
-
-
 @rule(tlmath.maximum, tlmath.minimum)
 def _extremum(a: Args) -> dict[str, Any]:
-    dtype = extremum_dtype(a["x"], a["y"])
-    return {"dtype": dtype, **cast_ints(a, dtype, "x", "y")}
+    return {"dtype": extremum_dtype(a["x"], a["y"])}
 
 
 @rule(tlmath.clamp)

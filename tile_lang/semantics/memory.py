@@ -17,7 +17,7 @@ from tile_lang.semantics.base import (
     Args, Block, SemanticError, Shape, Tiled, applies, broadcast, constexpr_int, family_rule, operand, pow2_shape, rule,
     shown,
 )
-from tile_lang.semantics.elementwise import pointer_cast, scalar_fits, wrapped_int
+from tile_lang.semantics.elementwise import pointer_cast, scalar_fits
 
 SEMS = ("relaxed", "acquire", "release", "acq_rel")
 SCOPES = ("gpu", "cta", "sys")
@@ -176,14 +176,9 @@ def _atomic(what: str, a: Args) -> dict[str, Any]:
     mask_of(what, a.get("mask"))
     sem, scope = ordering(name, a["sem"], a["scope"])
     pointer = a["pointer"]
-    made: dict[str, Any] = {"sem": sem, "scope": scope}
     if isinstance(pointer, Block) and pointer.dtype.element is not None:
-        element = pointer.dtype.element
-        atomic_element(name, element)
-        if element.is_int:  # Triton casts a Python int to the elements' type, wrapping: no range check
-            made.update((n, wrapped_int(a[n], element)) for n in ("val", "cmp")
-                        if isinstance(a.get(n), int) and not isinstance(a[n], bool))
-    return made
+        atomic_element(name, pointer.dtype.element)
+    return {"sem": sem, "scope": scope}
 
 
 rule(tlatomic.atomic_cas)(lambda a: _atomic("tl.atomic_cas", a))
